@@ -1,0 +1,1 @@
+"""Composition root and runtime: settings, assembly, devices, bridge, storage and entry points."""

@@ -1,0 +1,68 @@
+"""Entry points: ``madoi`` (the window, or ``--headless``) and ``madoi-gui`` (the window, no console)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from app.logs import setup_logging
+from app.runtime import Runtime
+from app.settings import LoadedSettings, load_settings
+from companions import __version__
+
+log = logging.getLogger(__name__)
+READY_LINE = "madoi: ready"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="madoi",
+        description="Madoi: AI companions in one desktop window. Without options, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"madoi {__version__}")
+    parser.add_argument("--headless", action="store_true",
+                        help="run the companions, bridge and storage without a window until interrupted")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    return parser
+
+
+async def run_headless(loaded: LoadedSettings) -> int:
+    runtime = Runtime(loaded)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await runtime.start()
+        print(f"{READY_LINE} (headless; data in {loaded.paths.data_dir})", flush=True)
+        await stop.wait()
+    finally:
+        await runtime.stop()
+        print("madoi: stopped", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    loaded = load_settings()
+    setup_logging(loaded.paths.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
+    for problem in loaded.problems:
+        print(f"madoi: settings problem: {problem}", file=sys.stderr)
+    if args.headless:
+        return asyncio.run(run_headless(loaded))
+    from ui.launch import run_window
+
+    return run_window(loaded)
+
+
+def gui_main() -> int:
+    """``madoi-gui``: the window only (installed as a GUI script, so no console opens on Windows)."""
+    return main([])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The runtime: assembles the core and the devices, owns every task, and shuts down in order.
+
+The same :class:`Runtime` serves the window (``madoi``) and servers and tests (``madoi --headless``).
+Components start in order and stop in reverse; each stop is bounded so shutdown always finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final, Protocol
+
+from app.assembly import build_components
+from app.settings import LoadedSettings
+from app.storage import ConversationStore
+from companions.bus import Bus, BusItem, InProcessBus, Subscription
+from companions.loop_health import LagProbe
+from companions.protocol import Message, State
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S: Final = 1.5
+
+
+class Component(Protocol):
+    """Something the runtime starts after the bus and storage, and stops before them."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+ComponentFactory = Callable[["Runtime"], Awaitable[list[Component]]]
+
+
+class Runtime:
+    """Owns the bus, the store, the active conversation and every component."""
+
+    def __init__(self, loaded: LoadedSettings, *, extra: ComponentFactory | None = None) -> None:
+        self.loaded = loaded
+        self.settings = loaded.settings
+        self.paths = loaded.paths
+        self.bus: Bus = InProcessBus()
+        self.store = ConversationStore(self.paths.database)
+        self.lag_probe = LagProbe()
+        self.tasks = TaskSet("runtime")
+        self.components: list[Component] = []
+        self.conversation_id: int | None = None
+        self._extra = extra
+        self._subscriptions: list[Subscription] = []
+        self._started = False
+        self.started_at: float | None = None
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self.paths.ensure()
+        await self.store.open()
+        self.conversation_id = await self.store.latest_conversation() or await self.store.create_conversation()
+        self._subscriptions.append(
+            self.bus.subscribe(("messages", "states"), self._record, name="storage", maxsize=10_000,
+                               overflow="drop_newest")
+        )
+        self.lag_probe.start()
+        self.components = await build_components(self)
+        if self._extra is not None:
+            self.components += await self._extra(self)
+        for component in self.components:
+            await component.start()
+            log.info("started %s", component.name)
+        self._started = True
+        self.started_at = time.monotonic()
+
+    async def _record(self, item: BusItem) -> None:
+        conversation = self.conversation_id
+        if conversation is None:
+            return
+        if isinstance(item, Message):
+            await self.store.add_message(conversation, item)
+        elif isinstance(item, State):
+            await self.store.add_state(conversation, item)
+
+    async def new_conversation(self) -> int:
+        await self.bus.drain()
+        self.conversation_id = await self.store.create_conversation()
+        return self.conversation_id
+
+    async def switch_conversation(self, conversation_id: int) -> None:
+        await self.bus.drain()
+        self.conversation_id = conversation_id
+
+    def send_user_message(self, text: str, to: list[str] | None = None) -> Message:
+        """Publishes a message from the user; it is stored and delivered to the companions by the bus."""
+        message = Message.create(from_=self.settings.general.user_name, message=text, to=to or [])
+        self.bus.publish(message)
+        return message
+
+    async def stop(self) -> None:
+        """Stops components in reverse order, then the bus and the store; bounded by ``STOP_TIMEOUT_S`` each."""
+        for component in reversed(self.components):
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await component.stop()
+            except Exception:
+                log.exception("stopping %s failed", component.name)
+        self.components = []
+        await self.tasks.aclose()
+        await self.lag_probe.stop()
+        await self.bus.drain(timeout=STOP_TIMEOUT_S)  # let storage write what is queued
+        for sub in self._subscriptions:
+            sub.close()
+        await self.bus.aclose()
+        await self.store.close()
+        self._started = False

@@ -1,0 +1,276 @@
+"""Settings: one validated model, read from ``settings.toml`` in the config dir, overridden by ``MADOI_*`` variables.
+
+Precedence (highest first): explicit arguments, environment variables, the TOML file, defaults.
+
+Environment variables are ``MADOI_<SECTION>_<FIELD>`` (``MADOI_LLM_BASE_URL``, ``MADOI_BRIDGE_PORT`` ...) plus the
+short forms in :data:`ENV_ALIASES` (``MADOI_CAMERA``). ``MADOI_HOME`` moves both the config and the data directory.
+
+A broken file never stops the app: invalid keys are reported (:attr:`LoadedSettings.problems`, with the key and
+the reason) and replaced by their defaults; the file itself is never rewritten except by :func:`save_settings`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import platformdirs
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+log = logging.getLogger(__name__)
+
+APP_NAME: Final = "madoi"
+SETTINGS_FILE: Final = "settings.toml"
+ENV_PREFIX: Final = "MADOI_"
+ENV_ALIASES: Final[dict[str, tuple[str, str]]] = {
+    "MADOI_CAMERA": ("camera", "source"),
+    "MADOI_LANGUAGE": ("general", "language"),
+}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class GeneralSettings(_Section):
+    language: Literal["ja", "en"] = "ja"
+    theme: Literal["system", "light", "dark"] = "system"
+    user_name: str = Field(default="user", min_length=1, max_length=64)
+
+
+class LLMSettings(_Section):
+    """The default endpoint; a companion card may name its own."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    autodetect_local: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class CameraSettings(_Section):
+    source: str = Field(default="0", description="device index, video file path, stream URL, or 'none'")
+    preview_fps: float = Field(default=10.0, gt=0, le=60)
+
+    @property
+    def enabled(self) -> bool:
+        return self.source.strip().lower() not in {"", "none", "off"}
+
+
+class VoiceSettings(_Section):
+    enabled: bool = True
+    rate: int = Field(default=170, ge=50, le=400)
+    volume: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class BridgeSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535, description="0 turns the bridge off")
+    token: SecretStr | None = None
+    max_frame_bytes: int = Field(default=1_048_576, ge=1024)
+    max_frames_per_second: float = Field(default=50.0, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.port != 0
+
+
+class ConversationSettings(_Section):
+    vote_deadline_s: float = Field(default=4.0, gt=0, le=60)
+    turn_cap: int = Field(default=12, ge=1, le=1000)
+
+
+class SearchSettings(_Section):
+    folders: list[Path] = Field(default_factory=list)
+
+
+_SECTIONS: Final[dict[str, type[_Section]]] = {
+    "general": GeneralSettings,
+    "llm": LLMSettings,
+    "camera": CameraSettings,
+    "voice": VoiceSettings,
+    "bridge": BridgeSettings,
+    "conversation": ConversationSettings,
+    "search": SearchSettings,
+}
+
+
+def env_overrides(environ: os._Environ[str] | dict[str, str]) -> dict[str, Any]:
+    """The nested settings dict that the ``MADOI_*`` variables of ``environ`` describe."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        target = ENV_ALIASES.get(name)
+        if target is None:
+            rest = name[len(ENV_PREFIX):].lower()
+            for section, model in _SECTIONS.items():
+                if rest.startswith(section + "_") and rest[len(section) + 1:] in model.model_fields:
+                    target = (section, rest[len(section) + 1:])
+                    break
+        if target is not None:
+            section_name, field_name = target
+            if field_name == "folders":
+                out.setdefault(section_name, {})[field_name] = [p for p in value.split(os.pathsep) if p]
+            else:
+                out.setdefault(section_name, {})[field_name] = value
+    return out
+
+
+class Settings(BaseSettings):
+    """Everything the user can configure."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_assignment=True)
+
+    general: GeneralSettings = Field(default_factory=GeneralSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    camera: CameraSettings = Field(default_factory=CameraSettings)
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
+    bridge: BridgeSettings = Field(default_factory=BridgeSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # load_settings() layers file and environment itself, key by key, so that one bad value falls back to
+        # its default instead of failing the whole model as pydantic-settings' own sources would.
+        return (init_settings,)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where Madoi keeps its files."""
+
+    config_dir: Path
+    data_dir: Path
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / SETTINGS_FILE
+
+    @property
+    def database(self) -> Path:
+        return self.data_dir / "madoi.sqlite3"
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "madoi.log"
+
+    @property
+    def cards_dir(self) -> Path:
+        return self.config_dir / "companions"
+
+    def ensure(self) -> Paths:
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return self
+
+    @classmethod
+    def resolve(cls, environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
+        env = os.environ if environ is None else environ
+        home = env.get("MADOI_HOME")
+        if home:
+            root = Path(home).expanduser()
+            return cls(config_dir=root, data_dir=root)
+        return cls(
+            config_dir=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+            data_dir=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+        )
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    paths: Paths
+    problems: list[str] = field(default_factory=list)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _validate_sections(raw: dict[str, Any], origin: str, problems: list[str]) -> dict[str, Any]:
+    """Keeps the valid keys of ``raw``; every invalid one becomes a problem naming it and falls back."""
+    clean: dict[str, Any] = {}
+    for section, value in raw.items():
+        model = _SECTIONS.get(section)
+        if model is None:
+            problems.append(f"{origin}: unknown section [{section}] ignored")
+            continue
+        if not isinstance(value, dict):
+            problems.append(f"{origin}: [{section}] must be a table, ignored")
+            continue
+        kept = dict(value)
+        for _ in range(len(value) + 1):
+            try:
+                model.model_validate(kept)
+                break
+            except ValidationError as err:
+                for e in err.errors(include_url=False):
+                    key = str(e["loc"][0]) if e["loc"] else "?"
+                    if key in kept:
+                        problems.append(f"{origin}: {section}.{key}: {e['msg']}; using the default")
+                        kept.pop(key)
+        clean[section] = kept
+    return clean
+
+
+def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> LoadedSettings:
+    """Reads the settings file and environment; never raises for bad content."""
+    env = os.environ if environ is None else environ
+    paths = Paths.resolve(env)
+    problems: list[str] = []
+    from_file: dict[str, Any] = {}
+    if paths.settings_file.exists():
+        try:
+            from_file = tomllib.loads(paths.settings_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as err:
+            problems.append(f"{paths.settings_file}: unreadable ({err}); using defaults")
+    data = _validate_sections(from_file, str(paths.settings_file), problems)
+    data = _merge(data, _validate_sections(env_overrides(env), "environment", problems))
+    settings = Settings.model_validate(data)
+    for problem in problems:
+        log.warning("settings: %s", problem)
+    return LoadedSettings(settings=settings, paths=paths, problems=problems)
+
+
+def settings_to_toml(settings: Settings) -> str:
+    """The TOML text of ``settings``; secrets are left out (they belong in the keyring)."""
+    data = settings.model_dump(mode="json", exclude_none=True)
+    data.get("llm", {}).pop("api_key", None)
+    data.get("bridge", {}).pop("token", None)
+    return tomli_w.dumps(data)
+
+
+def save_settings(settings: Settings, paths: Paths) -> None:
+    """Writes the settings file atomically (a crash leaves either the old or the new file)."""
+    paths.ensure()
+    tmp = paths.settings_file.with_suffix(".toml.tmp")
+    tmp.write_text(settings_to_toml(settings), encoding="utf-8")
+    os.replace(tmp, paths.settings_file)

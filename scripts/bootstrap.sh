@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what Madoi needs on a Debian-like machine: system packages (when missing) and a virtualenv in .venv.
+# Usage: scripts/bootstrap.sh [app|dev]   (dev adds the test tools)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-app}"
+
+# Qt's xcb platform needs these; espeak-ng is the speech engine on Linux; Noto CJK renders Japanese;
+# xvfb runs the window tests without a display.
+SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 fonts-noto-cjk libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+  libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
+  libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
+if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth); fi
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "madoi: installing system packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+# Reinstall only when the project description changed (keeps repeated runs fast).
+stamp=".venv/.madoi-$flavour-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  extra=""; [ "$flavour" = dev ] && extra="[dev]"
+  echo "madoi: installing Python packages into .venv (first run takes a few minutes)"
+  .venv/bin/python -m pip install -q -e ".$extra"
+  rm -f .venv/.madoi-"$flavour"-*
+  touch "$stamp"
+fi

@@ -1,0 +1,62 @@
+"""Qt fixtures: every UI test is an ``async def`` that runs *inside* a qasync loop on pytest-qt's QApplication.
+
+Keeping the loop running for the whole test matters: qasync dispatches asyncio callbacks from Qt events, and a
+callback that fires while no loop is "running" (between two run_until_complete calls) breaks asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+import qasync
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QApplication
+
+from app.runtime import Runtime
+from app.settings import load_settings
+
+
+def _qasync_loop() -> asyncio.AbstractEventLoop:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)  # as in ui.launch: closing a window must not stop the loop under a test
+    return qasync.QEventLoop(app)
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, object]:
+    """UI tests run on a qasync loop (the same kind of loop as the app)."""
+    return {"qasync": _qasync_loop}
+
+
+@contextlib.asynccontextmanager
+async def signal_fired(signal: SignalInstance, timeout: float = 5.0) -> AsyncIterator[None]:
+    """Waits, after the block, until ``signal`` fires (it is connected before the block runs)."""
+    fired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def fire(*_: object) -> None:
+        if not fired.done():
+            fired.set_result(None)
+
+    signal.connect(fire)
+    try:
+        yield
+        await asyncio.wait_for(fired, timeout)
+    finally:
+        signal.disconnect(fire)
+
+
+@contextlib.asynccontextmanager
+async def started_runtime() -> AsyncIterator[Runtime]:
+    """A started runtime on the MADOI_HOME of the ``madoi_home`` fixture, stopped at the end of the block.
+
+    Not a fixture on purpose: setup, body and teardown must share one run of the loop (see the module doc).
+    """
+    rt = Runtime(load_settings())
+    await rt.start()
+    try:
+        yield rt
+    finally:
+        await rt.stop()

@@ -1,0 +1,1 @@
+"""PySide6 widgets. No business logic lives here."""

@@ -1,0 +1,75 @@
+"""Starts the window: QApplication, the qasync loop in the Qt main thread, the runtime, and orderly shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+import time
+
+import qasync
+from PySide6.QtCore import QSocketNotifier
+from PySide6.QtWidgets import QApplication
+
+from app.runtime import Runtime
+from app.settings import LoadedSettings
+from ui.main_window import MainWindow, run_until_closed
+
+READY_LINE = "madoi: ready"
+
+
+def _install_signal_wakeup(app: QApplication, on_signal: object) -> tuple[socket.socket, socket.socket]:
+    """SIGINT/SIGTERM close the window: the C handler writes to a socket, Qt notices, Python reacts."""
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno())
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: None)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            reader.recv(64)
+        on_signal()  # type: ignore[operator]
+
+    notifier.activated.connect(drain)
+    app.setProperty("_madoiSignalNotifier", notifier)
+    return reader, writer
+
+
+def run_window(loaded: LoadedSettings) -> int:
+    t0 = time.perf_counter()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Madoi")
+    app.setOrganizationName("Madoi")
+    app.setQuitOnLastWindowClosed(False)  # the loop below decides when to stop, after an orderly shutdown
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    runtime = Runtime(loaded)
+    window = MainWindow(runtime)
+    sockets = _install_signal_wakeup(app, window.close)
+
+    async def main() -> None:
+        closed = run_until_closed(window)
+        window.show()
+        try:
+            await runtime.start()
+            await window.attach()
+            print(f"{READY_LINE} (window; {time.perf_counter() - t0:.2f} s)", flush=True)
+            await closed
+        finally:
+            await runtime.stop()
+            print("madoi: stopped", flush=True)
+
+    try:
+        with loop:
+            loop.run_until_complete(main())
+    finally:
+        signal.set_wakeup_fd(-1)
+        for s in sockets:
+            s.close()
+    return 0
