@@ -1,0 +1,301 @@
+"""The query broker: sends Queries over the bus and matches their QueryResults (seed 000), without leaks.
+
+Every query the broker knows is a *pending entry* ``id -> (query, allowed responders, future, timer)``. The entry
+is removed, and its timer cancelled, on whichever comes first: an accepted result, the timeout, the caller's
+cancellation, the loss of every allowed responder, or :meth:`QueryBroker.aclose`. Results for ids that are not
+pending are dropped and counted (``duplicates`` when the id was answered recently, ``strays`` otherwise).
+
+Who may answer (decided once, when the query is opened):
+
+* an **in-process responder** registered for the query type (:meth:`QueryBroker.register`); the broker runs it
+  as an owned task and it alone may answer, or, if there is none,
+* the **external responders** registered for that type (:meth:`QueryBroker.register_external`): the bridge
+  registers each authenticated client under a connection-unique id for the types it announced in its ``hello``
+  frame, and hands the client's results in with :meth:`QueryBroker.submit_result` naming that id. A result from
+  any other responder is rejected (``rejected``), so a client cannot answer another client's queries.
+* Nobody: the query gets the error result ``unsupported query type: X`` at once.
+
+Results therefore reach the broker *attributed*, never as anonymous bus items: a QueryResult that someone else
+publishes on the bus cannot say who answered, so it is counted (``unattributed``) and ignored. Every final result
+(accepted, timeout, failure) is then published on the ``queries`` topic, so observers and the client that asked
+(for queries published on the bus by others, e.g. a bridge client) see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from companions.bus import Bus, BusItem, Subscription
+from companions.ports import QueryResponder
+from companions.protocol import Query, QueryResult
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S: Final = 30.0
+IN_PROCESS: Final = "in-process"
+_RECENT_IDS: Final = 4096  # answered ids kept to tell a duplicate from a stray
+_OWN_ITEMS_CAP: Final = 65_536  # bound on items published and not yet seen back (the bus may drop some)
+
+
+class Verdict(enum.Enum):
+    """What :meth:`QueryBroker.submit_result` did with a result."""
+
+    ACCEPTED = "accepted"
+    STRAY = "no such pending query"
+    DUPLICATE = "query already answered"
+    NOT_ALLOWED = "responder not allowed to answer this query"
+
+
+@dataclass
+class BrokerStats:
+    sent: int = 0  # queries sent with send_query
+    observed: int = 0  # queries published on the bus by others
+    resolved: int = 0  # answered by an allowed responder
+    timed_out: int = 0
+    cancelled: int = 0
+    unsupported: int = 0
+    responder_failures: int = 0
+    strays: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    unattributed: int = 0
+
+
+@dataclass(eq=False)
+class _Pending:
+    query: Query
+    responders: frozenset[str]
+    future: asyncio.Future[QueryResult] | None
+    timeout: float
+    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task[None] | None = None
+
+
+class QueryBroker:
+    """Implements :class:`companions.ports.QuerySender`; also a runtime component (``start``/``stop``)."""
+
+    name = "query-broker"
+
+    def __init__(self, bus: Bus, *, default_timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        if default_timeout <= 0:
+            raise ValueError("default_timeout must be positive")
+        self._bus = bus
+        self.default_timeout = default_timeout
+        self.stats = BrokerStats()
+        self._responders: dict[str, QueryResponder] = {}
+        self._external: dict[str, frozenset[str]] = {}
+        self._pending: dict[str, _Pending] = {}
+        self._answered: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._own: dict[int, BusItem] = {}  # id(item) -> item; strong refs keep the ids unique
+        self._tasks = TaskSet("query-broker")
+        self._subscription: Subscription | None = None
+        self._live_timers = 0
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._ensure_started()
+
+    async def stop(self) -> None:
+        await self.aclose()
+
+    def _ensure_started(self) -> None:
+        if self._subscription is None and not self._closed:
+            self._subscription = self._bus.subscribe("queries", self._on_bus_item, name="query-broker",
+                                                     maxsize=10_000, overflow="drop_newest")
+
+    async def aclose(self) -> None:
+        """Fails every pending query with a clear error, stops the responders and leaves the bus."""
+        if self._closed:
+            return
+        self._closed = True
+        for entry in list(self._pending.values()):
+            self._finish(entry, QueryResult.fail(entry.query.id, "the query broker shut down"))
+        if self._subscription is not None:
+            self._subscription.close()
+        await self._tasks.aclose()
+        self._own.clear()
+
+    # -- registration ------------------------------------------------------------------------------------------
+
+    def register(self, responder: QueryResponder) -> None:
+        """Registers the in-process responder for ``responder.query_type`` (one per type)."""
+        query_type = responder.query_type
+        if query_type in self._responders:
+            raise ValueError(f"a responder for query type {query_type!r} is already registered")
+        self._responders[query_type] = responder
+
+    def unregister(self, query_type: str) -> None:
+        self._responders.pop(query_type, None)
+
+    def register_external(self, responder_id: str, query_types: Iterable[str]) -> None:
+        """Allows the external responder ``responder_id`` (e.g. one bridge connection) to answer these types."""
+        if responder_id == IN_PROCESS:
+            raise ValueError(f"{IN_PROCESS!r} is reserved for in-process responders")
+        self._external[responder_id] = frozenset(query_types)
+
+    def unregister_external(self, responder_id: str) -> None:
+        """Forgets an external responder; queries only it could answer fail at once instead of timing out."""
+        self._external.pop(responder_id, None)
+        for entry in list(self._pending.values()):
+            if responder_id in entry.responders:
+                entry.responders = entry.responders - {responder_id}
+                if not entry.responders:
+                    error = f"the responder for query type {entry.query.params.type!r} disconnected"
+                    self._finish(entry, QueryResult.fail(entry.query.id, error))
+
+    def responders_for(self, query_type: str) -> frozenset[str]:
+        """Who may answer a query of this type if it were sent now."""
+        if query_type in self._responders:
+            return frozenset({IN_PROCESS})
+        return frozenset(rid for rid, types in self._external.items() if query_type in types)
+
+    # -- introspection -----------------------------------------------------------------------------------------
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    @property
+    def timer_count(self) -> int:
+        """Timeout timers scheduled and not yet fired or cancelled."""
+        return self._live_timers
+
+    @property
+    def task_count(self) -> int:
+        return len(self._tasks)
+
+    def is_pending(self, query_id: str) -> bool:
+        return query_id in self._pending
+
+    # -- sending and answering ---------------------------------------------------------------------------------
+
+    async def send_query(self, query: Query, timeout: float | None = None) -> QueryResult:
+        """Publishes ``query`` and returns its result, or an error result (timeout, unsupported, shutdown)."""
+        if self._closed:
+            return QueryResult.fail(query.id, "the query broker is closed")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if query.id in self._pending:
+            return QueryResult.fail(query.id, f"a query with id {query.id!r} is already pending")
+        self._ensure_started()
+        self.stats.sent += 1
+        future: asyncio.Future[QueryResult] = asyncio.get_running_loop().create_future()
+        entry = self._open(query, future, self.default_timeout if timeout is None else timeout, publish=True)
+        try:
+            return await future
+        finally:
+            if self._pending.get(query.id) is entry:  # the caller was cancelled
+                self.stats.cancelled += 1
+                self._discard(entry)
+
+    def submit_result(self, result: QueryResult, responder: str) -> Verdict:
+        """Hands in a result from ``responder`` (an external responder id); resolves its query if allowed."""
+        entry = self._pending.get(result.id)
+        if entry is None:
+            if result.id in self._answered:
+                self.stats.duplicates += 1
+                return Verdict.DUPLICATE
+            self.stats.strays += 1
+            return Verdict.STRAY
+        if responder not in entry.responders:
+            self.stats.rejected += 1
+            log.warning("query %s (%s): result from %r rejected (allowed: %s)", result.id,
+                        entry.query.params.type, responder, ", ".join(sorted(entry.responders)))
+            return Verdict.NOT_ALLOWED
+        self.stats.resolved += 1
+        self._finish(entry, result)
+        return Verdict.ACCEPTED
+
+    # -- internals ---------------------------------------------------------------------------------------------
+
+    def _open(self, query: Query, future: asyncio.Future[QueryResult] | None, timeout: float, *,
+              publish: bool) -> _Pending:
+        query_type = query.params.type
+        entry = _Pending(query, self.responders_for(query_type), future, timeout)
+        self._pending[query.id] = entry
+        if publish:
+            self._publish_own(query)
+        if not entry.responders:
+            self.stats.unsupported += 1
+            self._finish(entry, QueryResult.fail(query.id, f"unsupported query type: {query_type}"))
+            return entry
+        entry.timer = asyncio.get_running_loop().call_later(timeout, self._on_timeout, entry)
+        self._live_timers += 1
+        responder = self._responders.get(query_type)
+        if responder is not None:
+            entry.task = self._tasks.spawn(self._run_responder(responder, entry), name=f"query:{query_type}")
+        return entry
+
+    async def _run_responder(self, responder: QueryResponder, entry: _Pending) -> None:
+        query = entry.query
+        try:
+            result = await responder.respond(query)
+            if not isinstance(result, QueryResult) or result.id != query.id:
+                raise TypeError("the responder did not return a QueryResult for this query")
+        except Exception as err:
+            self.stats.responder_failures += 1
+            log.exception("%s responder failed on query %s", query.params.type, query.id)
+            result = QueryResult.fail(query.id, f"{query.params.type} responder failed: {err}")
+        if self._pending.get(query.id) is entry:
+            self.stats.resolved += 1
+            self._finish(entry, result)
+
+    def _on_timeout(self, entry: _Pending) -> None:
+        entry.timer = None
+        self._live_timers -= 1
+        if self._pending.get(entry.query.id) is entry:
+            self.stats.timed_out += 1
+            error = f"query {entry.query.params.type!r} timed out after {entry.timeout:g} s"
+            self._finish(entry, QueryResult.fail(entry.query.id, error))
+
+    def _discard(self, entry: _Pending) -> None:
+        """Removes a pending entry: its timer is cancelled and its responder task (unless running us) stopped."""
+        if self._pending.get(entry.query.id) is entry:
+            del self._pending[entry.query.id]
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+            self._live_timers -= 1
+        task, entry.task = entry.task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    def _finish(self, entry: _Pending, result: QueryResult) -> None:
+        self._discard(entry)
+        self._answered[entry.query.id] = None
+        if len(self._answered) > _RECENT_IDS:
+            self._answered.popitem(last=False)
+        if entry.future is not None and not entry.future.done():
+            entry.future.set_result(result)
+        self._publish_own(result)
+
+    def _publish_own(self, item: Query | QueryResult) -> None:
+        if self._subscription is not None and not self._closed:
+            if len(self._own) >= _OWN_ITEMS_CAP:
+                del self._own[next(iter(self._own))]
+            self._own[id(item)] = item
+        self._bus.publish(item)
+
+    def _on_bus_item(self, item: BusItem) -> None:
+        if self._own.get(id(item)) is item:
+            del self._own[id(item)]
+            return
+        if isinstance(item, Query):
+            if item.id in self._pending or item.id in self._answered:
+                log.warning("query id %s seen again on the bus; ignored", item.id)
+                return
+            self.stats.observed += 1
+            self._open(item, None, self.default_timeout, publish=False)
+        elif isinstance(item, QueryResult):
+            self.stats.unattributed += 1
+            log.warning("anonymous QueryResult %s on the bus ignored: results must come through the broker",
+                        item.id)
