@@ -7,7 +7,6 @@ import contextlib
 import signal
 import socket
 import sys
-import time
 
 import qasync
 from PySide6.QtCore import QSocketNotifier
@@ -41,7 +40,6 @@ def _install_signal_wakeup(app: QApplication, on_signal: object) -> tuple[socket
 
 
 def run_window(loaded: LoadedSettings) -> int:
-    t0 = time.perf_counter()
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Madoi")
@@ -59,7 +57,7 @@ def run_window(loaded: LoadedSettings) -> int:
         try:
             await runtime.start()
             await window.attach()
-            print(f"{READY_LINE} (window; {time.perf_counter() - t0:.2f} s)", flush=True)
+            print(f"{READY_LINE} (window; data in {loaded.paths.data_dir})", flush=True)
             await closed
         finally:
             await runtime.stop()
