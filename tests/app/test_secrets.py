@@ -1,0 +1,113 @@
+"""Secrets go to the OS keyring when one works, otherwise stay in memory for the session; never to the TOML."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.errors
+import pytest
+from pydantic import SecretStr
+
+from app.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
+from app.settings import Settings, load_settings, save_settings
+
+
+class DictKeyring(keyring.backend.KeyringBackend):
+    """Stands in for the OS secret service (the port this module adapts); this machine has none."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError(username)
+
+
+class LockedKeyring(DictKeyring):
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.KeyringLocked("the user dismissed the unlock prompt")
+
+
+def test_without_a_keyring_secrets_live_in_memory_for_the_session(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    store = SecretStore(backend=keyring.backends.fail.Keyring())  # what this machine really has
+    assert not store.persistent
+    assert store.set(LLM_API_KEY, "sk-session-only-123456") == "session"
+    assert store.get(LLM_API_KEY) == "sk-session-only-123456"
+    assert SecretStore(backend=keyring.backends.fail.Keyring()).get(LLM_API_KEY) is None  # gone after a restart
+    assert "memory" in caplog.text
+    assert "sk-session" not in caplog.text
+
+
+def test_the_default_backend_is_the_systems_and_works_either_way() -> None:
+    store = SecretStore(service="madoi-test")
+    where = store.set("probe", "value")
+    assert where == ("keyring" if store.persistent else "session")
+    assert store.get("probe") == "value"
+    store.delete("probe")
+    assert store.get("probe") is None
+
+
+def test_with_a_keyring_the_key_survives_a_restart_and_can_be_deleted() -> None:
+    backend = DictKeyring()
+    assert SecretStore(backend=backend).set(LLM_API_KEY, "sk-persist-abcdef") == "keyring"
+    again = SecretStore(backend=backend)
+    assert again.get(LLM_API_KEY) == "sk-persist-abcdef"
+    again.set(LLM_API_KEY, "")
+    assert again.get(LLM_API_KEY) is None
+    again.delete(LLM_API_KEY)  # deleting twice is fine
+
+
+def test_a_failing_keyring_falls_back_to_memory_instead_of_losing_the_key() -> None:
+    store = SecretStore(backend=LockedKeyring())
+    assert store.persistent
+    assert store.set(BRIDGE_TOKEN, "tok-123") == "session"
+    assert not store.persistent
+    assert store.get(BRIDGE_TOKEN) == "tok-123"
+
+
+def test_fill_and_store_round_trip_while_the_toml_stays_clean(madoi_home: Path) -> None:
+    backend = DictKeyring()
+    settings = Settings()
+    settings.llm.api_key = SecretStr("sk-secret-value-0001")
+    settings.bridge.token = SecretStr("bridge-token-xyz")
+    assert SecretStore(backend=backend).store_from(settings) == {LLM_API_KEY: "keyring", BRIDGE_TOKEN: "keyring"}
+    loaded = load_settings()
+    save_settings(settings, loaded.paths)
+    toml = loaded.paths.settings_file.read_text(encoding="utf-8")
+    assert "sk-secret" not in toml
+    assert "bridge-token" not in toml
+    filled = SecretStore(backend=backend).fill(load_settings().settings)
+    assert filled.llm.api_key is not None
+    assert filled.llm.api_key.get_secret_value() == "sk-secret-value-0001"
+    assert filled.bridge.token is not None
+    assert filled.bridge.token.get_secret_value() == "bridge-token-xyz"
+
+
+def test_an_explicit_key_from_the_environment_wins_over_the_keyring() -> None:
+    backend = DictKeyring()
+    SecretStore(backend=backend).set(LLM_API_KEY, "from-keyring")
+    settings = Settings()
+    settings.llm.api_key = SecretStr("from-env")
+    filled = SecretStore(backend=backend).fill(settings)
+    assert filled.llm.api_key is not None
+    assert filled.llm.api_key.get_secret_value() == "from-env"
+
+
+async def test_async_access_runs_off_the_loop() -> None:
+    store = SecretStore(backend=DictKeyring())
+    assert await store.aset(LLM_API_KEY, "k") == "keyring"
+    assert await store.aget(LLM_API_KEY) == "k"
