@@ -1,0 +1,142 @@
+"""Built-in actions (speak, gesture) and knowledge (companion network, vision, search) of every companion.
+
+One :class:`BuiltinTools` object per companion holds what the tools need; ``from`` is always this companion's id,
+never something the model chose. ``speak`` waits until the speech has finished (or failed) before it publishes the
+Message, so the text and the voice stay in step and the next speaker does not talk over this one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from typing import Annotated, Literal, Protocol
+
+from companions.bus import Bus
+from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
+from companions.ports import QuerySender
+from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query
+from companions.tools import ToolRegistry, tool
+
+log = logging.getLogger(__name__)
+
+SPEAK_TIMEOUT = 120.0
+VISION_TIMEOUT = 10.0
+Gesture = Literal["wave", "nod", "shake_head", "bow", "jump", "think"]
+
+
+class SearchEngine(Protocol):
+    """The search port (the hybrid search engine implements it)."""
+
+    async def search(self, query: str) -> str:
+        """Returns a readable answer or the best passages for ``query``."""
+        ...
+
+
+class BuiltinTools:
+    """The built-in tools of one companion. Register the enabled ones with :meth:`register`."""
+
+    def __init__(
+        self,
+        companion_id: str,
+        *,
+        bus: Bus,
+        queries: QuerySender,
+        model: ChatModel,
+        roster: Callable[[], Sequence[CompanionMetadata]],
+        default_audience: Callable[[], list[str]] = list,
+        voice: Callable[[], str | None] = lambda: None,
+        sanitize: Callable[[str], str] = lambda text: text,
+        search_engine: SearchEngine | None = None,
+        language: str = "ja",
+    ) -> None:
+        self.companion_id = companion_id
+        self.bus = bus
+        self.queries = queries
+        self.model = model
+        self.roster = roster
+        self.default_audience = default_audience
+        self.voice = voice
+        self.sanitize = sanitize
+        self.search_engine = search_engine
+        self.language = language
+        self.spoken: list[Message] = []
+
+    def register(self, registry: ToolRegistry, names: Sequence[str]) -> None:
+        """Adds the tools named in ``names`` (a card's actions and knowledge) to ``registry``."""
+        registry.add_object(self, names)
+
+    @tool
+    async def speak(
+        self,
+        message: Annotated[str, "What you say, as yourself only (no 'Name:' prefix)."],
+        emotion: Annotated[Emotion, "The feeling of your voice."] = "neutral",
+        to: Annotated[
+            list[str] | None,
+            "Ids of who you talk to. Leave empty to talk to everyone who took part in the conversation.",
+        ] = None,
+    ) -> str:
+        """Say something aloud to the others. This is the only way your words reach anyone."""
+        text = self.sanitize(message)
+        if not text:
+            return "Nothing was said: the message was empty once lines written for others were removed."
+        body: dict[str, object] = {"message": text, "emotion": emotion}
+        voice = self.voice()
+        if voice:
+            body["voice"] = voice
+        query = Query.create(from_=self.companion_id, type="speak", body=body)
+        result = await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
+        audience = list(to) if to else self.default_audience()
+        spoken = Message.create(from_=self.companion_id, to=audience, message=text, emotion=emotion)
+        self.spoken.append(spoken)
+        self.bus.publish(spoken)
+        if result.succeeded:
+            return "You said it; everyone addressed heard you."
+        reason = result.error or "the voice failed"
+        return f"Your words were shown as text, but the voice failed: {reason}"
+
+    @tool
+    async def gesture(self, type: Annotated[Gesture, "The gesture to make."]) -> str:
+        """Make a gesture with your body (shown by the client)."""
+        self.bus.publish(Action.create(from_=self.companion_id, name="gesture", params={"type": type}))
+        return f"You made the gesture {type!r}."
+
+    @tool
+    async def companions_network(self) -> str:
+        """List the companions present right now (id, name, personality, story), as JSON, one per line."""
+        present = [m for m in self.roster() if m.id != self.companion_id]
+        if not present:
+            return "No other companion is present."
+        return "\n".join(json.dumps(m.model_dump(), ensure_ascii=False) for m in present)
+
+    @tool(timeout=60.0)
+    async def vision(self) -> str:
+        """Look through the camera and describe what you see."""
+        query = Query.create(from_=self.companion_id, type="vision", body={})
+        result = await self.queries.send_query(query, timeout=VISION_TIMEOUT)
+        if not result.succeeded or result.result is None:
+            return f"You could not see anything: {result.error or 'the camera gave no picture'}"
+        body = result.result.body
+        image = body.get("image")
+        if self.model.supports_images and isinstance(image, str) and image:
+            url = image if image.startswith(("data:", "http:", "https:")) else f"data:image/jpeg;base64,{image}"
+            prompt = ("カメラに映っているものを短く具体的に説明してください。" if self.language == "ja"
+                      else "Describe briefly and concretely what the camera shows.")
+            request = ChatRequest(
+                messages=(ChatMessage(role="user", content=[TextPart(text=prompt), ImagePart(url=url)]),)
+            )
+            try:
+                return f"What you see: {(await complete(self.model, request)).message.text.strip()}"
+            except LLMError as err:
+                log.warning("%s: describing the camera image failed: %s", self.companion_id, err)
+        description = body.get("description")
+        if isinstance(description, str) and description:
+            return f"On-device description of the camera picture (not your own eyes): {description}"
+        return "You got a picture but could not make out anything in it."
+
+    @tool(timeout=60.0)
+    async def search(self, query: Annotated[str, "What to look up, in a few words."]) -> str:
+        """Search the user's documents and past conversations for facts."""
+        if self.search_engine is None:
+            return "Search is not available right now."
+        return await self.search_engine.search(query)

@@ -1,0 +1,180 @@
+"""A Companion: a card, its model, tools, memory and worker, behind the API the conversation control uses.
+
+Typical use (the conversation engine owns the turn order)::
+
+    companion = build_companion(card, model, bus=bus, queries=broker, language="ja", store=store)
+    await companion.start()                 # loads memory, starts hearing the "messages" topic
+    result = await companion.take_turn(msg) # decides (events), then speaks through the `speak` tool
+    await companion.aclose()
+
+A companion hears a message only while ``present`` and only when it is addressed to it, broadcast (empty ``to``)
+or its own; what it heard is all its context ever contains.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from companions.actions import BuiltinTools, SearchEngine
+from companions.bus import Bus, Subscription
+from companions.cards import CompanionCard, localized
+from companions.events import Guidance, decide
+from companions.hooks import WorkerHook
+from companions.llm.types import ChatMessage, ChatModel
+from companions.memory import CompanionMemory, MemoryStore, strip_impersonation
+from companions.ports import QuerySender
+from companions.prompts import guidance_prompt, prompt_texts, system_prompt
+from companions.protocol import CompanionMetadata, Message
+from companions.tools import ToolRegistry
+from companions.worker import TurnResult, Worker
+
+log = logging.getLogger(__name__)
+USER_NAMES = ("User", "user", "ユーザー", "あなた")
+
+
+class Companion:
+    """One companion. ``roster`` returns the metadata of everyone present (companions), for prompts and tools."""
+
+    def __init__(
+        self,
+        card: CompanionCard,
+        model: ChatModel,
+        *,
+        bus: Bus,
+        queries: QuerySender,
+        language: str = "ja",
+        store: MemoryStore | None = None,
+        memory_budget_tokens: int = 2000,
+        roster: Callable[[], Sequence[CompanionMetadata]] = tuple,
+        names: Callable[[str], str | None] = lambda _id: None,
+        search_engine: SearchEngine | None = None,
+        hooks: Sequence[WorkerHook] = (),
+        max_steps: int = 6,
+    ) -> None:
+        self.card = card
+        self.model = model
+        self.bus = bus
+        self.language = language
+        self.roster = roster
+        self._names = names
+        self.present = True
+        self.memory = CompanionMemory(card.id, budget_tokens=memory_budget_tokens, store=store)
+        self.tools = ToolRegistry()
+        self.builtins = BuiltinTools(
+            card.id,
+            bus=bus,
+            queries=queries,
+            model=model,
+            roster=roster,
+            default_audience=self._audience,
+            voice=lambda: card.voice.for_language(self.language),
+            sanitize=self.sanitize,
+            search_engine=search_engine,
+            language=language,
+        )
+        self.builtins.register(self.tools, [*card.actions, *card.knowledge])
+        self.worker = Worker(model, self.tools, hooks=hooks, bus=bus, owner=card.id, max_steps=max_steps,
+                             temperature=card.llm.temperature)
+        self.last_guidance: Guidance | None = None
+        self._subscription: Subscription | None = None
+
+    @property
+    def id(self) -> str:
+        return self.card.id
+
+    @property
+    def name(self) -> str:
+        return self.card.name(self.language)
+
+    @property
+    def metadata(self) -> CompanionMetadata:
+        return self.card.wire_metadata(self.language)
+
+    async def start(self) -> None:
+        """Restores memory and starts hearing messages on the bus."""
+        await self.memory.load()
+        if self._subscription is None:
+            self._subscription = self.bus.subscribe("messages", self._on_bus_message, name=f"companion:{self.id}",
+                                                    overflow="drop_newest")
+
+    async def aclose(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    async def _on_bus_message(self, item: object) -> None:
+        if isinstance(item, Message):
+            await self.hear(item)
+
+    def addressed(self, message: Message) -> bool:
+        p = message.params
+        return not p.to or self.id in p.to or p.from_ == self.id
+
+    async def hear(self, message: Message) -> bool:
+        """Remembers ``message`` if this companion is present and it is meant for it; returns whether it did."""
+        if not self.present or not self.addressed(message):
+            return False
+        sender = message.params.from_
+        await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
+        return True
+
+    def _name_of(self, speaker_id: str) -> str:
+        known = self._names(speaker_id)
+        if known:
+            return known
+        for m in self.roster():
+            if m.id == speaker_id:
+                return m.name
+        return speaker_id
+
+    def _audience(self) -> list[str]:
+        """Everyone who spoke in what this companion remembers, most recent conversation first."""
+        seen: dict[str, None] = {}
+        for entry in reversed(self.memory.entries[-20:]):
+            if entry.speaker_id != self.id:
+                seen[entry.speaker_id] = None
+        return list(seen)
+
+    def sanitize(self, text: str) -> str:
+        """Removes lines written for others and this companion's own name prefix."""
+        own = {localized(self.card.metadata.name, lang) for lang in ("ja", "en")} | {self.id}
+        others = {m.name for m in self.roster() if m.id != self.id} | {m.id for m in self.roster() if m.id != self.id}
+        others |= {e.speaker_name for e in self.memory.entries if e.speaker_id != self.id}
+        return strip_impersonation(text, own, (*others, *USER_NAMES))
+
+    def context(self) -> list[ChatMessage]:
+        """The system prompt and what this companion remembers."""
+        others = [m for m in self.roster() if m.id != self.id]
+        return [ChatMessage.system(system_prompt(self.card, self.language, others)), *self.memory.as_messages()]
+
+    async def take_turn(self, message: Message | None = None, *, record: list[ChatMessage] | None = None) -> TurnResult:
+        """Takes the floor: the card's events choose guidance, then the worker runs (speaking via ``speak``).
+
+        ``message`` is the message being answered (already heard through the bus or :meth:`hear`). Cancelling the
+        task cancels the turn cleanly.
+        """
+        context = self.context()
+        guidance = await decide(self.model, context, self.card.events, self.language,
+                                prompt_texts(self.language).events)
+        self.last_guidance = guidance
+        if guidance.instructions:
+            context.append(ChatMessage.system(guidance_prompt(guidance.texts, self.language)))
+        turn_id = message.params.id if message is not None else None
+        return await self.worker.run(context, record=record, turn_id=turn_id)
+
+
+def build_companion(
+    card: CompanionCard,
+    model: ChatModel,
+    *,
+    bus: Bus,
+    queries: QuerySender,
+    language: str = "ja",
+    store: MemoryStore | None = None,
+    roster: Callable[[], Sequence[CompanionMetadata]] = tuple,
+    search_engine: SearchEngine | None = None,
+) -> Companion:
+    """The factory app/assembly.py calls, one companion per loaded card."""
+    return Companion(card, model, bus=bus, queries=queries, language=language, store=store, roster=roster,
+                     search_engine=search_engine)

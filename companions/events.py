@@ -1,0 +1,146 @@
+"""Companion Card events: the model fills the card's parameter schema, CEL conditions pick the turn's instructions.
+
+Every condition is evaluated by the ``common-expression-language`` package (a compiled CEL program; never Python
+``eval``). A condition that fails at runtime (an unknown variable, a type error, a non-boolean result) is reported
+as an :class:`EventProblem` and skipped; the turn goes on with the other conditions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cel
+
+from companions.cards import Condition, Events, localized
+from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    text: str
+    tool: str | None
+
+
+@dataclass(frozen=True)
+class EventProblem:
+    expression: str
+    reason: str
+
+
+@dataclass
+class Guidance:
+    """What the events decided for one turn."""
+
+    params: dict[str, Any]
+    instructions: list[Instruction] = field(default_factory=list)
+    problems: list[EventProblem] = field(default_factory=list)
+    params_fell_back: bool = False
+
+    @property
+    def texts(self) -> list[str]:
+        return [i.text for i in self.instructions]
+
+
+def _program(expression: str) -> cel.Program:
+    return cel.compile(expression)
+
+
+def evaluate_conditions(
+    conditions: Sequence[Condition], params: dict[str, Any], language: str
+) -> tuple[list[Instruction], list[EventProblem]]:
+    """Evaluates every condition against ``params``; returns the instructions of the true ones and the problems."""
+    chosen: list[Instruction] = []
+    problems: list[EventProblem] = []
+    for condition in conditions:
+        try:
+            value = _program(condition.expression).execute(params)
+        except Exception as err:  # CEL raises ValueError, RuntimeError, TypeError ...: all are a broken condition
+            problems.append(EventProblem(condition.expression, f"{type(err).__name__}: {err}"))
+            continue
+        if not isinstance(value, bool):
+            problems.append(EventProblem(condition.expression, f"not a boolean but {type(value).__name__} {value!r}"))
+            continue
+        if value:
+            chosen.extend(Instruction(localized(e.instruction, language), e.tool) for e in condition.execute)
+    for problem in problems:
+        log.warning("event condition %r skipped: %s", problem.expression, problem.reason)
+    return chosen, problems
+
+
+def default_params(schema: dict[str, Any]) -> dict[str, Any]:
+    """A safe filling of ``schema`` when the model gives none: false, zero, empty, or the first enum value."""
+    values: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        if not isinstance(prop, dict):
+            continue
+        if "default" in prop:
+            values[name] = prop["default"]
+        elif prop.get("enum"):
+            values[name] = prop["enum"][0]
+        else:
+            values[name] = {"boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [],
+                            "object": {}}.get(str(prop.get("type")))
+    return values
+
+
+def _valid(data: Any, schema: dict[str, Any]) -> bool:
+    if not isinstance(data, dict):
+        return False
+    kinds: dict[str, type | tuple[type, ...]] = {"boolean": bool, "integer": int, "number": (int, float),
+                                                 "string": str, "array": list, "object": dict}
+    for name in schema.get("required", []):
+        if name not in data:
+            return False
+    for name, prop in schema.get("properties", {}).items():
+        if name in data and isinstance(prop, dict):
+            kind = kinds.get(str(prop.get("type")))
+            if kind is not None and not isinstance(data[name], kind):
+                return False
+            if prop.get("enum") and data[name] not in prop["enum"]:
+                return False
+    return True
+
+
+async def fill_params(
+    model: ChatModel, context: Sequence[ChatMessage], schema: dict[str, Any], instruction: str
+) -> tuple[dict[str, Any], bool]:
+    """Asks the model to fill ``schema`` from ``context``. Returns (params, fell_back): never raises an LLMError."""
+    messages = (*context, ChatMessage.system(f"{instruction}\n{json.dumps(schema, ensure_ascii=False)}"))
+    request = ChatRequest(messages=messages, response_format=JsonSchemaFormat(name="event_params", schema_=schema))
+    for attempt in range(2):
+        try:
+            text = (await complete(model, request)).message.text
+        except LLMError as err:
+            log.warning("%s: event parameters: %s", model.name, err)
+            break
+        try:
+            data = json.loads(text.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
+        except json.JSONDecodeError:
+            data = None
+        if _valid(data, schema):
+            return {**default_params(schema), **data}, False
+        if attempt == 0:
+            # One repair attempt: show the model what was wrong with its answer.
+            request = ChatRequest(
+                messages=(*messages, ChatMessage.assistant(text),
+                          ChatMessage.user("That was not valid JSON for the schema. Output only the JSON object.")),
+                response_format=request.response_format,
+            )
+    return default_params(schema), True
+
+
+async def decide(
+    model: ChatModel, context: Sequence[ChatMessage], events: Events, language: str, fill_instruction: str
+) -> Guidance:
+    """Fills the parameters and evaluates every condition: the guidance for this turn."""
+    if not events.conditions:
+        return Guidance(params={})
+    params, fell_back = await fill_params(model, context, events.params, fill_instruction)
+    instructions, problems = evaluate_conditions(events.conditions, params, language)
+    return Guidance(params, instructions, problems, fell_back)

@@ -1,0 +1,64 @@
+"""System prompts built from a Companion Card and the user's language (texts in ``resources/prompts/<lang>.toml``)."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from companions.cards import CompanionCard, localized
+from companions.protocol import CompanionMetadata
+
+LANGUAGES: Final = ("ja", "en")
+
+
+@dataclass(frozen=True)
+class PromptTexts:
+    system: str
+    guidance: str
+    events: str
+
+
+def prompts_dir() -> Path:
+    from resources import RESOURCES_DIR
+
+    return RESOURCES_DIR / "prompts"
+
+
+@functools.cache
+def prompt_texts(language: str) -> PromptTexts:
+    """The prompt texts of ``language`` (English when that language has none)."""
+    lang = language if language in LANGUAGES else "en"
+    data = tomllib.loads((prompts_dir() / f"{lang}.toml").read_text(encoding="utf-8"))
+    return PromptTexts(system=data["system"].strip(), guidance=data["guidance"].strip(), events=data["events"].strip())
+
+
+def _present(others: Sequence[CompanionMetadata], language: str) -> str:
+    if not others:
+        return "（なし）" if language == "ja" else "(nobody)"
+    return ", ".join(f"{m.name} (id: {m.id})" for m in others)
+
+
+def system_prompt(card: CompanionCard, language: str, present: Sequence[CompanionMetadata] = ()) -> str:
+    """The system prompt of ``card`` in ``language``, naming who else is present."""
+    m = card.metadata
+    # str.format_map on a plain dict: card texts are data, so braces inside them are never interpreted.
+    return prompt_texts(language).system.format_map(
+        {
+            "id": m.id,
+            "name": localized(m.name, language),
+            "personality": localized(m.personality, language),
+            "story": localized(m.story, language),
+            "sample": localized(m.sample, language),
+            "role": localized(card.role, language),
+            "present": _present(present, language),
+        }
+    )
+
+
+def guidance_prompt(instructions: Sequence[str], language: str) -> str:
+    """The turn's guidance: the instructions chosen by the card's events, one per line."""
+    return prompt_texts(language).guidance.format_map({"instructions": "\n".join(f"- {i}" for i in instructions)})
