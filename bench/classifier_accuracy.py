@@ -1,0 +1,99 @@
+"""Query classifier accuracy per type on the held-out split: Madoi's rules vs the seed's plain rules, same run.
+
+Data: JEMHopQA train v1.2 (Ishii et al., CC BY-SA 4.0; ``comparison`` questions are relationship queries,
+``compositional`` ones are local) and the thematic (global) queries in tests/data/classifier_global.jsonl
+(Japanese and English, written for Madoi). The split is fixed by a hash of each question's id: about 70 % tune,
+30 % held out. The rules were tuned on the tune split only.
+
+Usage: ``python bench/classifier_accuracy.py [--split heldout|tune|all] [--errors N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._report import REPO, report
+from companions.search.classifier import QueryType, RuleBasedClassifier, SeedRules
+
+Split = Literal["tune", "heldout", "all"]
+JEMHOPQA = Path(os.environ.get("MADOI_JEMHOPQA", REPO.parent / "shared" / "data" / "jemhopqa-train-v1.2.json"))
+GLOBAL_QUERIES = REPO / "tests" / "data" / "classifier_global.jsonl"
+CREDIT = "JEMHopQA (Ishii et al., CC BY-SA 4.0) + Madoi's thematic queries (tests/data/classifier_global.jsonl)"
+_JEMHOPQA_TYPES: dict[str, QueryType] = {"comparison": "relationship", "compositional": "local"}
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledQuery:
+    id: str
+    text: str
+    expected: QueryType
+    source: str  # "jemhopqa" or "global-ja" / "global-en"
+
+
+def in_heldout(query_id: str) -> bool:
+    """The fixed split: 3 buckets of 10 by the SHA-256 of the id are held out."""
+    return int(hashlib.sha256(query_id.encode()).hexdigest(), 16) % 10 < 3
+
+
+def load_queries(split: Split) -> list[LabelledQuery]:
+    """The labelled queries of ``split``. Raises FileNotFoundError when the JEMHopQA file is not there."""
+    queries = [LabelledQuery(q["qid"], q["question"], _JEMHOPQA_TYPES[q["type"]], "jemhopqa")
+               for q in json.loads(JEMHOPQA.read_text(encoding="utf-8"))]
+    for line in GLOBAL_QUERIES.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            queries.append(LabelledQuery(row["id"], row["question"], row["type"], f"global-{row['lang']}"))
+    if split == "all":
+        return queries
+    return [q for q in queries if in_heldout(q.id) == (split == "heldout")]
+
+
+def accuracy_by_type(classifier: RuleBasedClassifier | SeedRules,
+                     queries: list[LabelledQuery]) -> tuple[dict[str, float], list[tuple[LabelledQuery, str]]]:
+    """Accuracy per expected type and overall ("all"), and the misclassified queries."""
+    hits: dict[str, list[bool]] = defaultdict(list)
+    errors: list[tuple[LabelledQuery, str]] = []
+    for q in queries:
+        got = classifier.classify_now(q.text).type
+        hits[q.expected].append(got == q.expected)
+        hits["all"].append(got == q.expected)
+        if got != q.expected:
+            errors.append((q, got))
+    return {k: sum(v) / len(v) for k, v in sorted(hits.items())}, errors
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=["heldout", "tune", "all"], default="heldout")
+    parser.add_argument("--errors", type=int, default=0, help="print this many of Madoi's misclassifications")
+    args = parser.parse_args()
+    queries = load_queries(args.split)
+    counts = {t: sum(q.expected == t for q in queries) for t in ("global", "local", "relationship")}
+    print(f"# query classifier accuracy, {args.split} split, {len(queries)} queries {counts}")
+    print(f"# data: {CREDIT}")
+    seed, _ = accuracy_by_type(SeedRules(), queries)
+    ours_classifier = RuleBasedClassifier()
+    started = time.perf_counter()
+    ours, errors = accuracy_by_type(ours_classifier, queries)
+    per_query_ms = (time.perf_counter() - started) * 1000 / len(queries)
+    for key in ("global", "relationship", "local", "all"):
+        report(f"classifier accuracy {key} ({args.split})", ours[key], "fraction", "seed rules", seed[key])
+    report("rule classifier time per query", per_query_ms, "ms")
+    for q, got in errors[: args.errors]:
+        print(f"  {q.source} expected={q.expected} got={got}: {q.text}")
+
+
+if __name__ == "__main__":
+    main()

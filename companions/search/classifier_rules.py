@@ -1,0 +1,277 @@
+"""The patterns and text analysis behind the rule-based query classifier (seed 002), for Japanese and English.
+
+Two rule sets live here:
+
+* the seed's plain rules, verbatim (``SEED_GLOBAL_PATTERNS``, ``SEED_RELATIONSHIP_PATTERNS``), kept as the baseline
+  the benchmark measures against;
+* Madoi's rules, which add the cues people actually use when they compare two things ("which of A and B ...",
+  「AとB、どちらが…」, "is A older than B") and when they ask about a whole collection ("key themes", 「傾向」).
+
+Japanese is analysed with fugashi + unidic-lite (nouns and proper nouns become entities and keywords); English with
+plain word patterns. Everything here is pure and fast (well under a millisecond per query).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+# --- the seed's rules, verbatim (baseline) -------------------------------------------------------------------------
+
+SEED_GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE if p.isascii() else 0)
+    for p in (
+        r"全体(の|は)", r"概要", r"テーマ", r"主(な|要な)話題", r"何について", r"どんな内容", r"要約", r"まとめ",
+        r"overview", r"summary", r"what is this (about|document)", r"main (topic|theme)",
+    )
+)
+SEED_RELATIONSHIP_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE if p.isascii() else 0)
+    for p in (
+        r"(.+)と(.+)の関係", r"(.+)と(.+)の違い", r"(.+)と(.+)の比較", r"(.+)が(.+)に与える影響", r"なぜ(.+)が(.+)",
+        r"(.+)はなぜ(.+)", r"(.+)と(.+)はどう関連",
+        r"relationship between", r"difference between", r"compare (.+) (and|with) (.+)",
+        r"how does (.+) (affect|impact) (.+)",
+    )
+)
+
+# --- Madoi's rules ---------------------------------------------------------------------------------------------------
+
+# Questions about a whole collection: themes, trends, summaries, "what is all this about". The seed's cues come
+# first (テーマ no longer fires inside テーマパーク or テーマ曲, which name a thing, not a theme).
+GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"全体|概要|テーマ(?!パーク|曲|ソング|館)|主(な|要な)(話題|論点|ポイント|トピック)|何について|どんな内容|要約|まとめ"),
+    re.compile(r"全般|総じて|総括|大まか|おおまか|ざっくり|一言で|要点|論点|トピック|トレンド|傾向|一通り"),
+    re.compile(r"(すべて|全て|全部|一連)の(文書|資料|ドキュメント|ファイル|ノート|メモ|記事|会話|議事録)"),
+    re.compile(r"(何|なに)が(書かれ|語られ|話され|議論され)|どんな(こと|話|話題|議論|意見)(が|について)"),
+    re.compile(r"(よく|繰り返し|たびたび)(出て|登場|話題に|語られ|話され)"),
+    re.compile(r"\b(overview|summary|summari[sz]e|summari[sz]ing|gist|big picture|high[- ]level|in a nutshell"
+               r"|takeaways?)\b", re.I),
+    re.compile(r"\b(main|key|major|central|common|recurring|overall|general|overarching) "
+               r"(topics?|themes?|points?|ideas?|issues?|trends?|findings?|messages?|subjects?|concerns?)\b", re.I),
+    re.compile(r"\b(overall|trends?|patterns?|in general)\b", re.I),
+    re.compile(r"\bwhat (is|are) (this|these|the|all the|my|our) "
+               r"(documents?|notes?|files?|texts?|corpus|collection|articles?|conversations?|material)s? "
+               r"(mostly |mainly |all |generally )?about\b|\bwhat is this (about|document)", re.I),
+    re.compile(r"\bwhat (kinds?|sorts?|types?) of (topics|subjects|things|themes|content)\b", re.I),
+    re.compile(r"\b(mostly|mainly|generally) (about|discuss|discussing|talk|talking|cover|covering|say|saying)\b",
+               re.I),
+    re.compile(r"\bwhat (do|does) (the|these|this|all the|my|our) \w+ (mostly |mainly )?(cover|discuss|say)\b", re.I),
+    re.compile(r"\b(across|throughout) (all |the |these |my )*(documents?|notes?|files?|corpus|collection)\b", re.I),
+)
+
+# Two things set side by side: 「AとB、どちらが…」「AとBのうち」「AとBでは」, with a comma or a particle after B.
+# A and B hold no が/を/は: a clause ("Xが所属するグループと…") is not one of two things set side by side.
+_JA_COORDINATION = re.compile(
+    r"(?P<a>[^、。？?！!\sがをは]{1,40}?)と(?!は|して|する|し|いう|いった|なっ|なる|なり|共に|ともに|言|思)"
+    r"(?P<b>[^、。？?！!\sがをは]{1,40}?)(?:、|，|,|\s|で(?:は)?(?=[^き])|のうち|のどちら|のどっち|は、|は(?=どちら|どっち|同じ|共に|ともに|二人とも|両方|違う|異な|それぞれ))"
+)
+# Words that compare or relate: "which of", "same", "in common", "more than", "earlier".
+_JA_COMPARISON = re.compile(
+    r"どちら|どっち|いずれ|同じ|共通|違う|違い|異な|二人とも|両方|双方|両者|ともに|共に|それぞれ|比べ|比較"
+    r"|(?<!に)より(?!前|後|上の)|ほうが|方が|年上|年下|年長|ふたりとも|2人とも|先に|[\d０-９一二三四五六七八九十何]倍"
+)
+# 「AとBの開始日が早いのは」: two things, then a comparative adjective picking one of them.
+_JA_PICK_ONE = re.compile(
+    r"と.+?(早|遅|多|少な|高|低|大き|小さ|長|短|古|新し|若|広|狭|重|軽|近|遠)(い|かった)のは"
+)
+# 『A』『B』 or 「A」「B」 side by side, without と.
+_JA_QUOTED_PAIR = re.compile(r"[『「](?P<a>[^』」]+)[』」]\s*(?:と|、|,)?\s*[『「](?P<b>[^』」]+)[』」]")
+_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|影響|因果|なぜ|どうして|原因|理由")
+
+# English comparison and relation cues.
+_EN_RELATIONSHIP = re.compile(
+    r"\b(relationship|relation|relations|connection|link|difference|differences|similarit(y|ies)|contrast)"
+    r" (between|of|among)\b"
+    r"|\b(compare|compared|comparing|comparison|versus|vs\.?|differ|differs|different from|in common|the same)\b"
+    r"|\b(both|either|neither)\b"
+    r"|\b(which|who) (is|was|were|are|has|had|came|comes|did|does|of)\b.*\bor\b"
+    r"|\b\w+er than\b|\b(more|less|fewer) \w+ than\b"
+    r"|\bhow (does|did|do|is|are|was|were) .+ (affect|impact|influence|relate|related|connected|shape|change)\b"
+    r"|\b(why|what causes|what caused|effect of|impact of|influence of)\b",
+    re.I,
+)
+# Cause and relation words; with a global cue they make a composite (hybrid) question ("why did the trend change").
+_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由"
+                     r"|\b(why|cause[sd]?|because|affect(s|ed)?|impact(s|ed)?|influence[sd]?|relat(ed|ion|ionship))\b",
+                     re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """What the rules saw in a query: the cues that fired and the entities a coordination pattern captured."""
+
+    global_cues: tuple[str, ...]
+    relationship_cues: tuple[str, ...]
+    pair: tuple[str, ...]  # the A and B of 「AとB」 / "between A and B", when captured
+    causal: bool  # a cause or relation word (なぜ, 影響, why, affect) is present
+
+
+def match_rules(query: str) -> RuleMatch:
+    """Finds Madoi's global and relationship cues in ``query``."""
+    global_cues = tuple(m.group(0) for p in GLOBAL_PATTERNS if (m := p.search(query)))
+    rel: list[str] = []
+    pair: tuple[str, ...] = ()
+    for pattern in (_JA_COORDINATION, _JA_QUOTED_PAIR):
+        if (m := pattern.search(query)) is not None:
+            rel.append(m.group(0))
+            pair = pair or (m.group("a"), m.group("b"))
+    for pattern in (_JA_PICK_ONE, _JA_COMPARISON, _JA_RELATION, _EN_RELATIONSHIP):
+        if (m := pattern.search(query)) is not None:
+            rel.append(m.group(0))
+    for pattern in SEED_RELATIONSHIP_PATTERNS:
+        if (m := pattern.search(query)) is not None:
+            rel.append(m.group(0))
+            if not pair and m.re.groups >= 2 and "と" in m.re.pattern:
+                pair = (m.group(1), m.group(2))
+    if not pair and (m := _EN_PAIR.search(query)) is not None:
+        pair = (m.group("a"), m.group("b"))
+    cleaned = tuple(e for e in (_clean_entity(p) for p in pair) if e)
+    return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None)
+
+
+_EN_PAIR = re.compile(
+    r"\b(?:between|compare|comparing)\s+(?P<a>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)\s+(?:and|with|to|vs\.?)\s+"
+    r"(?P<b>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)"
+    r"|(?P<c>[A-Z][\w.+#-]*) (?:vs\.?|versus) (?P<d>[A-Z][\w.+#-]*)",
+    re.I,
+)
+
+
+def relation_hint(query: str) -> str:
+    """The kind of relation asked about: comparison, relationship, causation, reason or general (seed order)."""
+    if re.search(r"違い|比較|比べ|どちら|どっち|同じ|共通|異な|より|difference|differ|compare|comparison|versus|"
+                 r"\bvs\b|\bwhich\b|\bboth\b|same|\w+er than|more \w+ than", query, re.I):
+        return "comparison"
+    if re.search(r"関係|関連|つながり|繋がり|relationship|related|relation|connection|link", query, re.I):
+        return "relationship"
+    if re.search(r"影響|因果|affect|impact|influence|effect|cause", query, re.I):
+        return "causation"
+    if re.search(r"なぜ|どうして|理由|原因|why|reason", query, re.I):
+        return "reason"
+    return "general"
+
+
+# --- entities and keywords -------------------------------------------------------------------------------------------
+
+SEED_STOP_WORDS = frozenset({
+    "は", "が", "を", "に", "の", "と", "で", "も", "や", "か", "て", "だ", "です", "ます", "する", "ある", "いる",
+    "the", "a", "an", "is", "are", "was", "were", "be", "been", "have", "has", "had", "do", "does", "did", "will",
+    "would", "could", "should", "may", "might", "can", "what", "how", "why",
+})
+STOP_WORDS = SEED_STOP_WORDS | frozenset({
+    # question words and fillers that are never worth searching for
+    "何", "なに", "どれ", "どこ", "だれ", "誰", "いつ", "どう", "どの", "どちら", "どっち", "こと", "もの", "ため",
+    "これ", "それ", "あれ", "この", "その", "よう", "方", "ほう", "教え", "教える", "ください", "について",
+    "of", "in", "on", "to", "for", "and", "or", "with", "about", "this", "that", "these", "those", "which", "who",
+    "whom", "when", "where", "me", "my", "our", "your", "it", "its", "tell", "please", "between", "there", "than",
+})
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|「([^」]+)」|『([^』]+)』|“([^”]+)”")
+_CAPITALISED = re.compile(r"(?<![\w'])([A-Z][a-zA-Z0-9.+#-]*[a-zA-Z0-9+#])")
+_EN_QUESTION_OPENERS = frozenset({
+    "What", "How", "Why", "Which", "Who", "When", "Where", "Is", "Are", "Was", "Were", "Do", "Does", "Did", "Can",
+    "Could", "Should", "Would", "Will", "Tell", "Please", "Compare", "Give", "Summarize", "Summarise", "List",
+    "Explain", "Describe", "The", "A", "An", "In", "Of", "And", "Or", "I", "My", "Our", "This", "That", "These",
+})
+_NOUN = "名詞"
+_TRAILING_PARTICLES = re.compile(r"(?:の|は|が|を|に|で|も|さん|選手)+$")
+
+
+class _Tagger:
+    """One fugashi tagger per thread: MeCab taggers are not safe to share between threads."""
+
+    _local = threading.local()
+
+    @classmethod
+    def words(cls, text: str) -> list[Any]:
+        tagger = getattr(cls._local, "tagger", None)
+        if tagger is None:
+            import fugashi
+
+            tagger = fugashi.Tagger()
+            cls._local.tagger = tagger
+        return list(tagger(text))
+
+
+def is_japanese(text: str) -> bool:
+    return re.search(r"[\u3040-\u30ff\u3400-\u9fff]", text) is not None
+
+
+def _noun_runs(text: str) -> list[tuple[str, bool]]:
+    """Runs of consecutive nouns (compound nouns), each with whether it holds a proper noun."""
+    runs: list[tuple[str, bool]] = []
+    current: list[str] = []
+    proper = False
+    for word in _Tagger.words(text):
+        pos1, pos2 = word.feature.pos1, word.feature.pos2
+        if pos1 == _NOUN or (pos1 == "接頭辞" and not current) or (pos1 == "接尾辞" and current and pos2 == "名詞的"):
+            current.append(word.surface)
+            proper = proper or pos2 == "固有名詞"
+            continue
+        if current:
+            runs.append(("".join(current), proper))
+        current, proper = [], False
+    if current:
+        runs.append(("".join(current), proper))
+    return runs
+
+
+def _clean_entity(text: str) -> str:
+    text = text.strip(" 　「」『』\"'“”、，,。？?！!")
+    return _TRAILING_PARTICLES.sub("", text) if is_japanese(text) else text
+
+
+def extract_entities(query: str, pair: tuple[str, ...] = ()) -> list[str]:
+    """Entity candidates: quoted phrases, a compared pair, capitalised English words, Japanese proper-noun runs."""
+    found: list[str] = []
+
+    def add(entity: str) -> None:
+        entity = _clean_entity(entity)
+        if entity and entity.lower() not in STOP_WORDS and entity not in found:
+            found.append(entity)
+
+    for m in _QUOTED.finditer(query):
+        add(next(g for g in m.groups() if g))
+    for entity in pair:
+        add(entity)
+    for m in _CAPITALISED.finditer(query):
+        if m.group(1) not in _EN_QUESTION_OPENERS:
+            add(m.group(1))
+    if is_japanese(query):
+        for run, proper in _noun_runs(query):
+            if proper:
+                add(run)
+    return found
+
+
+def extract_keywords(query: str) -> list[str]:
+    """Content words worth searching for: Japanese noun runs (via fugashi) and English words, minus stop words."""
+    keywords: list[str] = []
+    if is_japanese(query):
+        for run, _ in _noun_runs(query):
+            if run not in STOP_WORDS and run not in keywords and not re.fullmatch(r"[\W\d_]+", run):
+                keywords.append(run)
+        return keywords
+    for raw in re.split(r"[\s、,。.?！!？:;()\[\]{}\"“”]+", query):
+        word = raw.strip("'")
+        if len(word) > 1 and word.lower() not in STOP_WORDS and word not in keywords:
+            keywords.append(word)
+    return keywords
+
+
+def seed_keywords(query: str) -> list[str]:
+    """The seed's keyword extraction, verbatim: split on spaces and punctuation, drop stop words and 1-char words."""
+    words = re.split(r"[\s、,。.?！!？]+", query)
+    return [w for w in words if len(w) > 1 and w.lower() not in SEED_STOP_WORDS]
+
+
+def seed_entities(query: str) -> list[str]:
+    """The seed's entity extraction, verbatim: quoted phrases and capitalised words."""
+    found: list[str] = []
+    for pattern in (r"\"([^\"]+)\"", r"'([^']+)'", r"「([^」]+)」", r"『([^』]+)』", r"\b([A-Z][a-zA-Z]+)\b"):
+        for m in re.finditer(pattern, query):
+            if m.group(1) not in found:
+                found.append(m.group(1))
+    return found
