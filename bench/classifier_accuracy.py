@@ -29,8 +29,10 @@ from companions.search.classifier import QueryType, RuleBasedClassifier, SeedRul
 
 Split = Literal["tune", "heldout", "all"]
 JEMHOPQA = Path(os.environ.get("MADOI_JEMHOPQA", REPO.parent / "shared" / "data" / "jemhopqa-train-v1.2.json"))
-GLOBAL_QUERIES = REPO / "tests" / "data" / "classifier_global.jsonl"
-CREDIT = "JEMHopQA (Ishii et al., CC BY-SA 4.0) + Madoi's thematic queries (tests/data/classifier_global.jsonl)"
+# Written for Madoi: thematic (global) queries in Japanese and English; English local and relationship queries.
+_DATA = REPO / "tests" / "data"
+OWN_QUERIES = (_DATA / "classifier_global.jsonl", _DATA / "classifier_english.jsonl")
+CREDIT = "JEMHopQA (Ishii et al., CC BY-SA 4.0) + Madoi's own queries (tests/data/classifier_*.jsonl)"
 _JEMHOPQA_TYPES: dict[str, QueryType] = {"comparison": "relationship", "compositional": "local"}
 
 
@@ -39,7 +41,7 @@ class LabelledQuery:
     id: str
     text: str
     expected: QueryType
-    source: str  # "jemhopqa" or "global-ja" / "global-en"
+    source: str  # "jemhopqa", "own-ja" or "own-en"
 
 
 def in_heldout(query_id: str) -> bool:
@@ -51,10 +53,11 @@ def load_queries(split: Split) -> list[LabelledQuery]:
     """The labelled queries of ``split``. Raises FileNotFoundError when the JEMHopQA file is not there."""
     queries = [LabelledQuery(q["qid"], q["question"], _JEMHOPQA_TYPES[q["type"]], "jemhopqa")
                for q in json.loads(JEMHOPQA.read_text(encoding="utf-8"))]
-    for line in GLOBAL_QUERIES.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            queries.append(LabelledQuery(row["id"], row["question"], row["type"], f"global-{row['lang']}"))
+    for path in OWN_QUERIES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                queries.append(LabelledQuery(row["id"], row["question"], row["type"], f"own-{row['lang']}"))
     if split == "all":
         return queries
     return [q for q in queries if in_heldout(q.id) == (split == "heldout")]
@@ -62,13 +65,14 @@ def load_queries(split: Split) -> list[LabelledQuery]:
 
 def accuracy_by_type(classifier: RuleBasedClassifier | SeedRules,
                      queries: list[LabelledQuery]) -> tuple[dict[str, float], list[tuple[LabelledQuery, str]]]:
-    """Accuracy per expected type and overall ("all"), and the misclassified queries."""
+    """Accuracy per expected type, per language and overall ("all"), and the misclassified queries."""
     hits: dict[str, list[bool]] = defaultdict(list)
     errors: list[tuple[LabelledQuery, str]] = []
     for q in queries:
         got = classifier.classify_now(q.text).type
         hits[q.expected].append(got == q.expected)
         hits["all"].append(got == q.expected)
+        hits["english" if q.source == "own-en" else "japanese"].append(got == q.expected)
         if got != q.expected:
             errors.append((q, got))
     return {k: sum(v) / len(v) for k, v in sorted(hits.items())}, errors
@@ -88,7 +92,7 @@ def main() -> None:
     started = time.perf_counter()
     ours, errors = accuracy_by_type(ours_classifier, queries)
     per_query_ms = (time.perf_counter() - started) * 1000 / len(queries)
-    for key in ("global", "relationship", "local", "all"):
+    for key in ("global", "relationship", "local", "japanese", "english", "all"):
         report(f"classifier accuracy {key} ({args.split})", ours[key], "fraction", "seed rules", seed[key])
     report("rule classifier time per query", per_query_ms, "ms")
     for q, got in errors[: args.errors]:

@@ -103,6 +103,16 @@ _INTENTS: dict[QueryType, str] = {
     "local": "特定の情報についての質問",
     "hybrid": "全体の傾向と特定のエンティティ間の関係の両方に関わる複合的な質問",
 }
+_INTENTS_EN: dict[QueryType, str] = {
+    "global": "A question about the overall picture or trends",
+    "relationship": "A question about how entities relate or compare",
+    "local": "A question about a specific piece of information",
+    "hybrid": "A composite question about overall trends and the relations behind them",
+}
+
+
+def _intent(query_type: QueryType, query: str) -> str:
+    return (_INTENTS if rules.is_japanese(query) else _INTENTS_EN)[query_type]
 
 
 def _checked(query: str) -> str:
@@ -147,7 +157,7 @@ class RuleBasedClassifier:
             extracted_entities=tuple(entities),
             relation_hint=rules.relation_hint(query) if query_type in ("relationship", "hybrid") else None,
             keywords=tuple(rules.extract_keywords(query)),
-            intent=_INTENTS[query_type],
+            intent=_intent(query_type, query),
         )
 
     def get_search_weights(self, query_type: QueryType) -> SearchWeights:

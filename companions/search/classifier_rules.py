@@ -87,7 +87,8 @@ _EN_RELATIONSHIP = re.compile(
     r" (between|of|among)\b"
     r"|\b(compare|compared|comparing|comparison|versus|vs\.?|differ|differs|different from|in common|the same)\b"
     r"|\b(both|either|neither)\b"
-    r"|\b(which|who) (is|was|were|are|has|had|came|comes|did|does|of)\b.*\bor\b"
+    r"|\b(which|who)\b.*\bor\b|\bwhich of\b"  # "which is older, A or B", "which of A and B"
+    r"|\b[A-Z][\w.+#-]* or (the )?[A-Z]"  # "is Sony or Panasonic ...": a choice between two named things
     r"|\b\w+er than\b|\b(more|less|fewer) \w+ than\b"
     r"|\bhow (does|did|do|is|are|was|were) .+ (affect|impact|influence|relate|related|connected|shape|change)\b"
     r"|\b(why|what causes|what caused|effect of|impact of|influence of)\b",
@@ -126,8 +127,10 @@ def match_rules(query: str) -> RuleMatch:
             rel.append(m.group(0))
             if not pair and m.re.groups >= 2 and "と" in m.re.pattern:
                 pair = (m.group(1), m.group(2))
+    if _EN_ORDER.search(query) and len(_named_things(query)) >= 2:
+        rel.append("before/after two named things")
     if not pair and (m := _EN_PAIR.search(query)) is not None:
-        pair = (m.group("a"), m.group("b"))
+        pair = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
     cleaned = tuple(e for e in (_clean_entity(p) for p in pair) if e)
     return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None)
 
@@ -138,6 +141,14 @@ _EN_PAIR = re.compile(
     r"|(?P<c>[A-Z][\w.+#-]*) (?:vs\.?|versus) (?P<d>[A-Z][\w.+#-]*)",
     re.I,
 )
+
+
+# "Was Nara the capital before Kyoto?": two named things ordered in time.
+_EN_ORDER = re.compile(r"\b(before|after|earlier than|later than)\b", re.I)
+
+
+def _named_things(query: str) -> list[str]:
+    return [m.group(1) for m in _CAPITALISED.finditer(query) if m.group(1) not in _EN_QUESTION_OPENERS]
 
 
 def relation_hint(query: str) -> str:
