@@ -1,0 +1,71 @@
+"""Per-companion memory: heard-only context, impersonation stripping, token budget, SQLite persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from companions.memory import CompanionMemory, SqliteMemoryStore, estimate_tokens, strip_impersonation
+from companions.protocol import Message
+
+
+def test_impersonation_is_stripped() -> None:
+    own, others = ["Akari", "あかり"], ["Bob", "User", "ひな"]
+    assert strip_impersonation("Akari: Hi everyone!", own, others) == "Hi everyone!"
+    assert strip_impersonation("あかり：こんにちは！", own, others) == "こんにちは！"
+    assert strip_impersonation("**Akari**: Hello", own, others) == "Hello"
+    text = "Sounds fun!\nBob: I agree, let's go.\nUser: yes!\nAkari: Then it's settled."
+    assert strip_impersonation(text, own, others) == "Sounds fun!\nThen it's settled."
+    assert strip_impersonation("ひな: そうですね", own, others) == ""
+    assert strip_impersonation("Bobby is nice: really", own, others) == "Bobby is nice: really"
+    assert strip_impersonation("Time: 3 pm", own, others) == "Time: 3 pm"
+
+
+def test_token_estimate_is_cjk_aware() -> None:
+    assert estimate_tokens("こんにちは") > estimate_tokens("hello")
+    assert 20 <= estimate_tokens("a" * 100) <= 30
+
+
+def msg(sender: str, text: str, to: list[str] | None = None) -> Message:
+    return Message.create(from_=sender, message=text, to=to)
+
+
+async def test_memory_is_bounded_by_its_token_budget() -> None:
+    memory = CompanionMemory("akari", budget_tokens=60)
+    for i in range(30):
+        await memory.remember(msg("user", f"message number {i} " + "x" * 40), "User")
+    assert memory.tokens <= 60
+    assert memory.entries[-1].text.startswith("message number 29")
+    assert not any(e.text.startswith("message number 0 ") for e in memory.entries)
+
+
+async def test_own_words_are_assistant_and_others_are_named_user_lines() -> None:
+    memory = CompanionMemory("akari")
+    await memory.remember(msg("user", "Hello Akari"), "Taro")
+    await memory.remember(msg("akari", "Hi Taro!"), "Akari")
+    messages = memory.as_messages()
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[0].text == "Taro (id: user): Hello Akari"
+    assert messages[1].text == "Hi Taro!"
+
+
+async def test_memory_persists_in_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    store = SqliteMemoryStore(path)
+    memory = CompanionMemory("akari", budget_tokens=40, store=store)
+    other = CompanionMemory("hina", store=store)
+    for i in range(10):
+        await memory.remember(msg("user", f"line {i} " + "y" * 30), "User")
+    await other.remember(msg("user", "only for hina"), "User")
+    kept = [e.text for e in memory.entries]
+    store.close()
+
+    reopened = SqliteMemoryStore(path)
+    restored = CompanionMemory("akari", budget_tokens=40, store=reopened)
+    await restored.load()
+    assert [e.text for e in restored.entries] == kept
+    assert all("only for hina" not in e.text for e in restored.entries)
+    await restored.remember(msg("user", "after restart"), "User")
+    assert restored.entries[-1].seq > max(e.seq for e in memory.entries)
+    rows = reopened._run("SELECT COUNT(*) FROM companion_memory WHERE companion_id = 'akari'", ())
+    assert rows[0][0] == len(restored.entries), "trimmed entries were not forgotten on disk"
+    reopened.close()
