@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from companions.llm.types import ChatMessage, ChatRequest, Completion, LLMError, StreamEvent, TextDelta
 from companions.search.classifier import (
@@ -31,6 +33,7 @@ class FakeChatModel:
         self._replies = list(replies)
         self.requests: list[ChatRequest] = []
         self.never = asyncio.Event()  # a stalled reply waits on this, which nobody sets
+        self.called = asyncio.Event()  # set when a request arrives
 
     @property
     def name(self) -> str:
@@ -42,6 +45,7 @@ class FakeChatModel:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
+        self.called.set()
         if not self._replies:
             raise AssertionError(f"unexpected request: {request.messages[-1].text[:80]}")
         reply = self._replies.pop(0)
@@ -333,3 +337,22 @@ def test_held_out_accuracy_stays_above_the_measured_floor() -> None:
     assert ours["global"] >= 0.80
     assert ours["english"] >= 0.83
     assert ours["all"] > seed["all"] + 0.3
+
+
+async def test_cancelling_a_classification_cancels_the_model_call() -> None:
+    model = FakeChatModel("stall")
+    classifier = LLMClassifier(model, timeout_s=30)
+    task = asyncio.create_task(classifier.classify("Reactの特徴は？"))
+    await model.called.wait()  # the request is in flight
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sum(classifier.fallbacks.values()) == 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(min_size=1, max_size=80).filter(lambda s: s.strip() != ""))
+def test_rules_classify_any_text(text: str) -> None:
+    result = rules.classify_now(text)
+    assert result.type in ("local", "global", "relationship", "hybrid")
+    assert all(e.strip() for e in result.extracted_entities)
