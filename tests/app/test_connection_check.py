@@ -57,7 +57,7 @@ class ModelsServer(ThreadingHTTPServer):
 @contextlib.contextmanager
 def models_server(models: list[str] | None = None, required_key: str | None = None) -> Iterator[ModelsServer]:
     server = ModelsServer(models if models is not None else ["llama3.2", "qwen2.5"], required_key)
-    thread = threading.Thread(target=server.serve_forever, name="models-server", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), name="models-server", daemon=True)
     thread.start()
     try:
         yield server

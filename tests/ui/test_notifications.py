@@ -1,0 +1,123 @@
+"""Notifications: errors anywhere become toasts in the window's corner, the log file gets the traceback, and
+the app keeps running."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMainWindow, QPushButton
+from pytestqt.qtbot import QtBot
+
+from app.error_reporting import install_error_reporting
+from app.logs import setup_logging
+from tests.ui.conftest import signal_fired, started_runtime
+from ui.main_window import MainWindow
+from ui.notifications import NotificationArea
+
+
+@pytest.fixture
+def log_file(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "data" / "madoi.log"
+    setup_logging(path, stderr=False)
+    yield path
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_madoi", False):
+            root.removeHandler(handler)
+            handler.close()
+
+
+def _read(path: Path) -> str:
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    return path.read_text(encoding="utf-8")
+
+
+def _window(qtbot: QtBot) -> QMainWindow:
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.resize(700, 500)
+    window.show()
+    return window
+
+
+async def test_a_notification_shows_in_the_corner_and_the_close_button_dismisses_it(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    area = NotificationArea(window, timeout_ms=0)
+    area.notify("Camera", "no camera found", "warning")
+    assert area.isVisible()
+    [toast] = area.visible_toasts
+    assert toast.notification.level == "warning"
+    assert area.geometry().right() <= window.width()
+    assert area.geometry().left() > window.width() // 3  # the right-hand side, out of the chat's way
+    assert area.geometry().bottom() <= window.height()
+    async with signal_fired(area.dismissed):
+        qtbot.mouseClick(toast.close_button, Qt.MouseButton.LeftButton)
+    assert area.visible_toasts == []
+    assert not area.isVisible()
+    assert [n.text for n in area.history] == ["no camera found"]
+
+
+async def test_notifications_fade_away_by_themselves(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    area = NotificationArea(window, timeout_ms=30)
+    async with signal_fired(area.dismissed):
+        area.notify("Saved", "settings saved")
+    assert area.visible_toasts == []
+    assert len(area.history) == 1
+
+
+async def test_only_the_newest_stay_on_screen_but_the_history_keeps_them(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    area = NotificationArea(window, timeout_ms=0, max_visible=3, keep=4)
+    for i in range(6):
+        area.notify("n", f"message {i}")
+    assert [t.notification.text for t in area.visible_toasts] == ["message 3", "message 4", "message 5"]
+    assert [n.text for n in area.history] == ["message 2", "message 3", "message 4", "message 5"]
+
+
+async def test_an_exception_in_a_slot_shows_a_toast_logs_the_traceback_and_the_window_lives_on(
+        qtbot: QtBot, madoi_home: Path, log_file: Path) -> None:
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        await window.attach()
+        window.show()
+        area = NotificationArea(window, timeout_ms=0)
+        reporter = install_error_reporting(asyncio.get_running_loop())
+        reporter.add_callback(area.report_error)
+        try:
+            button = QPushButton("explode", window)
+
+            def broken_slot() -> None:
+                raise RuntimeError("the slot broke")
+
+            button.clicked.connect(broken_slot)
+            async with signal_fired(area.shown):
+                qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+            def broken_callback() -> None:
+                raise ValueError("the callback broke")
+
+            async with signal_fired(area.shown):
+                asyncio.get_running_loop().call_soon(broken_callback)
+        finally:
+            reporter.uninstall()
+        texts = [t.notification.text for t in area.visible_toasts]
+        assert texts[0].startswith("RuntimeError: the slot broke")
+        assert texts[1].startswith("ValueError: the callback broke")
+        assert "keeps running" in texts[0]
+        assert "broken_slot" in area.visible_toasts[0].toolTip()
+        log = _read(log_file)
+        assert 'raise RuntimeError("the slot broke")' in log
+        assert "the callback broke" in log
+        assert window.isVisible()
+        async with signal_fired(window.chat.message_shown):
+            window.chat.input.insertPlainText("still here")
+            window.chat.input.submit()
+        window.close()

@@ -1,0 +1,94 @@
+"""Light and dark themes (style sheets in ``resources/styles``) and a font that renders Japanese.
+
+``"system"`` follows the platform's colour scheme (``QStyleHints.colorScheme``) and keeps following it when the
+user switches their desktop between light and dark while Madoi runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final, Literal
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtWidgets import QApplication
+
+ThemeChoice = Literal["system", "light", "dark"]
+Scheme = Literal["light", "dark"]
+
+STYLES_DIR: Final = Path(__file__).resolve().parent.parent / "resources" / "styles"
+# Latin first so English keeps its own shapes; then CJK families in the order they look best on each platform;
+# Qt falls back through the list glyph by glyph, so Japanese never turns into tofu boxes when any one is present.
+FONT_FAMILIES: Final[tuple[str, ...]] = (
+    "Noto Sans", "Segoe UI", "Cantarell", "DejaVu Sans",
+    "Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", "IPAexGothic", "IPAGothic", "TakaoPGothic",
+    "VL PGothic", "Yu Gothic UI", "Meiryo UI", "Meiryo", "Hiragino Sans", "Hiragino Kaku Gothic ProN",
+)
+JAPANESE_FAMILIES: Final[tuple[str, ...]] = FONT_FAMILIES[4:]
+
+
+def resolve_scheme(choice: ThemeChoice, app: QApplication) -> Scheme:
+    if choice != "system":
+        return choice
+    scheme = app.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        return "dark"
+    if scheme == Qt.ColorScheme.Light:
+        return "light"
+    # Unknown (e.g. offscreen, or an older desktop): judge by the palette's window colour.
+    return "dark" if app.palette().window().color().lightness() < 128 else "light"
+
+
+def style_sheet(scheme: Scheme) -> str:
+    return (STYLES_DIR / f"{scheme}.qss").read_text(encoding="utf-8")
+
+
+def ui_font(point_size: float | None = None) -> QFont:
+    """The application font: available families from :data:`FONT_FAMILIES`, in order."""
+    available = set(QFontDatabase.families())
+    families = [f for f in FONT_FAMILIES if f in available] or ["sans-serif"]
+    font = QFont()
+    font.setFamilies(families)
+    if point_size is not None:
+        font.setPointSizeF(point_size)
+    return font
+
+
+def japanese_font_available() -> bool:
+    available = set(QFontDatabase.families())
+    return any(f in available for f in JAPANESE_FAMILIES)
+
+
+class ThemeManager(QObject):
+    """Applies a theme to the application and, for ``"system"``, re-applies it when the platform switches."""
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self._app = app
+        self.choice: ThemeChoice = "system"
+        self.scheme: Scheme = "light"
+        app.styleHints().colorSchemeChanged.connect(self._platform_changed)
+
+    def apply(self, choice: ThemeChoice) -> Scheme:
+        self.choice = choice
+        self.scheme = resolve_scheme(choice, self._app)
+        self._app.setFont(ui_font())
+        self._app.setStyleSheet(style_sheet(self.scheme))
+        self._app.setProperty("madoiScheme", self.scheme)
+        return self.scheme
+
+    def _platform_changed(self, _scheme: Qt.ColorScheme) -> None:
+        if self.choice == "system":
+            self.apply("system")
+
+
+def apply_theme(app: QApplication, choice: ThemeChoice) -> ThemeManager:
+    """Applies ``choice`` now; keep (or look up with :func:`theme_manager`) the manager to change it later."""
+    manager = theme_manager(app)
+    manager.apply(choice)
+    return manager
+
+
+def theme_manager(app: QApplication) -> ThemeManager:
+    existing = app.findChild(ThemeManager)
+    return existing if isinstance(existing, ThemeManager) else ThemeManager(app)
