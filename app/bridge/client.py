@@ -1,0 +1,75 @@
+"""One connected bridge client: who it is, what it may do, and its bounded send queue.
+
+The bus relay only *offers* frames to a client; a sender task per client writes them to the socket. When a client
+reads too slowly the queue fills and the oldest frame is dropped (counted in ``dropped``), so a slow client never
+stalls the bus or the other clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from app.bridge.limits import AbuseMeter, TokenBucket
+
+
+class ClientSession:
+    def __init__(self, ws: ServerConnection, key: str, *, queue_size: int, bucket: TokenBucket,
+                 abuse: AbuseMeter) -> None:
+        self.ws = ws
+        self.key = key  # connection-unique; the broker knows the client as a responder by this id
+        self.identity: str | None = None  # the `from` it declared in its hello, if any
+        self.answers: list[str] = []
+        self.authenticated = False
+        self.frames_in = 0
+        self.rejected = 0
+        self.sent = 0
+        self.dropped = 0
+        self.close_reason: str | None = None
+        self.bucket = bucket
+        self.abuse = abuse
+        self._queue: collections.deque[str] = collections.deque()
+        self._queue_size = queue_size
+        self._wakeup = asyncio.Event()
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    def offer(self, frame: str) -> None:
+        """Queues a frame for sending; never blocks. A full queue drops its oldest frame."""
+        if len(self._queue) >= self._queue_size:
+            self._queue.popleft()
+            self.dropped += 1
+        self._queue.append(frame)
+        self.idle.clear()
+        self._wakeup.set()
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    async def run_sender(self) -> None:
+        """Writes queued frames to the socket until the connection closes (or the task is cancelled)."""
+        while True:
+            if not self._queue:
+                self.idle.set()
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            frame = self._queue.popleft()
+            try:
+                await self.ws.send(frame)
+            except ConnectionClosed:
+                self._queue.clear()
+                self.idle.set()
+                return
+            self.sent += 1
+
+    async def flush(self, timeout: float) -> None:
+        """Waits (bounded) until the queue is written, e.g. so an error frame goes out before a close."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.idle.wait()
