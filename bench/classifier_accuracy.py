@@ -78,6 +78,23 @@ def accuracy_by_type(classifier: RuleBasedClassifier | SeedRules,
     return {k: sum(v) / len(v) for k, v in sorted(hits.items())}, errors
 
 
+def entity_recall(classifier: RuleBasedClassifier | SeedRules, split: Split) -> float:
+    """Share of the two compared things of JEMHopQA comparison questions found among the extracted entities.
+
+    The gold things are the subjects of the question's derivations, without Wikipedia's disambiguation suffix
+    ("SEVENTEEN (音楽グループ)"); an extracted entity counts when it equals, contains or is part of one (>= 2 chars).
+    """
+    found = total = 0
+    for q in json.loads(JEMHOPQA.read_text(encoding="utf-8")):
+        if q["type"] != "comparison" or (split != "all" and in_heldout(q["qid"]) != (split == "heldout")):
+            continue
+        entities = classifier.classify_now(q["question"]).extracted_entities
+        for gold in {d[0].split(" (")[0] for d in q["derivations"]}:
+            total += 1
+            found += any(gold in e or (len(e) >= 2 and e in gold) for e in entities)
+    return found / total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["heldout", "tune", "all"], default="heldout")
@@ -94,6 +111,8 @@ def main() -> None:
     per_query_ms = (time.perf_counter() - started) * 1000 / len(queries)
     for key in ("global", "relationship", "local", "japanese", "english", "all"):
         report(f"classifier accuracy {key} ({args.split})", ours[key], "fraction", "seed rules", seed[key])
+    report(f"entity recall on comparison questions ({args.split})", entity_recall(ours_classifier, args.split),
+           "fraction", "seed rules", entity_recall(SeedRules(), args.split))
     report("rule classifier time per query", per_query_ms, "ms")
     for q, got in errors[: args.errors]:
         print(f"  {q.source} expected={q.expected} got={got}: {q.text}")

@@ -217,15 +217,17 @@ def _noun_runs(text: str) -> list[tuple[str, bool]]:
     proper = False
     for word in _Tagger.words(text):
         pos1, pos2 = word.feature.pos1, word.feature.pos2
-        if pos1 == _NOUN or (pos1 == "接頭辞" and not current) or (pos1 == "接尾辞" and current and pos2 == "名詞的"):
+        joins_names = word.surface in ("・", "＝", "=") and bool(current)  # パブロ・ピカソ is one name
+        if (pos1 == _NOUN or joins_names or (pos1 == "接頭辞" and not current)
+                or (pos1 == "接尾辞" and current and pos2 == "名詞的")):
             current.append(word.surface)
             proper = proper or pos2 == "固有名詞"
             continue
         if current:
-            runs.append(("".join(current), proper))
+            runs.append(("".join(current).rstrip("・＝="), proper))
         current, proper = [], False
     if current:
-        runs.append(("".join(current), proper))
+        runs.append(("".join(current).rstrip("・＝="), proper))
     return runs
 
 
