@@ -359,3 +359,43 @@ def test_rules_classify_any_text(text: str) -> None:
     result = rules.classify_now(text)
     assert result.type in ("local", "global", "relationship", "hybrid")
     assert all(e.strip() for e in result.extracted_entities)
+
+
+# --- with the project's scripted model and the real openai client ----------------------------------------------------
+
+
+async def test_scripted_model_answers_on_the_classification_lane() -> None:
+    from companions.llm.scripted import ScriptedModel, asks_json, reply_json
+
+    model = ScriptedModel("classifier")
+    model.lane("query_classification").add(
+        reply_json({"type": "relationship", "confidence": 0.92, "extractedEntities": ["織田信長", "豊臣秀吉"],
+                    "relationHint": "比較", "keywords": ["年上"], "intent": "二人の年齢比較"},
+                   expect=asks_json("query_classification")),
+    )
+    result = await LLMClassifier(model).classify("織田信長と豊臣秀吉、年上はどちら？")
+    assert result.type == "relationship"
+    assert result.extracted_entities == ("織田信長", "豊臣秀吉")
+    model.assert_used_up()
+
+
+async def test_through_the_openai_client_against_a_local_server() -> None:
+    from companions.llm.openai_backend import RetryPolicy, build_chat_model
+    from companions.testing.openai_server import OpenAITestServer, error_reply, text_reply
+
+    async with OpenAITestServer(models=["m"]) as server:
+        server.script(text_reply(answer("global", 0.88, keywords=["テーマ"])), error_reply(400, "bad request"))
+        model = build_chat_model(server.base_url, "m", "sk-test", timeout_s=5,
+                                 retry=RetryPolicy(max_retries=0, base_delay_s=0.01, max_delay_s=0.01))
+        try:
+            classifier = LLMClassifier(model)
+            first = await classifier.classify("このドキュメント全体のテーマは何ですか？")
+            assert (first.type, first.source, first.keywords) == ("global", "llm", ("テーマ",))
+            second = await classifier.classify("ReactとVueの違いは何ですか？")
+            assert (second.type, second.fallback_reason) == ("relationship", "llm_error")
+        finally:
+            await model.aclose()
+        body = server.chat_requests()[0].body
+        assert body["temperature"] == 0.1
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["name"] == "query_classification"
