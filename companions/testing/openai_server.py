@@ -8,8 +8,11 @@ fragments the way OpenAI does) or false. Each chat request takes the next script
         server.script(text_reply("Hello there", chunks=["Hel", "lo ", "there"]), error_reply(500))
         model = OpenAIChatModel(base_url=server.base_url, model="test-model", api_key="sk-test")
 
-Every request is recorded (:attr:`OpenAITestServer.requests`); a request with no reply left gets HTTP 500 and is
-counted in :attr:`OpenAITestServer.unexpected`.
+Every request is recorded (:attr:`OpenAITestServer.requests`); a request with no reply left gets the ``fallback``
+reply if one is set (e.g. :func:`echo_reply`, for demos), else HTTP 500, counted in
+:attr:`OpenAITestServer.unexpected` and reported by :meth:`OpenAITestServer.assert_used_up`.
+
+For a demo, run it standalone: ``python -m companions.testing.openai_server --port 8765`` (it echoes).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 import json
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self, TypeAlias
@@ -67,6 +70,7 @@ class StallReply:
 
 
 Reply: TypeAlias = TextReply | ToolCallReply | ErrorReply | StallReply
+Fallback: TypeAlias = Callable[[dict[str, Any]], Reply]  # request body -> reply, when the script is used up
 
 
 def text_reply(text: str, *, chunks: Sequence[str] | None = None, finish_reason: str = "stop") -> TextReply:
@@ -92,6 +96,22 @@ def stall_reply(*chunks: str) -> StallReply:
     return StallReply(tuple(chunks))
 
 
+def echo_reply(body: dict[str, Any]) -> Reply:
+    """A fallback that answers with the last user message's text, streamed word by word."""
+    text = ""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            text = f"You said: {content}"
+            break
+    if not text:
+        return TextReply("Hello!")
+    words = text.split(" ")
+    return TextReply(text, (*(w + " " for w in words[:-1]), words[-1]))
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     method: str
@@ -115,8 +135,16 @@ class OpenAITestServer:
     """See the module docstring. ``api_key`` (if set) is required as a Bearer token; ``models`` are the only
     model ids accepted by chat requests (404 ``model_not_found`` otherwise) and listed by ``GET /v1/models``."""
 
-    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = ("test-model",), port: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        models: Sequence[str] = ("test-model",),
+        port: int = 0,
+        fallback: Fallback | None = None,
+    ) -> None:
         self.api_key = api_key
+        self.fallback = fallback
         self.models = tuple(models)
         self._port = port
         self._replies: deque[Reply] = deque()
@@ -137,6 +165,13 @@ class OpenAITestServer:
     def pending(self) -> int:
         """How many scripted replies were not used yet."""
         return len(self._replies)
+
+    def assert_used_up(self) -> None:
+        """Raises AssertionError if scripted replies were left or a request found no reply."""
+        if self._replies or self.unexpected:
+            raise AssertionError(
+                f"test server: {len(self._replies)} unused replies, {self.unexpected} unexpected requests"
+            )
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
@@ -241,6 +276,8 @@ class OpenAITestServer:
         if model not in self.models:
             await _send_error(writer, ErrorReply(404, f"The model `{model}` does not exist."), code="model_not_found")
             return True
+        if not self._replies and self.fallback is not None:
+            self._replies.append(self.fallback(body))
         if not self._replies:
             self.unexpected += 1
             await _send_error(writer, ErrorReply(500, "test server: no scripted reply left"), code="script_exhausted")
@@ -341,3 +378,20 @@ async def _send_error(writer: asyncio.StreamWriter, reply: ErrorReply, *, code: 
     extra = f"retry-after: {reply.retry_after}\r\n" if reply.retry_after is not None else ""
     body = {"error": {"message": reply.message, "type": "invalid_request_error", "code": code, "param": None}}
     await _send_json(writer, reply.status, body, extra)
+
+
+async def _serve_forever(port: int, model: str) -> None:
+    async with OpenAITestServer(models=[model], port=port, fallback=echo_reply) as server:
+        print(f"OpenAI-compatible echo server at {server.base_url} (model {model!r}); Ctrl+C stops it", flush=True)
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A local OpenAI-compatible server that echoes (for demos).")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--model", default="echo")
+    options = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_forever(options.port, options.model))
