@@ -1,0 +1,154 @@
+"""Fuzz: 10,000+ malformed or hostile frames over one connection; each gets an error, nothing reaches the bus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+from app.bridge import BridgeServer
+from companions.bus import InProcessBus
+from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, to_wire
+from companions.query_broker import QueryBroker
+
+FRAMES = 10_200
+BATCH = 200  # frames in flight at once; below the send queue size, so no error frame is dropped
+MAX_FRAME_BYTES = 4096
+
+
+def _valid_bodies(rng: random.Random) -> list[dict[str, Any]]:
+    return [
+        {"topic": "messages", "body": to_wire(Message.create(from_="user", message="hi", to=["c1"]))},
+        {"topic": "actions", "body": to_wire(Action.create(from_="c1", name="wave"))},
+        {"topic": "states", "body": to_wire(State.create(from_="c1", message_id="m", state="speak", importance=3))},
+        {"topic": "queries", "body": to_wire(Query.create(from_="user", type="vision"))},
+        {"topic": "queries", "body": to_wire(QueryResult.ok(f"q{rng.random()}", {}))},
+    ]
+
+
+def _junk(rng: random.Random) -> Any:
+    return rng.choice([None, True, 0, -1, 1e308, "", "x" * rng.randint(0, 50), [], {}, [1, "a"], {"a": {"b": []}}])
+
+
+def _mutate(rng: random.Random, frame: dict[str, Any]) -> dict[str, Any]:
+    """Breaks a valid frame in one of many ways (every result must be invalid or forbidden)."""
+    body = dict(frame["body"])
+    params = dict(body.get("params", {}))
+    kind = rng.randrange(12)
+    if kind == 0:
+        return {"topic": rng.choice(["events", "hello", "admin", "", "MESSAGES", "queries "]), "body": body}
+    if kind == 1:
+        return {"topic": frame["topic"], "body": body, rng.choice(["x", "id", "from"]): _junk(rng)}
+    if kind == 2:
+        return {rng.choice(["topic", "body"]): frame[rng.choice(["topic", "body"])]}
+    if kind == 3:
+        return {"topic": _junk(rng) if rng.random() < 0.5 else 7, "body": body}
+    if kind == 4:
+        return {"topic": frame["topic"], "body": _junk(rng)}
+    if kind == 5:
+        body["jsonrpc"] = rng.choice(["1.0", "2", None, 2.0])
+    elif kind == 6:
+        body["method"] = rng.choice(["message.sent", "query.send", "state.send", "", None, "__class__"])
+        if body["method"] == "query.send" and frame["topic"] == "queries":
+            body.pop("id", None)
+    elif kind == 7:
+        params.pop(rng.choice(list(params) or ["x"]), None)
+        params["unexpected"] = _junk(rng)
+        body["params"] = params
+    elif kind == 8:
+        params["from"] = rng.choice(["c1", "companion_a", "admin", "root", "USER", "user ", "", 3])
+        body["params"] = params
+    elif kind == 9:
+        params[rng.choice(["importance", "to", "message", "type", "state", "metadata"])] = rng.choice(
+            [11, -1, [3], {"emotion": "furious"}])  # invalid for each of those keys
+        body["params"] = params
+    elif kind == 10:
+        body = {"jsonrpc": "2.0", "id": _junk(rng), "result": _junk(rng), "error": _junk(rng)}
+    else:
+        body["id"] = rng.choice(["", None, 5, "x" * 300, ["id"]])
+    return {"topic": frame["topic"], "body": body}
+
+
+def _hostile_frame(rng: random.Random, i: int) -> str | bytes:
+    kind = i % 10
+    if kind == 0:
+        return bytes(rng.randrange(256) for _ in range(rng.randint(0, 64)))  # binary garbage
+    if kind == 1:
+        text = json.dumps(rng.choice(_valid_bodies(rng)))
+        return text[: rng.randrange(len(text))]  # truncated JSON
+    if kind == 2:
+        return json.dumps(_junk(rng))  # JSON that is not a frame object
+    if kind == 3:
+        depth = rng.randint(500, 1500)
+        return "[" * depth + "]" * depth if rng.random() < 0.5 else '{"a":' * depth + "1" + "}" * depth
+    if kind == 4:
+        return json.dumps({"topic": "messages", "body": {"pad": "z" * (MAX_FRAME_BYTES + rng.randint(1, 5000))}})
+    if kind == 5:  # well-formed, but forbidden: actions, states, forged senders
+        forged: list[WireItem] = [
+            Action.create(from_="user", name="wave"),
+            State.create(from_="user", message_id="m", state="listen", importance=1),
+            Message.create(from_=rng.choice(["c1", "companion_a", "system"]), message="impostor"),
+            Query.create(from_="companion_a", type="vision"),
+        ]
+        return frame_of(rng.choice(forged))
+    if kind == 6:  # results for queries nobody sent
+        return frame_of(QueryResult.ok(f"stray-{i}", {"image": "x"}))
+    if kind == 7:
+        if rng.random() < 0.2:  # invalid UTF-8 in a binary frame (as text, the WebSocket layer itself closes 1007)
+            return '{"topic": "messages", "body": "\ud800"}'.encode("utf-8", "surrogatepass")
+        return "".join(chr(rng.randrange(1, 0x3000)) for _ in range(20))
+    return json.dumps(_mutate(rng, rng.choice(_valid_bodies(rng))), ensure_ascii=rng.random() < 0.5)
+
+
+async def test_10000_hostile_frames_each_get_an_error_and_nothing_reaches_the_bus() -> None:
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    wire: list[WireItem] = []
+    bus.subscribe(("messages", "actions", "states", "queries"), wire.append, name="recorder")
+    bridge = BridgeServer(bus, broker, port=0, max_frame_bytes=MAX_FRAME_BYTES, max_frames_per_second=1e9,
+                          abuse_limit=1e9, send_queue_size=4 * BATCH)
+    await bridge.start()
+    rng = random.Random(20261122)
+    frames = [_hostile_frame(rng, i) for i in range(FRAMES)]
+    codes: dict[int, int] = {}
+    started = time.monotonic()
+    try:
+        async with connect(f"ws://127.0.0.1:{bridge.port}", proxy=None, max_size=None) as ws:
+            for start in range(0, FRAMES, BATCH):
+                batch = frames[start:start + BATCH]
+                for frame in batch:
+                    await ws.send(frame)
+                for frame in batch:
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                    assert reply["jsonrpc"] == "2.0", (frame, reply)
+                    assert set(reply) == {"jsonrpc", "id", "error"}, (frame, reply)
+                    code = reply["error"]["code"]
+                    codes[code] = codes.get(code, 0) + 1
+            # the server is still up and the same connection still works
+            valid = Message.create(from_="user", message="still here")
+            await ws.send(frame_of(valid))
+            await _until(lambda: valid in wire, bus)
+    finally:
+        await bridge.stop()
+        await broker.aclose()
+        await bus.aclose()
+    assert sum(codes.values()) == FRAMES
+    assert wire == [valid]  # nothing hostile was delivered
+    assert bridge.stats.rejected == FRAMES
+    assert {-32700, -32600, -32002, -32003, -32005} <= set(codes), codes
+    assert time.monotonic() - started < 60
+
+
+async def _until(predicate: Callable[[], bool], bus: InProcessBus) -> None:
+    for _ in range(100):
+        await bus.drain()
+        if predicate():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition not reached")
