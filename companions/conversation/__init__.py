@@ -1,0 +1,47 @@
+"""Group conversation control: turn-taking, selection, closing, pacing and user control (issue 4).
+
+Conversation control drives :class:`~companions.conversation.participant.Participant` objects; the real companion
+plugs in through an adapter. :class:`~companions.conversation.manager.ConversationManager` is the runtime
+component; :class:`~companions.conversation.readmodel.ConversationReadModel` follows it through the bus.
+"""
+
+from companions.conversation.closing import EndReason, RepetitionDetector
+from companions.conversation.control import ControlOutcome, ForceNextSpeaker, MuteCompanion, StopConversation
+from companions.conversation.manager import (
+    ConversationConfig,
+    ConversationManager,
+    conversation_manager_from_settings,
+)
+from companions.conversation.participant import LISTEN, Participant, TurnContext, Utterance, Vote
+from companions.conversation.readmodel import (
+    ConversationChanged,
+    ConversationReadModel,
+    ConversationView,
+    TurnView,
+    VoteView,
+)
+from companions.conversation.selection import Selection, select_speaker
+
+__all__ = [
+    "LISTEN",
+    "ControlOutcome",
+    "ConversationChanged",
+    "ConversationConfig",
+    "ConversationManager",
+    "ConversationReadModel",
+    "ConversationView",
+    "EndReason",
+    "ForceNextSpeaker",
+    "MuteCompanion",
+    "Participant",
+    "RepetitionDetector",
+    "Selection",
+    "StopConversation",
+    "TurnContext",
+    "TurnView",
+    "Utterance",
+    "Vote",
+    "VoteView",
+    "conversation_manager_from_settings",
+    "select_speaker",
+]

@@ -1,0 +1,121 @@
+"""Closing stages and the repetition detector that pushes a runaway conversation toward its end.
+
+The detector needs no LLM: it compares character n-grams of the recent messages (Dice coefficient over n-gram
+multisets). Text is NFKC-normalised and lower-cased, punctuation and spaces are dropped; Japanese and Chinese
+text (no spaces between words, one character carries much meaning) uses bigrams, other text trigrams.
+"""
+
+from __future__ import annotations
+
+import collections
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from companions.protocol import CLOSING_ORDER, Closing
+
+EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "no-addressee", "failed"]
+END_REASONS: Final[tuple[EndReason, ...]] = ("closed", "no-speaker", "turn-cap", "stopped", "no-addressee", "failed")
+
+
+def stage_index(stage: Closing) -> int:
+    return CLOSING_ORDER.index(stage)
+
+
+def later_stage(a: Closing, b: Closing) -> Closing:
+    """The more closed of two stages."""
+    return a if stage_index(a) >= stage_index(b) else b
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        0x3040 <= code <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF  # CJK extension A
+        or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
+        or 0xF900 <= code <= 0xFAFF  # compatibility ideographs
+        or 0xAC00 <= code <= 0xD7AF  # hangul syllables
+        or 0xFF66 <= code <= 0xFF9F  # half-width katakana (NFKC folds most of them anyway)
+    )
+
+
+def normalize(text: str) -> str:
+    """NFKC, lower case, letters and digits only (punctuation, symbols and spaces carry no repetition)."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return "".join(ch for ch in folded if ch.isalnum())
+
+
+def is_mostly_cjk(text: str) -> bool:
+    norm = normalize(text)
+    return bool(norm) and sum(_is_cjk(ch) for ch in norm) * 3 >= len(norm)
+
+
+def char_ngrams(text: str, n: int) -> Counter[str]:
+    norm = normalize(text)
+    if len(norm) < n:
+        return Counter([norm]) if norm else Counter()
+    return Counter(norm[i:i + n] for i in range(len(norm) - n + 1))
+
+
+def similarity(a: str, b: str) -> float:
+    """Character n-gram Dice similarity in 0..1 (1.0 for the same normalised text)."""
+    na, nb = normalize(a), normalize(b)
+    if not na or not nb:
+        return 0.0
+    if na == nb:
+        return 1.0
+    n = 2 if is_mostly_cjk(a) or is_mostly_cjk(b) else 3
+    ga, gb = char_ngrams(a, n), char_ngrams(b, n)
+    total = sum(ga.values()) + sum(gb.values())
+    if total == 0:
+        return 0.0
+    return 2.0 * sum((ga & gb).values()) / total
+
+
+@dataclass(frozen=True)
+class RepetitionReport:
+    """After one message: its best similarity to the window, and the stage the conversation is pushed to."""
+
+    similarity: float
+    repeats: int
+    pressure: Closing
+
+
+class RepetitionDetector:
+    """Counts recent messages that repeat an earlier one and maps the count to a closing stage.
+
+    A message is a repeat when its similarity to one of the previous ``window`` messages reaches ``threshold``.
+    The number of repeats among the last ``window`` messages pushes the conversation: 1 -> pre-closing,
+    2 -> closing, ``terminal_after`` or more -> terminal.
+    """
+
+    def __init__(self, *, window: int = 6, threshold: float = 0.6, terminal_after: int = 3) -> None:
+        if window < 1 or terminal_after < 3:
+            raise ValueError("window must be >= 1 and terminal_after >= 3")
+        self.window = window
+        self.threshold = threshold
+        self.terminal_after = terminal_after
+        self._texts: collections.deque[str] = collections.deque(maxlen=window)
+        self._flags: collections.deque[bool] = collections.deque(maxlen=window)
+
+    def reset(self) -> None:
+        self._texts.clear()
+        self._flags.clear()
+
+    @property
+    def pressure(self) -> Closing:
+        repeats = sum(self._flags)
+        if repeats >= self.terminal_after:
+            return "terminal"
+        if repeats >= 2:
+            return "closing"
+        if repeats >= 1:
+            return "pre-closing"
+        return "none"
+
+    def observe(self, text: str) -> RepetitionReport:
+        best = max((similarity(text, old) for old in self._texts), default=0.0)
+        self._texts.append(text)
+        self._flags.append(best >= self.threshold)
+        return RepetitionReport(similarity=best, repeats=sum(self._flags), pressure=self.pressure)

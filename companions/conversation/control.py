@@ -1,0 +1,76 @@
+"""User control: mute/unmute, force the next speaker, stop. Interrupting is simply sending a user message.
+
+Control works two ways: direct calls on the manager, or commands published on the bus ``events`` topic (so the UI,
+a bridge client handler or a test can steer the conversation without holding a reference to the manager).
+Each command has an outcome value; a refused command (unknown companion, forcing a muted one) says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from companions.bus import LocalEvent
+
+
+class ConversationCommand(LocalEvent):
+    """Base of the commands the conversation manager accepts on the ``events`` topic."""
+
+
+@dataclass(frozen=True)
+class MuteCompanion(ConversationCommand):
+    """Mute (``muted=True``) or unmute a companion: a muted one neither votes nor is picked."""
+
+    companion: str
+    muted: bool = True
+
+
+@dataclass(frozen=True)
+class ForceNextSpeaker(ConversationCommand):
+    """The named companion takes the next turn (once); if the conversation is idle, it resumes it."""
+
+    companion: str
+
+
+@dataclass(frozen=True)
+class StopConversation(ConversationCommand):
+    """Ends the conversation now: pending turns, generation and speech are cancelled."""
+
+
+@dataclass(frozen=True)
+class ControlOutcome:
+    ok: bool
+    detail: str
+
+
+@dataclass
+class ControlState:
+    """Muted companions and the one-shot forced speaker."""
+
+    muted: set[str] = field(default_factory=set)
+    forced: str | None = None
+
+    def set_muted(self, companion: str, muted: bool, present: frozenset[str]) -> ControlOutcome:
+        if companion not in present:
+            return ControlOutcome(False, f"{companion} is not here")
+        if muted:
+            self.muted.add(companion)
+            if self.forced == companion:
+                self.forced = None
+            return ControlOutcome(True, f"{companion} is muted")
+        self.muted.discard(companion)
+        return ControlOutcome(True, f"{companion} may speak again")
+
+    def force(self, companion: str, present: frozenset[str]) -> ControlOutcome:
+        if companion not in present:
+            return ControlOutcome(False, f"{companion} is not here")
+        if companion in self.muted:
+            return ControlOutcome(False, f"{companion} is muted; unmute it first")
+        self.forced = companion
+        return ControlOutcome(True, f"{companion} speaks next")
+
+    def take_forced(self, present: frozenset[str]) -> str | None:
+        """Returns and clears the forced speaker, if it is still present and unmuted."""
+        forced, self.forced = self.forced, None
+        if forced is None or forced not in present or forced in self.muted:
+            return None
+        return forced

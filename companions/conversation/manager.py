@@ -1,0 +1,364 @@
+"""The conversation manager: turns, selection, closing, pacing and user control, wired to the bus.
+
+One conversation runs at a time, as one *driver* task: open a turn on a message, collect votes by the deadline,
+select a speaker, let it compose (possibly while the previous speech still plays), wait for the floor, publish its
+message, start its speech, and open the next turn on that message. A user message cancels the driver, cuts the
+speech, calls the participants' interrupt hooks, and starts a new driver: conversations never fork.
+Companion messages that arrive from elsewhere while a driver runs are heard (kept in the history) but do not open
+a second thread. Every participant call runs as an owned task with a bound, so nothing a participant does can
+stall the conversation or the shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from companions.bus import Bus, BusItem, Subscription
+from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
+from companions.conversation.control import (
+    ControlOutcome,
+    ControlState,
+    ForceNextSpeaker,
+    MuteCompanion,
+    StopConversation,
+)
+from companions.conversation.pacing import Floor
+from companions.conversation.participant import Participant, TurnContext, Utterance
+from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from companions.conversation.selection import select_speaker
+from companions.conversation.turns import VoteOutcome, addressees, collect_votes
+from companions.protocol import Closing, Message, MessageMetadata, MessageParams, State, new_id
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+INTERRUPT_TIMEOUT_S: Final = 0.5
+
+
+@dataclass(frozen=True)
+class ConversationConfig:
+    vote_deadline_s: float = 4.0
+    turn_cap: int = 12
+    compose_timeout_s: float = 60.0
+    speech_timeout_s: float = 180.0
+    history_limit: int = 40
+    recent_window: int = 6
+    repetition_threshold: float = 0.6
+
+
+class _Failed(Exception):
+    """A bounded participant call did not produce a value (timeout or error)."""
+
+
+class ConversationManager:
+    """Drives the group conversation among the registered participants. A runtime component (start/stop)."""
+
+    name = "conversation"
+
+    def __init__(self, bus: Bus, *, user_id: str = "user", config: ConversationConfig | None = None,
+                 participants: Iterable[Participant] = ()) -> None:
+        self.bus = bus
+        self.user_id = user_id
+        self.config = config or ConversationConfig()
+        self.control = ControlState()
+        self._participants: dict[str, Participant] = {}
+        self._joined: dict[str, int] = {}
+        self._history: collections.deque[tuple[int, Message]] = collections.deque(maxlen=500)
+        self._seq = 0
+        self._own: collections.deque[str] = collections.deque(maxlen=64)
+        self._recent: collections.deque[str] = collections.deque(maxlen=self.config.recent_window)
+        self._repetition = RepetitionDetector(threshold=self.config.repetition_threshold)
+        self._tasks = TaskSet("conversation")
+        self._calls = TaskSet("conversation-calls")
+        self._floor = Floor(self._calls, on_change=lambda holder: self._update("floor", floor=holder))
+        self._driver: asyncio.Task[None] | None = None
+        self._busy: set[str] = set()
+        self._waiting: str | None = None
+        self._lock = asyncio.Lock()
+        self._subscription: Subscription | None = None
+        self._last_speaker: str | None = None
+        self._turn_number = 0
+        self._turns_taken = 0
+        self.view = ConversationView()
+        for p in participants:
+            self.add_participant(p)
+
+    # -- participants ---------------------------------------------------------------------------------------
+    @property
+    def present(self) -> frozenset[str]:
+        return frozenset(self._participants)
+
+    def add_participant(self, participant: Participant) -> None:
+        self._participants[participant.id] = participant
+        self._joined[participant.id] = self._seq + 1  # hears from the next message on
+        self._update("joined", present=tuple(sorted(self._participants)))
+
+    def remove_participant(self, companion: str) -> None:
+        self._participants.pop(companion, None)
+        self._joined.pop(companion, None)
+        self.control.muted.discard(companion)
+        self._update("left", present=tuple(sorted(self._participants)), muted=tuple(sorted(self.control.muted)))
+
+    # -- component ------------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._subscription is None:
+            self._subscription = self.bus.subscribe(("messages", "events"), self._on_bus, name="conversation",
+                                                    overflow="drop_newest")
+
+    async def stop(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        await self._halt()
+        await self._tasks.aclose()
+        await self._calls.aclose()
+
+    # -- user control ---------------------------------------------------------------------------------------
+    def mute(self, companion: str, muted: bool = True) -> ControlOutcome:
+        outcome = self.control.set_muted(companion, muted, self.present)
+        self._update("muted", muted=tuple(sorted(self.control.muted)), forced_next=self.control.forced)
+        return outcome
+
+    async def force_next(self, companion: str) -> ControlOutcome:
+        """The companion takes the next turn; an idle or ended conversation resumes on the last message."""
+        outcome = self.control.force(companion, self.present)
+        self._update("forced", forced_next=self.control.forced)
+        if outcome.ok and not self.running and self._history:
+            async with self._lock:
+                self._begin(self._history[-1][1], resumed=True)
+        return outcome
+
+    async def stop_conversation(self) -> ControlOutcome:
+        async with self._lock:
+            was_running = self.running
+            await self._halt()
+            if was_running:
+                self._end("stopped", "stopped by the user")
+        return ControlOutcome(was_running, "stopped" if was_running else "nothing to stop")
+
+    @property
+    def running(self) -> bool:
+        return self._driver is not None and not self._driver.done()
+
+    # -- bus ------------------------------------------------------------------------------------------------
+    async def _on_bus(self, item: BusItem) -> None:
+        if isinstance(item, MuteCompanion):
+            self.mute(item.companion, item.muted)
+        elif isinstance(item, ForceNextSpeaker):
+            await self.force_next(item.companion)
+        elif isinstance(item, StopConversation):
+            await self.stop_conversation()
+        elif isinstance(item, Message):
+            await self.handle_message(item)
+
+    async def handle_message(self, message: Message) -> None:
+        """A message from the bus: a user's interrupts and opens a turn; a companion's opens one when idle."""
+        if message.params.id in self._own:
+            return
+        async with self._lock:
+            if message.params.from_ in self._participants:
+                self._hear(message)
+                if not self.running:
+                    self._begin(message, resumed=False)
+                return
+            await self._halt()
+            self._hear(message)
+            self._begin(message, resumed=False)
+
+    # -- the driver -----------------------------------------------------------------------------------------
+    def _begin(self, trigger: Message, *, resumed: bool) -> None:
+        self._turns_taken = 0
+        if not resumed and trigger.params.from_ not in self._participants:
+            self._repetition.reset()
+            self._last_speaker = None
+        self._update("started", status="running", ended_reason=None, ended_detail="", turns_taken=0,
+                     closing=self._repetition.pressure)
+        self._driver = self._tasks.spawn(self._drive(trigger), name=f"conversation:{trigger.params.id}")
+
+    async def _drive(self, trigger: Message) -> None:
+        next_message: Message | None = trigger
+        while next_message is not None:
+            next_message = await self._run_turn(next_message)
+
+    async def _run_turn(self, trigger: Message) -> Message | None:
+        self._turn_number += 1
+        turn_id = trigger.params.id
+        present = self.present
+        eligible = present - self.control.muted
+        forced = self.control.take_forced(present)
+        turn = TurnView(turn_id, trigger.params.from_, self._turn_number, "voting")
+        self._update("turn", turn=turn, forced_next=None)
+        if self._turns_taken >= self.config.turn_cap and forced is None:
+            await self._finish(turn, "turn-cap", f"{self._turns_taken} turns reached the cap")
+            return None
+        voters = [v for v in addressees(trigger, present, self.user_id) if v in eligible]
+        if not voters and forced is None:
+            await self._finish(turn, "no-addressee", "the message was not addressed to any companion")
+            return None
+        pressure = self._repetition.pressure
+        contexts = {v: self._context(v, trigger, pressure) for v in voters}
+        turn = dataclasses.replace(turn, votes=tuple(VoteView(v, "pending") for v in voters))
+        self._update("turn", turn=turn)
+
+        def on_vote(outcome: VoteOutcome) -> None:
+            nonlocal turn
+            if outcome.status == "voted":
+                v = outcome.vote
+                self.bus.publish(State.create(from_=outcome.voter, message_id=turn_id, state=v.state,
+                                              importance=v.importance, selected=v.selected, closing=v.closing))
+            votes = tuple(VoteView.of(outcome) if x.companion == outcome.voter else x for x in turn.votes)
+            turn = dataclasses.replace(turn, votes=votes)
+            self._update("vote", turn=turn)
+
+        ballots = {v: (lambda v=v: self._bounded(v, self._participants[v].vote(contexts[v]), None))
+                   for v in voters}
+        outcomes = await collect_votes(ballots, deadline_s=self.config.vote_deadline_s, owner=self._calls,
+                                       on_vote=on_vote)
+        votes = {v: o.vote for v, o in outcomes.items()}
+        selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
+                                   previous_speaker=self._last_speaker, forced=forced,
+                                   eligible=self.present - self.control.muted)
+        turn = dataclasses.replace(turn, selection_reason=selection.reason)
+        for candidate in selection.ranking:
+            speaker = self._participants.get(candidate)
+            if speaker is None or candidate in self.control.muted:
+                continue
+            vote = votes.get(candidate)
+            closing = later_stage(vote.closing if vote is not None else "none", self._repetition.pressure)
+            turn = dataclasses.replace(turn, phase="composing", speaker=candidate, closing=closing)
+            self._update("composing", turn=turn, closing=closing)
+            context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure)
+            try:
+                utterance = await self._bounded(candidate, speaker.compose(context, closing),
+                                                self.config.compose_timeout_s)
+            except _Failed as err:
+                log.warning("%s could not compose (%s); the floor passes on", candidate, err)
+                continue
+            if isinstance(utterance, Utterance) and utterance.text.strip():
+                return await self._deliver(turn, speaker, utterance, closing)
+        if not selection.ranking:
+            await self._finish(turn, "no-speaker", "nobody wanted to speak")
+        else:
+            await self._finish(turn, "failed", "no candidate could say anything")
+        return None
+
+    async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
+                       closing: Closing) -> Message | None:
+        self._update("waiting", turn=dataclasses.replace(turn, phase="waiting"))
+        self._waiting = speaker.id  # composed but not yet said: told on interrupt that its words were dropped
+        try:
+            await self._floor.wait_clear()  # pacing: never talk over the previous speech
+        finally:
+            self._waiting = None
+        to = list(utterance.to) or [*sorted(self.present - {speaker.id}), self.user_id]
+        extra = dict(utterance.metadata)
+        metadata = MessageMetadata(emotion=utterance.emotion, **extra) if utterance.emotion or extra else None
+        message = Message(params=MessageParams(id=new_id(), from_=speaker.id, to=to, message=utterance.text,
+                                               metadata=metadata))
+        self._own.append(message.params.id)
+        self._hear(message)
+        report = self._repetition.observe(utterance.text)
+        self.bus.publish(message)
+        self._turns_taken += 1
+        self._recent.append(speaker.id)
+        self._last_speaker = speaker.id
+        self._floor.start(speaker.id, self._speech(speaker, message))
+        # The pressure this message adds applies to the next turn (its speaker is pushed to say goodbye);
+        # only the speaker's own stage decides whether this was the last word.
+        self._update("spoke", turn=dataclasses.replace(turn, phase="speaking"), turns_taken=self._turns_taken,
+                     closing=later_stage(closing, report.pressure), repetition=round(report.similarity, 3))
+        if closing == "terminal":
+            await self._finish(turn, "closed", f"{speaker.id} closed the conversation")
+            return None
+        return message
+
+    async def _finish(self, turn: TurnView, reason: EndReason, detail: str) -> None:
+        await self._floor.wait_clear()
+        self._update("turn", turn=dataclasses.replace(turn, phase="ended"))
+        self._end(reason, detail)
+
+    def _end(self, reason: EndReason, detail: str) -> None:
+        log.info("conversation ended: %s (%s)", reason, detail)
+        self._update("ended", status="ended", ended_reason=reason, ended_detail=detail)
+
+    async def _speech(self, speaker: Participant, message: Message) -> None:
+        try:
+            await self._bounded(speaker.id, speaker.speak(message), self.config.speech_timeout_s)
+        except _Failed as err:
+            log.warning("speech of %s failed: %s", speaker.id, err)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    async def _bounded(self, who: str, call: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        """Runs a participant call as an owned task, bounded by ``timeout``; cancelling the caller cancels it.
+
+        The caller never waits for a call that ignores cancellation: the task stays with ``self._calls``.
+        """
+        task = self._calls.spawn(call, name=f"call:{who}")
+        self._busy.add(who)
+        try:
+            done, _ = await asyncio.wait([task], timeout=timeout)
+        finally:
+            self._busy.discard(who)
+            if not task.done():
+                task.cancel()
+        if not done:
+            raise _Failed(f"no answer within {timeout:g} s")
+        if task.cancelled():
+            raise _Failed("cancelled")
+        exc = task.exception()
+        if exc is not None:
+            raise _Failed(f"{type(exc).__name__}: {exc}")
+        return task.result()
+
+    async def _halt(self) -> None:
+        """Cancels the driver, cuts the speech and calls the interrupt hooks of everyone with work in flight."""
+        involved = set(self._busy) | {p for p in (self._floor.holder, self._waiting) if p is not None}
+        driver, self._driver = self._driver, None
+        if driver is not None and not driver.done():
+            driver.cancel()
+            await asyncio.wait([driver])
+            turn = self.view.turn
+            if turn is not None and turn.phase not in ("ended", "speaking"):
+                self._update("cancelled", turn=dataclasses.replace(turn, phase="cancelled"))
+        await self._floor.cut()
+        hooks = [self._participants[p].interrupt() for p in sorted(involved) if p in self._participants]
+        if hooks:
+            results = await asyncio.wait([self._calls.spawn(h, name="interrupt") for h in hooks],
+                                         timeout=INTERRUPT_TIMEOUT_S)
+            if results[1]:
+                log.warning("%d interrupt hooks did not return in time", len(results[1]))
+
+    def _hear(self, message: Message) -> None:
+        self._seq += 1
+        self._history.append((self._seq, message))
+
+    def _context(self, who: str, trigger: Message, pressure: Closing) -> TurnContext:
+        since = self._joined.get(who, 0)
+        heard = [m for seq, m in self._history if seq >= since][-self.config.history_limit:]
+        return TurnContext(turn_id=trigger.params.id, message=trigger, history=tuple(heard),
+                           present=tuple(sorted(self.present)), user_id=self.user_id,
+                           addressed_directly=_only_companion_addressed(trigger, who, self.user_id),
+                           closing_hint=pressure)
+
+    def _update(self, change: str, **fields: Any) -> None:
+        self.view = dataclasses.replace(self.view, revision=self.view.revision + 1, **fields)
+        self.bus.publish(ConversationChanged(self.view, change))
+
+
+def _only_companion_addressed(message: Message, who: str, user_id: str) -> bool:
+    """``who`` is the one companion the message's ``to`` names (asked directly, not one of a crowd)."""
+    companions = {t for t in message.params.to if t != user_id}
+    return companions == {who}
+
+
+def conversation_manager_from_settings(bus: Bus, settings: Any, *, user_id: str,
+                                       participants: Iterable[Participant] = ()) -> ConversationManager:
+    """Factory for the assembly: ``settings`` is the app's ``ConversationSettings`` (vote_deadline_s, turn_cap)."""
+    config = ConversationConfig(vote_deadline_s=float(settings.vote_deadline_s), turn_cap=int(settings.turn_cap))
+    return ConversationManager(bus, user_id=user_id, config=config, participants=participants)

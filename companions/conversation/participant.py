@@ -1,0 +1,108 @@
+"""The port between conversation control and a companion: what the manager asks of each participant.
+
+Conversation control never talks to an LLM, a worker or a speaker directly; it drives :class:`Participant` objects.
+The real companion (worker + cards + speak query) plugs in through an adapter; tests use small doubles. Every
+method may fail or hang: the manager bounds each call (vote deadline, compose timeout), cancels it on interrupt,
+and turns failures into values (a failed vote is ``listen``, a failed composition passes the floor on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from companions.protocol import Closing, Emotion, Message, Speech
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A participant's own view of the next turn (the wire ``State`` plus a free-text reason for the UI).
+
+    ``selected`` means "I was named or asked directly"; ``closing`` is where the participant thinks the
+    conversation stands (none -> pre-closing -> closing -> terminal).
+    """
+
+    state: Speech
+    importance: int
+    selected: bool = False
+    closing: Closing = "none"
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in ("speak", "listen"):
+            raise ValueError(f"state must be 'speak' or 'listen', got {self.state!r}")
+        if not 0 <= self.importance <= 10:
+            raise ValueError(f"importance must be within 0..10, got {self.importance}")
+        if self.closing not in ("none", "pre-closing", "closing", "terminal"):
+            raise ValueError(f"unknown closing stage {self.closing!r}")
+
+
+LISTEN = Vote(state="listen", importance=0, reason="")
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What a participant is told when a turn opens.
+
+    Attributes:
+        turn_id: the id of the message that opened the turn (the wire ``messageId`` of the votes).
+        message: that message.
+        history: the messages this participant heard while present, oldest first, ending with ``message``.
+        present: ids of every present companion (including this one).
+        user_id: the id the user speaks under.
+        addressed_directly: this participant is the only companion the message's ``to`` names.
+        closing_hint: the stage the framework pushes toward (the repetition detector); a vote or an utterance
+            should not be less closed than this.
+    """
+
+    turn_id: str
+    message: Message
+    history: tuple[Message, ...]
+    present: tuple[str, ...]
+    user_id: str
+    addressed_directly: bool = False
+    closing_hint: Closing = "none"
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """What the floor holder wants to say. The manager turns it into a ``Message`` with ``from`` set to the
+    speaker's id (never taken from the model). An empty ``to`` means everyone present and the user."""
+
+    text: str
+    to: tuple[str, ...] = ()
+    emotion: Emotion | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+class Participant(Protocol):
+    """A companion as conversation control sees it.
+
+    Call order per turn: ``vote`` (in parallel with the other addressed participants, bounded by the vote
+    deadline); for the chosen speaker ``compose`` (may run while the previous speaker is still speaking); then,
+    once the previous speech finished, the manager publishes the message and awaits ``speak``. ``interrupt`` is
+    the cancellation hook: the manager calls it (besides cancelling the pending coroutine) when the user
+    interrupts or stops, so that work running outside the loop (a TTS thread, an HTTP stream) stops too.
+    """
+
+    @property
+    def id(self) -> str:
+        """The companion id (``from`` of its messages and votes)."""
+        ...
+
+    async def vote(self, turn: TurnContext) -> Vote:
+        """Returns this participant's State for the turn. May raise or hang: that counts as ``listen``."""
+        ...
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        """Thinks of what to say now that it holds the floor; ``closing`` is the stage to speak at
+        (``terminal`` means: say goodbye). ``None`` or an exception passes the floor to the next candidate."""
+        ...
+
+    async def speak(self, message: Message) -> None:
+        """Says ``message`` aloud (the ``speak`` query) and returns when the speech has finished."""
+        ...
+
+    async def interrupt(self) -> None:
+        """Stops in-flight generation and speech now. Idempotent; must not raise."""
+        ...

@@ -1,0 +1,83 @@
+"""Who speaks next: one pure, deterministic function of the votes.
+
+Every node that sees the same votes picks the same speaker, whatever order the votes arrived in (the reference
+framework broke ties by arrival order, so nodes disagreed). Rules, in order:
+
+1. A forced companion (user control) speaks, if it is eligible.
+2. Candidates are the companions that were selected (named / asked directly) or want to speak.
+3. Selected before speak-only; then ``speak`` before ``listen``; then higher importance; then fewer recent turns
+   (this spreads the floor); then the id (a stable, total order).
+4. The previous speaker is never picked twice in a row, unless it was selected by name or is the only candidate.
+
+The result is the whole ranking, so a speaker that fails to compose passes the floor to the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from companions.conversation.participant import Vote
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome: ``speaker`` is ``ranking[0]`` (``None`` when nobody wants the floor)."""
+
+    ranking: tuple[str, ...]
+    reason: str
+
+    @property
+    def speaker(self) -> str | None:
+        return self.ranking[0] if self.ranking else None
+
+
+def rank_key(voter: str, vote: Vote, recent_turns: Mapping[str, int]) -> tuple[int, int, int, int, str]:
+    """The sort key of a candidate; smaller is earlier. Total because ids are unique."""
+    return (
+        0 if vote.selected else 1,
+        0 if vote.state == "speak" else 1,
+        -vote.importance,
+        recent_turns.get(voter, 0),
+        voter,
+    )
+
+
+def select_speaker(
+    votes: Mapping[str, Vote],
+    *,
+    recent_turns: Mapping[str, int] | None = None,
+    previous_speaker: str | None = None,
+    forced: str | None = None,
+    eligible: frozenset[str] | None = None,
+) -> Selection:
+    """Ranks the candidates for the next turn.
+
+    Args:
+        votes: each voter's vote (missing / invalid votes should already be ``listen``).
+        recent_turns: how many of the recent turns each companion held (fewer wins a tie).
+        previous_speaker: who held the last turn (not picked again unless named or alone).
+        forced: a companion the user asked to speak next; it leads the ranking when eligible.
+        eligible: who may speak at all (present and unmuted); ``None`` means every voter.
+    """
+    recent = recent_turns or {}
+    allowed = eligible if eligible is not None else frozenset(votes)
+    candidates = [v for v, vote in votes.items() if v in allowed and (vote.selected or vote.state == "speak")]
+    candidates.sort(key=lambda v: rank_key(v, votes[v], recent))
+    if forced is not None and forced in allowed:
+        rest = tuple(c for c in candidates if c != forced)
+        return Selection((forced, *rest), f"{forced} was asked to speak next")
+    if not candidates:
+        return Selection((), "nobody wants to speak")
+    if (
+        candidates[0] == previous_speaker
+        and len(candidates) > 1
+        and not votes[candidates[0]].selected
+    ):
+        candidates.append(candidates.pop(0))
+        reason = f"{candidates[0]} speaks; {previous_speaker} just spoke"
+    else:
+        top = votes[candidates[0]]
+        why = "was named" if top.selected else f"wants to speak (importance {top.importance})"
+        reason = f"{candidates[0]} {why}"
+    return Selection(tuple(candidates), reason)

@@ -1,0 +1,117 @@
+"""One turn's vote phase: who is addressed, parallel votes, and the deadline that keeps a turn from stalling.
+
+Votes run concurrently; each arrives through ``on_vote`` as soon as it is in. The phase ends when every vote is
+in or when the deadline passes, whichever is first. A vote that is late, raises, or is not a :class:`Vote` counts
+as ``listen`` and is reported as ``missing`` or ``invalid``. A participant that ignores cancellation cannot hold
+the turn either: its task is handed to the owner's :class:`TaskSet` and the turn goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from companions.conversation.participant import LISTEN, Vote
+from companions.protocol import Message
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+VoteStatus: TypeAlias = Literal["pending", "voted", "missing", "invalid", "muted"]
+TurnPhase: TypeAlias = Literal["voting", "composing", "waiting", "speaking", "done", "cancelled", "ended"]
+CANCEL_GRACE_S: Final = 0.05
+
+
+@dataclass(frozen=True)
+class VoteOutcome:
+    """How a voter's vote ended; ``vote`` is what selection uses (``listen`` unless ``status == "voted"``)."""
+
+    voter: str
+    status: VoteStatus
+    vote: Vote
+    error: str = ""
+    latency_s: float = 0.0
+
+
+def addressees(message: Message, present: Iterable[str], user_id: str) -> tuple[str, ...]:
+    """The present companions a message is addressed to, sorted by id; the sender never votes on its own words.
+
+    An empty ``to`` means everyone present (the reference's user messages; a companion's message to nobody in
+    particular is treated the same way).
+    """
+    present_ids = sorted(set(present))
+    sender = message.params.from_
+    to = set(message.params.to)
+    if not to:
+        return tuple(p for p in present_ids if p != sender)
+    return tuple(p for p in present_ids if p in to and p not in (sender, user_id))
+
+
+async def collect_votes(
+    ballots: Mapping[str, Callable[[], Awaitable[Vote]]],
+    *,
+    deadline_s: float,
+    owner: TaskSet,
+    on_vote: Callable[[VoteOutcome], None] | None = None,
+) -> dict[str, VoteOutcome]:
+    """Runs every ballot at once and returns each voter's outcome by the deadline.
+
+    Cancelling the caller cancels every ballot still running.
+    """
+    started = time.monotonic()
+    outcomes: dict[str, VoteOutcome] = {}
+
+    def finish(outcome: VoteOutcome) -> None:
+        if outcome.voter in outcomes:
+            return
+        outcomes[outcome.voter] = outcome
+        if on_vote is not None:
+            try:
+                on_vote(outcome)
+            except Exception:
+                log.exception("vote observer failed on %s", outcome.voter)
+
+    def done(voter: str, task: asyncio.Task[Vote]) -> None:
+        latency = time.monotonic() - started
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            finish(VoteOutcome(voter, "invalid", LISTEN, f"{type(exc).__name__}: {exc}", latency))
+            return
+        result = task.result()
+        if isinstance(result, Vote):
+            finish(VoteOutcome(voter, "voted", result, "", latency))
+        else:
+            finish(VoteOutcome(voter, "invalid", LISTEN, f"not a Vote: {type(result).__name__}", latency))
+
+    async def ballot(make: Callable[[], Awaitable[Vote]]) -> Vote:
+        return await make()
+
+    tasks: dict[asyncio.Task[Vote], str] = {}
+    for voter, make in ballots.items():
+        task = owner.spawn(ballot(make), name=f"vote:{voter}")
+        task.add_done_callback(functools.partial(done, voter))
+        tasks[task] = voter
+    try:
+        if tasks:
+            await asyncio.wait(tasks, timeout=max(0.0, deadline_s))
+    finally:
+        pending = [t for t in tasks if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            # Give cancelled ballots a moment to unwind; one that ignores cancellation stays with the owner.
+            _, stuck = await asyncio.wait(pending, timeout=CANCEL_GRACE_S)
+            for task in stuck:
+                log.warning("vote of %s ignores cancellation; the turn goes on without it", tasks[task])
+    elapsed = time.monotonic() - started
+    for voter in ballots:
+        if voter not in outcomes:
+            finish(VoteOutcome(voter, "missing", LISTEN, f"no vote within {deadline_s:g} s", elapsed))
+    return {voter: outcomes[voter] for voter in ballots}

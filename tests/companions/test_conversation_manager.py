@@ -1,0 +1,394 @@
+"""Conversation simulations on the Participant port: turns, deadline, ties, interrupt, control, pacing, closing.
+
+The participants here are doubles of the port (the manager's only dependency besides the real bus); the
+simulation through voting.py on the ChatModel port is in test_conversation_voting.py. Deadlines are tens of
+milliseconds and every wait is on an event, never on a sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from companions.bus import InProcessBus
+from companions.conversation import (
+    ConversationConfig,
+    ConversationManager,
+    ConversationReadModel,
+    ConversationView,
+    ForceNextSpeaker,
+    MuteCompanion,
+    StopConversation,
+    TurnContext,
+    Utterance,
+    Vote,
+)
+from companions.protocol import Closing, Message, State
+
+VoteFn = Callable[[TurnContext], Awaitable[Vote] | Vote]
+SayFn = Callable[[TurnContext, Closing], str | None]
+
+
+@dataclass(eq=False)
+class Double:
+    """A Participant double: votes and lines come from functions; speech can be held open by a test."""
+
+    id: str
+    vote_fn: VoteFn
+    say_fn: SayFn = lambda turn, closing: "hmm"
+    log: list[str] = field(default_factory=list)  # shared event log: "vote:x", "compose:x", "speak:x" ...
+    hold_speech: bool = False
+    turns: list[TurnContext] = field(default_factory=list)
+    spoken: list[Message] = field(default_factory=list)
+    interrupts: int = 0
+    _release: asyncio.Event = field(default_factory=asyncio.Event)
+    speaking: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def vote(self, turn: TurnContext) -> Vote:
+        self.turns.append(turn)
+        result = self.vote_fn(turn)
+        if not isinstance(result, Vote):
+            result = await result
+        return result
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        self.log.append(f"compose:{self.id}")
+        text = self.say_fn(turn, closing)
+        return Utterance(text=text) if text is not None else None
+
+    async def speak(self, message: Message) -> None:
+        self.log.append(f"speak:{self.id}")
+        self.speaking.set()
+        try:
+            if self.hold_speech:
+                await self._release.wait()
+                self._release.clear()
+            self.spoken.append(message)
+        finally:
+            self.speaking.clear()
+            self.log.append(f"spoken:{self.id}")
+
+    def release(self) -> None:
+        self._release.set()
+
+    async def interrupt(self) -> None:
+        self.interrupts += 1
+        self.log.append(f"interrupt:{self.id}")
+
+
+def wants(importance: int, *, closing: Closing = "none", reason: str = "") -> VoteFn:
+    return lambda turn: Vote(state="speak", importance=importance, closing=closing, reason=reason)
+
+
+def listens(turn: TurnContext) -> Vote:
+    return Vote(state="listen", importance=0)
+
+
+@dataclass
+class Sim:
+    bus: InProcessBus
+    manager: ConversationManager
+    model: ConversationReadModel
+    messages: list[Message]
+    states: list[State]
+
+    def send(self, text: str, to: list[str] | None = None) -> Message:
+        message = Message.create(from_="user", message=text, to=to or [])
+        self.bus.publish(message)
+        return message
+
+    async def ended(self, timeout: float = 5.0) -> ConversationView:
+        return await self.model.wait_for(lambda v: v.status == "ended", timeout)
+
+    def said(self) -> list[tuple[str, str]]:
+        return [(m.params.from_, m.params.message) for m in self.messages if m.params.from_ != "user"]
+
+
+@pytest.fixture
+async def sim_factory() -> AsyncIterator[Callable[..., Awaitable[Sim]]]:
+    made: list[Sim] = []
+
+    async def make(*participants: Double, **config: float) -> Sim:
+        bus = InProcessBus()
+        messages: list[Message] = []
+        states: list[State] = []
+        bus.subscribe("messages", messages.append)
+        bus.subscribe("states", states.append)
+        model = ConversationReadModel()
+        model.attach(bus)
+        cfg = ConversationConfig(**{"vote_deadline_s": 0.05, "compose_timeout_s": 1.0, **config})  # type: ignore[arg-type]
+        manager = ConversationManager(bus, user_id="user", config=cfg, participants=participants)
+        await manager.start()
+        sim = Sim(bus, manager, model, messages, states)
+        made.append(sim)
+        return sim
+
+    yield make
+    for sim in made:
+        await sim.manager.stop()
+        await sim.bus.aclose()
+
+
+def heard(turn: TurnContext) -> int:
+    """How many companion messages this participant heard (a simple clock for closing)."""
+    return sum(1 for m in turn.history if m.params.from_ != "user")
+
+
+async def test_a_natural_exchange_closes_by_itself(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    log: list[str] = []
+
+    def stage(turn: TurnContext) -> Closing:
+        n = heard(turn)
+        return "none" if n < 2 else "pre-closing" if n < 3 else "closing" if n < 4 else "terminal"
+
+    def voter(importance: int) -> VoteFn:
+        return lambda turn: Vote(state="speak", importance=importance, closing=stage(turn),
+                                 reason=f"turn {heard(turn)}")
+
+    def say(name: str) -> SayFn:
+        def line(turn: TurnContext, closing: Closing) -> str:
+            return f"{name}: goodbye!" if closing == "terminal" else f"{name} on {turn.message.params.message[:12]}"
+
+        return line
+
+    people = [Double(n, voter(i), say(n), log) for n, i in (("aoi", 7), ("ben", 5), ("chika", 6))]
+    sim = await sim_factory(*people)
+    opening = sim.send("Hello everyone, what shall we cook tonight?")
+    view = await sim.ended()
+
+    assert view.ended_reason == "closed"
+    assert view.closing == "terminal"
+    said = sim.said()
+    assert len(said) == 5
+    assert said[-1][1].endswith("goodbye!")
+    assert said[0][0] == "aoi"  # highest importance answers the user first
+    assert all(a[0] != b[0] for a, b in itertools.pairwise(said))  # nobody twice in a row
+    first_turn_states = [s for s in sim.states if s.params.messageId == opening.params.id]
+    assert {s.params.from_ for s in first_turn_states} == {"aoi", "ben", "chika"}  # from = the voter, per turn
+    turns = sim.model.turns()
+    assert turns[0].turn_id == opening.params.id
+    assert turns[0].speaker == "aoi"
+    assert turns[0].vote_of("ben") is not None
+    assert turns[0].vote_of("ben").reason == "turn 0"
+    assert view.floor is None
+    assert not sim.manager.running
+
+
+async def test_a_companion_that_never_votes_cannot_stall_the_turn(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    async def never(turn: TurnContext) -> Vote:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def ignores_cancel(turn: TurnContext) -> Vote:
+        for _ in range(2):  # swallows the first cancellation, like a badly written client
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                continue
+        return Vote(state="speak", importance=10)
+
+    aoi = Double("aoi", never)
+    ben = Double("ben", ignores_cancel)
+    chika = Double("chika", wants(3), lambda turn, closing: "I'll answer." if heard(turn) == 0 else None)
+    dai = Double("dai", listens)
+    sim = await sim_factory(aoi, ben, chika, dai, turn_cap=1)
+    sim.send("Anyone there?")
+    view = await sim.ended(timeout=2.0)
+    assert sim.said() == [("chika", "I'll answer.")]
+    first = sim.model.turns()[0]
+    assert first.vote_of("aoi").status == "missing"  # type: ignore[union-attr]
+    assert first.vote_of("ben").status == "missing"  # type: ignore[union-attr]
+    assert first.vote_of("dai").status == "voted"  # type: ignore[union-attr]
+    assert view.ended_reason == "turn-cap"
+
+
+async def test_invalid_votes_count_as_listen(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    def broken(turn: TurnContext) -> Vote:
+        raise ValueError("model returned garbage")
+
+    def wrong_type(turn: TurnContext) -> Vote:
+        return {"state": "speak"}  # type: ignore[return-value]
+
+    sim = await sim_factory(Double("aoi", broken), Double("ben", wrong_type), Double("chika", listens))
+    sim.send("Hi")
+    view = await sim.ended()
+    assert view.ended_reason == "no-speaker"
+    votes = {v.companion: v for v in view.turn.votes}  # type: ignore[union-attr]
+    assert votes["aoi"].status == "invalid"
+    assert "garbage" in votes["aoi"].error
+    assert votes["ben"].status == "invalid"
+    assert votes["ben"].state == "listen"
+    assert sim.said() == []
+
+
+async def test_ties_are_deterministic_whatever_the_arrival_order(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    winners = []
+    for delays in ((0.0, 0.01, 0.02), (0.02, 0.01, 0.0)):
+        def delayed(d: float) -> VoteFn:
+            async def vote(turn: TurnContext) -> Vote:
+                await asyncio.sleep(d)  # simulated model latency: decides the arrival order of the votes
+                return Vote(state="speak", importance=5)
+
+            return vote
+
+        names = ("ben", "chika", "dai")
+        people = [Double(n, delayed(d), lambda t, c, n=n: f"{n} speaks") for n, d in zip(names, delays, strict=True)]
+        sim = await sim_factory(*people, turn_cap=3, vote_deadline_s=0.5)
+        sim.send("Who goes first?")
+        view = await sim.ended()
+        assert view.ended_reason == "turn-cap"
+        winners.append([who for who, _ in sim.said()])
+    # same votes -> same speakers; ties go to fewer recent turns, then id: the floor is spread
+    assert winners[0] == winners[1] == ["ben", "chika", "dai"]
+
+
+async def test_the_user_interrupts_mid_speech(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    log: list[str] = []
+    aoi = Double("aoi", wants(8), lambda t, c: "A long story about my trip...", log, hold_speech=True)
+    ben = Double("ben", wants(4), lambda t, c: f"ben replies to {t.message.params.message}", log)
+    sim = await sim_factory(aoi, ben)
+    sim.send("Tell me about your trip")
+    await asyncio.wait_for(aoi.speaking.wait(), 2.0)
+    # ben is chosen and composes while aoi speaks, but must not publish before aoi's speech ends
+    await sim.model.wait_for(lambda v: v.turn is not None and v.turn.phase == "waiting" and v.turn.speaker == "ben")
+    assert sim.said() == [("aoi", "A long story about my trip...")]
+    assert sim.model.view.floor == "aoi"
+    aoi.vote_fn, aoi.hold_speech = listens, False
+    ben.say_fn = lambda t, c: "Sure, ask."
+    ben.vote_fn = lambda t: Vote(state="listen", importance=0, selected=True)
+    interrupt = sim.send("Stop, wait! Ben, one question", to=["ben"])
+    view = await sim.model.wait_for(lambda v: v.turn is not None and v.turn.turn_id == interrupt.params.id)
+    assert aoi.interrupts == 1
+    assert not aoi.spoken
+    assert "interrupt:ben" in log  # ben's pending utterance was dropped, and ben was told
+    view = await sim.ended()
+    assert sim.said() == [("aoi", "A long story about my trip..."), ("ben", "Sure, ask.")]
+    assert view.ended_reason == "no-speaker"  # aoi was not addressed; ben's answer asks nobody to follow
+    cancelled = [t for t in sim.model.turns() if t.phase == "cancelled"]
+    assert len(cancelled) == 1
+    assert cancelled[0].speaker == "ben"
+
+
+async def test_mute_and_force(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    aoi = Double("aoi", wants(9), lambda t, c: "aoi talks")
+    ben = Double("ben", listens, lambda t, c: "ben was asked")
+    chika = Double("chika", wants(2), lambda t, c: "chika talks")
+    sim = await sim_factory(aoi, ben, chika, turn_cap=1)
+    sim.bus.publish(MuteCompanion("aoi"))
+    await sim.model.wait_for(lambda v: v.muted == ("aoi",))
+    sim.send("Hi all")
+    view = await sim.ended()
+    assert sim.said() == [("chika", "chika talks")]
+    assert not aoi.turns  # a muted companion is not even asked to vote
+    refused = await sim.manager.force_next("aoi")
+    assert not refused.ok
+    assert "muted" in refused.detail
+    sim.bus.publish(MuteCompanion("aoi", muted=False))
+    sim.bus.publish(ForceNextSpeaker("ben"))  # idle: the conversation resumes with ben, who voted listen
+    view = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 2)
+    assert sim.said()[-1] == ("ben", "ben was asked")
+    assert view.forced_next is None
+    sim.send("And now?")
+    await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 3)
+    assert sim.said()[-1] == ("aoi", "aoi talks")  # unmuted: the most eager speaks again
+
+
+async def test_a_runaway_pair_is_closed_by_the_repetition_detector(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    lines = {"aoi": "そうですね、本当にそう思います!", "ben": "本当にそうですね、そう思います。"}
+    aoi = Double("aoi", wants(6), lambda t, c: lines["aoi"] if c != "terminal" else "じゃあ、またね!")
+    ben = Double("ben", wants(6), lambda t, c: lines["ben"] if c != "terminal" else "またね!")
+    sim = await sim_factory(aoi, ben, turn_cap=50)
+    sim.send("ねえ、どう思う?")
+    view = await sim.ended()
+    assert view.ended_reason == "closed"
+    said = [text for _, text in sim.said()]
+    assert len(said) <= 6
+    assert said[-1] in ("じゃあ、またね!", "またね!")
+    assert max(c.view.repetition for c in sim.model.changes) > 0.6
+    assert view.closing == "terminal"
+    assert "aoi" in view.ended_detail
+    hints = [t.closing_hint for t in aoi.turns + ben.turns]
+    assert "pre-closing" in hints or "closing" in hints  # votes were told to move toward closing
+
+
+async def test_a_runaway_pair_is_stopped_by_the_turn_cap(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    counter = iter(range(1000))
+    topics = ["volcanoes", "trains", "pasta", "jazz", "moss", "kites", "owls", "tea", "rain", "maps"]
+
+    def fresh(turn: TurnContext, closing: Closing) -> str:
+        return f"Fact #{next(counter)} about {topics[len(turn.history) % len(topics)]} {'x' * len(turn.history)}"
+
+    sim = await sim_factory(Double("aoi", wants(6), fresh), Double("ben", wants(6), fresh), turn_cap=4)
+    sim.send("Talk among yourselves")
+    view = await sim.ended()
+    assert view.ended_reason == "turn-cap"
+    assert view.turns_taken == 4
+    assert [who for who, _ in sim.said()] == ["aoi", "ben", "aoi", "ben"]
+
+
+async def test_stop_from_outside_cuts_speech_and_says_why(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    aoi = Double("aoi", wants(5), lambda t, c: "la la la", hold_speech=True)
+    sim = await sim_factory(aoi, Double("ben", wants(4)))
+    sim.send("Sing!")
+    await asyncio.wait_for(aoi.speaking.wait(), 2.0)
+    sim.bus.publish(StopConversation())
+    view = await sim.ended()
+    assert view.ended_reason == "stopped"
+    assert view.floor is None
+    assert aoi.interrupts == 1
+    assert not sim.manager.running
+    assert (await sim.manager.stop_conversation()).ok is False  # nothing left to stop
+
+
+async def test_pacing_next_speaker_thinks_during_speech_but_never_two_turns_ahead(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    people = [Double(n, wants(5), lambda t, c, n=n: f"{n}!", log, hold_speech=True) for n in ("aoi", "ben", "chika")]
+    sim = await sim_factory(*people, turn_cap=3)
+    sim.send("Go")
+    for i, p in enumerate(people):
+        await asyncio.wait_for(p.speaking.wait(), 2.0)
+        nxt = people[(i + 1) % 3]
+        if i < 2:  # the next speaker composes while p speaks, then waits for the floor
+            await sim.model.wait_for(lambda v, nxt=nxt: v.turn is not None and v.turn.speaker == nxt.id
+                                     and v.turn.phase == "waiting")
+            assert sum(e.startswith("compose:") for e in log) == i + 2  # one turn ahead, never two
+            assert sim.said()[-1][0] == p.id
+        p.release()
+    view = await sim.ended()
+    assert view.ended_reason == "turn-cap"
+    speak_events = [e for e in log if e.startswith(("speak:", "spoken:"))]
+    assert speak_events == ["speak:aoi", "spoken:aoi", "speak:ben", "spoken:ben", "speak:chika", "spoken:chika"]
+    assert log.index("compose:ben") < log.index("spoken:aoi")  # thinking overlapped the previous speech
+
+
+async def test_a_speaker_that_fails_to_compose_passes_the_floor(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    def crash(turn: TurnContext, closing: Closing) -> str:
+        raise RuntimeError("card expression failed")
+
+    sim = await sim_factory(Double("aoi", wants(9), crash), Double("ben", wants(3), lambda t, c: "ben saves the day"),
+                            turn_cap=1)
+    sim.send("Hello")
+    view = await sim.ended()
+    assert sim.said() == [("ben", "ben saves the day")]
+    assert view.ended_reason == "turn-cap"
+
+
+async def test_a_message_to_one_companion_is_voted_by_it_alone_as_selected(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    aoi = Double("aoi", wants(1), lambda t, c: "yes?")
+    ben = Double("ben", wants(9))
+    sim = await sim_factory(aoi, ben, turn_cap=1)
+    sim.send("Aoi, a question", to=["aoi"])
+    await sim.ended()
+    assert not ben.turns
+    assert aoi.turns[0].addressed_directly
+    assert sim.said() == [("aoi", "yes?")]
+    message = sim.messages[-1]
+    assert message.params.to == ["ben", "user"]  # everyone else present and the user, set by the framework
