@@ -1,0 +1,75 @@
+"""The first-run panel: shown while no model is configured, in the user's language, leading to the settings."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import keyring.backends.fail
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.connection_check import check_connection, llm_configured
+from app.secrets import SecretStore
+from app.settings import load_settings
+from tests.app.test_connection_check import closed_port
+from tests.ui.conftest import signal_fired
+from ui.first_run import FirstRunPanel
+from ui.settings_dialog import SettingsDialog, open_settings
+
+
+def _visible_text(panel: FirstRunPanel) -> str:
+    return "\n".join(label.text() for label in (panel.title, panel.intro, panel.local_title, panel.local_body,
+                                                   panel.cloud_title, panel.cloud_body))
+
+
+async def test_the_panel_speaks_the_configured_language_and_switches(qtbot: QtBot, madoi_home: Path) -> None:
+    settings = load_settings().settings
+    assert settings.general.language == "ja"
+    assert not llm_configured(settings)
+    panel = FirstRunPanel(settings.general.language)
+    qtbot.addWidget(panel)
+    panel.show()
+    assert "言語モデル" in panel.title.text()
+    assert "Ollama" in panel.local_body.text()
+    assert "11434" in panel.local_body.text()
+    assert panel.open_button.text() == "設定を開く…"
+    panel.set_language("en")
+    assert panel.title.text() == "Let's connect a language model"
+    assert "API key" in _visible_text(panel)
+    assert not any("\u3040" <= c <= "\u30ff" for c in _visible_text(panel))  # no kana left in English
+
+
+async def test_a_failed_check_is_explained_and_retry_is_offered(qtbot: QtBot, madoi_home: Path) -> None:
+    panel = FirstRunPanel("en")
+    qtbot.addWidget(panel)
+    panel.show()
+    assert not panel.problem.isVisible()
+    result = await check_connection(f"http://127.0.0.1:{closed_port()}/v1", None, timeout_s=2)
+    panel.set_problem(result.error)
+    assert panel.problem.isVisible()
+    assert "cannot connect" in panel.problem.text()
+    async with signal_fired(panel.retry_requested):
+        qtbot.mouseClick(panel.retry_button, Qt.MouseButton.LeftButton)
+    panel.set_problem(None)
+    assert not panel.problem.isVisible()
+
+
+async def test_open_settings_leads_to_a_configured_model(qtbot: QtBot, madoi_home: Path) -> None:
+    loaded = load_settings()
+    panel = FirstRunPanel("en")
+    qtbot.addWidget(panel)
+    panel.show()
+    opened: list[SettingsDialog] = []
+    panel.open_settings_requested.connect(lambda: opened.append(open_settings(
+        loaded.settings, loaded.paths, parent=panel, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))))
+    qtbot.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
+    [dialog] = opened
+    assert dialog.isVisible()
+    assert not dialog.isModal()  # the companions keep talking behind it
+    dialog.base_url.setText("http://127.0.0.1:11434/v1")
+    saved: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+    dialog.saved.connect(saved.set_result)  # not signal_fired: the dialog deletes itself on close
+    dialog.save_button.click()
+    await asyncio.wait_for(saved, 5)
+    assert llm_configured(load_settings().settings)
