@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
 
 from companions.bus import Bus
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
 from companions.ports import QuerySender
-from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query
+from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
 from companions.tools import ToolRegistry, tool
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,15 @@ log = logging.getLogger(__name__)
 SPEAK_TIMEOUT = 120.0
 VISION_TIMEOUT = 10.0
 Gesture = Literal["wave", "nod", "shake_head", "bow", "jump", "think"]
+
+
+@dataclass(frozen=True)
+class PlannedSpeech:
+    """What ``speak`` was asked to say while the companion only composes (the conversation manager delivers it)."""
+
+    text: str
+    to: tuple[str, ...]
+    emotion: Emotion
 
 
 class SearchEngine(Protocol):
@@ -61,6 +71,8 @@ class BuiltinTools:
         self.search_engine = search_engine
         self.language = language
         self.spoken: list[Message] = []
+        # When a list, ``speak`` plans instead of speaking: conversation control publishes and voices it later.
+        self.planned: list[PlannedSpeech] | None = None
 
     def register(self, registry: ToolRegistry, names: Sequence[str]) -> None:
         """Adds the tools named in ``names`` (a card's actions and knowledge) to ``registry``."""
@@ -80,20 +92,30 @@ class BuiltinTools:
         text = self.sanitize(message)
         if not text:
             return "Nothing was said: the message was empty once lines written for others were removed."
-        body: dict[str, object] = {"message": text, "emotion": emotion}
-        voice = self.voice()
-        if voice:
-            body["voice"] = voice
-        query = Query.create(from_=self.companion_id, type="speak", body=body)
-        result = await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
+        if self.planned is not None:
+            if self.planned:
+                return "You already said something this turn. Do not call speak again; end your turn."
+            self.planned.append(PlannedSpeech(text, tuple(to or ()), emotion))
+            return "Noted: you will say this as soon as you hold the floor. Your turn is done."
         audience = list(to) if to else self.default_audience()
         spoken = Message.create(from_=self.companion_id, to=audience, message=text, emotion=emotion)
+        result = await self.say(spoken)
         self.spoken.append(spoken)
         self.bus.publish(spoken)
         if result.succeeded:
             return "You said it; everyone addressed heard you."
         reason = result.error or "the voice failed"
         return f"Your words were shown as text, but the voice failed: {reason}"
+
+    async def say(self, message: Message) -> QueryResult:
+        """Voices ``message`` through the ``speak`` query and returns when the speech finished or failed."""
+        emotion = message.params.metadata.emotion if message.params.metadata is not None else None
+        body: dict[str, object] = {"message": message.params.message, "emotion": emotion or "neutral"}
+        voice = self.voice()
+        if voice:
+            body["voice"] = voice
+        query = Query.create(from_=self.companion_id, type="speak", body=body)
+        return await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
 
     @tool
     async def gesture(self, type: Annotated[Gesture, "The gesture to make."]) -> str:
@@ -119,7 +141,8 @@ class BuiltinTools:
         body = result.result.body
         image = body.get("image")
         if self.model.supports_images and isinstance(image, str) and image:
-            url = image if image.startswith(("data:", "http:", "https:")) else f"data:image/jpeg;base64,{image}"
+            mime = body.get("mime") if isinstance(body.get("mime"), str) else "image/jpeg"
+            url = image if image.startswith(("data:", "http:", "https:")) else f"data:{mime};base64,{image}"
             prompt = ("カメラに映っているものを短く具体的に説明してください。" if self.language == "ja"
                       else "Describe briefly and concretely what the camera shows.")
             request = ChatRequest(

@@ -15,22 +15,39 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Final, Literal
 
-from companions.actions import BuiltinTools, SearchEngine
+from pydantic import BaseModel, Field
+
+from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
 from companions.cards import CompanionCard, localized
 from companions.events import Guidance, decide
 from companions.hooks import WorkerHook
+from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.types import ChatMessage, ChatModel
 from companions.memory import CompanionMemory, MemoryStore, strip_impersonation
 from companions.ports import QuerySender
-from companions.prompts import guidance_prompt, prompt_texts, system_prompt
-from companions.protocol import CompanionMetadata, Message
+from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
+from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
 from companions.tools import ToolRegistry
 from companions.worker import TurnResult, Worker
 
 log = logging.getLogger(__name__)
 USER_NAMES = ("User", "user", "ユーザー", "あなた")
+
+
+class VoteChoice(BaseModel):
+    """A companion's vote, as the model fills it (the wire State plus a reason)."""
+
+    state: Literal["speak", "listen"]
+    importance: int = Field(ge=0, le=10)
+    selected: bool = False
+    closing: Closing = "none"
+    reason: str = ""
+
+
+LISTEN_CHOICE: Final = VoteChoice(state="listen", importance=0, reason="no usable vote from the model")
 
 
 class Companion:
@@ -66,7 +83,7 @@ class Companion:
             bus=bus,
             queries=queries,
             model=model,
-            roster=roster,
+            roster=self.roster,
             default_audience=self._audience,
             voice=lambda: card.voice.for_language(self.language),
             sanitize=self.sanitize,
@@ -77,6 +94,7 @@ class Companion:
         self.worker = Worker(model, self.tools, hooks=hooks, bus=bus, owner=card.id, max_steps=max_steps,
                              temperature=card.llm.temperature)
         self.last_guidance: Guidance | None = None
+        self.structured_stats = StructuredStats()
         self._subscription: Subscription | None = None
 
     @property
@@ -148,20 +166,59 @@ class Companion:
         others = [m for m in self.roster() if m.id != self.id]
         return [ChatMessage.system(system_prompt(self.card, self.language, others)), *self.memory.as_messages()]
 
-    async def take_turn(self, message: Message | None = None, *, record: list[ChatMessage] | None = None) -> TurnResult:
+    async def take_turn(
+        self,
+        message: Message | None = None,
+        *,
+        closing: Closing = "none",
+        record: list[ChatMessage] | None = None,
+    ) -> TurnResult:
         """Takes the floor: the card's events choose guidance, then the worker runs (speaking via ``speak``).
 
-        ``message`` is the message being answered (already heard through the bus or :meth:`hear`). Cancelling the
-        task cancels the turn cleanly.
+        ``message`` is the message being answered (already heard through the bus or :meth:`hear`); ``closing`` the
+        stage to speak at. Cancelling the task cancels the turn cleanly.
         """
         context = self.context()
         guidance = await decide(self.model, context, self.card.events, self.language,
                                 prompt_texts(self.language).events)
         self.last_guidance = guidance
-        if guidance.instructions:
-            context.append(ChatMessage.system(guidance_prompt(guidance.texts, self.language)))
+        notes = list(guidance.texts)
+        if closing_prompt(self.language, closing):
+            notes.append(closing_prompt(self.language, closing))
+        if notes:
+            context.append(ChatMessage.system(guidance_prompt(notes, self.language)))
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)
+
+    async def vote(self, message: Message, *, closing_hint: Closing = "none") -> VoteChoice:
+        """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``)."""
+        messages = [*self.context(), ChatMessage.system(vote_prompt(self.language, closing_hint))]
+        choice = await generate_structured(self.model, messages, VoteChoice, default=LISTEN_CHOICE,
+                                           counter=self.structured_stats, name="vote")
+        selected = choice.selected or message.params.to == [self.id]
+        closing = max(choice.closing, closing_hint, key=CLOSING_ORDER.index)
+        return choice.model_copy(update={"selected": selected, "closing": closing})
+
+    async def compose(self, message: Message | None, closing: Closing = "none") -> PlannedSpeech | None:
+        """Thinks of what to say without saying it: ``speak`` is planned, not voiced, and nothing is published.
+
+        For conversation control, which publishes the message and then calls :meth:`say`. A model that answers
+        in plain text instead of calling ``speak`` still gets its (cleaned) text said.
+        """
+        self.builtins.planned = []
+        try:
+            result = await self.take_turn(message, closing=closing)
+            planned = list(self.builtins.planned)
+        finally:
+            self.builtins.planned = None
+        if planned:
+            return planned[0]
+        text = self.sanitize(result.text)
+        return PlannedSpeech(text, (), "neutral") if text else None
+
+    async def say(self, message: Message) -> QueryResult:
+        """Voices one of this companion's messages; returns when the speech finished or failed."""
+        return await self.builtins.say(message)
 
 
 def build_companion(

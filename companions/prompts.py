@@ -20,6 +20,8 @@ class PromptTexts:
     system: str
     guidance: str
     events: str
+    vote: str
+    closing: dict[str, str]
 
 
 def prompts_dir() -> Path:
@@ -33,7 +35,13 @@ def prompt_texts(language: str) -> PromptTexts:
     """The prompt texts of ``language`` (English when that language has none)."""
     lang = language if language in LANGUAGES else "en"
     data = tomllib.loads((prompts_dir() / f"{lang}.toml").read_text(encoding="utf-8"))
-    return PromptTexts(system=data["system"].strip(), guidance=data["guidance"].strip(), events=data["events"].strip())
+    return PromptTexts(
+        system=data["system"].strip(),
+        guidance=data["guidance"].strip(),
+        events=data["events"].strip(),
+        vote=data["vote"].strip(),
+        closing={str(k): str(v) for k, v in data["closing"].items()},
+    )
 
 
 def _present(others: Sequence[CompanionMetadata], language: str) -> str:
@@ -62,3 +70,13 @@ def system_prompt(card: CompanionCard, language: str, present: Sequence[Companio
 def guidance_prompt(instructions: Sequence[str], language: str) -> str:
     """The turn's guidance: the instructions chosen by the card's events, one per line."""
     return prompt_texts(language).guidance.format_map({"instructions": "\n".join(f"- {i}" for i in instructions)})
+
+
+def vote_prompt(language: str, closing_hint: str) -> str:
+    """The instruction for a turn-taking vote (the State a companion publishes)."""
+    return prompt_texts(language).vote.format_map({"closing_hint": closing_hint})
+
+
+def closing_prompt(language: str, closing: str) -> str:
+    """What to keep in mind when speaking at closing stage ``closing`` (empty for "none")."""
+    return prompt_texts(language).closing.get(closing, "")

@@ -1,0 +1,144 @@
+"""The Companion API conversation control uses: vote, compose (plan without speaking), say."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from companions.bus import InProcessBus
+from companions.cards import load_cards, sample_cards_dir
+from companions.companion import Companion
+from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, say
+from companions.protocol import CompanionMetadata, Message, Query, QueryResult
+from companions.query_broker import QueryBroker
+
+
+class Voice:
+    query_type = "speak"
+
+    def __init__(self) -> None:
+        self.said: list[Query] = []
+
+    async def respond(self, query: Query) -> QueryResult:
+        self.said.append(query)
+        return QueryResult.ok(query.id, {"duration": 0.1})
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[tuple[InProcessBus, QueryBroker, Voice, list[Message]]]:
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    voice = Voice()
+    broker.register(voice)
+    published: list[Message] = []
+    bus.subscribe("messages", lambda m: published.append(m) if isinstance(m, Message) else None, name="test")
+    yield bus, broker, voice, published
+    await broker.aclose()
+    await bus.aclose()
+
+
+def souta(bus: InProcessBus, broker: QueryBroker, model: ScriptedModel, language: str = "ja") -> Companion:
+    card = load_cards([sample_cards_dir()]).by_id()["souta"]
+    return Companion(card, model, bus=bus, queries=broker, language=language)
+
+
+QUESTION = Message.create(from_="user", message="颯太さん、この地図はいつのもの？", to=["souta"])
+
+
+async def test_vote_is_structured_and_a_garbled_vote_is_listen(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("vote").add(
+        reply_json({"state": "speak", "importance": 8, "closing": "none", "reason": "asked about maps"}),
+        say("I think I want to talk"), say("still not JSON"),
+    )
+    companion = souta(bus, broker, model)
+    await companion.hear(QUESTION)
+    vote = await companion.vote(QUESTION, closing_hint="pre-closing")
+    assert vote.state == "speak"
+    assert vote.importance == 8
+    assert vote.selected, "the message named only souta"
+    assert vote.closing == "pre-closing", "a vote is never less closed than the hint"
+    assert asks_json("vote")(model.requests[0])
+    assert "颯太さん、この地図はいつのもの？" in model.requests[0].messages[1].text
+    garbled = await companion.vote(QUESTION)
+    assert garbled.state == "listen"
+    assert companion.structured_stats.fallbacks == 1
+    model.assert_used_up()
+
+
+async def test_compose_plans_the_speech_without_voicing_or_publishing_it(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, voice, published = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(
+        call("speak", {"message": "颯太: 江戸後期のものですね。\nユーザー: へえ！", "emotion": "neutral",
+                       "to": ["user"]}),
+        say(""),
+    )
+    companion = souta(bus, broker, model)
+    planned = await companion.compose(QUESTION, "terminal")
+    await bus.drain()
+    assert planned is not None
+    assert planned.text == "江戸後期のものですね。"
+    assert planned.to == ("user",)
+    assert voice.said == []
+    assert published == []
+    guidance = model.requests_in("")[0].messages[-1].text
+    assert "簡潔に返信する。" in guidance
+    assert "お別れ" in guidance, "the closing stage reaches the prompt"
+    # Saying it afterwards voices exactly the message conversation control published.
+    message = Message.create(from_="souta", message=planned.text, to=list(planned.to), emotion="neutral")
+    result = await companion.say(message)
+    assert result.succeeded
+    assert voice.said[0].params.body == {"message": "江戸後期のものですね。", "emotion": "neutral", "voice": "ja"}
+    model.assert_used_up()
+
+
+async def test_compose_falls_back_to_plain_text_from_a_model_that_ignores_tools(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, voice, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("Souta: Probably late Edo.\nAkari: Wow!"))
+    companion = souta(bus, broker, model, language="en")
+    companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
+    planned = await companion.compose(QUESTION)
+    assert planned is not None
+    assert planned.text == "Probably late Edo."
+    assert voice.said == []
+    model.assert_used_up()
+
+
+async def test_cancelling_compose_restores_normal_speaking(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    gate = asyncio.Event()
+
+    class Stall:
+        async def search(self, query: str) -> str:
+            gate.set()
+            await asyncio.Event().wait()
+            return ""
+
+    model.add(call("search", {"query": "map"}))
+    companion = Companion(load_cards([sample_cards_dir()]).by_id()["souta"], model, bus=bus, queries=broker,
+                          search_engine=Stall())
+    task = asyncio.create_task(companion.compose(QUESTION))
+    await asyncio.wait_for(gate.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert companion.builtins.planned is None
+    model.assert_used_up()
