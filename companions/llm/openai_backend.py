@@ -119,6 +119,10 @@ class OpenAIChatModel:
                             yield TextDelta(text=text)
                 finally:
                     await stream.close()
+                if not assembler.chunks:
+                    raise LLMError(
+                        f"{self._base_url} sent no chat completion chunks; is it an OpenAI-compatible /v1 endpoint?"
+                    )
                 yield assembler.completion()
                 return
             except openai.OpenAIError as exc:
@@ -129,6 +133,11 @@ class OpenAIChatModel:
                 attempt += 1
                 log.warning("%s: %s; retry %d in %.2fs", self._model, error, attempt, delay)
                 await asyncio.sleep(delay)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a buggy or non-OpenAI server
+                detail = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
+                raise LLMError(
+                    f"{self._base_url} answered with something that is not a chat stream ({detail})"
+                ) from None
 
     # -- request -------------------------------------------------------------------------------------------------
 
@@ -252,8 +261,10 @@ class _Assembler:
         self.calls: dict[int, dict[str, str]] = {}
         self.finish_reason = "stop"
         self.usage: Usage | None = None
+        self.chunks = 0
 
     def add(self, chunk: openai.types.chat.ChatCompletionChunk) -> str:
+        self.chunks += 1
         if chunk.usage is not None:
             self.usage = Usage(prompt_tokens=chunk.usage.prompt_tokens, completion_tokens=chunk.usage.completion_tokens)
         text = ""

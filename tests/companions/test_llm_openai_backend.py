@@ -271,3 +271,30 @@ async def test_api_key_never_appears_in_logs_errors_or_reprs(
     assert caplog.records, "the retries should have been logged"
     for text in [caplog.text, *errors, repr(m), str(vars(m).get("_key") is not None)]:
         assert KEY not in text
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"data: {not json\n\n", "not a chat stream"),
+        (b'data: {"choices": 5}\n\n', "not a chat stream"),
+        (b"<html>a web page</html>", "no chat completion chunks"),
+    ],
+)
+async def test_a_server_that_is_not_openai_is_a_clear_error(body: bytes, expected: str) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+        writer.write(head + body)
+        await writer.drain()
+        writer.close()
+
+    web = await asyncio.start_server(handle, "127.0.0.1", 0)
+    m = build_chat_model(f"http://127.0.0.1:{web.sockets[0].getsockname()[1]}/v1", "m", KEY, retry=FAST)
+    try:
+        with pytest.raises(LLMError, match=expected):
+            await complete(m, HELLO)
+    finally:
+        await m.aclose()
+        web.close()
