@@ -100,6 +100,19 @@ _CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|�
                      re.I)
 
 
+# The two things of "between A and B", "compare A with B", "A vs B".
+_EN_PAIR = re.compile(
+    r"\b(?:between|compare|comparing)\s+(?P<a>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)\s+(?:and|with|to|vs\.?)\s+"
+    r"(?P<b>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)"
+    r"|(?P<c>[A-Z][\w.+#-]*) (?:vs\.?|versus) (?P<d>[A-Z][\w.+#-]*)",
+    re.I,
+)
+
+
+# "Was Nara the capital before Kyoto?": two named things ordered in time.
+_EN_ORDER = re.compile(r"\b(before|after|earlier than|later than)\b", re.I)
+
+
 @dataclass(frozen=True, slots=True)
 class RuleMatch:
     """What the rules saw in a query: the cues that fired and the entities a coordination pattern captured."""
@@ -133,18 +146,6 @@ def match_rules(query: str) -> RuleMatch:
         pair = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
     cleaned = tuple(e for e in (_clean_entity(p) for p in pair) if e)
     return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None)
-
-
-_EN_PAIR = re.compile(
-    r"\b(?:between|compare|comparing)\s+(?P<a>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)\s+(?:and|with|to|vs\.?)\s+"
-    r"(?P<b>[\w.+#-]+(?: [A-Z][\w.+#-]*)*)"
-    r"|(?P<c>[A-Z][\w.+#-]*) (?:vs\.?|versus) (?P<d>[A-Z][\w.+#-]*)",
-    re.I,
-)
-
-
-# "Was Nara the capital before Kyoto?": two named things ordered in time.
-_EN_ORDER = re.compile(r"\b(before|after|earlier than|later than)\b", re.I)
 
 
 def _named_things(query: str) -> list[str]:
