@@ -168,17 +168,17 @@ class BridgeServer:
 
     # -- bus -> clients ----------------------------------------------------------------------------------------
 
-    def _relay(self, item: BusItem) -> None:
+    async def _relay(self, item: BusItem) -> None:
         if isinstance(item, QueryResult):
             origin = self._origins.pop(item.id, None)
             if origin is not None and origin in self._clients:
-                origin.offer(frame_of(item))
+                await origin.send_now_or_offer(frame_of(item))
             return
         if not self._clients or isinstance(item, LocalEvent):
             return
         frame = frame_of(item)
-        for client in self._clients:
-            client.offer(frame)
+        for client in list(self._clients):
+            await client.send_now_or_offer(frame)  # never waits on the client: queues instead
 
     # -- connections -------------------------------------------------------------------------------------------
 

@@ -1,0 +1,96 @@
+"""Query round trip through the bridge versus a bare `websockets` echo round trip, measured in the same run.
+
+Bridge: a companion calls ``broker.send_query`` -> bus -> bridge -> WebSocket client (announced ``vision`` in its
+hello) -> the client parses the query and sends a QueryResult -> bridge -> broker -> the companion has its result.
+Baseline: the same client sends the same query frame to a bare ``websockets`` echo server and awaits the echo.
+Both run on one event loop over loopback, interleaved in blocks so machine noise hits both alike.
+
+Run: ``.venv/bin/python bench/bridge_roundtrip.py [round_trips]``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+import _report  # noqa: F401  # puts the repository on sys.path
+from _report import report
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import ServerConnection, serve
+
+from app.bridge import BridgeServer
+from companions.bus import InProcessBus
+from companions.loop_health import percentile
+from companions.protocol import Query, frame_of
+from companions.query_broker import QueryBroker
+
+BLOCK = 100
+
+
+async def answer_queries(ws: ClientConnection) -> None:
+    """What an external client does: answer every vision query it sees."""
+    async for raw in ws:
+        frame = json.loads(raw)
+        body = frame["body"]
+        if body.get("method") == "query.send":
+            result = {"jsonrpc": "2.0", "id": body["id"], "result": {"success": True, "body": {"image": "AAAA"}}}
+            await ws.send(json.dumps({"topic": "queries", "body": result}))
+
+
+async def echo(ws: ServerConnection) -> None:
+    async for raw in ws:
+        await ws.send(raw)
+
+
+async def main(round_trips: int) -> None:
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    bridge = BridgeServer(bus, broker, port=0, max_frames_per_second=1e9)
+    await bridge.start()
+    echo_server = await serve(echo, "127.0.0.1", 0, compression=None)
+    echo_port = echo_server.sockets[0].getsockname()[1]
+    bridge_times: list[float] = []
+    echo_times: list[float] = []
+    async with connect(f"ws://127.0.0.1:{bridge.port}", proxy=None, compression=None) as responder, \
+            connect(f"ws://127.0.0.1:{echo_port}", proxy=None, compression=None) as echo_client:
+        await responder.send(json.dumps({"topic": "hello", "body": {"answers": ["vision"]}}))
+        await responder.recv()
+        answering = asyncio.get_running_loop().create_task(answer_queries(responder))
+        frame = frame_of(Query.create(from_="companion_a", type="vision"))
+
+        async def bridge_once() -> float:
+            query = Query.create(from_="companion_a", type="vision")
+            started = time.perf_counter()
+            result = await broker.send_query(query, timeout=5)
+            elapsed = time.perf_counter() - started
+            assert result.succeeded, result
+            return elapsed
+
+        async def echo_once() -> float:
+            started = time.perf_counter()
+            await echo_client.send(frame)
+            await echo_client.recv()
+            return time.perf_counter() - started
+
+        for _ in range(BLOCK):  # warm-up
+            await bridge_once()
+            await echo_once()
+        for _ in range(max(1, round_trips // BLOCK)):
+            bridge_times += [await bridge_once() for _ in range(BLOCK)]
+            echo_times += [await echo_once() for _ in range(BLOCK)]
+        answering.cancel()
+    echo_server.close()
+    await echo_server.wait_closed()
+    await bridge.stop()
+    await broker.aclose()
+    await bus.aclose()
+    for q in (50, 99):
+        report(f"bridge query round trip p{q}", percentile(bridge_times, q / 100) * 1e6, "us",
+               f"websockets echo p{q}", percentile(echo_times, q / 100) * 1e6)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5000))
