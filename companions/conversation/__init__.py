@@ -12,7 +12,7 @@ from companions.conversation.manager import (
     ConversationManager,
     conversation_manager_from_settings,
 )
-from companions.conversation.participant import LISTEN, Participant, TurnContext, Utterance, Vote
+from companions.conversation.participant import LISTEN, InvalidVote, Participant, TurnContext, Utterance, Vote
 from companions.conversation.readmodel import (
     ConversationChanged,
     ConversationReadModel,
@@ -32,6 +32,7 @@ __all__ = [
     "ConversationView",
     "EndReason",
     "ForceNextSpeaker",
+    "InvalidVote",
     "MuteCompanion",
     "Participant",
     "RepetitionDetector",

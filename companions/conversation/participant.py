@@ -40,6 +40,13 @@ class Vote:
 LISTEN = Vote(state="listen", importance=0, reason="")
 
 
+class InvalidVote(Exception):
+    """Raised by a vote that could not be read (e.g. the model's JSON stayed invalid after a repair).
+
+    It counts as ``listen``, like any failed vote; the read model shows it as ``invalid`` with this message.
+    """
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """What a participant is told when a turn opens.
@@ -91,7 +98,8 @@ class Participant(Protocol):
         ...
 
     async def vote(self, turn: TurnContext) -> Vote:
-        """Returns this participant's State for the turn. May raise or hang: that counts as ``listen``."""
+        """Returns this participant's State for the turn. May raise (:class:`InvalidVote` for unreadable output)
+        or hang: that counts as ``listen``."""
         ...
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:

@@ -3,7 +3,8 @@
 The prompt (Japanese or English) gives the companion's persona, who is present, the recent conversation it heard,
 the message that opened the turn and the closing stage the framework pushes toward; the model answers with
 :class:`VoteOutput` JSON. Output is validated, repaired once, and otherwise replaced by ``listen``
-(:func:`companions.llm.structured.generate_structured`), so a weak model or garbage JSON never loses a turn.
+(:func:`companions.llm.structured.generate_structured`); what stays unreadable raises :class:`InvalidVote`,
+which the manager counts as ``listen``, so a weak model or garbage JSON never loses a turn.
 The framework, not the model, decides ``from`` and ``messageId``; being addressed directly is also known without
 the model and always counts as ``selected``.
 """
@@ -17,7 +18,7 @@ from typing import Final, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field
 
 from companions.conversation.closing import later_stage
-from companions.conversation.participant import TurnContext, Vote
+from companions.conversation.participant import InvalidVote, TurnContext, Vote
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.types import ChatMessage, ChatModel
 from companions.protocol import Closing, Message, Speech
@@ -143,6 +144,5 @@ class ModelVoter:
         output = await generate_structured(self.model, messages, VoteOutput, default=FALLBACK, counter=self.stats,
                                            name=VOTE_FORMAT_NAME, temperature=self.temperature)
         if output is FALLBACK:
-            fallback = "投票を読めなかったので聞く" if self.language == "ja" else "vote unreadable: listening"
-            return Vote(state="listen", importance=0, selected=False, closing=turn.closing_hint, reason=fallback)
+            raise InvalidVote(f"{self.model.name}: no valid vote after a repair (counted as listen)")
         return to_vote(output, turn)
