@@ -109,6 +109,7 @@ class BridgeServer:
         self._server: Server | None = None
         self._subscription: Subscription | None = None
         self._counter = 0
+        self.error: str | None = None  # why the last start failed (e.g. the port is taken), for the UI
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -126,10 +127,13 @@ class BridgeServer:
                 ping_interval=self._ping_interval, ping_timeout=self._ping_timeout,
                 close_timeout=self._close_timeout,  # a dead peer never completes the closing handshake
             )
-        except OSError:
+        except OSError as err:
             self._subscription.close()
             self._subscription = None
-            raise
+            self.error = f"the bridge cannot listen on {self.host}:{self._requested_port}: {err.strerror or err}"
+            log.error("%s; the app runs on without it", self.error)
+            return
+        self.error = None
         log.info("bridge listening on ws://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:
@@ -140,6 +144,10 @@ class BridgeServer:
             self._server.close()  # closes every connection (1001) and waits for their handlers
             await self._server.wait_closed()
             self._server = None
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
 
     @property
     def port(self) -> int:
@@ -201,7 +209,8 @@ class BridgeServer:
                                abuse=AbuseMeter(self._abuse_limit, self._abuse_forgiven))
         assert ws.request is not None
         if self._authenticated_by_header(ws.request.headers):
-            await self._admit(client)
+            self._admit(client)
+            await self._notify()
         sender = asyncio.get_running_loop().create_task(client.run_sender(), name=f"bridge-send:{client.key}")
         try:
             first = True
@@ -213,9 +222,9 @@ class BridgeServer:
                     client.close_reason = "authentication timeout"
                     break
                 self._on_frame(client, raw, first=first)
-                first = False
-                if client.authenticated and client not in self._clients:
-                    await self._admit(client)
+                if first:
+                    first = False
+                    await self._notify()  # a hello may have admitted it
             await client.flush(timeout=1.0)
             self.stats.closed_by_policy += 1
             await ws.close(POLICY_VIOLATION, client.close_reason)
@@ -230,12 +239,12 @@ class BridgeServer:
             self.stats.dropped += client.dropped
             await self._notify()
 
-    async def _admit(self, client: ClientSession) -> None:
+    def _admit(self, client: ClientSession) -> None:
+        """Makes an authenticated client a receiver of bus traffic and a responder for its announced types."""
         client.authenticated = True
         if client.answers:
             self._broker.register_external(client.key, client.answers)
         self._clients.add(client)
-        await self._notify()
 
     # -- clients -> bus ----------------------------------------------------------------------------------------
 
@@ -295,18 +304,23 @@ class BridgeServer:
             raise FrameRejected(ErrorCode.FORBIDDEN, f"clients may not publish on {topic!r}")
 
     def _greet(self, client: ClientSession, hello: Hello) -> None:
-        if not client.authenticated and (self._token is None or token_matches(hello.token, self._token)):
-            client.authenticated = True  # admitted (and its answers registered) by the connection loop
-        if not client.authenticated:
+        if not client.authenticated and self._token is not None and not token_matches(hello.token, self._token):
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "invalid or missing token")
+        refused: FrameRejected | None = None
         if hello.id is not None:
             taken = {c.identity for c in self._clients if c is not client}
             if hello.id in set(self._reserved_ids()) or hello.id in taken:
-                raise FrameRejected(ErrorCode.FORBIDDEN, f"identity {hello.id!r} is not available")
-            client.identity = hello.id
-        client.answers = list(dict.fromkeys(hello.answers))
-        if client in self._clients and client.answers:  # admitted by its header already
+                refused = FrameRejected(ErrorCode.FORBIDDEN, f"identity {hello.id!r} is not available")
+            else:
+                client.identity = hello.id
+        if refused is None:
+            client.answers = list(dict.fromkeys(hello.answers))
+        if client not in self._clients:
+            self._admit(client)  # authenticated by the token: it stays, even if its identity was refused
+        elif client.answers:
             self._broker.register_external(client.key, client.answers)
+        if refused is not None:
+            raise refused
         client.offer(welcome_frame(client.identity, client.answers))
 
     def _check_sender(self, client: ClientSession, sender: str) -> None:

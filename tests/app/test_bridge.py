@@ -370,3 +370,22 @@ async def test_heartbeats_close_a_dead_peer(make_bridge: MakeBridge) -> None:
     await bridge.wait_for_clients(1)
     await bridge.wait_for_clients(0, timeout=5)  # it never answered a ping
     writer.close()
+
+
+async def test_a_client_that_never_authenticates_is_closed(make_bridge: MakeBridge) -> None:
+    bridge = await make_bridge(token="s3cret", auth_timeout=0.2)
+    async with client(bridge) as ws:
+        with pytest.raises(ConnectionClosed) as closed:
+            await recv(ws)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "authentication timeout")
+    assert bridge.client_count == 0
+
+
+async def test_a_taken_port_is_a_clear_error_not_a_crash(bus: InProcessBus, make_bridge: MakeBridge) -> None:
+    first = await make_bridge()
+    second = await make_bridge(port=first.port)
+    assert not second.running
+    assert second.error is not None
+    assert f"cannot listen on 127.0.0.1:{first.port}" in second.error
+    assert first.running
