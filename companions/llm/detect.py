@@ -80,7 +80,11 @@ async def list_models(base_url: str, api_key: str | None = None, *, timeout_s: f
         async with asyncio.timeout(timeout_s):
             page = await client.models.list()
         ids = tuple(m.id for m in page.data if isinstance(getattr(m, "id", None), str) and m.id)
-    except (openai.OpenAIError, TimeoutError, ValueError, TypeError, AttributeError) as exc:
+    except (openai.APIConnectionError, TimeoutError):  # APITimeoutError is an APIConnectionError
+        raise LLMError(f"cannot reach {base_url} within {timeout_s:g} s; is the server running?") from None
+    except openai.AuthenticationError:
+        raise LLMError(f"{base_url} rejected the API key; check it in Settings") from None
+    except (openai.OpenAIError, ValueError, TypeError, AttributeError) as exc:
         raise LLMError(f"{base_url} does not answer like an OpenAI-compatible server ({type(exc).__name__})") from None
     finally:
         await client.close()

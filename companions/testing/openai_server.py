@@ -230,7 +230,7 @@ class OpenAITestServer:
             try:
                 while await self._serve_one(reader, writer):
                     pass
-            except (ConnectionError, asyncio.IncompleteReadError):
+            except (ConnectionError, asyncio.IncompleteReadError, ValueError):  # ValueError: not HTTP at all
                 pass
             finally:
                 writer.close()

@@ -136,6 +136,7 @@ async def test_resolve_says_what_to_configure() -> None:
     broken = await resolve_chat_model("http://127.0.0.1:1/v1", None, "sk-abc", autodetect=False)
     assert broken.model is None
     assert "cannot be used" in broken.message
+    assert "cannot reach http://127.0.0.1:1/v1" in broken.message
     assert "sk-abc" not in broken.message
 
 
