@@ -1,0 +1,264 @@
+"""The search engine: the sync core that runs every channel in one thread, and the async facade around it.
+
+``SearchCore`` owns the SQLite connection and the in-memory caches (vector matrix, entity graph); it is used from
+one thread only. ``SearchEngine`` is what the app uses: every call hops to the core's single worker thread, so
+embedding and SQLite work never block the event loop and the connection never crosses threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from companions.llm.types import ChatModel
+from companions.protocol import Message
+from companions.search.classifier import (
+    QueryClassification,
+    QueryClassifier,
+    RuleBasedClassifier,
+    SearchWeights,
+    get_search_weights,
+)
+from companions.search.fusion import DEFAULT_FUSION, FusionMethod, fuse
+from companions.search.graph import Extraction
+from companions.search.graph_channel import CommunitySummary, GraphChannel
+from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
+from companions.search.keyword import keyword_search
+from companions.search.llm_extraction import extract_with_model
+from companions.search.semantic import Embedder, VectorMatrix
+from companions.search.tokenize import TokenMode, words
+
+T = TypeVar("T")
+CHANNEL_DEPTH = 50
+SNIPPET_CHARS = 160
+CHANNELS = ("keyword", "semantic", "graph")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One fused result: where it comes from, a snippet, the fused score and each channel's own score."""
+
+    chunk_id: int
+    source: str
+    title: str
+    kind: str
+    snippet: str
+    text: str
+    score: float
+    channel_scores: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {"source": self.source, "title": self.title, "kind": self.kind, "snippet": self.snippet,
+                "score": round(self.score, 6), "channels": {k: round(v, 6) for k, v in self.channel_scores.items()}}
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    query: str
+    classification: QueryClassification
+    weights: SearchWeights
+    hits: list[SearchHit]
+    channels: dict[str, list[tuple[int, float]]]  # each channel's own ranking (chunk id, score), for the panel
+    communities: list[CommunitySummary]
+    elapsed_ms: float
+
+
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    """A window of ``text`` around the first query word it contains (the start when none)."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    lower = flat.lower()
+    positions = [lower.find(w) for w in words(query) if len(w) >= 2]
+    found = [p for p in positions if p >= 0]
+    start = max(0, min(found) - width // 4) if found else 0
+    piece = flat[start : start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+def weights_for(classification: QueryClassification, have_vectors: bool) -> dict[str, float]:
+    w = get_search_weights(classification.type)
+    weights = {"keyword": w.keyword, "semantic": w.semantic if have_vectors else 0.0, "graph": w.graph}
+    return weights
+
+
+class SearchCore:
+    """Runs the channels and the fusion synchronously (one thread)."""
+
+    def __init__(self, path: Path | str, embedder: Embedder | None = None, *, token_mode: TokenMode = "mixed",
+                 fusion: FusionMethod = DEFAULT_FUSION) -> None:
+        self.index = SearchIndex(path, embedder, token_mode=token_mode)
+        self.embedder = embedder
+        self.fusion: FusionMethod = fusion
+        self.graph = GraphChannel(self.index)
+        self._vectors: VectorMatrix | None = None
+        self._vectors_generation = -1
+
+    def close(self) -> None:
+        self.index.close()
+
+    @property
+    def vectors(self) -> VectorMatrix:
+        if self._vectors is None or self._vectors_generation != self.index.generation:
+            self._vectors = self.index.vector_matrix()
+            self._vectors_generation = self.index.generation
+        return self._vectors
+
+    def keyword(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
+        return keyword_search(self.index.db, text, k, self.index.token_mode)
+
+    def semantic(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
+        if self.embedder is None:
+            return []
+        query = self.embedder.embed([text], query=True)[0]
+        return self.vectors.top(query, k)
+
+    def channel_rankings(self, text: str, classification: QueryClassification, k: int = CHANNEL_DEPTH,
+                         ) -> tuple[dict[str, list[tuple[int, float]]], list[CommunitySummary]]:
+        communities: list[CommunitySummary] = []
+        if classification.type == "global":
+            graph_hits, communities = self.graph.global_search(text, k)
+        else:
+            graph_hits = self.graph.local_search(text, k, list(classification.extracted_entities))
+        return {"keyword": self.keyword(text, k), "semantic": self.semantic(text, k), "graph": graph_hits}, communities
+
+    def search(self, text: str, classification: QueryClassification, limit: int = 10,
+               method: FusionMethod | None = None) -> SearchResponse:
+        started = time.perf_counter()
+        rankings, communities = self.channel_rankings(text, classification)
+        weights = weights_for(classification, self.embedder is not None)
+        fused = fuse(rankings, weights, method or self.fusion)[:limit]
+        records = self.index.chunks([f.chunk_id for f in fused])
+        hits = [_hit(records[f.chunk_id], text, f.score, f.channel_scores) for f in fused if f.chunk_id in records]
+        return SearchResponse(text, classification, get_search_weights(classification.type), hits, rankings,
+                              communities, (time.perf_counter() - started) * 1000)
+
+
+def _hit(rec: ChunkRecord, query: str, score: float, channels: dict[str, float]) -> SearchHit:
+    return SearchHit(rec.id, rec.source, rec.title, rec.kind, snippet(rec.text, query), rec.text, score,
+                     dict(channels))
+
+
+def _upsert_file(file: Path, text: str, extractions: list[Extraction] | None) -> Callable[[SearchCore], Change]:
+    return lambda core: core.index.upsert(str(file), text, title=file.stem, extractions=extractions)
+
+
+def conversation_text(messages: Sequence[Message]) -> str:
+    """A stored conversation as indexable text: one ``speaker: utterance`` paragraph per message."""
+    return "\n\n".join(f"{m.params.from_}: {m.params.message}" for m in messages)
+
+
+class SearchEngine:
+    """The async facade. Every operation runs on one dedicated worker thread that owns the SQLite connection.
+
+    Args:
+        path: the index database file (created when missing).
+        embedder: the semantic channel's model; None leaves the channel out (its weight counts as 0).
+        classifier: picks the query type and so the fusion weights; the rule-based one by default.
+        chat_model: when given, entities and relations are extracted by the model (heuristics on failure).
+    """
+
+    def __init__(self, path: Path | str, *, embedder: Embedder | None = None,
+                 classifier: QueryClassifier | None = None, chat_model: ChatModel | None = None,
+                 fusion: FusionMethod = DEFAULT_FUSION, token_mode: TokenMode = "mixed",
+                 extraction_concurrency: int = 4) -> None:
+        self.path = Path(path)
+        self.classifier: QueryClassifier = classifier or RuleBasedClassifier()
+        self.chat_model = chat_model
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-index")
+        self._core: SearchCore | None = None
+        self._embedder = embedder
+        self._fusion: FusionMethod = fusion
+        self._token_mode: TokenMode = token_mode
+        self._extraction_limit = asyncio.Semaphore(extraction_concurrency)
+        self._closed = False
+
+    async def _run(self, fn: Callable[[SearchCore], T]) -> T:
+        if self._closed:
+            raise RuntimeError("the search engine is closed")
+
+        def call() -> T:
+            if self._core is None:
+                self._core = SearchCore(self.path, self._embedder, token_mode=self._token_mode,
+                                        fusion=self._fusion)
+            return fn(self._core)
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    async def open(self) -> None:
+        """Opens (and creates or migrates) the database, embedding chunks that lack vectors."""
+        await self._run(lambda core: None)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+
+        def close() -> None:
+            if self._core is not None:
+                self._core.close()
+                self._core = None
+
+        await asyncio.get_running_loop().run_in_executor(self._executor, close)
+        self._closed = True
+        self._executor.shutdown(wait=True)
+
+    # -- indexing ---------------------------------------------------------------------------------------------
+    async def _extractions(self, text: str) -> list[Extraction] | None:
+        if self.chat_model is None:
+            return None
+        model = self.chat_model
+
+        async def one(chunk: str) -> Extraction:
+            async with self._extraction_limit:
+                return await extract_with_model(model, chunk)
+
+        return list(await asyncio.gather(*(one(c) for c in split_chunks(text))))
+
+    async def index_text(self, source: str, text: str, *, title: str | None = None) -> Change:
+        """Indexes a text under ``source`` (a path or URI), replacing what was there if it changed."""
+        extractions = await self._extractions(text)
+        return await self._run(lambda c: c.index.upsert(source, text, title=title, kind="text",
+                                                        extractions=extractions))
+
+    async def index_paths(self, paths: Sequence[Path | str]) -> dict[str, Change]:
+        """Indexes text files and folders; files deleted from an indexed folder are forgotten."""
+        if self.chat_model is None:
+            return await self._run(lambda c: c.index.index_paths([Path(p) for p in paths]))
+        todo, changes = await self._run(lambda c: c.index.pending_files([Path(p) for p in paths]))
+        for file, text in todo:  # only new or changed files cost model calls
+            extractions = await self._extractions(text)
+            changes[str(file)] = await self._run(_upsert_file(file, text, extractions))
+        return changes
+
+    async def index_messages(self, conversation_id: str, messages: Sequence[Message]) -> Change:
+        """Indexes (or re-indexes) one stored conversation so companions can find what was said."""
+        text = conversation_text(messages)
+        source = f"conversation:{conversation_id}"
+        if not text:
+            return await self._run(lambda c: c.index.remove(source))
+        extractions = await self._extractions(text)
+        return await self._run(lambda c: c.index.upsert(source, text, title=f"conversation {conversation_id}",
+                                                        kind="conversation", extractions=extractions))
+
+    async def remove(self, source: str) -> Change:
+        return await self._run(lambda c: c.index.remove(source))
+
+    async def stats(self) -> dict[str, int]:
+        return await self._run(lambda c: c.index.stats())
+
+    # -- searching --------------------------------------------------------------------------------------------
+    async def classify(self, text: str) -> QueryClassification:
+        return await self.classifier.classify(text)
+
+    async def search(self, text: str, *, limit: int = 10, classification: QueryClassification | None = None,
+                     method: FusionMethod | None = None) -> SearchResponse:
+        """Classifies ``text`` (unless given), runs the three channels and fuses them. Raises EmptyQueryError."""
+        cls = classification or await self.classifier.classify(text)
+        return await self._run(lambda c: c.search(text, cls, limit, method))
+
+    async def communities(self) -> list[CommunitySummary]:
+        return await self._run(lambda c: c.graph.communities())

@@ -1,0 +1,124 @@
+"""Japanese-aware tokenization for the FTS5 keyword index.
+
+FTS5's own tokenizers split Japanese text into whole runs of kana/kanji (unicode61) or need the trigram tokenizer,
+which cannot match two-character words. Text is therefore pre-tokenized in Python into space-separated terms and
+indexed with ``unicode61``. Two term families are produced:
+
+* character bigrams of every CJK run (robust to unknown words and segmentation errors), and
+* morphological words from fugashi + unidic-lite when it is installed (sharper matches for longer words),
+  with particles and punctuation dropped.
+
+Latin text is split on word boundaries and lower-cased. The same function tokenizes documents and queries.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Literal, TypeAlias
+
+TokenMode: TypeAlias = Literal["bigram", "words", "mixed"]
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ー"
+_RUN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
+_IS_CJK = re.compile(rf"[{_CJK}]")
+# Parts of speech that carry no searchable meaning (particles, auxiliaries, symbols, blanks).
+_SKIP_POS = frozenset({"助詞", "助動詞", "補助記号", "記号", "空白"})
+EN_STOPWORDS = frozenset({
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "is", "are",
+    "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "what", "which", "who",
+    "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "can", "could", "will", "would",
+    "should", "may", "might", "as", "into", "about", "than", "then", "there", "their", "they", "them", "he",
+    "she", "his", "her", "we", "our", "you", "your", "i", "me", "my", "not", "no"
+})
+
+_local = threading.local()
+
+
+def _tagger() -> object | None:
+    """One fugashi Tagger per thread (Taggers are not thread-safe); None when fugashi is unavailable."""
+    tagger = getattr(_local, "tagger", False)
+    if tagger is False:
+        try:
+            import fugashi
+
+            tagger = fugashi.Tagger()
+        except Exception:
+            tagger = None
+        _local.tagger = tagger
+    return tagger
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width ASCII to half-width, half-width kana to full-width) and lower case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _bigrams(run: str) -> Iterator[str]:
+    if len(run) == 1:
+        yield run
+        return
+    for i in range(len(run) - 1):
+        yield run[i : i + 2]
+
+
+def words(text: str) -> list[str]:
+    """Content words of ``text``: fugashi morphemes for Japanese (particles dropped), lower-cased Latin words."""
+    text = normalize(text)
+    tagger = _tagger()
+    out: list[str] = []
+    if tagger is None or not _IS_CJK.search(text):
+        return [w for w in _RUN.findall(text) if w not in EN_STOPWORDS]
+    for node in tagger(text):  # type: ignore[operator]
+        surface = str(node.surface)
+        pos = str(getattr(node.feature, "pos1", "") or "")
+        if pos in _SKIP_POS or not _RUN.fullmatch(surface):
+            continue
+        if surface in EN_STOPWORDS:
+            continue
+        out.append(surface)
+    return out
+
+
+def terms(text: str, mode: TokenMode = "mixed") -> list[str]:
+    """The index terms of ``text`` (with repeats, so that term frequency counts)."""
+    norm = normalize(text)
+    out: list[str] = []
+    if mode in ("bigram", "mixed"):
+        for run in _RUN.findall(norm):
+            if _IS_CJK.match(run):
+                out.extend(_bigrams(run))
+            elif run not in EN_STOPWORDS:
+                out.append(run)
+    if mode in ("words", "mixed"):
+        # Words are prefixed so that a one-word match and a bigram with the same letters stay distinct terms.
+        ws = words(norm)
+        if mode == "words":
+            out.extend(ws)
+        else:
+            out.extend("w" + w for w in ws if _IS_CJK.search(w) and len(w) > 2)
+    return out
+
+
+def index_text(text: str, mode: TokenMode = "mixed") -> str:
+    """``text`` as the space-separated term string stored in the FTS5 column."""
+    return " ".join(terms(text, mode))
+
+
+@lru_cache(maxsize=4096)
+def _query_terms(text: str, mode: TokenMode) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for term in terms(text, mode):
+        seen.setdefault(term, None)
+    return tuple(seen)
+
+
+def match_expression(text: str, mode: TokenMode = "mixed") -> str | None:
+    """An FTS5 MATCH expression (OR of quoted terms) for a free-text query; None when nothing is searchable."""
+    query_terms = _query_terms(text, mode)
+    if not query_terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms)

@@ -1,0 +1,180 @@
+"""The hybrid search engine on the sample knowledge documents (ja + en), with a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from companions.protocol import Message
+from companions.search.classifier import EmptyQueryError
+from companions.search.engine import SearchEngine
+from companions.search.fusion import normalised_score_fusion, reciprocal_rank_fusion
+from tests.companions.search_doubles import HashingEmbedder
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    shutil.copytree(KNOWLEDGE, folder)
+    return folder
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, docs: Path):  # type: ignore[no-untyped-def]
+    embedder = HashingEmbedder()
+    eng = SearchEngine(tmp_path / "search.sqlite3", embedder=embedder)
+    changes = await eng.index_paths([docs])
+    assert sorted(changes.values()) == ["added"] * 4
+    yield eng
+    await eng.aclose()
+
+
+def names(response) -> list[str]:  # type: ignore[no-untyped-def]
+    return [Path(h.source).name for h in response.hits]
+
+
+async def test_japanese_local_question_finds_its_document_with_every_channel_scored(engine: SearchEngine) -> None:
+    response = await engine.search("金閣寺を建てたのは誰ですか", limit=3)
+    assert response.classification.type == "local"
+    top = response.hits[0]
+    assert Path(top.source).name == "kyoto-temples.ja.md"
+    assert "金閣寺" in top.snippet
+    assert set(top.channel_scores) == {"keyword", "semantic", "graph"}
+    assert top.score > response.hits[-1].score
+
+
+async def test_english_local_question(engine: SearchEngine) -> None:
+    response = await engine.search("Who designed the Analytical Engine?", limit=3)
+    assert names(response)[0] == "computing-pioneers.en.md"
+    assert "keyword" in response.hits[0].channel_scores
+
+
+async def test_relationship_query_reaches_both_entities_through_the_graph(engine: SearchEngine) -> None:
+    response = await engine.search("千利休と豊臣秀吉の関係は？", limit=3)
+    assert response.classification.type == "relationship"
+    assert names(response)[0] == "tea-ceremony.ja.md"
+    graph = response.channels["graph"]
+    assert graph, "the graph channel found nothing for two known entities"
+    en = await engine.search("What is the relationship between Ada Lovelace and Alan Turing?", limit=3)
+    assert en.classification.type == "relationship"
+    assert names(en)[0] == "computing-pioneers.en.md"
+    assert en.hits[0].channel_scores.get("graph", 0) > 0
+
+
+async def test_global_query_uses_community_summaries(engine: SearchEngine) -> None:
+    for query in ("この資料全体のテーマは何ですか", "What are the main topics of these documents?"):
+        response = await engine.search(query, limit=5)
+        assert response.classification.type == "global"
+        assert response.communities, query
+        assert all(c.summary for c in response.communities)
+        assert response.channels["graph"]
+    summaries = " ".join(c.summary for c in await engine.communities())
+    assert "足利義満" in summaries or "千利休" in summaries
+    assert "Turing" in summaries or "Lovelace" in summaries
+
+
+async def test_editing_and_deleting_files_updates_only_their_chunks(engine: SearchEngine, docs: Path,
+                                                                   tmp_path: Path) -> None:
+    embedder = engine._embedder
+    assert isinstance(embedder, HashingEmbedder)
+    before = len(embedder.embedded_texts())
+    assert set((await engine.index_paths([docs])).values()) == {"unchanged"}
+    assert len(embedder.embedded_texts()) == before  # nothing re-embedded
+
+    tea = docs / "tea-ceremony.ja.md"
+    tea.write_text(tea.read_text(encoding="utf-8") + "\n\n北野大茶湯は1587年に豊臣秀吉が催した大規模な茶会である。\n",
+                   encoding="utf-8")
+    changes = await engine.index_paths([docs])
+    assert changes[str(tea)] == "updated"
+    assert [c for c in changes.values() if c != "unchanged"] == ["updated"]
+    new_texts = embedder.embedded_texts()[before:]
+    assert len(new_texts) == 1  # the unchanged paragraphs kept their vectors
+    assert "北野大茶湯" in new_texts[0]
+    assert names(await engine.search("北野大茶湯はいつ開かれた？", limit=1)) == ["tea-ceremony.ja.md"]
+
+    (docs / "madoi.en.md").unlink()
+    changes = await engine.index_paths([docs])
+    assert changes[str(docs / "madoi.en.md")] == "removed"
+    response = await engine.search("Madoi desktop application companions", limit=5)
+    assert "madoi.en.md" not in names(response)
+    stats = await engine.stats()
+    assert stats["documents"] == 3
+    with sqlite3.connect(tmp_path / "search.sqlite3") as db:  # no orphans: chunks, FTS rows, mentions all cascade
+        def count(sql: str) -> int:
+            return int(db.execute(sql).fetchone()[0])
+
+        assert count("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)") == 0
+        assert count("SELECT COUNT(*) FROM chunks_fts") == stats["chunks"]
+        assert count("SELECT COUNT(*) FROM mentions WHERE chunk_id NOT IN (SELECT id FROM chunks)") == 0
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_conversations_are_searchable(engine: SearchEngine) -> None:
+    messages = [
+        Message.create(from_="user", message="来週の金曜日に嵐山へ紅葉を見に行きたい", to=["hana"]),
+        Message.create(from_="hana", message="いいですね！嵐山なら渡月橋もおすすめです", to=["user"]),
+    ]
+    assert await engine.index_messages("c-1", messages) == "added"
+    assert await engine.index_messages("c-1", messages) == "unchanged"
+    response = await engine.search("紅葉を見に行く予定はどこ？", limit=3)
+    assert response.hits[0].source == "conversation:c-1"
+    assert response.hits[0].kind == "conversation"
+    assert "hana:" in response.hits[0].text
+
+
+async def test_blocking_work_runs_off_the_event_loop(tmp_path: Path, docs: Path) -> None:
+    embedder = HashingEmbedder()
+    engine = SearchEngine(tmp_path / "s.sqlite3", embedder=embedder)
+    try:
+        await engine.index_paths([docs])
+        await engine.search("茶の湯", limit=1)
+    finally:
+        await engine.aclose()
+    assert threading.current_thread().name not in embedder.threads
+    assert all(t.startswith("search-index") for t in embedder.threads)
+    with pytest.raises(RuntimeError):
+        await engine.search("茶の湯")
+
+
+async def test_bad_input_is_a_clear_error_and_the_engine_keeps_working(engine: SearchEngine) -> None:
+    with pytest.raises(EmptyQueryError):
+        await engine.search("   ")
+    nothing = await engine.search("zzzzqqqq xyzzy", limit=3)
+    assert all("keyword" not in h.channel_scores for h in nothing.hits)
+    assert (await engine.search("茶室", limit=1)).hits
+
+
+async def test_without_an_embedder_the_semantic_channel_is_left_out(tmp_path: Path, docs: Path) -> None:
+    engine = SearchEngine(tmp_path / "plain.sqlite3")
+    try:
+        await engine.index_paths([docs])
+        response = await engine.search("銀閣寺はどこにありますか", limit=2)
+    finally:
+        await engine.aclose()
+    assert names(response)[0] == "kyoto-temples.ja.md"
+    assert response.channels["semantic"] == []
+
+
+async def test_concurrent_searches_share_one_connection_safely(engine: SearchEngine) -> None:
+    queries = ["金閣寺", "千利休", "Alan Turing", "Enigma", "銀閣寺", "Madoi"] * 3
+    results = await asyncio.gather(*(engine.search(q, limit=1) for q in queries))
+    assert all(r.hits for r in results)
+
+
+def test_both_fusions_rank_an_item_found_by_every_channel_first() -> None:
+    rankings = {"keyword": [(1, 9.0), (2, 5.0)], "semantic": [(2, 0.9), (1, 0.8), (3, 0.1)], "graph": [(1, 0.4)]}
+    weights = {"keyword": 0.35, "semantic": 0.35, "graph": 0.3}
+    for fuse in (reciprocal_rank_fusion, normalised_score_fusion):
+        fused = fuse(rankings, weights)
+        assert [f.chunk_id for f in fused] == [1, 2, 3]
+        assert fused[0].channel_scores == {"keyword": 9.0, "semantic": 0.8, "graph": 0.4}
+    # A zero-weight channel changes nothing.
+    only_kw = normalised_score_fusion(rankings, {"keyword": 1.0})
+    assert [f.chunk_id for f in only_kw][:2] == [1, 2]
