@@ -64,9 +64,11 @@ class ErrorReply:
 
 @dataclass(frozen=True)
 class StallReply:
-    """Streams ``chunks`` (maybe none), then hangs until the client goes away (or the server stops)."""
+    """Streams ``chunks`` (maybe none), then hangs until the client goes away (or the server stops);
+    ``before_headers`` hangs before even the response headers."""
 
     chunks: tuple[str, ...] = ()
+    before_headers: bool = False
 
 
 Reply: TypeAlias = TextReply | ToolCallReply | ErrorReply | StallReply
@@ -92,8 +94,8 @@ def error_reply(status: int, message: str = "scripted failure", *, retry_after: 
     return ErrorReply(status, message, retry_after)
 
 
-def stall_reply(*chunks: str) -> StallReply:
-    return StallReply(tuple(chunks))
+def stall_reply(*chunks: str, before_headers: bool = False) -> StallReply:
+    return StallReply(tuple(chunks), before_headers)
 
 
 def echo_reply(body: dict[str, Any]) -> Reply:
@@ -286,9 +288,9 @@ class OpenAITestServer:
         if isinstance(reply, ErrorReply):
             await _send_error(writer, reply)
             return True
-        if not body.get("stream"):
-            if isinstance(reply, StallReply):
-                return await self._stall(reader)
+        if isinstance(reply, StallReply) and (reply.before_headers or not body.get("stream")):
+            return await self._stall(reader)
+        if not isinstance(reply, StallReply) and not body.get("stream"):
             await _send_json(writer, 200, _whole_completion(model, reply))
             return True
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")

@@ -231,6 +231,20 @@ async def test_cancelling_the_consumer_stops_the_http_stream(server: OpenAITestS
     assert seen == ["partial "]
 
 
+async def test_cancelling_before_the_server_answered_closes_the_connection(
+    server: OpenAITestServer, model: OpenAIChatModel
+) -> None:
+    server.script(stall_reply(before_headers=True))
+    task = asyncio.create_task(complete(model, HELLO))
+    await server.wait_for_requests(1)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 1.0)
+    await asyncio.wait_for(server.client_gone.wait(), 1.0)
+    assert time.monotonic() - started < 1.0
+
+
 async def test_stalled_server_times_out_and_partial_output_is_not_retried(server: OpenAITestServer) -> None:
     server.script(stall_reply("Hel"))
     m = build_chat_model(server.base_url, "test-model", KEY, timeout_s=0.3, retry=FAST)
