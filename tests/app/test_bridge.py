@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import socket
@@ -362,6 +363,8 @@ async def test_a_slow_client_does_not_stall_the_bus_or_other_clients(bus: InProc
         assert slow.queued <= 64
         assert quick.dropped == 0
     slow_writer.close()
+    with contextlib.suppress(OSError):
+        await slow_writer.wait_closed()
 
 
 async def test_heartbeats_close_a_dead_peer(make_bridge: MakeBridge) -> None:
@@ -370,6 +373,8 @@ async def test_heartbeats_close_a_dead_peer(make_bridge: MakeBridge) -> None:
     await bridge.wait_for_clients(1)
     await bridge.wait_for_clients(0, timeout=5)  # it never answered a ping
     writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
 
 
 async def test_a_client_that_never_authenticates_is_closed(make_bridge: MakeBridge) -> None:
