@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from ui.naming import named
 from ui.settings_texts import Language
@@ -81,10 +81,18 @@ class FirstRunPanel(QWidget):
             column.addWidget(widget)
         column.addSpacing(6)
         column.addLayout(buttons)
+        # Wrapped labels only get their right height when the card's width comes from a layout (not from an
+        # alignment flag, which sizes it by its hint): stretches either side, the card growing up to its maximum.
+        card.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(card, 100)
+        row.addStretch(1)
         inner = QWidget()
         centre = QVBoxLayout(inner)
+        centre.setContentsMargins(16, 16, 16, 16)
         centre.addStretch(1)
-        centre.addWidget(card, 0, Qt.AlignmentFlag.AlignHCenter)
+        centre.addLayout(row)
         centre.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)

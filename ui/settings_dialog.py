@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -64,7 +65,7 @@ class SettingsDialog(QDialog):
         self._errors: dict[str, QLabel] = {}
         self._candidate: Settings | None = settings
         self.setWindowTitle(self._t("title"))
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(640)
         self.tabs = named(QTabWidget(), "settingsTabs")
         self.tabs.addTab(self._general_tab(), self._t("tab.general"))
         self.tabs.addTab(self._llm_tab(), self._t("tab.llm"))
@@ -103,17 +104,17 @@ class SettingsDialog(QDialog):
         self._errors[key] = label
         return label
 
-    def _row(self, form: QFormLayout, label_key: str, widget: QWidget, field: str | None = None,
-             hint: str | None = None) -> None:
+    def _row(self, form: QFormLayout, label_key: str, widget: QWidget, field: str | None = None, *,
+             hint: str | None = None, note: QLabel | None = None) -> None:
         box = QWidget()
         column = QVBoxLayout(box)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(widget)
         if hint is not None:
-            hint_label = named(QLabel(self._t(hint)), "fieldHint")
-            hint_label.setWordWrap(True)
-            column.addWidget(hint_label)
+            column.addWidget(named(QLabel(self._t(hint)), "fieldHint"))  # one line: wrapping breaks form heights
+        if note is not None:
+            column.addWidget(note)
         if field is not None:
             column.addWidget(self._error_label(field))
         label = QLabel(self._t(label_key))
@@ -157,8 +158,10 @@ class SettingsDialog(QDialog):
         self.secret_note = named(QLabel(self._t("key.keyring" if self._secrets.persistent else "key.session")),
                                  "secretNote")
         self.secret_note.setWordWrap(True)
+        self.secret_note.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.model = named(QComboBox(), "modelCombo")
         self.model.setEditable(True)
+        self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.model.setEditText(llm.model or "")
         self.test_connection_button = named(QPushButton(self._t("test_connection")), "testConnectionButton")
         self.test_connection_button.clicked.connect(lambda: self._spawn(self._run_connection_test()))
@@ -170,8 +173,7 @@ class SettingsDialog(QDialog):
         row.addWidget(self.test_connection_button)
         row.addWidget(self.connection_result, 1)
         self._row(form, "base_url", self.base_url, "llm.base_url", hint="base_url.hint")
-        self._row(form, "api_key", self.api_key, "llm.api_key")
-        form.addRow("", self.secret_note)
+        self._row(form, "api_key", self.api_key, "llm.api_key", note=self.secret_note)
         self._row(form, "model", self.model, "llm.model", hint="model.hint")
         form.addRow("", test_row)
         return page
@@ -333,7 +335,13 @@ class SettingsDialog(QDialog):
             result = ConnectionResult(ok=False, error=f"{type(err).__name__}: {err}")
         finally:
             self.test_connection_button.setEnabled(True)
-        self._show_result(self.connection_result, "ok" if result.ok else "error", result.summary)
+        if self.language == "en":
+            shown = result.summary
+        elif result.ok:
+            shown = self._t("conn.ok").format(n=result.model_count)
+        else:
+            shown = self._t("conn.failed").format(error=result.error)
+        self._show_result(self.connection_result, "ok" if result.ok else "error", shown)
         if result.ok and result.models:
             typed = self.model.currentText()
             self.model.clear()

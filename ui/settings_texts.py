@@ -24,6 +24,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
                     "(set MADOI_LLM_API_KEY to keep it).",
                     "システムのキーリングがありません。キーはこのセッションの間だけメモリに保持します"
                     "（保存するには MADOI_LLM_API_KEY を設定してください）。"),
+    "conn.ok": ("OK: {n} models", "接続できました（モデル {n} 個）"),
+    "conn.failed": ("Failed: {error}", "接続できません: {error}"),
     "testing": ("Testing…", "テスト中…"), "need_url": ("Enter an endpoint URL first.", "先に URL を入力してください。"),
     "camera_source": ("Camera", "カメラ"),
     "camera_source.hint": ("Device number (0, 1 …), a video file, a stream URL, or none",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QPalette
 from PySide6.QtWidgets import QApplication
 
 ThemeChoice = Literal["system", "light", "dark"]
@@ -27,7 +27,7 @@ FONT_FAMILIES: Final[tuple[str, ...]] = (
 JAPANESE_FAMILIES: Final[tuple[str, ...]] = FONT_FAMILIES[4:]
 
 
-def resolve_scheme(choice: ThemeChoice, app: QApplication) -> Scheme:
+def resolve_scheme(choice: ThemeChoice, app: QApplication, platform_palette: QPalette | None = None) -> Scheme:
     if choice != "system":
         return choice
     scheme = app.styleHints().colorScheme()
@@ -36,11 +36,39 @@ def resolve_scheme(choice: ThemeChoice, app: QApplication) -> Scheme:
     if scheme == Qt.ColorScheme.Light:
         return "light"
     # Unknown (e.g. offscreen, or an older desktop): judge by the palette's window colour.
-    return "dark" if app.palette().window().color().lightness() < 128 else "light"
+    window = (platform_palette or app.palette()).window().color()
+    return "dark" if window.lightness() < 128 else "light"
 
 
 def style_sheet(scheme: Scheme) -> str:
     return (STYLES_DIR / f"{scheme}.qss").read_text(encoding="utf-8")
+
+
+_PALETTES: Final[dict[Scheme, dict[QPalette.ColorRole, str]]] = {
+    "light": {QPalette.ColorRole.Window: "#f4f2ec", QPalette.ColorRole.WindowText: "#1f2430",
+              QPalette.ColorRole.Base: "#ffffff", QPalette.ColorRole.AlternateBase: "#f4f2ec",
+              QPalette.ColorRole.Text: "#1f2430", QPalette.ColorRole.Button: "#fbfaf7",
+              QPalette.ColorRole.ButtonText: "#1f2430", QPalette.ColorRole.Highlight: "#d9822b",
+              QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#9a968c",
+              QPalette.ColorRole.ToolTipBase: "#fffbe8", QPalette.ColorRole.ToolTipText: "#1f2430"},
+    "dark": {QPalette.ColorRole.Window: "#171a20", QPalette.ColorRole.WindowText: "#e8e6e1",
+             QPalette.ColorRole.Base: "#252a33", QPalette.ColorRole.AlternateBase: "#1c1f26",
+             QPalette.ColorRole.Text: "#e8e6e1", QPalette.ColorRole.Button: "#2b303a",
+             QPalette.ColorRole.ButtonText: "#e8e6e1", QPalette.ColorRole.Highlight: "#c9752c",
+             QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.PlaceholderText: "#7c808a",
+             QPalette.ColorRole.ToolTipBase: "#2b303a", QPalette.ColorRole.ToolTipText: "#e8e6e1"},
+}
+
+
+def palette(scheme: Scheme) -> QPalette:
+    """The colours the style draws with (spin boxes, combo boxes, scroll bars: what the style sheet leaves alone)."""
+    result = QPalette()
+    for role, colour in _PALETTES[scheme].items():
+        result.setColor(role, QColor(colour))
+    dim = QColor("#7c808a" if scheme == "dark" else "#a6a297")
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        result.setColor(QPalette.ColorGroup.Disabled, role, dim)
+    return result
 
 
 def ui_font(point_size: float | None = None) -> QFont:
@@ -67,15 +95,26 @@ class ThemeManager(QObject):
         self._app = app
         self.choice: ThemeChoice = "system"
         self.scheme: Scheme = "light"
+        self._system_palette: QPalette | None = None  # kept: "system" must judge the platform's, not ours
         app.styleHints().colorSchemeChanged.connect(self._platform_changed)
 
     def apply(self, choice: ThemeChoice) -> Scheme:
         self.choice = choice
-        self.scheme = resolve_scheme(choice, self._app)
+        self.scheme = resolve_scheme(choice, self._app, self._system_palette)
         self._app.setFont(ui_font())
+        if self._system_palette is None:
+            self._system_palette = QPalette(self._app.palette())
+        self._app.setPalette(palette(self.scheme))
         self._app.setStyleSheet(style_sheet(self.scheme))
         self._app.setProperty("madoiScheme", self.scheme)
         return self.scheme
+
+    def reset(self) -> None:
+        """Back to the platform's own look (used by tests and when embedding)."""
+        self._app.setStyleSheet("")
+        if self._system_palette is not None:
+            self._app.setPalette(self._system_palette)
+            self._system_palette = None
 
     def _platform_changed(self, _scheme: Qt.ColorScheme) -> None:
         if self.choice == "system":

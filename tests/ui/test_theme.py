@@ -16,7 +16,7 @@ from ui.theme import apply_theme, japanese_font_available, style_sheet, theme_ma
 @pytest.fixture
 def app(qapp: QApplication) -> Iterator[QApplication]:
     yield qapp
-    qapp.setStyleSheet("")  # other tests expect the plain look
+    theme_manager(qapp).reset()  # other tests expect the plain look
     qapp.styleHints().unsetColorScheme()
 
 

@@ -1,0 +1,105 @@
+"""Renders the settings dialog and the first-run panel, in Japanese and English, to PNG files.
+
+Run under a virtual X server so the real xcb platform (fonts, style) draws them:
+
+    xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python scripts/screenshots.py docs/screenshots
+
+Uses a throw-away MADOI_HOME: your own settings and keyring are neither read nor written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, nargs="?", default=REPO / "docs" / "screenshots")
+    args = parser.parse_args()
+    if os.environ.get("DISPLAY") and "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "xcb"
+    home = tempfile.mkdtemp(prefix="madoi-shots-")
+    for name in [n for n in os.environ if n.startswith("MADOI_")]:
+        del os.environ[name]
+    os.environ["MADOI_HOME"] = home
+
+    import keyring.backends.fail
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from app.secrets import SecretStore
+    from app.settings import load_settings
+    from ui.first_run import FirstRunPanel
+    from ui.settings_dialog import SettingsDialog
+    from ui.theme import apply_theme
+
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    theme = apply_theme(app, "light")
+    args.out.mkdir(parents=True, exist_ok=True)
+    loaded = load_settings()
+    written: list[Path] = []
+
+    def shoot(widget: QWidget, name: str, size: tuple[int, int] | None = None) -> None:
+        if size is not None:
+            widget.resize(*size)
+        widget.show()
+        for _ in range(5):
+            app.processEvents()
+        path = args.out / f"{name}.png"
+        if not widget.grab().save(str(path)):
+            raise SystemExit(f"could not write {path}")
+        written.append(path)
+        widget.close()
+
+    no_keyring = SecretStore(backend=keyring.backends.fail.Keyring())
+
+    def dialog(language: str) -> SettingsDialog:
+        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, language=language)  # type: ignore[arg-type]
+
+    ja = dialog("ja")
+    ja.base_url.setText("http://127.0.0.1:11434/v1")
+    ja.model.setEditText("qwen2.5:3b")
+    ja._show_result(ja.connection_result, "ok", ja._t("conn.ok").format(n=3))
+    ja.tabs.setCurrentIndex(1)
+    shoot(ja, "settings-llm-ja")
+
+    en = dialog("en")
+    en.base_url.setText("localhost:11434")  # shows a validation message under the field
+    en.tabs.setCurrentIndex(1)
+    shoot(en, "settings-llm-en")
+
+    devices = dialog("ja")
+    devices.tabs.setCurrentIndex(2)
+    shoot(devices, "settings-devices-ja")
+
+    bridge = dialog("en")
+    bridge.tabs.setCurrentIndex(3)
+    bridge.bridge_enabled.setChecked(True)
+    bridge.host.setText("0.0.0.0")
+    shoot(bridge, "settings-bridge-en")
+
+    first_ja = FirstRunPanel("ja")
+    shoot(first_ja, "first-run-ja", (820, 620))
+
+    theme.apply("dark")
+    first_en = FirstRunPanel("en")
+    first_en.set_problem("cannot connect to http://127.0.0.1:11434/v1 (ConnectError)")
+    shoot(first_en, "first-run-en-dark", (820, 640))
+    dark_dialog = dialog("en")
+    dark_dialog.tabs.setCurrentIndex(0)
+    shoot(dark_dialog, "settings-general-en-dark")
+
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
