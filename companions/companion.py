@@ -2,10 +2,16 @@
 
 Typical use (the conversation engine owns the turn order)::
 
-    companion = build_companion(card, model, bus=bus, queries=broker, language="ja", store=store)
-    await companion.start()                 # loads memory, starts hearing the "messages" topic
-    result = await companion.take_turn(msg) # decides (events), then speaks through the `speak` tool
-    await companion.aclose()
+    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, memory_path=db)
+    await cast.start()                          # loads memories, every companion hears the "messages" topic
+    akari = cast.companions["akari"]
+    vote = await akari.vote(msg)                # VoteChoice: speak/listen, importance, selected, closing
+    planned = await akari.compose(msg, "none")  # PlannedSpeech: `speak` planned, nothing voiced or published
+    await akari.say(published_message)          # the speak query; returns when the speech has finished
+    result = await akari.take_turn(msg)         # or all at once: decide, speak (voice, then publish)
+    await cast.stop()
+
+:class:`~companions.companion_participant.CompanionParticipant` adapts a Companion to conversation control.
 
 A companion hears a message only while ``present`` and only when it is addressed to it, broadcast (empty ``to``)
 or its own; what it heard is all its context ever contains.
@@ -14,19 +20,20 @@ or its own; what it heard is all its context ever contains.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
 from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
-from companions.cards import CompanionCard, localized
+from companions.cards import CardProblem, CompanionCard, load_cards, localized
 from companions.events import Guidance, decide
 from companions.hooks import WorkerHook
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.types import ChatMessage, ChatModel
-from companions.memory import CompanionMemory, MemoryStore, strip_impersonation
+from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore, strip_impersonation
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
@@ -221,17 +228,65 @@ class Companion:
         return await self.builtins.say(message)
 
 
-def build_companion(
-    card: CompanionCard,
-    model: ChatModel,
+class CompanionCast:
+    """Every companion of the app, sharing one roster (who is present); a runtime component (start/stop)."""
+
+    def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None) -> None:
+        self.companions: dict[str, Companion] = {}
+        self.problems = list(problems)
+        self.store = store
+
+    def roster(self) -> list[CompanionMetadata]:
+        return [c.metadata for c in self.companions.values() if c.present]
+
+    def name_of(self, companion_id: str) -> str | None:
+        companion = self.companions.get(companion_id)
+        return companion.name if companion is not None else None
+
+    def add(self, companion: Companion) -> None:
+        self.companions[companion.id] = companion
+
+    def __iter__(self) -> Iterator[Companion]:
+        return iter(self.companions.values())
+
+    def __len__(self) -> int:
+        return len(self.companions)
+
+    async def start(self) -> None:
+        for companion in self.companions.values():
+            await companion.start()
+
+    async def stop(self) -> None:
+        for companion in reversed(list(self.companions.values())):
+            await companion.aclose()
+        if self.store is not None:
+            self.store.close()
+
+
+def build_cast(
+    folders: Sequence[Path],
+    make_model: Callable[[CompanionCard], ChatModel],
     *,
     bus: Bus,
     queries: QuerySender,
     language: str = "ja",
-    store: MemoryStore | None = None,
-    roster: Callable[[], Sequence[CompanionMetadata]] = tuple,
+    memory_path: Path | None = None,
     search_engine: SearchEngine | None = None,
-) -> Companion:
-    """The factory app/assembly.py calls, one companion per loaded card."""
-    return Companion(card, model, bus=bus, queries=queries, language=language, store=store, roster=roster,
-                     search_engine=search_engine)
+    user_names: Callable[[str], str | None] = lambda _id: None,
+) -> CompanionCast:
+    """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
+
+    ``make_model`` picks each companion's ChatModel (its card's ``llm`` section over the app settings). Broken
+    cards end up in ``cast.problems`` for the UI; the others still come to life.
+    """
+    loaded = load_cards(folders)
+    store = SqliteMemoryStore(memory_path) if memory_path is not None else None
+    cast = CompanionCast(loaded.problems, store)
+
+    def names(speaker_id: str) -> str | None:
+        return cast.name_of(speaker_id) or user_names(speaker_id)
+
+    for card in loaded.cards:
+        cast.add(Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
+                           roster=cast.roster, names=names, search_engine=search_engine))
+    return cast

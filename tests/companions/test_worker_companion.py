@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
+from companions.cards import CompanionCard, load_cards, sample_cards_dir
+from companions.companion import Companion, build_cast
 from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, say
 from companions.protocol import CompanionMetadata, Message, Query, QueryResult
 from companions.query_broker import QueryBroker
@@ -142,3 +143,37 @@ async def test_cancelling_compose_restores_normal_speaking(
         await task
     assert companion.builtins.planned is None
     model.assert_used_up()
+
+
+async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restarts(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]], tmp_path: Path,
+) -> None:
+    bus, broker, _, _ = env
+    user_cards = tmp_path / "cards"
+    user_cards.mkdir()
+    (user_cards / "broken.yaml").write_text("metadata: {id: x, name: X}\nrole: r\nactions: [teleport]\n")
+    db = tmp_path / "madoi.sqlite3"
+    models: dict[str, ScriptedModel] = {}
+
+    def make_model(card: CompanionCard) -> ScriptedModel:
+        return models.setdefault(card.id, ScriptedModel(card.id))
+
+    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, language="en",
+                      memory_path=db)
+    assert sorted(c.id for c in cast) == ["akari", "hina", "souta"]
+    assert [(p.file.name, p.field) for p in cast.problems] == [("broken.yaml", "actions.0")]
+    assert sorted(m.name for m in cast.roster()) == ["Akari", "Hina", "Souta"]
+    await cast.start()
+    bus.publish(Message.create(from_="user", message="Good morning, everyone"))
+    bus.publish(Message.create(from_="akari", message="Morning!", to=["user"]))
+    await bus.drain()
+    await cast.stop()
+
+    again = build_cast([sample_cards_dir()], make_model, bus=bus, queries=broker, language="en", memory_path=db)
+    await again.start()
+    hina, akari = again.companions["hina"], again.companions["akari"]
+    assert [e.text for e in hina.memory.entries] == ["Good morning, everyone"]
+    assert [(e.role, e.text) for e in akari.memory.entries] == [("heard", "Good morning, everyone"),
+                                                                ("said", "Morning!")]
+    assert "Akari (id: akari)" in hina.context()[0].text, "the system prompt names who is present"
+    await again.stop()
