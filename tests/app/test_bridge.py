@@ -394,3 +394,13 @@ async def test_a_taken_port_is_a_clear_error_not_a_crash(bus: InProcessBus, make
     assert second.error is not None
     assert f"cannot listen on 127.0.0.1:{first.port}" in second.error
     assert first.running
+
+
+async def test_a_clients_query_of_an_unknown_type_gets_an_error_result_at_once(make_bridge: MakeBridge) -> None:
+    bridge = await make_bridge()
+    async with client(bridge) as ws:
+        query = Query.create(from_="user", type="smell")
+        await ws.send(frame_of(query))
+        assert parse_frame(await asyncio.wait_for(ws.recv(), 5)) == ("queries", query)
+        _, result = parse_frame(await asyncio.wait_for(ws.recv(), 5))
+        assert result == QueryResult.fail(query.id, "unsupported query type: smell")
