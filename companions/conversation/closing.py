@@ -40,37 +40,65 @@ def _is_cjk(ch: str) -> bool:
     )
 
 
+MAX_CHARS: Final = 2000  # longer messages are compared on their first 2000 characters: bounded work on the loop
+
+
 def normalize(text: str) -> str:
     """NFKC, lower case, letters and digits only (punctuation, symbols and spaces carry no repetition)."""
-    folded = unicodedata.normalize("NFKC", text).lower()
-    return "".join(ch for ch in folded if ch.isalnum())
+    folded = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2]).lower()
+    return "".join(ch for ch in folded if ch.isalnum())[:MAX_CHARS]
+
+
+def _mostly_cjk(norm: str) -> bool:
+    return bool(norm) and sum(map(_is_cjk, norm)) * 3 >= len(norm)
 
 
 def is_mostly_cjk(text: str) -> bool:
-    norm = normalize(text)
-    return bool(norm) and sum(_is_cjk(ch) for ch in norm) * 3 >= len(norm)
+    return _mostly_cjk(normalize(text))
 
 
-def char_ngrams(text: str, n: int) -> Counter[str]:
-    norm = normalize(text)
+def _ngrams(norm: str, n: int) -> Counter[str]:
     if len(norm) < n:
         return Counter([norm]) if norm else Counter()
     return Counter(norm[i:i + n] for i in range(len(norm) - n + 1))
 
 
-def similarity(a: str, b: str) -> float:
-    """Character n-gram Dice similarity in 0..1 (1.0 for the same normalised text)."""
-    na, nb = normalize(a), normalize(b)
-    if not na or not nb:
+def char_ngrams(text: str, n: int) -> Counter[str]:
+    return _ngrams(normalize(text), n)
+
+
+class Fingerprint:
+    """A message prepared once for comparisons: normalised text, script, and n-gram counts per size."""
+
+    __slots__ = ("_grams", "cjk", "norm")
+
+    def __init__(self, text: str) -> None:
+        self.norm = normalize(text)
+        self.cjk = _mostly_cjk(self.norm)
+        self._grams: dict[int, Counter[str]] = {}
+
+    def grams(self, n: int) -> Counter[str]:
+        if n not in self._grams:
+            self._grams[n] = _ngrams(self.norm, n)
+        return self._grams[n]
+
+
+def fingerprint_similarity(a: Fingerprint, b: Fingerprint) -> float:
+    if not a.norm or not b.norm:
         return 0.0
-    if na == nb:
+    if a.norm == b.norm:
         return 1.0
-    n = 2 if is_mostly_cjk(a) or is_mostly_cjk(b) else 3
-    ga, gb = char_ngrams(a, n), char_ngrams(b, n)
-    total = sum(ga.values()) + sum(gb.values())
+    n = 2 if a.cjk or b.cjk else 3
+    ga, gb = a.grams(n), b.grams(n)
+    total = ga.total() + gb.total()
     if total == 0:
         return 0.0
-    return 2.0 * sum((ga & gb).values()) / total
+    return 2.0 * (ga & gb).total() / total
+
+
+def similarity(a: str, b: str) -> float:
+    """Character n-gram Dice similarity in 0..1 (1.0 for the same normalised text)."""
+    return fingerprint_similarity(Fingerprint(a), Fingerprint(b))
 
 
 @dataclass(frozen=True)
@@ -96,7 +124,7 @@ class RepetitionDetector:
         self.window = window
         self.threshold = threshold
         self.terminal_after = terminal_after
-        self._texts: collections.deque[str] = collections.deque(maxlen=window)
+        self._texts: collections.deque[Fingerprint] = collections.deque(maxlen=window)
         self._flags: collections.deque[bool] = collections.deque(maxlen=window)
 
     def reset(self) -> None:
@@ -115,7 +143,8 @@ class RepetitionDetector:
         return "none"
 
     def observe(self, text: str) -> RepetitionReport:
-        best = max((similarity(text, old) for old in self._texts), default=0.0)
-        self._texts.append(text)
+        new = Fingerprint(text)
+        best = max((fingerprint_similarity(new, old) for old in self._texts), default=0.0)
+        self._texts.append(new)
         self._flags.append(best >= self.threshold)
         return RepetitionReport(similarity=best, repeats=sum(self._flags), pressure=self.pressure)

@@ -340,7 +340,12 @@ class ConversationManager:
 
     def _context(self, who: str, trigger: Message, pressure: Closing) -> TurnContext:
         since = self._joined.get(who, 0)
-        heard = [m for seq, m in self._history if seq >= since][-self.config.history_limit:]
+        heard: list[Message] = []
+        for seq, message in reversed(self._history):  # newest first, so a long history costs nothing extra
+            if seq < since or len(heard) >= self.config.history_limit:
+                break
+            heard.append(message)
+        heard.reverse()
         return TurnContext(turn_id=trigger.params.id, message=trigger, history=tuple(heard),
                            present=tuple(sorted(self.present)), user_id=self.user_id,
                            addressed_directly=_only_companion_addressed(trigger, who, self.user_id),

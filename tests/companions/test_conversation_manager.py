@@ -392,3 +392,32 @@ async def test_a_message_to_one_companion_is_voted_by_it_alone_as_selected(
     assert sim.said() == [("aoi", "yes?")]
     message = sim.messages[-1]
     assert message.params.to == ["ben", "user"]  # everyone else present and the user, set by the framework
+
+
+async def test_a_companion_only_hears_what_was_said_while_present(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    aoi = Double("aoi", wants(5), lambda t, c: "noted")
+    sim = await sim_factory(aoi, Double("ben", listens), turn_cap=1)
+    sim.send("The secret plan is at noon")
+    await sim.ended()
+    chika = Double("chika", listens)
+    sim.manager.add_participant(chika)
+    sim.send("Hello again")
+    await sim.model.wait_for(lambda v: v.status == "ended" and len(chika.turns) == 1)
+    heard_by_chika = [m.params.message for m in chika.turns[0].history]
+    assert heard_by_chika == ["Hello again"]
+    assert "The secret plan is at noon" in [m.params.message for m in aoi.turns[-1].history]
+    sim.manager.remove_participant("aoi")
+    sim.send("Who is here?")
+    view = await sim.model.wait_for(lambda v: v.status == "ended" and len(chika.turns) == 2)
+    assert view.present == ("ben", "chika")
+    assert {v.companion for v in view.turn.votes} == {"ben", "chika"}  # type: ignore[union-attr]
+
+
+def test_very_long_messages_are_compared_on_a_bounded_prefix() -> None:
+    from companions.conversation.closing import MAX_CHARS, RepetitionDetector, normalize
+
+    huge = "あいうえおかきくけこ" * 10_000
+    assert len(normalize(huge)) == MAX_CHARS
+    detector = RepetitionDetector()
+    detector.observe(huge)
+    assert detector.observe(huge + "違う結末").similarity == 1.0  # same prefix: a repeat, found in bounded work
