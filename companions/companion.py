@@ -187,7 +187,7 @@ class Companion:
         """
         context = self.context()
         guidance = await decide(self.model, context, self.card.events, self.language,
-                                prompt_texts(self.language).events)
+                                prompt_texts(self.language).events, counter=self.structured_stats)
         self.last_guidance = guidance
         notes = list(guidance.texts)
         if closing_prompt(self.language, closing):

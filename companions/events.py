@@ -11,12 +11,14 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import cel
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from companions.cards import Condition, Events, localized
-from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
+from companions.llm.structured import StructuredStats, generate_structured
+from companions.llm.types import ChatMessage, ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -89,58 +91,59 @@ def default_params(schema: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _valid(data: Any, schema: dict[str, Any]) -> bool:
-    if not isinstance(data, dict):
-        return False
-    kinds: dict[str, type | tuple[type, ...]] = {"boolean": bool, "integer": int, "number": (int, float),
-                                                 "string": str, "array": list, "object": dict}
-    for name in schema.get("required", []):
-        if name not in data:
-            return False
+_TYPES: dict[str, Any] = {"boolean": bool, "integer": int, "number": float, "string": str,
+                          "array": list[Any], "object": dict[str, Any]}
+
+
+def params_model(schema: dict[str, Any]) -> type[BaseModel]:
+    """A pydantic model of a card's (flat) params schema, so that structured output validates it."""
+    required = set(schema.get("required", []))
+    defaults = default_params(schema)
+    fields: dict[str, Any] = {}
     for name, prop in schema.get("properties", {}).items():
-        if name in data and isinstance(prop, dict):
-            kind = kinds.get(str(prop.get("type")))
-            if kind is not None and not isinstance(data[name], kind):
-                return False
-            if prop.get("enum") and data[name] not in prop["enum"]:
-                return False
-    return True
+        if not isinstance(prop, dict):
+            continue
+        kind: Any = _TYPES.get(str(prop.get("type")), Any)
+        if prop.get("enum"):
+            kind = Literal[tuple(prop["enum"])]
+        description = prop.get("description")
+        default = ... if name in required else defaults.get(name)
+        fields[name] = (kind, Field(default, description=description))
+    return create_model("EventParams", __config__=ConfigDict(extra="ignore"), **fields)
 
 
 async def fill_params(
-    model: ChatModel, context: Sequence[ChatMessage], schema: dict[str, Any], instruction: str
+    model: ChatModel,
+    context: Sequence[ChatMessage],
+    schema: dict[str, Any],
+    instruction: str,
+    *,
+    counter: StructuredStats | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """Asks the model to fill ``schema`` from ``context``. Returns (params, fell_back): never raises an LLMError."""
+    """Asks the model to fill ``schema`` from ``context`` (one repair, then a safe default).
+
+    Returns ``(params, fell_back)``; never raises for a model's failure.
+    """
+    shape = params_model(schema)
+    fallback = shape.model_validate(default_params(schema))
     messages = (*context, ChatMessage.system(f"{instruction}\n{json.dumps(schema, ensure_ascii=False)}"))
-    request = ChatRequest(messages=messages, response_format=JsonSchemaFormat(name="event_params", schema_=schema))
-    for attempt in range(2):
-        try:
-            text = (await complete(model, request)).message.text
-        except LLMError as err:
-            log.warning("%s: event parameters: %s", model.name, err)
-            break
-        try:
-            data = json.loads(text.strip().removeprefix("```json").removeprefix("```").removesuffix("```"))
-        except json.JSONDecodeError:
-            data = None
-        if _valid(data, schema):
-            return {**default_params(schema), **data}, False
-        if attempt == 0:
-            # One repair attempt: show the model what was wrong with its answer.
-            request = ChatRequest(
-                messages=(*messages, ChatMessage.assistant(text),
-                          ChatMessage.user("That was not valid JSON for the schema. Output only the JSON object.")),
-                response_format=request.response_format,
-            )
-    return default_params(schema), True
+    value = await generate_structured(model, messages, shape, default=fallback, counter=counter,
+                                      name="event_params")
+    return value.model_dump(), value is fallback
 
 
 async def decide(
-    model: ChatModel, context: Sequence[ChatMessage], events: Events, language: str, fill_instruction: str
+    model: ChatModel,
+    context: Sequence[ChatMessage],
+    events: Events,
+    language: str,
+    fill_instruction: str,
+    *,
+    counter: StructuredStats | None = None,
 ) -> Guidance:
     """Fills the parameters and evaluates every condition: the guidance for this turn."""
     if not events.conditions:
         return Guidance(params={})
-    params, fell_back = await fill_params(model, context, events.params, fill_instruction)
+    params, fell_back = await fill_params(model, context, events.params, fill_instruction, counter=counter)
     instructions, problems = evaluate_conditions(events.conditions, params, language)
     return Guidance(params, instructions, problems, fell_back)

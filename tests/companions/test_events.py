@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from companions.cards import Condition, Events, Execute
-from companions.events import decide, default_params, evaluate_conditions
+from companions.events import decide, default_params, evaluate_conditions, params_model
 from companions.llm.scripted import ScriptedModel, asks_json, reply_json, say
+from companions.llm.structured import StructuredStats
 from companions.llm.types import ChatMessage
 
 EVENTS = Events(
@@ -74,3 +75,23 @@ def test_default_params_cover_every_type() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "default": "x"},
                                                "c": {"type": "array"}}}
     assert default_params(schema) == {"a": 0, "b": "x", "c": []}
+
+
+def test_the_params_model_follows_the_card_schema() -> None:
+    shape = params_model(EVENTS.params)
+    schema = shape.model_json_schema()
+    assert schema["properties"]["mood"]["enum"] == ["ok", "sad"]
+    assert set(schema["required"]) == {"need_response", "mood"}
+    assert shape.model_validate({"need_response": True, "mood": "ok"}).model_dump() == {
+        "need_response": True, "mood": "ok"}
+
+
+async def test_fallbacks_are_counted() -> None:
+    stats = StructuredStats()
+    model = ScriptedModel("m")
+    model.lane("event_params").add(say("nope"), say("still nope"))
+    guidance = await decide(model, CONTEXT, EVENTS, "en", "Fill the JSON.", counter=stats)
+    assert guidance.params_fell_back
+    assert stats.fallbacks == 1
+    assert stats.repairs == 1
+    model.assert_used_up()
