@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Final
 
 from companions import __version__
+from resources import RESOURCES_DIR
 
 APP_ID: Final = "madoi"
-ICON_SOURCE: Final = Path(__file__).resolve().parent.parent / "resources" / "icons" / "madoi.svg"
+ICON_SOURCE: Final = RESOURCES_DIR / "icons" / "madoi.svg"
 CATEGORIES: Final = "Network;Chat;"
 
 

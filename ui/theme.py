@@ -6,17 +6,18 @@ user switches their desktop between light and dark while Madoi runs.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Final, Literal
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QPalette
 from PySide6.QtWidgets import QApplication
 
+from resources import RESOURCES_DIR
+
 ThemeChoice = Literal["system", "light", "dark"]
 Scheme = Literal["light", "dark"]
 
-STYLES_DIR: Final = Path(__file__).resolve().parent.parent / "resources" / "styles"
+STYLES_DIR: Final = RESOURCES_DIR / "styles"
 # Latin first so English keeps its own shapes; then CJK families in the order they look best on each platform;
 # Qt falls back through the list glyph by glyph, so Japanese never turns into tofu boxes when any one is present.
 FONT_FAMILIES: Final[tuple[str, ...]] = (
