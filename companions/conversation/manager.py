@@ -81,7 +81,7 @@ class ConversationManager:
         self._busy: set[str] = set()
         self._waiting: str | None = None
         self._lock = asyncio.Lock()
-        self._subscription: Subscription | None = None
+        self._subscriptions: list[Subscription] = []
         self._last_speaker: str | None = None
         self._turn_number = 0
         self._turns_taken = 0
@@ -107,14 +107,18 @@ class ConversationManager:
 
     # -- component ------------------------------------------------------------------------------------------
     async def start(self) -> None:
-        if self._subscription is None:
-            self._subscription = self.bus.subscribe(("messages", "events"), self._on_bus, name="conversation",
-                                                    overflow="drop_newest")
+        if not self._subscriptions:
+            # Two queues: the manager's own view events (many per turn) never crowd out user messages.
+            self._subscriptions = [
+                self.bus.subscribe("messages", self._on_bus, name="conversation-messages", maxsize=10_000,
+                                   overflow="drop_newest"),
+                self.bus.subscribe("events", self._on_bus, name="conversation-commands"),
+            ]
 
     async def stop(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions = []
         await self._halt()
         await self._tasks.aclose()
         await self._calls.aclose()

@@ -126,10 +126,10 @@ class ConversationReadModel:
 
     def turns(self) -> list[TurnView]:
         """The last snapshot of every turn seen, in order."""
-        last: dict[str, TurnView] = {}
+        last: dict[int, TurnView] = {}  # by turn number: a resumed conversation may reopen a message's turn
         for change in self.changes:
             if change.view.turn is not None:
-                last[change.view.turn.turn_id] = change.view.turn
+                last[change.view.turn.number] = change.view.turn
         return list(last.values())
 
     async def wait_for(self, predicate: Callable[[ConversationView], bool], timeout: float = 5.0) -> ConversationView:
