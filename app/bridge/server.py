@@ -84,7 +84,7 @@ class BridgeServer:
         abuse_forgiven_per_s: float = 5.0,
         ping_interval: float | None = 20.0,
         ping_timeout: float | None = 20.0,
-        close_timeout: float = 5.0,
+        close_timeout: float = 1.0,  # within the runtime's 1.5 s stop budget
         auth_timeout: float = 5.0,
     ) -> None:
         check_bind(host, token)
