@@ -421,3 +421,37 @@ def test_very_long_messages_are_compared_on_a_bounded_prefix() -> None:
     detector = RepetitionDetector()
     detector.observe(huge)
     assert detector.observe(huge + "違う結末").similarity == 1.0  # same prefix: a repeat, found in bounded work
+
+
+async def test_a_burst_of_user_messages_leaves_one_conversation(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    async def slow_vote(turn: TurnContext) -> Vote:
+        await asyncio.sleep(0.01)  # simulated model latency, so that the burst lands mid-vote
+        return Vote(state="speak", importance=5)
+
+    people = [Double(n, slow_vote, lambda t, c: f"re: {t.message.params.message}") for n in
+              ("aoi", "ben", "chika", "dai", "emi")]
+    sim = await sim_factory(*people, turn_cap=1, vote_deadline_s=0.5)
+    for i in range(5):
+        sim.send(f"message {i}")
+    view = await sim.ended()
+    assert view.ended_reason == "turn-cap"
+    assert [text for _, text in sim.said()] == ["re: message 4"]  # only the latest message got an answer
+    assert sim.manager.running is False
+
+
+async def test_a_companion_message_from_elsewhere_is_heard_but_does_not_fork(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    aoi = Double("aoi", wants(5), lambda t, c: "aoi talks", hold_speech=True)
+    ben = Double("ben", wants(4), lambda t, c: "ben talks")
+    sim = await sim_factory(aoi, ben, turn_cap=2)
+    sim.send("Start")
+    await asyncio.wait_for(aoi.speaking.wait(), 2.0)
+    sim.bus.publish(Message.create(from_="ben", message="(ben, from a bridge client)", to=["aoi"]))
+    await sim.bus.drain()
+    assert sim.manager.running
+    aoi.release()
+    view = await sim.ended()
+    assert view.ended_reason == "turn-cap"
+    assert [who for who, _ in sim.said()] == ["aoi", "ben", "ben"]  # the outside message, then the one thread
+    assert aoi.interrupts == 0
