@@ -29,6 +29,14 @@ class DeviceStatus(LocalEvent):
     source: str = ""
 
 
+@dataclass(frozen=True)
+class SpeakingChanged(LocalEvent):
+    """Published on the ``events`` topic when a companion starts or stops speaking aloud (for the UI)."""
+
+    speaker_id: str
+    speaking: bool
+
+
 class DeviceUnavailable(Exception):
     """The device cannot serve the request now; ``str(err)`` is the user-facing reason."""
 

@@ -216,11 +216,11 @@ class OpenCVCamera:
             log.info("camera %r: available", self._source)
         else:
             log.warning("camera %r: %s", self._source, reason)
-        if self._bus is not None:
-            try:
-                self._bus.publish(status)
-            except RuntimeError:  # the bus is not bound yet (no loop): the status property still tells
-                log.debug("camera status not published: bus not bound")
+        loop = self._loop
+        if self._bus is not None and loop is not None and not loop.is_closed():
+            # Via the loop: the bus may not be bound yet when the grabber thread reports.
+            with contextlib.suppress(RuntimeError):  # the loop closed in between
+                loop.call_soon_threadsafe(self._bus.publish, status)
         if not available:
             self._wake_waiters()
 

@@ -1,0 +1,401 @@
+"""The pyttsx3 speaker: one dedicated thread owns the engine and works through a queue of utterances.
+
+What pyttsx3 2.99 with espeak-ng does here (and why this module is shaped the way it is):
+- ``pyttsx3.init()`` returns one engine per process (espeak can be initialised once), not thread-safe: only the
+  speaker thread touches it, and only one speaker may own it at a time (:data:`_ENGINE_OWNER`).
+- The espeak driver synthesises asynchronously (AUDIO_OUTPUT_RETRIEVAL): ``runAndWait()`` returns before a long
+  text is done, and ``finished-utterance`` (``completed=True``) arrives later from espeak's thread, after the WAV
+  is written; spurious ``completed=False`` notices also arrive. So the thread waits for ``completed=True``.
+- Its audio buffer grows quadratically and texts of a few thousand characters crash espeak (segfault): texts are
+  rendered sentence by sentence (:func:`split_for_speech`), which also makes interruption quick.
+- Its playback is ``aplay`` run inside the synthesis callback, which ``stop()`` cannot interrupt: every chunk is
+  rendered with ``save_to_file`` and played by :class:`~app.devices.audio_output.WavPlayer`, which can be stopped.
+
+Output: ``output_dir=None`` plays aloud; with a directory each utterance becomes one WAV file there instead (tests
+and "record speech" use it). No audio device (no player, or the player fails): reported once (log + a
+:class:`DeviceStatus` on the bus), then utterances are skipped with ``success=True, skipped=True`` so that the
+conversation never waits on a missing sound card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import queue
+import re
+import shutil
+import tempfile
+import threading
+import time
+import wave
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
+from app.devices.japanese_reading import contains_japanese, to_kana
+from companions.bus import Bus
+from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNK_CHARS: Final = 200
+FINISH_TIMEOUT_S: Final = 15.0
+# Emotion -> (rate factor, volume factor, espeak pitch 0-99). Sad is slow and soft, happy and angry quick.
+EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
+    "neutral": (1.0, 1.0, 50),
+    "happy": (1.12, 1.0, 68),
+    "sad": (0.82, 0.7, 35),
+    "angry": (1.18, 1.0, 42),
+}
+_ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
+_SENTENCE_END = re.compile(r"(?<=[。！？!?.…\n])\s*")
+
+
+def split_for_speech(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Sentences packed into chunks of at most ``max_chars`` (a longer sentence is cut at a comma or space)."""
+    pieces: list[str] = []
+    for raw in _SENTENCE_END.split(text):
+        sentence = raw.strip()
+        while len(sentence) > max_chars:
+            cut = max(sentence.rfind(sep, 0, max_chars) for sep in ("、", ",", " ", "，"))
+            cut = cut + 1 if cut > 0 else max_chars
+            pieces.append(sentence[:cut].strip())
+            sentence = sentence[cut:].strip()
+        if sentence:
+            pieces.append(sentence)
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and len(chunks[-1]) + 1 + len(piece) <= max_chars:
+            chunks[-1] = f"{chunks[-1]} {piece}"
+        else:
+            chunks.append(piece)
+    return chunks
+
+
+@dataclass(eq=False)
+class _Job:
+    utterance: Utterance
+    future: concurrent.futures.Future[SpeechResult]
+    generation: int
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class Pyttsx3Speaker:
+    """A runtime Component and the :class:`companions.devices.Speaker` adapter."""
+
+    name = "speaker"
+
+    def __init__(self, bus: Bus | None = None, *, output_dir: Path | None = None, rate: int = 170,
+                 volume: float = 1.0, player: Sequence[str] | None = None, driver_name: str | None = None) -> None:
+        self._bus = bus
+        self._output_dir = output_dir
+        self._rate = rate
+        self._volume = volume
+        self._player_command = tuple(player) if player is not None else None
+        self._driver_name = driver_name
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._generation = 0
+        self._wake = threading.Condition()
+        self._finished = 0  # completed=True notices from the engine
+        self._thread: threading.Thread | None = None
+        self._player: WavPlayer | None = None
+        self._audio_problem: str | None = None
+        self._status = DeviceStatus("speaker", False, "no audio device: not started")
+        self._voices: list[Any] = []
+        self._count = 0
+        self._scratch: Path | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def status(self) -> DeviceStatus:
+        return self._status
+
+    # -- Component ---------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        if self._output_dir is not None:
+            self._output_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            command = self._player_command or find_player()
+            if command is None:
+                self._report_audio_problem("no audio device: no audio player (pw-play, paplay, aplay) found")
+            else:
+                self._player = WavPlayer(command)
+        self._scratch = Path(tempfile.mkdtemp(prefix="madoi-speech-"))
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="speaker", daemon=True)
+        self._thread.start()
+        await asyncio.to_thread(ready.wait, 5.0)
+
+    async def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self.interrupt()
+        self._jobs.put(None)
+        await asyncio.to_thread(thread.join, 3.0)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    # -- Speaker port ------------------------------------------------------------------------------------------
+
+    async def speak(self, utterance: Utterance) -> SpeechResult:
+        if self._thread is None:
+            return SpeechResult(success=True, skipped=True, reason="the speaker is not running")
+        if self._audio_problem is not None:  # reported once already; skip without synthesising
+            return SpeechResult(success=True, skipped=True, reason=self._audio_problem)
+        future: concurrent.futures.Future[SpeechResult] = concurrent.futures.Future()
+        self._jobs.put(_Job(utterance, future, self._generation))
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()  # a queued job is then dropped; a running one finishes its current chunk
+            raise
+
+    def interrupt(self) -> None:
+        """Stops the current utterance (within one chunk's synthesis) and drops the queued ones. Any thread."""
+        with self._wake:
+            self._generation += 1
+            self._wake.notify_all()
+        player = self._player
+        if player is not None:
+            player.stop()
+
+    # -- the speaker thread ------------------------------------------------------------------------------------
+
+    def _run(self, ready: threading.Event) -> None:
+        if not _ENGINE_OWNER.acquire(timeout=5.0):
+            self._fail_all(ready, "no speech engine: another speaker owns it")
+            return
+        try:
+            try:
+                import pyttsx3
+
+                engine = pyttsx3.init(self._driver_name)
+                self._voices = list(engine.getProperty("voices") or [])
+            except Exception as err:  # missing espeak-ng / SAPI: speech is off, the app goes on
+                self._fail_all(ready, f"no speech engine: {err}")
+                return
+            # A new engine starts "busy", which would queue the first utterance's properties inside pyttsx3 and
+            # apply them during runAndWait, just before its stop() cancels them in espeak: start idle instead.
+            if not engine._inLoop:
+                engine.proxy.setBusy(False)
+            token = engine.connect("finished-utterance", self._on_finished)
+            if self._audio_problem is None:
+                self._set_status(DeviceStatus("speaker", True, "", "files" if self._output_dir else "device"))
+            ready.set()
+            try:
+                self._serve(engine)
+            except Exception as err:  # a bug here must not leave callers waiting forever
+                log.exception("the speaker thread failed")
+                self._fail_all(ready, f"no speech engine: the speaker failed ({err})")
+            finally:
+                engine.disconnect(token)
+        finally:
+            _ENGINE_OWNER.release()
+
+    def _fail_all(self, ready: threading.Event, reason: str) -> None:
+        self._report_audio_problem(reason)
+        ready.set()
+        while (job := self._jobs.get()) is not None:
+            _resolve(job, SpeechResult(success=True, skipped=True, reason=reason))
+
+    def _serve(self, engine: Any) -> None:
+        while (job := self._jobs.get()) is not None:
+            if job.future.done():
+                continue
+            if job.generation != self._generation:
+                _resolve(job, SpeechResult(success=False, interrupted=True, reason="interrupted before it began"))
+                continue
+            if self._audio_problem is not None:
+                _resolve(job, SpeechResult(success=True, skipped=True, reason=self._audio_problem))
+                continue
+            self._publish(SpeakingChanged(job.utterance.speaker_id, True))
+            try:
+                result = self._say(engine, job)
+            except Exception as err:
+                log.exception("speech failed")
+                result = SpeechResult(success=False, reason=f"speech failed: {err}")
+            finally:
+                self._publish(SpeakingChanged(job.utterance.speaker_id, False))
+            _resolve(job, result)
+
+    def _say(self, engine: Any, job: _Job) -> SpeechResult:
+        utterance = job.utterance
+        voice_id, japanese = self._choose_voice(utterance)
+        text = to_kana(utterance.text) if japanese else utterance.text
+        rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
+        engine.setProperty("voice", voice_id)
+        engine.setProperty("rate", round(self._rate * rate_factor))
+        engine.setProperty("volume", max(0.0, min(1.0, self._volume * volume_factor)))
+        with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
+            engine.setProperty("pitch", pitch)
+        self._count += 1
+        assert self._scratch is not None
+        out_path = None
+        if self._output_dir is not None:
+            speaker = re.sub(r"[^A-Za-z0-9_-]+", "_", utterance.speaker_id) or "speech"
+            out_path = self._output_dir / f"{self._count:04d}-{speaker}.wav"
+        frames = 0
+        framerate = 0
+        writer: wave.Wave_write | None = None
+        wav_path = None if out_path is None else str(out_path)
+
+        def result(**fields: Any) -> SpeechResult:
+            return SpeechResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
+
+        try:
+            for index, chunk in enumerate(split_for_speech(text)):
+                chunk_path = self._scratch / f"{self._count}-{index}.wav"
+                self._render(engine, chunk, chunk_path, job.generation)
+                with wave.open(str(chunk_path), "rb") as rendered:
+                    params = rendered.getparams()
+                    data = rendered.readframes(params.nframes)
+                if out_path is not None:
+                    if writer is None:
+                        writer = wave.open(str(out_path), "wb")  # noqa: SIM115 - closed in finally
+                        writer.setparams(params)
+                    writer.writeframes(data)
+                frames += params.nframes
+                framerate = params.framerate
+                if self._player is not None:
+                    self._play(chunk_path, job.generation)
+                chunk_path.unlink(missing_ok=True)
+        except _Interrupted:
+            return result(success=False, interrupted=True, reason="interrupted",
+                          duration_s=frames / framerate if framerate else 0.0)
+        except AudioDeviceError as err:
+            reason = f"no audio device: {err}"
+            self._report_audio_problem(reason)
+            return result(success=True, skipped=True, reason=reason)
+        finally:
+            if writer is not None:
+                writer.close()
+        return result(success=True, duration_s=frames / framerate if framerate else 0.0)
+
+    def _render(self, engine: Any, text: str, path: Path, generation: int) -> None:
+        """Renders ``text`` to ``path``; raises :class:`_Interrupted` as soon as an interrupt comes."""
+        _wait_idle(engine)  # property changes are queued inside espeak: let them land before runAndWait's stop()
+        with self._wake:
+            target = self._finished + 1
+        engine.save_to_file(text, str(path))
+        engine.runAndWait()
+        deadline = time.monotonic() + FINISH_TIMEOUT_S
+        with self._wake:
+            while self._finished < target:
+                if self._generation != generation:
+                    # Let the engine finish this chunk before the next job uses it (it is quick: one sentence).
+                    self._wake.wait_for(lambda: self._finished >= target, timeout=FINISH_TIMEOUT_S)
+                    raise _Interrupted
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeError(f"the speech engine did not finish within {FINISH_TIMEOUT_S:g} s")
+                self._wake.wait(remaining)
+        # espeak notifies "finished" while its synthesis thread is still winding down; the next runAndWait would
+        # then cancel (espeak_Cancel) the queued property changes of the next utterance, which would be spoken at
+        # this one's rate. So wait until the engine is idle.
+        _wait_idle(engine)
+        if self._generation != generation:
+            raise _Interrupted
+
+    def _play(self, path: Path, generation: int) -> None:
+        assert self._player is not None
+        if self._generation != generation or not self._player.play(path) or self._generation != generation:
+            raise _Interrupted
+
+    def _on_finished(self, name: str | None = None, completed: bool = True) -> None:
+        """Called by the engine (possibly on espeak's own thread)."""
+        if completed:
+            with self._wake:
+                self._finished += 1
+                self._wake.notify_all()
+
+    def _choose_voice(self, utterance: Utterance) -> tuple[str, bool]:
+        """The engine voice id and whether the text is read as Japanese (then converted to kana)."""
+        japanese_text = contains_japanese(utterance.text)
+        wanted = (utterance.voice or "").strip().lower()
+        chosen = self._find_voice(wanted) if wanted else None
+        if chosen is not None and japanese_text and not _is_language(chosen, "ja"):
+            log.info("voice %s cannot read Japanese: using a Japanese voice", chosen.id)
+            chosen = None
+        if chosen is None:
+            chosen = self._find_voice("ja" if japanese_text else "en")
+        if chosen is None:
+            return (utterance.voice or ""), japanese_text
+        return str(chosen.id), _is_language(chosen, "ja")
+
+    def _find_voice(self, wanted: str) -> Any:
+        for voice in self._voices:
+            if str(voice.id).lower() == wanted or str(voice.id).lower().endswith("/" + wanted):
+                return voice
+        for voice in self._voices:
+            if _is_language(voice, wanted) or str(voice.id).lower().endswith("/" + wanted):
+                return voice
+        return None
+
+    def _report_audio_problem(self, reason: str) -> None:
+        if self._audio_problem is None:
+            log.warning("speech is off: %s", reason)
+        self._audio_problem = reason
+        self._set_status(DeviceStatus("speaker", False, reason))
+
+    def _set_status(self, status: DeviceStatus) -> None:
+        if status == self._status:
+            return
+        self._status = status
+        self._publish(status)
+
+    def _publish(self, event: DeviceStatus | SpeakingChanged) -> None:
+        """From any thread: hands ``event`` to the bus on the loop (the bus may not be bound to it yet)."""
+        loop = self._loop
+        if self._bus is None or loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed in between
+            loop.call_soon_threadsafe(self._bus.publish, event)
+
+
+def _wait_idle(engine: Any, timeout: float = 1.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _engine_busy(engine) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def _engine_busy(engine: Any) -> bool:
+    if engine.isBusy():
+        return True
+    if type(engine.proxy._driver).__name__ == "EspeakDriver":
+        from pyttsx3.drivers import _espeak  # the only way to ask espeak itself
+
+        return bool(_espeak.IsPlaying())
+    return False
+
+
+def _is_language(voice: Any, language: str) -> bool:
+    languages = [str(lang).lower() for lang in (getattr(voice, "languages", None) or [])]
+    return any(lang == language or lang.startswith(language + "-") or lang.startswith(language + "_")
+               for lang in languages)
+
+
+def _resolve(job: _Job, result: SpeechResult) -> None:
+    if not job.future.done():
+        with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled by the caller in between
+            job.future.set_result(result)
+
+
+def build_speaker(bus: Bus | None, *, rate: int = 170, volume: float = 1.0, enabled: bool = True,
+                  output_dir: Path | None = None) -> Pyttsx3Speaker:
+    """The speaker for the voice settings; ``enabled=False`` renders to nothing (speech skipped, said once)."""
+    speaker = Pyttsx3Speaker(bus, rate=rate, volume=volume, output_dir=output_dir)
+    if not enabled:
+        speaker._report_audio_problem("speech is turned off in the settings")
+    return speaker
