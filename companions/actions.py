@@ -59,6 +59,7 @@ class BuiltinTools:
         sanitize: Callable[[str], str] = lambda text: text,
         search_engine: SearchEngine | None = None,
         language: str = "ja",
+        user_id: str = "user",
     ) -> None:
         self.companion_id = companion_id
         self.bus = bus
@@ -70,6 +71,7 @@ class BuiltinTools:
         self.sanitize = sanitize
         self.search_engine = search_engine
         self.language = language
+        self.user_id = user_id
         self.spoken: list[Message] = []
         # When a list, ``speak`` plans instead of speaking: conversation control publishes and voices it later.
         self.planned: list[PlannedSpeech] | None = None
@@ -95,9 +97,9 @@ class BuiltinTools:
         if self.planned is not None:
             if self.planned:
                 return "You already said something this turn. Do not call speak again; end your turn."
-            self.planned.append(PlannedSpeech(text, tuple(to or ()), emotion))
+            self.planned.append(PlannedSpeech(text, tuple(self._audience(to, default=False)), emotion))
             return "Noted: you will say this as soon as you hold the floor. Your turn is done."
-        audience = list(to) if to else self.default_audience()
+        audience = self._audience(to)
         spoken = Message.create(from_=self.companion_id, to=audience, message=text, emotion=emotion)
         result = await self.say(spoken)
         self.spoken.append(spoken)
@@ -106,6 +108,23 @@ class BuiltinTools:
             return "You said it; everyone addressed heard you."
         reason = result.error or "the voice failed"
         return f"Your words were shown as text, but the voice failed: {reason}"
+
+    def _audience(self, to: list[str] | None, *, default: bool = True) -> list[str]:
+        """Ids for ``to``: names a small model wrote instead of ids are mapped, unknown entries are dropped."""
+        by_key: dict[str, str] = {self.user_id.casefold(): self.user_id}
+        for m in self.roster():
+            by_key[m.id.casefold()] = m.id
+            by_key[m.name.casefold()] = m.id
+        for speaker in self.default_audience():
+            by_key.setdefault(speaker.casefold(), speaker)
+        resolved: list[str] = []
+        for entry in to or []:
+            target = by_key.get(entry.strip().casefold())
+            if target is not None and target != self.companion_id and target not in resolved:
+                resolved.append(target)
+        if resolved or not default:
+            return resolved
+        return self.default_audience()
 
     async def say(self, message: Message) -> QueryResult:
         """Voices ``message`` through the ``speak`` query and returns when the speech finished or failed."""

@@ -75,6 +75,7 @@ class Companion:
         search_engine: SearchEngine | None = None,
         hooks: Sequence[WorkerHook] = (),
         max_steps: int = 6,
+        user_id: str = "user",
     ) -> None:
         self.card = card
         self.model = model
@@ -96,6 +97,7 @@ class Companion:
             sanitize=self.sanitize,
             search_engine=search_engine,
             language=language,
+            user_id=user_id,
         )
         self.builtins.register(self.tools, [*card.actions, *card.knowledge])
         self.worker = Worker(model, self.tools, hooks=hooks, bus=bus, owner=card.id, max_steps=max_steps,
@@ -271,7 +273,9 @@ def build_cast(
     queries: QuerySender,
     language: str = "ja",
     memory_path: Path | None = None,
+    memory_budget_tokens: int = 2000,
     search_engine: SearchEngine | None = None,
+    user_id: str = "user",
     user_names: Callable[[str], str | None] = lambda _id: None,
 ) -> CompanionCast:
     """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
@@ -288,5 +292,6 @@ def build_cast(
 
     for card in loaded.cards:
         cast.add(Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
-                           roster=cast.roster, names=names, search_engine=search_engine))
+                           memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
+                           search_engine=search_engine, user_id=user_id))
     return cast

@@ -12,6 +12,7 @@ so that the model can read it and try again. Sync tools run in an executor threa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
@@ -185,8 +186,9 @@ class Tool:
             _args_model=self.args_model,
             _method=True,
         )
-        # Cache per instance so that registries and identity checks see one object.
-        instance.__dict__[self.fn.__name__] = bound
+        # Cache per instance so that registries and identity checks see one object (not possible with __slots__).
+        with contextlib.suppress(AttributeError):
+            instance.__dict__[self.fn.__name__] = bound
         return bound
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -227,6 +229,7 @@ class Tool:
                     loop = asyncio.get_running_loop()
                     value = await loop.run_in_executor(None, functools.partial(self.fn, **kwargs))
         except TimeoutError:
+            # A sync tool's thread cannot be stopped; it finishes in the background and its result is dropped.
             return self._error(call_id, f"timed out after {self.timeout:g} s")
         except Exception as err:  # a failing tool is a result the model reads, never a crash
             return self._error(call_id, f"{type(err).__name__}: {err}")

@@ -201,3 +201,16 @@ async def test_search_uses_the_port(world: tuple[InProcessBus, QueryBroker, list
     assert "not available" in without.content
     found = await builtins(bus, broker, ScriptedModel("m"), search_engine=Engine()).run("search", {"query": "maps"})
     assert found.content == "found: maps"
+
+
+async def test_speak_maps_names_to_ids_and_drops_unknown_addressees(
+    world: tuple[InProcessBus, QueryBroker, list[object]],
+) -> None:
+    bus, broker, published = world
+    broker.register(StandInResponder("speak"))
+    registry = builtins(bus, broker, ScriptedModel("m"), default_audience=lambda: ["user"])
+    await registry.run("speak", {"message": "hi", "to": ["Souta", "akari", "nobody"]})
+    await registry.run("speak", {"message": "hello", "to": ["nobody"]})
+    await bus.drain()
+    assert [(m.params.message, m.params.to) for m in published if isinstance(m, Message)] == [
+        ("hi", ["souta"]), ("hello", ["user"])]
