@@ -1,0 +1,49 @@
+"""Wiring: the camera, the speaker and their query responders for a runtime's settings.
+
+``app/assembly.py`` calls :func:`build_devices`, adds :attr:`Devices.components` to the runtime's components and
+registers :attr:`Devices.responders` with the query broker; the settings dialog calls
+:meth:`Devices.apply_settings` after the user changes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.devices.camera import OpenCVCamera, build_camera
+from app.devices.speaker import Pyttsx3Speaker, build_speaker
+from app.settings import Settings
+from companions.bus import Bus
+from companions.devices import VoiceMap
+from companions.responders import SpeakResponder, VisionResponder
+
+
+@dataclass
+class Devices:
+    camera: OpenCVCamera
+    speaker: Pyttsx3Speaker
+    vision: VisionResponder
+    speak: SpeakResponder
+
+    @property
+    def components(self) -> list[OpenCVCamera | Pyttsx3Speaker]:
+        """Runtime components, in start order."""
+        return [self.camera, self.speaker]
+
+    @property
+    def responders(self) -> list[VisionResponder | SpeakResponder]:
+        return [self.vision, self.speak]
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Re-checks the camera when its source changed (the speaker's rate/volume apply from the next start)."""
+        if settings.camera.source != self.camera.source:
+            await self.camera.reconfigure(settings.camera.source)
+
+
+def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = None,
+                  speech_dir: Path | None = None) -> Devices:
+    """The devices for ``settings``. ``speech_dir`` renders speech to WAV files there instead of playing it."""
+    camera = build_camera(settings.camera.source, bus)
+    speaker = build_speaker(bus, rate=settings.voice.rate, volume=settings.voice.volume,
+                            enabled=settings.voice.enabled, output_dir=speech_dir)
+    return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices))
