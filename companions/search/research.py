@@ -1,0 +1,245 @@
+"""The research agent (seed 004): plan queries, search them concurrently, reflect, synthesize a cited answer.
+
+With a ChatModel every stage asks the model (JSON for plans and reflection, prose with ``[n]`` citations for the
+answer); without one, or when the model fails, rules take over: the question is decomposed at its named entities
+and conjunctions, reflection retries queries that found nothing with their keywords, and the answer is an
+extractive summary of the best sentences, each cited. ``run`` is cancellable (cancel its task) and reports every
+stage as a :class:`ResearchProgress` event through the ``progress`` callback (e.g. ``bus.publish``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+from pydantic import BaseModel, Field, ValidationError
+
+from companions.bus import LocalEvent
+from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
+from companions.search.classifier import EmptyQueryError, QueryClassification
+from companions.search.engine import SearchHit, SearchResponse
+from companions.search.graph import entity_key, sentences
+from companions.search.tokenize import words
+
+log = logging.getLogger(__name__)
+
+Stage: TypeAlias = Literal["planning", "searching", "reflecting", "synthesizing", "done", "cancelled", "failed"]
+_ids = itertools.count(1)
+
+
+class SearchPort(Protocol):
+    async def search(self, text: str, *, limit: int = 10, classification: QueryClassification | None = None,
+                     ) -> SearchResponse: ...
+
+    async def classify(self, text: str) -> QueryClassification: ...
+
+
+@dataclass(frozen=True)
+class ResearchProgress(LocalEvent):
+    """One step of a research run, for the UI."""
+
+    run_id: int
+    stage: Stage
+    round: int = 0
+    queries: tuple[str, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Citation:
+    number: int
+    source: str
+    title: str
+    snippet: str
+
+
+@dataclass
+class ResearchResult:
+    question: str
+    answer: str
+    citations: list[Citation]
+    queries: list[str]
+    rounds: int
+    used_model: bool
+    notes: list[str] = field(default_factory=list)  # model failures that fell back to rules
+
+
+class _Plan(BaseModel):
+    queries: list[str] = Field(default_factory=list)
+
+
+class _Reflection(BaseModel):
+    done: bool = True
+    queries: list[str] = Field(default_factory=list)
+
+
+_SPLIT = re.compile(r"[、,;；]|\s+(?:and|vs\.?|versus)\s+|と(?=[^と]{1,20}(?:の|を|は|が))|および|及び|や")
+
+
+def decompose(question: str, classification: QueryClassification | None, max_queries: int = 4) -> list[str]:
+    """Rule-based planning: the question itself, then one query per named entity or conjunct."""
+    parts: list[str] = [question.strip()]
+    entities = list(classification.extracted_entities) if classification else []
+    if len(entities) >= 2:
+        parts += entities
+    else:
+        for sentence in sentences(question):
+            pieces = [p.strip(" ?？。") for p in _SPLIT.split(sentence)]
+            if len([p for p in pieces if p]) >= 2:
+                parts += [p for p in pieces if len(p) >= 2]
+    return list(dict.fromkeys(p for p in parts if p))[:max_queries]
+
+
+class ResearchAgent:
+    """Args:
+    search: the search engine (anything with ``search`` and ``classify``).
+    model: the chat model; None for the rule-based pipeline.
+    concurrency: searches running at once.
+    max_rounds: search rounds including the first (reflection may add up to ``max_rounds - 1``).
+    progress: called with each :class:`ResearchProgress` (must not block; ``bus.publish`` fits).
+    """
+
+    def __init__(self, search: SearchPort, model: ChatModel | None = None, *, concurrency: int = 3,
+                 max_rounds: int = 2, hits_per_query: int = 5, max_sources: int = 8,
+                 progress: Callable[[ResearchProgress], object] | None = None) -> None:
+        self.search = search
+        self.model = model
+        self.concurrency = max(1, concurrency)
+        self.max_rounds = max(1, max_rounds)
+        self.hits_per_query = hits_per_query
+        self.max_sources = max_sources
+        self.progress = progress
+
+    def _emit(self, event: ResearchProgress) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(event)
+            except Exception:
+                log.exception("research progress callback failed")
+
+    async def run(self, question: str) -> ResearchResult:
+        """Researches ``question``. Raises EmptyQueryError for a blank question; cancel the task to stop."""
+        if not question.strip():
+            raise EmptyQueryError("the question is empty")
+        run_id = next(_ids)
+        notes: list[str] = []
+        try:
+            self._emit(ResearchProgress(run_id, "planning"))
+            classification = await self.search.classify(question)
+            queries = await self._plan(question, classification, notes)
+            found: dict[tuple[str, int], tuple[SearchHit, float]] = {}
+            asked: list[str] = []
+            rounds = 0
+            while queries and rounds < self.max_rounds:
+                rounds += 1
+                self._emit(ResearchProgress(run_id, "searching", rounds, tuple(queries)))
+                results = await self._execute(queries)
+                asked += queries
+                for response in results:
+                    for rank, hit in enumerate(response.hits):
+                        key = (hit.source, hit.chunk_id)
+                        score = 1.0 / (rank + 1)
+                        if key not in found or found[key][1] < score:
+                            found[key] = (hit, score)
+                if rounds >= self.max_rounds:
+                    break
+                self._emit(ResearchProgress(run_id, "reflecting", rounds))
+                queries = [q for q in await self._reflect(question, results, asked, notes) if q not in asked]
+            hits = [h for h, _ in sorted(found.values(), key=lambda hs: -hs[1])][: self.max_sources]
+            self._emit(ResearchProgress(run_id, "synthesizing", rounds, detail=f"{len(hits)} sources"))
+            answer, used = await self._synthesize(question, hits, notes)
+            citations = [Citation(i, h.source, h.title, h.snippet) for i, h in enumerate(hits, start=1)]
+            result = ResearchResult(question, answer, citations, asked, rounds, used, notes)
+            self._emit(ResearchProgress(run_id, "done", rounds, tuple(asked), detail=f"{len(citations)} citations"))
+            return result
+        except asyncio.CancelledError:
+            self._emit(ResearchProgress(run_id, "cancelled"))
+            raise
+        except Exception as exc:
+            self._emit(ResearchProgress(run_id, "failed", detail=str(exc)))
+            raise
+
+    async def _execute(self, queries: Sequence[str]) -> list[SearchResponse]:
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(query: str) -> SearchResponse:
+            async with limit:
+                return await self.search.search(query, limit=self.hits_per_query)
+
+        async with asyncio.TaskGroup() as group:  # a failure or a cancel stops every sibling search
+            tasks = [group.create_task(one(q)) for q in queries]
+        return [t.result() for t in tasks]
+
+    async def _ask_json(self, prompt: str, schema: type[BaseModel], notes: list[str]) -> BaseModel | None:
+        if self.model is None:
+            return None
+        request = ChatRequest(messages=(ChatMessage.user(prompt),), temperature=0.0, response_format=JsonSchemaFormat(
+            name=schema.__name__.strip("_").lower(), schema_=schema.model_json_schema()))
+        try:
+            text = (await complete(self.model, request)).message.text
+            return schema.model_validate(json.loads(text[text.find("{") : text.rfind("}") + 1]))
+        except (LLMError, ValueError, ValidationError) as exc:
+            notes.append(f"{schema.__name__.strip('_').lower()}: {exc}")
+            return None
+
+    async def _plan(self, question: str, cls: QueryClassification, notes: list[str]) -> list[str]:
+        prompt = ("Plan up to 4 search queries (same language as the question) that together answer it. "
+                  f'Answer JSON {{"queries": [...]}}.\nQuestion: {question}')
+        plan = await self._ask_json(prompt, _Plan, notes)
+        if isinstance(plan, _Plan):
+            queries = list(dict.fromkeys(q.strip() for q in plan.queries if q.strip()))[:4]
+            if queries:
+                return queries
+        return decompose(question, cls)
+
+    async def _reflect(self, question: str, results: Sequence[SearchResponse], asked: Sequence[str],
+                       notes: list[str]) -> list[str]:
+        digest = "\n".join(f"- {r.query}: " + " | ".join(h.snippet for h in r.hits[:3]) for r in results)
+        prompt = ("Do these search results answer the question? If not, give up to 3 new search queries. "
+                  f'Answer JSON {{"done": true|false, "queries": [...]}}.\nQuestion: {question}\nResults:\n{digest}')
+        reflection = await self._ask_json(prompt, _Reflection, notes)
+        if isinstance(reflection, _Reflection):
+            return [] if reflection.done else [q.strip() for q in reflection.queries if q.strip()][:3]
+        # Rules: a query that found nothing is retried as its content words.
+        retries = [" ".join(words(r.query)) for r in results if not r.hits]
+        return [q for q in retries if q and q not in asked]
+
+    async def _synthesize(self, question: str, hits: Sequence[SearchHit], notes: list[str]) -> tuple[str, bool]:
+        if not hits:
+            return ("No sources were found for this question." if question.isascii()
+                    else "この質問に関する資料は見つかりませんでした。"), False
+        if self.model is not None:
+            sources = "\n\n".join(f"[{i}] {h.title}\n{h.text[:1200]}" for i, h in enumerate(hits, start=1))
+            prompt = ("Answer the question using only the numbered sources. Cite them inline as [1], [2]. "
+                      "Answer in the question's language.\n\n"
+                      f"Sources:\n{sources}\n\nQuestion: {question}")
+            try:
+                completion = await complete(self.model, ChatRequest(messages=(ChatMessage.user(prompt),)))
+                answer = completion.message.text.strip()
+                if answer:
+                    return answer, True
+                notes.append("synthesis: empty answer")
+            except LLMError as exc:
+                notes.append(f"synthesis: {exc}")
+        return extractive_answer(question, hits), False
+
+
+def extractive_answer(question: str, hits: Sequence[SearchHit], max_sentences: int = 3) -> str:
+    """The sentences of the sources sharing the most words with the question, each followed by its citation."""
+    qwords = {entity_key(w) for w in words(question) if len(w) >= 2}
+    scored: list[tuple[float, int, int, str]] = []
+    for number, hit in enumerate(hits, start=1):
+        for position, sentence in enumerate(sentences(hit.text)):
+            key = entity_key(sentence)
+            overlap = sum(1 for w in qwords if w in key)
+            # Earlier sources and earlier sentences win ties: the fused ranking already ordered them.
+            scored.append((-(overlap + 1.0 / (number + 1)), number, position, sentence))
+    best = sorted(scored)[:max_sentences]
+    best.sort(key=lambda t: (t[1], t[2]))
+    return " ".join(f"{s.strip()} [{n}]" for _, n, _, s in best)

@@ -1,0 +1,128 @@
+"""The research agent over a real index of the sample documents: rules without a model, a scripted model with."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from companions.llm.scripted import ScriptedModel, fail, reply_json, say, stall
+from companions.search.classifier import EmptyQueryError, QueryClassification
+from companions.search.engine import SearchEngine, SearchResponse
+from companions.search.research import ResearchAgent, ResearchProgress, decompose
+from tests.companions.search_doubles import HashingEmbedder
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"
+
+
+class CountingEngine(SearchEngine):
+    """The real engine, counting how many searches are in flight at once."""
+
+    in_flight = 0
+    peak = 0
+    queries: list[str]
+
+    async def search(self, text: str, *, limit: int = 10, classification: QueryClassification | None = None,
+                     method: object = None) -> SearchResponse:
+        self.queries.append(text)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            await asyncio.sleep(0)  # let siblings start: this is what the limit must bound
+            return await super().search(text, limit=limit, classification=classification)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+async def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+    shutil.copytree(KNOWLEDGE, tmp_path / "docs")
+    eng = CountingEngine(tmp_path / "search.sqlite3", embedder=HashingEmbedder())
+    eng.queries = []
+    await eng.index_paths([tmp_path / "docs"])
+    yield eng
+    await eng.aclose()
+
+
+async def test_without_a_model_the_answer_is_extractive_and_cited(engine: CountingEngine) -> None:
+    events: list[ResearchProgress] = []
+    agent = ResearchAgent(engine, progress=events.append, concurrency=2)
+    result = await agent.run("金閣寺と銀閣寺の違いは？")
+    assert not result.used_model
+    assert len(result.queries) >= 3  # the question plus one query per temple
+    assert any(q == "銀閣寺" or q.startswith("銀閣寺") for q in result.queries)
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)}
+    assert cited, result.answer
+    assert cited <= {c.number for c in result.citations}
+    assert result.citations[min(cited) - 1].source.endswith("kyoto-temples.ja.md")
+    assert "金閣寺" in result.answer
+    stages = [e.stage for e in events]
+    assert stages[0] == "planning"
+    assert stages[-1] == "done"
+    assert "searching" in stages
+    assert "synthesizing" in stages
+    assert engine.peak <= 2
+
+
+async def test_english_decomposition_and_concurrency_limit(engine: CountingEngine) -> None:
+    agent = ResearchAgent(engine, concurrency=1)
+    result = await agent.run("Compare Ada Lovelace and Alan Turing")
+    assert engine.peak == 1
+    assert set(result.queries) >= {"Ada Lovelace", "Alan Turing"}
+    assert result.citations[0].source.endswith("computing-pioneers.en.md")
+    assert "[1]" in result.answer
+
+
+async def test_a_model_plans_reflects_and_writes_the_answer(engine: CountingEngine) -> None:
+    model = ScriptedModel("researcher")
+    model.lane("plan").add(reply_json({"queries": ["千利休", "豊臣秀吉"]}))
+    model.lane("reflection").add(reply_json({"done": False, "queries": ["利休の切腹"]}))
+    model.lane("chat").add(say("千利休は豊臣秀吉に茶頭として仕え、のちに秀吉の命で切腹した [1]。"))
+    agent = ResearchAgent(engine, model, max_rounds=2)
+    result = await agent.run("千利休と豊臣秀吉はどんな関係だった？")
+    model.assert_used_up()
+    assert result.used_model
+    assert result.rounds == 2
+    assert result.queries == ["千利休", "豊臣秀吉", "利休の切腹"]
+    assert result.answer.endswith("[1]。")
+    assert result.citations[0].source.endswith("tea-ceremony.ja.md")
+    synthesis_prompt = model.requests_in("chat")[0].messages[-1].text
+    assert "[1]" in synthesis_prompt
+    assert "千利休と豊臣秀吉" in synthesis_prompt
+
+
+async def test_model_failures_fall_back_to_rules(engine: CountingEngine) -> None:
+    model = ScriptedModel("broken")
+    model.lane("plan").add(fail("server down", status=500))
+    model.lane("reflection").add(reply_json("not json at all"))
+    model.lane("chat").add(fail("server down", status=500))
+    agent = ResearchAgent(engine, model, max_rounds=2)
+    result = await agent.run("Who designed the Analytical Engine?")
+    model.assert_used_up()
+    assert not result.used_model
+    assert len(result.notes) == 3
+    assert result.citations
+    assert "Analytical Engine" in result.answer
+
+
+async def test_cancelling_a_run_stops_it_and_reports_it(engine: CountingEngine) -> None:
+    model = ScriptedModel("slow")
+    model.lane("plan").add(stall())
+    events: list[ResearchProgress] = []
+    task = asyncio.create_task(ResearchAgent(engine, model, progress=events.append).run("茶の湯の歴史"))
+    await model.wait_for_calls(1)  # the planning call is under way (and hangs)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert events[-1].stage == "cancelled"
+    assert engine.queries == []
+
+
+async def test_blank_question_and_no_sources(engine: CountingEngine) -> None:
+    agent = ResearchAgent(engine)
+    with pytest.raises(EmptyQueryError):
+        await agent.run("  ")
+    assert decompose("A", None) == ["A"]
