@@ -187,8 +187,12 @@ class ConversationManager:
 
     async def _drive(self, trigger: Message) -> None:
         next_message: Message | None = trigger
-        while next_message is not None:
-            next_message = await self._run_turn(next_message)
+        try:
+            while next_message is not None:
+                next_message = await self._run_turn(next_message)
+        except Exception as exc:  # a bug here must still leave a conversation that says it ended, and why
+            log.exception("the conversation driver failed")
+            self._end("failed", f"internal error: {type(exc).__name__}: {exc}")
 
     async def _run_turn(self, trigger: Message) -> Message | None:
         self._turn_number += 1
