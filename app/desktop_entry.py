@@ -104,3 +104,16 @@ def install_desktop_entry(target_dir: Path | None = None, *, command: list[str] 
     os.replace(tmp, desktop)
     exec_line = next(line for line in text.splitlines() if line.startswith("Exec="))[len("Exec="):]
     return InstalledEntry(desktop_file=desktop, icon_file=icon, exec_line=exec_line)
+
+
+def install_from_command_line() -> int:
+    """``madoi --install-desktop-entry``: installs, says where, and exits 0 (or 1 with the reason)."""
+    try:
+        installed = install_desktop_entry()
+    except OSError as err:
+        print(f"madoi: could not install the desktop entry: {err}", file=sys.stderr)
+        return 1
+    print(f"madoi: desktop entry written to {installed.desktop_file}")
+    print(f"madoi: icon written to {installed.icon_file}")
+    print(f"madoi: it runs {installed.exec_line}")
+    return 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.desktop_entry import data_home, desktop_entry_text, install_desktop_entry
+from app.desktop_entry import data_home, desktop_entry_text, install_desktop_entry, install_from_command_line
 
 
 def _parse(path: Path) -> configparser.SectionProxy:
@@ -64,3 +64,20 @@ def test_desktop_file_validate_accepts_it(tmp_path: Path) -> None:
     result = subprocess.run(["desktop-file-validate", str(installed.desktop_file)], capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_command_reports_where_it_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert install_from_command_line() == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path / "data" / "applications" / "madoi.desktop") in out
+
+
+def test_the_command_fails_with_a_reason_when_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where a folder should be", encoding="utf-8")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    assert install_from_command_line() == 1
+    assert "could not install the desktop entry" in capsys.readouterr().err

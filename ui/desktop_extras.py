@@ -1,0 +1,112 @@
+"""Everything around the main window's panels in one object, so the window needs only a few lines to get it:
+the theme, the Settings action and dialog, error notifications, and the first-run panel in the chat area.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget, QWidget
+
+from app.connection_check import ConnectionTester, llm_configured
+from app.error_reporting import ErrorReporter
+from app.secrets import SecretStore
+from app.settings import Paths, Settings
+from ui.first_run import FirstRunPanel
+from ui.naming import named
+from ui.notifications import NotificationArea
+from ui.settings_dialog import SettingsDialog, VoiceTester
+from ui.settings_texts import Language
+from ui.theme import ThemeManager, apply_theme
+
+_TEXTS: dict[str, tuple[str, str]] = {
+    "menu": ("&Madoi", "円居(&M)"),
+    "settings": ("&Settings…", "設定(&S)…"),
+    "saved.title": ("Settings saved", "設定を保存しました"),
+    "saved.body": ("Some changes (camera, bridge, model) apply after a restart.",
+                   "カメラ・ブリッジ・モデルの変更は再起動後に反映されます。"),
+}
+
+
+class DesktopExtras(QObject):
+    settings_saved = Signal(object)  # Settings
+
+    def __init__(self, window: QMainWindow, settings: Settings, paths: Paths, *,
+                 secrets: SecretStore | None = None, reporter: ErrorReporter | None = None,
+                 test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None) -> None:
+        super().__init__(window)
+        self._window = window
+        self.settings = settings
+        self._paths = paths
+        self._secrets = secrets
+        self._test_connection = test_connection
+        self._test_voice = test_voice
+        self.dialog: SettingsDialog | None = None
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        self.theme: ThemeManager = apply_theme(app, settings.general.theme)
+        self.notifications = NotificationArea(window)
+        if reporter is not None:
+            reporter.add_callback(self.notifications.report_error)
+        self.settings_action = named(QAction(self._t("settings"), window), "settingsAction")
+        # The platform's Preferences key where it has one (Cmd+, on macOS); Ctrl+, elsewhere (Linux has none).
+        keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) or [QKeySequence("Ctrl+,")]
+        self.settings_action.setShortcuts(keys)
+        self.settings_action.triggered.connect(self.open_settings)
+        window.menuBar().addMenu(self._t("menu")).addAction(self.settings_action)
+        window.addAction(self.settings_action)  # the shortcut works even with the menu bar hidden
+        self.first_run = FirstRunPanel(self.language)
+        self.first_run.open_settings_requested.connect(self.open_settings)
+        self.chat_stack: QStackedWidget | None = None
+
+    @property
+    def language(self) -> Language:
+        return self.settings.general.language
+
+    def _t(self, key: str) -> str:
+        en, ja = _TEXTS[key]
+        return ja if self.language == "ja" else en
+
+    def wrap_chat(self, chat: QWidget) -> QStackedWidget:
+        """The chat area: the first-run panel until a model is configured, then ``chat``."""
+        stack = named(QStackedWidget(), "chatStack")
+        stack.addWidget(chat)
+        stack.addWidget(self.first_run)
+        self.chat_stack = stack
+        self.show_first_run(not llm_configured(self.settings))
+        return stack
+
+    def show_first_run(self, show: bool, problem: str | None = None) -> None:
+        """Shows the first-run panel (with the reason the model is unreachable) or the chat."""
+        self.first_run.set_problem(problem)
+        if self.chat_stack is not None:
+            self.chat_stack.setCurrentIndex(1 if show else 0)  # 0: the chat, 1: this panel (see wrap_chat)
+
+    def open_settings(self) -> SettingsDialog:
+        """Opens the dialog (non-modal), or brings the open one to the front."""
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.raise_()
+            self.dialog.activateWindow()
+            return self.dialog
+        dialog = SettingsDialog(self.settings, self._paths, secrets=self._secrets,
+                                test_connection=self._test_connection, test_voice=self._test_voice,
+                                parent=self._window)
+        dialog.saved.connect(self._saved)
+        dialog.finished.connect(self._dialog_finished)
+        dialog.show()
+        self.dialog = dialog
+        return dialog
+
+    def _dialog_finished(self) -> None:
+        if self.dialog is not None:
+            self.dialog.deleteLater()
+            self.dialog = None
+
+    def _saved(self, settings: Settings) -> None:
+        self.settings = settings
+        self.theme.apply(settings.general.theme)
+        self.first_run.set_language(settings.general.language)
+        self.settings_action.setText(self._t("settings"))
+        self.show_first_run(not llm_configured(settings))
+        self.notifications.notify(self._t("saved.title"), self._t("saved.body"), "info")
+        self.settings_saved.emit(settings)
