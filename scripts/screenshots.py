@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -98,6 +99,7 @@ def main() -> int:
 
     for path in written:
         print(path)
+    shutil.rmtree(home, ignore_errors=True)
     return 0
 
 
