@@ -100,6 +100,7 @@ class Pyttsx3Speaker:
         self._volume = volume
         self._player_command = tuple(player) if player is not None else None
         self._driver_name = driver_name
+        self.enabled = True
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._generation = 0
         self._wake = threading.Condition()
@@ -123,6 +124,9 @@ class Pyttsx3Speaker:
         if self._thread is not None:
             return
         self._loop = asyncio.get_running_loop()
+        if not self.enabled:
+            self._report_audio_problem("speech is turned off in the settings")
+            return
         if self._output_dir is not None:
             self._output_dir.mkdir(parents=True, exist_ok=True)
         else:
@@ -143,17 +147,17 @@ class Pyttsx3Speaker:
             return
         self.interrupt()
         self._jobs.put(None)
-        await asyncio.to_thread(thread.join, 3.0)
+        await asyncio.to_thread(thread.join, 1.0)  # interrupted above: only the current chunk can delay it
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
     # -- Speaker port ------------------------------------------------------------------------------------------
 
     async def speak(self, utterance: Utterance) -> SpeechResult:
-        if self._thread is None:
-            return SpeechResult(success=True, skipped=True, reason="the speaker is not running")
         if self._audio_problem is not None:  # reported once already; skip without synthesising
             return SpeechResult(success=True, skipped=True, reason=self._audio_problem)
+        if self._thread is None:
+            return SpeechResult(success=True, skipped=True, reason="the speaker is not running")
         future: concurrent.futures.Future[SpeechResult] = concurrent.futures.Future()
         self._jobs.put(_Job(utterance, future, self._generation))
         try:
@@ -394,8 +398,7 @@ def _resolve(job: _Job, result: SpeechResult) -> None:
 
 def build_speaker(bus: Bus | None, *, rate: int = 170, volume: float = 1.0, enabled: bool = True,
                   output_dir: Path | None = None) -> Pyttsx3Speaker:
-    """The speaker for the voice settings; ``enabled=False`` renders to nothing (speech skipped, said once)."""
+    """The speaker for the voice settings; ``enabled=False`` never starts the engine (speech skipped, said once)."""
     speaker = Pyttsx3Speaker(bus, rate=rate, volume=volume, output_dir=output_dir)
-    if not enabled:
-        speaker._report_audio_problem("speech is turned off in the settings")
+    speaker.enabled = enabled
     return speaker

@@ -181,9 +181,8 @@ async def test_turned_off_and_disappearing_sources(tmp_path: Path, bus: InProces
     await camera.start()
     try:
         await next_status(queue, True)
-        clip.write_bytes(b"not a video")
-        camera._stop.set()  # the running capture keeps its handle: force a reopen as a device loss would
         await camera.stop()
+        clip.write_bytes(b"not a video")  # the source is gone by the time it is opened again
         await camera.start()
         down = await next_status(queue, False)
         assert "cannot open" in down.reason

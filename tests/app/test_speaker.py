@@ -178,3 +178,17 @@ async def test_interrupt_stops_playback_within_200_ms(tmp_path: Path, bus: InPro
         assert result.interrupted
     finally:
         await speaker.stop()
+
+
+async def test_speech_turned_off_in_the_settings_is_skipped_without_an_engine(bus: InProcessBus) -> None:
+    from app.devices.speaker import build_speaker
+
+    speaker = build_speaker(bus, enabled=False)
+    await speaker.start()
+    try:
+        result = await speaker.speak(Utterance("Hello?"))
+    finally:
+        await speaker.stop()
+    assert result.skipped
+    assert result.reason == "speech is turned off in the settings"
+    assert not speaker.status.available
