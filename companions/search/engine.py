@@ -31,11 +31,12 @@ from companions.search.graph_channel import CommunitySummary, GraphChannel
 from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
 from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
-from companions.search.semantic import Embedder, VectorMatrix
+from companions.search.semantic import Embedder, VectorMatrix, Vectors
 from companions.search.tokenize import TokenMode, words
 
 T = TypeVar("T")
 CHANNEL_DEPTH = 50
+QUERY_CACHE = 256
 SNIPPET_CHARS = 160
 CHANNELS = ("keyword", "semantic", "graph")
 
@@ -97,6 +98,7 @@ class SearchCore:
         self.graph = GraphChannel(self.index)
         self._vectors: VectorMatrix | None = None
         self._vectors_generation = -1
+        self._query_vectors: dict[str, Vectors] = {}
 
     def close(self) -> None:
         self.index.close()
@@ -114,7 +116,12 @@ class SearchCore:
     def semantic(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
         if self.embedder is None:
             return []
-        query = self.embedder.embed([text], query=True)[0]
+        query = self._query_vectors.get(text)
+        if query is None:  # the research agent and the UI repeat queries; embedding is the costly step
+            query = self.embedder.embed([text], query=True)[0]
+            if len(self._query_vectors) >= QUERY_CACHE:
+                self._query_vectors.pop(next(iter(self._query_vectors)))
+            self._query_vectors[text] = query
         return self.vectors.top(query, k)
 
     def channel_rankings(self, text: str, classification: QueryClassification, k: int = CHANNEL_DEPTH,

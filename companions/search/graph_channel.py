@@ -57,7 +57,7 @@ class GraphChannel:
         seeds = self.query_entities(text, extra)
         if not seeds:
             return []
-        ranks = self.graph.personalized_pagerank(list(seeds))
+        ranks = self.graph.personalized_pagerank(list(seeds), top=TOP_ENTITIES)
         if not ranks:  # the query names entities that have no relations: their own mentions still count
             ranks = {e: 1.0 / len(seeds) for e in seeds}
         top = sorted(ranks.items(), key=lambda kv: -kv[1])[:TOP_ENTITIES]
