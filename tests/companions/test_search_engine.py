@@ -178,3 +178,26 @@ def test_both_fusions_rank_an_item_found_by_every_channel_first() -> None:
     # A zero-weight channel changes nothing.
     only_kw = normalised_score_fusion(rankings, {"keyword": 1.0})
     assert [f.chunk_id for f in only_kw][:2] == [1, 2]
+
+
+async def test_a_chat_model_extracts_the_graph_and_failures_fall_back_to_heuristics(tmp_path: Path) -> None:
+    from companions.llm.scripted import ScriptedModel, fail, reply_json
+
+    model = ScriptedModel("extractor")
+    model.lane("entity_extraction").add(
+        reply_json({"entities": ["quiet fox", "old mill"],
+                    "relations": [{"source": "quiet fox", "target": "old mill", "label": "lives near"}]}),
+        fail("server down", status=503),
+    )
+    engine = SearchEngine(tmp_path / "llm.sqlite3", embedder=HashingEmbedder(), chat_model=model)
+    try:
+        await engine.index_text("notes://fox", "the quiet fox sleeps all day beside the old mill.")
+        await engine.index_text("notes://ships", "Tall ships sailed from Lisbon to Goa.")
+        model.assert_used_up()
+        fox = await engine.search("what is the relationship between the quiet fox and the old mill?", limit=1)
+        ships = await engine.search("Lisbon", limit=1)
+    finally:
+        await engine.aclose()
+    assert fox.hits[0].source == "notes://fox"
+    assert fox.hits[0].channel_scores.get("graph", 0) > 0  # only the model knew these lowercase names
+    assert ships.hits[0].channel_scores.get("graph", 0) > 0  # heuristics found "Lisbon" after the failure

@@ -126,3 +126,19 @@ async def test_blank_question_and_no_sources(engine: CountingEngine) -> None:
     with pytest.raises(EmptyQueryError):
         await agent.run("  ")
     assert decompose("A", None) == ["A"]
+
+
+async def test_knowledge_tools_answer_a_companion(engine: CountingEngine) -> None:
+    from companions.search.tool import knowledge_tools
+
+    search, research = knowledge_tools(engine, ResearchAgent(engine))
+    assert search.spec.name == "search_knowledge"
+    found = await search.run({"query": "千利休は誰に仕えた？", "limit": 2}, "call-1")
+    assert not found.is_error
+    assert "tea-ceremony.ja.md" in found.content
+    bad = await search.run({"query": "x", "limit": 99}, "call-2")
+    assert bad.is_error
+    answer = await research.run('{"question": "Who broke the Enigma cipher?"}', "call-3")
+    assert not answer.is_error
+    assert "[1]" in answer.content
+    assert "computing-pioneers.en.md" in answer.content
