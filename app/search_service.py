@@ -1,0 +1,82 @@
+"""The search component of the runtime: opens the index, keeps the knowledge folders indexed in the background.
+
+On start it opens ``<data dir>/search.sqlite3`` and spawns one owned task that indexes the bundled samples and the
+folders of ``settings.search.folders`` (incrementally: unchanged files cost one hash each), then publishes
+:class:`SearchIndexUpdated` on the bus. Conversations are added with ``engine.index_messages``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.embedding import make_embedder
+from app.search_cli import SAMPLES, index_path
+from app.settings import Paths, Settings
+from companions.bus import Bus, LocalEvent
+from companions.llm.types import ChatModel
+from companions.search.classifier import make_query_classifier
+from companions.search.engine import SearchEngine
+from companions.search.research import ResearchAgent
+from companions.search.semantic import Embedder
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchIndexUpdated(LocalEvent):
+    """The background indexing pass finished (``changed`` documents added, updated or removed)."""
+
+    changed: int
+    documents: int
+    problems: tuple[str, ...] = ()
+
+
+class SearchService:
+    name = "search"
+
+    def __init__(self, engine: SearchEngine, folders: list[Path], bus: Bus | None = None) -> None:
+        self.engine = engine
+        self.folders = folders
+        self.bus = bus
+        self.tasks = TaskSet("search")
+        self.indexed: SearchIndexUpdated | None = None
+
+    async def start(self) -> None:
+        await self.engine.open()
+        self.tasks.spawn(self._index_folders(), name="search-index-folders")
+
+    async def _index_folders(self) -> None:
+        problems = [f"search folder not found: {f}" for f in self.folders if not f.exists()]
+        try:
+            changes = await self.engine.index_paths([f for f in self.folders if f.exists()])
+            stats = await self.engine.stats()
+        except Exception as exc:  # a broken file system must not take the app down; say it and carry on
+            log.exception("indexing the knowledge folders failed")
+            problems.append(f"indexing failed: {exc}")
+            changes, stats = {}, {"documents": 0}
+        event = SearchIndexUpdated(sum(1 for c in changes.values() if c != "unchanged"), stats["documents"],
+                                   tuple(problems))
+        self.indexed = event
+        if self.bus is not None:
+            self.bus.publish(event)
+
+    async def stop(self) -> None:
+        await self.tasks.aclose()
+        await self.engine.aclose()
+
+    def research_agent(self, model: ChatModel | None) -> ResearchAgent:
+        return ResearchAgent(self.engine, model, progress=self.bus.publish if self.bus is not None else None)
+
+
+def build_search_service(settings: Settings, paths: Paths, bus: Bus | None = None,
+                         model: ChatModel | None = None, *, extract_with_model: bool = False,
+                         embedder: Embedder | None = None) -> SearchService:
+    """The runtime's search component. ``model`` (when configured) classifies queries; with
+    ``extract_with_model`` it also extracts entities and relations (one call per chunk: slow on local models).
+    ``embedder`` defaults to the offline e5 model."""
+    engine = SearchEngine(index_path(paths), embedder=embedder or make_embedder(),
+                          classifier=make_query_classifier(model), chat_model=model if extract_with_model else None)
+    return SearchService(engine, [SAMPLES, *settings.search.folders], bus)
