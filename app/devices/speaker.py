@@ -105,6 +105,7 @@ class Pyttsx3Speaker:
         self._generation = 0
         self._wake = threading.Condition()
         self._finished = 0  # completed=True notices from the engine
+        self._unfinished = 0  # the notice count an interrupted chunk will bring once espeak is done with it
         self._thread: threading.Thread | None = None
         self._player: WavPlayer | None = None
         self._audio_problem: str | None = None
@@ -234,7 +235,14 @@ class Pyttsx3Speaker:
                 self._publish(SpeakingChanged(job.utterance.speaker_id, False))
             _resolve(job, result)
 
+    def _settle(self, engine: Any) -> None:
+        """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
+        with self._wake:
+            self._wake.wait_for(lambda: self._finished >= self._unfinished, timeout=FINISH_TIMEOUT_S)
+        _wait_idle(engine)
+
     def _say(self, engine: Any, job: _Job) -> SpeechResult:
+        self._settle(engine)
         utterance = job.utterance
         voice_id, japanese = self._choose_voice(utterance)
         text = to_kana(utterance.text) if japanese else utterance.text
@@ -298,8 +306,8 @@ class Pyttsx3Speaker:
         with self._wake:
             while self._finished < target:
                 if self._generation != generation:
-                    # Let the engine finish this chunk before the next job uses it (it is quick: one sentence).
-                    self._wake.wait_for(lambda: self._finished >= target, timeout=FINISH_TIMEOUT_S)
+                    # Answer now; the engine finishes this chunk (one sentence) before the next job uses it.
+                    self._unfinished = target
                     raise _Interrupted
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
