@@ -9,6 +9,7 @@ relations through ``ON DELETE CASCADE``.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -231,7 +232,7 @@ class SearchIndex:
                 else:
                     todo.append((file, text))
             if prune and root.is_dir():
-                prefix = str(root).rstrip("/\\") + "/"
+                prefix = os.path.join(str(root), "")  # the folder with a trailing separator
                 for (source,) in self.db.execute(
                         "SELECT source FROM documents WHERE kind = 'file' AND substr(source, 1, ?) = ?",
                         (len(prefix), prefix)).fetchall():
