@@ -4,9 +4,10 @@ Both follow the QueryResponder contract: every failure is an error :class:`Query
 a companion's tool always gets something it can read.
 
 Result bodies:
-- ``vision``: ``{"image": <base64 JPEG>, "mime": "image/jpeg", "width", "height", "timestamp", "description"?}``.
-  ``description`` (on by default; ``{"describe": false}`` in the query body turns it off) is computed on the
-  device, not by a model, and says so in its ``source`` field.
+- ``vision``: ``{"image": <base64 JPEG>, "mime": "image/jpeg", "width", "height", "timestamp", "description"?,
+  "description_details"?}``. ``description`` (on by default; ``{"describe": false}`` in the query body turns it
+  off) is one sentence computed on the device, not by a model, and says so; ``description_details`` holds its
+  measurements (faces, brightness, motion, colours).
 - ``speak`` (query body ``{"message", "emotion"?, "voice"?}`` as in the reference): success with
   ``{"duration", "interrupted", "skipped", "voice", "reason"?}``. No audio device is *success* with
   ``skipped: true`` (the conversation goes on); an interruption or a synthesis failure is ``success: false``.
@@ -57,7 +58,9 @@ class VisionResponder:
             "timestamp": frame.timestamp,
         }
         if frame.description is not None:
-            out["description"] = frame.description
+            # A sentence a model can read as is, and the measurements for clients that want the numbers.
+            out["description"] = str(frame.description.get("summary", ""))
+            out["description_details"] = frame.description
         return QueryResult.ok(query.id, out)
 
 

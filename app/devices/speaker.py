@@ -26,6 +26,7 @@ import logging
 import queue
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -111,6 +112,7 @@ class Pyttsx3Speaker:
         self._audio_problem: str | None = None
         self._status = DeviceStatus("speaker", False, "no audio device: not started")
         self._voices: list[Any] = []
+        self._espeak = False
         self._count = 0
         self._scratch: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -188,6 +190,9 @@ class Pyttsx3Speaker:
 
                 engine = pyttsx3.init(self._driver_name)
                 self._voices = list(engine.getProperty("voices") or [])
+                self._espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
+                if self._espeak:
+                    _quiet_driver_prints(engine.proxy._driver)
             except Exception as err:  # missing espeak-ng / SAPI: speech is off, the app goes on
                 self._fail_all(ready, f"no speech engine: {err}")
                 return
@@ -333,9 +338,13 @@ class Pyttsx3Speaker:
                 self._wake.notify_all()
 
     def _choose_voice(self, utterance: Utterance) -> tuple[str, bool]:
-        """The engine voice id and whether the text is read as Japanese (then converted to kana)."""
+        """The engine voice id and whether the text is read as Japanese (then converted to kana).
+
+        ``utterance.voice`` is a voice id, a language ("ja", "en-us"), or either with an espeak variant
+        ("en-us+f3", as companion cards give it); a voice that cannot read Japanese text is swapped for one that can.
+        """
         japanese_text = contains_japanese(utterance.text)
-        wanted = (utterance.voice or "").strip().lower()
+        wanted, _, variant = (utterance.voice or "").strip().lower().partition("+")
         chosen = self._find_voice(wanted) if wanted else None
         if chosen is not None and japanese_text and not _is_language(chosen, "ja"):
             log.info("voice %s cannot read Japanese: using a Japanese voice", chosen.id)
@@ -344,7 +353,10 @@ class Pyttsx3Speaker:
             chosen = self._find_voice("ja" if japanese_text else "en")
         if chosen is None:
             return (utterance.voice or ""), japanese_text
-        return str(chosen.id), _is_language(chosen, "ja")
+        voice_id = str(chosen.id)
+        if variant and self._espeak:
+            voice_id += "+" + variant
+        return voice_id, _is_language(chosen, "ja")
 
     def _find_voice(self, wanted: str) -> Any:
         for voice in self._voices:
@@ -374,6 +386,18 @@ class Pyttsx3Speaker:
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._bus.publish, event)
+
+
+def _driver_print(*args: object, **_: object) -> None:
+    log.debug("pyttsx3: %s", " ".join(str(a) for a in args))
+
+
+def _quiet_driver_prints(driver: object) -> None:
+    """pyttsx3's espeak driver prints "Audio saved to ..." to stdout for every file it writes (from espeak's
+    thread); stdout may carry ``madoi --headless`` output, so its module-level ``print`` goes to the log instead."""
+    module = sys.modules.get(type(driver).__module__)
+    if module is not None:
+        module.print = _driver_print  # type: ignore[attr-defined]
 
 
 def _wait_idle(engine: Any, timeout: float = 1.0) -> None:

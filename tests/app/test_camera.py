@@ -81,7 +81,8 @@ async def test_vision_query_returns_the_latest_frame_as_base64_jpeg(video: Path,
         assert image.shape == (480, 640, 3)
         # The frame is fresh: grabbed within a couple of frame periods of the answer.
         assert time.time() - body["timestamp"] < 0.5
-        description = body["description"]
+        assert body["description"].startswith("On-device description (OpenCV, no AI model")
+        description = body["description_details"]
         assert "on-device" in description["source"]
         assert "no AI model" in description["summary"]
         if face_detection_problem() is None:

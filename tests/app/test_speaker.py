@@ -80,6 +80,17 @@ async def test_japanese_text_is_converted_to_kana_and_spoken_by_the_japanese_voi
     assert 0.5 < result.duration_s < 3.5
 
 
+async def test_card_voices_with_espeak_variants(speaker: Pyttsx3Speaker) -> None:
+    plain = await speaker.speak(Utterance("Good morning, everyone.", voice="en-us"))
+    variant = await speaker.speak(Utterance("Good morning, everyone.", voice="en-us+f3"))
+    assert plain.voice.endswith("en-us")
+    assert variant.voice.endswith("en-us+f3")
+    assert variant.success
+    assert variant.duration_s > 0.5
+    with wave.open(plain.wav_path or "", "rb") as a, wave.open(variant.wav_path or "", "rb") as b:
+        assert a.readframes(a.getnframes()) != b.readframes(b.getnframes())  # a different voice was heard
+
+
 async def test_emotion_changes_the_delivery(speaker: Pyttsx3Speaker) -> None:
     text = "I found the answer in the notes you shared yesterday."
     sad = await speaker.speak(Utterance(text, emotion="sad"))

@@ -75,7 +75,8 @@ async def test_vision_result_is_the_wire_body_the_reference_expects() -> None:
     assert base64.b64decode(body["image"]) == FRAME.jpeg
     assert body["mime"] == "image/jpeg"
     assert (body["width"], body["height"], body["timestamp"]) == (640, 480, 1700000000.5)
-    assert body["description"]["faces"] == 0
+    assert body["description"] == "On-device description: 0 faces"
+    assert body["description_details"]["faces"] == 0
     assert camera.describe_requests == [True]
 
 
@@ -84,6 +85,7 @@ async def test_vision_description_can_be_turned_off_and_bad_options_are_errors()
     result = await VisionResponder(camera).respond(Query.create(from_="a", type="vision", body={"describe": False}))
     assert result.result is not None
     assert "description" not in result.result.body
+    assert "description_details" not in result.result.body
     assert camera.describe_requests == [False]
     bad = await VisionResponder(camera).respond(Query.create(from_="a", type="vision", body={"describe": "yes"}))
     assert bad.error == "vision: 'describe' must be true or false"
