@@ -71,6 +71,7 @@ class Utterance:
     emotion: Emotion = "neutral"
     voice: str | None = None
     speaker_id: str = ""  # the companion speaking, for logs and per-companion voices
+    rate: int | None = None  # words per minute before the emotion's factor (a card's voice.rate); None: settings
 
 
 @dataclass(frozen=True)

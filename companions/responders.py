@@ -8,8 +8,8 @@ Result bodies:
   "description_details"?}``. ``description`` (on by default; ``{"describe": false}`` in the query body turns it
   off) is one sentence computed on the device, not by a model, and says so; ``description_details`` holds its
   measurements (faces, brightness, motion, colours).
-- ``speak`` (query body ``{"message", "emotion"?, "voice"?}`` as in the reference): success with
-  ``{"duration", "interrupted", "skipped", "voice", "reason"?}``. No audio device is *success* with
+- ``speak`` (query body ``{"message", "emotion"?}`` as in the reference, plus Madoi's ``"voice"?, "rate"?``):
+  success with ``{"duration", "interrupted", "skipped", "voice", "reason"?}``. No audio device is *success* with
   ``skipped: true`` (the conversation goes on); an interruption or a synthesis failure is ``success: false``.
 """
 
@@ -86,8 +86,11 @@ class SpeakResponder:
         voice = body.get("voice")
         if voice is not None and not isinstance(voice, str):
             return QueryResult.fail(query.id, "speak: 'voice' must be a string")
+        rate = body.get("rate")
+        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int) or not 50 <= rate <= 400):
+            return QueryResult.fail(query.id, "speak: 'rate' must be words per minute, 50 to 400")
         utterance = Utterance(text=text, emotion=_emotion(emotion), speaker_id=query.params.from_,
-                              voice=voice or self.voices.voice_for(query.params.from_))
+                              voice=voice or self.voices.voice_for(query.params.from_), rate=rate)
         try:
             result = await self._speaker.speak(utterance)
         except asyncio.CancelledError:

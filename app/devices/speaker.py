@@ -253,7 +253,7 @@ class Pyttsx3Speaker:
         text = to_kana(utterance.text) if japanese else utterance.text
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
         engine.setProperty("voice", voice_id)
-        engine.setProperty("rate", round(self._rate * rate_factor))
+        engine.setProperty("rate", round((utterance.rate or self._rate) * rate_factor))
         engine.setProperty("volume", max(0.0, min(1.0, self._volume * volume_factor)))
         with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
             engine.setProperty("pitch", pitch)

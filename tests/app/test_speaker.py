@@ -96,6 +96,8 @@ async def test_emotion_changes_the_delivery(speaker: Pyttsx3Speaker) -> None:
     sad = await speaker.speak(Utterance(text, emotion="sad"))
     happy = await speaker.speak(Utterance(text, emotion="happy"))
     assert sad.duration_s > happy.duration_s * 1.2  # sad is slower
+    fast = await speaker.speak(Utterance(text, emotion="sad", rate=300))  # a card's own speaking rate
+    assert fast.duration_s < sad.duration_s * 0.7
 
 
 async def test_utterances_are_spoken_in_order(speaker: Pyttsx3Speaker) -> None:

@@ -111,8 +111,9 @@ async def test_speak_passes_message_emotion_and_the_companions_voice() -> None:
     assert result.result.body["duration"] == 1.25
     assert speaker.spoken == [Utterance("Hello!", emotion="happy", voice="en", speaker_id="alice")]
     # A voice in the query wins over the map; no emotion means neutral.
-    await responder.respond(Query.create(from_="alice", type="speak", body={"message": "Hi", "voice": "ja"}))
-    assert speaker.spoken[-1] == Utterance("Hi", emotion="neutral", voice="ja", speaker_id="alice")
+    await responder.respond(Query.create(from_="alice", type="speak",
+                                         body={"message": "Hi", "voice": "ja", "rate": 185}))
+    assert speaker.spoken[-1] == Utterance("Hi", emotion="neutral", voice="ja", speaker_id="alice", rate=185)
 
 
 @pytest.mark.parametrize(("body", "error"), [
@@ -121,6 +122,8 @@ async def test_speak_passes_message_emotion_and_the_companions_voice() -> None:
     ({"message": "hi", "emotion": "bored"}, "speak: unknown emotion 'bored' (one of happy, sad, angry, neutral)"),
     ({"message": "hi", "voice": 3}, "speak: 'voice' must be a string"),
     ({"message": "x" * 5001}, "speak: message longer than 5000 characters"),
+    ({"message": "hi", "rate": 9000}, "speak: 'rate' must be words per minute, 50 to 400"),
+    ({"message": "hi", "rate": "fast"}, "speak: 'rate' must be words per minute, 50 to 400"),
 ])
 async def test_bad_speak_queries_are_clear_errors(body: dict[str, object] | None, error: str) -> None:
     speaker = FakeSpeaker()
