@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -243,6 +244,9 @@ class OpenCVCamera:
         parsed = parse_source(source)
         if parsed is None:
             return "no camera: turned off in the settings"
+        if isinstance(parsed, int) and sys.platform.startswith("linux") and not os.path.exists(f"/dev/video{parsed}"):
+            # Checked first so that retrying every few seconds does not make OpenCV warn on stderr each time.
+            return f"no camera: no video device /dev/video{parsed}"
         is_file = isinstance(parsed, str) and "://" not in parsed
         if is_file and not os.path.isfile(str(parsed)):
             return f"no camera: no such device or video file {source!r}"

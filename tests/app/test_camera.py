@@ -188,6 +188,16 @@ async def test_no_camera_is_an_error_result_and_a_visible_status(tmp_path: Path,
         await camera.stop()
 
 
+async def test_a_missing_webcam_is_named(bus: InProcessBus) -> None:
+    camera = OpenCVCamera("9", bus)  # no machine running these tests has ten webcams
+    await camera.start()
+    try:
+        with pytest.raises(DeviceUnavailable, match=r"no camera: (no video device /dev/video9|cannot open '9')"):
+            await camera.capture()
+    finally:
+        await camera.stop()
+
+
 async def test_turned_off_and_disappearing_sources(tmp_path: Path, bus: InProcessBus) -> None:
     camera = OpenCVCamera("none", bus)
     await camera.start()
