@@ -25,6 +25,7 @@ from _report import report
 from companions.loop_health import percentile
 from companions.search.classifier import RuleBasedClassifier
 from companions.search.engine import SearchCore
+from companions.search.index import split_chunks
 from companions.search.semantic import Vectors
 
 KANJI = "山川田町駅港島橋寺城森湖谷村海空風雪花鳥石金銀東西南北新古大小高中本"
@@ -75,8 +76,9 @@ def paragraph(rng: random.Random, vocab: list[str], chars: int = 450) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
-    parser.add_argument("--per-doc", type=int, default=10)
+    parser.add_argument("--per-doc", type=int, default=1, help="paragraphs per document")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--chars", type=int, default=200, help="characters per chunk (one paragraph each)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/madoi-bench-scale"))
     args = parser.parse_args()
     rng = random.Random(7)
@@ -87,13 +89,14 @@ def main() -> int:
         Path(str(db) + suffix).unlink(missing_ok=True)
     core = SearchCore(db, StandInEmbedder())
     t0 = time.perf_counter()
-    docs = args.chunks // args.per_doc
-    for d in range(docs):
-        # Each paragraph becomes one chunk: ~450 characters, too long to be packed with its neighbour.
-        text = "\n\n".join(paragraph(rng, vocab) for _ in range(args.per_doc))
+    d = chunks = 0
+    while chunks < args.chunks:
+        text = "\n\n".join(paragraph(rng, vocab, args.chars) for _ in range(args.per_doc))
         core.index.upsert(f"synthetic://{d}", text)
-        if (d + 1) % 1000 == 0:
-            print(f"  {(d + 1) * args.per_doc} chunks indexed", flush=True)
+        chunks += len(split_chunks(text))  # short paragraphs of one document are packed into one chunk
+        d += 1
+        if d % 5000 == 0:
+            print(f"  {chunks} chunks indexed, {time.perf_counter() - t0:.0f} s", flush=True)
     index_s = time.perf_counter() - t0
     core.index.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     stats = core.index.stats()
