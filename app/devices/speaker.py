@@ -26,7 +26,6 @@ import logging
 import queue
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -38,12 +37,12 @@ from typing import Any, Final
 
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import contains_japanese, to_kana
+from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
 from companions.bus import Bus
 from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
 
 log = logging.getLogger(__name__)
 
-MAX_CHUNK_CHARS: Final = 200
 FINISH_TIMEOUT_S: Final = 15.0
 # Emotion -> (rate factor, volume factor, espeak pitch 0-99). Sad is slow and soft, happy and angry quick.
 EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
@@ -53,28 +52,6 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
     "angry": (1.18, 1.0, 42),
 }
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
-_SENTENCE_END = re.compile(r"(?<=[。！？!?.…\n])\s*")
-
-
-def split_for_speech(text: str, max_chars: int = MAX_CHUNK_CHARS) -> list[str]:
-    """Sentences packed into chunks of at most ``max_chars`` (a longer sentence is cut at a comma or space)."""
-    pieces: list[str] = []
-    for raw in _SENTENCE_END.split(text):
-        sentence = raw.strip()
-        while len(sentence) > max_chars:
-            cut = max(sentence.rfind(sep, 0, max_chars) for sep in ("、", ",", " ", "，"))
-            cut = cut + 1 if cut > 0 else max_chars
-            pieces.append(sentence[:cut].strip())
-            sentence = sentence[cut:].strip()
-        if sentence:
-            pieces.append(sentence)
-    chunks: list[str] = []
-    for piece in pieces:
-        if chunks and len(chunks[-1]) + 1 + len(piece) <= max_chars:
-            chunks[-1] = f"{chunks[-1]} {piece}"
-        else:
-            chunks.append(piece)
-    return chunks
 
 
 @dataclass(eq=False)
@@ -166,7 +143,7 @@ class Pyttsx3Speaker:
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            future.cancel()  # a queued job is then dropped; a running one finishes its current chunk
+            future.cancel()  # a queued job is then dropped; a running one stops after its current chunk
             raise
 
     def interrupt(self) -> None:
@@ -192,7 +169,7 @@ class Pyttsx3Speaker:
                 self._voices = list(engine.getProperty("voices") or [])
                 self._espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
                 if self._espeak:
-                    _quiet_driver_prints(engine.proxy._driver)
+                    quiet_driver_prints(engine.proxy._driver)
             except Exception as err:  # missing espeak-ng / SAPI: speech is off, the app goes on
                 self._fail_all(ready, f"no speech engine: {err}")
                 return
@@ -244,7 +221,7 @@ class Pyttsx3Speaker:
         """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
         with self._wake:
             self._wake.wait_for(lambda: self._finished >= self._unfinished, timeout=FINISH_TIMEOUT_S)
-        _wait_idle(engine)
+        wait_idle(engine)
 
     def _say(self, engine: Any, job: _Job) -> SpeechResult:
         self._settle(engine)
@@ -273,6 +250,8 @@ class Pyttsx3Speaker:
 
         try:
             for index, chunk in enumerate(split_for_speech(text)):
+                if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
+                    raise _Interrupted
                 chunk_path = self._scratch / f"{self._count}-{index}.wav"
                 self._render(engine, chunk, chunk_path, job.generation)
                 with wave.open(str(chunk_path), "rb") as rendered:
@@ -302,7 +281,7 @@ class Pyttsx3Speaker:
 
     def _render(self, engine: Any, text: str, path: Path, generation: int) -> None:
         """Renders ``text`` to ``path``; raises :class:`_Interrupted` as soon as an interrupt comes."""
-        _wait_idle(engine)  # property changes are queued inside espeak: let them land before runAndWait's stop()
+        wait_idle(engine)  # property changes are queued inside espeak: let them land before runAndWait's stop()
         with self._wake:
             target = self._finished + 1
         engine.save_to_file(text, str(path))
@@ -321,7 +300,7 @@ class Pyttsx3Speaker:
         # espeak notifies "finished" while its synthesis thread is still winding down; the next runAndWait would
         # then cancel (espeak_Cancel) the queued property changes of the next utterance, which would be spoken at
         # this one's rate. So wait until the engine is idle.
-        _wait_idle(engine)
+        wait_idle(engine)
         if self._generation != generation:
             raise _Interrupted
 
@@ -386,34 +365,6 @@ class Pyttsx3Speaker:
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._bus.publish, event)
-
-
-def _driver_print(*args: object, **_: object) -> None:
-    log.debug("pyttsx3: %s", " ".join(str(a) for a in args))
-
-
-def _quiet_driver_prints(driver: object) -> None:
-    """pyttsx3's espeak driver prints "Audio saved to ..." to stdout for every file it writes (from espeak's
-    thread); stdout may carry ``madoi --headless`` output, so its module-level ``print`` goes to the log instead."""
-    module = sys.modules.get(type(driver).__module__)
-    if module is not None:
-        module.print = _driver_print  # type: ignore[attr-defined]
-
-
-def _wait_idle(engine: Any, timeout: float = 1.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _engine_busy(engine) and time.monotonic() < deadline:
-        time.sleep(0.001)
-
-
-def _engine_busy(engine: Any) -> bool:
-    if engine.isBusy():
-        return True
-    if type(engine.proxy._driver).__name__ == "EspeakDriver":
-        from pyttsx3.drivers import _espeak  # the only way to ask espeak itself
-
-        return bool(_espeak.IsPlaying())
-    return False
 
 
 def _is_language(voice: Any, language: str) -> bool:

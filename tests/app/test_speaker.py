@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.devices.japanese_reading import contains_kanji, to_kana
-from app.devices.speaker import Pyttsx3Speaker, split_for_speech
+from app.devices.speaker import Pyttsx3Speaker
+from app.devices.tts_engine import split_for_speech
 from companions.bus import InProcessBus
 from companions.devices import DeviceStatus, SpeakingChanged, Utterance
 from companions.protocol import Query
@@ -128,6 +129,18 @@ async def test_interrupt_stops_a_long_utterance_within_200_ms(speaker: Pyttsx3Sp
     after = await speaker.speak(Utterance("Still here."))
     assert after.success
     assert after.duration_s > 0.3
+
+
+async def test_a_cancelled_speak_stops_its_utterance(speaker: Pyttsx3Speaker, bus: InProcessBus) -> None:
+    started = asyncio.Event()
+    bus.subscribe("events", lambda e: started.set() if isinstance(e, SpeakingChanged) and e.speaking else None)
+    long = asyncio.ensure_future(speaker.speak(Utterance(LONG_TEXT)))
+    async with asyncio.timeout(10):
+        await started.wait()
+    long.cancel()  # e.g. the companion's turn was cancelled by the user
+    # The next utterance does not wait for the remaining ~70 s of text to be rendered.
+    after = await asyncio.wait_for(speaker.speak(Utterance("Next.")), 1.0)
+    assert after.success
 
 
 async def test_speak_query_answers_when_the_utterance_has_finished(speaker: Pyttsx3Speaker) -> None:
