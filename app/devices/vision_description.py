@@ -21,6 +21,9 @@ ANALYSIS_WIDTH: Final = 320
 MOTION_PIXEL_DELTA: Final = 25
 
 Image = npt.NDArray[np.uint8]
+# OpenCV's bundled type stubs differ between 4.x and 5.x (CascadeClassifier, cv2.data, kmeans overloads): the
+# calls whose stubs disagree go through this untyped alias so the module type-checks on both.
+_cv2: Any = cv2
 
 _cascade: Any = None  # cv2.CascadeClassifier (missing from OpenCV's type stubs)
 _cascade_lock = threading.Lock()  # one classifier shared by executor threads; detectMultiScale is not re-entrant
@@ -44,7 +47,7 @@ def face_detection_problem() -> str | None:
 def _face_cascade() -> Any:
     global _cascade
     if _cascade is None:
-        cascade = cv2.CascadeClassifier(os.path.join(cv2.data.haarcascades, FACE_CASCADE))  # type: ignore[attr-defined]
+        cascade = _cv2.CascadeClassifier(os.path.join(_cv2.data.haarcascades, FACE_CASCADE))
         if cascade.empty():
             raise RuntimeError(f"OpenCV's {FACE_CASCADE} could not be loaded")
         _cascade = cascade
@@ -117,7 +120,7 @@ def dominant_colours(frame_bgr: Image, k: int = 3) -> list[dict[str, Any]]:
     samples = thumb.reshape(-1, 3).astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
     cv2.setRNGSeed(1)  # the same frame always gets the same answer
-    _, labels, centers = cv2.kmeans(samples, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
+    _, labels, centers = _cv2.kmeans(samples, k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
     counts = np.bincount(labels.ravel(), minlength=k)
     merged: dict[str, tuple[float, tuple[int, int, int]]] = {}
     for index in np.argsort(-counts):
