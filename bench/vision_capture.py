@@ -29,7 +29,7 @@ N = 150
 
 
 def write_video(path: Path) -> Path:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (640, 480))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 30.0, (640, 480))
     rng = np.random.default_rng(1)
     noise = rng.integers(0, 60, (480, 640, 3), dtype=np.uint8)  # some texture so JPEG has real work to do
     for index in range(60):
@@ -82,7 +82,9 @@ async def through_camera(video: Path) -> tuple[list[float], list[float], list[fl
     camera = OpenCVCamera(str(video))
     await camera.start()
     responder = VisionResponder(camera)
-    capture, query_plain, query_described = [], [], []
+    capture: list[float] = []
+    query_plain: list[float] = []
+    query_described: list[float] = []
     seen: list[int] = []
     try:
         await camera.capture()

@@ -22,7 +22,7 @@ def write_test_video(path: Path, *, frames: int = 30, fps: float = 30.0, width: 
                      face: bool = False) -> Path:
     """An MJPG/AVI clip: a coloured background, a white square sliding across, a frame counter drawn in, and
     optionally a drawn face that stays still."""
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, (width, height))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), fps, (width, height))
     assert writer.isOpened(), "OpenCV cannot write MJPG/AVI here"
     try:
         for index in range(frames):
