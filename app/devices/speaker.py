@@ -158,7 +158,7 @@ class Pyttsx3Speaker:
     # -- the speaker thread ------------------------------------------------------------------------------------
 
     def _run(self, ready: threading.Event) -> None:
-        if not _ENGINE_OWNER.acquire(timeout=5.0):
+        if not _ENGINE_OWNER.acquire(timeout=1.0):  # a previous speaker may still be stopping
             self._fail_all(ready, "no speech engine: another speaker owns it")
             return
         try:
