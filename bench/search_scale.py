@@ -80,17 +80,20 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--chars", type=int, default=200, help="characters per chunk (one paragraph each)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/madoi-bench-scale"))
+    parser.add_argument("--reuse", action="store_true", help="query an index left by a previous run (no indexing)")
     args = parser.parse_args()
     rng = random.Random(7)
     vocab = vocabulary(rng, 20_000)
     args.work.mkdir(parents=True, exist_ok=True)
     db = args.work / f"scale-{args.chunks}.sqlite3"
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
+    reuse = args.reuse and db.exists()
+    if not reuse:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
     core = SearchCore(db, StandInEmbedder())
     t0 = time.perf_counter()
     d = chunks = 0
-    while chunks < args.chunks:
+    while chunks < args.chunks and not reuse:
         text = "\n\n".join(paragraph(rng, vocab, args.chars) for _ in range(args.per_doc))
         core.index.upsert(f"synthetic://{d}", text)
         chunks += len(split_chunks(text))  # short paragraphs of one document are packed into one chunk
@@ -129,7 +132,8 @@ def main() -> int:
     base50 = statistics.median(lat["keyword"])
     base99 = percentile(lat["keyword"], 0.99)
     print(f"{stats['chunks']} synthetic chunks, {len(queries)} queries (ja local, ja relationship, en local)")
-    report("indexing throughput", stats["chunks"] / index_s, "chunks/s")
+    if not reuse:
+        report("indexing throughput", stats["chunks"] / index_s, "chunks/s")
     report("index size", size_mb, "MB")
     report("index size per chunk", size_mb * 1e6 / stats["chunks"], "bytes")
     for name in ("keyword", "semantic", "graph", "hybrid"):
