@@ -73,7 +73,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._bridge_tab(), self._t("tab.bridge"))
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")
-        self.buttons.accepted.connect(lambda: self._spawn(self._save()))
+        self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         self.save_error = self._error_label("save")
         layout = QVBoxLayout(self)
@@ -164,7 +164,7 @@ class SettingsDialog(QDialog):
         self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.model.setEditText(llm.model or "")
         self.test_connection_button = named(QPushButton(self._t("test_connection")), "testConnectionButton")
-        self.test_connection_button.clicked.connect(lambda: self._spawn(self._run_connection_test()))
+        self.test_connection_button.clicked.connect(self.test_connection)
         self.connection_result = named(QLabel(), "connectionResult")
         self.connection_result.setWordWrap(True)
         test_row = QWidget()
@@ -196,7 +196,7 @@ class SettingsDialog(QDialog):
         self.volume.setSuffix(" %")
         self.volume.setValue(round(voice.volume * 100))
         self.test_voice_button = named(QPushButton(self._t("test_voice")), "testVoiceButton")
-        self.test_voice_button.clicked.connect(lambda: self._spawn(self._run_voice_test()))
+        self.test_voice_button.clicked.connect(self.test_voice)
         self.test_voice_button.setEnabled(self._test_voice is not None)
         self.voice_result = named(QLabel("" if self._test_voice else self._t("voice.none")), "voiceResult")
         test_row = QWidget()
@@ -223,7 +223,7 @@ class SettingsDialog(QDialog):
         self.token = named(QLineEdit(bridge.token.get_secret_value() if bridge.token else ""), "bridgeTokenEdit")
         self.token.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
         generate = named(QPushButton(self._t("generate")), "generateTokenButton")
-        generate.clicked.connect(lambda: self.token.setText(token_source.token_urlsafe(24)))
+        generate.clicked.connect(self.generate_token)
         token_row = QWidget()
         row = QHBoxLayout(token_row)
         row.setContentsMargins(0, 0, 0, 0)
@@ -305,6 +305,20 @@ class SettingsDialog(QDialog):
         return "" if label.isHidden() else label.text()
 
     # --- actions -----------------------------------------------------------------------------------------------
+    # Slots are bound methods, never lambdas capturing self: a lambda makes a reference cycle through Qt, and the
+    # garbage collector may then destroy the dialog's widgets from whatever thread happens to run it (a crash).
+
+    def save(self) -> None:
+        self._spawn(self._save())
+
+    def test_connection(self) -> None:
+        self._spawn(self._run_connection_test())
+
+    def test_voice(self) -> None:
+        self._spawn(self._run_voice_test())
+
+    def generate_token(self) -> None:
+        self.token.setText(token_source.token_urlsafe(24))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -96,11 +96,13 @@ class ThemeManager(QObject):
         self._app = app
         self.choice: ThemeChoice = "system"
         self.scheme: Scheme = "light"
+        self._active = False  # after reset(): leave the application alone, even on platform changes
         self._system_palette: QPalette | None = None  # kept: "system" must judge the platform's, not ours
         app.styleHints().colorSchemeChanged.connect(self._platform_changed)
 
     def apply(self, choice: ThemeChoice) -> Scheme:
         self.choice = choice
+        self._active = True
         self.scheme = resolve_scheme(choice, self._app, self._system_palette)
         self._app.setFont(ui_font())
         if self._system_palette is None:
@@ -112,13 +114,14 @@ class ThemeManager(QObject):
 
     def reset(self) -> None:
         """Back to the platform's own look (used by tests and when embedding)."""
+        self._active = False
         self._app.setStyleSheet("")
         if self._system_palette is not None:
             self._app.setPalette(self._system_palette)
             self._system_palette = None
 
     def _platform_changed(self, _scheme: Qt.ColorScheme) -> None:
-        if self.choice == "system":
+        if self._active and self.choice == "system":
             self.apply("system")
 
 

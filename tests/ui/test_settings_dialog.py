@@ -4,10 +4,13 @@ connection test against loopback HTTP servers with the real openai client, and t
 from __future__ import annotations
 
 import asyncio
+import gc
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import keyring.backends.fail
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -20,6 +23,14 @@ from tests.ui.conftest import signal_fired
 from ui.settings_dialog import SettingsDialog
 
 KEY = "sk-dialog-test-abcdef123456"
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
+    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
+    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
+    yield
+    gc.collect()
+
 
 
 def _dialog(qtbot: QtBot, secrets: SecretStore | None = None, **kwargs: object) -> SettingsDialog:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -13,11 +14,21 @@ from pytestqt.qtbot import QtBot
 from ui.theme import apply_theme, japanese_font_available, style_sheet, theme_manager, ui_font
 
 
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
+    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
+    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
+    yield
+    gc.collect()
+
+
+
 @pytest.fixture
 def app(qapp: QApplication) -> Iterator[QApplication]:
     yield qapp
     theme_manager(qapp).reset()  # other tests expect the plain look
     qapp.styleHints().unsetColorScheme()
+    qapp.processEvents()  # deliver the scheme change now, while nothing else is being torn down
 
 
 def test_light_and_dark_put_their_style_sheets_on_the_application(app: QApplication, qtbot: QtBot) -> None:
