@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from app.logs import setup_logging
 from app.runtime import Runtime
+from app.search_cli import add_search_parser
 from app.settings import LoadedSettings, load_settings
 from companions import __version__
 
@@ -27,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--headless", action="store_true",
                         help="run the companions, bridge and storage without a window until interrupted")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
+    parser.add_argument("--install-desktop-entry", action="store_true",
+                        help="add Madoi to the desktop's application menu (a .desktop file and its icon), then exit")
+    add_search_parser(parser.add_subparsers(dest="command", metavar="COMMAND"))
     return parser
 
 
@@ -46,12 +50,32 @@ async def run_headless(loaded: LoadedSettings) -> int:
     return 0
 
 
+def fill_secrets(loaded: LoadedSettings) -> None:
+    """The API key and bridge token from the OS keyring, where the settings and environment have none."""
+    from app.secrets import SecretStore
+
+    try:
+        loaded.settings = SecretStore().fill(loaded.settings)
+    except Exception as err:  # a broken keyring backend must not keep the app from starting
+        log.warning("the keyring could not be read: %s", err)
+        loaded.problems.append(f"stored secrets could not be read: {err}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.install_desktop_entry:
+        from app.desktop_entry import install_from_command_line
+
+        return install_from_command_line()
+    if args.command == "search":
+        from app.search_cli import run_search_command
+
+        return run_search_command(args)
     loaded = load_settings()
     setup_logging(loaded.paths.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
     for problem in loaded.problems:
         print(f"madoi: settings problem: {problem}", file=sys.stderr)
+    fill_secrets(loaded)
     if args.headless:
         return asyncio.run(run_headless(loaded))
     from ui.launch import run_window

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from app.assembly import build_components
 from app.settings import LoadedSettings
@@ -19,6 +19,16 @@ from companions.bus import Bus, BusItem, InProcessBus, Subscription
 from companions.loop_health import LagProbe
 from companions.protocol import Message, State
 from companions.tasks import TaskSet
+
+if TYPE_CHECKING:
+    from app.bridge import BridgeServer
+    from app.devices.wiring import Devices
+    from app.search_service import SearchService
+    from companions.companion import CompanionCast
+    from companions.conversation import ConversationManager
+    from companions.llm.detect import ModelResolution
+    from companions.query_broker import QueryBroker
+    from companions.search.engine import SearchEngine
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +61,15 @@ class Runtime:
         self.tasks = TaskSet("runtime")
         self.components: list[Component] = []
         self.conversation_id: int | None = None
+        # Set by the assembly (app.assembly.build_components) when the runtime starts:
+        self.query_broker: QueryBroker | None = None
+        self.model_resolution: ModelResolution | None = None
+        self.cast: CompanionCast | None = None
+        self.conversation: ConversationManager | None = None
+        self.bridge: BridgeServer | None = None
+        self.devices: Devices | None = None
+        self.search: SearchService | None = None
+        self.search_engine: SearchEngine | None = None
         self._extra = extra
         self._subscriptions: list[Subscription] = []
         self._started = False

@@ -74,6 +74,7 @@ class VoiceSettings(_Section):
     enabled: bool = True
     rate: int = Field(default=170, ge=50, le=400)
     volume: float = Field(default=1.0, ge=0.0, le=1.0)
+    output_dir: Path | None = Field(default=None, description="write speech to WAV files here instead of playing it")
 
 
 class BridgeSettings(_Section):

@@ -233,6 +233,8 @@ class Companion:
 class CompanionCast:
     """Every companion of the app, sharing one roster (who is present); a runtime component (start/stop)."""
 
+    name = "companions"
+
     def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None) -> None:
         self.companions: dict[str, Companion] = {}
         self.problems = list(problems)

@@ -12,6 +12,16 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parent.parent
 
 
+# A test machine has no camera, no sound card and no language model unless a test provides one; the bridge listens
+# on a free port. Speech is rendered to WAV files under the home (real pyttsx3 + espeak-ng).
+TEST_DEFAULTS = {
+    "MADOI_BRIDGE_PORT": "0",
+    "MADOI_CAMERA": "none",
+    "MADOI_LLM_AUTODETECT_LOCAL": "false",
+    "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+}
+
+
 @pytest.fixture
 def madoi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty MADOI_HOME, and no other MADOI_* variable leaking in from the developer's shell."""
@@ -20,14 +30,17 @@ def madoi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     monkeypatch.setenv("MADOI_HOME", str(home))
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", "0")
+    for name, value in TEST_DEFAULTS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MADOI_VOICE_OUTPUT_DIR", str(home / "speech"))
     return home
 
 
 def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment for a Madoi child process using ``home``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MADOI_")}
-    env.update({"MADOI_HOME": str(home), "MADOI_BRIDGE_PORT": "0", "PYTHONUNBUFFERED": "1"})
+    env.update({"MADOI_HOME": str(home), "MADOI_VOICE_OUTPUT_DIR": str(home / "speech"), "PYTHONUNBUFFERED": "1"})
+    env.update(TEST_DEFAULTS)
     env.update(extra)
     return env
 

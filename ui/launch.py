@@ -12,8 +12,11 @@ import qasync
 from PySide6.QtCore import QSocketNotifier
 from PySide6.QtWidgets import QApplication
 
+from app.error_reporting import install_error_reporting
 from app.runtime import Runtime
 from app.settings import LoadedSettings
+from ui.icons import app_icon
+from ui.main_thread_gc import MainThreadGC
 from ui.main_window import MainWindow, run_until_closed
 
 READY_LINE = "madoi: ready"
@@ -44,11 +47,15 @@ def run_window(loaded: LoadedSettings) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("Madoi")
     app.setOrganizationName("Madoi")
+    app.setDesktopFileName("madoi")
+    app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the loop below decides when to stop, after an orderly shutdown
+    MainThreadGC(app)  # Qt objects in reference cycles are freed on this thread only (see ui/main_thread_gc.py)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    reporter = install_error_reporting(loop)
     runtime = Runtime(loaded)
-    window = MainWindow(runtime)
+    window = MainWindow(runtime, reporter=reporter)
     sockets = _install_signal_wakeup(app, window.close)
 
     async def main() -> None:

@@ -8,11 +8,15 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QSplitter, QTabWidget, QWidget
 
+from app.error_reporting import ErrorReporter
 from app.runtime import Runtime
+from app.secrets import SecretStore
+from app.settings import VoiceSettings
 from companions.bus import BusItem
 from companions.protocol import Message
 from ui.bus_bridge import BusSignals
 from ui.chat_panel import ChatPanel
+from ui.desktop_extras import DesktopExtras
 from ui.naming import named
 
 
@@ -27,7 +31,8 @@ def _placeholder(text: str, name: str) -> QLabel:
 class MainWindow(QMainWindow):
     closed = Signal()
 
-    def __init__(self, runtime: Runtime, parent: QWidget | None = None) -> None:
+    def __init__(self, runtime: Runtime, *, reporter: ErrorReporter | None = None,
+                 secrets: SecretStore | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.runtime = runtime
         self.setWindowTitle("Madoi — 円居")
@@ -43,7 +48,9 @@ class MainWindow(QMainWindow):
                          self.tr("Camera"))
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.roster)
-        self.splitter.addWidget(self.chat)
+        self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
+                                    test_voice=self._test_voice)
+        self.splitter.addWidget(self.extras.wrap_chat(self.chat))
         self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([180, 560, 320])
@@ -67,6 +74,11 @@ class MainWindow(QMainWindow):
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, Message):
             self.chat.add_message(item)
+
+    async def _test_voice(self, voice: VoiceSettings, sentence: str) -> None:
+        if self.runtime.devices is None:
+            raise RuntimeError(self.tr("the speaker has not started yet"))
+        await self.runtime.devices.test_voice(voice, sentence)
 
     def _send(self, text: str) -> None:
         self.runtime.send_user_message(text)

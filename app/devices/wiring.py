@@ -12,9 +12,9 @@ from pathlib import Path
 
 from app.devices.camera import OpenCVCamera, build_camera
 from app.devices.speaker import Pyttsx3Speaker, build_speaker
-from app.settings import Settings
+from app.settings import Settings, VoiceSettings
 from companions.bus import Bus
-from companions.devices import VoiceMap
+from companions.devices import Utterance, VoiceMap
 from companions.responders import SpeakResponder, VisionResponder
 
 
@@ -33,6 +33,15 @@ class Devices:
     @property
     def responders(self) -> list[VisionResponder | SpeakResponder]:
         return [self.vision, self.speak]
+
+    async def test_voice(self, voice: VoiceSettings, sentence: str) -> None:
+        """The settings dialog's "test voice": says ``sentence`` at ``voice``'s rate; raises with the reason when
+        nothing could be heard (speech off, no audio device, synthesis failed)."""
+        if not voice.enabled:
+            raise RuntimeError("speech is turned off")
+        result = await self.speaker.speak(Utterance(sentence, rate=voice.rate, speaker_id="settings"))
+        if not result.success or result.skipped:
+            raise RuntimeError(result.reason or "the speech was interrupted")
 
     async def apply_settings(self, settings: Settings) -> None:
         """Re-checks the camera when its source changed (the speaker's rate/volume apply from the next start)."""

@@ -6,9 +6,32 @@ from typing import Annotated
 
 from pydantic import Field
 
-from companions.search.engine import SearchEngine
+from companions.search.engine import SearchEngine, SearchResponse
 from companions.search.research import ResearchAgent
 from companions.tools import Tool, tool
+
+
+def readable(query: str, response: SearchResponse) -> str:
+    """A search response as text a model reads: the query type, themes, then numbered passages with sources."""
+    if not response.hits and not response.communities:
+        return f"No results for {query!r}."
+    lines = [f"query type: {response.classification.type}"]
+    for c in response.communities[:3]:
+        lines.append(f"theme: {', '.join(c.entities[:5])}: {c.summary}")
+    for n, hit in enumerate(response.hits, start=1):
+        lines.append(f"[{n}] {hit.title} ({hit.source})\n{hit.text[:600]}")
+    return "\n\n".join(lines)
+
+
+class TextSearch:
+    """The companions' search port (``companions.actions.SearchEngine``) over the hybrid engine."""
+
+    def __init__(self, engine: SearchEngine, limit: int = 5) -> None:
+        self.engine = engine
+        self.limit = limit
+
+    async def search(self, query: str) -> str:
+        return readable(query, await self.engine.search(query, limit=self.limit))
 
 
 class KnowledgeTools:
@@ -28,15 +51,7 @@ class KnowledgeTools:
             query: What to look for, in natural language.
             limit: How many passages to return (1-10).
         """
-        response = await self.engine.search(query, limit=limit)
-        if not response.hits and not response.communities:
-            return f"No results for {query!r}."
-        lines = [f"query type: {response.classification.type}"]
-        for c in response.communities[:3]:
-            lines.append(f"theme: {', '.join(c.entities[:5])}: {c.summary}")
-        for n, hit in enumerate(response.hits, start=1):
-            lines.append(f"[{n}] {hit.title} ({hit.source})\n{hit.text[:600]}")
-        return "\n\n".join(lines)
+        return readable(query, await self.engine.search(query, limit=limit))
 
     @tool(name="research", timeout=120.0)
     async def research(self, question: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import gc
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import qasync
@@ -24,6 +25,14 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)  # as in ui.launch: closing a window must not stop the loop under a test
     return qasync.QEventLoop(app)
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
+    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
+    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
+    yield
+    gc.collect()
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, object]:

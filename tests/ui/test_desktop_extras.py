@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Iterator
 from pathlib import Path
 
 import keyring.backends.fail
-import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -18,15 +15,6 @@ from tests.ui.conftest import signal_fired, started_runtime
 from ui.desktop_extras import DesktopExtras
 from ui.main_window import MainWindow
 from ui.theme import theme_manager
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
-    yield
-    gc.collect()
-
 
 
 async def test_first_run_until_an_endpoint_is_saved_then_the_chat(qtbot: QtBot, madoi_home: Path) -> None:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Iterator
 from pathlib import Path
 
 import keyring.backends.fail
-import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -19,15 +16,6 @@ from tests.app.test_connection_check import closed_port
 from tests.ui.conftest import signal_fired
 from ui.first_run import FirstRunPanel
 from ui.settings_dialog import SettingsDialog, open_settings
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
-    yield
-    gc.collect()
-
 
 
 def _visible_text(panel: FirstRunPanel) -> str:

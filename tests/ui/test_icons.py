@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from ui.icons import ICON_SIZES, app_icon, render_icon, write_png
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
-    yield
-    gc.collect()
-
 
 
 def test_the_icon_has_every_size_and_a_transparent_rounded_corner(qapp: QApplication) -> None:

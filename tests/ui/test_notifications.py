@@ -4,7 +4,6 @@ the app keeps running."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,15 +18,6 @@ from app.logs import setup_logging
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
-
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
-    yield
-    gc.collect()
-
 
 
 @pytest.fixture

@@ -4,13 +4,10 @@ connection test against loopback HTTP servers with the real openai client, and t
 from __future__ import annotations
 
 import asyncio
-import gc
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import keyring.backends.fail
-import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -24,12 +21,6 @@ from ui.settings_dialog import SettingsDialog
 
 KEY = "sk-dialog-test-abcdef123456"
 
-@pytest.fixture(autouse=True)
-def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
-    """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
-    yield
-    gc.collect()
 
 
 
