@@ -233,8 +233,7 @@ class SearchEngine:
 
     async def index_paths(self, paths: Sequence[Path | str]) -> dict[str, Change]:
         """Indexes text files and folders; files deleted from an indexed folder are forgotten."""
-        if self.chat_model is None:
-            return await self._run(lambda c: c.index.index_paths([Path(p) for p in paths]))
+        # One executor call per file: cancelling (the app closing) waits for one file at most, not the whole pass.
         todo, changes = await self._run(lambda c: c.index.pending_files([Path(p) for p in paths]))
         for file, text in todo:  # only new or changed files cost model calls
             extractions = await self._extractions(text)
