@@ -122,11 +122,13 @@ class Runtime:
     async def stop(self) -> None:
         """Stops components in reverse order, then the bus and the store; bounded by ``STOP_TIMEOUT_S`` each."""
         for component in reversed(self.components):
+            began = time.perf_counter()
             try:
                 async with asyncio.timeout(STOP_TIMEOUT_S):
                     await component.stop()
             except Exception:
                 log.exception("stopping %s failed", component.name)
+            log.debug("stopped %s in %.3f s", component.name, time.perf_counter() - began)
         self.components = []
         await self.tasks.aclose()
         await self.lag_probe.stop()

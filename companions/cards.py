@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
-import cel
+from companions.cel_runtime import cel
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 

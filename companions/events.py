@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import cel
+from companions.cel_runtime import cel
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from companions.cards import Condition, Events, localized

@@ -9,10 +9,12 @@ also defaults to 127.0.0.1:8080) or any other web server on those ports is never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from companions.llm.openai_backend import LOCAL_PLACEHOLDER_KEY, OpenAIChatModel, build_chat_model
 from companions.llm.types import LLMError
@@ -93,12 +95,31 @@ async def list_models(base_url: str, api_key: str | None = None, *, timeout_s: f
     return ids
 
 
+async def _port_open(base_url: str, timeout_s: float) -> bool:
+    """Whether something accepts TCP connections at ``base_url``'s host and port: a closed port is known at once,
+    without loading the HTTP client (importing ``openai`` costs about half a second of start-up)."""
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(timeout_s):
+            _, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 async def detect_local_server(
     candidates: Sequence[Candidate] = LOCAL_CANDIDATES, *, timeout_s: float = 0.8
 ) -> DetectedServer | NoServer:
     """Probes ``candidates`` concurrently; the first in list order that answered with a model list wins."""
 
     async def probe(candidate: Candidate) -> DetectedServer | None:
+        if not await _port_open(candidate.base_url, timeout_s):
+            log.debug("no %s server: nothing listens at %s", candidate.kind, candidate.base_url)
+            return None
         try:
             models = await list_models(candidate.base_url, timeout_s=timeout_s)
         except LLMError as exc:
