@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
-from companions.cel_runtime import cel
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from companions.cel_runtime import cel
 from companions.protocol import CompanionMetadata
 
 log = logging.getLogger(__name__)

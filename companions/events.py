@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from companions.cel_runtime import cel
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from companions.cards import Condition, Events, localized
+from companions.cel_runtime import cel
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.types import ChatMessage, ChatModel
 
