@@ -12,8 +12,6 @@ import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import openai
-
 from app.logs import redact
 from app.settings import Settings
 
@@ -44,6 +42,8 @@ ConnectionTester = Callable[[str, str | None], Awaitable[ConnectionResult]]
 
 
 def _list_models(base_url: str, api_key: str | None, timeout_s: float) -> ConnectionResult:
+    import openai  # here, not at the top: the window imports this module and openai costs ~0.5 s
+
     client = openai.OpenAI(base_url=base_url, api_key=api_key or _PLACEHOLDER_KEY, timeout=timeout_s,
                            max_retries=0)
     try:
