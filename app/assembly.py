@@ -120,6 +120,13 @@ async def build_components(runtime: Runtime) -> list[Component]:
     runtime.conversation = manager
     components.append(manager)
 
+    if search is not None:
+        from app.conversation_indexing import ConversationIndexer
+
+        indexer = ConversationIndexer(runtime.store, search.engine, runtime.bus, lambda: runtime.conversation_id)
+        runtime.conversation_indexer = indexer
+        components.append(indexer)
+
     try:
         bridge = build_bridge(runtime.bus, broker, runtime.settings, reserved_ids=lambda: set(cast.companions))
     except BridgeConfigError as err:

@@ -22,6 +22,7 @@ from companions.tasks import TaskSet
 
 if TYPE_CHECKING:
     from app.bridge import BridgeServer
+    from app.conversation_indexing import ConversationIndexer
     from app.devices.wiring import Devices
     from app.search_service import SearchService
     from companions.companion import CompanionCast
@@ -69,6 +70,7 @@ class Runtime:
         self.bridge: BridgeServer | None = None
         self.devices: Devices | None = None
         self.search: SearchService | None = None
+        self.conversation_indexer: ConversationIndexer | None = None
         self.search_engine: SearchEngine | None = None
         self._extra = extra
         self._subscriptions: list[Subscription] = []
@@ -106,12 +108,19 @@ class Runtime:
 
     async def new_conversation(self) -> int:
         await self.bus.drain()
+        self._leaving(self.conversation_id)
         self.conversation_id = await self.store.create_conversation()
         return self.conversation_id
 
     async def switch_conversation(self, conversation_id: int) -> None:
         await self.bus.drain()
+        self._leaving(self.conversation_id)
         self.conversation_id = conversation_id
+
+    def _leaving(self, conversation_id: int | None) -> None:
+        """The conversation the user leaves becomes searchable with everything said in it."""
+        if conversation_id is not None and self.conversation_indexer is not None:
+            self.conversation_indexer.request(conversation_id)
 
     def send_user_message(self, text: str, to: list[str] | None = None) -> Message:
         """Publishes a message from the user; it is stored and delivered to the companions by the bus."""

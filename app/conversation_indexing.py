@@ -1,0 +1,92 @@
+"""Keeps the stored conversations searchable, so companions (and the search panel) find what was said before.
+
+On start, every stored conversation is indexed in the background (unchanged ones cost one hash each). Afterwards a
+conversation is re-indexed when it ends (the conversation read model says ``ended``) and when the user leaves it
+for another one, and forgotten when it is deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from app.storage import ConversationStore
+from companions.bus import Bus, Subscription
+from companions.conversation.readmodel import ConversationChanged
+from companions.search.engine import SearchEngine
+from companions.tasks import TaskSet
+
+log = logging.getLogger(__name__)
+
+
+def conversation_source(conversation_id: int) -> str:
+    """The search index's source name of a stored conversation (what hits show as their source)."""
+    return f"conversation:{conversation_id}"
+
+
+class ConversationIndexer:
+    name = "conversation-indexing"
+
+    def __init__(self, store: ConversationStore, engine: SearchEngine, bus: Bus,
+                 current: Callable[[], int | None]) -> None:
+        self.store = store
+        self.engine = engine
+        self.bus = bus
+        self.current = current
+        self.tasks = TaskSet("conversation-indexing")
+        self.indexed = 0
+        self._progress = asyncio.Condition()
+        self._subscription: Subscription | None = None
+        self._was_running = False
+
+    async def start(self) -> None:
+        self._subscription = self.bus.subscribe("events", self._on_event, name="conversation-indexing", maxsize=256)
+        self.tasks.spawn(self._index_all(), name="index-stored-conversations")
+
+    async def stop(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        await self.tasks.aclose()
+
+    def _on_event(self, item: object) -> None:
+        if not isinstance(item, ConversationChanged):
+            return
+        running = item.view.status == "running"
+        if self._was_running and item.view.status == "ended":
+            conversation = self.current()
+            if conversation is not None:
+                self.request(conversation)
+        self._was_running = running
+
+    def request(self, conversation_id: int) -> None:
+        """Re-indexes ``conversation_id`` in the background (e.g. when the user switches away from it)."""
+        self.tasks.spawn(self.index(conversation_id), name=f"index-conversation-{conversation_id}")
+
+    async def index(self, conversation_id: int) -> None:
+        try:
+            stored = await self.store.messages(conversation_id)
+            await self.engine.index_messages(str(conversation_id), [s.message for s in stored])
+        except Exception:  # the search index is a convenience: never let it take a conversation down
+            log.exception("indexing conversation %s failed", conversation_id)
+        async with self._progress:
+            self.indexed += 1
+            self._progress.notify_all()
+
+    async def wait_indexed(self, count: int) -> None:
+        """Waits until ``count`` indexing passes (successful or not) finished since start."""
+        async with self._progress:
+            await self._progress.wait_for(lambda: self.indexed >= count)
+
+    async def forget(self, conversation_id: int) -> None:
+        """Removes a deleted conversation from the index."""
+        try:
+            await self.engine.remove(conversation_source(conversation_id))
+        except Exception:
+            log.exception("removing conversation %s from the search index failed", conversation_id)
+
+    async def _index_all(self) -> None:
+        for info in await self.store.list_conversations():
+            if info.message_count:
+                await self.index(info.id)

@@ -1,0 +1,40 @@
+"""Past conversations become searchable: what the user said is found by the search engine after the talk ends."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from app.conversation_indexing import conversation_source
+from app.runtime import Runtime
+from app.settings import load_settings
+
+
+async def test_a_finished_conversation_is_found_by_search_and_forgotten_when_deleted(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        indexer, engine = runtime.conversation_indexer, runtime.search_engine
+        assert indexer is not None
+        assert engine is not None
+        first = runtime.conversation_id
+        assert first is not None
+        # No model is configured here: every companion's vote fails, nobody speaks, the conversation ends by
+        # itself, and the ended conversation is indexed.
+        runtime.send_user_message("来週の土曜日は鎌倉の紫陽花を見に行く予定です")
+        async with asyncio.timeout(30):
+            await indexer.wait_indexed(1)
+        response = await engine.search("鎌倉の紫陽花", limit=3)
+        assert response.hits
+        assert response.hits[0].source == conversation_source(first)
+        assert "紫陽花" in response.hits[0].text
+
+        passes = indexer.indexed
+        await runtime.new_conversation()  # leaving a conversation re-indexes it
+        async with asyncio.timeout(30):
+            await indexer.wait_indexed(passes + 1)
+
+        await indexer.forget(first)
+        assert all(h.source != conversation_source(first) for h in (await engine.search("鎌倉の紫陽花")).hits)
+    finally:
+        await runtime.stop()
