@@ -10,12 +10,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
 from app.assembly import build_components
 from app.settings import LoadedSettings
 from app.storage import ConversationStore
-from companions.bus import Bus, BusItem, InProcessBus, Subscription
+from companions.bus import Bus, BusItem, InProcessBus, LocalEvent, Subscription
 from companions.loop_health import LagProbe
 from companions.protocol import Message, State
 from companions.tasks import TaskSet
@@ -47,6 +48,17 @@ class Component(Protocol):
 
 
 ComponentFactory = Callable[["Runtime"], Awaitable[list[Component]]]
+
+
+@dataclass(frozen=True)
+class ActiveConversationChanged(LocalEvent):
+    """Published on the ``events`` topic when the user's active conversation changes (new, switched, deleted).
+
+    Everything published before it belongs to ``previous``; views showing the conversation reload on it.
+    """
+
+    conversation_id: int
+    previous: int | None
 
 
 class Runtime:
@@ -107,15 +119,44 @@ class Runtime:
             await self.store.add_state(conversation, item)
 
     async def new_conversation(self) -> int:
-        await self.bus.drain()
-        self._leaving(self.conversation_id)
-        self.conversation_id = await self.store.create_conversation()
+        await self._leave()
+        self._activate(await self.store.create_conversation())
+        assert self.conversation_id is not None
         return self.conversation_id
 
     async def switch_conversation(self, conversation_id: int) -> None:
+        if conversation_id == self.conversation_id:
+            return
+        await self._leave()
+        self._activate(conversation_id)
+
+    async def delete_conversation(self, conversation_id: int) -> int:
+        """Deletes a stored conversation (messages and votes) and removes it from the search index.
+
+        When it is the active one, the most recently updated other conversation becomes active, or a new empty
+        one when none is left. Returns the active conversation's id.
+        """
+        if conversation_id == self.conversation_id:
+            await self._leave(index=False)
+            remaining = [c.id for c in await self.store.list_conversations() if c.id != conversation_id]
+            self._activate(remaining[0] if remaining else await self.store.create_conversation())
+        await self.store.delete_conversation(conversation_id)
+        if self.conversation_indexer is not None:
+            await self.conversation_indexer.forget(conversation_id)
+        assert self.conversation_id is not None
+        return self.conversation_id
+
+    async def _leave(self, *, index: bool = True) -> None:
+        """Ends the running conversation and lets everything said in it be stored before the switch."""
+        if self.conversation is not None:
+            await self.conversation.stop_conversation()  # a reply in the making would land in the next one
         await self.bus.drain()
-        self._leaving(self.conversation_id)
-        self.conversation_id = conversation_id
+        if index:
+            self._leaving(self.conversation_id)
+
+    def _activate(self, conversation_id: int) -> None:
+        previous, self.conversation_id = self.conversation_id, conversation_id
+        self.bus.publish(ActiveConversationChanged(conversation_id, previous))
 
     def _leaving(self, conversation_id: int | None) -> None:
         """The conversation the user leaves becomes searchable with everything said in it."""

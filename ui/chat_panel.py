@@ -1,74 +1,373 @@
-"""The chat view: the stored history, new messages as they arrive, and the input box."""
+"""The chat view: the stored conversation, messages as they arrive, what companions are composing, who is speaking.
+
+What it shows, and where it comes from (all from the runtime's bus, on the GUI thread):
+- ``Message`` (messages): a bubble in the sender's colour, with the sender's name, the emotion, the addressees.
+- ``ConversationChanged`` (events): while conversation control lets a companion compose, a provisional bubble says
+  so ("composing…", then "waiting for the floor…" once composed and the previous speech still plays).
+- ``TextStreamed`` (events): the text the companion's model streams grows that bubble. The companion's
+  ``Message``, published when it takes the floor, replaces it: one bubble, never two. Text that is never said (a
+  cancelled or failed turn, a turn given up) disappears with its bubble.
+- ``SpeakingChanged`` (events): the companion's latest message not yet spoken is highlighted while its voice
+  plays (conversation control publishes a message, then voices it).
+- ``ActiveConversationChanged`` (events): the stored history of the conversation switched to.
+"""
 
 from __future__ import annotations
 
-import html
+import asyncio
+import datetime
+import logging
+from collections.abc import Coroutine
+from typing import Any, Final
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from app.runtime import ActiveConversationChanged, Runtime
+from companions.bus import BusItem
+from companions.conversation.readmodel import ConversationChanged
+from companions.devices import SpeakingChanged
 from companions.protocol import Message
+from companions.worker import TextStreamed, TurnEnded
+from ui.bus_bridge import BusSignals
+from ui.chat_input import AddressSelector, MessageInput
+from ui.chat_texts import chat_text, emotion_label
+from ui.chat_transcript import ChatTranscript, Header
+from ui.companion_colors import companion_color, user_color
 from ui.naming import named
 
+log = logging.getLogger(__name__)
 
-class MessageInput(QPlainTextEdit):
-    """Enter sends, Shift+Enter inserts a newline."""
-
-    submitted = Signal(str)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        ):
-            self.submit()
-            return
-        super().keyPressEvent(event)
-
-    def submit(self) -> None:
-        text = self.toPlainText().strip()
-        if text:
-            self.submitted.emit(text)
-            self.clear()
+HISTORY_LIMIT: Final = 1000  # the newest messages shown when a conversation opens; search finds the older ones
 
 
 class ChatPanel(QWidget):
-    send_requested = Signal(str)
-    message_shown = Signal(str)  # the message id
+    """The chat view of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops.
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    Without a runtime (the window shell of the first milestone) it only shows what :meth:`add_message` is given and
+    emits ``send_requested``; with one it follows the bus and sends through ``runtime.send_user_message`` itself.
+    """
+
+    send_requested = Signal(str)  # only without a runtime
+    message_shown = Signal(str)  # a final message's id, once its bubble is shown
+    history_loaded = Signal(int)  # the conversation id, once its stored messages are shown
+    send_failed = Signal(str)  # the reason; the text stays in the box
+    composing_changed = Signal(str)  # a provisional bubble's key: created, grown, relabelled or removed
+    speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
+
+    def __init__(self, runtime: Runtime | None = None, language: str = "en", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.view = named(QTextBrowser(), "chatView")
-        self.view.setOpenExternalLinks(False)
+        self.runtime = runtime
+        self.language = language
+        self.view = named(ChatTranscript(), "chatView")
+        self.address = named(AddressSelector(language), "addressButton")
         self.input = named(MessageInput(), "chatInput")
-        self.input.setPlaceholderText(self.tr("Write to the companions… (Enter sends, Shift+Enter: new line)"))
+        self.input.setPlaceholderText(chat_text("placeholder", language))
         self.input.setFixedHeight(72)
-        self.send_button = named(QPushButton(self.tr("Send")), "sendButton")
-        self.send_button.clicked.connect(self.input.submit)
-        self.input.submitted.connect(self.send_requested)
+        self.send_button = named(QPushButton(chat_text("send", language)), "sendButton")
+        self.error = named(QLabel(), "chatError")
+        self.error.setWordWrap(True)
+        self.error.setProperty("result", "error")
+        self.error.hide()
+        self.send_button.clicked.connect(self.submit)
+        self.input.submit_requested.connect(self.submit)
+        self.input.textChanged.connect(self._on_typing)
         row = QHBoxLayout()
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
+        layout.addWidget(self.address, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.error)
         layout.addLayout(row)
-        self._shown_ids: set[str] = set()
+        self.address.setVisible(runtime is not None)
+        self._signals: BusSignals | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._generation = 0
+        self._loading = False
+        self._pending: list[BusItem] = []
+        self._shown: set[str] = set()
+        self._streams: dict[str, tuple[str, str]] = {}  # provisional key -> (companion, turn)
+        self._status: dict[str, str] = {}  # provisional key -> "composing" | "waiting"
+        self._breaks: set[str] = set()  # provisional keys whose model request ended (next text: new paragraph)
+        self._replaced: set[tuple[str, str]] = set()  # (companion, turn) whose message was published
+        self._unspoken: dict[str, str] = {}  # companion -> its latest message not voiced yet
+        self._speaking: dict[str, str] = {}  # companion -> the message highlighted while it speaks
+        self._current_turn: tuple[str | None, str] | None = None  # (speaker, turn) composing or waiting
 
-    def add_message(self, message: Message) -> None:
-        p = message.params
-        if p.id in self._shown_ids:
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    async def attach(self) -> None:
+        """Follows the runtime's bus and shows the active conversation's stored history."""
+        if self.runtime is None:
+            raise RuntimeError("a ChatPanel without a runtime has nothing to attach to")
+        self._refresh_addressees()
+        self._loading = True  # what arrives while the history loads is shown after it
+        self._signals = BusSignals(self.runtime.bus, ("messages", "events"), self)
+        self._signals.item.connect(self._on_item)
+        await self._load(self.runtime.conversation_id)
+
+    def detach(self) -> None:
+        """Stops following the bus (call before the runtime stops or the widget goes)."""
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- sending ---------------------------------------------------------------------------------------------
+    def submit(self) -> None:
+        """Sends the box's text to the chosen companions; the text is cleared only once it was sent."""
+        text = self.input.toPlainText().strip()
+        if not text:
             return
-        self._shown_ids.add(p.id)
-        who = html.escape(p.from_)
-        text = html.escape(p.message).replace("\n", "<br>")
-        self.view.append(f"<p><b>{who}</b>: {text}</p>")
+        if self.runtime is None:
+            self.send_requested.emit(text)
+            self.input.clear()
+            return
+        try:
+            if self.runtime.cast is None:
+                raise RuntimeError(chat_text("not_started", self.language))
+            self.runtime.send_user_message(text, to=self.address.addressees() or None)
+        except Exception as err:  # whatever the reason, the user's words stay where they are
+            log.warning("sending a message failed: %s", err)
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            self.error.setText(chat_text("send_failed", self.language, error=reason))
+            self.error.show()
+            self.send_failed.emit(reason)
+            return
+        self.error.hide()
+        self.input.clear()
+
+    def _on_typing(self) -> None:
+        if self.error.isVisible() and not self.input.toPlainText():
+            self.error.hide()
+
+    def _refresh_addressees(self) -> None:
+        cast = self.runtime.cast if self.runtime is not None else None
+        if cast is not None:
+            self.address.set_companions([(m.id, m.name) for m in cast.roster()])
+
+    # -- showing ---------------------------------------------------------------------------------------------
+    def add_message(self, message: Message, *, when: float | None = None) -> None:
+        """Shows a final message (once per id), replacing what its sender was composing."""
+        p = message.params
+        if p.id in self._shown:
+            return
+        self._shown.add(p.id)
+        user = self._is_user(p.from_)
+        if not user:
+            for key in self._provisional_of(p.from_):
+                self._replaced.add(self._streams[key])
+                self._drop(key)
+            self._unspoken[p.from_] = p.id
+        emotion = p.metadata.emotion if p.metadata is not None else None
+        header = Header(
+            name=self._name(p.from_), color=self._color(p.from_),
+            emotion=emotion_label(emotion, self.language) if emotion else "",
+            recipients=self._recipients(p.from_, p.to),
+            time=datetime.datetime.fromtimestamp(when).strftime("%H:%M") if when is not None
+            else datetime.datetime.now().strftime("%H:%M"),
+        )
+        self.view.add_bubble(p.id, header, p.message, user=user)
         self.message_shown.emit(p.id)
 
     def clear_messages(self) -> None:
-        self._shown_ids.clear()
-        self.view.clear()
+        self._shown.clear()
+        self._reset_tracking()
+        self.view.clear_bubbles()
 
     @property
     def message_count(self) -> int:
-        return len(self._shown_ids)
+        return len(self._shown)
+
+    def speaking_message(self, companion_id: str) -> str | None:
+        """The id of the message highlighted as ``companion_id``'s speech, if any."""
+        return self._speaking.get(companion_id)
+
+    # -- the bus ---------------------------------------------------------------------------------------------
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, ActiveConversationChanged):
+            self._loading = True
+            self._pending.clear()
+            self._spawn(self._load(item.conversation_id))
+            return
+        if self._loading:
+            self._pending.append(item)
+            return
+        self._apply(item)
+
+    def _apply(self, item: BusItem) -> None:
+        if isinstance(item, Message):
+            self.add_message(item)
+        elif isinstance(item, TextStreamed):
+            self._on_streamed(item)
+        elif isinstance(item, TurnEnded):
+            self._on_turn_ended(item)
+        elif isinstance(item, ConversationChanged):
+            self._on_conversation(item)
+        elif isinstance(item, SpeakingChanged):
+            self._on_speaking(item)
+
+    async def _load(self, conversation_id: int | None) -> None:
+        self._generation += 1
+        generation = self._generation
+        self._loading = True
+        stored = [] if conversation_id is None or self.runtime is None else \
+            await self.runtime.store.messages(conversation_id, limit=HISTORY_LIMIT)
+        if generation != self._generation:
+            return  # another conversation was chosen meanwhile
+        self._shown.clear()
+        self._reset_tracking()
+        self.view.clear_bubbles(chat_text("earlier", self.language) if len(stored) >= HISTORY_LIMIT else "")
+        batch = self.view.batch()
+        batch.beginEditBlock()  # one layout pass for the whole history
+        try:
+            for entry in stored:
+                self.add_message(entry.message, when=entry.created_at)
+        finally:
+            batch.endEditBlock()
+        self.view.scroll_to_newest()
+        self._loading = False
+        pending, self._pending = self._pending, []
+        for item in pending:
+            self._apply(item)
+        self._refresh_addressees()
+        if conversation_id is not None:
+            self.history_loaded.emit(conversation_id)
+
+    # -- what companions compose ------------------------------------------------------------------------------
+    def _on_conversation(self, event: ConversationChanged) -> None:
+        turn = event.view.turn
+        if turn is None:
+            return
+        if turn.phase in ("composing", "waiting") and turn.speaker is not None \
+                and (turn.speaker, turn.turn_id) not in self._replaced:  # (the view lags behind the message)
+            for key, (companion, turn_id) in list(self._streams.items()):
+                if turn_id == turn.turn_id and companion != turn.speaker:  # the floor passed on: given up
+                    self._drop(key)
+            status = "composing" if turn.phase == "composing" else "waiting"
+            self._provisional(turn.speaker, turn.turn_id, status)
+        elif turn.phase in ("cancelled", "ended"):
+            for key, (_companion, turn_id) in list(self._streams.items()):
+                if turn_id == turn.turn_id:
+                    self._drop(key)
+        self._current_turn = (turn.speaker, turn.turn_id) if turn.phase in ("composing", "waiting") else None
+
+    def _on_streamed(self, event: TextStreamed) -> None:
+        stream = (event.companion_id, event.turn_id)
+        if stream in self._replaced:
+            return  # said already: more text in this turn is never spoken
+        key = self._provisional(event.companion_id, event.turn_id, "composing")
+        if event.done:
+            self._breaks.add(key)
+            return
+        if not event.text:
+            return
+        text = event.text
+        if key in self._breaks:  # the next request of the same turn: a new paragraph
+            self._breaks.discard(key)
+            text = "\n" + text
+        self.view.append_text(key, text)
+        self.composing_changed.emit(key)
+
+    def _on_turn_ended(self, event: TurnEnded) -> None:
+        key = self._stream_key(event.companion_id, event.turn_id)
+        if key not in self._streams:
+            return
+        if event.status == "finished" and self._current_turn == (event.companion_id, event.turn_id):
+            self._provisional(event.companion_id, event.turn_id, "waiting")  # conversation control delivers it
+        else:
+            self._drop(key)  # cancelled, failed, or nobody will deliver it: it was never said
+
+    def _provisional(self, companion_id: str, turn_id: str, status: str) -> str:
+        key = self._stream_key(companion_id, turn_id)
+        header = Header(name=self._name(companion_id), color=self._color(companion_id),
+                        status=chat_text(status, self.language))
+        if key not in self._streams:
+            self._streams[key] = (companion_id, turn_id)
+            self.view.add_provisional(key, header)
+            self._status[key] = status
+            self.composing_changed.emit(key)
+        elif self._status.get(key) != status:
+            self._status[key] = status
+            self.view.set_header(key, header)
+            self.composing_changed.emit(key)
+        return key
+
+    def _drop(self, key: str) -> None:
+        self._streams.pop(key, None)
+        self._status.pop(key, None)
+        self._breaks.discard(key)
+        if self.view.has(key):
+            self.view.remove(key)
+            self.composing_changed.emit(key)
+
+    def _provisional_of(self, companion_id: str) -> list[str]:
+        return [key for key, (companion, _turn) in self._streams.items() if companion == companion_id]
+
+    @staticmethod
+    def _stream_key(companion_id: str, turn_id: str) -> str:
+        return f"~{companion_id}:{turn_id}"
+
+    # -- speech ----------------------------------------------------------------------------------------------
+    def _on_speaking(self, event: SpeakingChanged) -> None:
+        companion = event.speaker_id
+        if event.speaking:
+            message_id = self._unspoken.pop(companion, None)
+            status = f"♪ {chat_text('speaking', self.language)}"
+            if message_id is not None and self.view.set_highlighted(message_id, True, status):
+                self._speaking[companion] = message_id
+                self.speaking_changed.emit(message_id, True)
+        else:
+            message_id = self._speaking.pop(companion, None)
+            if message_id is not None:
+                self.view.set_highlighted(message_id, False)
+                self.speaking_changed.emit(message_id, False)
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _reset_tracking(self) -> None:
+        self._streams.clear()
+        self._status.clear()
+        self._breaks.clear()
+        self._replaced.clear()
+        self._unspoken.clear()
+        self._speaking.clear()
+        self._current_turn = None
+
+    def _is_user(self, sender: str) -> bool:
+        return self.runtime is not None and sender == self.runtime.settings.general.user_name
+
+    def _name(self, sender: str) -> str:
+        if self._is_user(sender):
+            return chat_text("you", self.language)
+        cast = self.runtime.cast if self.runtime is not None else None
+        name = cast.name_of(sender) if cast is not None else None
+        return name or sender
+
+    def _color(self, sender: str) -> QColor:
+        return user_color() if self._is_user(sender) else companion_color(sender)
+
+    def _recipients(self, sender: str, to: list[str]) -> str:
+        """The addressees worth showing: none when a message goes to everyone present."""
+        if not to:
+            return ""
+        cast = self.runtime.cast if self.runtime is not None else None
+        everyone = {c.id for c in cast} if cast is not None else set()
+        if self.runtime is not None:
+            everyone.add(self.runtime.settings.general.user_name)
+        everyone.discard(sender)
+        if everyone and everyone <= set(to):
+            return ""
+        return ", ".join(self._name(t) for t in to)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("chat view: %s failed", task.get_coro(), exc_info=task.exception())

@@ -1,0 +1,296 @@
+"""The chat view against a real started runtime: what the user sees of messages, composing, speech and history."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.runtime import Runtime
+from companions.companion import Companion
+from companions.companion_participant import CompanionParticipant
+from companions.conversation.readmodel import ConversationChanged, ConversationReadModel, ConversationView, TurnView
+from companions.devices import SpeakingChanged
+from companions.llm.scripted import ScriptedModel, reply_json, say
+from companions.llm.types import ChatRequest, StreamEvent, TextDelta
+from companions.protocol import Emotion, Message
+from companions.worker import TextStreamed, TurnEnded
+from tests.ui.conftest import signal_fired, started_runtime
+from ui.chat_panel import ChatPanel
+from ui.chat_transcript import BubbleSnapshot
+from ui.companion_colors import companion_color
+
+
+async def _panel(qtbot: QtBot, runtime: Runtime, language: str = "ja") -> ChatPanel:
+    panel = ChatPanel(runtime, language)
+    qtbot.addWidget(panel)
+    panel.resize(600, 500)
+    panel.show()
+    await panel.attach()
+    return panel
+
+
+def _only(panel: ChatPanel) -> BubbleSnapshot:
+    bubbles = panel.view.bubbles()
+    assert len(bubbles) == 1, [b.key for b in bubbles]
+    return bubbles[0]
+
+
+class GatedModel:
+    """The scripted model, except that each streamed piece of a turn waits until the test releases it."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+        self.release: asyncio.Queue[None] = asyncio.Queue()
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def supports_images(self) -> bool:
+        return self.model.supports_images
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        async for event in self.model.stream(request):
+            if isinstance(event, TextDelta) and request.response_format is None:
+                await self.release.get()
+            yield event
+
+
+async def _scripted_akari(runtime: Runtime, model: GatedModel) -> Companion:
+    """Akari with a scripted model takes the place of the runtime's Akari in conversation control."""
+    assert runtime.cast is not None
+    assert runtime.conversation is not None
+    assert runtime.query_broker is not None
+    card = runtime.cast.companions["akari"].card
+    akari = Companion(card, model, bus=runtime.bus, queries=runtime.query_broker, language="ja",
+                      roster=runtime.cast.roster, names=runtime.cast.name_of,
+                      user_id=runtime.settings.general.user_name)
+    await akari.start()
+    runtime.conversation.remove_participant("akari")
+    runtime.conversation.add_participant(CompanionParticipant(akari))
+    return akari
+
+
+async def test_a_turn_streams_into_one_bubble_that_becomes_the_message_and_lights_up_while_spoken(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        scripted = ScriptedModel("akari")
+        scripted.lane("vote").add(reply_json({"state": "speak", "importance": 9, "reason": "asked"}))
+        scripted.lane("event_params").add(
+            reply_json({"already_replied": False, "need_response": True, "wants_to_see": False}))
+        scripted.add(say("こんにちは！星の話をしよう。", chunks=["こんにちは！", "星の話を", "しよう。"]))
+        model = GatedModel(scripted)
+        akari = await _scripted_akari(runtime, model)
+        conversation = ConversationReadModel()
+        conversation.attach(runtime.bus)
+        panel = await _panel(qtbot, runtime)
+        seen_while_speaking: list[tuple[bool, bool]] = []
+
+        def on_speaking(message_id: str, on: bool) -> None:
+            bubble = next(b for b in panel.view.bubbles() if b.key == message_id)
+            seen_while_speaking.append((on, bubble.highlighted))
+
+        panel.speaking_changed.connect(on_speaking)
+
+        # Address Akari only, through the selector's menu, and send with Enter.
+        panel.address.companion_action("akari").trigger()
+        assert panel.address.text() == "宛先: あかり"
+        panel.input.insertPlainText("あかり、こんにちは")
+        async with signal_fired(panel.composing_changed, timeout=10):  # Akari won the floor and composes
+            qtbot.keyClick(panel.input, Qt.Key.Key_Return)
+        assert panel.input.toPlainText() == ""
+        user_bubble, composing = panel.view.bubbles()
+        assert user_bubble.header.startswith("あなた")
+        assert "→ あかり" in user_bubble.header
+        assert composing.provisional
+        assert composing.header.startswith("あかり")
+        assert "考え中" in composing.header
+        assert composing.text == ""
+
+        grown = []
+        for _ in range(3):
+            async with signal_fired(panel.composing_changed):
+                model.release.put_nowait(None)
+            grown.append(panel.view.bubbles()[-1].text)
+        assert grown == ["こんにちは！", "こんにちは！星の話を", "こんにちは！星の話をしよう。"]
+
+        await conversation.wait_for(lambda v: v.status == "ended", timeout=20)
+        await runtime.bus.drain()
+        bubbles = panel.view.bubbles()
+        assert len(bubbles) == 2  # the user's and Akari's: the streamed bubble became the message
+        said = bubbles[1]
+        assert not said.provisional
+        assert said.text == "こんにちは！星の話をしよう。"
+        assert said.header.startswith("あかり")
+        assert said.name_color == companion_color("akari").name()
+        assert "😐 ふつう" in said.header  # a plain-text answer is said with a neutral voice
+        assert seen_while_speaking == [(True, True), (False, False)]  # lit while the voice played, then not
+        assert not said.highlighted
+        assert runtime.conversation_id is not None
+        stored = await runtime.store.messages(runtime.conversation_id)
+        assert stored[0].message.params.to == ["akari"]
+        assert [s.message.params.message for s in stored] == ["あかり、こんにちは", "こんにちは！星の話をしよう。"]
+        scripted.assert_used_up()
+        panel.detach()
+        conversation.close()
+        await akari.aclose()
+
+
+def _changed(turn_id: str, speaker: str, phase: str, revision: int) -> ConversationChanged:
+    turn = TurnView(turn_id, "user", 1, phase, speaker=speaker)  # type: ignore[arg-type]
+    return ConversationChanged(ConversationView(revision=revision, status="running", turn=turn), phase)
+
+
+async def test_a_companion_message_shows_name_colour_and_emotion(qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime, "en")
+        shown_as: tuple[tuple[Emotion, str], ...] = (("happy", "😊 happy"), ("sad", "😢 sad"), ("angry", "😠 angry"))
+        for emotion, shown in shown_as:
+            async with signal_fired(panel.message_shown):
+                runtime.bus.publish(Message.create(from_="hina", message=f"I feel {emotion}", emotion=emotion,
+                                                   to=["souta", "akari", "user"]))
+            bubble = panel.view.bubbles()[-1]
+            assert shown in bubble.header
+            assert bubble.header.startswith("ひな")  # the companion's name (the cast speaks Japanese here)
+            assert "→" not in bubble.header  # said to everyone: no addressees shown
+            assert bubble.name_color == companion_color("hina").name()
+            assert bubble.background.rgb() == companion_color("hina").rgb()  # the companion's tint
+        assert companion_color("hina") != companion_color("souta") != companion_color("akari")
+        panel.detach()
+
+
+async def test_text_of_a_turn_that_is_never_said_disappears(qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime)
+        bus = runtime.bus
+        bus.publish(_changed("t1", "souta", "composing", 10_000))
+        bus.publish(TextStreamed("souta", "t1", "えーと、"))
+        await bus.drain()
+        assert _only(panel).text == "えーと、"
+        bus.publish(TurnEnded("souta", "t1", "cancelled"))  # the user interrupted
+        await bus.drain()
+        assert panel.view.bubbles() == []
+
+        # Composed, waiting for the floor, then the conversation was stopped: it was never said either.
+        bus.publish(_changed("t2", "hina", "composing", 10_001))
+        bus.publish(TextStreamed("hina", "t2", "そうですね。"))
+        bus.publish(TextStreamed("hina", "t2", "", done=True))
+        bus.publish(TurnEnded("hina", "t2", "finished"))
+        await bus.drain()
+        assert "話す順番を待っています" in _only(panel).header
+        bus.publish(_changed("t2", "hina", "cancelled", 10_002))
+        await bus.drain()
+        assert panel.view.bubbles() == []
+        panel.detach()
+
+
+async def test_the_final_message_replaces_the_streamed_bubble_in_place_of_two(qtbot: QtBot,
+                                                                            madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime)
+        bus = runtime.bus
+        bus.publish(TextStreamed("akari", "t1", "ねえ"))
+        bus.publish(TextStreamed("hina", "t9", "あら"))  # someone else composing stays below, untouched
+        bus.publish(TextStreamed("akari", "t1", "ねえ！"))
+        await bus.drain()
+        assert [b.text for b in panel.view.bubbles()] == ["ねえねえ！", "あら"]
+        said = Message.create(from_="akari", message="ねえねえ！", emotion="happy")
+        bus.publish(said)
+        bus.publish(TextStreamed("akari", "t1", "（言い終えた）"))  # text after the speech is never said
+        bus.publish(TurnEnded("akari", "t1", "finished"))
+        await bus.drain()
+        bubbles = panel.view.bubbles()
+        assert [(b.key, b.text, b.provisional) for b in bubbles] == [
+            (said.params.id, "ねえねえ！", False), ("~hina:t9", "あら", True)]
+
+        # Highlight follows the speaker: the latest message not yet spoken, only while the voice plays.
+        bus.publish(SpeakingChanged("akari", True))
+        await bus.drain()
+        speaking = panel.view.bubbles()[0]
+        assert speaking.highlighted
+        assert "♪ 話しています" in speaking.header
+        assert panel.speaking_message("akari") == said.params.id
+        bus.publish(SpeakingChanged("akari", False))
+        bus.publish(SpeakingChanged("akari", True))  # a second utterance has no new message to light up
+        await bus.drain()
+        after = panel.view.bubbles()[0]
+        assert not after.highlighted
+        assert "話しています" not in after.header
+        assert after.header == speaking.header.replace("   ♪ 話しています", "")
+        panel.detach()
+
+
+async def test_a_streamed_delta_changes_only_its_bubble_in_a_long_conversation(qtbot: QtBot,
+                                                                             madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        assert runtime.conversation_id is not None
+        for i in range(600):
+            await runtime.store.add_message(runtime.conversation_id,
+                                            Message.create(from_="souta", message=f"メッセージ {i}"))
+        panel = await _panel(qtbot, runtime)
+        assert len(panel.view) == 600
+        changes: list[tuple[int, int, int]] = []
+        panel.view.document().contentsChange.connect(lambda at, removed, added: changes.append((at, removed, added)))
+        runtime.bus.publish(TextStreamed("akari", "t", "はじめ"))
+        await runtime.bus.drain()
+        changes.clear()
+        runtime.bus.publish(TextStreamed("akari", "t", "続き"))
+        await runtime.bus.drain()
+        end = panel.view.document().characterCount()
+        assert len(changes) == 1
+        at, removed, added = changes[0]
+        assert (removed, added) == (0, 2)  # two characters inserted, nothing else re-rendered
+        assert at > end - 20  # at the bottom, in the streaming bubble
+        panel.detach()
+
+
+async def test_history_shows_after_a_restart(qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime)
+        for text in ("一つ目", "二つ目"):
+            async with signal_fired(panel.message_shown):
+                panel.input.setPlainText(text)
+                panel.submit()
+        runtime.bus.publish(Message.create(from_="souta", message="三つ目", emotion="sad"))
+        await runtime.bus.drain()
+        panel.detach()
+    async with started_runtime() as again:
+        panel = await _panel(qtbot, again)
+        bubbles = panel.view.bubbles()
+        assert [b.text for b in bubbles] == ["一つ目", "二つ目", "三つ目"]
+        assert bubbles[0].header.startswith("あなた")
+        assert again.cast is not None
+        assert bubbles[2].header.startswith(f"{again.cast.name_of('souta')} ")  # 颯太
+        assert "😢 かなしい" in bubbles[2].header
+        panel.detach()
+
+
+async def test_enter_sends_shift_enter_breaks_the_line_and_a_failed_send_keeps_the_text(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime)
+        panel.input.insertPlainText("一行目")
+        qtbot.keyClick(panel.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+        qtbot.keyClicks(panel.input, "line two")
+        assert panel.message_count == 0
+        async with signal_fired(panel.message_shown):
+            qtbot.keyClick(panel.input, Qt.Key.Key_Return)
+        assert _only(panel).text == "一行目\nline two"
+
+        too_long = "あ" * 100_001  # longer than a message may be
+        panel.input.setPlainText(too_long)
+        async with signal_fired(panel.send_failed):
+            qtbot.keyClick(panel.input, Qt.Key.Key_Return)
+        assert panel.input.toPlainText() == too_long
+        assert panel.error.isVisible()
+        assert "入力した文はそのまま残っています" in panel.error.text()
+        await runtime.bus.drain()
+        assert panel.message_count == 1
+        panel.input.clear()
+        assert not panel.error.isVisible()
+        panel.detach()

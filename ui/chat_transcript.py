@@ -1,0 +1,290 @@
+"""The transcript: one bubble per message in a QTextDocument, each bubble a frame changed on its own.
+
+Why frames in one document: text stays selectable and copyable, Japanese shapes like any other text, and every
+change touches one frame only. A streamed delta is one ``insertText`` at the end of its bubble and a highlight is
+one ``setFrameFormat``; nothing re-renders the history, so a 2,000-message conversation streams as fast as a
+new one. Bubbles are looked up by key (the message id, or a provisional key while a companion composes).
+
+Provisional bubbles (what a companion is composing) stay below the final messages: a message that arrives is
+inserted above them, so the order of final messages is the order they were published (and stored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+    QTextFrame,
+    QTextFrameFormat,
+)
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kept in its frame format
+SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
+HIGHLIGHT_BORDER: Final = 3
+MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
+
+
+@dataclass(frozen=True)
+class Header:
+    """The first line of a bubble: who, with what feeling, to whom, when (or what is going on)."""
+
+    name: str
+    color: QColor
+    emotion: str = ""
+    recipients: str = ""
+    time: str = ""
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class BubbleSnapshot:
+    """What a bubble looks like, read back from the document (for tests and accessibility checks)."""
+
+    key: str
+    header: str
+    text: str
+    name_color: str  # "#rrggbb" of the sender's name
+    background: QColor
+    border: float
+    provisional: bool
+
+    @property
+    def highlighted(self) -> bool:
+        return self.border >= HIGHLIGHT_BORDER
+
+
+@dataclass
+class _Bubble:
+    frame: QTextFrame
+    header: Header
+    user: bool
+    provisional: bool
+    highlighted: bool = False
+
+
+class ChatTranscript(QTextBrowser):
+    """A read-only, selectable transcript of bubbles, scrolled to the newest unless the reader scrolled up."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setUndoRedoEnabled(False)  # the undo stack would keep every streamed delta
+        self._bubbles: dict[str, _Bubble] = {}
+        self._provisional: list[str] = []  # keys, in display order (always at the bottom)
+        self._follow = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+        self._reset_document()
+
+    # -- queries ---------------------------------------------------------------------------------------------
+    def has(self, key: str) -> bool:
+        return key in self._bubbles
+
+    def is_provisional(self, key: str) -> bool:
+        bubble = self._bubbles.get(key)
+        return bubble is not None and bubble.provisional
+
+    def provisional_keys(self) -> list[str]:
+        return list(self._provisional)
+
+    def __len__(self) -> int:
+        return len(self._bubbles)
+
+    def bubbles(self) -> list[BubbleSnapshot]:
+        """Every bubble as drawn, top to bottom."""
+        out = []
+        for frame in self.document().rootFrame().childFrames():
+            fmt = frame.frameFormat()
+            key = str(fmt.property(KEY_PROPERTY))
+            first = self.document().findBlock(frame.firstPosition())
+            lines: list[str] = []
+            block = first.next()
+            while block.isValid() and block.position() <= frame.lastPosition():
+                lines.append(block.text())
+                block = block.next()
+            fragment = first.begin().fragment()
+            name_color = fragment.charFormat().foreground().color().name() if fragment.isValid() else ""
+            bubble = self._bubbles.get(key)
+            out.append(BubbleSnapshot(key, first.text(), "\n".join(lines), name_color, fmt.background().color(),
+                                      fmt.border(), bubble is not None and bubble.provisional))
+        return out
+
+    # -- changes ---------------------------------------------------------------------------------------------
+    def clear_bubbles(self, note: str = "") -> None:
+        """Empties the transcript; ``note`` is shown above the first bubble (e.g. that older ones are hidden)."""
+        self._bubbles.clear()
+        self._provisional.clear()
+        self._reset_document(note)
+        self._follow = True
+
+    def add_bubble(self, key: str, header: Header, text: str, *, user: bool = False) -> None:
+        """A final message, above the provisional bubbles."""
+        position = self._insert_position()
+        frame = self._insert(position, key, header, text, user=user, provisional=False)
+        self._bubbles[key] = _Bubble(frame, header, user, provisional=False)
+
+    def add_provisional(self, key: str, header: Header) -> None:
+        """A bubble for something being composed; its text grows with :meth:`append_text`."""
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        frame = self._insert(end.position(), key, header, "", user=False, provisional=True)
+        self._bubbles[key] = _Bubble(frame, header, False, provisional=True)
+        self._provisional.append(key)
+
+    def append_text(self, key: str, text: str) -> None:
+        """Adds streamed text at the end of ``key``'s bubble: one insertion, whatever the history's length."""
+        bubble = self._bubbles[key]
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(bubble.frame.lastPosition())
+        cursor.insertText(text, self._body_format(bubble.provisional))
+
+    def set_header(self, key: str, header: Header) -> None:
+        bubble = self._bubbles[key]
+        bubble.header = header
+        block = self.document().findBlock(bubble.frame.firstPosition())
+        cursor = QTextCursor(block)
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self._write_header(cursor, header)
+
+    def remove(self, key: str) -> None:
+        bubble = self._bubbles.pop(key, None)
+        if bubble is None:
+            return
+        if key in self._provisional:
+            self._provisional.remove(key)
+        frame = bubble.frame
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(frame.firstPosition() - 1)
+        cursor.setPosition(frame.lastPosition() + 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+
+    def set_highlighted(self, key: str, on: bool, status: str = "") -> bool:
+        """Marks the bubble being spoken aloud (``status`` joins its header meanwhile); False if there is none."""
+        bubble = self._bubbles.get(key)
+        if bubble is None:
+            return False
+        bubble.highlighted = on
+        bubble.frame.setFrameFormat(self._frame_format(key, bubble.header.color, user=bubble.user,
+                                                       provisional=bubble.provisional, highlighted=on))
+        header = bubble.header
+        self.set_header(key, replace(header, status=status if on else ""))
+        bubble.header = header  # the header to come back to
+        return True
+
+    def batch(self) -> QTextCursor:
+        """A cursor whose ``beginEditBlock``/``endEditBlock`` bracket many changes into one layout pass."""
+        return QTextCursor(self.document())
+
+    # -- rendering -------------------------------------------------------------------------------------------
+    def _reset_document(self, note: str = "") -> None:
+        self.document().clear()
+        self.document().setDocumentMargin(8)
+        cursor = QTextCursor(self.document())
+        cursor.setBlockFormat(self._separator_format(bool(note)))
+        if note:
+            fmt = QTextCharFormat()
+            fmt.setForeground(MUTED_TEXT)
+            fmt.setFontItalic(True)
+            cursor.insertText(note, fmt)
+
+    def _insert_position(self) -> int:
+        if self._provisional:
+            return self._bubbles[self._provisional[0]].frame.firstPosition() - 1
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        return end.position()
+
+    def _insert(self, position: int, key: str, header: Header, text: str, *, user: bool,
+                provisional: bool) -> QTextFrame:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        frame = cursor.insertFrame(self._frame_format(key, header.color, user=user, provisional=provisional,
+                                                      highlighted=False))
+        self._write_header(cursor, header)
+        cursor.insertBlock(QTextBlockFormat(), self._body_format(provisional))
+        if text:
+            cursor.insertText(text, self._body_format(provisional))
+        # The block after a frame separates it from the next one: keep it thin.
+        after = QTextCursor(self.document())
+        after.setPosition(frame.lastPosition() + 1)
+        after.setBlockFormat(self._separator_format(False))
+        return frame
+
+    def _write_header(self, cursor: QTextCursor, header: Header) -> None:
+        name = QTextCharFormat()
+        name.setFontWeight(QFont.Weight.Bold)
+        name.setForeground(header.color)
+        cursor.insertText(header.name, name)
+        muted = QTextCharFormat()
+        muted.setForeground(MUTED_TEXT)
+        if header.emotion:
+            plain = QTextCharFormat()
+            plain.setForeground(self.palette().text())
+            cursor.insertText(f"   {header.emotion}", plain)
+        if header.recipients:
+            cursor.insertText(f"   → {header.recipients}", muted)
+        if header.time:
+            cursor.insertText(f"   {header.time}", muted)
+        if header.status:
+            status = QTextCharFormat(muted)
+            status.setFontItalic(True)
+            cursor.insertText(f"   {header.status}", status)
+
+    def _body_format(self, provisional: bool) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        if provisional:
+            fmt.setForeground(MUTED_TEXT)
+            fmt.setFontItalic(True)
+        else:
+            fmt.setForeground(self.palette().text())
+        return fmt
+
+    @staticmethod
+    def _frame_format(key: str, color: QColor, *, user: bool, provisional: bool,
+                      highlighted: bool) -> QTextFrameFormat:
+        fmt = QTextFrameFormat()
+        fmt.setProperty(KEY_PROPERTY, key)
+        background = QColor(color)
+        background.setAlpha(80 if highlighted else 14 if provisional else 30)
+        fmt.setBackground(background)
+        border = QColor(color)
+        border.setAlpha(255 if highlighted else 120)
+        fmt.setBorderBrush(border)
+        fmt.setBorder(HIGHLIGHT_BORDER if highlighted else 1)
+        fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Dashed if provisional
+                           else QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+        fmt.setPadding(8)
+        fmt.setTopMargin(2)
+        fmt.setBottomMargin(2)
+        fmt.setLeftMargin(SIDE_MARGIN if user else 0)
+        fmt.setRightMargin(0 if user else SIDE_MARGIN)
+        return fmt
+
+    @staticmethod
+    def _separator_format(tall: bool) -> QTextBlockFormat:
+        fmt = QTextBlockFormat()
+        if not tall:
+            fmt.setLineHeight(4, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+        return fmt
+
+    # -- following the newest message ------------------------------------------------------------------------
+    def _on_scrolled(self, value: int) -> None:
+        self._follow = value >= self.verticalScrollBar().maximum() - 4
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)
+
+    def scroll_to_newest(self) -> None:
+        self._follow = True
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
