@@ -40,6 +40,7 @@ from ui.naming import named
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT: Final = 1000  # the newest messages shown when a conversation opens; search finds the older ones
+HISTORY_CHUNK: Final = 10  # messages laid out per event-loop turn while a history opens (a few ms each)
 
 
 class ChatPanel(QWidget):
@@ -222,13 +223,18 @@ class ChatPanel(QWidget):
         self._reset_tracking()
         self.view.clear_bubbles(chat_text("earlier", self.language) if len(stored) >= HISTORY_LIMIT else "")
         batch = self.view.batch()
-        batch.beginEditBlock()  # one layout pass for the whole history
-        try:
-            for entry in stored:
-                self.add_message(entry.message, when=entry.created_at)
-        finally:
-            batch.endEditBlock()
-        self.view.scroll_to_newest()
+        for start in range(0, len(stored), HISTORY_CHUNK):
+            batch.beginEditBlock()  # one layout pass per chunk
+            try:
+                for entry in stored[start:start + HISTORY_CHUNK]:
+                    self.add_message(entry.message, when=entry.created_at)
+            finally:
+                batch.endEditBlock()
+            self.view.scroll_to_newest()
+            await asyncio.sleep(0)  # a long history never holds the loop (and the companions) for long
+            if generation != self._generation:
+                return
+        self._unspoken.clear()  # stored messages were spoken (or not) long ago: never light them up
         self._loading = False
         pending, self._pending = self._pending, []
         for item in pending:

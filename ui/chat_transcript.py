@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QTextBlockFormat,
@@ -78,6 +79,7 @@ class ChatTranscript(QTextBrowser):
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)  # the undo stack would keep every streamed delta
         self._bubbles: dict[str, _Bubble] = {}
+        self._frame_formats: dict[tuple[int, bool, bool, bool], QTextFrameFormat] = {}
         self._provisional: list[str] = []  # keys, in display order (always at the bottom)
         self._follow = True
         bar = self.verticalScrollBar()
@@ -249,25 +251,28 @@ class ChatTranscript(QTextBrowser):
             fmt.setForeground(self.palette().text())
         return fmt
 
-    @staticmethod
-    def _frame_format(key: str, color: QColor, *, user: bool, provisional: bool,
+    def _frame_format(self, key: str, color: QColor, *, user: bool, provisional: bool,
                       highlighted: bool) -> QTextFrameFormat:
-        fmt = QTextFrameFormat()
-        fmt.setProperty(KEY_PROPERTY, key)
-        background = QColor(color)
-        background.setAlpha(80 if highlighted else 14 if provisional else 30)
-        fmt.setBackground(background)
-        border = QColor(color)
-        border.setAlpha(255 if highlighted else 120)
-        fmt.setBorderBrush(border)
-        fmt.setBorder(HIGHLIGHT_BORDER if highlighted else 1)
-        fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Dashed if provisional
-                           else QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-        fmt.setPadding(8)
-        fmt.setTopMargin(2)
-        fmt.setBottomMargin(2)
-        fmt.setLeftMargin(SIDE_MARGIN if user else 0)
-        fmt.setRightMargin(0 if user else SIDE_MARGIN)
+        style = (color.rgb(), user, provisional, highlighted)
+        fmt = self._frame_formats.get(style)
+        if fmt is None:  # building one costs more than inserting the frame (PySide conversions): keep them
+            fmt = QTextFrameFormat()
+            background = QColor(color)
+            background.setAlpha(80 if highlighted else 14 if provisional else 30)
+            fmt.setBackground(QBrush(background))
+            border = QColor(color)
+            border.setAlpha(255 if highlighted else 120)
+            fmt.setBorderBrush(QBrush(border))
+            fmt.setBorder(HIGHLIGHT_BORDER if highlighted else 1)
+            fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Dashed if provisional
+                               else QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+            fmt.setPadding(8)
+            fmt.setTopMargin(2)
+            fmt.setBottomMargin(2)
+            fmt.setLeftMargin(SIDE_MARGIN if user else 0)
+            fmt.setRightMargin(0 if user else SIDE_MARGIN)
+            self._frame_formats[style] = fmt
+        fmt.setProperty(KEY_PROPERTY, key)  # the frame keeps a copy
         return fmt
 
     @staticmethod

@@ -1,0 +1,247 @@
+"""The conversation list: the stored conversations, newest first; start a new one, switch, delete (after asking).
+
+Switching and deleting go through the runtime (``new_conversation``, ``switch_conversation``,
+``delete_conversation``), which announces the active conversation on the bus; this list and the chat view follow
+that announcement, so a switch made elsewhere (a menu, a shortcut) shows here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Coroutine
+from typing import Any, Final
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.runtime import ActiveConversationChanged, Runtime
+from app.storage import ConversationInfo
+from companions.bus import BusItem
+from companions.protocol import Message
+from ui.bus_bridge import BusSignals
+from ui.chat_texts import chat_text
+from ui.naming import named
+
+log = logging.getLogger(__name__)
+
+ID_ROLE: Final = Qt.ItemDataRole.UserRole
+REFRESH_DELAY_MS: Final = 400  # new messages re-sort the list at most this often
+
+
+class _ConversationItems(QListWidget):
+    """The list itself; the Delete key asks to delete the selected conversation."""
+
+    delete_requested = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Delete:
+            self.delete_requested.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class ConversationList(QWidget):
+    """The stored conversations of ``runtime``. Call :meth:`attach` after the runtime started, :meth:`detach` before
+    it stops."""
+
+    refreshed = Signal()  # the list shows the store's current conversations
+    confirmation_shown = Signal(QMessageBox)  # the delete question, open (window-modal, not blocking the loop)
+    failed = Signal(str)
+
+    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.runtime = runtime
+        self.language = language
+        title = QLabel(chat_text("conversations", language))
+        title.setObjectName("conversationListTitle")
+        self.items = named(_ConversationItems(), "conversationList")
+        self.items.setWordWrap(True)
+        self.items.setSpacing(3)
+        self.items.itemActivated.connect(self._on_activated)
+        self.items.itemClicked.connect(self._on_activated)
+        self.items.delete_requested.connect(self.ask_delete_selected)
+        self.new_button = named(QPushButton(chat_text("new", language)), "newConversationButton")
+        self.new_button.setToolTip(chat_text("new.tooltip", language))
+        self.new_button.clicked.connect(self.new_conversation)
+        self.delete_button = named(QPushButton(chat_text("delete", language)), "deleteConversationButton")
+        self.delete_button.setToolTip(chat_text("delete.tooltip", language))
+        self.delete_button.clicked.connect(self.ask_delete_selected)
+        self.error = named(QLabel(), "conversationListError")
+        self.error.setWordWrap(True)
+        self.error.setProperty("result", "error")
+        self.error.hide()
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.new_button)
+        buttons.addWidget(self.delete_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(title)
+        layout.addWidget(self.items, 1)
+        layout.addWidget(self.error)
+        layout.addLayout(buttons)
+        title.setBuddy(self.items)
+        self.confirmation: QMessageBox | None = None
+        self._signals: BusSignals | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._busy = False
+        self._conversations: list[ConversationInfo] = []
+        self._later = QTimer(self)
+        self._later.setSingleShot(True)
+        self._later.setInterval(REFRESH_DELAY_MS)
+        self._later.timeout.connect(self.refresh)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    async def attach(self) -> None:
+        self._signals = BusSignals(self.runtime.bus, ("messages", "events"), self)
+        self._signals.item.connect(self._on_item)
+        await self._refresh()
+
+    def detach(self) -> None:
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
+        self._later.stop()
+        for task in list(self._tasks):
+            task.cancel()
+
+    # -- what the list shows ---------------------------------------------------------------------------------
+    def conversation_ids(self) -> list[int]:
+        return [int(self.items.item(i).data(ID_ROLE)) for i in range(self.items.count())]
+
+    def item_for(self, conversation_id: int) -> QListWidgetItem | None:
+        for i in range(self.items.count()):
+            item = self.items.item(i)
+            if item.data(ID_ROLE) == conversation_id:
+                return item
+        return None
+
+    def refresh(self) -> None:
+        self._spawn(self._refresh())
+
+    async def _refresh(self) -> None:
+        conversations = await self.runtime.store.list_conversations()
+        self._conversations = conversations
+        active = self.runtime.conversation_id
+        self.items.blockSignals(True)
+        try:
+            self.items.clear()
+            for info in conversations:
+                item = QListWidgetItem(self._label(info))
+                item.setData(ID_ROLE, info.id)
+                item.setToolTip(info.title or chat_text("untitled", self.language))
+                if info.id == active:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                self.items.addItem(item)
+                if info.id == active:
+                    self.items.setCurrentItem(item)
+        finally:
+            self.items.blockSignals(False)
+        self.refreshed.emit()
+
+    def _label(self, info: ConversationInfo) -> str:
+        title = " ".join(info.title.split()) or chat_text("untitled", self.language)
+        when = datetime.datetime.fromtimestamp(info.updated_at).strftime("%Y-%m-%d %H:%M")
+        return f"{title}\n{chat_text('summary', self.language, n=info.message_count, when=when)}"
+
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, ActiveConversationChanged):
+            self._later.stop()
+            self.refresh()
+        elif isinstance(item, Message) and not self._later.isActive():
+            self._later.start()  # the title and the order change as the conversation goes on
+
+    # -- actions ---------------------------------------------------------------------------------------------
+    def new_conversation(self) -> None:
+        self._spawn(self._run(self._new()))
+
+    async def _new(self) -> None:
+        current = next((c for c in self._conversations if c.id == self.runtime.conversation_id), None)
+        if current is not None and current.message_count == 0:
+            return  # the active conversation is still empty: it is the new one
+        await self.runtime.new_conversation()
+
+    def _on_activated(self, item: QListWidgetItem) -> None:
+        conversation_id = int(item.data(ID_ROLE))
+        if conversation_id != self.runtime.conversation_id:
+            self._spawn(self._run(self.runtime.switch_conversation(conversation_id)))
+
+    def ask_delete_selected(self) -> None:
+        """Asks whether to delete the selected conversation (a window-modal question); deletes on yes."""
+        item = self.items.currentItem()
+        if item is None or self._busy:
+            return
+        conversation_id = int(item.data(ID_ROLE))
+        info = next((c for c in self._conversations if c.id == conversation_id), None)
+        title = (info.title if info is not None else "") or chat_text("untitled", self.language)
+        box = QMessageBox(QMessageBox.Icon.Warning, chat_text("confirm.title", self.language),
+                          chat_text("confirm.body", self.language, title=" ".join(title.split()),
+                                    n=info.message_count if info is not None else 0),
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setObjectName("deleteConfirmation")
+        delete = box.addButton(chat_text("confirm.delete", self.language), QMessageBox.ButtonRole.DestructiveRole)
+        delete.setObjectName("confirmDeleteButton")
+        cancel = box.addButton(chat_text("confirm.cancel", self.language), QMessageBox.ButtonRole.RejectRole)
+        cancel.setObjectName("cancelDeleteButton")
+        box.setDefaultButton(cancel)  # Enter keeps the conversation; deleting takes a deliberate choice
+        box.setEscapeButton(cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.setProperty("conversation_id", conversation_id)
+        box.buttonClicked.connect(self._on_confirmation)
+        box.finished.connect(box.deleteLater)
+        self.confirmation = box
+        box.open()  # not exec(): the event loop (and the companions) keep running while the user decides
+        self.confirmation_shown.emit(box)
+
+    def _on_confirmation(self, button: QPushButton) -> None:
+        box = self.confirmation
+        self.confirmation = None
+        if box is None or button.objectName() != "confirmDeleteButton":
+            return
+        conversation_id = int(box.property("conversation_id"))
+        self._spawn(self._run(self.runtime.delete_conversation(conversation_id)))
+
+    async def _run(self, action: Coroutine[Any, Any, object]) -> None:
+        """Runs one user action at a time; a failure is shown under the list, the list is refreshed after."""
+        if self._busy:
+            action.close()
+            return
+        self._busy = True
+        self.new_button.setEnabled(False)
+        self.delete_button.setEnabled(False)
+        try:
+            await action
+            self.error.hide()
+        except Exception as err:
+            log.exception("conversation list action failed")
+            self.error.setText(chat_text("failed", self.language, error=err))
+            self.error.show()
+            self.failed.emit(str(err))
+        finally:
+            self._busy = False
+            self.new_button.setEnabled(True)
+            self.delete_button.setEnabled(True)
+        await self._refresh()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("conversation list: %s failed", task.get_coro(), exc_info=task.exception())
