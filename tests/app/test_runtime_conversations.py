@@ -1,0 +1,74 @@
+"""The runtime's active conversation: new, switch and delete announce it, and leaving one stops its talk."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from app.runtime import ActiveConversationChanged, Runtime
+from app.settings import load_settings
+from companions.conversation.participant import TurnContext, Utterance, Vote
+from companions.conversation.readmodel import ConversationReadModel
+from companions.protocol import Closing, Message
+
+
+class Pondering:
+    """A participant that always wants the floor and then thinks forever (until it is cancelled)."""
+
+    id = "ponder"
+
+    async def vote(self, turn: TurnContext) -> Vote:
+        return Vote(state="speak", importance=9)
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        await asyncio.Event().wait()
+        return None
+
+    async def speak(self, message: Message) -> None:
+        return None
+
+    async def interrupt(self) -> None:
+        return None
+
+
+async def test_leaving_a_conversation_stops_its_talk_and_announces_the_next(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        assert runtime.conversation is not None
+        announced: list[ActiveConversationChanged] = []
+        runtime.bus.subscribe("events", lambda e: announced.append(e)
+                              if isinstance(e, ActiveConversationChanged) else None, name="test")
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        runtime.conversation.add_participant(Pondering())
+        first = runtime.conversation_id
+        assert first is not None
+        runtime.send_user_message("考えてみて", to=["ponder"])
+        await talk.wait_for(lambda v: v.turn is not None and v.turn.phase == "composing")
+
+        second = await runtime.new_conversation()
+        assert not runtime.conversation.running  # its reply would otherwise land in the new conversation
+        assert talk.view.ended_reason == "stopped"
+        await runtime.bus.drain()
+        assert [(e.conversation_id, e.previous) for e in announced] == [(second, first)]
+
+        await runtime.switch_conversation(first)
+        await runtime.switch_conversation(first)  # already there: nothing happens
+        await runtime.bus.drain()
+        assert [(e.conversation_id, e.previous) for e in announced][1:] == [(first, second)]
+
+        # Deleting another conversation keeps the active one; deleting the active one moves to the newest left.
+        assert await runtime.delete_conversation(second) == first
+        assert [c.id for c in await runtime.store.list_conversations()] == [first]
+        third = await runtime.new_conversation()
+        await runtime.store.add_message(third, Message.create(from_="user", message="三つ目"))
+        await runtime.switch_conversation(first)
+        assert await runtime.delete_conversation(first) == third
+        assert runtime.conversation_id == third
+        await runtime.bus.drain()
+        assert (announced[-1].conversation_id, announced[-1].previous) == (third, first)
+        assert [c.id for c in await runtime.store.list_conversations()] == [third]
+        talk.close()
+    finally:
+        await runtime.stop()
