@@ -66,6 +66,7 @@ class ChatPanel(QWidget):
         self.input = named(MessageInput(), "chatInput")
         self.input.setPlaceholderText(chat_text("placeholder", language))
         self.input.setFixedHeight(72)
+        self.input.setTabChangesFocus(True)  # keyboard-only use: Tab leaves the box
         self.send_button = named(QPushButton(chat_text("send", language)), "sendButton")
         self.error = named(QLabel(), "chatError")
         self.error.setWordWrap(True)
@@ -84,6 +85,7 @@ class ChatPanel(QWidget):
         layout.addWidget(self.error)
         layout.addLayout(row)
         self.address.setVisible(runtime is not None)
+        self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
         self._signals: BusSignals | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._generation = 0
@@ -128,7 +130,7 @@ class ChatPanel(QWidget):
             self.input.clear()
             return
         try:
-            if self.runtime.cast is None:
+            if self.runtime.cast is None or self._signals is None:  # not started, or stopping
                 raise RuntimeError(chat_text("not_started", self.language))
             self.runtime.send_user_message(text, to=self.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are

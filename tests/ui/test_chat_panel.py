@@ -293,4 +293,9 @@ async def test_enter_sends_shift_enter_breaks_the_line_and_a_failed_send_keeps_t
         assert panel.message_count == 1
         panel.input.clear()
         assert not panel.error.isVisible()
-        panel.detach()
+
+        panel.detach()  # as when the window closes and the runtime stops: nothing sent, nothing lost
+        panel.input.setPlainText("まだ送っていない")
+        async with signal_fired(panel.send_failed):
+            qtbot.keyClick(panel.input, Qt.Key.Key_Return)
+        assert panel.input.toPlainText() == "まだ送っていない"
