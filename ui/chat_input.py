@@ -23,6 +23,10 @@ class MessageInput(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+    def submit(self) -> None:
+        """Asks to send the text, as Enter does."""
+        self.submit_requested.emit()
+
 
 class AddressSelector(QToolButton):
     """To whom the next message goes: everyone (``[]``), or the companions ticked in its menu."""
