@@ -6,7 +6,13 @@ component; :class:`~companions.conversation.readmodel.ConversationReadModel` fol
 """
 
 from companions.conversation.closing import EndReason, RepetitionDetector
-from companions.conversation.control import ControlOutcome, ForceNextSpeaker, MuteCompanion, StopConversation
+from companions.conversation.control import (
+    ControlOutcome,
+    ForceNextSpeaker,
+    InterruptConversation,
+    MuteCompanion,
+    StopConversation,
+)
 from companions.conversation.manager import (
     ConversationConfig,
     ConversationManager,
@@ -32,6 +38,7 @@ __all__ = [
     "ConversationView",
     "EndReason",
     "ForceNextSpeaker",
+    "InterruptConversation",
     "InvalidVote",
     "MuteCompanion",
     "Participant",

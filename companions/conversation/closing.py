@@ -15,8 +15,10 @@ from typing import Final, Literal, TypeAlias
 
 from companions.protocol import CLOSING_ORDER, Closing
 
-EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "no-addressee", "failed"]
-END_REASONS: Final[tuple[EndReason, ...]] = ("closed", "no-speaker", "turn-cap", "stopped", "no-addressee", "failed")
+EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "failed"]
+END_REASONS: Final[tuple[EndReason, ...]] = (
+    "closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "failed",
+)
 
 
 def stage_index(stage: Closing) -> int:

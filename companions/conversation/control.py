@@ -1,4 +1,9 @@
-"""User control: mute/unmute, force the next speaker, stop. Interrupting is simply sending a user message.
+"""User control: mute/unmute, force the next speaker, interrupt, stop.
+
+A user message interrupts by itself (it cancels what is in flight and opens a new turn). :class:`InterruptConversation`
+interrupts without one, for a person who wants to cut in before typing: the speech playing, the generation and the
+pending turns stop, and the companions wait for the user. :class:`StopConversation` does the same work but means
+"that is enough": the two differ in the end reason the read model shows.
 
 Control works two ways: direct calls on the manager, or commands published on the bus ``events`` topic (so the UI,
 a bridge client handler or a test can steer the conversation without holding a reference to the manager).
@@ -29,6 +34,12 @@ class ForceNextSpeaker(ConversationCommand):
     """The named companion takes the next turn (once); if the conversation is idle, it resumes it."""
 
     companion: str
+
+
+@dataclass(frozen=True)
+class InterruptConversation(ConversationCommand):
+    """Cuts in now: the speech playing, the generation and the pending turns stop; the companions wait for the
+    user's next message (which opens a new turn as usual)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from companions.conversation.control import (
     ControlOutcome,
     ControlState,
     ForceNextSpeaker,
+    InterruptConversation,
     MuteCompanion,
     StopConversation,
 )
@@ -139,12 +140,19 @@ class ConversationManager:
         return outcome
 
     async def stop_conversation(self) -> ControlOutcome:
+        return await self._cut_in("stopped", "stopped by the user")
+
+    async def interrupt(self) -> ControlOutcome:
+        """Cuts in without a message: speech, generation and pending turns stop; the companions wait for the user."""
+        return await self._cut_in("interrupted", "interrupted by the user")
+
+    async def _cut_in(self, reason: EndReason, detail: str) -> ControlOutcome:
         async with self._lock:
             was_running = self.running
             await self._halt()
             if was_running:
-                self._end("stopped", "stopped by the user")
-        return ControlOutcome(was_running, "stopped" if was_running else "nothing to stop")
+                self._end(reason, detail)
+        return ControlOutcome(was_running, detail if was_running else "nothing was running")
 
     @property
     def running(self) -> bool:
@@ -158,6 +166,8 @@ class ConversationManager:
             await self.force_next(item.companion)
         elif isinstance(item, StopConversation):
             await self.stop_conversation()
+        elif isinstance(item, InterruptConversation):
+            await self.interrupt()
         elif isinstance(item, Message):
             await self.handle_message(item)
 

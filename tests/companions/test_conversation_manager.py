@@ -21,6 +21,7 @@ from companions.conversation import (
     ConversationReadModel,
     ConversationView,
     ForceNextSpeaker,
+    InterruptConversation,
     MuteCompanion,
     StopConversation,
     TurnContext,
@@ -342,6 +343,30 @@ async def test_stop_from_outside_cuts_speech_and_says_why(sim_factory: Callable[
     assert aoi.interrupts == 1
     assert not sim.manager.running
     assert (await sim.manager.stop_conversation()).ok is False  # nothing left to stop
+
+
+async def test_interrupt_without_a_message_cuts_speech_and_the_next_speaker_and_waits_for_the_user(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    log: list[str] = []
+    aoi = Double("aoi", wants(8), lambda t, c: "A very long song...", log, hold_speech=True)
+    ben = Double("ben", wants(4), lambda t, c: "ben's answer", log)
+    sim = await sim_factory(aoi, ben)
+    sim.send("Sing for us")
+    await asyncio.wait_for(aoi.speaking.wait(), 2.0)
+    await sim.model.wait_for(lambda v: v.turn is not None and v.turn.phase == "waiting" and v.turn.speaker == "ben")
+    sim.bus.publish(InterruptConversation())
+    view = await sim.ended()
+    assert view.ended_reason == "interrupted"
+    assert view.ended_detail == "interrupted by the user"
+    assert view.floor is None
+    assert not aoi.spoken  # cut off mid-song
+    assert sim.said() == [("aoi", "A very long song...")]  # ben's composed answer was dropped, not said
+    assert {"interrupt:aoi", "interrupt:ben"} <= set(log)
+    assert (await sim.manager.interrupt()).ok is False  # nothing left to interrupt
+    aoi.vote_fn, aoi.hold_speech = listens, False
+    sim.send("Ben, your turn", to=["ben"])  # the user's message opens a new turn as usual
+    view = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 2)
+    assert sim.said()[-1] == ("ben", "ben's answer")
 
 
 async def test_pacing_next_speaker_thinks_during_speech_but_never_two_turns_ahead(
