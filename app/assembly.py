@@ -8,7 +8,8 @@ companions, the companions before the devices, and the broker last.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 from companions.cards import CompanionCard, sample_cards_dir
 from companions.companion import CompanionCast, build_cast
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from companions.actions import SearchEngine as SearchPort
 
 log = logging.getLogger(__name__)
+
+ModelFactory: TypeAlias = Callable[[CompanionCard], ChatModel]
+"""Builds a companion's ChatModel from its card (``Runtime(make_model=...)`` substitutes the settings' choice)."""
 
 
 async def resolve_default_model(runtime: Runtime) -> ModelResolution:
@@ -54,7 +58,7 @@ def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelRes
             return UnavailableModel(str(err))
 
     cast = build_cast(
-        [sample_cards_dir(), runtime.paths.cards_dir], make_model,
+        [sample_cards_dir(), runtime.paths.cards_dir], runtime.make_model or make_model,
         bus=runtime.bus, queries=broker, language=s.general.language,
         memory_path=runtime.paths.database,  # one database: the memory table lives beside the conversations
         user_id=s.general.user_name,

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from app.assembly import build_components
+from app.assembly import ModelFactory, build_components
 from app.settings import LoadedSettings
 from app.storage import ConversationStore
 from companions.bus import Bus, BusItem, InProcessBus, LocalEvent, Subscription
@@ -62,9 +62,14 @@ class ActiveConversationChanged(LocalEvent):
 
 
 class Runtime:
-    """Owns the bus, the store, the active conversation and every component."""
+    """Owns the bus, the store, the active conversation and every component.
 
-    def __init__(self, loaded: LoadedSettings, *, extra: ComponentFactory | None = None) -> None:
+    ``make_model`` replaces the settings' choice of each companion's ChatModel (the ChatModel port: a scripted
+    model in tests and demos); ``extra`` adds components started after the assembled ones.
+    """
+
+    def __init__(self, loaded: LoadedSettings, *, extra: ComponentFactory | None = None,
+                 make_model: ModelFactory | None = None) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.paths = loaded.paths
@@ -85,6 +90,7 @@ class Runtime:
         self.conversation_indexer: ConversationIndexer | None = None
         self.search_engine: SearchEngine | None = None
         self._extra = extra
+        self.make_model = make_model
         self._subscriptions: list[Subscription] = []
         self._started = False
         self.started_at: float | None = None
