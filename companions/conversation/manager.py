@@ -242,7 +242,7 @@ class ConversationManager:
         selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
                                    previous_speaker=self._last_speaker, forced=forced,
                                    eligible=self.present - self.control.muted)
-        turn = dataclasses.replace(turn, selection_reason=selection.reason)
+        turn = dataclasses.replace(turn, selection_reason=selection.reason, selection_rule=selection.rule)
         for candidate in selection.ranking:
             speaker = self._participants.get(candidate)
             if speaker is None or candidate in self.control.muted:

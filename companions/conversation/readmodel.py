@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.closing import EndReason
+from companions.conversation.selection import SelectionRule
 from companions.conversation.turns import TurnPhase, VoteOutcome, VoteStatus
 from companions.protocol import Closing, Speech
 
@@ -51,6 +52,7 @@ class TurnView:
     votes: tuple[VoteView, ...] = ()
     speaker: str | None = None
     selection_reason: str = ""
+    selection_rule: SelectionRule | None = None
     closing: Closing = "none"
 
     def vote_of(self, companion: str) -> VoteView | None:

@@ -16,16 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 from companions.conversation.participant import Vote
+
+SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "nobody"]
+"""Which rule chose the speaker: the user forced it, it was named, it wants the floor most, the previous speaker
+stepped aside for it (rule 4), or nobody wants the floor. A view renders it in its own language."""
 
 
 @dataclass(frozen=True)
 class Selection:
-    """The outcome: ``speaker`` is ``ranking[0]`` (``None`` when nobody wants the floor)."""
+    """The outcome: ``speaker`` is ``ranking[0]`` (``None`` when nobody wants the floor); ``reason`` says why in
+    English (logs), ``rule`` says it as a value."""
 
     ranking: tuple[str, ...]
     reason: str
+    rule: SelectionRule
 
     @property
     def speaker(self) -> str | None:
@@ -66,18 +73,17 @@ def select_speaker(
     candidates.sort(key=lambda v: rank_key(v, votes[v], recent))
     if forced is not None and forced in allowed:
         rest = tuple(c for c in candidates if c != forced)
-        return Selection((forced, *rest), f"{forced} was asked to speak next")
+        return Selection((forced, *rest), f"{forced} was asked to speak next", "forced")
     if not candidates:
-        return Selection((), "nobody wants to speak")
+        return Selection((), "nobody wants to speak", "nobody")
     if (
         candidates[0] == previous_speaker
         and len(candidates) > 1
         and not votes[candidates[0]].selected
     ):
         candidates.append(candidates.pop(0))
-        reason = f"{candidates[0]} speaks; {previous_speaker} just spoke"
-    else:
-        top = votes[candidates[0]]
-        why = "was named" if top.selected else f"wants to speak (importance {top.importance})"
-        reason = f"{candidates[0]} {why}"
-    return Selection(tuple(candidates), reason)
+        return Selection(tuple(candidates), f"{candidates[0]} speaks; {previous_speaker} just spoke", "spread")
+    top = votes[candidates[0]]
+    if top.selected:
+        return Selection(tuple(candidates), f"{candidates[0]} was named", "named")
+    return Selection(tuple(candidates), f"{candidates[0]} wants to speak (importance {top.importance})", "wants")

@@ -293,6 +293,8 @@ async def test_mute_and_force(sim_factory: Callable[..., Awaitable[Sim]]) -> Non
     view = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 2)
     assert sim.said()[-1] == ("ben", "ben was asked")
     assert view.forced_next is None
+    assert [(t.selection_rule, t.selection_reason) for t in sim.model.turns() if t.speaker == "ben"] == [
+        ("forced", "ben was asked to speak next")]
     sim.send("And now?")
     await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 3)
     assert sim.said()[-1] == ("aoi", "aoi talks")  # unmuted: the most eager speaks again

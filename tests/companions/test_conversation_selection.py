@@ -26,6 +26,7 @@ def test_nobody_wants_to_speak() -> None:
     result = select_speaker({"aoi": v("listen", 9), "ben": v("listen", 3)})
     assert result.speaker is None
     assert "nobody" in result.reason
+    assert result.rule == "nobody"
 
 
 def test_ties_go_to_fewer_recent_turns_then_id() -> None:
@@ -37,15 +38,19 @@ def test_ties_go_to_fewer_recent_turns_then_id() -> None:
 
 def test_previous_speaker_is_not_picked_twice_unless_named_or_alone() -> None:
     votes = {"aoi": v(importance=9), "ben": v(importance=1)}
-    assert select_speaker(votes, previous_speaker="aoi").speaker == "ben"
-    assert select_speaker({"aoi": v(importance=9)}, previous_speaker="aoi").speaker == "aoi"
+    stepped_aside = select_speaker(votes, previous_speaker="aoi")
+    assert (stepped_aside.speaker, stepped_aside.rule) == ("ben", "spread")
+    alone = select_speaker({"aoi": v(importance=9)}, previous_speaker="aoi")
+    assert (alone.speaker, alone.rule) == ("aoi", "wants")
     named = {"aoi": v(importance=9, selected=True), "ben": v(importance=9)}
-    assert select_speaker(named, previous_speaker="aoi").speaker == "aoi"
+    again = select_speaker(named, previous_speaker="aoi")
+    assert (again.speaker, again.rule) == ("aoi", "named")
 
 
 def test_forced_speaker_leads_only_when_eligible() -> None:
     votes = {"aoi": v(importance=9), "ben": v("listen", 0)}
     assert select_speaker(votes, forced="ben").ranking == ("ben", "aoi")
+    assert select_speaker(votes, forced="ben").rule == "forced"
     assert select_speaker(votes, forced="ben", eligible=frozenset({"aoi"})).speaker == "aoi"
     assert select_speaker(votes, eligible=frozenset({"ben"})).speaker is None
 
