@@ -1,0 +1,148 @@
+"""The roster against a real started runtime with three scripted companions: what the user sees of each one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QListWidgetItem, QMenu
+from pytestqt.qtbot import QtBot
+
+from app.runtime import Runtime
+from companions.conversation.readmodel import ConversationReadModel
+from companions.llm.scripted import say
+from tests.ui.conftest import signal_fired
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
+from ui.companion_colors import companion_color
+from ui.roster import AVATAR_SIZE, RosterPanel
+
+
+def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:
+    panel = RosterPanel(runtime, language)
+    qtbot.addWidget(panel)
+    panel.resize(240, 360)
+    panel.show()
+    panel.attach()
+    return panel
+
+
+def _item(panel: RosterPanel, companion_id: str) -> QListWidgetItem:
+    item = panel.item_of(companion_id)
+    assert item is not None
+    return item
+
+
+def _text(panel: RosterPanel, companion_id: str) -> str:
+    return _item(panel, companion_id).text()
+
+
+def _actions(menu: QMenu) -> dict[str, bool]:
+    return {action.text(): action.isEnabled() for action in menu.actions()}
+
+
+async def test_rows_follow_a_three_companion_conversation_and_a_muted_companion_gets_no_turn(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    cast = scripted_cast()
+    votes(cast["akari"], ("speak", 8, "流れ星の話がしたい"))
+    lines(cast["akari"], say("みんな、流れ星を見たことある？"))
+    votes(cast["souta"], ("listen", 2), ("listen", 1))  # the user's message, then Akari's
+    async with scripted_runtime(cast) as runtime:
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        panel = _panel(qtbot, runtime, "ja")
+        assert panel.companion_ids() == ["akari", "hina", "souta"]
+        assert [_text(panel, c) for c in panel.companion_ids()] == [
+            "あかり\n聞いています", "ひな\n聞いています", "颯太\n聞いています"]
+        for companion in panel.companion_ids():  # the avatar is the companion's own colour, the same as in the chat
+            image = _item(panel, companion).icon().pixmap(AVATAR_SIZE, AVATAR_SIZE).toImage()
+            assert image.pixelColor(4, AVATAR_SIZE // 2).name() == companion_color(companion).name()
+
+        # Keyboard only: into the list, down to Hina, Tab to the mute button, Space.
+        panel.list.setFocus()
+        qtbot.keyClick(panel.list, Qt.Key.Key_Down)
+        qtbot.keyClick(panel.list, Qt.Key.Key_Down)
+        assert panel.list.currentItem() is _item(panel, "hina")
+        assert panel.mute_button.text() == "ミュート"
+        async with signal_fired(panel.state_changed):
+            qtbot.keyClick(panel.mute_button, Qt.Key.Key_Space)
+        assert _text(panel, "hina") == "ひな\nミュート中"
+        assert panel.mute_button.text() == "ミュート解除"
+        assert not panel.next_button.isEnabled()  # a muted companion cannot be asked to speak next
+
+        seen: dict[str, list[str]] = {c: [] for c in panel.companion_ids()}
+        panel.state_changed.connect(lambda companion, state: seen[companion].append(state))
+        runtime.send_user_message("みんな、こんばんは")
+        view = await talk.wait_for(lambda v: v.status == "ended", timeout=20)
+        await runtime.bus.drain()
+        await until(panel.state_changed, lambda: panel.state_of("akari") == "listening")
+
+        assert view.ended_reason == "no-speaker"
+        assert [t.speaker for t in talk.turns()] == ["akari", None]
+        states = seen["akari"]
+        assert "thinking" in states
+        assert "speaking" in states
+        assert states.index("thinking") < states.index("speaking") < len(states) - 1
+        assert states[-1] == "listening"
+        assert "thinking" in seen["souta"]  # voted...
+        assert "speaking" not in seen["souta"]  # ...but never took the floor
+        assert seen["hina"] == []  # muted all along: never asked to vote, never thinking, never speaking
+        assert _text(panel, "hina") == "ひな\nミュート中"
+        assert not cast["hina"].requests
+        cast.assert_used_up()
+        panel.detach()
+        talk.close()
+
+
+async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    cast = scripted_cast()
+    votes(cast["akari"], ("speak", 9), ("listen", 0))  # the user's message, then Souta's
+    votes(cast["hina"], ("speak", 5), ("listen", 0))
+    votes(cast["souta"], ("listen", 0))
+    lines(cast["souta"], say("Let me take this one."))
+    async with scripted_runtime(cast) as runtime:
+        assert runtime.conversation is not None
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        panel = _panel(qtbot, runtime, "en")
+        assert _text(panel, "akari") == "Akari\nlistening"
+
+        menu = panel.menu_for("akari")
+        assert _actions(menu) == {"Mute": True, "Speak next": True}
+        async with signal_fired(panel.state_changed):
+            menu.actions()[0].trigger()
+        assert _text(panel, "akari") == "Akari\nmuted"
+        menu = panel.menu_for("akari")
+        assert _actions(menu) == {"Unmute": True, "Speak next": False}
+        async with signal_fired(panel.state_changed):
+            menu.actions()[0].trigger()
+        assert _text(panel, "akari") == "Akari\nlistening"
+
+        # Shift+F10 (or the Menu key) opens the current row's menu; Down and Enter choose "Speak next".
+        panel.list.setFocus()
+        panel.list.setCurrentItem(_item(panel, "souta"))
+        qtbot.keyClick(panel.list, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+        opened = panel.menu
+        assert opened is not None
+        assert opened.isVisible()
+        assert _actions(opened) == {"Mute": True, "Speak next": True}
+        qtbot.keyClick(opened, Qt.Key.Key_Down)
+        qtbot.keyClick(opened, Qt.Key.Key_Return)
+        await talk.wait_for(lambda v: v.forced_next == "souta")
+        assert panel.menu is None
+
+        runtime.send_user_message("What do you all think?")
+        view = await talk.wait_for(lambda v: v.status == "ended", timeout=20)
+        assert [t.speaker for t in talk.turns()] == ["souta", None]  # Akari wanted it more; Souta was asked
+        assert view.ended_reason == "no-speaker"
+
+        runtime.conversation.remove_participant("hina")  # Hina leaves the conversation
+        await until(panel.state_changed, lambda: panel.state_of("hina") == "absent")
+        assert _text(panel, "hina") == "Hina\nnot here"
+        assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False}
+        panel.list.setCurrentItem(_item(panel, "hina"))
+        assert not panel.mute_button.isEnabled()
+        assert not panel.next_button.isEnabled()
+        cast.assert_used_up()
+        panel.detach()
+        talk.close()

@@ -1,0 +1,45 @@
+"""A companion's avatar: its initials on a circle of its colour (see ui/companion_colors.py)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
+
+from ui.companion_colors import companion_color
+
+
+def initials(name: str) -> str:
+    """Up to two letters: the first of each of the first two words ("Mary Jane" -> "MJ"), else the first
+    character ("Akari" -> "A", "あかり" -> "あ")."""
+    words = name.split()
+    if not words:
+        return "?"
+    if len(words) >= 2:
+        return (words[0][0] + words[1][0]).upper()
+    return words[0][0].upper()
+
+
+def avatar_pixmap(companion_id: str, name: str, size: int, *, dimmed: bool = False,
+                  device_pixel_ratio: float = 1.0) -> QPixmap:
+    """The avatar, ``size`` logical pixels wide; ``dimmed`` greys it out (a companion that is not here)."""
+    pixels = max(1, round(size * device_pixel_ratio))
+    pixmap = QPixmap(pixels, pixels)
+    pixmap.setDevicePixelRatio(device_pixel_ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    color = companion_color(companion_id)
+    if dimmed:
+        grey = round(0.3 * color.red() + 0.59 * color.green() + 0.11 * color.blue())
+        color = QColor(grey, grey, grey, 150)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(color)
+    painter.drawEllipse(QRectF(0.5, 0.5, size - 1, size - 1))
+    font = QFont(painter.font())
+    font.setPixelSize(max(6, round(size * 0.42)))
+    font.setBold(True)
+    painter.setFont(font)
+    painter.setPen(QColor("#ffffff"))
+    painter.drawText(QRectF(0, 0, size, size), Qt.AlignmentFlag.AlignCenter, initials(name))
+    painter.end()
+    return pixmap

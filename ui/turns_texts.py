@@ -1,0 +1,93 @@
+"""The words of the companion roster and the turn-taking view, in English and Japanese (the language setting picks)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    # roster
+    "roster.title": ("Companions", "コンパニオン"),
+    "state.listening": ("listening", "聞いています"),
+    "state.thinking": ("thinking…", "考え中…"),
+    "state.speaking": ("speaking", "話しています"),
+    "state.muted": ("muted", "ミュート中"),
+    "state.absent": ("not here", "不在"),
+    "mute": ("Mute", "ミュート"),
+    "unmute": ("Unmute", "ミュート解除"),
+    "speak_next": ("Speak next", "次に話す"),
+    "mute.tooltip": ("Mute the chosen companion: it neither votes nor speaks until unmuted",
+                     "選んだコンパニオンをミュートします（解除するまで投票も発言もしません）"),
+    "speak_next.tooltip": ("The chosen companion takes the next turn (a finished conversation resumes)",
+                           "選んだコンパニオンが次のターンで話します（終わった会話も再開します）"),
+    # turn-taking view
+    "turns.title": ("Turn-taking", "発言の順番"),
+    "status.idle": ("No conversation yet: write to the companions.", "まだ会話はありません。話しかけてみましょう。"),
+    "status.running": ("Conversation running", "会話中"),
+    "status.ended": ("Conversation ended", "会話は終わりました"),
+    "turn": ("Turn {n} · after {who} · {phase}", "ターン {n} · {who} の発言のあと · {phase}"),
+    "turn.none": ("No turn yet", "まだターンはありません"),
+    "phase.voting": ("voting", "投票中"),
+    "phase.composing": ("composing", "発言を考え中"),
+    "phase.waiting": ("waiting for the floor", "話す順番待ち"),
+    "phase.speaking": ("speaking", "発話中"),
+    "phase.done": ("done", "完了"),
+    "phase.cancelled": ("cancelled", "取り消し"),
+    "phase.ended": ("last turn", "最後のターン"),
+    "column.companion": ("Companion", "コンパニオン"),
+    "column.vote": ("Vote", "投票"),
+    "column.importance": ("Importance", "重要度"),
+    "column.selected": ("Named", "指名"),
+    "column.closing": ("Closing", "締め"),
+    "column.reason": ("Reason", "理由"),
+    "vote.pending": ("voting…", "投票中…"),
+    "vote.speak": ("speak", "話したい"),
+    "vote.listen": ("listen", "聞く"),
+    "vote.missing": ("no vote: listens", "投票なし（聞く扱い）"),
+    "vote.invalid": ("unreadable vote: listens", "読めない投票（聞く扱い）"),
+    "vote.muted": ("muted", "ミュート中"),
+    "vote.not_asked": ("not asked", "対象外"),
+    "selected.yes": ("✓ named", "✓ 指名"),
+    "closing.none": ("open", "継続"),
+    "closing.pre-closing": ("pre-closing", "終わりの気配"),
+    "closing.closing": ("closing", "まとめ"),
+    "closing.terminal": ("goodbye", "お別れ"),
+    "closing.label": ("Closing:", "締め:"),
+    "floor.speaker": ("Speaker: {who}", "話し手: {who}"),
+    "floor.nobody": ("Nobody takes the floor", "話し手はいません"),
+    "floor.pending": ("Speaker: not chosen yet", "話し手: まだ決まっていません"),
+    "floor.now": ("Speaking now: {who}", "発話中: {who}"),
+    "floor.silent": ("Nobody is speaking", "誰も話していません"),
+    "floor.next": ("Next: {who} (asked by you)", "次: {who}（あなたの指定）"),
+    "rule.forced": ("{who} was asked to speak next", "{who} が次に話すよう指定されました"),
+    "rule.named": ("{who} was named", "{who} が名指しされました"),
+    "rule.wants": ("{who} wants to speak most (importance {importance})",
+                   "{who} が一番話したがっています（重要度 {importance}）"),
+    "rule.spread": ("{who} speaks: the most eager one just spoke", "直前に話した人を避けて {who} が話します"),
+    "rule.nobody": ("nobody wants to speak", "誰も話したがっていません"),
+    "rule.passed": ("{first} had nothing to say; the floor passed to {who}",
+                    "{first} は何も言えなかったので {who} に順番が回りました"),
+    "ended": ("Ended: {reason}", "終了: {reason}"),
+    "end.closed": ("{who} said goodbye", "{who} が会話を締めくくりました"),
+    "end.no-speaker": ("nobody wanted to speak", "話したい人がいませんでした"),
+    "end.turn-cap": ("the limit of {n} turns was reached", "ターンの上限（{n}）に達しました"),
+    "end.stopped": ("stopped by you", "あなたが止めました"),
+    "end.interrupted": ("you cut in; the companions are waiting for you",
+                        "あなたが割り込みました。コンパニオンはあなたの発言を待っています"),
+    "end.no-addressee": ("the message was addressed to no companion", "宛先のコンパニオンがいませんでした"),
+    "end.failed": ("something went wrong ({detail})", "問題が起きました（{detail}）"),
+    "history.title": ("Earlier turns", "これまでのターン"),
+    "history.spoke": ("{n}. {who} — {why}", "{n}. {who} — {why}"),
+    "history.silent": ("{n}. nobody spoke — {why}", "{n}. 発言なし — {why}"),
+    "stop": ("Stop", "止める"),
+    "stop.tooltip": ("End the conversation now", "会話を今すぐ終わらせます"),
+    "interrupt": ("Interrupt", "割り込む"),
+    "interrupt.tooltip": ("Cut in: the speech and the thinking in progress stop, and the companions wait for you",
+                          "割り込み: 今の発話と考え中の発言を止め、コンパニオンはあなたの発言を待ちます"),
+}
+
+
+def turns_text(key: str, language: str, **values: object) -> str:
+    """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
+    en, ja = TEXTS[key]
+    template = ja if language == "ja" else en
+    return template.format(**values) if values else template
