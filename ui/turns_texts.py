@@ -21,6 +21,7 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
                            "選んだコンパニオンが次のターンで話します（終わった会話も再開します）"),
     # turn-taking view
     "turns.title": ("Turn-taking", "発言の順番"),
+    "you": ("you", "あなた"),
     "status.idle": ("No conversation yet: write to the companions.", "まだ会話はありません。話しかけてみましょう。"),
     "status.running": ("Conversation running", "会話中"),
     "status.ended": ("Conversation ended", "会話は終わりました"),
@@ -64,8 +65,6 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
                    "{who} が一番話したがっています（重要度 {importance}）"),
     "rule.spread": ("{who} speaks: the most eager one just spoke", "直前に話した人を避けて {who} が話します"),
     "rule.nobody": ("nobody wants to speak", "誰も話したがっていません"),
-    "rule.passed": ("{first} had nothing to say; the floor passed to {who}",
-                    "{first} は何も言えなかったので {who} に順番が回りました"),
     "ended": ("Ended: {reason}", "終了: {reason}"),
     "end.closed": ("{who} said goodbye", "{who} が会話を締めくくりました"),
     "end.no-speaker": ("nobody wanted to speak", "話したい人がいませんでした"),

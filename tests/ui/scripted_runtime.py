@@ -36,9 +36,12 @@ def scripted_cast() -> ScriptedCast:
     return cast
 
 
-def votes(model: ScriptedModel, *choices: tuple[str, int] | tuple[str, int, str]) -> None:
-    """Queues ``model``'s next votes: ``("speak", 8)`` or ``("listen", 2, "a reason")``."""
+def votes(model: ScriptedModel, *choices: tuple[str, int] | tuple[str, int, str] | dict[str, Any]) -> None:
+    """Queues ``model``'s next votes: ``("speak", 8)``, ``("listen", 2, "a reason")`` or the vote's JSON."""
     for choice in choices:
+        if isinstance(choice, dict):
+            model.lane("vote").add(reply_json(choice))
+            continue
         state, importance, *reason = choice
         model.lane("vote").add(reply_json({"state": state, "importance": importance,
                                            "reason": reason[0] if reason else ""}))
