@@ -161,7 +161,7 @@ class TurnsPanel(QWidget):
 
         self.view = ConversationView()
         self._signals: BusSignals | None = None
-        self._history_rows: dict[int, int] = {}  # turn number -> row in the history list
+        self._history: dict[int, ConversationView] = {}  # turn number -> the view that finished it, in order
         self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
         self._closing_shown: str | None = None
         self._retranslate()
@@ -188,8 +188,7 @@ class TurnsPanel(QWidget):
         self._retranslate()
         self._row_keys.clear()
         self._closing_shown = None
-        self._history_rows.clear()
-        self.history.clear()
+        self._rebuild_history()
         self._render()
 
     # -- commands --------------------------------------------------------------------------------------------
@@ -261,7 +260,7 @@ class TurnsPanel(QWidget):
                 self.view = item.view
                 self._render()
         elif isinstance(item, ActiveConversationChanged):
-            self._history_rows.clear()
+            self._history.clear()
             self.history.clear()
 
     # -- rendering -------------------------------------------------------------------------------------------
@@ -285,8 +284,7 @@ class TurnsPanel(QWidget):
         if view.status == "ended":
             self.ended.setText(turns_text("ended", self.language, reason=self._end_text(view)))
             self.ended.setToolTip(view.ended_detail)
-        if turn is not None:
-            self._render_history(turn)
+        self._render_history(view)
         self._update_buttons()
         self.rendered.emit(view.revision)
 
@@ -378,31 +376,44 @@ class TurnsPanel(QWidget):
         importance_item.setData(IMPORTANCE_ROLE, importance)
         importance_item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
 
-    def _render_history(self, turn: TurnView) -> None:
-        if turn.phase in ("voting", "composing", "waiting"):
+    def _render_history(self, view: ConversationView) -> None:
+        turn = view.turn
+        if turn is None or turn.phase in ("voting", "composing", "waiting"):
             return
-        who = self._name(turn.speaker) if turn.speaker is not None else ""
+        known = turn.number in self._history
+        self._history[turn.number] = view
+        if known:
+            row = list(self._history).index(turn.number)
+            self.history.item(row).setText(self._history_line(view))
+            return
+        if len(self._history) > HISTORY_LIMIT:
+            del self._history[next(iter(self._history))]
+            self.history.takeItem(0)
+        self.history.addItem(self._history_line(view))
+        self.history.scrollToBottom()
+
+    def _rebuild_history(self) -> None:
+        self.history.clear()
+        self.history.addItems([self._history_line(view) for view in self._history.values()])
+        self.history.scrollToBottom()
+
+    def _history_line(self, view: ConversationView) -> str:
+        """One finished (or cancelled) turn: who spoke and why, or why nobody did."""
+        turn = view.turn
+        assert turn is not None
+        who = self._name(turn.speaker)
         if turn.phase == "cancelled":
             why = turns_text("phase.cancelled", self.language)
         elif turn.selection_rule is not None and turn.speaker is not None:
             vote = turn.vote_of(turn.speaker)
             why = turns_text(f"rule.{turn.selection_rule}", self.language, who=who,
                              importance=vote.importance if vote is not None and vote.importance is not None else 0)
+        elif view.status == "ended":
+            why = self._end_text(view)
         else:
-            why = self._end_text(self.view) if self.view.status == "ended" else turns_text("rule.nobody",
-                                                                                           self.language)
+            why = turns_text("rule.nobody", self.language)
         key = "history.spoke" if turn.speaker is not None else "history.silent"
-        text = turns_text(key, self.language, n=turn.number, who=who, why=why)
-        row = self._history_rows.get(turn.number)
-        if row is None:
-            if self.history.count() >= HISTORY_LIMIT:
-                self.history.takeItem(0)
-                self._history_rows = {n: r - 1 for n, r in self._history_rows.items() if r > 0}
-            self.history.addItem(text)
-            self._history_rows[turn.number] = self.history.count() - 1
-            self.history.scrollToBottom()
-        else:
-            self.history.item(row).setText(text)
+        return turns_text(key, self.language, n=turn.number, who=who, why=why)
 
     def _end_text(self, view: ConversationView) -> str:
         reason = view.ended_reason

@@ -88,6 +88,10 @@ async def test_rows_follow_a_three_companion_conversation_and_a_muted_companion_
         assert seen["hina"] == []  # muted all along: never asked to vote, never thinking, never speaking
         assert _text(panel, "hina") == "ひな\nミュート中"
         assert not cast["hina"].requests
+        panel.set_language("en")
+        assert [_text(panel, c) for c in panel.companion_ids()] == ["Akari\nlistening", "Hina\nmuted",
+                                                                  "Souta\nlistening"]
+        assert panel.mute_button.text() == "Unmute"
         cast.assert_used_up()
         panel.detach()
         talk.close()

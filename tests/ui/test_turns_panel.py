@@ -105,6 +105,13 @@ async def test_votes_the_floor_and_why_then_stop_ends_the_conversation_and_says_
         assert not panel.interrupt_button.isEnabled()
         assert panel.history_lines() == ["1. Akari — Akari wants to speak most (importance 8)",
                                          "2. Hina — cancelled"]
+        panel.set_language("ja")
+        assert panel.ended.text() == "終了: あなたが止めました"
+        assert panel.history_lines() == ["1. あかり — あかり が一番話したがっています（重要度 8）",
+                                         "2. ひな — 取り消し"]
+        await runtime.new_conversation()  # another conversation: its turns start afresh
+        await runtime.bus.drain()
+        assert panel.history_lines() == []
         cast.assert_used_up()
         panel.detach()
 
