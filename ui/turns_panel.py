@@ -8,9 +8,10 @@ model, put into the user's language.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, assert_never
+from typing import Final
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter
@@ -43,6 +44,7 @@ from ui.bus_bridge import BusSignals
 from ui.companion_colors import companion_color
 from ui.naming import named
 from ui.turns_texts import turns_text
+from ui.turns_wording import TurnsWording, display_name
 
 COMPANION_ROLE: Final = Qt.ItemDataRole.UserRole
 IMPORTANCE_ROLE: Final = Qt.ItemDataRole.UserRole + 1
@@ -164,6 +166,7 @@ class TurnsPanel(QWidget):
         self._history: dict[int, ConversationView] = {}  # turn number -> the view that finished it, in order
         self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
         self._closing_shown: str | None = None
+        self._words = TurnsWording(language, functools.partial(display_name, runtime, language))
         self._retranslate()
         self._render()
 
@@ -185,6 +188,7 @@ class TurnsPanel(QWidget):
 
     def set_language(self, language: str) -> None:
         self.language = language
+        self._words = TurnsWording(language, functools.partial(display_name, self.runtime, language))
         self._retranslate()
         self._row_keys.clear()
         self._closing_shown = None
@@ -273,7 +277,7 @@ class TurnsPanel(QWidget):
         else:
             self.turn_label.setText(turns_text("turn", self.language, n=turn.number, who=self._name(turn.opened_by),
                                                phase=turns_text(f"phase.{turn.phase}", self.language)))
-        self.floor.setText(self._floor_text(turn))
+        self.floor.setText(self._words.floor(turn))
         self.speaking.setText(turns_text("floor.now", self.language, who=self._name(view.floor))
                               if view.floor is not None else turns_text("floor.silent", self.language))
         self.next_up.setVisible(view.forced_next is not None)
@@ -282,7 +286,7 @@ class TurnsPanel(QWidget):
         self._render_votes(view, turn)
         self.ended.setVisible(view.status == "ended")
         if view.status == "ended":
-            self.ended.setText(turns_text("ended", self.language, reason=self._end_text(view)))
+            self.ended.setText(turns_text("ended", self.language, reason=self._words.ended(view)))
             self.ended.setToolTip(view.ended_detail)
         self._render_history(view)
         self._update_buttons()
@@ -303,23 +307,6 @@ class TurnsPanel(QWidget):
         words = turns_text(f"closing.{view.closing}", self.language)
         self.closing_title.setAccessibleDescription(words)
 
-    def _floor_text(self, turn: TurnView | None) -> str:
-        if turn is None:
-            return ""
-        rule = turn.selection_rule
-        if turn.speaker is None:
-            if rule == "nobody":
-                return f"{turns_text('floor.nobody', self.language)} — {turns_text('rule.nobody', self.language)}"
-            return turns_text("floor.pending", self.language)
-        who = self._name(turn.speaker)
-        vote = turn.vote_of(turn.speaker)
-        why = ""
-        if rule is not None and rule != "nobody":
-            why = turns_text(f"rule.{rule}", self.language, who=who,
-                             importance=vote.importance if vote is not None and vote.importance is not None else 0)
-        speaker = turns_text("floor.speaker", self.language, who=who)
-        return f"{speaker} — {why}" if why else speaker
-
     def _render_votes(self, view: ConversationView, turn: TurnView | None) -> None:
         chosen = self.chosen()
         ids = self._companions(view, turn.votes if turn is not None else ())
@@ -339,20 +326,7 @@ class TurnsPanel(QWidget):
 
     def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool) -> None:
         name = self._name(companion)
-        if vote is None:
-            texts = [turns_text("vote.muted" if muted else "vote.not_asked", self.language), "", "", "", ""]
-            importance = None
-        else:
-            answered = vote.status == "voted"
-            vote_word = f"vote.{vote.state}" if answered else f"vote.{vote.status}"
-            importance = vote.importance if answered else None
-            texts = [
-                turns_text(vote_word, self.language),
-                str(vote.importance) if importance is not None else "",
-                turns_text("selected.yes", self.language) if vote.selected else "",
-                turns_text(f"closing.{vote.closing}", self.language) if answered else "",
-                vote.reason or vote.error,
-            ]
+        texts, importance = self._words.vote_cells(vote, muted=muted)
         color = companion_color(companion)
         for column, text in enumerate([f"▶ {name}" if speaker else name, *texts]):
             item = self.votes.item(row, column)
@@ -384,53 +358,18 @@ class TurnsPanel(QWidget):
         self._history[turn.number] = view
         if known:
             row = list(self._history).index(turn.number)
-            self.history.item(row).setText(self._history_line(view))
+            self.history.item(row).setText(self._words.history_line(view))
             return
         if len(self._history) > HISTORY_LIMIT:
             del self._history[next(iter(self._history))]
             self.history.takeItem(0)
-        self.history.addItem(self._history_line(view))
+        self.history.addItem(self._words.history_line(view))
         self.history.scrollToBottom()
 
     def _rebuild_history(self) -> None:
         self.history.clear()
-        self.history.addItems([self._history_line(view) for view in self._history.values()])
+        self.history.addItems([self._words.history_line(view) for view in self._history.values()])
         self.history.scrollToBottom()
-
-    def _history_line(self, view: ConversationView) -> str:
-        """One finished (or cancelled) turn: who spoke and why, or why nobody did."""
-        turn = view.turn
-        assert turn is not None
-        who = self._name(turn.speaker)
-        if turn.phase == "cancelled":
-            why = turns_text("phase.cancelled", self.language)
-        elif turn.selection_rule is not None and turn.speaker is not None:
-            vote = turn.vote_of(turn.speaker)
-            why = turns_text(f"rule.{turn.selection_rule}", self.language, who=who,
-                             importance=vote.importance if vote is not None and vote.importance is not None else 0)
-        elif view.status == "ended":
-            why = self._end_text(view)
-        else:
-            why = turns_text("rule.nobody", self.language)
-        key = "history.spoke" if turn.speaker is not None else "history.silent"
-        return turns_text(key, self.language, n=turn.number, who=who, why=why)
-
-    def _end_text(self, view: ConversationView) -> str:
-        reason = view.ended_reason
-        speaker = view.turn.speaker if view.turn is not None else None
-        match reason:
-            case "closed":
-                return turns_text("end.closed", self.language, who=self._name(speaker))
-            case "turn-cap":
-                return turns_text("end.turn-cap", self.language, n=view.turns_taken)
-            case "failed":
-                return turns_text("end.failed", self.language, detail=view.ended_detail)
-            case "no-speaker" | "stopped" | "interrupted" | "no-addressee":
-                return turns_text(f"end.{reason}", self.language)
-            case None:
-                return ""
-            case _:
-                assert_never(reason)
 
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))
@@ -467,10 +406,4 @@ class TurnsPanel(QWidget):
         return ids + sorted(shown - set(ids))
 
     def _name(self, who: str | None) -> str:
-        if who is None:
-            return ""
-        if who == self.runtime.settings.general.user_name:
-            return turns_text("you", self.language)
-        cast = self.runtime.cast
-        companion = cast.companions.get(who) if cast is not None else None
-        return companion.card.name(self.language) if companion is not None else who
+        return self._words.name(who)

@@ -1,0 +1,102 @@
+"""The read model in words: how the turn-taking view says who takes the floor and why, each vote, and how a
+conversation ended, in the user's language (ui/turns_texts.py holds the words)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, assert_never
+
+from companions.conversation.readmodel import ConversationView, TurnView, VoteView
+from ui.turns_texts import turns_text
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
+
+
+def display_name(runtime: Runtime, language: str, who: str | None) -> str:
+    """A companion's name in ``language``, "you" for the user, the id itself for anyone else."""
+    if who is None:
+        return ""
+    if who == runtime.settings.general.user_name:
+        return turns_text("you", language)
+    cast = runtime.cast
+    companion = cast.companions.get(who) if cast is not None else None
+    return companion.card.name(language) if companion is not None else who
+
+
+class TurnsWording:
+    """Sentences for one language; ``name`` turns an id (a companion's or the user's) into a display name."""
+
+    def __init__(self, language: str, name: Callable[[str | None], str]) -> None:
+        self.language = language
+        self.name = name
+
+    def text(self, key: str, **values: object) -> str:
+        return turns_text(key, self.language, **values)
+
+    def why(self, turn: TurnView) -> str:
+        """Why the turn's speaker takes the floor (the selection rule), or "" when there is no speaker."""
+        rule = turn.selection_rule
+        if turn.speaker is None or rule is None or rule == "nobody":
+            return ""
+        vote = turn.vote_of(turn.speaker)
+        importance = vote.importance if vote is not None and vote.importance is not None else 0
+        return self.text(f"rule.{rule}", who=self.name(turn.speaker), importance=importance)
+
+    def floor(self, turn: TurnView | None) -> str:
+        """Who takes the floor this turn, and why."""
+        if turn is None:
+            return ""
+        if turn.speaker is None:
+            if turn.selection_rule == "nobody":
+                return f"{self.text('floor.nobody')} — {self.text('rule.nobody')}"
+            return self.text("floor.pending")
+        speaker = self.text("floor.speaker", who=self.name(turn.speaker))
+        why = self.why(turn)
+        return f"{speaker} — {why}" if why else speaker
+
+    def vote_cells(self, vote: VoteView | None, *, muted: bool) -> tuple[list[str], int | None]:
+        """The vote, importance, named, closing and reason cells of a row, and the importance to draw (if any)."""
+        if vote is None:
+            return [self.text("vote.muted" if muted else "vote.not_asked"), "", "", "", ""], None
+        answered = vote.status == "voted"
+        importance = vote.importance if answered else None
+        return [
+            self.text(f"vote.{vote.state}" if answered else f"vote.{vote.status}"),
+            str(importance) if importance is not None else "",
+            self.text("selected.yes") if vote.selected else "",
+            self.text(f"closing.{vote.closing}") if answered else "",
+            vote.reason or vote.error,
+        ], importance
+
+    def history_line(self, view: ConversationView) -> str:
+        """One finished (or cancelled) turn of ``view``: who spoke and why, or why nobody did."""
+        turn = view.turn
+        assert turn is not None
+        if turn.phase == "cancelled":
+            why = self.text("phase.cancelled")
+        elif turn.speaker is not None:
+            why = self.why(turn)
+        elif view.status == "ended":
+            why = self.ended(view)
+        else:
+            why = self.text("rule.nobody")
+        key = "history.spoke" if turn.speaker is not None else "history.silent"
+        return self.text(key, n=turn.number, who=self.name(turn.speaker), why=why)
+
+    def ended(self, view: ConversationView) -> str:
+        """Why the conversation ended ("" while it has not)."""
+        reason = view.ended_reason
+        match reason:
+            case "closed":
+                return self.text("end.closed", who=self.name(view.turn.speaker if view.turn is not None else None))
+            case "turn-cap":
+                return self.text("end.turn-cap", n=view.turns_taken)
+            case "failed":
+                return self.text("end.failed", detail=view.ended_detail)
+            case "no-speaker" | "stopped" | "interrupted" | "no-addressee":
+                return self.text(f"end.{reason}")
+            case None:
+                return ""
+            case _:
+                assert_never(reason)
