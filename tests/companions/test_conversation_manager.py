@@ -1,8 +1,8 @@
 """Conversation simulations on the Participant port: turns, deadline, ties, interrupt, control, pacing, closing.
 
 The participants here are doubles of the port (the manager's only dependency besides the real bus); the
-simulation through voting.py on the ChatModel port is in test_conversation_voting.py. Deadlines are tens of
-milliseconds and every wait is on an event, never on a sleep.
+simulation through voting.py on the ChatModel port is in test_conversation_voting.py. Deadlines are half a
+second and every wait is on an event, never on a sleep.
 """
 
 from __future__ import annotations
@@ -121,7 +121,9 @@ async def sim_factory() -> AsyncIterator[Callable[..., Awaitable[Sim]]]:
         bus.subscribe("states", states.append)
         model = ConversationReadModel()
         model.attach(bus)
-        cfg = ConversationConfig(**{"vote_deadline_s": 0.05, "compose_timeout_s": 1.0, **config})  # type: ignore[arg-type]
+        # Half a second: enough for votes that answer at once on a loaded 2-core machine (at 50 ms a descheduled
+        # process saw immediate votes as missing); tests of the deadline itself wait it out.
+        cfg = ConversationConfig(**{"vote_deadline_s": 0.5, "compose_timeout_s": 1.0, **config})  # type: ignore[arg-type]
         manager = ConversationManager(bus, user_id="user", config=cfg, participants=participants)
         await manager.start()
         sim = Sim(bus, manager, model, messages, states)

@@ -140,7 +140,7 @@ async def test_simulation_three_model_voters_close_by_themselves(bus: InProcessB
     bus.subscribe("messages", messages.append)
     read = ConversationReadModel()
     read.attach(bus)
-    manager = ConversationManager(bus, config=ConversationConfig(vote_deadline_s=0.15), participants=people)
+    manager = ConversationManager(bus, config=ConversationConfig(vote_deadline_s=0.5), participants=people)
     await manager.start()
     try:
         opening = Message.create(from_="user", message="Hi all, what should we eat tonight?")
