@@ -1,23 +1,52 @@
-"""The main window: roster, chat, turn-taking, search and camera panels; layout remembered between runs."""
+"""The main window: roster and conversations, chat, and the turn-taking, search and camera panels.
+
+Each panel follows the runtime's bus itself; the window only lays them out, attaches them once the runtime started,
+detaches them when it closes, and remembers the layout between runs. Keyboard: Ctrl+1..6 go to the roster, the
+conversations, the message box, the turn-taking, search and camera panels; F6 / Shift+F6 cycle through the areas.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Final, Protocol
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QLabel, QListWidget, QMainWindow, QSplitter, QTabWidget, QWidget
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
 
 from app.error_reporting import ErrorReporter
 from app.runtime import Runtime
 from app.secrets import SecretStore
-from app.settings import VoiceSettings
-from companions.bus import BusItem
-from companions.protocol import Message
-from ui.bus_bridge import BusSignals
+from app.settings import Settings, VoiceSettings
 from ui.chat_panel import ChatPanel
+from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.naming import named
+from ui.roster import RosterPanel
+from ui.turns_panel import TurnsPanel
+
+_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "title": ("Madoi — 円居", "円居 — Madoi"),
+    "tab.turns": ("&Turns", "発言の順番(&T)"),
+    "tab.search": ("Searc&h", "検索(&H)"),
+    "tab.camera": ("&Camera", "カメラ(&C)"),
+    "starting": ("Starting…", "起動中…"),
+    "ready": ("Ready", "準備ができました"),
+    "search.none": ("Search: not available yet", "検索: まだ使えません"),
+    "camera.none": ("Camera: no preview yet", "カメラ: プレビューはまだありません"),
+}
+SIDE_TABS: Final = ("turns", "search", "camera")
+
+
+class Panel(Protocol):
+    """What the window needs of a side panel: follow the bus after start, stop following before the runtime stops."""
+
+    def detach(self) -> None: ...
+
+
+def _text(key: str, language: str) -> str:
+    en, ja = _TEXTS[key]
+    return ja if language == "ja" else en
 
 
 def _placeholder(text: str, name: str) -> QLabel:
@@ -35,75 +64,180 @@ class MainWindow(QMainWindow):
                  secrets: SecretStore | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.runtime = runtime
-        self.setWindowTitle("Madoi — 円居")
-        self.setMinimumSize(720, 480)
-        self.roster = named(QListWidget(), "roster")
-        self.chat = ChatPanel()
+        self.language = runtime.settings.general.language
+        self.setMinimumSize(760, 520)
+        self.roster = RosterPanel(runtime, self.language)
+        self.conversations = ConversationList(runtime, self.language)
+        self.chat = ChatPanel(runtime, self.language)
+        self.turns = TurnsPanel(runtime, self.language)
+        self.search_panel: QWidget = _placeholder(_text("search.none", self.language), "searchPlaceholder")
+        self.camera_panel: QWidget = _placeholder(_text("camera.none", self.language), "cameraPlaceholder")
         self.side = named(QTabWidget(), "sidePanels")
-        self.side.addTab(_placeholder(self.tr("Turn-taking: who wants the floor"), "turnsPlaceholder"),
-                         self.tr("Turns"))
-        self.side.addTab(_placeholder(self.tr("Search: not available yet"), "searchPlaceholder"),
-                         self.tr("Search"))
-        self.side.addTab(_placeholder(self.tr("Camera: no preview yet"), "cameraPlaceholder"),
-                         self.tr("Camera"))
-        self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
-        self.splitter.addWidget(self.roster)
+        for panel in (self.turns, self.search_panel, self.camera_panel):
+            self.side.addTab(panel, "")
+
+        self.left = named(QSplitter(Qt.Orientation.Vertical), "leftSplitter")
+        self.left.addWidget(self.roster)
+        self.left.addWidget(self.conversations)
+        self.left.setSizes([300, 260])
         self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
                                     test_voice=self._test_voice)
+        self.extras.settings_saved.connect(self._settings_saved)
+        self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
+        self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
         self.splitter.addWidget(self.side)
+        self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
-        self.splitter.setSizes([180, 560, 320])
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([220, 560, 420])
+        for index in range(self.splitter.count()):
+            self.splitter.setCollapsible(index, False)  # keyboard users cannot drag a collapsed panel back
         self.setCentralWidget(self.splitter)
-        self.statusBar().showMessage(self.tr("Starting…"))
+        self._retranslate()
+        self.statusBar().showMessage(_text("starting", self.language))
+        self._install_shortcuts()
         self._layout_store = QSettings(str(runtime.paths.config_dir / "window.ini"), QSettings.Format.IniFormat)
         self._restore_layout()
-        self._signals: BusSignals | None = None
-        self.chat.send_requested.connect(self._send)
+        self._attached: list[Panel] = []
 
+    # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
-        """Shows the stored conversation, then follows the bus. Call after the runtime started."""
-        conversation = self.runtime.conversation_id
-        if conversation is not None:
-            for stored in await self.runtime.store.messages(conversation, limit=500):
-                self.chat.add_message(stored.message)
-        self._signals = BusSignals(self.runtime.bus, ("messages",), self)
-        self._signals.item.connect(self._on_item)
-        self.statusBar().showMessage(self.tr("Ready"), 5000)
+        """Shows the stored conversation, then every panel follows the bus. Call after the runtime started."""
+        await self.chat.attach()
+        self._attached.append(self.chat)
+        await self.conversations.attach()
+        self._attached.append(self.conversations)
+        for panel in (self.roster, self.turns):
+            panel.attach()
+            self._attached.append(panel)
+        self.statusBar().showMessage(_text("ready", self.language), 5000)
 
-    def _on_item(self, item: BusItem) -> None:
-        if isinstance(item, Message):
-            self.chat.add_message(item)
+    def detach(self) -> None:
+        """Every panel stops following the bus (before the runtime stops); safe to call twice."""
+        while self._attached:
+            self._attached.pop().detach()
 
+    def set_side_panel(self, key: str, widget: QWidget) -> None:
+        """Replaces the side panel ``key`` ("search" or "camera") by ``widget``, keeping its tab."""
+        index = SIDE_TABS.index(key)
+        old = self.side.widget(index)
+        current = self.side.currentIndex()
+        self.side.removeTab(index)
+        self.side.insertTab(index, widget, "")
+        self.side.setCurrentIndex(current)
+        if old is not None:
+            old.deleteLater()
+        if key == "search":
+            self.search_panel = widget
+        else:
+            self.camera_panel = widget
+        self._retranslate()
+
+    # -- language, keyboard ----------------------------------------------------------------------------------
+    def _retranslate(self) -> None:
+        self.setWindowTitle(_text("title", self.language))
+        for index, key in enumerate(SIDE_TABS):
+            self.side.setTabText(index, _text(f"tab.{key}", self.language))
+
+    def _settings_saved(self, settings: Settings) -> None:
+        language = settings.general.language
+        if language == self.language:
+            return
+        self.language = language
+        self.roster.set_language(language)
+        self.turns.set_language(language)
+        self._retranslate()
+
+    def _install_shortcuts(self) -> None:
+        # Slots are bound methods, never lambdas capturing self (a reference cycle through Qt: ui/main_thread_gc.py).
+        targets: list[tuple[str, QWidget, int | None]] = [
+            ("Ctrl+1", self.roster.list, None),
+            ("Ctrl+2", self.conversations.items, None),
+            ("Ctrl+3", self.chat.input, None),
+            *((f"Ctrl+{4 + i}", self.side, i) for i in range(len(SIDE_TABS))),
+        ]
+        self._shortcut_targets: dict[QShortcut, tuple[QWidget, int | None]] = {}
+        for keys, widget, tab in targets:
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.activated.connect(self._on_area_shortcut)
+            self._shortcut_targets[shortcut] = (widget, tab)
+        QShortcut(QKeySequence(Qt.Key.Key_F6), self).activated.connect(self._next_area)
+        QShortcut(QKeySequence("Shift+F6"), self).activated.connect(self._previous_area)
+
+    def _on_area_shortcut(self) -> None:
+        target = self._shortcut_targets.get(self.sender())  # type: ignore[call-overload]
+        if target is not None:
+            self.focus_area(*target)
+
+    def _next_area(self) -> None:
+        self.cycle_focus(1)
+
+    def _previous_area(self) -> None:
+        self.cycle_focus(-1)
+
+    def focus_area(self, widget: QWidget, tab: int | None = None) -> None:
+        if tab is not None:
+            self.side.setCurrentIndex(tab)
+            panel = self.side.currentWidget()
+            # A panel with nothing to type into or pick (a placeholder): the tab bar, whose arrows switch panels.
+            widget = panel.focusProxy() or _first_focusable(panel) or self.side.tabBar()
+        widget.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _areas(self) -> list[QWidget]:
+        return [self.roster.list, self.conversations.items, self.chat.input, self.side]
+
+    def cycle_focus(self, step: int) -> None:
+        """F6: the next area (roster, conversations, message box, side panels), as in most desktop programs."""
+        areas = self._areas()
+        focused = self.focusWidget()
+        current = next((i for i, area in enumerate(areas)
+                        if focused is not None and (focused is area or area.isAncestorOf(focused))), -1)
+        self.focus_area(areas[(current + step) % len(areas)])
+
+    # -- devices ---------------------------------------------------------------------------------------------
     async def _test_voice(self, voice: VoiceSettings, sentence: str) -> None:
         if self.runtime.devices is None:
-            raise RuntimeError(self.tr("the speaker has not started yet"))
+            raise RuntimeError("the speaker has not started yet")
         await self.runtime.devices.test_voice(voice, sentence)
 
-    def _send(self, text: str) -> None:
-        self.runtime.send_user_message(text)
-
+    # -- layout ----------------------------------------------------------------------------------------------
     def _restore_layout(self) -> None:
         geometry = self._layout_store.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
         else:
-            self.resize(1100, 700)
-        splitter = self._layout_store.value("splitter")
-        if splitter is not None:
-            self.splitter.restoreState(splitter)
+            self.resize(1280, 800)
+        for key, splitter in (("splitter", self.splitter), ("left", self.left)):
+            state = self._layout_store.value(key)
+            if state is not None:
+                splitter.restoreState(state)
+        tab = self._layout_store.value("sideTab")
+        if tab is not None and str(tab).isdigit():
+            self.side.setCurrentIndex(int(str(tab)))
 
     def save_layout(self) -> None:
         self._layout_store.setValue("geometry", self.saveGeometry())
         self._layout_store.setValue("splitter", self.splitter.saveState())
+        self._layout_store.setValue("left", self.left.saveState())
+        self._layout_store.setValue("sideTab", self.side.currentIndex())
         self._layout_store.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
-        if self._signals is not None:
-            self._signals.close()
+        self.detach()
         self.closed.emit()
         super().closeEvent(event)
+
+
+def _first_focusable(widget: QWidget) -> QWidget | None:
+    """The first child that takes keyboard focus (a panel's query box, its table...), in tab order."""
+    if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        return widget
+    for child in widget.findChildren(QWidget):
+        if child.isVisibleTo(widget) and child.isEnabled() and child.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            return child
+    return None
 
 
 def run_until_closed(window: MainWindow) -> asyncio.Future[None]:

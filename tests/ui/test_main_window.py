@@ -1,4 +1,5 @@
-"""The window shell against the real runtime: history on start, sending, layout remembered."""
+"""The main window against the real runtime: every panel attached, history on start, sending, a three-companion
+conversation in every panel, keyboard areas, layout and language."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from companions.conversation.readmodel import ConversationReadModel
+from companions.llm.scripted import say
 from companions.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.main_window import MainWindow
 
 
@@ -44,7 +48,7 @@ async def test_history_of_the_stored_conversation_is_shown_on_start(qtbot: QtBot
         await window.attach()
         text = window.chat.view.toPlainText()
         assert text.index("first") < text.index("second")
-        assert "akari" in text
+        assert "あかり" in text  # the companion's name in the language setting (ja by default), not its id
         window.close()
 
 
@@ -53,13 +57,90 @@ async def test_layout_is_remembered_between_runs(qtbot: QtBot, madoi_home: Path)
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         window.show()
-        window.resize(760, 500)  # the offscreen screen is 800x600
+        window.resize(790, 560)  # the offscreen screen is 800x600; the minimum size is 760x520
         window.splitter.setSizes([100, 400, 200])
         remembered = window.splitter.sizes()
         window.close()
         again = MainWindow(runtime)
         qtbot.addWidget(again)
         again.show()
-        assert again.size().width() == 760
+        assert again.size().width() == 790
         assert again.splitter.sizes() == remembered
+        again.close()
+
+
+async def test_every_panel_follows_a_three_companion_conversation(qtbot: QtBot, madoi_home: Path) -> None:
+    cast = scripted_cast()
+    votes(cast["akari"], ("speak", 8, "流れ星の話がしたい"), ("listen", 1))
+    lines(cast["akari"], say("みんな、流れ星を見たことある？"))
+    votes(cast["hina"], ("speak", 4), ("speak", 7, "見たよ！"))
+    lines(cast["hina"], say("見たよ！とってもきれいだった。"))
+    votes(cast["souta"], ("listen", 2), ("listen", 1), ("listen", 0))  # after Hina nobody wants the floor: it ends
+    async with scripted_runtime(cast) as runtime:
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        assert window.roster.companion_ids() == ["akari", "hina", "souta"]
+        assert window.side.tabText(0) == "発言の順番(&T)"
+        assert window.conversations.conversation_ids() == [runtime.conversation_id]
+        window.chat.input.insertPlainText("みんな、こんばんは")
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+        await talk.wait_for(lambda v: v.status == "ended", timeout=20)
+        await runtime.bus.drain()
+        await until(window.chat.message_shown, lambda: window.chat.message_count == 3)
+        text = window.chat.view.toPlainText()
+        assert text.index("みんな、こんばんは") < text.index("流れ星を見たことある") < text.index("とってもきれい")
+        assert "あかり" in text
+        assert "ひな" in text
+        await until(window.turns.rendered, lambda: window.turns.ended.text() != "")
+        assert "会話は終わりました" in window.turns.status.text()
+        assert [t.speaker for t in talk.turns()][:2] == ["akari", "hina"]
+        await until(window.roster.state_changed, lambda: window.roster.state_of("akari") == "listening")
+        window.close()
+    cast.assert_used_up()
+
+
+async def test_keyboard_reaches_every_area(qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        window.activateWindow()
+        await window.attach()
+        qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+        assert window.focusWidget() is window.chat.input
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_F6)
+        assert window.side.isAncestorOf(window.focusWidget()) or window.focusWidget() is window.side
+        qtbot.keyClick(window.focusWidget(), Qt.Key.Key_F6)
+        assert window.focusWidget() is window.roster.list  # F6 wraps around
+        qtbot.keyClick(window.roster.list, Qt.Key.Key_F6, Qt.KeyboardModifier.ShiftModifier)
+        assert window.side.isAncestorOf(window.focusWidget()) or window.focusWidget() is window.side
+        qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+        assert window.focusWidget() is window.conversations.items
+        for index, key in enumerate((Qt.Key.Key_4, Qt.Key.Key_5, Qt.Key.Key_6)):
+            qtbot.keyClick(window, key, Qt.KeyboardModifier.ControlModifier)
+            assert window.side.currentIndex() == index
+            assert window.side.isAncestorOf(window.focusWidget())  # the panel's first control, or its tab
+        window.close()
+
+
+async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames_the_tabs(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        await window.attach()
+        window.side.setCurrentIndex(2)
+        english = runtime.settings.model_copy(
+            update={"general": runtime.settings.general.model_copy(update={"language": "en"})})
+        window.extras.settings_saved.emit(english)
+        assert [window.side.tabText(i) for i in range(3)] == ["&Turns", "Searc&h", "&Camera"]
+        assert window.roster.title.text().startswith("Companions")
+        window.close()
+        again = MainWindow(runtime)
+        qtbot.addWidget(again)
+        assert again.side.currentIndex() == 2
         again.close()
