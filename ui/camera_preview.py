@@ -1,0 +1,477 @@
+"""The camera panel: what the companions see, a camera-on indicator, a flash when one of them looks, and why there
+is no camera when there is none.
+
+Frames: a QTimer asks the runtime's camera for a small preview JPEG (``OpenCVCamera.preview``, cached per frame and
+encoded in an executor thread) at a modest rate, with at most one request in flight (an owned task; a tick that
+finds one running is skipped). Only a *new* frame is decoded, on the GUI thread: about 0.6 ms for a 320 px JPEG
+(measured under Xvfb). The timer runs only while the panel is attached and visible, so a hidden tab costs nothing.
+
+States (:data:`PreviewState`): ``off`` (no camera, with the adapter's reason, from ``DeviceStatus`` events and the
+camera's status), ``waiting`` (the camera is available but has no frame yet), ``live`` (frames flow: the
+indicator is on) and ``error`` (the last preview request failed; it is logged and polling goes on).
+
+Looks: every ``vision`` query on the bus's ``queries`` topic (a companion, or a bridge client, asking for a frame)
+flashes the panel's border and says who looked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
+
+from PySide6.QtCore import QEasingCurve, QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtGui import QColor, QFont, QHideEvent, QImage, QPainter, QPaintEvent, QPen, QPixmap, QShowEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from companions.bus import BusItem
+from companions.devices import CameraFrame, DeviceStatus
+from companions.protocol import Query
+from ui.bus_bridge import BusSignals
+from ui.camera_texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
+from ui.naming import named
+from ui.turns_wording import display_name
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+PreviewState: TypeAlias = Literal["off", "waiting", "live", "error"]
+DEFAULT_FPS: Final = 10.0
+DEFAULT_PREVIEW_WIDTH: Final = 320
+FLASH_MS: Final = 450  # the border's highlight fades out over this
+CAPTION_MS: Final = 3000  # "<name> looked" stays long enough to be read
+FLASH_COLOR: Final = QColor("#ffb300")
+INDICATOR_COLOR: Final = "#e53935"
+BACKGROUND: Final = QColor("#1f2328")
+FOREGROUND: Final = QColor("#d0d4da")
+MUTED: Final = QColor("#8b929b")
+
+
+class PreviewCamera(Protocol):
+    """What the panel needs of the camera (``app.devices.camera.OpenCVCamera`` is one)."""
+
+    @property
+    def status(self) -> DeviceStatus: ...
+
+    async def preview(self, max_width: int = 320) -> CameraFrame | None: ...
+
+
+@dataclass
+class PreviewStats:
+    """What polling cost, for tests and benchmarks."""
+
+    requests: int = 0  # preview requests started
+    skipped: int = 0  # ticks that found a request still in flight
+    frames: int = 0  # new frames decoded and shown
+    errors: int = 0  # failed requests or unreadable frames
+    decode_s: float = 0.0  # GUI-thread time spent decoding frames, in total
+    decode_max_s: float = 0.0
+
+
+class FrameView(QWidget):
+    """Paints the latest frame scaled to fit (aspect kept, centred), or a headline and a detail when there is no
+    frame, and the flash border and "who looked" caption over either."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(160, 120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self.pixmap: QPixmap | None = None
+        self.headline = ""
+        self.detail = ""
+        self.camera_off = False  # draws a crossed-out camera above the headline
+        self.flash = 0.0  # 1.0: full highlight, 0.0: none
+        self.caption = ""
+
+    def frame_rect(self) -> QRect:
+        """Where the frame is drawn: the largest rectangle of the frame's aspect that fits, centred."""
+        if self.pixmap is None or self.pixmap.isNull():
+            return QRect()
+        size = self.pixmap.size().scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio)
+        return QRect((self.width() - size.width()) // 2, (self.height() - size.height()) // 2, size.width(),
+                     size.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        try:
+            painter.fillRect(self.rect(), BACKGROUND)
+            if self.pixmap is not None and not self.pixmap.isNull():
+                painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+                painter.drawPixmap(self.frame_rect(), self.pixmap)
+            else:
+                self._paint_message(painter)
+            if self.flash > 0.0:
+                color = QColor(FLASH_COLOR)
+                color.setAlphaF(min(1.0, self.flash))
+                width = 6
+                painter.setPen(QPen(color, width))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(QRectF(self.rect()).adjusted(width / 2, width / 2, -width / 2, -width / 2))
+            if self.caption:
+                self._paint_caption(painter)
+        finally:
+            painter.end()
+
+    def _paint_message(self, painter: QPainter) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        area = self.rect().adjusted(16, 16, -16, -16)
+        top = area.center().y() - 40
+        if self.camera_off:
+            self._paint_camera_off(painter, area.center().x(), top - 24)
+            top += 8
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        painter.setFont(font)
+        painter.setPen(FOREGROUND)
+        headline = QRect(area.left(), top, area.width(), 28)
+        painter.drawText(headline, Qt.AlignmentFlag.AlignCenter, self.headline)
+        painter.setFont(self.font())
+        painter.setPen(MUTED)
+        detail = QRect(area.left(), headline.bottom() + 4, area.width(), area.bottom() - headline.bottom() - 4)
+        painter.drawText(detail, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+                         | int(Qt.TextFlag.TextWordWrap), self.detail)
+
+    @staticmethod
+    def _paint_camera_off(painter: QPainter, cx: int, cy: int) -> None:
+        painter.setPen(QPen(MUTED, 2.5))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(QRectF(cx - 22, cy - 14, 34, 28), 5, 5)
+        painter.drawPolygon([QPointF(cx + 12, cy - 6), QPointF(cx + 24, cy - 13), QPointF(cx + 24, cy + 13),
+                             QPointF(cx + 12, cy + 6)])
+        painter.drawLine(cx - 26, cy - 20, cx + 26, cy + 20)
+
+    def _paint_caption(self, painter: QPainter) -> None:
+        font = QFont(self.font())
+        font.setBold(True)
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        pad = 8
+        width = min(self.width() - 24, metrics.horizontalAdvance(self.caption) + 2 * pad + 4)  # +4: rounding
+        box = QRectF(12, self.height() - metrics.height() - 2 * pad - 12, width, metrics.height() + 2 * pad)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(0, 0, 0, 170))
+        painter.drawRoundedRect(box, 6, 6)
+        painter.setPen(FLASH_COLOR)
+        painter.drawText(box.adjusted(pad, 0, -pad, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         metrics.elidedText(self.caption, Qt.TextElideMode.ElideRight, int(width - 2 * pad)))
+
+
+class CameraPreview(QWidget):
+    """The camera panel of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it
+    stops. ``fps`` bounds the preview requests per second; ``preview_width`` is the JPEG's width asked for."""
+
+    frame_shown = Signal(float)  # a new frame is on screen: its capture time (time.time())
+    flashed = Signal(str)  # a companion (or client) id that looked through the camera
+    state_changed = Signal(str, str)  # the PreviewState and its detail, whenever either changes
+
+    def __init__(self, runtime: Runtime, language: str, *, fps: float = DEFAULT_FPS,
+                 preview_width: int = DEFAULT_PREVIEW_WIDTH, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if fps <= 0:
+            raise ValueError("fps must be positive")
+        self.runtime = runtime
+        self.language = language
+        self.preview_width = preview_width
+        self.stats = PreviewStats()
+        self.indicator = named(QLabel(), "cameraIndicator")
+        self.indicator.setTextFormat(Qt.TextFormat.RichText)
+        policy = self.indicator.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # the frame does not jump when the indicator comes and goes
+        self.indicator.setSizePolicy(policy)
+        self.indicator.hide()
+        self.view = named(FrameView(), "cameraView")
+        header = QHBoxLayout()
+        header.setContentsMargins(4, 2, 4, 2)
+        header.addWidget(self.indicator)
+        header.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(header)
+        layout.addWidget(self.view, 1)
+
+        self.timer = QTimer(self)
+        self.timer.setObjectName("cameraPollTimer")
+        self.timer.setInterval(max(1, round(1000 / fps)))
+        self.timer.timeout.connect(self._tick)
+        self.flash_animation = QVariantAnimation(self)
+        self.flash_animation.setStartValue(1.0)
+        self.flash_animation.setEndValue(0.0)
+        self.flash_animation.setDuration(FLASH_MS)
+        self.flash_animation.setEasingCurve(QEasingCurve.Type.OutCubic)
+        self.flash_animation.valueChanged.connect(self._on_flash_value)
+        self._caption_timer = QTimer(self)
+        self._caption_timer.setSingleShot(True)
+        self._caption_timer.setInterval(CAPTION_MS)
+        self._caption_timer.timeout.connect(self._clear_caption)
+
+        self._signals: BusSignals | None = None
+        self._attached = False
+        self._poll_task: asyncio.Task[None] | None = None
+        self._state: PreviewState = "off"
+        self._reason = ""  # the adapter's reason (off) or the error's text (error), as given
+        self._shown_timestamp: float | None = None
+        self._looker: str | None = None
+        self._failing = False  # logs the first failure of a streak, not every tick
+        self._retranslate()
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def attach(self) -> None:
+        """Follows the bus and starts polling while visible (call after ``runtime.start()``)."""
+        if self._signals is None:
+            self._signals = BusSignals(self.runtime.bus, ("queries", "events"), self)
+            self._signals.item.connect(self._on_item)
+        self._attached = True
+        self._check_status()
+        self._update_polling()
+
+    def detach(self) -> None:
+        """Stops polling and following the bus, and cancels the request in flight (before the runtime stops)."""
+        self._attached = False
+        self.timer.stop()
+        if self._signals is not None:
+            self._signals.close()
+            self._signals = None
+        task = self._poll_task
+        if task is not None:
+            task.cancel()  # its done-callback forgets it
+        self.flash_animation.stop()
+        self._caption_timer.stop()
+        self.view.flash = 0.0
+        self.view.update()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self._retranslate()
+
+    # -- what the user sees ----------------------------------------------------------------------------------
+    @property
+    def state(self) -> PreviewState:
+        return self._state
+
+    @property
+    def poll_task(self) -> asyncio.Task[None] | None:
+        """The preview request in flight, if any."""
+        return self._poll_task
+
+    @property
+    def polling(self) -> bool:
+        return self.timer.isActive()
+
+    def headline(self) -> str:
+        """What the panel says in large letters when there is no frame ("No camera" ...); "" while live."""
+        return self.view.headline if self.view.pixmap is None else ""
+
+    def detail(self) -> str:
+        """The reason under the headline (the camera's reason or the error), in the panel's language."""
+        return self.view.detail if self.view.pixmap is None else ""
+
+    def look_text(self) -> str:
+        """"<name> looked" while the caption shows, else ""."""
+        return self.view.caption
+
+    def frame(self) -> QPixmap | None:
+        return self.view.pixmap
+
+    # -- polling ---------------------------------------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._update_polling()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._update_polling()
+
+    def _update_polling(self) -> None:
+        if self._attached and self.isVisible():
+            if not self.timer.isActive():
+                self.timer.start()
+                self._tick()  # a panel that comes into view shows the camera at once
+        else:
+            self.timer.stop()
+
+    def _camera(self) -> PreviewCamera | None:
+        devices = self.runtime.devices
+        return devices.camera if devices is not None else None
+
+    def _check_status(self) -> PreviewCamera | None:
+        """Shows "no camera" when there is none; returns the camera when it is available."""
+        camera = self._camera()
+        if camera is None:
+            self._show_off(NO_DEVICES)
+            return None
+        status = camera.status
+        if not status.available:
+            self._show_off(status.reason)
+            return None
+        if self._state == "off":
+            self._set_state("waiting", "")
+        return camera
+
+    def _tick(self) -> None:
+        try:
+            camera = self._check_status()
+            if camera is None:
+                return
+            if self._poll_task is not None:
+                self.stats.skipped += 1
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # Qt delivers a tick while no asyncio loop runs (e.g. tearing down): skip it
+                return
+            self.stats.requests += 1
+            task = loop.create_task(self._poll(camera), name="camera-preview")
+            self._poll_task = task
+            task.add_done_callback(self._poll_done)
+        except Exception:  # a slot never raises
+            log.exception("camera preview: tick failed")
+
+    def _poll_done(self, task: asyncio.Task[None]) -> None:
+        if self._poll_task is task:
+            self._poll_task = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("camera preview: request failed", exc_info=task.exception())
+
+    async def _poll(self, camera: PreviewCamera) -> None:
+        try:
+            frame = await camera.preview(self.preview_width)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            if self._attached:
+                self._show_error(err)
+            return
+        if not self._attached or self._check_status() is None:
+            return  # detached, or the camera went away while the frame was being encoded
+        if frame is None:
+            if self.view.pixmap is None:
+                self._set_state("waiting", "")
+            return
+        try:
+            self._show_frame(frame)
+        except Exception as err:  # a frame the GUI cannot take is a state too, not a crash
+            self._show_error(err)
+
+    def _show_frame(self, frame: CameraFrame) -> None:
+        if frame.timestamp == self._shown_timestamp and self.view.pixmap is not None:
+            self._set_state("live", "")  # the camera has no newer frame yet (or the panel polls faster)
+            return
+        began = time.perf_counter()
+        image = QImage()
+        image.loadFromData(frame.jpeg, "JPG")  # named, so that Qt does not probe every image plugin (~15 ms)
+        pixmap = QPixmap.fromImage(image) if not image.isNull() else None
+        spent = time.perf_counter() - began
+        self.stats.decode_s += spent
+        self.stats.decode_max_s = max(self.stats.decode_max_s, spent)
+        if pixmap is None:
+            self._show_error(ValueError(UNREADABLE_FRAME))
+            return
+        self.stats.frames += 1
+        if self._failing:
+            log.info("camera preview: frames again")
+            self._failing = False
+        self._shown_timestamp = frame.timestamp
+        self.view.pixmap = pixmap
+        self._set_state("live", "")
+        self.view.update()
+        self.frame_shown.emit(frame.timestamp)
+
+    # -- states ----------------------------------------------------------------------------------------------
+    def _show_off(self, reason: str) -> None:
+        self._clear_frame()
+        self._set_state("off", reason)
+
+    def _show_error(self, err: BaseException) -> None:
+        self.stats.errors += 1
+        if not self._failing:
+            log.error("camera preview failed (polling goes on)", exc_info=err)
+            self._failing = True
+        self._clear_frame()
+        self._set_state("error", str(err) or type(err).__name__)
+
+    def _clear_frame(self) -> None:
+        if self.view.pixmap is not None:
+            self.view.pixmap = None
+            self.view.update()
+        self._shown_timestamp = None
+
+    def _set_state(self, state: PreviewState, reason: str) -> None:
+        if state == self._state and reason == self._reason:
+            return
+        self._state, self._reason = state, reason
+        self._render_state()
+        self.state_changed.emit(state, reason)
+
+    def _render_state(self) -> None:
+        view = self.view
+        state = self._state
+        view.camera_off = state == "off"
+        view.headline = camera_text(f"state.{state}", self.language)
+        view.detail = reason_text(self._reason, self.language)  # "" while waiting or live
+        self.indicator.setVisible(state == "live")
+        summary = f"{view.headline}: {view.detail}" if view.detail else view.headline
+        view.setAccessibleName(camera_text("title", self.language))
+        view.setAccessibleDescription(summary)
+        view.setToolTip(summary if state != "live" else "")
+        view.update()
+
+    # -- the bus ---------------------------------------------------------------------------------------------
+    def _on_item(self, item: BusItem) -> None:
+        try:
+            if isinstance(item, Query) and item.params.type == "vision":
+                self._show_look(item.params.from_)
+            elif isinstance(item, DeviceStatus) and item.device == "camera" and self._attached:
+                if item.available:
+                    if self._check_status() is not None and self.timer.isActive():
+                        self._tick()
+                else:
+                    self._show_off(item.reason)
+        except Exception:  # a slot never raises
+            log.exception("camera preview: bus item %s not shown", type(item).__name__)
+
+    def _show_look(self, who: str) -> None:
+        self._looker = who
+        self.view.caption = self._look_caption()
+        self.view.setAccessibleDescription(camera_text("looked.accessible", self.language,
+                                                       who=display_name(self.runtime, self.language, who)))
+        self.flash_animation.stop()
+        self.view.flash = 1.0  # at once: the animation's first value comes with its first frame
+        self.flash_animation.start()
+        self._caption_timer.start()
+        self.view.update()
+        self.flashed.emit(who)
+
+    def _look_caption(self) -> str:
+        if self._looker is None:
+            return ""
+        return camera_text("looked", self.language, who=display_name(self.runtime, self.language, self._looker))
+
+    def _on_flash_value(self, value: object) -> None:
+        self.view.flash = float(value) if isinstance(value, (int, float)) else 0.0
+        self.view.update()
+
+    def _clear_caption(self) -> None:
+        self._looker = None
+        self.view.caption = ""
+        self.view.update()
+
+    @property
+    def flashing(self) -> bool:
+        """True while the border's highlight fades."""
+        return self.flash_animation.state() == QVariantAnimation.State.Running
+
+    def _retranslate(self) -> None:
+        self.indicator.setText(f'<span style="color:{INDICATOR_COLOR}; font-size:large;">&#9679;</span>&nbsp;'
+                               f'<b>{camera_text("indicator.on", self.language)}</b>')
+        self.indicator.setToolTip(camera_text("indicator.tooltip", self.language))
+        self.indicator.setAccessibleName(camera_text("indicator.on", self.language))
+        self.view.caption = self._look_caption()
+        self._render_state()
