@@ -39,13 +39,13 @@ async def resolve_default_model(runtime: Runtime) -> ModelResolution:
     return await resolve_chat_model(s.base_url, s.model, key, autodetect=s.autodetect_local, timeout_s=s.timeout_s)
 
 
-def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelResolution,
-                     search: SearchPort | None = None) -> CompanionCast:
-    """The cast from the sample and user cards; a companion whose model cannot be built still appears."""
+def companion_models(runtime: Runtime, resolution: ModelResolution,
+                     problems: list[str]) -> Callable[[CompanionCard], ChatModel]:
+    """Each companion's ChatModel: its card's endpoint over the resolved default; a model that cannot be built
+    becomes an :class:`UnavailableModel` that says why (and the reason goes to ``problems``)."""
     s = runtime.settings
     key = s.llm.api_key.get_secret_value() if s.llm.api_key is not None else None
     default = default_endpoint(resolution, key, s.llm.timeout_s)
-    model_problems: list[str] = []
 
     def make_model(card: CompanionCard) -> ChatModel:
         if default is None and not (card.llm.base_url or card.llm.model):
@@ -54,11 +54,20 @@ def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelRes
             return model_for_card(card.name(s.general.language), base_url=card.llm.base_url, model=card.llm.model,
                                   api_key_env=card.llm.api_key_env, default=default)
         except LLMError as err:
-            model_problems.append(str(err))
+            problems.append(str(err))
             return UnavailableModel(str(err))
 
+    return make_model
+
+
+def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelResolution,
+                     search: SearchPort | None = None) -> CompanionCast:
+    """The cast from the sample and user cards; a companion whose model cannot be built still appears."""
+    s = runtime.settings
+    model_problems: list[str] = []
     cast = build_cast(
-        [sample_cards_dir(), runtime.paths.cards_dir], runtime.make_model or make_model,
+        [sample_cards_dir(), runtime.paths.cards_dir],
+        runtime.make_model or companion_models(runtime, resolution, model_problems),
         bus=runtime.bus, queries=broker, language=s.general.language,
         memory_path=runtime.paths.database,  # one database: the memory table lives beside the conversations
         user_id=s.general.user_name,
@@ -68,6 +77,21 @@ def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelRes
         runtime.loaded.problems.append(f"companion card {problem}")
     runtime.loaded.problems.extend(model_problems)
     return cast
+
+
+async def reconnect_models(runtime: Runtime) -> list[str]:
+    """Resolves the default model again from ``runtime.settings`` (an endpoint just saved, or a local server
+    started since) and hands every companion its model; returns the problems met. The conversation goes on:
+    each companion thinks with its new model from its next request."""
+    if runtime.cast is None or runtime.make_model is not None:  # not started, or models given by the caller
+        return []
+    runtime.model_resolution = await resolve_default_model(runtime)
+    log.info("language model: %s (%s)", runtime.model_resolution.message, runtime.model_resolution.source)
+    problems: list[str] = []
+    make_model = companion_models(runtime, runtime.model_resolution, problems)
+    for companion in runtime.cast:
+        companion.use_model(make_model(companion.card))
+    return problems
 
 
 def build_search(runtime: Runtime, model: ChatModel | None) -> SearchService | None:

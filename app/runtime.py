@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from app.assembly import ModelFactory, build_components
-from app.settings import LoadedSettings
+from app.assembly import ModelFactory, build_components, reconnect_models
+from app.settings import LoadedSettings, Settings
 from app.storage import ConversationStore
 from companions.bus import Bus, BusItem, InProcessBus, LocalEvent, Subscription
+from companions.llm.unavailable import UnavailableModel
 from companions.loop_health import LagProbe
 from companions.protocol import Message, State
 from companions.tasks import TaskSet
@@ -168,6 +169,35 @@ class Runtime:
         """The conversation the user leaves becomes searchable with everything said in it."""
         if conversation_id is not None and self.conversation_indexer is not None:
             self.conversation_indexer.request(conversation_id)
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Takes the settings the user just saved: the camera is checked again when its source changed, and the
+        companions get a language model again when the LLM section changed. Other sections apply at next start."""
+        previous, self.settings = self.settings, settings
+        self.loaded.settings = settings
+        if self.devices is not None:
+            await self.devices.apply_settings(settings)
+        if settings.llm != previous.llm:
+            await self.reconnect_models()
+
+    async def reconnect_models(self) -> str | None:
+        """Looks for the language model again (settings, then a local server); returns :meth:`model_problem`."""
+        for problem in await reconnect_models(self):
+            log.warning("language model: %s", problem)
+        return self.model_problem()
+
+    def model_problem(self) -> str | None:
+        """Why no companion can talk (no language model could be reached or built), or None when one can.
+
+        The window shows its first-run panel with this reason; None as well before the companions exist.
+        """
+        cast = self.cast
+        if cast is None or not cast.companions:
+            return None
+        unavailable = [c.model for c in cast.companions.values() if isinstance(c.model, UnavailableModel)]
+        if len(unavailable) < len(cast.companions):
+            return None
+        return unavailable[0].reason
 
     def send_user_message(self, text: str, to: list[str] | None = None) -> Message:
         """Publishes a message from the user; it is stored and delivered to the companions by the bus."""

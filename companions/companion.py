@@ -106,6 +106,12 @@ class Companion:
         self.structured_stats = StructuredStats()
         self._subscription: Subscription | None = None
 
+    def use_model(self, model: ChatModel) -> None:
+        """Thinks with ``model`` from the next request on (the user connected a language model while running)."""
+        self.model = model
+        self.builtins.model = model
+        self.worker.model = model
+
     @property
     def id(self) -> str:
         return self.card.id

@@ -42,6 +42,11 @@ class TaskSet:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    def cancel(self) -> None:
+        """Cancels every task without waiting (for synchronous callers such as a window's close event)."""
+        for task in reversed(list(self._tasks)):
+            task.cancel()
+
     async def cancel_all(self) -> None:
         """Cancels every task, newest first, and waits for each to finish."""
         for task in reversed(list(self._tasks)):

@@ -18,6 +18,8 @@ from app.error_reporting import ErrorReporter
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
+from companions.tasks import TaskSet
+from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
@@ -33,7 +35,9 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "starting": ("Starting…", "起動中…"),
     "ready": ("Ready", "準備ができました"),
     "search.none": ("Search: not available yet", "検索: まだ使えません"),
-    "camera.none": ("Camera: no preview yet", "カメラ: プレビューはまだありません"),
+    "connected.title": ("The companions can talk", "コンパニオンが話せるようになりました"),
+    "failed.title": ("Could not apply the settings", "設定を反映できませんでした"),
+    "still.title": ("Still no language model", "言語モデルはまだ見つかりません"),
 }
 SIDE_TABS: Final = ("turns", "search", "camera")
 
@@ -71,7 +75,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatPanel(runtime, self.language)
         self.turns = TurnsPanel(runtime, self.language)
         self.search_panel: QWidget = _placeholder(_text("search.none", self.language), "searchPlaceholder")
-        self.camera_panel: QWidget = _placeholder(_text("camera.none", self.language), "cameraPlaceholder")
+        self.camera_panel = CameraPreview(runtime, self.language)
         self.side = named(QTabWidget(), "sidePanels")
         for panel in (self.turns, self.search_panel, self.camera_panel):
             self.side.addTab(panel, "")
@@ -83,6 +87,7 @@ class MainWindow(QMainWindow):
         self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
                                     test_voice=self._test_voice)
         self.extras.settings_saved.connect(self._settings_saved)
+        self.extras.first_run.retry_requested.connect(self._retry_model)
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
@@ -100,6 +105,7 @@ class MainWindow(QMainWindow):
         self._layout_store = QSettings(str(runtime.paths.config_dir / "window.ini"), QSettings.Format.IniFormat)
         self._restore_layout()
         self._attached: list[Panel] = []
+        self._tasks = TaskSet("window")
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
@@ -108,31 +114,17 @@ class MainWindow(QMainWindow):
         self._attached.append(self.chat)
         await self.conversations.attach()
         self._attached.append(self.conversations)
-        for panel in (self.roster, self.turns):
+        for panel in (self.roster, self.turns, self.camera_panel):
             panel.attach()
             self._attached.append(panel)
+        self._show_model_problem(self.runtime.model_problem())
         self.statusBar().showMessage(_text("ready", self.language), 5000)
 
     def detach(self) -> None:
         """Every panel stops following the bus (before the runtime stops); safe to call twice."""
+        self._tasks.cancel()
         while self._attached:
             self._attached.pop().detach()
-
-    def set_side_panel(self, key: str, widget: QWidget) -> None:
-        """Replaces the side panel ``key`` ("search" or "camera") by ``widget``, keeping its tab."""
-        index = SIDE_TABS.index(key)
-        old = self.side.widget(index)
-        current = self.side.currentIndex()
-        self.side.removeTab(index)
-        self.side.insertTab(index, widget, "")
-        self.side.setCurrentIndex(current)
-        if old is not None:
-            old.deleteLater()
-        if key == "search":
-            self.search_panel = widget
-        else:
-            self.camera_panel = widget
-        self._retranslate()
 
     # -- language, keyboard ----------------------------------------------------------------------------------
     def _retranslate(self) -> None:
@@ -142,12 +134,39 @@ class MainWindow(QMainWindow):
 
     def _settings_saved(self, settings: Settings) -> None:
         language = settings.general.language
-        if language == self.language:
+        if language != self.language:
+            self.language = language
+            for panel in (self.roster, self.turns, self.camera_panel):
+                panel.set_language(language)
+            self._retranslate()
+        self._tasks.spawn(self._apply(settings), name="apply-settings")
+
+    def _retry_model(self) -> None:
+        self._tasks.spawn(self._apply(None), name="reconnect-model")
+
+    async def _apply(self, settings: Settings | None) -> None:
+        """The runtime takes new settings (or looks for a model again); the first-run panel follows the result."""
+        had_problem = self.runtime.model_problem() is not None
+        try:
+            if settings is not None:
+                await self.runtime.apply_settings(settings)
+            else:
+                await self.runtime.reconnect_models()
+        except Exception as err:  # the user sees why; the window and the conversation go on
+            self.extras.notifications.notify(_text("failed.title", self.language), str(err), "error")
             return
-        self.language = language
-        self.roster.set_language(language)
-        self.turns.set_language(language)
-        self._retranslate()
+        problem = self.runtime.model_problem()
+        self._show_model_problem(problem)
+        if had_problem and problem is None and self.runtime.model_resolution is not None:
+            self.extras.notifications.notify(_text("connected.title", self.language),
+                                             self.runtime.model_resolution.message, "info")
+        elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
+            self.extras.notifications.notify(_text("still.title", self.language), problem, "warning")
+
+    def _show_model_problem(self, problem: str | None) -> None:
+        # What the runtime resolved decides, not the settings alone: a local server found on this machine (or a
+        # companion's own endpoint) lets the companions talk although no endpoint was ever typed in.
+        self.extras.show_first_run(problem is not None, problem)
 
     def _install_shortcuts(self) -> None:
         # Slots are bound methods, never lambdas capturing self (a reference cycle through Qt: ui/main_thread_gc.py).

@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
 from companions.protocol import Message
+from companions.testing.openai_server import OpenAITestServer
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.main_window import MainWindow
@@ -86,6 +87,8 @@ async def test_every_panel_follows_a_three_companion_conversation(qtbot: QtBot, 
         assert window.roster.companion_ids() == ["akari", "hina", "souta"]
         assert window.side.tabText(0) == "発言の順番(&T)"
         assert window.conversations.conversation_ids() == [runtime.conversation_id]
+        assert window.extras.chat_stack is not None
+        assert window.extras.chat_stack.currentWidget() is window.chat  # the companions have models: no first run
         window.chat.input.insertPlainText("みんな、こんばんは")
         qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
@@ -144,3 +147,27 @@ async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames
         qtbot.addWidget(again)
         assert again.side.currentIndex() == 2
         again.close()
+
+
+async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        stack = window.extras.chat_stack
+        assert stack is not None
+        assert stack.currentWidget() is window.extras.first_run  # no model configured, none detected
+        assert "No LLM is configured" in window.extras.first_run.problem.text()
+        async with signal_fired(window.extras.notifications.shown):
+            window.extras.first_run.retry_button.click()  # still nothing: the panel stays, and says why
+        assert stack.currentWidget() is window.extras.first_run
+        async with OpenAITestServer(models=["qwen-test"]) as server:
+            endpoint = runtime.settings.model_copy(
+                update={"llm": runtime.settings.llm.model_copy(update={"base_url": server.base_url})})
+            async with signal_fired(window.extras.notifications.shown):
+                window.extras.settings_saved.emit(endpoint)  # what the settings dialog does on Save
+            assert stack.currentWidget() is window.chat
+            assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
+            assert runtime.model_problem() is None
+        window.close()

@@ -1,0 +1,74 @@
+"""Settings saved while Madoi runs reach the runtime: an endpoint connects the companions at once, a new camera
+source is checked again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.runtime import Runtime
+from app.settings import Settings, load_settings
+from companions.llm.types import ChatMessage, ChatRequest, complete
+from companions.llm.unavailable import UnavailableModel
+from companions.testing.openai_server import OpenAITestServer, text_reply
+from tests.app.media import write_test_video
+
+
+def _with(settings: Settings, section: str, **fields: object) -> Settings:
+    return settings.model_copy(update={section: getattr(settings, section).model_copy(update=fields)})
+
+
+async def test_an_endpoint_saved_while_running_lets_every_companion_talk(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        assert runtime.cast is not None
+        problem = runtime.model_problem()
+        assert problem is not None
+        assert "No LLM is configured" in problem
+        async with OpenAITestServer(models=["qwen-test"]) as server:
+            server.script(text_reply("こんばんは！"))
+            await runtime.apply_settings(_with(runtime.settings, "llm", base_url=server.base_url))
+            assert runtime.model_problem() is None
+            assert runtime.model_resolution is not None
+            assert runtime.model_resolution.source == "settings"
+            assert runtime.settings.llm.base_url == server.base_url
+            akari = runtime.cast.companions["akari"]
+            assert not isinstance(akari.model, UnavailableModel)
+            assert akari.worker.model is akari.model  # the turn loop thinks with it too
+            answer = await complete(akari.model, ChatRequest(messages=(ChatMessage.user("こんばんは"),)))
+            assert answer.message.text == "こんばんは！"
+            server.assert_used_up()
+    finally:
+        await runtime.stop()
+
+
+async def test_clearing_the_endpoint_brings_the_reason_back(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        # A named model on an endpoint is built without a round trip (a failure shows on the first request).
+        await runtime.apply_settings(_with(runtime.settings, "llm", base_url="http://127.0.0.1:9/v1", model="m"))
+        assert runtime.model_problem() is None
+        await runtime.apply_settings(_with(runtime.settings, "llm", base_url=None, model=None))
+        problem = await runtime.reconnect_models()  # nothing configured, nothing detected: the reason
+        assert problem is not None
+        assert "No LLM is configured" in problem
+        assert runtime.cast is not None
+        assert all(isinstance(c.model, UnavailableModel) for c in runtime.cast)
+    finally:
+        await runtime.stop()
+
+
+async def test_a_new_camera_source_is_checked_again(madoi_home: Path, tmp_path: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        assert runtime.devices is not None
+        assert not runtime.devices.camera.status.available
+        video = write_test_video(tmp_path / "cam.avi")
+        await runtime.apply_settings(_with(runtime.settings, "camera", source=str(video)))
+        assert runtime.devices.camera.source == str(video)
+        frame = await runtime.devices.camera.capture()
+        assert (frame.width, frame.height) == (640, 480)
+    finally:
+        await runtime.stop()
