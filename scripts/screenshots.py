@@ -1,4 +1,5 @@
-"""Renders the settings dialog and the first-run panel, in Japanese and English, to PNG files.
+"""Renders the main window mid-conversation, the settings dialog and the first-run panel, in Japanese and English,
+to PNG files.
 
 Run under a virtual X server so the real xcb platform (fonts, style) draws them:
 
@@ -30,6 +31,10 @@ def main() -> int:
     for name in [n for n in os.environ if n.startswith("MADOI_")]:
         del os.environ[name]
     os.environ["MADOI_HOME"] = home
+    # The window's runtime: no bridge, no model server probe, no keyring, speech rendered to files in the home.
+    os.environ.update({"MADOI_BRIDGE_PORT": "0", "MADOI_LLM_AUTODETECT_LOCAL": "false",
+                       "MADOI_VOICE_OUTPUT_DIR": str(Path(home) / "speech"),
+                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
 
     import keyring.backends.fail
     from PySide6.QtWidgets import QApplication, QWidget
@@ -97,10 +102,31 @@ def main() -> int:
     dark_dialog.tabs.setCurrentIndex(0)
     shoot(dark_dialog, "settings-general-en-dark")
 
+    written += _main_windows(app, args.out, Path(home))
     for path in written:
         print(path)
     shutil.rmtree(home, ignore_errors=True)
     return 0
+
+
+def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
+    """The main window mid-conversation: Japanese (light) and English (dark), on a qasync loop."""
+    import asyncio
+
+    import qasync
+
+    from scripts.main_window_shots import shoot_main_window
+
+    async def shoot_all() -> list[Path]:
+        ja = await shoot_main_window(out, "ja", "main-window-ja", home / "ja")
+        en = await shoot_main_window(out, "en", "main-window-en-dark", home / "en", theme="dark")
+        return [ja, en]
+
+    app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with loop:
+        return loop.run_until_complete(shoot_all())
 
 
 if __name__ == "__main__":

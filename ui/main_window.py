@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([220, 560, 420])
         for index in range(self.splitter.count()):
             self.splitter.setCollapsible(index, False)  # keyboard users cannot drag a collapsed panel back
+        self.splitter.setContentsMargins(8, 6, 8, 0)
         self.setCentralWidget(self.splitter)
         self._retranslate()
         self.statusBar().showMessage(_text("starting", self.language))

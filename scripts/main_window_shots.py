@@ -1,0 +1,70 @@
+"""The main window mid-conversation, for scripts/screenshots.py: three scripted companions on a real runtime.
+
+Akari has spoken (her voice rendered to a WAV file), Souta is composing his answer (the streamed text shows in the
+chat), and the turn-taking view shows everyone's vote on Akari's message. The camera reads a generated video file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from companions.llm.scripted import say, stall
+from tests.app.media import write_test_video
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
+from ui.main_window import MainWindow
+
+SCENES = {
+    "ja": {
+        "user": "こんばんは！昨日の夜、空を見た人いる？",
+        "akari": ("流れ星の話がしたい", "見た見た！流れ星がいくつも流れてて、思わず願いごとしちゃった。"),
+        "hina": "わたしも見たかったなあ",
+        "souta": ("しし座流星群の話ができる", "昨日はしし座流星群の極大日だったんだ。一時間に"),
+    },
+    "en": {
+        "user": "Good evening! Did anyone look at the sky last night?",
+        "akari": ("I want to talk about the meteors", "I did! Meteors kept falling, so I made a wish on one."),
+        "hina": "I wish I had seen them",
+        "souta": ("I know about the Leonids", "Last night was the peak of the Leonid shower. About"),
+    },
+}
+
+
+async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
+                            before_shot: Callable[[MainWindow], None] | None = None) -> Path:
+    """Renders the window of a runtime on ``home`` in ``language`` and ``theme`` mid-conversation to
+    ``out/name.png``."""
+    scene = SCENES[language]
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["MADOI_HOME"] = str(home)  # a home of its own: the runtime opens the home's latest conversation
+    os.environ["MADOI_LANGUAGE"] = language
+    os.environ["MADOI_GENERAL_THEME"] = theme  # the window applies the theme of its settings
+    os.environ["MADOI_CAMERA"] = str(write_test_video(home / "camera.avi", frames=90))
+    cast = scripted_cast()
+    akari_reason, akari_line = scene["akari"]
+    souta_reason, souta_start = scene["souta"]
+    votes(cast["akari"], ("speak", 8, akari_reason))
+    lines(cast["akari"], say(akari_line))
+    votes(cast["hina"], ("speak", 4, scene["hina"]), ("listen", 3, scene["hina"]))
+    votes(cast["souta"], ("listen", 2), ("speak", 7, souta_reason))
+    lines(cast["souta"], stall(text_first=souta_start))
+    async with scripted_runtime(cast) as runtime:
+        window = MainWindow(runtime)
+        window.resize(1360, 820)
+        window.side.setCurrentIndex(0)
+        window.show()
+        await window.attach()
+        runtime.send_user_message(scene["user"])
+        await until(window.chat.composing_changed, lambda: souta_start in window.chat.view.toPlainText(), 30)
+        await until(window.turns.rendered, lambda: window.turns.view.turn is not None
+                    and window.turns.view.turn.number == 2, 30)
+        if before_shot is not None:
+            before_shot(window)
+        await asyncio.sleep(0.3)  # the loop (Qt's) paints every panel's last update; no processEvents in a task
+        path = out / f"{name}.png"
+        if not window.grab().save(str(path)):
+            raise SystemExit(f"could not write {path}")
+        window.close()
+    return path
