@@ -32,16 +32,21 @@ SCENES = {
 }
 
 
-async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
-                            before_shot: Callable[[MainWindow], None] | None = None) -> Path:
-    """Renders the window of a runtime on ``home`` in ``language`` and ``theme`` mid-conversation to
-    ``out/name.png``."""
-    scene = SCENES[language]
+def _environment(home: Path, language: str, theme: str) -> None:
+    """The runtime's settings for one shot, through the environment (as a user would override them)."""
     home.mkdir(parents=True, exist_ok=True)
     os.environ["MADOI_HOME"] = str(home)  # a home of its own: the runtime opens the home's latest conversation
     os.environ["MADOI_LANGUAGE"] = language
     os.environ["MADOI_GENERAL_THEME"] = theme  # the window applies the theme of its settings
     os.environ["MADOI_CAMERA"] = str(write_test_video(home / "camera.avi", frames=90))
+
+
+async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
+                            before_shot: Callable[[MainWindow], None] | None = None) -> Path:
+    """Renders the window of a runtime on ``home`` in ``language`` and ``theme`` mid-conversation to
+    ``out/name.png``."""
+    scene = SCENES[language]
+    _environment(home, language, theme)
     cast = scripted_cast()
     akari_reason, akari_line = scene["akari"]
     souta_reason, souta_start = scene["souta"]
