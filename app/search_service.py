@@ -1,13 +1,16 @@
 """The search component of the runtime: opens the index, keeps the knowledge folders indexed in the background.
 
 On start it opens ``<data dir>/search.sqlite3`` and spawns one owned task that indexes the bundled samples and the
-folders of ``settings.search.folders`` (incrementally: unchanged files cost one hash each), then publishes
-:class:`SearchIndexUpdated` on the bus. Conversations are added with ``engine.index_messages``.
+folders of ``settings.search.folders`` (incrementally: unchanged files cost one hash each), publishing
+:class:`SearchIndexProgress` before each new or changed file and :class:`SearchIndexUpdated` at the end on the
+bus; :meth:`SearchService.reindex` runs the pass again. Conversations are added with ``engine.index_messages``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from companions.bus import Bus, LocalEvent
 from companions.llm.types import ChatModel
 from companions.search.classifier import make_query_classifier
 from companions.search.engine import SearchEngine
-from companions.search.research import ResearchAgent
+from companions.search.research import ResearchAgent, ResearchProgress
 from companions.search.semantic import Embedder
 from companions.tasks import TaskSet
 
@@ -34,6 +37,16 @@ class SearchIndexUpdated(LocalEvent):
     problems: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class SearchIndexProgress(LocalEvent):
+    """The background indexing pass is at file ``done + 1`` of ``total`` new or changed ones (``current``);
+    ``done == total`` (and no ``current``) when the last one is written. :class:`SearchIndexUpdated` follows."""
+
+    done: int
+    total: int
+    current: str = ""
+
+
 class SearchService:
     name = "search"
 
@@ -42,16 +55,31 @@ class SearchService:
         self.folders = folders
         self.bus = bus
         self.tasks = TaskSet("search")
-        self.indexed: SearchIndexUpdated | None = None
+        self.indexed: SearchIndexUpdated | None = None  # the last finished pass
+        self.progress: SearchIndexProgress | None = None  # the running pass, None when none runs
+        self._pass: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.engine.open()
-        self.tasks.spawn(self._index_folders(), name="search-index-folders")
+        self.reindex()
+
+    def reindex(self) -> asyncio.Task[None]:
+        """Starts an indexing pass over the folders (the running one when a pass is under way)."""
+        if self._pass is None or self._pass.done():
+            self.progress = SearchIndexProgress(0, 0)
+            self._pass = self.tasks.spawn(self._index_folders(), name="search-index-folders")
+        return self._pass
+
+    def _publish_progress(self, done: int, total: int, current: str) -> None:
+        self.progress = SearchIndexProgress(done, total, current)
+        if self.bus is not None:
+            self.bus.publish(self.progress)
 
     async def _index_folders(self) -> None:
         problems = [f"search folder not found: {f}" for f in self.folders if not f.exists()]
         try:
-            changes = await self.engine.index_paths([f for f in self.folders if f.exists()])
+            changes = await self.engine.index_paths([f for f in self.folders if f.exists()],
+                                                    progress=self._publish_progress)
             stats = await self.engine.stats()
         except Exception as exc:  # a broken file system must not take the app down; say it and carry on
             log.exception("indexing the knowledge folders failed")
@@ -60,6 +88,7 @@ class SearchService:
         event = SearchIndexUpdated(sum(1 for c in changes.values() if c != "unchanged"), stats["documents"],
                                    tuple(problems))
         self.indexed = event
+        self.progress = None
         if self.bus is not None:
             self.bus.publish(event)
 
@@ -67,8 +96,19 @@ class SearchService:
         await self.tasks.aclose()
         await self.engine.aclose()
 
-    def research_agent(self, model: ChatModel | None) -> ResearchAgent:
-        return ResearchAgent(self.engine, model, progress=self.bus.publish if self.bus is not None else None)
+    def research_agent(self, model: ChatModel | None, *,
+                       observer: Callable[[ResearchProgress], object] | None = None) -> ResearchAgent:
+        """A research agent on this index whose progress goes to the bus; ``observer`` also sees each event first
+        (synchronously, so a caller learns its run's id before the bus delivers anything)."""
+        bus = self.bus
+
+        def progress(event: ResearchProgress) -> None:
+            if observer is not None:
+                observer(event)
+            if bus is not None:
+                bus.publish(event)
+
+        return ResearchAgent(self.engine, model, progress=progress)
 
 
 def build_search_service(settings: Settings, paths: Paths, bus: Bus | None = None,

@@ -35,6 +35,7 @@ from companions.search.semantic import Embedder, VectorMatrix, Vectors
 from companions.search.tokenize import TokenMode, words
 
 T = TypeVar("T")
+IndexProgress = Callable[[int, int, str], object]  # (done, total, current file) during index_paths
 CHANNEL_DEPTH = 50
 QUERY_CACHE = 256
 SNIPPET_CHARS = 160
@@ -231,13 +232,23 @@ class SearchEngine:
         return await self._run(lambda c: c.index.upsert(source, text, title=title, kind="text",
                                                         extractions=extractions))
 
-    async def index_paths(self, paths: Sequence[Path | str]) -> dict[str, Change]:
-        """Indexes text files and folders; files deleted from an indexed folder are forgotten."""
+    async def index_paths(self, paths: Sequence[Path | str], *,
+                          progress: IndexProgress | None = None) -> dict[str, Change]:
+        """Indexes text files and folders; files deleted from an indexed folder are forgotten.
+
+        ``progress(done, total, current)`` is called on the event loop (never from the worker thread) before each
+        new or changed file, with that file as ``current``, and once at the end with ``done == total`` and no
+        file; ``total`` counts only the files that need indexing (unchanged ones cost nothing).
+        """
         # One executor call per file: cancelling (the app closing) waits for one file at most, not the whole pass.
         todo, changes = await self._run(lambda c: c.index.pending_files([Path(p) for p in paths]))
-        for file, text in todo:  # only new or changed files cost model calls
+        for done, (file, text) in enumerate(todo):  # only new or changed files cost model calls
+            if progress is not None:
+                progress(done, len(todo), str(file))
             extractions = await self._extractions(text)
             changes[str(file)] = await self._run(_upsert_file(file, text, extractions))
+        if progress is not None:
+            progress(len(todo), len(todo), "")
         return changes
 
     async def index_messages(self, conversation_id: str, messages: Sequence[Message]) -> Change:
