@@ -12,7 +12,7 @@ from typing import Final, Protocol
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
 from app.error_reporting import ErrorReporter
 from app.runtime import Runtime
@@ -25,6 +25,7 @@ from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.naming import named
 from ui.roster import RosterPanel
+from ui.search_panel import SearchPanel
 from ui.turns_panel import TurnsPanel
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
@@ -34,7 +35,6 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "tab.camera": ("&Camera", "カメラ(&C)"),
     "starting": ("Starting…", "起動中…"),
     "ready": ("Ready", "準備ができました"),
-    "search.none": ("Search: not available yet", "検索: まだ使えません"),
     "connected.title": ("The companions can talk", "コンパニオンが話せるようになりました"),
     "failed.title": ("Could not apply the settings", "設定を反映できませんでした"),
     "still.title": ("Still no language model", "言語モデルはまだ見つかりません"),
@@ -53,14 +53,6 @@ def _text(key: str, language: str) -> str:
     return ja if language == "ja" else en
 
 
-def _placeholder(text: str, name: str) -> QLabel:
-    label = named(QLabel(text), name)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    label.setEnabled(False)
-    return label
-
-
 class MainWindow(QMainWindow):
     closed = Signal()
 
@@ -74,7 +66,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(runtime, self.language)
         self.chat = ChatPanel(runtime, self.language)
         self.turns = TurnsPanel(runtime, self.language)
-        self.search_panel: QWidget = _placeholder(_text("search.none", self.language), "searchPlaceholder")
+        self.search_panel = SearchPanel(runtime, self.language)
         self.camera_panel = CameraPreview(runtime, self.language)
         self.side = named(QTabWidget(), "sidePanels")
         for panel in (self.turns, self.search_panel, self.camera_panel):
@@ -115,7 +107,7 @@ class MainWindow(QMainWindow):
         self._attached.append(self.chat)
         await self.conversations.attach()
         self._attached.append(self.conversations)
-        for panel in (self.roster, self.turns, self.camera_panel):
+        for panel in (self.roster, self.turns, self.search_panel, self.camera_panel):
             panel.attach()
             self._attached.append(panel)
         self._show_model_problem(self.runtime.model_problem())
@@ -137,7 +129,7 @@ class MainWindow(QMainWindow):
         language = settings.general.language
         if language != self.language:
             self.language = language
-            for panel in (self.roster, self.turns, self.camera_panel):
+            for panel in (self.roster, self.turns, self.search_panel, self.camera_panel):
                 panel.set_language(language)
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")
