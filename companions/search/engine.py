@@ -8,10 +8,10 @@ embedding and SQLite work never block the event loop and the connection never cr
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -33,8 +33,11 @@ from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
 from companions.search.semantic import Embedder, VectorMatrix, Vectors
 from companions.search.tokenize import TokenMode, words
+from companions.search.worker_thread import DaemonWorkerExecutor
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+CLOSE_WAIT_S = 1.0  # within the runtime's stop budget for one component (app.runtime.STOP_TIMEOUT_S)
 IndexProgress = Callable[[int, int, str], object]  # (done, total, current file) during index_paths
 CHANNEL_DEPTH = 50
 QUERY_CACHE = 256
@@ -146,6 +149,11 @@ class SearchCore:
                               communities, (time.perf_counter() - started) * 1000)
 
 
+def _log_close_failure(closing: asyncio.Future[None]) -> None:
+    if not closing.cancelled() and closing.exception() is not None:
+        log.error("closing the search index failed", exc_info=closing.exception())
+
+
 def _hit(rec: ChunkRecord, query: str, score: float, channels: dict[str, float]) -> SearchHit:
     return SearchHit(rec.id, rec.source, rec.title, rec.kind, snippet(rec.text, query), rec.text, score,
                      dict(channels))
@@ -177,7 +185,7 @@ class SearchEngine:
         self.path = Path(path)
         self.classifier: QueryClassifier = classifier or RuleBasedClassifier()
         self.chat_model = chat_model
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-index")
+        self._executor = DaemonWorkerExecutor("search-index")
         self._core: SearchCore | None = None
         self._embedder = embedder
         self._fusion: FusionMethod = fusion
@@ -201,18 +209,25 @@ class SearchEngine:
         """Opens (and creates or migrates) the database, embedding chunks that lack vectors."""
         await self._run(lambda core: None)
 
-    async def aclose(self) -> None:
+    async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Closes the index once the job in progress is done, waiting ``wait_s`` at most: a file half-way through
+        its embeddings may take seconds, and the app must not wait for it (the transaction is rolled back)."""
         if self._closed:
             return
+        self._closed = True
 
         def close() -> None:
             if self._core is not None:
                 self._core.close()
                 self._core = None
 
-        await asyncio.get_running_loop().run_in_executor(self._executor, close)
-        self._closed = True
-        self._executor.shutdown(wait=True)
+        closing = asyncio.get_running_loop().run_in_executor(self._executor, close)
+        closing.add_done_callback(_log_close_failure)
+        self._executor.shutdown(wait=False)
+        try:
+            await asyncio.wait_for(asyncio.shield(closing), wait_s)
+        except TimeoutError:
+            log.info("the search index is busy with a file; it closes when the file is done or the app exits")
 
     # -- indexing ---------------------------------------------------------------------------------------------
     async def _extractions(self, text: str) -> list[Extraction] | None:
