@@ -111,10 +111,26 @@ class Runtime:
         if self._extra is not None:
             self.components += await self._extra(self)
         for component in self.components:
-            await component.start()
+            try:
+                await component.start()
+            except Exception as err:  # one part failing (a broken index file...) must not keep the app from starting
+                log.exception("%s could not start", component.name)
+                self.loaded.problems.append(f"{component.name} not available: {err}")
+                self._forget(component)
+                continue
             log.info("started %s", component.name)
         self._started = True
         self.started_at = time.monotonic()
+
+    def _forget(self, component: Component) -> None:
+        """A component that failed to start is no longer offered (views then say it is not available)."""
+        if component is self.search:
+            self.search = None
+            self.search_engine = None
+        if component is self.bridge:
+            self.bridge = None
+        if component is self.conversation_indexer:
+            self.conversation_indexer = None
 
     async def _record(self, item: BusItem) -> None:
         conversation = self.conversation_id

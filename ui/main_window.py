@@ -38,6 +38,8 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "connected.title": ("The companions can talk", "コンパニオンが話せるようになりました"),
     "failed.title": ("Could not apply the settings", "設定を反映できませんでした"),
     "still.title": ("Still no language model", "言語モデルはまだ見つかりません"),
+    "problems.title": ("Madoi started with {n} problem(s)", "円居は {n} 件の問題を抱えて起動しました"),
+    "problems.more": (" (and {n} more: see the details)", "（ほか {n} 件は詳細を参照）"),
 }
 SIDE_TABS: Final = ("turns", "search", "camera")
 
@@ -111,7 +113,23 @@ class MainWindow(QMainWindow):
             panel.attach()
             self._attached.append(panel)
         self._show_model_problem(self.runtime.model_problem())
+        self._report_start_problems()
         self.statusBar().showMessage(_text("ready", self.language), 5000)
+
+    def _report_start_problems(self) -> None:
+        """What went wrong at start (a broken card or settings key, search or the bridge not available) is said
+        once, in a notification with every problem in its details; the parts that work run on."""
+        problems = list(self.runtime.loaded.problems)
+        bridge = self.runtime.bridge
+        if bridge is not None and bridge.error:
+            problems.append(bridge.error)
+        if not problems:
+            return
+        text = problems[0]
+        if len(problems) > 1:
+            text += _text("problems.more", self.language).format(n=len(problems) - 1)
+        self.extras.notifications.notify(_text("problems.title", self.language).format(n=len(problems)), text,
+                                         "warning", details="\n".join(problems))
 
     def detach(self) -> None:
         """Every panel stops following the bus (before the runtime stops); safe to call twice."""

@@ -1,5 +1,5 @@
 """Settings saved while Madoi runs reach the runtime: an endpoint connects the companions at once, a new camera
-source is checked again."""
+source is checked again; a part that cannot start is reported, not fatal."""
 
 from __future__ import annotations
 
@@ -70,5 +70,24 @@ async def test_a_new_camera_source_is_checked_again(madoi_home: Path, tmp_path: 
         assert runtime.devices.camera.source == str(video)
         frame = await runtime.devices.camera.capture()
         assert (frame.width, frame.height) == (640, 480)
+    finally:
+        await runtime.stop()
+
+
+async def test_a_part_that_cannot_start_is_reported_and_the_rest_runs(madoi_home: Path) -> None:
+    loaded = load_settings()
+    (loaded.paths.data_dir / "search.sqlite3").mkdir(parents=True)  # the index file cannot be opened
+    runtime = Runtime(loaded)
+    await runtime.start()
+    try:
+        assert runtime.search is None
+        assert any(p.startswith("search not available: ") for p in runtime.loaded.problems)
+        assert runtime.cast is not None
+        assert runtime.conversation is not None
+        message = runtime.send_user_message("hello")
+        await runtime.bus.drain()
+        assert runtime.conversation_id is not None
+        stored = await runtime.store.messages(runtime.conversation_id)
+        assert [m.message.params.id for m in stored] == [message.params.id]
     finally:
         await runtime.stop()

@@ -171,3 +171,20 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
             assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
             assert runtime.model_problem() is None
         window.close()
+
+
+async def test_problems_at_start_are_shown_once_and_the_rest_works(qtbot: QtBot, madoi_home: Path) -> None:
+    cards = madoi_home / "companions"  # the user cards folder (MADOI_HOME holds config and data)
+    cards.mkdir(parents=True)
+    (cards / "broken.yaml").write_text("id: broken\nname: [not, a, name\n", encoding="utf-8")
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        async with signal_fired(window.extras.notifications.shown):
+            await window.attach()
+        shown = window.extras.notifications.history[-1]
+        assert shown.level == "warning"
+        assert shown.title == "円居は 1 件の問題を抱えて起動しました"
+        assert "broken.yaml" in shown.text
+        assert window.roster.companion_ids() == ["akari", "hina", "souta"]  # the other companions are here
+        window.close()
