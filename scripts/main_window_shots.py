@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from companions.llm.scripted import say, stall
@@ -42,7 +42,7 @@ def _environment(home: Path, language: str, theme: str) -> None:
 
 
 async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
-                            before_shot: Callable[[MainWindow], None] | None = None) -> Path:
+                            tab: int = 0, before_shot: Callable[[MainWindow], Awaitable[None]] | None = None) -> Path:
     """Renders the window of a runtime on ``home`` in ``language`` and ``theme`` mid-conversation to
     ``out/name.png``."""
     scene = SCENES[language]
@@ -58,7 +58,7 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
     async with scripted_runtime(cast) as runtime:
         window = MainWindow(runtime)
         window.resize(1360, 820)
-        window.side.setCurrentIndex(0)
+        window.side.setCurrentIndex(tab)
         window.show()
         await window.attach()
         runtime.send_user_message(scene["user"])
@@ -66,10 +66,22 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
         await until(window.turns.rendered, lambda: window.turns.view.turn is not None
                     and window.turns.view.turn.number == 2, 30)
         if before_shot is not None:
-            before_shot(window)
+            await before_shot(window)
         await asyncio.sleep(0.3)  # the loop (Qt's) paints every panel's last update; no processEvents in a task
         path = out / f"{name}.png"
         if not window.grab().save(str(path)):
             raise SystemExit(f"could not write {path}")
         window.close()
     return path
+
+
+async def search_for(window: MainWindow, text: str) -> None:
+    """Shows the search tab with ``text`` searched once the sample knowledge is indexed."""
+    panel = window.search_panel
+    service = window.runtime.search
+    if service is None:
+        raise SystemExit("search is not available: " + "; ".join(window.runtime.loaded.problems))
+    await until(panel.index_changed, lambda: service.indexed is not None, 120)
+    panel.query.setText(text)
+    panel.search()
+    await panel.wait_idle()

@@ -115,12 +115,15 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
 
     import qasync
 
-    from scripts.main_window_shots import shoot_main_window
+    from scripts.main_window_shots import search_for, shoot_main_window
 
     async def shoot_all() -> list[Path]:
         ja = await shoot_main_window(out, "ja", "main-window-ja", home / "ja")
         en = await shoot_main_window(out, "en", "main-window-en-dark", home / "en", theme="dark")
-        return [ja, en]
+        search = await shoot_main_window(out, "ja", "main-window-search-ja", home / "search", tab=1,
+                                         before_shot=lambda w: search_for(w, "清水寺と金閣寺の違いは？"))
+        camera = await shoot_main_window(out, "en", "main-window-camera-en", home / "camera", tab=2)
+        return [ja, en, search, camera]
 
     app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
     loop = qasync.QEventLoop(app)

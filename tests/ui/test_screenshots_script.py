@@ -11,14 +11,15 @@ from PySide6.QtWidgets import QApplication
 from tests.conftest import PYTHON, REPO, subprocess_env
 
 EXPECTED = {"settings-llm-ja", "settings-llm-en", "settings-devices-ja", "settings-bridge-en", "first-run-ja",
-            "first-run-en-dark", "settings-general-en-dark", "main-window-ja", "main-window-en-dark"}
+            "first-run-en-dark", "settings-general-en-dark", "main-window-ja", "main-window-en-dark",
+            "main-window-search-ja", "main-window-camera-en"}
 
 
 def test_the_script_renders_all_pictures(qapp: QApplication, tmp_path: Path) -> None:
     out = tmp_path / "shots"
     env = subprocess_env(tmp_path / "home", QT_QPA_PLATFORM="offscreen")
     result = subprocess.run([PYTHON, str(REPO / "scripts" / "screenshots.py"), str(out)], capture_output=True,
-                            text=True, env=env, cwd=REPO, timeout=120, check=False)
+                            text=True, env=env, cwd=REPO, timeout=240, check=False)
     assert result.returncode == 0, result.stderr
     assert {p.stem for p in out.glob("*.png")} == EXPECTED
     for path in out.glob("*.png"):
