@@ -10,10 +10,8 @@ Every long call is a task in the panel's kept set: a new query cancels the runni
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
-import re
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,38 +36,28 @@ from PySide6.QtWidgets import (
 from app.runtime import Runtime
 from app.search_service import SearchIndexProgress, SearchIndexUpdated, SearchService
 from companions.bus import BusItem
-from companions.search.classifier import QueryClassification, SearchWeights, get_search_weights
-from companions.search.engine import CHANNEL_DEPTH, CHANNELS, SearchHit, SearchResponse
+from companions.search.classifier import QueryClassification
+from companions.search.engine import CHANNEL_DEPTH, CHANNELS, SearchResponse
 from companions.search.research import ResearchProgress, ResearchResult
 from ui.bus_bridge import BusSignals
 from ui.naming import named
+from ui.search_format import (
+    FIELDS,
+    classification_texts,
+    error_text,
+    hits_page,
+    index_summary,
+    research_html,
+    research_progress_values,
+    research_result_style,
+    status_text,
+    unavailable_status,
+)
 from ui.search_texts import search_text
 
 log = logging.getLogger(__name__)
 
-FUSED_SHOWN: Final = 10  # fused hits listed
-CHANNEL_SHOWN: Final = 20  # hits listed per channel
 SEARCH_LIMIT: Final = len(CHANNELS) * CHANNEL_DEPTH  # every chunk any channel ranked, so each has its source
-UNAVAILABLE_PREFIX: Final = "search not available: "  # how app.assembly records why search could not start
-FIELDS: Final = ("type", "confidence", "entities", "keywords", "weights", "intent")
-
-
-def display_source(source: str) -> tuple[str, str]:
-    """A source as (short name, full form): a file's name and its path (``~`` for the home folder), or a
-    conversation's ``conversation:<id>`` both times."""
-    if source.startswith("conversation:"):
-        return source, source
-    path = Path(source)
-    home = str(Path.home())
-    full = "~" + source[len(home):] if home not in ("", "/") and source.startswith(home + "/") else source
-    return path.name or source, full
-
-
-def _error_text(exc: BaseException) -> str:
-    """What went wrong, in one line: the first cause inside an exception group (concurrent searches fail so)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return str(exc) or type(exc).__name__
 
 
 class SearchPanel(QWidget):
@@ -266,7 +254,7 @@ class SearchPanel(QWidget):
         try:
             service.reindex()
         except RuntimeError as exc:  # the service has stopped
-            self._index = _error_text(exc)
+            self._index = error_text(exc)
         else:
             self._index = service.progress
         self._render_index()
@@ -319,7 +307,7 @@ class SearchPanel(QWidget):
             empty_index = not response.hits and (await service.engine.stats())["documents"] == 0
         except Exception as exc:  # an engine failure is shown, never raised into Qt
             log.warning("search for %r failed", query, exc_info=True)
-            self._set_status("search_failed", result="error", error=_error_text(exc))
+            self._set_status("search_failed", result="error", error=error_text(exc))
             self.searched.emit()
             return
         self._show_classification(classification, response)
@@ -348,7 +336,7 @@ class SearchPanel(QWidget):
             result = await agent.run(question)
         except Exception as exc:
             log.warning("research on %r failed", question, exc_info=True)
-            self._set_research_status("stage.failed", error=_error_text(exc))
+            self._set_research_status("stage.failed", error=error_text(exc))
             return
         finally:
             if self._research_token is token:
@@ -364,20 +352,13 @@ class SearchPanel(QWidget):
         elif isinstance(item, ResearchProgress):
             running = self._research_token is not None and item.run_id == self._research_run
             if running and item.stage in ("planning", "searching", "reflecting", "synthesizing"):
-                lang = self.language
-                queries = search_text("list_sep", lang).join(search_text("quoted", lang, text=q) for q in item.queries)
-                count = re.match(r"\d+", item.detail)  # the core says "<n> sources"
-                detail = search_text("sources", lang, n=count.group()) if count else item.detail
-                self._set_research_status(f"stage.{item.stage}", round=item.round, queries=queries, detail=detail)
+                self._set_research_status(f"stage.{item.stage}", **research_progress_values(item, self.language))
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _render_all(self) -> None:
         service = self.runtime.search
         if service is None:
-            reason = next((p[len(UNAVAILABLE_PREFIX):] for p in self.runtime.loaded.problems
-                           if p.startswith(UNAVAILABLE_PREFIX)), "")
-            self._status = ("unavailable.reason", {"reason": reason}, "error") if reason else (
-                "unavailable", {}, "error")
+            self._status = unavailable_status(self.runtime.loaded.problems)
         self._render_status()
         self._render_classification()
         self._render_hits()
@@ -391,10 +372,7 @@ class SearchPanel(QWidget):
 
     def _render_status(self) -> None:
         key, values, result = self._status
-        values = dict(values)
-        partial = values.pop("partial", False)
-        text = search_text(key, self.language, **values) if key else ""
-        self.status.setText(text + search_text("partial", self.language) if partial else text)
+        self.status.setText(status_text(key, values, self.language))
         self.status.setVisible(bool(key))
         _set_result(self.status, result)
 
@@ -411,57 +389,20 @@ class SearchPanel(QWidget):
             self.field_labels[f].setVisible(cls is not None)
         if cls is None:
             return
-        none, sep = search_text("none", lang), search_text("list_sep", lang)
-        weights = self.response.weights if self.response is not None else get_search_weights(cls.type)
-        if cls.fallback_reason is not None and cls.fallback_reason != "llm_disabled":
-            by = search_text("classified_by.fallback", lang, reason=cls.fallback_reason)
-        else:
-            by = search_text(f"classified_by.{cls.source}", lang)
-        texts = {"type": search_text(f"type.{cls.type}", lang), "confidence": f"{cls.confidence:.0%}",
-                 "entities": sep.join(cls.extracted_entities) or none, "keywords": sep.join(cls.keywords) or none,
-                 "weights": _weights(weights, lang),
-                 "intent": search_text("intent", lang, intent=cls.intent, by=by) if cls.intent else by}
-        for f, text in texts.items():
+        for f, text in classification_texts(cls, self.response, lang).items():
             self.fields[f].setText(text)
 
     def _render_hits(self) -> None:
         response, lang = self.response, self.language
-        by_id = {h.chunk_id: h for h in response.hits} if response is not None else {}
+        dim = self._dim_color() if response is not None else ""
         for index, channel in enumerate(("fused", *CHANNELS)):
-            name = search_text(f"channel.{channel}", lang)
             if response is None:
                 self.views[channel].clear()
-                self.results.setTabText(index, name)
-                continue
-            if channel == "fused":
-                blocks = [self._hit_html(rank, hit, hit.score, fused=True)
-                          for rank, hit in enumerate(response.hits[:FUSED_SHOWN], start=1)]
-                count = len(response.hits)
+                self.results.setTabText(index, search_text(f"channel.{channel}", lang))
             else:
-                ranking = response.channels.get(channel, [])
-                blocks = [self._hit_html(rank, by_id[chunk], score, fused=False)
-                          for rank, (chunk, score) in enumerate(ranking[:CHANNEL_SHOWN], start=1) if chunk in by_id]
-                count = len(ranking)
-            empty = f"<p>{html.escape(search_text('channel.empty', lang))}</p>"
-            self.views[channel].setHtml("".join(blocks) or empty)
-            self.results.setTabText(index, search_text("tab", lang, name=name, n=count))
-
-    def _hit_html(self, rank: int, hit: SearchHit, score: float, *, fused: bool) -> str:
-        lang, dim = self.language, self._dim_color()
-        name, full = display_source(hit.source)
-        heading = search_text("hit", lang, rank=rank, source=name,
-                              score=search_text("score" if fused else "channel_score", lang, score=f"{score:.3f}"))
-        link = QUrl.fromLocalFile(hit.source).toString() if not hit.source.startswith("conversation:") else ""
-        source = (f'<a style="color:{dim}" href="{html.escape(link)}">{html.escape(full)}</a>' if link
-                  else html.escape(full))
-        lines = [f"<b>{html.escape(heading)}</b>", f'<span style="color:{dim}">{source}</span>',
-                 html.escape(hit.snippet)]
-        if fused:
-            scores = {c: f"{hit.channel_scores[c]:.3f}" if c in hit.channel_scores else search_text("none", lang)
-                      for c in CHANNELS}
-            lines.append(f'<span style="color:{dim}">{html.escape(search_text("hit.channels", lang, **scores))}'
-                         "</span>")
-        return f'<p style="margin-bottom:8px">{"<br>".join(lines)}</p>'
+                page, title = hits_page(response, channel, lang, dim)
+                self.views[channel].setHtml(page)
+                self.results.setTabText(index, title)
 
     def _set_research_status(self, key: str, **values: object) -> None:
         self._research_status = (key, values)
@@ -472,8 +413,7 @@ class SearchPanel(QWidget):
         key, values = self._research_status
         lang = self.language
         self.research_status.setText(search_text(key, lang, **values))
-        failed = key == "stage.failed"
-        _set_result(self.research_status, "error" if failed else "ok" if key == "stage.done" else "")
+        _set_result(self.research_status, research_result_style(key))
         self.research_busy.setVisible(self._research_task is not None and not self._research_task.done()
                                       and key not in ("stage.done", "stage.failed", "stage.cancelled"))
         result = self.research_result
@@ -481,17 +421,7 @@ class SearchPanel(QWidget):
             if key in ("research.starting", "research.idle"):
                 self.research_view.clear()
             return
-        dim = self._dim_color()
-        note = search_text("answer.model" if result.used_model else "answer.extractive", lang)
-        parts = [f"<p>{html.escape(result.answer)}</p>", f'<p style="color:{dim}"><i>{html.escape(note)}</i></p>']
-        if result.citations:
-            parts.append(f"<p><b>{html.escape(search_text('citations', lang))}</b></p>")
-        for c in result.citations:
-            name, full = display_source(c.source)
-            heading = html.escape(search_text("citation", lang, n=c.number, source=name))
-            parts.append(f'<p style="margin-bottom:6px"><b>{heading}</b><br><span style="color:{dim}">'
-                         f"{html.escape(full)}</span><br>{html.escape(c.snippet)}</p>")
-        self.research_view.setHtml("".join(parts))
+        self.research_view.setHtml(research_html(result, lang, self._dim_color()))
 
     def _render_index(self) -> None:
         lang, state = self.language, self._index
@@ -508,25 +438,13 @@ class SearchPanel(QWidget):
         else:  # the pass started and has not counted its files yet
             self.index_bar.setRange(0, 0)
             self.index_bar.setFormat(search_text("indexing.start", lang))
-        problems: Sequence[str] = ()
-        if isinstance(state, SearchIndexUpdated):
-            if state.documents == 0:
-                text = search_text("indexed.empty", lang)
-            elif state.changed:
-                text = search_text("indexed.changed", lang, n=state.documents, changed=state.changed)
-            else:
-                text = search_text("indexed", lang, n=state.documents)
-            problems = state.problems
-            _set_result(self.index_label, "error" if state.documents == 0 else "")
-        elif isinstance(state, str):
-            text = search_text("index.failed", lang, error=state)
-            _set_result(self.index_label, "error")
-        else:
-            text = ""
-        self.index_label.setText(text)
-        self.index_label.setVisible(available and bool(text))
-        self.index_problems.setText(search_text("index.problems", lang, problems="; ".join(problems)))
-        self.index_problems.setVisible(available and bool(problems))
+        summary = index_summary(state, lang)
+        if summary.result is not None:
+            _set_result(self.index_label, summary.result)
+        self.index_label.setText(summary.text)
+        self.index_label.setVisible(available and bool(summary.text))
+        self.index_problems.setText(search_text("index.problems", lang, problems="; ".join(summary.problems)))
+        self.index_problems.setVisible(available and bool(summary.problems))
         self.reindex_button.setEnabled(progress is None and state is not None)
         self.index_changed.emit()
 
@@ -554,11 +472,6 @@ class SearchPanel(QWidget):
 
     def _dim_color(self) -> str:
         return self.palette().color(QPalette.ColorRole.PlaceholderText).name()
-
-
-def _weights(weights: SearchWeights, language: str) -> str:
-    return search_text("weights", language, keyword=f"{weights.keyword:.2f}", semantic=f"{weights.semantic:.2f}",
-                       graph=f"{weights.graph:.2f}")
 
 
 def _set_result(label: QLabel, result: str) -> None:
