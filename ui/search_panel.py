@@ -214,16 +214,13 @@ class SearchPanel(QWidget):
     # -- commands --------------------------------------------------------------------------------------------
     def search(self, text: str | None = None) -> None:
         """Searches ``text`` (the query box when None; the box shows the text either way)."""
-        query = self._take_query(text)
-        service = self._service()
-        if service is None or query is None:
-            return
-        self._cancel_running()
-        self._set_status("searching", result="busy", query=query)
-        self._search_task = self._spawn(self._run_search(service, query))
+        self._start(text, research=False)
 
     def research(self, text: str | None = None) -> None:
         """Searches ``text`` and has the research agent answer it with citations."""
+        self._start(text, research=True)
+
+    def _start(self, text: str | None, *, research: bool) -> None:
         query = self._take_query(text)
         service = self._service()
         if service is None or query is None:
@@ -231,6 +228,8 @@ class SearchPanel(QWidget):
         self._cancel_running()
         self._set_status("searching", result="busy", query=query)
         self._search_task = self._spawn(self._run_search(service, query))
+        if not research:
+            return
         self.research_result = None
         self._research_task = self._spawn(self._run_research(service, query))
         self._set_research_status("research.starting")
