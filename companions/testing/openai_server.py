@@ -382,18 +382,26 @@ async def _send_error(writer: asyncio.StreamWriter, reply: ErrorReply, *, code: 
     await _send_json(writer, reply.status, body, extra)
 
 
-async def _serve_forever(port: int, model: str) -> None:
-    async with OpenAITestServer(models=[model], port=port, fallback=echo_reply) as server:
-        print(f"OpenAI-compatible echo server at {server.base_url} (model {model!r}); Ctrl+C stops it", flush=True)
+async def _serve_forever(port: int, model: str, demo: bool) -> None:
+    fallback: Fallback = echo_reply
+    if demo:
+        from companions.testing.demo_director import DemoDirector
+
+        fallback = DemoDirector()
+    async with OpenAITestServer(models=[model], port=port, fallback=fallback) as server:
+        what = "plays a group conversation" if demo else "echoes"
+        print(f"OpenAI-compatible server at {server.base_url} (model {model!r}) {what}; Ctrl+C stops it", flush=True)
         await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="A local OpenAI-compatible server that echoes (for demos).")
+    parser = argparse.ArgumentParser(description="A local OpenAI-compatible server for demos: it echoes, or with "
+                                     "--demo plays Madoi's companions in a conversation that ends by itself.")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--model", default="echo")
+    parser.add_argument("--demo", action="store_true", help="answer as the companions (see demo_director.py)")
     options = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_forever(options.port, options.model))
+        asyncio.run(_serve_forever(options.port, options.model, options.demo))
