@@ -37,7 +37,7 @@ from companions.search.worker_thread import DaemonWorkerExecutor
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-CLOSE_WAIT_S = 1.0  # within the runtime's stop budget for one component (app.runtime.STOP_TIMEOUT_S)
+CLOSE_WAIT_S = 0.5  # well within the stop budget of one component (app.runtime.STOP_TIMEOUT_S) and of the app (2 s)
 IndexProgress = Callable[[int, int, str], object]  # (done, total, current file) during index_paths
 CHANNEL_DEPTH = 50
 QUERY_CACHE = 256
