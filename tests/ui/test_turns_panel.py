@@ -170,6 +170,7 @@ async def test_mute_interrupt_and_speak_next_in_japanese_and_the_closing_progres
         assert [label.font().bold() for label in panel.closing_steps] == [False, False, False, True]
         assert all(label.isEnabled() for label in panel.closing_steps)  # every stage reached
         assert not cast["hina"].requests  # muted all along
+        await runtime.bus.drain()  # storage is a bus subscriber: let it write what was said
         assert [m.params.from_ for m in [s.message for s in await runtime.store.messages(
             runtime.conversation_id or 0)]] == ["user", "souta"]
         cast.assert_used_up()
