@@ -9,6 +9,15 @@ Overflow policy: when a subscriber's queue is full, the *oldest* queued item is 
 (``"drop_newest"``, right when earlier items give later ones their meaning). Either way the drop is counted in
 :class:`SubscriptionStats` and logged once per burst, and memory stays bounded by ``maxsize`` items.
 
+Direct delivery (``direct=True``) is for subscribers that never block, e.g. one that hands each item to a
+socket or resolves a future: the (sync) handler runs inside ``publish`` on the loop thread, so the item costs no
+trip through a queue and a task. Such a subscriber has no queue at all, so nothing to bound or overflow; its
+failures are logged, counted in :class:`SubscriptionStats` and isolated exactly like a queued subscriber's, and a
+call that takes longer than :data:`DIRECT_SLOW_S` is logged (once per subscriber) as a contract violation. A
+publish from another thread still hops onto the loop first, so direct handlers only ever run on the loop thread.
+A publish made *during* a delivery (by a direct handler) is delivered once the current item has reached every
+subscriber, so every subscriber, direct or queued, sees items in publish order.
+
 Besides the four wire topics there is a local ``events`` topic for in-process notifications (streamed text,
 device status, conversation state) that the bridge never relays.
 """
@@ -21,6 +30,7 @@ import contextlib
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeAlias
@@ -34,6 +44,8 @@ ALL_TOPICS: Final[tuple[BusTopic, ...]] = (*WIRE_TOPICS, "events")
 OverflowPolicy: TypeAlias = Literal["drop_oldest", "drop_newest"]
 Handler: TypeAlias = Callable[[Any], Awaitable[None] | None]
 DEFAULT_MAXSIZE: Final = 1024
+_BACKLOG_BATCH: Final = 1000  # items delivered in one go when direct handlers publish in reply
+DIRECT_SLOW_S: Final = 0.005  # a direct handler running this long blocks the loop (rule 3: ~5 ms)
 
 
 class LocalEvent:
@@ -54,6 +66,7 @@ class SubscriptionStats:
     delivered: int = 0
     dropped: int = 0
     failed: int = 0
+    slow: int = 0  # direct handler calls that took longer than DIRECT_SLOW_S
 
 
 class Subscription(Protocol):
@@ -79,8 +92,13 @@ class Bus(Protocol):
         name: str = "",
         maxsize: int = DEFAULT_MAXSIZE,
         overflow: OverflowPolicy = "drop_oldest",
+        direct: bool = False,
     ) -> Subscription:
-        """Calls ``handler`` (sync or async) for every item published on ``topics``, in publish order."""
+        """Calls ``handler`` (sync or async) for every item published on ``topics``, in publish order.
+
+        With ``direct=True`` the handler must be sync and never block: it is called inside ``publish`` (see the
+        module docstring); ``maxsize`` and ``overflow`` do not apply.
+        """
 
     async def drain(self, timeout: float = 1.0) -> bool:
         """Waits until every queued item has been handled; False if the timeout passed first."""
@@ -153,15 +171,60 @@ class _Subscriber:
             self.task.cancel()
 
 
+@dataclass(eq=False)
+class _DirectSubscriber:
+    bus: InProcessBus
+    name: str
+    topics: frozenset[BusTopic]
+    handler: Callable[[Any], object]
+    stats: SubscriptionStats = field(default_factory=SubscriptionStats)
+    closed: bool = False
+
+    def offer(self, item: BusItem) -> None:
+        if self.closed:
+            return
+        started = time.perf_counter()
+        try:
+            result = self.handler(item)
+        except Exception:
+            self.stats.failed += 1
+            log.exception("bus subscriber %r failed on %s; it stays subscribed", self.name, type(item).__name__)
+            return
+        finally:
+            elapsed = time.perf_counter() - started
+            if elapsed > DIRECT_SLOW_S:
+                self.stats.slow += 1
+                if self.stats.slow == 1:
+                    log.warning("direct bus subscriber %r took %.1f ms on %s: direct handlers must not block",
+                                self.name, elapsed * 1e3, type(item).__name__)
+        if result is not None and inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()  # never awaited: no "coroutine was never awaited" warning later
+            self.stats.failed += 1
+            log.error("direct bus subscriber %r returned an awaitable; its work was not done", self.name)
+            return
+        self.stats.delivered += 1
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.bus._remove(self)
+
+
 class InProcessBus:
     """The default :class:`Bus`: asyncio-based, bound to the loop it is first used on."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
         self._loop_thread: int | None = None
-        self._subscribers: dict[BusTopic, list[_Subscriber]] = {t: [] for t in ALL_TOPICS}
-        self._all: set[_Subscriber] = set()
+        # Copy-on-write tuples: a handler may (un)subscribe during a delivery that iterates them.
+        self._subscribers: dict[BusTopic, tuple[_Subscriber | _DirectSubscriber, ...]] = {
+            t: () for t in ALL_TOPICS}
+        self._all: set[_Subscriber | _DirectSubscriber] = set()
         self._closed = False
+        self._delivering = False
+        self._backlog: collections.deque[BusItem] = collections.deque()  # published during a delivery
         self.published = 0
 
     def _bind(self) -> None:
@@ -196,6 +259,39 @@ class InProcessBus:
     def _deliver(self, item: BusItem) -> None:
         if self._closed:
             return
+        if self._delivering:  # published by a direct handler: after the current item, to keep the order
+            self._backlog.append(item)
+            return
+        self._delivering = True
+        try:
+            self._offer(item)
+        except BaseException:
+            self._delivering = False
+            raise
+        if self._backlog:
+            self._run_backlog()
+        else:
+            self._delivering = False
+
+    def _run_backlog(self) -> None:
+        try:
+            for _ in range(_BACKLOG_BATCH):
+                if not self._backlog or self._closed:
+                    break
+                self._offer(self._backlog.popleft())
+        except BaseException:
+            self._delivering = False
+            raise
+        if self._backlog and not self._closed:
+            # Direct handlers that keep publishing in reply: let the loop breathe between batches (publishes
+            # meanwhile still join the backlog, in order).
+            assert self._loop is not None
+            self._loop.call_soon(self._run_backlog)
+            return
+        self._backlog.clear()
+        self._delivering = False
+
+    def _offer(self, item: BusItem) -> None:
         self.published += 1
         for sub in self._subscribers[bus_topic_of(item)]:
             sub.offer(item)
@@ -208,6 +304,7 @@ class InProcessBus:
         name: str = "",
         maxsize: int = DEFAULT_MAXSIZE,
         overflow: OverflowPolicy = "drop_oldest",
+        direct: bool = False,
     ) -> Subscription:
         if self._closed:
             raise RuntimeError("the bus is closed")
@@ -217,20 +314,25 @@ class InProcessBus:
         unknown = topic_set - set(ALL_TOPICS)
         if unknown:
             raise ValueError(f"unknown topics: {sorted(unknown)}")
+        if direct and inspect.iscoroutinefunction(handler):
+            raise ValueError("a direct subscriber's handler must be sync (it runs inside publish)")
         self._bind()
-        sub = _Subscriber(self, name or getattr(handler, "__qualname__", "subscriber"), topic_set, handler,
-                          maxsize, overflow)
-        sub.idle.set()
-        sub.task = asyncio.get_running_loop().create_task(sub.run(), name=f"bus:{sub.name}")
+        name = name or getattr(handler, "__qualname__", "subscriber")
+        sub: _Subscriber | _DirectSubscriber
+        if direct:
+            sub = _DirectSubscriber(self, name, topic_set, handler)
+        else:
+            sub = _Subscriber(self, name, topic_set, handler, maxsize, overflow)
+            sub.idle.set()
+            sub.task = asyncio.get_running_loop().create_task(sub.run(), name=f"bus:{sub.name}")
         for topic in topic_set:
-            self._subscribers[topic].append(sub)
+            self._subscribers[topic] = (*self._subscribers[topic], sub)
         self._all.add(sub)
         return sub
 
-    def _remove(self, sub: _Subscriber) -> None:
+    def _remove(self, sub: _Subscriber | _DirectSubscriber) -> None:
         for topic in sub.topics:
-            with contextlib.suppress(ValueError):
-                self._subscribers[topic].remove(sub)
+            self._subscribers[topic] = tuple(s for s in self._subscribers[topic] if s is not sub)
         self._all.discard(sub)
 
     @property
@@ -238,7 +340,7 @@ class InProcessBus:
         return len(self._all)
 
     async def drain(self, timeout: float = 1.0) -> bool:
-        waits = [s.idle.wait() for s in list(self._all)]
+        waits = [s.idle.wait() for s in list(self._all) if isinstance(s, _Subscriber)]
         if not waits:
             return True
         try:
@@ -251,7 +353,7 @@ class InProcessBus:
     async def aclose(self) -> None:
         self._closed = True
         subs = list(self._all)
-        tasks = [s.task for s in subs if s.task is not None]
+        tasks = [s.task for s in subs if isinstance(s, _Subscriber) and s.task is not None]
         for sub in reversed(subs):
             sub.close()
         if tasks:
