@@ -109,8 +109,10 @@ class QueryBroker:
 
     def _ensure_started(self) -> None:
         if self._subscription is None and not self._closed:
+            # Direct: the handler never blocks, and a query published by others is pending (its timer armed,
+            # its responder running) before their publish returns; the broker's own items cost no task wake-up.
             self._subscription = self._bus.subscribe("queries", self._on_bus_item, name="query-broker",
-                                                     maxsize=10_000, overflow="drop_newest")
+                                                     direct=True)
 
     async def aclose(self) -> None:
         """Fails every pending query with a clear error, stops the responders and leaves the bus."""

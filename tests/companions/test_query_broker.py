@@ -220,3 +220,20 @@ async def test_no_leak_after_10000_timed_out_queries(bus: InProcessBus, broker: 
     assert not broker._own  # every query and result it published came back and was recognised
     assert broker.stats.observed == 0
     assert time.monotonic() - started < 10
+
+
+async def test_a_query_published_by_others_is_pending_when_publish_returns(bus: InProcessBus,
+                                                                          broker: QueryBroker) -> None:
+    broker.register_external("client-1", ["vision"])
+    seen: list[object] = []
+    bus.subscribe("queries", seen.append, name="observer", direct=True)
+    query = q("vision")
+    bus.publish(query)  # the broker's subscription is direct: no task hop before the query is known
+    assert broker.is_pending(query.id)
+    assert broker.timer_count == 1
+    bus.publish(q("unknown-type"))  # fails at once; observers see the query, then its result, in order
+    assert [type(item).__name__ for item in seen] == ["Query", "Query", "QueryResult"]
+    assert broker.submit_result(QueryResult.ok(query.id, {}), "client-1").value == "accepted"
+    assert isinstance(seen[-1], QueryResult)
+    assert seen[-1].id == query.id
+    assert (broker.pending_count, broker.timer_count) == (0, 0)
