@@ -12,7 +12,7 @@ import json
 import uuid
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 JSONRPC: Final = "2.0"
 
@@ -235,6 +235,11 @@ def to_json(item: BaseModel) -> str:
     return item.model_dump_json(by_alias=True, exclude_none=True)
 
 
+def to_json_bytes(item: BaseModel) -> bytes:
+    """:func:`to_json` as UTF-8, without decoding pydantic's output to ``str`` (for sockets)."""
+    return type(item).__pydantic_serializer__.to_json(item, by_alias=True, exclude_none=True)
+
+
 def _describe(err: ValidationError) -> str:
     parts = []
     for e in err.errors(include_url=False)[:5]:
@@ -309,6 +314,48 @@ def parse_frame(raw: str | bytes) -> tuple[Topic, WireItem]:
         raise ProtocolError("'topic' must be a string")
     item = parse_body(topic, data["body"])
     return topic_of(item), item
+
+
+class _MessagesFrame(_Wire):
+    topic: Literal["messages"]
+    body: Message
+
+
+class _ActionsFrame(_Wire):
+    topic: Literal["actions"]
+    body: Action
+
+
+class _StatesFrame(_Wire):
+    topic: Literal["states"]
+    body: State
+
+
+class _QueriesFrame(_Wire):
+    topic: Literal["queries"]
+    # Disjoint (a Query needs ``params``, which a QueryResult forbids), so the order only decides which one is
+    # tried first: results are what clients send most.
+    body: Annotated[QueryResult | Query, Field(union_mode="left_to_right")]
+
+
+_FRAME: Final = TypeAdapter(
+    Annotated[_MessagesFrame | _ActionsFrame | _StatesFrame | _QueriesFrame, Field(discriminator="topic")])
+
+
+def parse_valid_frame(raw: str | bytes) -> WireItem | None:
+    """The item of a valid bridge frame, parsed and validated in one pass over the raw text; ``None`` otherwise.
+
+    A fast path for the common case: it accepts only frames that :func:`parse_frame` accepts, with the same
+    item, and returns ``None`` for everything else (including some valid frames, e.g. UTF-16 bytes), which the
+    caller then puts through :func:`parse_frame` or :func:`parse_body` to accept it or learn why not.
+    """
+    try:
+        body = _FRAME.validate_json(raw).body
+    except ValidationError:
+        return None
+    if not isinstance(body, QueryResult) and "method" not in body.model_fields_set:
+        return None  # parse_body dispatches on an explicit ``method``, never on the model's default
+    return body
 
 
 def frame_of(item: WireItem) -> str:

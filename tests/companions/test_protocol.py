@@ -20,7 +20,9 @@ from companions.protocol import (
     frame_of,
     parse_body,
     parse_frame,
+    parse_valid_frame,
     to_json,
+    to_json_bytes,
     to_wire,
 )
 
@@ -132,3 +134,92 @@ def test_arbitrary_json_never_escapes_as_anything_but_protocol_error(body: Any, 
     except ProtocolError:
         return
     assert to_wire(item[1]) is not None
+
+
+# -- the one-pass fast path for valid frames -------------------------------------------------------------------
+
+REFERENCE_FRAMES = [("messages", REFERENCE_MESSAGE), ("actions", REFERENCE_ACTION), ("states", REFERENCE_STATE),
+                    ("queries", REFERENCE_QUERY), ("queries", REFERENCE_RESULT), ("queries", REFERENCE_ERROR)]
+
+
+def _same_verdict(raw: str | bytes) -> None:
+    """parse_valid_frame accepts only what parse_frame accepts, with the same item."""
+    fast = parse_valid_frame(raw)
+    if fast is None:
+        return
+    _topic, item = parse_frame(raw)  # raises if the fast path accepted something the full checks reject
+    assert type(fast) is type(item)
+    assert fast == item
+    assert to_wire(fast) == to_wire(item)
+
+
+@pytest.mark.parametrize(("topic", "body"), REFERENCE_FRAMES)
+def test_the_fast_path_accepts_valid_frames_as_parse_frame_does(topic: str, body: dict[str, Any]) -> None:
+    for raw in (json.dumps({"topic": topic, "body": body}), json.dumps({"body": body, "topic": topic}).encode()):
+        item = parse_valid_frame(raw)
+        assert item is not None
+        assert (topic, item) == parse_frame(raw)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # a default method must not stand in for a missing one: parse_body dispatches on an explicit method
+        json.dumps({"topic": "messages", "body": {k: v for k, v in REFERENCE_MESSAGE.items() if k != "method"}}),
+        json.dumps({"topic": "queries", "body": {k: v for k, v in REFERENCE_QUERY.items() if k != "method"}}),
+        json.dumps({"topic": "queries", "body": {**REFERENCE_RESULT, "method": "query.send"}}),
+        json.dumps({"topic": "messages", "body": REFERENCE_ACTION}),
+        json.dumps({"topic": "hello", "body": {}}),
+        json.dumps({"topic": "queries", "body": REFERENCE_RESULT, "extra": 1}),
+        '{"topic": "messages", "body": {"jsonrpc": "2.0", "method": "message.send", '
+        '"params": {"id": "1", "from": "u", "message": "\\ud800"}}}',  # a lone surrogate
+        "\ufeff" + json.dumps({"topic": "queries", "body": REFERENCE_RESULT}),
+        json.dumps({"topic": "queries", "body": REFERENCE_RESULT}) + "x",
+    ],
+)
+def test_the_fast_path_leaves_every_doubtful_frame_to_the_full_checks(raw: str) -> None:
+    assert parse_valid_frame(raw) is None
+
+
+def test_duplicate_keys_mean_the_same_on_both_paths() -> None:
+    raw = ('{"topic": "messages", "body": {"jsonrpc": "2.0", "method": "message.send", '
+           '"params": {"id": "1", "from": "user", "from": "forged", "message": "hi"}}}')
+    _same_verdict(raw)
+    item = parse_valid_frame(raw)
+    assert item is not None
+    assert item.params.from_ == "forged"
+
+
+_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                            | st.text(max_size=12), lambda c: st.lists(c, max_size=3)
+                            | st.dictionaries(st.text(max_size=8), c, max_size=3), max_leaves=10)
+
+
+@given(st.sampled_from(REFERENCE_FRAMES),
+       st.lists(st.tuples(st.sampled_from(["drop", "set", "set_param", "drop_param"]),
+                          st.sampled_from(["jsonrpc", "method", "id", "params", "result", "error", "from", "type",
+                                           "message", "to", "importance", "state", "body", "metadata", "x"]),
+                          _json_values), max_size=3),
+       st.sampled_from(["messages", "actions", "states", "queries", "hello", "other"]))
+def test_the_fast_path_never_accepts_what_parse_frame_rejects(
+        reference: tuple[str, dict[str, Any]], edits: list[tuple[str, str, Any]], topic: str) -> None:
+    _, body = reference
+    body = json.loads(json.dumps(body))
+    for op, key, value in edits:
+        params = body.get("params") if isinstance(body.get("params"), dict) else None
+        if op == "drop":
+            body.pop(key, None)
+        elif op == "set":
+            body[key] = value
+        elif params is not None and op == "set_param":
+            params[key] = value
+        elif params is not None:
+            params.pop(key, None)
+    for raw in (json.dumps({"topic": topic, "body": body}), json.dumps({"topic": reference[0], "body": body})):
+        _same_verdict(raw)
+        _same_verdict(raw.encode())
+
+
+def test_to_json_bytes_is_to_json_in_utf8() -> None:
+    item = parse_body("messages", REFERENCE_MESSAGE)
+    assert to_json_bytes(item) == to_json(item).encode()
