@@ -1,8 +1,10 @@
 """One connected bridge client: who it is, what it may do, and its bounded send queue.
 
-The bus relay only *offers* frames to a client; a sender task per client writes them to the socket. When a client
-reads too slowly the queue fills and the oldest frame is dropped (counted in ``dropped``), so a slow client never
-stalls the bus or the other clients.
+The bus relay never waits on a client: it writes a small frame at once when nothing is queued and the socket's
+write buffer is empty (see :meth:`ClientSession.send_now_or_offer`), else it *offers* the frame to the client's
+bounded queue, which a sender task per client writes to the socket. When a client reads too slowly the queue fills
+and the oldest frame is dropped (counted in ``dropped``), so a slow client never stalls the bus or the other
+clients. Frames are ``str`` or UTF-8 ``bytes``, always sent as text frames.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import asyncio
 import collections
 import contextlib
 
-from websockets.asyncio.server import ServerConnection
+from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from app.bridge.limits import AbuseMeter, TokenBucket
 
-_DIRECT_MAX_CHARS = 4096  # at most 16 KiB of UTF-8: half the websockets write limit
+_DIRECT_MAX_BYTES = 16_384  # half the websockets write limit (32 KiB)
 
 
 class ClientSession:
@@ -34,13 +37,13 @@ class ClientSession:
         self.close_reason: str | None = None
         self.bucket = bucket
         self.abuse = abuse
-        self._queue: collections.deque[str] = collections.deque()
+        self._queue: collections.deque[str | bytes] = collections.deque()
         self._queue_size = queue_size
         self._wakeup = asyncio.Event()
         self.idle = asyncio.Event()
         self.idle.set()
 
-    def offer(self, frame: str) -> None:
+    def offer(self, frame: str | bytes) -> None:
         """Queues a frame for sending; never blocks. A full queue drops its oldest frame."""
         if len(self._queue) >= self._queue_size:
             self._queue.popleft()
@@ -49,24 +52,24 @@ class ClientSession:
         self.idle.clear()
         self._wakeup.set()
 
-    async def send_now_or_offer(self, frame: str) -> None:
-        """Writes ``frame`` at once when that cannot wait, else queues it (see :meth:`offer`).
+    def send_now_or_offer(self, frame: bytes) -> None:
+        """Writes ``frame`` (UTF-8 text) at once when that cannot wait, else queues it (see :meth:`offer`).
 
-        It cannot wait when nothing is queued or being sent and the socket's write buffer is empty: websockets
-        writes a frame to the transport synchronously and only waits when the buffer passes its high-water mark
-        (``write_limit``, 32 KiB), which a small frame into an empty buffer cannot reach. This saves the bus relay
-        one hop through the sender task, in order, without letting a slow client hold the relay up.
+        It cannot wait when nothing is queued or being sent and the socket's write buffer is empty: the frame goes
+        to the transport synchronously (``broadcast``, the public synchronous send of websockets), and a small
+        frame into an empty buffer cannot reach the high-water mark (``write_limit``, 32 KiB) past which
+        ``send`` would wait. This saves the relay a hop through the sender task, keeps the order of frames, and
+        never lets a slow client hold the relay up. Never blocks, never raises.
         """
         transport = self.ws.transport
-        if (self._queue or not self.idle.is_set() or len(frame) > _DIRECT_MAX_CHARS or transport.is_closing()
+        if (self._queue or not self.idle.is_set() or len(frame) > _DIRECT_MAX_BYTES or transport.is_closing()
                 or transport.get_write_buffer_size() > 0):
             self.offer(frame)
             return
-        try:
-            await self.ws.send(frame)
-            self.sent += 1
-        except ConnectionClosed:
-            pass
+        if self.ws.state is not State.OPEN:
+            return  # closing: the frame could not be sent anyway (as ``send`` raising ConnectionClosed)
+        broadcast((self.ws,), frame, text=True)
+        self.sent += 1
 
     @property
     def queued(self) -> int:
@@ -82,7 +85,7 @@ class ClientSession:
                 continue
             frame = self._queue.popleft()
             try:
-                await self.ws.send(frame)
+                await self.ws.send(frame, text=True)
             except ConnectionClosed:
                 self._queue.clear()
                 self.idle.set()

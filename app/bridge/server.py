@@ -40,7 +40,8 @@ from companions.protocol import (
     State,
     WireItem,
     parse_body,
-    to_json,
+    parse_valid_frame,
+    to_json_bytes,
     topic_of,
 )
 from companions.query_broker import QueryBroker, Verdict
@@ -118,8 +119,9 @@ class BridgeServer:
     async def start(self) -> None:
         if self._server is not None:
             return
-        self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay, name="bridge", maxsize=10_000,
-                                                 overflow="drop_oldest")
+        # Direct: the relay never blocks (it writes to a socket with an empty buffer or queues per client), so it
+        # runs inside publish and a frame reaches the socket without a trip through a bus queue and task.
+        self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay, name="bridge", direct=True)
         try:
             self._server = await serve(
                 self._handle, self.host, self._requested_port,
@@ -178,17 +180,18 @@ class BridgeServer:
 
     # -- bus -> clients ----------------------------------------------------------------------------------------
 
-    async def _relay(self, item: BusItem) -> None:
+    def _relay(self, item: BusItem) -> None:
+        """A direct bus subscriber: called inside publish, so it must never wait (see ``send_now_or_offer``)."""
         if isinstance(item, QueryResult):
             origin = self._origins.pop(item.id, None)
             if origin is not None and origin in self._clients:
-                await origin.send_now_or_offer(_frame_text(item))
+                origin.send_now_or_offer(_frame_bytes(item))
             return
         if not self._clients or isinstance(item, LocalEvent):
             return
-        frame = _frame_text(item)
+        frame = _frame_bytes(item)  # serialised once for every client
         for client in list(self._clients):
-            await client.send_now_or_offer(frame)  # never waits on the client: queues instead
+            client.send_now_or_offer(frame)
 
     # -- connections -------------------------------------------------------------------------------------------
 
@@ -217,12 +220,15 @@ class BridgeServer:
         try:
             first = True
             while client.close_reason is None:
-                try:
-                    async with asyncio.timeout(None if client.authenticated else self._auth_timeout):
-                        raw = await ws.recv()
-                except TimeoutError:
-                    client.close_reason = "authentication timeout"
-                    break
+                if client.authenticated:
+                    raw = await ws.recv()
+                else:
+                    try:
+                        async with asyncio.timeout(self._auth_timeout):
+                            raw = await ws.recv()
+                    except TimeoutError:
+                        client.close_reason = "authentication timeout"
+                        break
                 self._on_frame(client, raw, first=first)
                 if first:
                     first = False
@@ -273,9 +279,16 @@ class BridgeServer:
     def _accept(self, client: ClientSession, raw: str | bytes, *, first: bool) -> None:
         if not client.bucket.take():
             raise FrameRejected(ErrorCode.RATE_LIMITED, f"rate limit exceeded ({self._rate:g} frames/s)")
-        size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
-        if size > self._max_frame_bytes:
-            raise FrameRejected(ErrorCode.TOO_LARGE, f"frame of {size} bytes exceeds {self._max_frame_bytes}")
+        # UTF-8 takes at most 4 bytes per character: most text frames need no encoding to be measured.
+        if isinstance(raw, bytes) or 4 * len(raw) > self._max_frame_bytes:
+            size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
+            if size > self._max_frame_bytes:
+                raise FrameRejected(ErrorCode.TOO_LARGE, f"frame of {size} bytes exceeds {self._max_frame_bytes}")
+        if client.authenticated:
+            valid = parse_valid_frame(raw)  # one pass over the text; None: the full checks below say why
+            if valid is not None:
+                self._take(client, valid)
+                return
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
@@ -288,7 +301,10 @@ class BridgeServer:
             return
         if not client.authenticated:
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "authentication required: send the token first")
-        item = _item_of(data)
+        self._take(client, _item_of(data))
+
+    def _take(self, client: ClientSession, item: WireItem) -> None:
+        """Acts on a valid item from an authenticated client, or raises :class:`FrameRejected`."""
         if isinstance(item, QueryResult):
             self._answer(client, item)
         elif isinstance(item, Message | Query):
@@ -339,9 +355,9 @@ class BridgeServer:
         raise FrameRejected(code, verdict.value, result.id)
 
 
-def _frame_text(item: WireItem) -> str:
-    """The same frame as :func:`companions.protocol.frame_of`, serialised by pydantic's faster JSON encoder."""
-    return f'{{"topic":"{topic_of(item)}","body":{to_json(item)}}}'
+def _frame_bytes(item: WireItem) -> bytes:
+    """The same frame as :func:`companions.protocol.frame_of`, as UTF-8 by pydantic's faster JSON encoder."""
+    return b'{"topic":"%s","body":%s}' % (topic_of(item).encode(), to_json_bytes(item))
 
 
 def _item_of(data: Any) -> Message | Action | State | Query | QueryResult:

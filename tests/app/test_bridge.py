@@ -254,6 +254,36 @@ async def test_oversize_frames_get_an_error_and_the_connection_survives(bus: InP
         assert big not in wire
 
 
+async def test_oversize_is_counted_in_utf8_bytes_not_characters(bus: InProcessBus, make_bridge: MakeBridge,
+                                                                wire: list[WireItem]) -> None:
+    bridge = await make_bridge(max_frame_bytes=1024)
+    async with client(bridge) as ws:
+        wide = Message.create(from_="user", message="あ" * 320)  # < 1024 characters, > 1024 bytes
+        assert len(frame_of(wide)) < 1024 < len(frame_of(wide).encode())
+        await ws.send(frame_of(wide))
+        assert error_code(await recv(ws)) == -32003
+        fits = Message.create(from_="user", message="あ" * 200)
+        await ws.send(frame_of(fits))
+        await wait_for(lambda: fits in wire, bus)
+        assert wide not in wire
+
+
+async def test_relayed_frames_are_text_frames_in_publish_order_whatever_their_size(
+        bus: InProcessBus, make_bridge: MakeBridge) -> None:
+    bridge = await make_bridge()
+    async with client(bridge) as ws:
+        await bridge.wait_for_clients(1)
+        sizes = [10, 40_000, 10, 10, 100_000, 10]  # written at once, or through the send queue past 16 KiB
+        items = [Message.create(from_="companion_a", message="z" * n, id=f"m{i}") for i, n in enumerate(sizes)]
+        for item in items:
+            bus.publish(item)
+        for item in items:
+            raw = await asyncio.wait_for(ws.recv(), 5)
+            assert isinstance(raw, str)  # a text frame, as the reference bridge sends
+            assert parse_frame(raw) == ("messages", item)
+        assert bridge.client_sessions()[0].dropped == 0
+
+
 async def test_a_flood_is_rate_limited_and_the_connection_survives(bus: InProcessBus, make_bridge: MakeBridge,
                                                                    wire: list[WireItem]) -> None:
     bridge = await make_bridge(max_frames_per_second=10)
