@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -50,6 +50,7 @@ COMPANION_ROLE: Final = Qt.ItemDataRole.UserRole
 IMPORTANCE_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 COLUMNS: Final = ("companion", "vote", "importance", "selected", "closing", "reason")
 HISTORY_LIMIT: Final = 200  # turns listed under "earlier turns"
+HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,9 @@ class TurnsPanel(QWidget):
         self.votes.verticalHeader().setVisible(False)
         self.votes.setItemDelegateForColumn(COLUMNS.index("importance"), ImportanceDelegate(self.votes))
         header = self.votes.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Fitted to the contents by _fit_columns when cells change, not by ResizeToContents: that mode measures the
+        # column again on every change of every item (text, data, font), a tenth of a millisecond each.
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(True)
         self.votes.itemSelectionChanged.connect(self._update_buttons)
         self.ended = named(QLabel(), "turnsEnded")
@@ -143,7 +146,12 @@ class TurnsPanel(QWidget):
         companion_buttons.addStretch(1)
         companion_buttons.addWidget(self.interrupt_button)
         companion_buttons.addWidget(self.stop_button)
-        layout = QVBoxLayout(self)
+        # The controls live on a page that the panel sizes by hand (it has no layout of its own): a label whose text
+        # changes re-lays out the page only. With the layout on the panel itself, every new text would re-lay out
+        # the stacked widget and the tab widget holding it, and the tab widget repaints all of itself each time.
+        self.page = named(QWidget(self), "turnsPage")
+        self._page_hints = (QSize(), QSize())
+        layout = QVBoxLayout(self.page)
         layout.addWidget(self.status)
         layout.addWidget(self.ended)
         layout.addLayout(steps)
@@ -164,8 +172,15 @@ class TurnsPanel(QWidget):
         self.view = ConversationView()
         self._signals: BusSignals | None = None
         self._history: dict[int, ConversationView] = {}  # turn number -> the view that finished it, in order
+        self._history_rows: list[int] = []  # the turn number of each line of the history list, top to bottom
+        self._history_dirty: set[int] = set()  # turns whose line is new or changed since the list was updated
         self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
+        self._cells: dict[tuple[int, int], tuple[object, ...]] = {}  # what each cell shows now (unchanged: skipped)
         self._closing_shown: str | None = None
+        self._hidden_render = QTimer(self)  # views that arrive while the panel is hidden: one render now and then
+        self._hidden_render.setSingleShot(True)
+        self._hidden_render.setInterval(HIDDEN_RENDER_MS)
+        self._hidden_render.timeout.connect(self._render)
         self._words = TurnsWording(language, functools.partial(display_name, runtime, language))
         self._retranslate()
         self._render()
@@ -191,6 +206,7 @@ class TurnsPanel(QWidget):
         self._words = TurnsWording(language, functools.partial(display_name, self.runtime, language))
         self._retranslate()
         self._row_keys.clear()
+        self._cells.clear()
         self._closing_shown = None
         self._rebuild_history()
         self._render()
@@ -257,38 +273,78 @@ class TurnsPanel(QWidget):
     def history_lines(self) -> list[str]:
         return [self.history.item(i).text() for i in range(self.history.count())]
 
+    # -- layout ----------------------------------------------------------------------------------------------
+    def sizeHint(self) -> QSize:
+        return self.page.sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        return self.page.minimumSizeHint()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.page.setGeometry(self.rect())
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the page was laid out again: tell the tab widget only if
+            hints = (self.page.sizeHint(), self.page.minimumSizeHint())  # what it asks for changed
+            if hints != self._page_hints:
+                self._page_hints = hints
+                self.updateGeometry()
+        return super().event(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):  # cells measure differently now
+            QTimer.singleShot(0, self, self._fit_columns)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self._hidden_render.isActive():  # what arrived while hidden, before the first paint
+            self._render()
+        super().showEvent(event)
+
     # -- the bus ---------------------------------------------------------------------------------------------
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             if item.view.revision > self.view.revision:
                 self.view = item.view
-                self._render()
+                self._note_history(item.view)  # every view: a turn may finish between two renders
+                if self.isVisible():
+                    self._render()
+                elif not self._hidden_render.isActive():
+                    self._hidden_render.start()
         elif isinstance(item, ActiveConversationChanged):
             self._history.clear()
+            self._history_rows.clear()
+            self._history_dirty.clear()
             self.history.clear()
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _render(self) -> None:
+        self._hidden_render.stop()
         view, turn = self.view, self.view.turn
-        self.status.setText(turns_text(f"status.{view.status}", self.language))
+        _show(self.status, turns_text(f"status.{view.status}", self.language))
         self._render_closing(view)
         if turn is None:
-            self.turn_label.setText(turns_text("turn.none", self.language))
+            _show(self.turn_label, turns_text("turn.none", self.language))
         else:
-            self.turn_label.setText(turns_text("turn", self.language, n=turn.number, who=self._name(turn.opened_by),
-                                               phase=turns_text(f"phase.{turn.phase}", self.language)))
-        self.floor.setText(self._words.floor(turn))
-        self.speaking.setText(turns_text("floor.now", self.language, who=self._name(view.floor))
-                              if view.floor is not None else turns_text("floor.silent", self.language))
-        self.next_up.setVisible(view.forced_next is not None)
+            _show(self.turn_label, turns_text("turn", self.language, n=turn.number, who=self._name(turn.opened_by),
+                                              phase=turns_text(f"phase.{turn.phase}", self.language)))
+        _show(self.floor, self._words.floor(turn))
+        _show(self.speaking, turns_text("floor.now", self.language, who=self._name(view.floor))
+              if view.floor is not None else turns_text("floor.silent", self.language))
         if view.forced_next is not None:
-            self.next_up.setText(turns_text("floor.next", self.language, who=self._name(view.forced_next)))
+            _show(self.next_up, turns_text("floor.next", self.language, who=self._name(view.forced_next)))
+        if self.next_up.isHidden() == (view.forced_next is not None):
+            self.next_up.setVisible(view.forced_next is not None)
         self._render_votes(view, turn)
-        self.ended.setVisible(view.status == "ended")
-        if view.status == "ended":
-            self.ended.setText(turns_text("ended", self.language, reason=self._words.ended(view)))
-            self.ended.setToolTip(view.ended_detail)
-        self._render_history(view)
+        ended = view.status == "ended"
+        if ended:
+            _show(self.ended, turns_text("ended", self.language, reason=self._words.ended(view)))
+            if self.ended.toolTip() != view.ended_detail:
+                self.ended.setToolTip(view.ended_detail)
+        if self.ended.isHidden() == ended:
+            self.ended.setVisible(ended)
+        self._sync_history()
         self._update_buttons()
         self.rendered.emit(view.revision)
 
@@ -310,9 +366,12 @@ class TurnsPanel(QWidget):
     def _render_votes(self, view: ConversationView, turn: TurnView | None) -> None:
         chosen = self.chosen()
         ids = self._companions(view, turn.votes if turn is not None else ())
+        changed: set[int] = set()
         if self.votes.rowCount() != len(ids):
             self.votes.setRowCount(len(ids))
             self._row_keys.clear()
+            self._cells.clear()
+            changed.update(range(len(COLUMNS)))
         for row, companion in enumerate(ids):
             vote = turn.vote_of(companion) if turn is not None else None
             speaker = turn is not None and turn.speaker == companion
@@ -320,60 +379,103 @@ class TurnsPanel(QWidget):
             key = (companion, vote, muted, speaker)
             if self._row_keys.get(row) != key:  # a view changes one or two rows: the others stay as they are
                 self._row_keys[row] = key
-                self._set_row(row, companion, vote, muted=muted, speaker=speaker)
+                changed |= self._set_row(row, companion, vote, muted=muted, speaker=speaker)
+        self._fit_columns(changed)
         if chosen is not None:
             self.choose(chosen)
 
-    def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool) -> None:
+    def _fit_columns(self, columns: Iterable[int] = range(len(COLUMNS))) -> None:
+        """Each of ``columns`` as wide as its widest cell or its title (the last one takes the rest)."""
+        for column in columns:
+            if column < len(COLUMNS) - 1:
+                self.votes.resizeColumnToContents(column)
+
+    def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool) -> set[int]:
+        """Shows one row, touching only the cells (and, in them, only the parts) that change: every change of an
+        item is a signal through the model and a repaint of its cell. Returns the columns changed."""
         name = self._name(companion)
         texts, importance = self._words.vote_cells(vote, muted=muted)
-        color = companion_color(companion)
+        importance_column = COLUMNS.index("importance")
+        changed: set[int] = set()
         for column, text in enumerate([f"▶ {name}" if speaker else name, *texts]):
+            shown = (companion, text, speaker, importance if column == importance_column else None)
+            before = self._cells.get((row, column))
+            if before == shown:
+                continue
+            self._cells[(row, column)] = shown
+            changed.add(column)
             item = self.votes.item(row, column)
+            fresh = item is None
             if item is None:
-                item = QTableWidgetItem()
+                item = QTableWidgetItem()  # filled in before it joins the table: no change signals meanwhile
+                if column == importance_column:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            if fresh or before is None or before[0] != companion:
+                item.setData(COMPANION_ROLE, companion)
+                if column == 0:
+                    item.setForeground(companion_color(companion))
+            if fresh or before is None or before[1] != text:
+                item.setText(text)
+                if column == COLUMNS.index("reason"):
+                    item.setToolTip(text)
+            if fresh or before is None or before[2] != speaker or before[0] != companion:
+                font = QFont(self.votes.font())
+                font.setBold(speaker)
+                item.setFont(font)
+                background = QColor(companion_color(companion))
+                background.setAlpha(45)
+                item.setData(Qt.ItemDataRole.BackgroundRole, background if speaker else None)
+            if column == importance_column and (fresh or before is None or before[3] != importance):
+                item.setData(IMPORTANCE_ROLE, importance)
+            if fresh:
                 self.votes.setItem(row, column, item)
-            item.setText(text)
-            item.setData(COMPANION_ROLE, companion)
-            item.setToolTip(text if column == COLUMNS.index("reason") else "")
-            font = QFont(self.votes.font())
-            font.setBold(speaker)
-            item.setFont(font)
-            background = QColor(color)
-            background.setAlpha(45)
-            item.setData(Qt.ItemDataRole.BackgroundRole, background if speaker else None)
-        name_item = self.votes.item(row, 0)
-        assert name_item is not None
-        name_item.setForeground(color)
-        importance_item = self.votes.item(row, COLUMNS.index("importance"))
-        assert importance_item is not None
-        importance_item.setData(IMPORTANCE_ROLE, importance)
-        importance_item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        return changed
 
-    def _render_history(self, view: ConversationView) -> None:
+    def _note_history(self, view: ConversationView) -> None:
+        """Keeps the view that finished (or cancelled) its turn; the list shows it at the next render."""
         turn = view.turn
         if turn is None or turn.phase in ("voting", "composing", "waiting"):
             return
-        known = turn.number in self._history
         self._history[turn.number] = view
-        if known:
-            row = list(self._history).index(turn.number)
-            self.history.item(row).setText(self._words.history_line(view))
-            return
+        self._history_dirty.add(turn.number)
         if len(self._history) > HISTORY_LIMIT:
             del self._history[next(iter(self._history))]
+
+    def _sync_history(self) -> None:
+        """Brings the history list up to date with the turns kept: changed lines, new lines, trimmed ones."""
+        if not self._history_dirty:
+            return
+        dirty, self._history_dirty = self._history_dirty, set()
+        rows, kept = self._history_rows, list(self._history)
+        trimmed = 0
+        while trimmed < len(rows) and rows[trimmed] not in self._history:
+            trimmed += 1
+        if rows[trimmed:] != kept[:len(rows) - trimmed]:  # not the usual shape (oldest trimmed, newest added)
+            self._rebuild_history()
+            return
+        for _ in range(trimmed):
             self.history.takeItem(0)
-        self.history.addItem(self._words.history_line(view))
-        self.history.scrollToBottom()
+        del rows[:trimmed]
+        for row, number in enumerate(rows):
+            if number in dirty:
+                self.history.item(row).setText(self._words.history_line(self._history[number]))
+        added = kept[len(rows):]
+        if added:
+            self.history.addItems([self._words.history_line(self._history[number]) for number in added])
+            rows.extend(added)
+            self.history.scrollToBottom()
 
     def _rebuild_history(self) -> None:
         self.history.clear()
         self.history.addItems([self._words.history_line(view) for view in self._history.values()])
+        self._history_rows = list(self._history)
+        self._history_dirty.clear()
         self.history.scrollToBottom()
 
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))
         self.votes.setHorizontalHeaderLabels([turns_text(f"column.{c}", self.language) for c in COLUMNS])
+        self._fit_columns()
         self.votes.setAccessibleName(turns_text("turns.title", self.language))
         self.next_button.setText(turns_text("speak_next", self.language))
         self.next_button.setToolTip(turns_text("speak_next.tooltip", self.language))
@@ -407,3 +509,9 @@ class TurnsPanel(QWidget):
 
     def _name(self, who: str | None) -> str:
         return self._words.name(who)
+
+
+def _show(label: QLabel, text: str) -> None:
+    """Sets a label's text only when it changed (a new text re-lays out the page)."""
+    if label.text() != text:
+        label.setText(text)
