@@ -154,6 +154,7 @@ class RosterPanel(QWidget):
         self._speaking: set[str] = set()
         self._streaming: set[str] = set()
         self._states: dict[str, RosterState] = {}
+        self._icons: dict[tuple[str, str, RosterState, float], QIcon] = {}  # painted once per look, then reused
         self._retranslate()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -278,8 +279,8 @@ class RosterPanel(QWidget):
             else:
                 self._speaking.discard(item.speaker_id)
         elif isinstance(item, TextStreamed):
-            if item.done:
-                return
+            if item.done or item.companion_id in self._streaming:
+                return  # every streamed piece after the first changes nothing here
             self._streaming.add(item.companion_id)
         elif isinstance(item, TurnEnded):
             self._streaming.discard(item.companion_id)
@@ -309,7 +310,7 @@ class RosterPanel(QWidget):
             item.setData(STATE_ROLE, state)
             item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{name}: {words}")
             item.setToolTip(f"{name} ({companion_id}): {words}")
-            item.setIcon(state_icon(companion_id, name, state, device_pixel_ratio=self.devicePixelRatioF()))
+            item.setIcon(self._icon(companion_id, name, state))
             item.setData(Qt.ItemDataRole.ForegroundRole, None if state != "absent" else
                          self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
             changed.append((companion_id, state))
@@ -317,6 +318,15 @@ class RosterPanel(QWidget):
         if announce:
             for companion_id, state in changed:
                 self.state_changed.emit(companion_id, state)
+
+    def _icon(self, companion_id: str, name: str, state: RosterState) -> QIcon:
+        """The row's icon; painting an avatar and its badge costs about half a millisecond, and states come and
+        go several times a turn."""
+        key = (companion_id, name, state, self.devicePixelRatioF())
+        icon = self._icons.get(key)
+        if icon is None:
+            icon = self._icons[key] = state_icon(companion_id, name, state, device_pixel_ratio=key[3])
+        return icon
 
     def _retranslate(self) -> None:
         self.title.setText(turns_text("roster.title", self.language))
