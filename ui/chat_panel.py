@@ -291,6 +291,8 @@ class ChatPanel(QWidget):
 
     def _provisional(self, companion_id: str, turn_id: str, status: str) -> str:
         key = self._stream_key(companion_id, turn_id)
+        if key in self._streams and self._status.get(key) == status:
+            return key  # every streamed piece and most views: nothing to change
         header = Header(name=self._name(companion_id), color=self._color(companion_id),
                         status=chat_text(status, self.language))
         if key not in self._streams:
@@ -298,7 +300,7 @@ class ChatPanel(QWidget):
             self.view.add_provisional(key, header)
             self._status[key] = status
             self.composing_changed.emit(key)
-        elif self._status.get(key) != status:
+        else:
             self._status[key] = status
             self.view.set_header(key, header)
             self.composing_changed.emit(key)

@@ -31,6 +31,7 @@ KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kep
 SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
 HIGHLIGHT_BORDER: Final = 3
 MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
+_HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class ChatTranscript(QTextBrowser):
         self.setUndoRedoEnabled(False)  # the undo stack would keep every streamed delta
         self._bubbles: dict[str, _Bubble] = {}
         self._frame_formats: dict[tuple[int, bool, bool, bool], QTextFrameFormat] = {}
+        self._char_formats: dict[tuple[int, int], _HeaderFormats] = {}  # (name colour, text colour) -> formats
+        self._body_formats: dict[tuple[bool, int], QTextCharFormat] = {}  # (provisional, text colour)
         self._provisional: list[str] = []  # keys, in display order (always at the bottom)
         self._follow = True
         bar = self.verticalScrollBar()
@@ -136,9 +139,7 @@ class ChatTranscript(QTextBrowser):
 
     def add_provisional(self, key: str, header: Header) -> None:
         """A bubble for something being composed; its text grows with :meth:`append_text`."""
-        end = QTextCursor(self.document())
-        end.movePosition(QTextCursor.MoveOperation.End)
-        frame = self._insert(end.position(), key, header, "", user=False, provisional=True)
+        frame = self._insert(self._end_position(), key, header, "", user=False, provisional=True)
         self._bubbles[key] = _Bubble(frame, header, False, provisional=True)
         self._provisional.append(key)
 
@@ -152,11 +153,12 @@ class ChatTranscript(QTextBrowser):
     def set_header(self, key: str, header: Header) -> None:
         bubble = self._bubbles[key]
         bubble.header = header
-        block = self.document().findBlock(bubble.frame.firstPosition())
-        cursor = QTextCursor(block)
-        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        self._write_header(cursor, header)
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()  # one layout pass for the whole header, not one per piece of it
+        try:
+            self._rewrite_header(cursor, bubble.frame, header)
+        finally:
+            cursor.endEditBlock()
 
     def remove(self, key: str) -> None:
         bubble = self._bubbles.pop(key, None)
@@ -176,12 +178,15 @@ class ChatTranscript(QTextBrowser):
         if bubble is None:
             return False
         bubble.highlighted = on
-        bubble.frame.setFrameFormat(self._frame_format(key, bubble.header.color, user=bubble.user,
-                                                       provisional=bubble.provisional, highlighted=on))
-        header = bubble.header
-        self.set_header(key, replace(header, status=status if on else ""))
-        bubble.header = header  # the header to come back to
-        return True
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()  # the border and the header change in one layout pass
+        try:
+            bubble.frame.setFrameFormat(self._frame_format(key, bubble.header.color, user=bubble.user,
+                                                           provisional=bubble.provisional, highlighted=on))
+            self._rewrite_header(cursor, bubble.frame, replace(bubble.header, status=status if on else ""))
+        finally:
+            cursor.endEditBlock()
+        return True  # bubble.header stays the header to come back to
 
     def batch(self) -> QTextCursor:
         """A cursor whose ``beginEditBlock``/``endEditBlock`` bracket many changes into one layout pass."""
@@ -199,56 +204,85 @@ class ChatTranscript(QTextBrowser):
             fmt.setFontItalic(True)
             cursor.insertText(note, fmt)
 
+    def _end_position(self) -> int:
+        return self.document().characterCount() - 1
+
     def _insert_position(self) -> int:
         if self._provisional:
             return self._bubbles[self._provisional[0]].frame.firstPosition() - 1
-        end = QTextCursor(self.document())
-        end.movePosition(QTextCursor.MoveOperation.End)
-        return end.position()
+        return self._end_position()
 
     def _insert(self, position: int, key: str, header: Header, text: str, *, user: bool,
                 provisional: bool) -> QTextFrame:
         cursor = QTextCursor(self.document())
         cursor.setPosition(position)
-        frame = cursor.insertFrame(self._frame_format(key, header.color, user=user, provisional=provisional,
-                                                      highlighted=False))
-        self._write_header(cursor, header)
-        cursor.insertBlock(QTextBlockFormat(), self._body_format(provisional))
-        if text:
-            cursor.insertText(text, self._body_format(provisional))
-        # The block after a frame separates it from the next one: keep it thin.
-        after = QTextCursor(self.document())
-        after.setPosition(frame.lastPosition() + 1)
-        after.setBlockFormat(self._separator_format(False))
+        cursor.beginEditBlock()  # the frame, its header, its text and the separator: one layout pass
+        try:
+            frame = cursor.insertFrame(self._frame_format(key, header.color, user=user, provisional=provisional,
+                                                          highlighted=False))
+            self._write_header(cursor, header)
+            body = self._body_format(provisional)
+            cursor.insertBlock(QTextBlockFormat(), body)
+            if text:
+                cursor.insertText(text, body)
+            # The block after a frame separates it from the next one: keep it thin.
+            after = QTextCursor(self.document())
+            after.setPosition(frame.lastPosition() + 1)
+            after.setBlockFormat(self._separator_format(False))
+        finally:
+            cursor.endEditBlock()
         return frame
 
+    def _rewrite_header(self, cursor: QTextCursor, frame: QTextFrame, header: Header) -> None:
+        """Replaces the header line of ``frame`` (call inside an edit block)."""
+        block = self.document().findBlock(frame.firstPosition())
+        cursor.setPosition(block.position())
+        cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self._write_header(cursor, header)
+
     def _write_header(self, cursor: QTextCursor, header: Header) -> None:
-        name = QTextCharFormat()
-        name.setFontWeight(QFont.Weight.Bold)
-        name.setForeground(header.color)
+        name, plain, muted, status = self._header_formats(header.color)
         cursor.insertText(header.name, name)
-        muted = QTextCharFormat()
-        muted.setForeground(MUTED_TEXT)
         if header.emotion:
-            plain = QTextCharFormat()
-            plain.setForeground(self.palette().text())
             cursor.insertText(f"   {header.emotion}", plain)
         if header.recipients:
             cursor.insertText(f"   → {header.recipients}", muted)
         if header.time:
             cursor.insertText(f"   {header.time}", muted)
         if header.status:
-            status = QTextCharFormat(muted)
-            status.setFontItalic(True)
             cursor.insertText(f"   {header.status}", status)
 
+    def _header_formats(self, color: QColor) -> _HeaderFormats:
+        """The name's, the emotion's, the details' and the status's formats (kept: building them costs more
+        than inserting the text; the theme's text colour is part of the key)."""
+        text = self.palette().text().color().rgba()
+        key = (color.rgba(), text)
+        formats = self._char_formats.get(key)
+        if formats is None:
+            name = QTextCharFormat()
+            name.setFontWeight(QFont.Weight.Bold)
+            name.setForeground(color)
+            plain = QTextCharFormat()
+            plain.setForeground(self.palette().text())
+            muted = QTextCharFormat()
+            muted.setForeground(MUTED_TEXT)
+            status = QTextCharFormat(muted)
+            status.setFontItalic(True)
+            formats = self._char_formats[key] = (name, plain, muted, status)
+        return formats
+
     def _body_format(self, provisional: bool) -> QTextCharFormat:
-        fmt = QTextCharFormat()
-        if provisional:
-            fmt.setForeground(MUTED_TEXT)
-            fmt.setFontItalic(True)
-        else:
-            fmt.setForeground(self.palette().text())
+        key = (provisional, self.palette().text().color().rgba())
+        fmt = self._body_formats.get(key)
+        if fmt is None:
+            fmt = QTextCharFormat()
+            if provisional:
+                fmt.setForeground(MUTED_TEXT)
+                fmt.setFontItalic(True)
+            else:
+                fmt.setForeground(self.palette().text())
+            self._body_formats[key] = fmt
         return fmt
 
     def _frame_format(self, key: str, color: QColor, *, user: bool, provisional: bool,
