@@ -13,7 +13,13 @@ import pytest
 from companions.protocol import Message
 from companions.search.classifier import EmptyQueryError
 from companions.search.engine import SearchEngine
-from companions.search.fusion import normalised_score_fusion, reciprocal_rank_fusion
+from companions.search.fusion import (
+    DEFAULT_FUSION,
+    calibrated_score_fusion,
+    normalised_score_fusion,
+    reciprocal_rank_fusion,
+)
+from companions.search.index import SearchIndex, Upsert
 from tests.companions.search_doubles import HashingEmbedder
 
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"
@@ -171,13 +177,46 @@ async def test_concurrent_searches_share_one_connection_safely(engine: SearchEng
 def test_both_fusions_rank_an_item_found_by_every_channel_first() -> None:
     rankings = {"keyword": [(1, 9.0), (2, 5.0)], "semantic": [(2, 0.9), (1, 0.8), (3, 0.1)], "graph": [(1, 0.4)]}
     weights = {"keyword": 0.35, "semantic": 0.35, "graph": 0.3}
-    for fuse in (reciprocal_rank_fusion, normalised_score_fusion):
+    for fuse in (reciprocal_rank_fusion, normalised_score_fusion, calibrated_score_fusion):
         fused = fuse(rankings, weights)
         assert [f.chunk_id for f in fused] == [1, 2, 3]
         assert fused[0].channel_scores == {"keyword": 9.0, "semantic": 0.8, "graph": 0.4}
-    # A zero-weight channel changes nothing.
-    only_kw = normalised_score_fusion(rankings, {"keyword": 1.0})
-    assert [f.chunk_id for f in only_kw][:2] == [1, 2]
+        # A zero-weight channel changes nothing.
+        only_kw = fuse(rankings, {"keyword": 1.0})
+        assert [f.chunk_id for f in only_kw][:2] == [1, 2]
+
+
+def test_calibrated_fusion_trusts_the_channel_whose_first_hit_stands_out() -> None:
+    # The keyword channel puts chunk 1 far ahead of the rest (bm25 10 against 5 and below); the semantic channel's
+    # cosines lie within 0.02 of each other, chunk 2 barely first and chunk 1 last. Min-max stretches both to
+    # [0, 1], so the semantic channel's tiny differences count as much as the keyword channel's clear one and
+    # chunk 2 wins; ranks (RRF) cannot tell either. The z-score sees that only chunk 1 stands out anywhere.
+    keyword = [(1, 10.0), (2, 5.0)] + [(i, 5.0 - 0.05 * (i - 2)) for i in range(3, 20)]
+    semantic = [(2, 0.842)] + [(i, 0.841 - 0.001 * (i - 3)) for i in range(3, 20)] + [(1, 0.820)]
+    rankings = {"keyword": keyword, "semantic": semantic}
+    weights = {"keyword": 0.5, "semantic": 0.5}
+    assert normalised_score_fusion(rankings, weights)[0].chunk_id == 2
+    fused = calibrated_score_fusion(rankings, weights)
+    assert [f.chunk_id for f in fused[:2]] == [1, 2]
+    assert fused[0].score == 1.0  # rescaled to [0, 1]: the best scores 1
+    assert 0.0 <= fused[-1].score < fused[0].score
+    assert DEFAULT_FUSION == "zscore"
+
+
+def test_upsert_many_embeds_the_chunks_of_several_documents_in_one_call(tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    index = SearchIndex(tmp_path / "batch.sqlite3", embedder)
+    try:
+        changes = index.upsert_many([Upsert("a", "金閣寺は京都にある。"), Upsert("b", "Turing broke Enigma.")])
+        assert changes == ["added", "added"]
+        assert len([c for c in embedder.calls if not c[1]]) == 1  # one batch for both documents
+        assert index.upsert_many([Upsert("a", "金閣寺は京都にある。"), Upsert("b", "Turing met Church.")]) == [
+            "unchanged", "updated"]
+        assert index.stats()["documents"] == 2
+        with pytest.raises(ValueError, match="each source at most once"):
+            index.upsert_many([Upsert("a", "x"), Upsert("a", "y")])
+    finally:
+        index.close()
 
 
 async def test_a_chat_model_extracts_the_graph_and_failures_fall_back_to_heuristics(tmp_path: Path) -> None:
