@@ -12,6 +12,10 @@ from companions.search.tokenize import words
 
 SUMMARY_SENTENCES = 3
 TOP_ENTITIES = 64
+# The push tolerance of the query's PageRank. 1e-4 rather than the function's 1e-5: ten times fewer pushes
+# (graph channel 10 -> 2 ms per JSQuAD query) for the same rankings (graph R@1 0.599 against 0.596, fusion
+# unchanged), since only the TOP_ENTITIES heaviest entities are used and they hold far more than 1e-4 each.
+PPR_EPSILON = 1e-4
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class GraphChannel:
         seeds = self.query_entities(text, extra)
         if not seeds:
             return []
-        ranks = self.graph.personalized_pagerank(list(seeds), top=TOP_ENTITIES)
+        ranks = self.graph.personalized_pagerank(list(seeds), epsilon=PPR_EPSILON, top=TOP_ENTITIES)
         if not ranks:  # the query names entities that have no relations: their own mentions still count
             ranks = {e: 1.0 / len(seeds) for e in seeds}
         top = sorted(ranks.items(), key=lambda kv: -kv[1])[:TOP_ENTITIES]
