@@ -160,11 +160,6 @@ class ChatPanel(QWidget):
             return
         self._shown.add(p.id)
         user = self._is_user(p.from_)
-        if not user:
-            for key in self._provisional_of(p.from_):
-                self._replaced.add(self._streams[key])
-                self._drop(key)
-            self._unspoken[p.from_] = p.id
         emotion = p.metadata.emotion if p.metadata is not None else None
         header = Header(
             name=self._name(p.from_), color=self._color(p.from_),
@@ -173,7 +168,21 @@ class ChatPanel(QWidget):
             time=datetime.datetime.fromtimestamp(when).strftime("%H:%M") if when is not None
             else datetime.datetime.now().strftime("%H:%M"),
         )
-        self.view.add_bubble(p.id, header, p.message, user=user)
+        dropped: list[str] = []
+        batch = self.view.batch()
+        batch.beginEditBlock()  # the streamed bubble goes and the message takes its place in one layout pass
+        try:
+            if not user:
+                for key in self._provisional_of(p.from_):
+                    self._replaced.add(self._streams[key])
+                    if self._drop(key, announce=False):
+                        dropped.append(key)
+                self._unspoken[p.from_] = p.id
+            self.view.add_bubble(p.id, header, p.message, user=user)
+        finally:
+            batch.endEditBlock()
+        for key in dropped:
+            self.composing_changed.emit(key)
         self.message_shown.emit(p.id)
 
     def clear_messages(self) -> None:
@@ -306,13 +315,17 @@ class ChatPanel(QWidget):
             self.composing_changed.emit(key)
         return key
 
-    def _drop(self, key: str) -> None:
+    def _drop(self, key: str, *, announce: bool = True) -> bool:
+        """Forgets a provisional bubble; True if one was shown (``composing_changed`` fires if ``announce``)."""
         self._streams.pop(key, None)
         self._status.pop(key, None)
         self._breaks.discard(key)
-        if self.view.has(key):
-            self.view.remove(key)
+        if not self.view.has(key):
+            return False
+        self.view.remove(key)
+        if announce:
             self.composing_changed.emit(key)
+        return True
 
     def _provisional_of(self, companion_id: str) -> list[str]:
         return [key for key, (companion, _turn) in self._streams.items() if companion == companion_id]

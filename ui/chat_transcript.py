@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
+    QShowEvent,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -30,6 +32,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kept in its frame format
 SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
 HIGHLIGHT_BORDER: Final = 3
+PADDING: Final = 8  # inside a bubble's border; a highlighted bubble's thicker border takes from it (same size)
 MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
 _HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
 
@@ -89,6 +92,27 @@ class ChatTranscript(QTextBrowser):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
         self._reset_document()
+
+    # -- painting --------------------------------------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._opaque_viewport()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.StyleChange:
+            self._opaque_viewport()
+
+    def _opaque_viewport(self) -> None:
+        """A style sheet paints the transcript's background on the frame around the viewport and leaves the viewport
+        transparent; Qt then repaints every bubble in view, and the frame under them, whenever the view scrolls (as
+        it does with each new line). Filled with the same solid colour, the viewport is opaque: a scroll moves the
+        pixels and paints the new line only."""
+        viewport = self.viewport()
+        brush = viewport.palette().brush(viewport.backgroundRole())
+        if brush.style() == Qt.BrushStyle.SolidPattern and brush.color().alpha() == 255 \
+                and not viewport.autoFillBackground():
+            viewport.setAutoFillBackground(True)
 
     # -- queries ---------------------------------------------------------------------------------------------
     def has(self, key: str) -> bool:
@@ -294,13 +318,16 @@ class ChatTranscript(QTextBrowser):
             background = QColor(color)
             background.setAlpha(80 if highlighted else 14 if provisional else 30)
             fmt.setBackground(QBrush(background))
-            border = QColor(color)
-            border.setAlpha(255 if highlighted else 120)
-            fmt.setBorderBrush(QBrush(border))
-            fmt.setBorder(HIGHLIGHT_BORDER if highlighted else 1)
+            edge = QColor(color)
+            edge.setAlpha(255 if highlighted else 120)
+            fmt.setBorderBrush(QBrush(edge))
+            border = HIGHLIGHT_BORDER if highlighted else 1
+            fmt.setBorder(border)
             fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Dashed if provisional
                                else QTextFrameFormat.BorderStyle.BorderStyle_Solid)
-            fmt.setPadding(8)
+            # The text stays where it is and the bubble keeps its size: lighting one up while it is spoken moves
+            # nothing below it (no scroll, no repaint of the whole view).
+            fmt.setPadding(PADDING - (border - 1))
             fmt.setTopMargin(2)
             fmt.setBottomMargin(2)
             fmt.setLeftMargin(SIDE_MARGIN if user else 0)
