@@ -33,6 +33,10 @@ KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kep
 SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
 HIGHLIGHT_BORDER: Final = 3
 PADDING: Final = 8  # inside a bubble's border; a highlighted bubble's thicker border takes from it (same size)
+# The thin line between two bubbles holds a space. Qt's text layout works out which part of the view a change in
+# a bubble (a frame) needs repainted from the lines around the frame, and an empty line counts for nothing there:
+# with empty lines between them, every streamed piece and every highlight repainted the whole view.
+SEPARATOR: Final = " "
 MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
 _HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
 
@@ -88,6 +92,7 @@ class ChatTranscript(QTextBrowser):
         self._body_formats: dict[tuple[bool, int], QTextCharFormat] = {}  # (provisional, text colour)
         self._provisional: list[str] = []  # keys, in display order (always at the bottom)
         self._follow = True
+        self._note = ""  # shown above the first bubble
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
@@ -192,9 +197,16 @@ class ChatTranscript(QTextBrowser):
             self._provisional.remove(key)
         frame = bubble.frame
         cursor = QTextCursor(self.document())
-        cursor.setPosition(frame.firstPosition() - 1)
-        cursor.setPosition(frame.lastPosition() + 1, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(frame.firstPosition() - 1)
+            cursor.setPosition(frame.lastPosition() + 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            # The lines before and after the bubble are one line now: keep one line's text.
+            block = cursor.block()
+            self._set_line(cursor, self._note if block.position() == 0 and self._note else SEPARATOR)
+        finally:
+            cursor.endEditBlock()
 
     def set_highlighted(self, key: str, on: bool, status: str = "") -> bool:
         """Marks the bubble being spoken aloud (``status`` joins its header meanwhile); False if there is none."""
@@ -218,6 +230,7 @@ class ChatTranscript(QTextBrowser):
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _reset_document(self, note: str = "") -> None:
+        self._note = note
         self.document().clear()
         self.document().setDocumentMargin(8)
         cursor = QTextCursor(self.document())
@@ -227,6 +240,23 @@ class ChatTranscript(QTextBrowser):
             fmt.setForeground(MUTED_TEXT)
             fmt.setFontItalic(True)
             cursor.insertText(note, fmt)
+        else:
+            cursor.insertText(SEPARATOR, QTextCharFormat())
+
+    @staticmethod
+    def _set_line(cursor: QTextCursor, text: str) -> None:
+        """Makes the text of the cursor's block ``text`` (what is already there in front of it stays as it is)."""
+        block = cursor.block()
+        present = block.text()
+        if present == text:
+            return
+        keep = len(text) if present.startswith(text) else 0
+        cursor.setPosition(block.position() + keep)
+        cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        if keep < len(text):
+            cursor.insertText(text[keep:], QTextCharFormat())
+        else:
+            cursor.removeSelectedText()
 
     def _end_position(self) -> int:
         return self.document().characterCount() - 1
@@ -253,6 +283,7 @@ class ChatTranscript(QTextBrowser):
             after = QTextCursor(self.document())
             after.setPosition(frame.lastPosition() + 1)
             after.setBlockFormat(self._separator_format(False))
+            self._set_line(after, SEPARATOR)
         finally:
             cursor.endEditBlock()
         return frame
