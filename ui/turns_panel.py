@@ -150,7 +150,7 @@ class TurnsPanel(QWidget):
         # changes re-lays out the page only. With the layout on the panel itself, every new text would re-lay out
         # the stacked widget and the tab widget holding it, and the tab widget repaints all of itself each time.
         self.page = named(QWidget(self), "turnsPage")
-        self._page_hints = (QSize(), QSize())
+        self._page_minimum = QSize()  # the page's minimum size last announced to the tab widget
         layout = QVBoxLayout(self.page)
         layout.addWidget(self.status)
         layout.addWidget(self.ended)
@@ -177,6 +177,7 @@ class TurnsPanel(QWidget):
         self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
         self._cells: dict[tuple[int, int], tuple[object, ...]] = {}  # what each cell shows now (unchanged: skipped)
         self._closing_shown: str | None = None
+        self._buttons_shown: tuple[object, ...] | None = None  # what the buttons say and allow now
         self._hidden_render = QTimer(self)  # views that arrive while the panel is hidden: one render now and then
         self._hidden_render.setSingleShot(True)
         self._hidden_render.setInterval(HIDDEN_RENDER_MS)
@@ -285,10 +286,14 @@ class TurnsPanel(QWidget):
         self.page.setGeometry(self.rect())
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.LayoutRequest:  # the page was laid out again: tell the tab widget only if
-            hints = (self.page.sizeHint(), self.page.minimumSizeHint())  # what it asks for changed
-            if hints != self._page_hints:
-                self._page_hints = hints
+        if event.type() == QEvent.Type.LayoutRequest:  # the page was laid out again
+            # Tell the tab widget only when the page no longer fits (it then makes room, as a layout on the panel
+            # would). The hints are read afresh whenever the window or a splitter lays out again; a new text asks
+            # for a new size nearly every time, and each announcement repaints the whole tab widget.
+            minimum = self.page.minimumSizeHint()
+            fits = minimum.width() <= self.width() and minimum.height() <= self.height()
+            if not fits and minimum != self._page_minimum:
+                self._page_minimum = minimum
                 self.updateGeometry()
         return super().event(event)
 
@@ -491,10 +496,14 @@ class TurnsPanel(QWidget):
         companion = self.chosen()
         present = companion is not None and companion in view.present
         muted = companion is not None and companion in view.muted
+        running = view.status == "running"
+        shown = (self.language, present, muted, running)
+        if shown == self._buttons_shown:  # most views change none of them
+            return
+        self._buttons_shown = shown
         self.mute_button.setText(turns_text("unmute" if muted else "mute", self.language))
         self.mute_button.setEnabled(present)
         self.next_button.setEnabled(present and not muted)
-        running = view.status == "running"
         self.interrupt_button.setEnabled(running)
         self.stop_button.setEnabled(running)
 
