@@ -147,8 +147,9 @@ class TurnsPanel(QWidget):
         companion_buttons.addWidget(self.interrupt_button)
         companion_buttons.addWidget(self.stop_button)
         # The controls live on a page that the panel sizes by hand (it has no layout of its own): a label whose text
-        # changes re-lays out the page only. With the layout on the panel itself, every new text would re-lay out
-        # the stacked widget and the tab widget holding it, and the tab widget repaints all of itself each time.
+        # changes re-lays out the page only (see _check_fits). With the layout on the panel itself, every new text
+        # would re-lay out the stacked widget and the tab widget holding it, and the tab widget repaints all of
+        # itself each time.
         self.page = named(QWidget(self), "turnsPage")
         self._page_minimum = QSize()  # the page's minimum size last announced to the tab widget
         layout = QVBoxLayout(self.page)
@@ -285,17 +286,16 @@ class TurnsPanel(QWidget):
         super().resizeEvent(event)
         self.page.setGeometry(self.rect())
 
-    def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.LayoutRequest:  # the page was laid out again
-            # Tell the tab widget only when the page no longer fits (it then makes room, as a layout on the panel
-            # would). The hints are read afresh whenever the window or a splitter lays out again; a new text asks
-            # for a new size nearly every time, and each announcement repaints the whole tab widget.
-            minimum = self.page.minimumSizeHint()
-            fits = minimum.width() <= self.width() and minimum.height() <= self.height()
-            if not fits and minimum != self._page_minimum:
-                self._page_minimum = minimum
-                self.updateGeometry()
-        return super().event(event)
+    def _check_fits(self) -> None:
+        """Tells the tab widget when the page no longer fits (after new texts), so that it makes room as it would
+        for a layout on the panel itself. Other changes of the page's size hints are not announced: the window and
+        the splitters read them afresh whenever they lay out again, and each announcement would repaint the whole
+        tab widget. (Checked here rather than in ``event()``: a Python ``event()`` would take the GIL for every
+        event of the panel, paint events included.)"""
+        minimum = self.page.minimumSizeHint()
+        if (minimum.width() > self.width() or minimum.height() > self.height()) and minimum != self._page_minimum:
+            self._page_minimum = minimum
+            self.updateGeometry()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -351,6 +351,7 @@ class TurnsPanel(QWidget):
             self.ended.setVisible(ended)
         self._sync_history()
         self._update_buttons()
+        self._check_fits()
         self.rendered.emit(view.revision)
 
     def _render_closing(self, view: ConversationView) -> None:
@@ -506,6 +507,7 @@ class TurnsPanel(QWidget):
         self.next_button.setEnabled(present and not muted)
         self.interrupt_button.setEnabled(running)
         self.stop_button.setEnabled(running)
+        self._check_fits()
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _companions(self, view: ConversationView, votes: Iterable[VoteView]) -> list[str]:
