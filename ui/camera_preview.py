@@ -87,6 +87,10 @@ class FrameView(QWidget):
         self.camera_off = False  # draws a crossed-out camera above the headline
         self.flash = 0.0  # 1.0: full highlight, 0.0: none
         self.caption = ""
+        # The frame as drawn: scaled once per new frame or new size, not on every paint (the flash repaints about
+        # 60 times a second while it fades, the frame stays the same meanwhile).
+        self._scaled: QPixmap | None = None
+        self._scaled_key: tuple[int, int, int, float] | None = None
 
     def frame_rect(self) -> QRect:
         """Where the frame is drawn: the largest rectangle of the frame's aspect that fits, centred."""
@@ -101,9 +105,10 @@ class FrameView(QWidget):
         try:
             painter.fillRect(self.rect(), BACKGROUND)
             if self.pixmap is not None and not self.pixmap.isNull():
-                painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-                painter.drawPixmap(self.frame_rect(), self.pixmap)
+                rect = self.frame_rect()
+                painter.drawPixmap(rect.topLeft(), self._frame_at(rect, self.pixmap))
             else:
+                self._scaled = self._scaled_key = None
                 self._paint_message(painter)
             if self.flash > 0.0:
                 color = QColor(FLASH_COLOR)
@@ -116,6 +121,24 @@ class FrameView(QWidget):
                 self._paint_caption(painter)
         finally:
             painter.end()
+
+    def _frame_at(self, rect: QRect, pixmap: QPixmap) -> QPixmap:
+        """``pixmap`` smoothly scaled to ``rect`` (in device pixels), kept until the frame or the size changes."""
+        ratio = self.devicePixelRatioF()
+        key = (pixmap.cacheKey(), rect.width(), rect.height(), ratio)
+        if self._scaled is None or key != self._scaled_key:
+            # Drawn with the painter's smooth transform (bilinear), as the frame always was: QPixmap.scaled's
+            # smooth scaling costs more than twice as much.
+            scaled = QPixmap(round(rect.width() * ratio), round(rect.height() * ratio))
+            scaled.setDevicePixelRatio(ratio)
+            painter = QPainter(scaled)
+            try:
+                painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+                painter.drawPixmap(QRect(0, 0, rect.width(), rect.height()), pixmap)
+            finally:
+                painter.end()
+            self._scaled, self._scaled_key = scaled, key
+        return self._scaled
 
     def _paint_message(self, painter: QPainter) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
