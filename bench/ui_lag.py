@@ -33,6 +33,7 @@ from companions.llm.scripted import ScriptedCast, reply_json, say
 from companions.loop_health import LagStats
 from tests.app.media import write_test_video
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime
+from ui.main_thread_gc import MainThreadGC
 from ui.main_window import MainWindow
 
 FRAME_BUDGET_MS = 16.0
@@ -135,6 +136,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
+    MainThreadGC(app)  # as the app does (ui/launch.py): cycles are collected on the GUI thread only
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:

@@ -116,6 +116,7 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
     import qasync
 
     from scripts.main_window_shots import search_for, shoot_main_window
+    from ui.main_thread_gc import MainThreadGC
 
     async def shoot_all() -> list[Path]:
         ja = await shoot_main_window(out, "ja", "main-window-ja", home / "ja")
@@ -126,6 +127,9 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
         return [ja, en, search, camera]
 
     app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
+    # As the app does (ui/launch.py): Qt objects in reference cycles must be collected on this thread, never in an
+    # executor thread of the runtime (that crashed the script about one run in four).
+    MainThreadGC(app)  # type: ignore[arg-type]
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
