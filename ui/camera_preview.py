@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWi
 from companions.bus import BusItem
 from companions.devices import CameraFrame, DeviceStatus
 from companions.protocol import Query
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.camera_texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
 from ui.naming import named
 from ui.turns_wording import display_name
@@ -235,7 +235,7 @@ class CameraPreview(QWidget):
         self._caption_timer.setInterval(CAPTION_MS)
         self._caption_timer.timeout.connect(self._clear_caption)
 
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("queries", "events"))
         self._attached = False
         self._poll_task: asyncio.Task[None] | None = None
         self._state: PreviewState = "off"
@@ -248,9 +248,7 @@ class CameraPreview(QWidget):
     # -- lifecycle -------------------------------------------------------------------------------------------
     def attach(self) -> None:
         """Follows the bus and starts polling while visible (call after ``runtime.start()``)."""
-        if self._signals is None:
-            self._signals = BusSignals(self.runtime.bus, ("queries", "events"), self)
-            self._signals.item.connect(self._on_item)
+        self._bus_link.follow(self, self._on_item)
         self._attached = True
         self._check_status()
         self._update_polling()
@@ -259,9 +257,7 @@ class CameraPreview(QWidget):
         """Stops polling and following the bus, and cancels the request in flight (before the runtime stops)."""
         self._attached = False
         self.timer.stop()
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        self._bus_link.stop()
         task = self._poll_task
         if task is not None:
             task.cancel()  # its done-callback forgets it

@@ -30,7 +30,7 @@ from companions.conversation.readmodel import ConversationChanged
 from companions.devices import SpeakingChanged
 from companions.protocol import Message
 from companions.worker import TextStreamed, TurnEnded
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.chat_input import AddressSelector, MessageInput
 from ui.chat_texts import chat_text, emotion_label
 from ui.chat_transcript import ChatTranscript, Header
@@ -86,7 +86,7 @@ class ChatPanel(QWidget):
         layout.addLayout(row)
         self.address.setVisible(runtime is not None)
         self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("messages", "events")) if runtime is not None else None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._generation = 0
         self._loading = False
@@ -107,15 +107,14 @@ class ChatPanel(QWidget):
             raise RuntimeError("a ChatPanel without a runtime has nothing to attach to")
         self._refresh_addressees()
         self._loading = True  # what arrives while the history loads is shown after it
-        self._signals = BusSignals(self.runtime.bus, ("messages", "events"), self)
-        self._signals.item.connect(self._on_item)
+        assert self._bus_link is not None
+        self._bus_link.follow(self, self._on_item)
         await self._load(self.runtime.conversation_id)
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        if self._bus_link is not None:
+            self._bus_link.stop()
         for task in list(self._tasks):
             task.cancel()
 
@@ -130,7 +129,7 @@ class ChatPanel(QWidget):
             self.input.clear()
             return
         try:
-            if self.runtime.cast is None or self._signals is None:  # not started, or stopping
+            if self.runtime.cast is None or self._bus_link is None or not self._bus_link.active:  # not started/stopping
                 raise RuntimeError(chat_text("not_started", self.language))
             self.runtime.send_user_message(text, to=self.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are

@@ -30,7 +30,7 @@ from app.runtime import ActiveConversationChanged, Runtime
 from app.storage import ConversationInfo
 from companions.bus import BusItem
 from companions.protocol import Message
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.chat_texts import chat_text
 from ui.naming import named
 
@@ -93,7 +93,7 @@ class ConversationList(QWidget):
         layout.addLayout(buttons)
         title.setBuddy(self.items)
         self.confirmation: QMessageBox | None = None
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("messages", "events"))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._busy = False
         self._conversations: list[ConversationInfo] = []
@@ -104,14 +104,11 @@ class ConversationList(QWidget):
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
-        self._signals = BusSignals(self.runtime.bus, ("messages", "events"), self)
-        self._signals.item.connect(self._on_item)
+        self._bus_link.follow(self, self._on_item)
         await self._refresh()
 
     def detach(self) -> None:
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        self._bus_link.stop()
         self._later.stop()
         for task in list(self._tasks):
             task.cancel()

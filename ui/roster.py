@@ -35,7 +35,7 @@ from companions.conversation.readmodel import ConversationChanged, ConversationV
 from companions.devices import SpeakingChanged
 from companions.worker import TextStreamed, TurnEnded
 from ui.avatars import avatar_pixmap
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.naming import named
 from ui.turns_texts import turns_text
 
@@ -149,7 +149,7 @@ class RosterPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.menu: QMenu | None = None  # the open context menu, if any
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("events",))
         self._view = ConversationView()
         self._speaking: set[str] = set()
         self._streaming: set[str] = set()
@@ -163,15 +163,11 @@ class RosterPanel(QWidget):
         if self.runtime.conversation is not None:
             self._view = self.runtime.conversation.view
         self.refresh()
-        if self._signals is None:
-            self._signals = BusSignals(self.runtime.bus, ("events",), self)
-            self._signals.item.connect(self._on_item)
+        self._bus_link.follow(self, self._on_item)
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        self._bus_link.stop()
 
     def set_language(self, language: str) -> None:
         self.language = language

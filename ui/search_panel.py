@@ -39,7 +39,7 @@ from companions.bus import BusItem
 from companions.search.classifier import QueryClassification
 from companions.search.engine import CHANNEL_DEPTH, CHANNELS, SearchResponse
 from companions.search.research import ResearchProgress, ResearchResult
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.naming import named
 from ui.search_format import (
     FIELDS,
@@ -159,7 +159,7 @@ class SearchPanel(QWidget):
         self._status: tuple[str, dict[str, object], str] = ("", {}, "")  # text key, values, result property
         self._research_status: tuple[str, dict[str, object]] = ("research.idle", {})
         self._index: SearchIndexProgress | SearchIndexUpdated | str | None = None  # str: a failed re-index
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("events",))
         self._tasks: set[asyncio.Task[None]] = set()
         self._search_task: asyncio.Task[None] | None = None
         self._research_task: asyncio.Task[None] | None = None
@@ -183,15 +183,11 @@ class SearchPanel(QWidget):
         if service is not None:
             self._index = service.progress or service.indexed
         self._render_all()
-        if self._signals is None:
-            self._signals = BusSignals(self.runtime.bus, ("events",), self)
-            self._signals.item.connect(self._on_item)
+        self._bus_link.follow(self, self._on_item)
 
     def detach(self) -> None:
         """Stops following the bus and cancels the running search and research (call before the runtime stops)."""
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        self._bus_link.stop()
         self._cancel_running()
         for task in list(self._tasks):
             task.cancel()

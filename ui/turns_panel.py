@@ -40,7 +40,7 @@ from companions.conversation.control import (
 )
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.protocol import CLOSING_ORDER
-from ui.bus_bridge import BusSignals
+from ui.bus_bridge import BusFollower
 from ui.companion_colors import companion_color
 from ui.naming import named
 from ui.turns_texts import turns_text
@@ -171,7 +171,7 @@ class TurnsPanel(QWidget):
         self.setTabOrder(self.stop_button, self.history)
 
         self.view = ConversationView()
-        self._signals: BusSignals | None = None
+        self._bus_link = BusFollower(runtime.bus, ("events",))
         self._history: dict[int, ConversationView] = {}  # turn number -> the view that finished it, in order
         self._history_rows: list[int] = []  # the turn number of each line of the history list, top to bottom
         self._history_dirty: set[int] = set()  # turns whose line is new or changed since the list was updated
@@ -193,15 +193,11 @@ class TurnsPanel(QWidget):
         if self.runtime.conversation is not None:
             self.view = self.runtime.conversation.view
         self._render()
-        if self._signals is None:
-            self._signals = BusSignals(self.runtime.bus, ("events",), self)
-            self._signals.item.connect(self._on_item)
+        self._bus_link.follow(self, self._on_item)
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
-        if self._signals is not None:
-            self._signals.close()
-            self._signals = None
+        self._bus_link.stop()
 
     def set_language(self, language: str) -> None:
         self.language = language
