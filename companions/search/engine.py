@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -103,8 +104,12 @@ class SearchCore:
         self._vectors: VectorMatrix | None = None
         self._vectors_generation = -1
         self._query_vectors: dict[str, Vectors] = {}
+        # Embedding a query (10-20 ms of native code that releases the GIL) runs here while this thread queries
+        # SQLite for the keyword and graph channels; the helper touches no SQLite.
+        self._embedding_thread = DaemonWorkerExecutor("search-index-query-embedding")
 
     def close(self) -> None:
+        self._embedding_thread.shutdown(wait=False)
         self.index.close()
 
     @property
@@ -118,24 +123,38 @@ class SearchCore:
         return keyword_search(self.index.db, text, k, self.index.token_mode)
 
     def semantic(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
+        return self._semantic_started(text, k)()
+
+    def _semantic_started(self, text: str, k: int) -> Callable[[], list[tuple[int, float]]]:
+        """Starts the semantic channel and returns what finishes it: the query embedding runs on the helper
+        thread unless cached; the cache and the vector matrix (read from SQLite) stay in this thread."""
         if self.embedder is None:
-            return []
+            return list
+        matrix = self.vectors
         query = self._query_vectors.get(text)
-        if query is None:  # the research agent and the UI repeat queries; embedding is the costly step
-            query = self.embedder.embed([text], query=True)[0]
+        if query is not None:  # the research agent and the UI repeat queries; embedding is the costly step
+            return lambda: matrix.top(query, k)
+        embedder = self.embedder
+        embedding: Future[Vectors] = self._embedding_thread.submit(lambda: embedder.embed([text], query=True)[0])
+
+        def finish() -> list[tuple[int, float]]:
+            vector = embedding.result()
             if len(self._query_vectors) >= QUERY_CACHE:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
-            self._query_vectors[text] = query
-        return self.vectors.top(query, k)
+            self._query_vectors[text] = vector
+            return matrix.top(vector, k)
+
+        return finish
 
     def channel_rankings(self, text: str, classification: QueryClassification, k: int = CHANNEL_DEPTH,
                          ) -> tuple[dict[str, list[tuple[int, float]]], list[CommunitySummary]]:
+        semantic = self._semantic_started(text, k)  # concurrent with the two SQLite channels below
         communities: list[CommunitySummary] = []
         if classification.type == "global":
             graph_hits, communities = self.graph.global_search(text, k)
         else:
             graph_hits = self.graph.local_search(text, k, list(classification.extracted_entities))
-        return {"keyword": self.keyword(text, k), "semantic": self.semantic(text, k), "graph": graph_hits}, communities
+        return {"keyword": self.keyword(text, k), "semantic": semantic(), "graph": graph_hits}, communities
 
     def search(self, text: str, classification: QueryClassification, limit: int = 10,
                method: FusionMethod | None = None) -> SearchResponse:
