@@ -29,6 +29,7 @@ from app.embedding import E5Embedder
 from companions.loop_health import percentile
 from companions.search.classifier import RuleBasedClassifier
 from companions.search.engine import SearchCore, weights_for
+from companions.search.evidence import RERANK_DEPTH
 from companions.search.fusion import DEFAULT_FUSION, FUSION_METHODS, fuse
 from companions.search.index import Upsert
 
@@ -124,7 +125,7 @@ def main() -> int:
             "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.doc_id").fetchall())
     base_source = dict(baseline.index.db.execute(
         "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.doc_id").fetchall())
-    names = ("bigram", "keyword", "semantic", "graph", *FUSION_METHODS)
+    names = ("bigram", "keyword", "semantic", "graph", *FUSION_METHODS, "evidence")
     ranked: dict[str, list[list[str]]] = {n: [] for n in names}
     lat: dict[str, list[float]] = {"bigram": [], "hybrid": [], "semantic": [], "keyword": [], "graph": []}
     types: dict[str, int] = {}
@@ -134,14 +135,16 @@ def main() -> int:
         lat["bigram"].append((time.perf_counter() - t) * 1000)
         ranked["bigram"].append([base_source[c] for c, _ in base])
 
-        # What SearchCore.search does, timed: classify, the three channels, the default fusion, the hit records.
+        # What SearchCore.search does, timed: classify, the three channels, the default fusion, the hit records,
+        # the sentence-evidence re-ordering.
         t = time.perf_counter()
         cls = classifier.classify_now(question)
         rankings, _ = core.channel_rankings(question, cls)
         weights = weights_for(cls, True)
-        top = fuse(rankings, weights, DEFAULT_FUSION)[:10]
-        core.index.chunks([f.chunk_id for f in top])
+        top = fuse(rankings, weights, DEFAULT_FUSION)[:RERANK_DEPTH]
+        top = core.reranked(top, question, core.index.chunks([f.chunk_id for f in top]))
         lat["hybrid"].append((time.perf_counter() - t) * 1000)
+        ranked["evidence"].append([source_of[f.chunk_id] for f in top])
         types[cls.type] = types.get(cls.type, 0) + 1
         for channel, ranking in rankings.items():
             ranked[channel].append([source_of[c] for c, _ in ranking])
@@ -166,7 +169,8 @@ def main() -> int:
     print(f"query types (rule classifier): {types}")
     labels = {"bigram": "fts5 bigram (baseline)", "keyword": "keyword channel (bigram+fugashi words)",
               "semantic": "semantic channel (e5-small q4)", "graph": "graph channel (PPR)",
-              "rrf": "fusion weighted RRF", "score": "fusion min-max score", "zscore": "fusion z-score (default)"}
+              "rrf": "fusion weighted RRF", "score": "fusion min-max score", "zscore": "fusion z-score",
+              "evidence": "fusion z-score + sentence evidence (default)"}
     for split in SPLITS:
         count = len(gold) if keep[split] is None else sum(keep[split] or [])
         print(f"-- {split} questions ({count}){' [tuning split]' if split == 'even' else ''}"

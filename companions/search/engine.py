@@ -26,7 +26,8 @@ from companions.search.classifier import (
     SearchWeights,
     get_search_weights,
 )
-from companions.search.fusion import DEFAULT_FUSION, FusionMethod, fuse
+from companions.search.evidence import RERANK_DEPTH, rerank
+from companions.search.fusion import DEFAULT_FUSION, Fused, FusionMethod, fuse
 from companions.search.graph import Extraction
 from companions.search.graph_channel import CommunitySummary, GraphChannel
 from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
@@ -146,6 +147,11 @@ class SearchCore:
 
         return finish
 
+    def reranked(self, fused: list[Fused], text: str, records: dict[int, ChunkRecord]) -> list[Fused]:
+        """The fused hits re-ordered by sentence evidence (companions/search/evidence.py)."""
+        return rerank(fused, text, lambda chunk_id: r.text if (r := records.get(chunk_id)) else None,
+                      self.index.term_frequencies)
+
     def channel_rankings(self, text: str, classification: QueryClassification, k: int = CHANNEL_DEPTH,
                          ) -> tuple[dict[str, list[tuple[int, float]]], list[CommunitySummary]]:
         semantic = self._semantic_started(text, k)  # concurrent with the two SQLite channels below
@@ -161,8 +167,9 @@ class SearchCore:
         started = time.perf_counter()
         rankings, communities = self.channel_rankings(text, classification)
         weights = weights_for(classification, self.embedder is not None)
-        fused = fuse(rankings, weights, method or self.fusion)[:limit]
+        fused = fuse(rankings, weights, method or self.fusion)[: max(limit, RERANK_DEPTH)]
         records = self.index.chunks([f.chunk_id for f in fused])
+        fused = self.reranked(fused, text, records)[:limit]
         hits = [_hit(records[f.chunk_id], text, f.score, f.channel_scores) for f in fused if f.chunk_id in records]
         return SearchResponse(text, classification, get_search_weights(classification.type), hits, rankings,
                               communities, (time.perf_counter() - started) * 1000)

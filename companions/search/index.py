@@ -134,6 +134,8 @@ class SearchIndex:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         self.generation = 0  # bumped on every write; caches (vectors, graph) compare against it
+        self._vocabulary_generation = -1
+        self._chunk_count = 0
         self._check_meta()
 
     def close(self) -> None:
@@ -310,6 +312,20 @@ class SearchIndex:
         return len(rows)
 
     # -- reading ----------------------------------------------------------------------------------------------
+    def term_frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many chunks hold each of ``terms`` (FTS5's vocabulary), and how many chunks there are."""
+        if self._vocabulary_generation != self.generation:
+            self.db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
+            self._chunk_count = int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            self._vocabulary_generation = self.generation
+        counts: dict[str, int] = {}
+        for start in range(0, len(terms), 500):  # within SQLite's limit on bound parameters
+            part = list(terms[start : start + 500])
+            counts.update(self.db.execute(
+                f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({','.join('?' * len(part))})", part))
+        return counts, self._chunk_count
+
     def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
         if not ids:
             return {}
