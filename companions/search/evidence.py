@@ -20,11 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from companions.search.fusion import Fused
-from companions.search.tokenize import terms
+from companions.search.tokenize import CJK_CHARS, normalize, terms
 
 RERANK_DEPTH = 10
 SENTENCE_WEIGHT = 0.05
 _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=\.)\s+")
+_IS_CJK = re.compile(rf"[{CJK_CHARS}]")
+_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?")
 
 
 def idf(document_frequency: int, documents: int) -> float:
@@ -33,14 +35,23 @@ def idf(document_frequency: int, documents: int) -> float:
 
 
 def best_sentence_share(query_terms: Mapping[str, float], text: str) -> float:
-    """The largest IDF-weighted share of ``query_terms`` found within one sentence of ``text`` (0 to 1)."""
+    """The largest IDF-weighted share of ``query_terms`` found within one sentence of ``text`` (0 to 1).
+
+    A Japanese term (a character bigram) counts when the sentence contains it; a Latin term when the sentence has
+    it as a word. Testing the query's twenty-odd terms against each sentence is ~10x cheaper than cutting every
+    sentence into its terms.
+    """
     total = sum(query_terms.values())
     if total <= 0:
         return 0.0
+    cjk = [(t, w) for t, w in query_terms.items() if _IS_CJK.match(t)]
+    latin = {t: w for t, w in query_terms.items() if not _IS_CJK.match(t)}
     best = 0.0
-    for sentence in _SENTENCE_END.split(text):
-        found = set(terms(sentence, "bigram")).intersection(query_terms)
-        best = max(best, sum(query_terms[t] for t in found) / total)
+    for sentence in _SENTENCE_END.split(normalize(text)):
+        found = sum(w for t, w in cjk if t in sentence)
+        if latin:
+            found += sum(latin[word] for word in set(_WORD.findall(sentence)).intersection(latin))
+        best = max(best, found / total)
     return best
 
 

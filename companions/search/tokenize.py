@@ -22,7 +22,7 @@ from typing import Literal, TypeAlias
 
 TokenMode: TypeAlias = Literal["bigram", "words", "mixed"]
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ー"
+CJK_CHARS = _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ー"
 _RUN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 # Parts of speech that carry no searchable meaning (particles, auxiliaries, symbols, blanks).

@@ -27,6 +27,8 @@ def test_the_best_sentence_holds_most_of_the_query() -> None:
     # A holds every term but 1946, one per sentence: its best sentence has a fifth of the weight.
     assert best_sentence_share(weights, A) == pytest.approx(0.2)
     assert best_sentence_share({"founded": 1.0, "sony": 1.0}, "Sony makes TVs. Sony was founded in 1946.") == 1.0
+    assert best_sentence_share({"art": 1.0}, "We had a party.") == 0.0  # a Latin term counts as a whole word
+    assert best_sentence_share({"sony": 1.0}, "ＳＯＮＹ was founded.") == 1.0  # NFKC, case
     assert best_sentence_share({}, B) == 0.0
 
 
