@@ -38,7 +38,7 @@ def best_sentence_share(query_terms: Mapping[str, float], text: str) -> float:
     """The largest IDF-weighted share of ``query_terms`` found within one sentence of ``text`` (0 to 1).
 
     A Japanese term (a character bigram) counts when the sentence contains it; a Latin term when the sentence has
-    it as a word. Testing the query's twenty-odd terms against each sentence is ~10x cheaper than cutting every
+    it as a word. Testing the query's twenty-odd terms against each sentence is cheaper than cutting every
     sentence into its terms.
     """
     total = sum(query_terms.values())
