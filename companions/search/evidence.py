@@ -20,13 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from companions.search.fusion import Fused
-from companions.search.tokenize import CJK_CHARS, normalize, terms
+from companions.search.tokenize import IS_CJK, RUN, normalize, terms
 
 RERANK_DEPTH = 10
 SENTENCE_WEIGHT = 0.05
 _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=\.)\s+")
-_IS_CJK = re.compile(rf"[{CJK_CHARS}]")
-_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?")
 
 
 def idf(document_frequency: int, documents: int) -> float:
@@ -44,13 +42,13 @@ def best_sentence_share(query_terms: Mapping[str, float], text: str) -> float:
     total = sum(query_terms.values())
     if total <= 0:
         return 0.0
-    cjk = [(t, w) for t, w in query_terms.items() if _IS_CJK.match(t)]
-    latin = {t: w for t, w in query_terms.items() if not _IS_CJK.match(t)}
+    cjk = [(t, w) for t, w in query_terms.items() if IS_CJK.match(t)]
+    latin = {t: w for t, w in query_terms.items() if not IS_CJK.match(t)}
     best = 0.0
     for sentence in _SENTENCE_END.split(normalize(text)):
         found = sum(w for t, w in cjk if t in sentence)
         if latin:
-            found += sum(latin[word] for word in set(_WORD.findall(sentence)).intersection(latin))
+            found += sum(latin[word] for word in set(RUN.findall(sentence)).intersection(latin))
         best = max(best, found / total)
     return best
 

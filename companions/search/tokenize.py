@@ -22,9 +22,10 @@ from typing import Literal, TypeAlias
 
 TokenMode: TypeAlias = Literal["bigram", "words", "mixed"]
 
-CJK_CHARS = _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ー"
-_RUN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
-_IS_CJK = re.compile(rf"[{_CJK}]")
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f々〆ー"
+# A run of CJK characters or a Latin word (with one apostrophe part); IS_CJK tells the two apart.
+RUN = re.compile(rf"[{_CJK}]+|[0-9A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
+IS_CJK = re.compile(rf"[{_CJK}]")
 # Parts of speech that carry no searchable meaning (particles, auxiliaries, symbols, blanks).
 _SKIP_POS = frozenset({"助詞", "助動詞", "補助記号", "記号", "空白"})
 EN_STOPWORDS = frozenset({
@@ -70,12 +71,12 @@ def words(text: str) -> list[str]:
     text = normalize(text)
     tagger = _tagger()
     out: list[str] = []
-    if tagger is None or not _IS_CJK.search(text):
-        return [w for w in _RUN.findall(text) if w not in EN_STOPWORDS]
+    if tagger is None or not IS_CJK.search(text):
+        return [w for w in RUN.findall(text) if w not in EN_STOPWORDS]
     for node in tagger(text):  # type: ignore[operator]
         surface = str(node.surface)
         pos = str(getattr(node.feature, "pos1", "") or "")
-        if pos in _SKIP_POS or not _RUN.fullmatch(surface):
+        if pos in _SKIP_POS or not RUN.fullmatch(surface):
             continue
         if surface in EN_STOPWORDS:
             continue
@@ -88,8 +89,8 @@ def terms(text: str, mode: TokenMode = "mixed") -> list[str]:
     norm = normalize(text)
     out: list[str] = []
     if mode in ("bigram", "mixed"):
-        for run in _RUN.findall(norm):
-            if _IS_CJK.match(run):
+        for run in RUN.findall(norm):
+            if IS_CJK.match(run):
                 out.extend(_bigrams(run))
             elif run not in EN_STOPWORDS:
                 out.append(run)
@@ -99,7 +100,7 @@ def terms(text: str, mode: TokenMode = "mixed") -> list[str]:
         if mode == "words":
             out.extend(ws)
         else:
-            out.extend("w" + w for w in ws if _IS_CJK.search(w) and len(w) > 2)
+            out.extend("w" + w for w in ws if IS_CJK.search(w) and len(w) > 2)
     return out
 
 
