@@ -121,7 +121,7 @@ class SearchCore:
         return self._vectors
 
     def keyword(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
-        return keyword_search(self.index.db, text, k, self.index.token_mode)
+        return keyword_search(self.index.db, text, k, self.index.token_mode, self.index.term_frequencies)
 
     def semantic(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
         return self._semantic_started(text, k)()

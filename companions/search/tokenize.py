@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
@@ -110,16 +110,13 @@ def index_text(text: str, mode: TokenMode = "mixed") -> str:
 
 
 @lru_cache(maxsize=4096)
-def _query_terms(text: str, mode: TokenMode) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for term in terms(text, mode):
-        seen.setdefault(term, None)
-    return tuple(seen)
+def query_terms(text: str, mode: TokenMode = "mixed") -> tuple[str, ...]:
+    """The distinct index terms of a free-text query, in order of appearance."""
+    return tuple(dict.fromkeys(terms(text, mode)))
 
 
-def match_expression(text: str, mode: TokenMode = "mixed") -> str | None:
-    """An FTS5 MATCH expression (OR of quoted terms) for a free-text query; None when nothing is searchable."""
-    query_terms = _query_terms(text, mode)
-    if not query_terms:
+def match_expression(query: Sequence[str]) -> str | None:
+    """An FTS5 MATCH expression (OR of quoted terms) for a query's terms; None when there are none."""
+    if not query:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query)

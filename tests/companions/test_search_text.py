@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from companions.search.graph import EntityGraph, entity_key, extract_heuristic
-from companions.search.index import split_chunks
-from companions.search.tokenize import match_expression, terms
+from companions.search.index import SearchIndex, split_chunks
+from companions.search.keyword import informative_terms, keyword_search
+from companions.search.tokenize import match_expression, query_terms, terms
 
 
 def test_japanese_is_split_into_bigrams_and_words_and_latin_is_normalised() -> None:
@@ -24,10 +26,10 @@ def test_match_expression_is_safe_for_fts5_syntax() -> None:
     db.execute("CREATE VIRTUAL TABLE t USING fts5(terms)")
     db.execute("INSERT INTO t(rowid, terms) VALUES (1, 'near or and not')")
     for hostile in ['"; DROP TABLE t; --', "NEAR(a b) OR", 'a" OR "b', "*", "(((", "AND OR NOT"]:
-        expression = match_expression(hostile)
+        expression = match_expression(query_terms(hostile))
         if expression is not None:
             db.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
-    assert match_expression("。、？") is None
+    assert match_expression(query_terms("。、？")) is None
 
 
 def test_chunks_pack_paragraphs_and_cut_long_ones_at_sentences() -> None:
@@ -58,3 +60,26 @@ def test_personalized_pagerank_prefers_neighbours_of_the_seed() -> None:
     communities = graph.communities()
     assert communities[1] == communities[2] == communities[3]
     assert communities[4] == communities[5] != communities[1]
+
+
+def test_terms_that_half_the_chunks_hold_are_not_searched_and_the_ranking_stays(tmp_path: Path) -> None:
+    index = SearchIndex(tmp_path / "search.sqlite3", token_mode="bigram")
+    texts = [f"記録{i}: 天気の話をした。" for i in range(8)]  # "天気" (and its neighbours) in every chunk
+    texts[2] = "記録2: 天気の話のあと、灯台守の日誌を読んだ。"
+    texts[5] = "記録5: 灯台の灯りを数えた。天気の話をした。"
+    for i, text in enumerate(texts):
+        index.upsert(f"note{i}", text, title=f"note{i}")
+    source = {r.id: r.source for r in index.chunks(list(range(1, 20))).values()}
+
+    def ranked(query: str, pruned: bool) -> list[str]:
+        hits = keyword_search(index.db, query, 8, "bigram", index.term_frequencies if pruned else None)
+        return [source[chunk_id] for chunk_id, _ in hits]
+
+    plain, pruned = ranked("灯台の天気", False), ranked("灯台の天気", True)
+    assert len(plain) == 8  # every chunk holds 天気, so FTS5 scored all of them
+    assert sorted(pruned) == ["note2", "note5"]  # only the chunks with 灯台 (or 台の) ...
+    assert pruned == plain[:2]  # ... in the order they had
+    assert informative_terms(query_terms("灯台の天気", "bigram"), index.term_frequencies) == ["灯台", "台の", "の天"]
+    # a query of nothing but such terms is searched as it is
+    assert len(ranked("天気の話", True)) == 8
+    index.close()
