@@ -1,9 +1,9 @@
 """Query classifier accuracy per type on the held-out split: Madoi's rules vs the seed's plain rules, same run.
 
 Data: JEMHopQA train v1.2 (Ishii et al., CC BY-SA 4.0; ``comparison`` questions are relationship queries,
-``compositional`` ones are local) and the thematic (global) queries in tests/data/classifier_global.jsonl
-(Japanese and English, written for Madoi). The split is fixed by a hash of each question's id: about 70 % tune,
-30 % held out. The rules were tuned on the tune split only.
+``compositional`` ones are local) and the queries written for Madoi in tests/data/classifier_*.jsonl: thematic
+(global) ones, English ones of every type, and composite (hybrid) ones in Japanese and English. The split is fixed
+by a hash of each question's id: about 70 % tune, 30 % held out. The rules were tuned on the tune split only.
 
 Usage: ``python bench/classifier_accuracy.py [--split heldout|tune|all] [--errors N]``
 """
@@ -29,9 +29,11 @@ from companions.search.classifier import QueryType, RuleBasedClassifier, SeedRul
 
 Split = Literal["tune", "heldout", "all"]
 JEMHOPQA = Path(os.environ.get("MADOI_JEMHOPQA", REPO.parent / "shared" / "data" / "jemhopqa-train-v1.2.json"))
-# Written for Madoi: thematic (global) queries in Japanese and English; English local and relationship queries.
+# Written for Madoi: thematic (global) queries in Japanese and English; English local and relationship queries;
+# composite (hybrid) questions in both: a whole collection and the causes or relations behind it.
 _DATA = REPO / "tests" / "data"
-OWN_QUERIES = (_DATA / "classifier_global.jsonl", _DATA / "classifier_english.jsonl")
+OWN_QUERIES = (_DATA / "classifier_global.jsonl", _DATA / "classifier_english.jsonl",
+               _DATA / "classifier_hybrid.jsonl")
 CREDIT = "JEMHopQA (Ishii et al., CC BY-SA 4.0) + Madoi's own queries (tests/data/classifier_*.jsonl)"
 _JEMHOPQA_TYPES: dict[str, QueryType] = {"comparison": "relationship", "compositional": "local"}
 
@@ -101,7 +103,7 @@ def main() -> None:
     parser.add_argument("--errors", type=int, default=0, help="print this many of Madoi's misclassifications")
     args = parser.parse_args()
     queries = load_queries(args.split)
-    counts = {t: sum(q.expected == t for q in queries) for t in ("global", "local", "relationship")}
+    counts = {t: sum(q.expected == t for q in queries) for t in ("global", "local", "relationship", "hybrid")}
     print(f"# query classifier accuracy, {args.split} split, {len(queries)} queries {counts}")
     print(f"# data: {CREDIT}")
     seed, _ = accuracy_by_type(SeedRules(), queries)
@@ -109,7 +111,7 @@ def main() -> None:
     started = time.perf_counter()
     ours, errors = accuracy_by_type(ours_classifier, queries)
     per_query_ms = (time.perf_counter() - started) * 1000 / len(queries)
-    for key in ("global", "relationship", "local", "japanese", "english", "all"):
+    for key in ("global", "relationship", "local", "hybrid", "japanese", "english", "all"):
         report(f"classifier accuracy {key} ({args.split})", ours[key], "fraction", "seed rules", seed[key])
     report(f"entity recall on comparison questions ({args.split})", entity_recall(ours_classifier, args.split),
            "fraction", "seed rules", entity_recall(SeedRules(), args.split))

@@ -124,10 +124,11 @@ def _checked(query: str) -> str:
 class RuleBasedClassifier:
     """Cue patterns for Japanese and English; no model, no network, well under a millisecond per query.
 
-    Two named things set side by side (「AとB、どちらが…」, "between A and B") make a relationship query; otherwise
-    global cues (themes, trends, summaries) come next, and a global question that also asks for a cause or relation
-    ("why did the overall trend change?") is ``hybrid``; then relationship cues (comparison words, "-er than",
-    relation and cause words). Everything else is a local question.
+    Two named things set side by side (「AとB、どちらが…」, "between A and B") make a relationship query, unless the
+    question is about a whole collection and asks for a cause or relation too; otherwise global cues (themes,
+    trends, summaries) come next, and a global question that also asks for a cause or relation ("why did the overall
+    trend change?") is ``hybrid``; then relationship cues (comparison words, "-er than", relation and cause words).
+    Everything else is a local question.
     """
 
     async def classify(self, query: str, options: QueryClassificationOptions | None = None) -> QueryClassification:
@@ -139,8 +140,9 @@ class RuleBasedClassifier:
         opts = options or QueryClassificationOptions()
         found = rules.match_rules(query)
         query_type: QueryType
-        if found.relationship_cues and len(found.pair) == 2:
-            # Two named things side by side: a comparison even when it mentions a theme or a trend.
+        if found.relationship_cues and len(found.pair) == 2 and not (found.global_cues and found.causal):
+            # Two named things side by side: a comparison even when it mentions a theme or a trend (but the
+            # relation of two things across a whole collection, 「資料全体でのAとBの関係」, is a composite question).
             query_type, confidence = "relationship", min(0.95, 0.75 + 0.05 * len(found.relationship_cues))
         elif found.global_cues and found.causal:
             query_type, confidence = "hybrid", 0.6

@@ -59,7 +59,9 @@ GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(mostly|mainly|generally) (about|discuss|discussing|talk|talking|cover|covering|say|saying)\b",
                re.I),
     re.compile(r"\bwhat (do|does) (the|these|this|all the|my|our) \w+ (mostly |mainly )?(cover|discuss|say)\b", re.I),
-    re.compile(r"\b(across|throughout) (all |the |these |my )*(documents?|notes?|files?|corpus|collection)\b", re.I),
+    re.compile(r"\b(across|throughout) (all |the |these |my )*(documents?|notes?|files?|corpus|collection"
+               r"|archives?|sources?|records?|data|diary)\b", re.I),
+    re.compile(r"\b(across|throughout) (all|everything|the (whole|entire))\b|\bwhat (themes|topics|trends)\b", re.I),
 )
 
 # Two things set side by side: 「AとB、どちらが…」「AとBのうち」「AとBでは」, with a comma or a particle after B.
@@ -95,8 +97,9 @@ _EN_RELATIONSHIP = re.compile(
     re.I,
 )
 # Cause and relation words; with a global cue they make a composite (hybrid) question ("why did the trend change").
-_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由"
-                     r"|\b(why|cause[sd]?|because|affect(s|ed)?|impact(s|ed)?|influence[sd]?|relat(ed|ion|ionship))\b",
+_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由|きっかけ|要因|背景"
+                     r"|\b(why|cause[sd]?|because|reasons?|affect(s|ed)?|impact(s|ed)?|influence[sd]?"
+                     r"|relat(ed|ion|ionship)|connect(s|ed)?|driv(e|es|ing)|trigger(s|ed)?)\b",
                      re.I)
 
 

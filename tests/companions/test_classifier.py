@@ -140,7 +140,11 @@ JAPANESE = {
         "円安が輸出企業に与える影響は？",
         "なぜ彼はPythonを選んだのか",
     ],
-    "hybrid": ["全体の傾向はなぜ変わったのですか？"],
+    "hybrid": [
+        "全体の傾向はなぜ変わったのですか？",
+        "資料全体を通して、売上と広告費の関係はどう変わってきた？",  # two things, but across the whole collection
+        "これまでの会話の主な話題と、それぞれが生まれたきっかけを教えて。",
+    ],
 }
 ENGLISH = {
     "local": ["What is TypeScript?", "Who founded Sony?", "When was the Eiffel Tower built?"],
@@ -155,7 +159,11 @@ ENGLISH = {
         "Which of Paris and London has the larger population?",
         "React vs Vue: which is easier to learn?",
     ],
-    "hybrid": ["Why did the overall trend change last year?"],
+    "hybrid": [
+        "Why did the overall trend change last year?",
+        "Across all sources, how does remote work affect productivity?",
+        "Give me a summary of the meeting notes and the reasons behind each decision.",
+    ],
 }
 
 
@@ -321,9 +329,11 @@ def test_weights_are_the_seeds() -> None:
 
 
 def test_held_out_accuracy_stays_above_the_measured_floor() -> None:
-    """Measured 2026-11-22 on the held-out 30 %: all 0.965, relationship 0.977, local 0.966, global 0.846, en 0.857.
+    """Measured 2026-11-23 on the held-out 30 %: all 0.960, relationship 0.977, local 0.966, global 0.885,
+    hybrid 0.700 (10 questions), en 0.824 (hybrid included; 0.893 without, as the 0.857 measured on 2026-11-22).
 
-    JEMHopQA (Ishii et al., CC BY-SA 4.0) comparison = relationship, compositional = local; plus Madoi's global set.
+    JEMHopQA (Ishii et al., CC BY-SA 4.0) comparison = relationship, compositional = local; plus Madoi's own
+    global, English and composite (hybrid) sets in tests/data.
     """
     from bench.classifier_accuracy import JEMHOPQA, accuracy_by_type, entity_recall, load_queries
 
@@ -336,8 +346,9 @@ def test_held_out_accuracy_stays_above_the_measured_floor() -> None:
     assert ours["all"] >= 0.95
     assert ours["relationship"] >= 0.96
     assert ours["local"] >= 0.95
-    assert ours["global"] >= 0.80
-    assert ours["english"] >= 0.83
+    assert ours["global"] >= 0.85
+    assert ours["hybrid"] >= 0.60
+    assert ours["english"] >= 0.80
     assert ours["all"] > seed["all"] + 0.3
     assert entity_recall(rules, "heldout") >= 0.97  # measured 0.991; the seed's extraction finds 0.262
 
