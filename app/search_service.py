@@ -81,8 +81,6 @@ class SearchService:
             changes = await self.engine.index_paths([f for f in self.folders if f.exists()],
                                                     progress=self._publish_progress)
             stats = await self.engine.stats()
-            # Now, rather than at start, where it would compete with the window's first frames for the CPU.
-            await self.engine.prepare()
         except Exception as exc:  # a broken file system must not take the app down; say it and carry on
             log.exception("indexing the knowledge folders failed")
             problems.append(f"indexing failed: {exc}")

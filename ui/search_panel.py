@@ -75,6 +75,7 @@ class SearchPanel(QWidget):
         self.query = named(QLineEdit(), "searchQuery")
         self.query.setClearButtonEnabled(True)
         self.query.returnPressed.connect(self._search_box)
+        self.query.textEdited.connect(self._prepare_engine)
         self.search_button = named(QPushButton(), "searchButton")
         self.search_button.clicked.connect(self._search_box)
         self.research_button = named(QPushButton(), "researchButton")
@@ -162,6 +163,7 @@ class SearchPanel(QWidget):
         self._bus_link = BusFollower(runtime.bus, ("events",))
         self._tasks: set[asyncio.Task[None]] = set()
         self._search_task: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[None] | None = None
         self._research_task: asyncio.Task[None] | None = None
         self._research_token: object | None = None  # the running research's observer key
         self._research_run: int | None = None  # its run id, learnt from its first progress event
@@ -189,6 +191,8 @@ class SearchPanel(QWidget):
         """Stops following the bus and cancels the running search and research (call before the runtime stops)."""
         self._bus_link.stop()
         self._cancel_running()
+        if self._preparing is not None:
+            self._preparing.cancel()
         for task in list(self._tasks):
             task.cancel()
         self._update_buttons()
@@ -232,6 +236,16 @@ class SearchPanel(QWidget):
 
     def _search_box(self) -> None:
         self.search()
+
+    def _prepare_engine(self) -> None:
+        """The first key typed in the query box has the engine load its query model (about a second) while the
+        query is being written: not at Enter, nor at start, where its loading (tens of milliseconds at a time
+        with the interpreter held) would stall the window while nobody searches."""
+        service = self.runtime.search
+        if service is None or self._preparing is not None:
+            return
+        self._preparing = asyncio.get_running_loop().create_task(service.engine.prepare())
+        self._preparing.add_done_callback(_log_prepare_failure)
 
     def _research_box(self) -> None:
         self.research()
@@ -467,6 +481,11 @@ class SearchPanel(QWidget):
 
     def _dim_color(self) -> str:
         return self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+
+
+def _log_prepare_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:  # the search itself will report it
+        log.warning("search panel: loading the query model failed", exc_info=task.exception())
 
 
 def _set_result(label: QLabel, result: str) -> None:

@@ -333,7 +333,7 @@ class SearchEngine:
 
     async def prepare(self) -> None:
         """Starts loading the query embedding model in the background, so that the first search need not wait for
-        it (about a second); returns at once."""
+        it (about a second); returns at once. The search panel calls it when the user starts typing a query."""
         await self._run(lambda c: c.prepare_query_embedding())
 
     # -- searching --------------------------------------------------------------------------------------------

@@ -316,3 +316,22 @@ async def test_a_blank_query_asks_for_a_question(qtbot: QtBot, madoi_home: Path)
         assert panel.status.text() == "Type a question first."
         assert not panel.busy
         panel.detach()
+
+
+async def test_typing_a_query_loads_the_query_model_while_the_user_writes(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = HashingEmbedder()
+    monkeypatch.setattr("app.search_service.make_embedder", lambda: embedder)
+    async with started_runtime() as runtime:
+        panel = _panel(qtbot, runtime, "en")
+        await _indexed(panel, "4 documents indexed (4 new or changed)")
+        assert not embedder.queried.is_set()  # nothing loads it at start: nobody may search
+
+        qtbot.keyClicks(panel.query, "Who wr")  # the first key starts loading it, on the query embedding thread
+        assert await asyncio.to_thread(embedder.queried.wait, 10)
+        assert embedder.query_threads == {"search-index-query-embedding"}
+        assert [texts for texts, query in embedder.calls if query] == [("warm-up",)]  # once, and no search ran
+
+        await _search(qtbot, panel, "Who wrote the first computer program?")
+        assert _hits(panel, "fused")
+        panel.detach()
