@@ -12,15 +12,17 @@ Frequencies = Callable[[Sequence[str]], tuple[dict[str, int], int]]
 
 
 def informative_terms(terms: Sequence[str], frequencies: Frequencies) -> Sequence[str]:
-    """``terms`` without those that half the chunks or more hold; all of them if every one is that common.
+    """``terms`` without those that half the chunks or more hold, when a term that is rarer occurs in the index;
+    all of them otherwise (a small index, where every term found is that common, is searched as it is).
 
     FTS5's bm25 gives such a term an IDF of 1e-6 (``log((N - n + 0.5) / (n + 0.5))`` is not positive, and
-    fts5_aux.c clamps it there), so it cannot change the order of chunks that hold any other term, yet FTS5 still
+    fts5_aux.c clamps it there), so it cannot change the order of chunks that hold a rarer term, yet FTS5 still
     scores every chunk that holds it: a query with one bigram found everywhere took 370 ms over 100,000 chunks.
+    Terms the vocabulary does not know stay (FTS5 may still match one as a phrase of its tokens).
     """
     counts, chunks = frequencies(terms)
     kept = [t for t in terms if 2 * counts.get(t, 0) < chunks]
-    return kept or terms
+    return kept if any(counts.get(t, 0) for t in kept) else terms
 
 
 def keyword_search(db: sqlite3.Connection, text: str, k: int, mode: TokenMode = "mixed",

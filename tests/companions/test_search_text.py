@@ -83,3 +83,15 @@ def test_terms_that_half_the_chunks_hold_are_not_searched_and_the_ranking_stays(
     # a query of nothing but such terms is searched as it is
     assert len(ranked("天気の話", True)) == 8
     index.close()
+
+
+def test_a_small_index_is_searched_with_every_term(tmp_path: Path) -> None:
+    # One note: every word of it is in "half the chunks or more"; none may be left out, or nothing is found.
+    index = SearchIndex(tmp_path / "search.sqlite3", token_mode="bigram")
+    index.upsert("memo.md", "光合成は葉緑体で行われ、光エネルギーを化学エネルギーに変える。", title="memo")
+    index.upsert("other.md", "明日は雨が降るらしい。", title="other")
+    every = query_terms("光合成はどこで行われる？", "bigram")
+    assert list(informative_terms(every, index.term_frequencies)) == list(every)
+    hits = keyword_search(index.db, "光合成はどこで行われる？", 5, "bigram", index.term_frequencies)
+    assert [index.chunks([c])[c].source for c, _ in hits] == ["memo.md"]
+    index.close()
