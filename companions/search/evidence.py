@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from companions.search.fusion import Fused
-from companions.search.tokenize import IS_CJK, RUN, normalize, terms
+from companions.search.tokenize import IS_CJK, RUN, normalize, query_terms
 
 RERANK_DEPTH = 10
 SENTENCE_WEIGHT = 0.05
@@ -64,7 +64,7 @@ def rerank(fused: Sequence[Fused], query: str, text_of: Callable[[int], str | No
     head = list(fused[:RERANK_DEPTH])
     if len(head) < 2:
         return list(fused)
-    unique = list(dict.fromkeys(terms(query, "bigram")))
+    unique = query_terms(query, "bigram")
     counts, documents = frequencies(unique)
     weights = {t: idf(counts.get(t, 0), max(documents, 1)) for t in unique}
     evidence = np.array([best_sentence_share(weights, text_of(f.chunk_id) or "") for f in head])
