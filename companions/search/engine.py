@@ -333,7 +333,8 @@ class SearchEngine:
 
     async def prepare(self) -> None:
         """Starts loading the query embedding model in the background, so that the first search need not wait for
-        it (about a second); returns at once. The search panel calls it when the user starts typing a query."""
+        it (about a second). Returns once the load is requested, not loaded: after the index thread's current job
+        (a file being indexed, say), like any call here. The search panel calls it when the user starts typing."""
         await self._run(lambda c: c.prepare_query_embedding())
 
     # -- searching --------------------------------------------------------------------------------------------
