@@ -27,6 +27,7 @@ from companions.llm.types import (
     TextDelta,
     TextPart,
     ToolCall,
+    ToolCallDelta,
     Usage,
 )
 
@@ -117,6 +118,9 @@ class OpenAIChatModel:
                         if text:
                             streamed_anything = True
                             yield TextDelta(text=text)
+                        for delta in assembler.take_call_deltas():
+                            streamed_anything = True
+                            yield delta
                 finally:
                     await stream.close()
                 if not assembler.chunks:
@@ -262,6 +266,12 @@ class _Assembler:
         self.finish_reason = "stop"
         self.usage: Usage | None = None
         self.chunks = 0
+        self._call_deltas: list[ToolCallDelta] = []
+
+    def take_call_deltas(self) -> list[ToolCallDelta]:
+        """The tool-call fragments of the chunks added since the last call."""
+        deltas, self._call_deltas = self._call_deltas, []
+        return deltas
 
     def add(self, chunk: openai.types.chat.ChatCompletionChunk) -> str:
         self.chunks += 1
@@ -281,8 +291,11 @@ class _Assembler:
                 if fragment.id:
                     call["id"] = fragment.id
                 if fragment.function is not None:
-                    call["name"] += fragment.function.name or ""
-                    call["arguments"] += fragment.function.arguments or ""
+                    name, arguments = fragment.function.name or "", fragment.function.arguments or ""
+                    call["name"] += name
+                    call["arguments"] += arguments
+                    if name or arguments:
+                        self._call_deltas.append(ToolCallDelta(index=index, name=name, arguments=arguments))
         self.text.append(text)
         return text
 

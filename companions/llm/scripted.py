@@ -32,7 +32,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from companions.llm.types import ChatMessage, ChatRequest, Completion, LLMError, StreamEvent, TextDelta, ToolCall
+from companions.llm.types import (
+    ChatMessage,
+    ChatRequest,
+    Completion,
+    LLMError,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
 
 MAIN_LANE = ""
 CHAT_PURPOSE = "chat"
@@ -93,7 +102,12 @@ class Step:
         pieces = self.chunks if self.chunks is not None else ((self.text,) if self.text else ())
         finish = self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
         message = ChatMessage.assistant(self.text or None, self.tool_calls)
-        return [*(TextDelta(text=p) for p in pieces if p), Completion(message=message, finish_reason=finish)]
+        calls: list[StreamEvent] = []
+        for index, c in enumerate(self.tool_calls):  # name first, then the arguments in small fragments
+            calls.append(ToolCallDelta(index=index, name=c.name))
+            args = c.arguments
+            calls += [ToolCallDelta(index=index, arguments=args[i : i + 8]) for i in range(0, len(args), 8)]
+        return [*(TextDelta(text=p) for p in pieces if p), *calls, Completion(message=message, finish_reason=finish)]
 
 
 Expect = Callable[[ChatRequest], bool] | None

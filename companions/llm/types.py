@@ -1,6 +1,7 @@
 """The ChatModel port and the OpenAI-shaped values it speaks: messages (text and images), tools, streaming.
 
-A backend streams :class:`TextDelta` events as text arrives and ends every stream with exactly one
+A backend streams :class:`TextDelta` events as text arrives (and :class:`ToolCallDelta` events as tool calls
+arrive, where it can) and ends every stream with exactly one
 :class:`Completion` holding the whole assistant message (text and every tool call, arguments as raw JSON text).
 """
 
@@ -109,6 +110,17 @@ class TextDelta(_Value):
     text: str
 
 
+class ToolCallDelta(_Value):
+    """A fragment of a tool call as it streams: ``index`` says which call; ``name`` and ``arguments`` are the new
+    characters of this fragment (either may be empty), so a consumer can follow e.g. ``speak``'s text as it is
+    written. The whole call still arrives in the :class:`Completion`."""
+
+    type: Literal["tool_call_delta"] = "tool_call_delta"
+    index: int
+    name: str = ""
+    arguments: str = ""
+
+
 class Completion(_Value):
     type: Literal["completion"] = "completion"
     message: ChatMessage  # role="assistant"
@@ -116,7 +128,7 @@ class Completion(_Value):
     usage: Usage | None = None
 
 
-StreamEvent: TypeAlias = TextDelta | Completion
+StreamEvent: TypeAlias = TextDelta | ToolCallDelta | Completion
 
 
 class LLMError(Exception):
