@@ -64,6 +64,9 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "rule.wants": ("{who} wants to speak most (importance {importance})",
                    "{who} が一番話したがっています（重要度 {importance}）"),
     "rule.spread": ("{who} speaks: the most eager one just spoke", "直前に話した人を避けて {who} が話します"),
+    "rule.first": ("{who} answers first (the model server takes one request at a time: the others vote on the "
+                   "next line)",
+                   "{who} が最初に答えます（モデルサーバーは一度に1件ずつなので、ほかの人は次の発言で投票します）"),
     "rule.nobody": ("nobody wants to speak", "誰も話したがっていません"),
     "ended": ("Ended: {reason}", "終了: {reason}"),
     "end.closed": ("{who} said goodbye", "{who} が会話を締めくくりました"),

@@ -13,12 +13,21 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
+from companions.conversation.direct import Pace
 from companions.conversation.manager import (
     ConversationConfig,
     ConversationManager,
     conversation_manager_from_settings,
 )
-from companions.conversation.participant import LISTEN, InvalidVote, Participant, TurnContext, Utterance, Vote
+from companions.conversation.participant import (
+    LISTEN,
+    Description,
+    InvalidVote,
+    Participant,
+    TurnContext,
+    Utterance,
+    Vote,
+)
 from companions.conversation.readmodel import (
     ConversationChanged,
     ConversationReadModel,
@@ -36,11 +45,13 @@ __all__ = [
     "ConversationManager",
     "ConversationReadModel",
     "ConversationView",
+    "Description",
     "EndReason",
     "ForceNextSpeaker",
     "InterruptConversation",
     "InvalidVote",
     "MuteCompanion",
+    "Pace",
     "Participant",
     "RepetitionDetector",
     "Selection",

@@ -29,10 +29,11 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
+from companions.conversation.direct import answer_at_once, likely_speaker, named_companion, vote_deadline
 from companions.conversation.pacing import Floor
-from companions.conversation.participant import Participant, TurnContext, Utterance
+from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
-from companions.conversation.selection import select_speaker
+from companions.conversation.selection import Selection, select_speaker
 from companions.conversation.turns import VoteOutcome, addressees, collect_votes
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, State, new_id
 from companions.tasks import TaskSet
@@ -44,7 +45,13 @@ INTERRUPT_TIMEOUT_S: Final = 0.5
 
 @dataclass(frozen=True)
 class ConversationConfig:
+    """``vote_deadline_s`` is the least a vote round may take (it grows with the endpoints' measured speed);
+    ``direct_turns`` lets a named companion answer without a vote round, and the likely speaker answer a user's
+    message to everyone at once where a vote round would take longer than ``slow_round_s`` (see direct.py)."""
+
     vote_deadline_s: float = 4.0
+    direct_turns: bool = True
+    slow_round_s: float = 2.0
     turn_cap: int = 12
     compose_timeout_s: float = 60.0
     speech_timeout_s: float = 180.0
@@ -221,27 +228,12 @@ class ConversationManager:
             return None
         pressure = self._repetition.pressure
         contexts = {v: self._context(v, trigger, pressure) for v in voters}
-        turn = dataclasses.replace(turn, votes=tuple(VoteView(v, "pending") for v in voters))
-        self._update("turn", turn=turn)
-
-        def on_vote(outcome: VoteOutcome) -> None:
-            nonlocal turn
-            if outcome.status == "voted":
-                v = outcome.vote
-                self.bus.publish(State.create(from_=outcome.voter, message_id=turn_id, state=v.state,
-                                              importance=v.importance, selected=v.selected, closing=v.closing))
-            votes = tuple(VoteView.of(outcome) if x.companion == outcome.voter else x for x in turn.votes)
-            turn = dataclasses.replace(turn, votes=votes)
-            self._update("vote", turn=turn)
-
-        ballots = {v: (lambda v=v: self._bounded(v, self._participants[v].vote(contexts[v]), None))
-                   for v in voters}
-        outcomes = await collect_votes(ballots, deadline_s=self.config.vote_deadline_s, owner=self._calls,
-                                       on_vote=on_vote)
-        votes = {v: o.vote for v, o in outcomes.items()}
-        selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
-                                   previous_speaker=self._last_speaker, forced=forced,
-                                   eligible=self.present - self.control.muted)
+        direct = self._direct(trigger, voters) if forced is None else None
+        if direct is not None:
+            votes: dict[str, Vote] = {}
+            selection = direct
+        else:
+            turn, votes, selection = await self._vote(turn, trigger, voters, contexts, forced)
         turn = dataclasses.replace(turn, selection_reason=selection.reason, selection_rule=selection.rule)
         for candidate in selection.ranking:
             speaker = self._participants.get(candidate)
@@ -265,6 +257,59 @@ class ConversationManager:
         else:
             await self._finish(turn, "failed", "no candidate could say anything")
         return None
+
+    def _direct(self, trigger: Message, voters: list[str]) -> Selection | None:
+        """A turn without a vote round (see direct.py), or ``None`` when the companions vote."""
+        if not self.config.direct_turns or not voters:
+            return None
+        if trigger.params.from_ in self._participants:
+            return None
+        names = {v: described(self._participants[v]).names for v in voters}
+        named = named_companion(trigger, voters, names, user_id=self.user_id)
+        if named is not None:
+            rest = tuple(v for v in voters if v != named)
+            return Selection((named, *rest), f"{named} was named: answers without a vote", "named")
+        paces = [p for v in voters if (p := described(self._participants[v]).pace()) is not None]
+        if not answer_at_once(paces, slow_round_s=self.config.slow_round_s):
+            return None
+        recent = collections.Counter(self._recent)
+        ranking: list[str] = []
+        left = list(voters)
+        while left:  # the whole order, so that a companion that cannot answer passes the floor on
+            first = likely_speaker(left, message=trigger, recent_turns=recent, previous_speaker=self._last_speaker,
+                                   personas={v: described(self._participants[v]).persona for v in left})
+            assert first is not None
+            ranking.append(first)
+            left.remove(first)
+        return Selection(tuple(ranking), f"{ranking[0]} answers first: a vote round would be slow here", "first")
+
+    async def _vote(self, turn: TurnView, trigger: Message, voters: list[str], contexts: dict[str, TurnContext],
+                    forced: str | None) -> tuple[TurnView, dict[str, Vote], Selection]:
+        """The vote round: every voter votes by the (adaptive) deadline; then the speaker is selected."""
+        turn_id = trigger.params.id
+        turn = dataclasses.replace(turn, votes=tuple(VoteView(v, "pending") for v in voters))
+        self._update("turn", turn=turn)
+
+        def on_vote(outcome: VoteOutcome) -> None:
+            nonlocal turn
+            if outcome.status == "voted":
+                v = outcome.vote
+                self.bus.publish(State.create(from_=outcome.voter, message_id=turn_id, state=v.state,
+                                              importance=v.importance, selected=v.selected, closing=v.closing))
+            votes = tuple(VoteView.of(outcome) if x.companion == outcome.voter else x for x in turn.votes)
+            turn = dataclasses.replace(turn, votes=votes)
+            self._update("vote", turn=turn)
+
+        ballots = {v: (lambda v=v: self._bounded(v, self._participants[v].vote(contexts[v]), None))
+                   for v in voters}
+        paces = [p for v in voters if (p := described(self._participants[v]).pace()) is not None]
+        outcomes = await collect_votes(ballots, deadline_s=vote_deadline(paces, self.config.vote_deadline_s),
+                                       owner=self._calls, on_vote=on_vote)
+        votes = {v: o.vote for v, o in outcomes.items()}
+        selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
+                                   previous_speaker=self._last_speaker, forced=forced,
+                                   eligible=self.present - self.control.muted)
+        return turn, votes, selection
 
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
                        closing: Closing) -> Message | None:

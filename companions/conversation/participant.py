@@ -8,9 +8,11 @@ and turns failures into values (a failed vote is ``listen``, a failed compositio
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from companions.conversation.direct import Pace
 from companions.protocol import Closing, Emotion, Message, Speech
 
 
@@ -114,3 +116,25 @@ class Participant(Protocol):
     async def interrupt(self) -> None:
         """Stops in-flight generation and speech now. Idempotent; must not raise."""
         ...
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a participant may tell the manager beyond the :class:`Participant` calls, so that some turns need no
+    vote round (see direct.py): its names (in every language), a persona text, and its model endpoint's pace."""
+
+    names: tuple[str, ...] = ()
+    persona: str = ""
+    pace_of: Callable[[], Pace | None] = lambda: None
+
+    def pace(self) -> Pace | None:
+        return self.pace_of()
+
+
+_NO_DESCRIPTION = Description()
+
+
+def described(participant: Participant) -> Description:
+    """The participant's :class:`Description` (its ``description`` attribute), or an empty one."""
+    description = getattr(participant, "description", None)
+    return description if isinstance(description, Description) else _NO_DESCRIPTION

@@ -20,9 +20,10 @@ from typing import Literal, TypeAlias
 
 from companions.conversation.participant import Vote
 
-SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "nobody"]
+SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "nobody"]
 """Which rule chose the speaker: the user forced it, it was named, it wants the floor most, the previous speaker
-stepped aside for it (rule 4), or nobody wants the floor. A view renders it in its own language."""
+stepped aside for it (rule 4), it answers a user's message first without a vote round because a vote round would
+be slow on its model server (direct.py), or nobody wants the floor. A view renders it in its own language."""
 
 
 @dataclass(frozen=True)

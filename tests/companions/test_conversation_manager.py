@@ -408,16 +408,20 @@ async def test_a_speaker_that_fails_to_compose_passes_the_floor(sim_factory: Cal
     assert view.ended_reason == "turn-cap"
 
 
-async def test_a_message_to_one_companion_is_voted_by_it_alone_as_selected(
+async def test_a_message_to_one_companion_is_answered_by_it_without_a_vote(
     sim_factory: Callable[..., Awaitable[Sim]],
 ) -> None:
-    aoi = Double("aoi", wants(1), lambda t, c: "yes?")
+    composed: list[TurnContext] = []
+    aoi = Double("aoi", wants(1), lambda t, c: composed.append(t) or "yes?")
     ben = Double("ben", wants(9))
     sim = await sim_factory(aoi, ben, turn_cap=1)
     sim.send("Aoi, a question", to=["aoi"])
     await sim.ended()
     assert not ben.turns
-    assert aoi.turns[0].addressed_directly
+    assert not aoi.turns
+    assert composed[0].addressed_directly
+    first = sim.model.turns()[0]
+    assert (first.speaker, first.selection_rule, first.votes) == ("aoi", "named", ())
     assert sim.said() == [("aoi", "yes?")]
     message = sim.messages[-1]
     assert message.params.to == ["ben", "user"]  # everyone else present and the user, set by the framework

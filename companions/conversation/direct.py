@@ -1,0 +1,134 @@
+"""Turns that need no vote round, and how long a vote round may take on the participants' model servers.
+
+A vote round costs one model request per voter before anyone says a word. Measured on a one-request-at-a-time
+local server (llama-cpp-python, a 0.5B model on two cores), the votes were 77% of a turn and the first line came
+10-14 s after the user's message. So the manager skips the round where its outcome is known or not worth the wait:
+
+- **Named**: a user's message whose ``to`` names exactly one companion, or whose text (sent to everyone) names
+  exactly one present companion ("Akari, what is your favourite star?"), is answered by that companion at once.
+  A vote could only confirm it: being named always counts as ``selected``.
+- **First**: on an endpoint that runs one request at a time (or where the measured vote round would take longer
+  than ``slow_round_s``), a user's message to everyone is answered at once by the *likely speaker* (the one who
+  spoke least lately, then the one whose persona shares most words with the message, then by id: deterministic).
+  The others still take part: the next turn opens on that answer and its votes run while the answer is spoken.
+
+The vote deadline adapts to the measured speed (:func:`vote_deadline`): one vote's estimated time, times how many
+votes queue on the same endpoint, with a margin, never below the configured deadline. A late vote never costs a
+named companion the floor, because being named is known without the model.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from companions.protocol import Message
+
+MAX_DEADLINE_S: Final = 90.0
+UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
+_WORD: Final = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff]{2}")
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many
+    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured)."""
+
+    endpoint: str
+    slots: int | None = None
+    vote_s: float | None = None
+
+
+def _mentions(text: str, name: str) -> bool:
+    name = name.strip().casefold()
+    if not name:
+        return False
+    if name.isascii():
+        return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", text) is not None
+    return name in text
+
+
+def named_companion(message: Message, candidates: Iterable[str], names: Mapping[str, Iterable[str]], *,
+                    user_id: str) -> str | None:
+    """The one companion of ``candidates`` a user's message names, if exactly one: by ``to``, or (a message to
+    everyone) by a name or id in its text. (A companion's message lists everyone present in ``to``; its votes run
+    while it is spoken, so it gets no shortcut.)"""
+    allowed = set(candidates)
+    to = {t for t in message.params.to if t != user_id}
+    if len(to) == 1:
+        only = next(iter(to))
+        return only if only in allowed else None
+    if to:
+        return None
+    text = message.params.message.casefold()
+    hits = {c for c in allowed if any(_mentions(text, n) for n in (*names.get(c, ()), c))}
+    return next(iter(hits)) if len(hits) == 1 else None
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.casefold()))
+
+
+def likely_speaker(candidates: Sequence[str], *, message: Message, recent_turns: Mapping[str, int],
+                   previous_speaker: str | None, personas: Mapping[str, str]) -> str | None:
+    """Who most likely answers ``message`` first, without asking a model (deterministic; ``None`` if nobody)."""
+    if not candidates:
+        return None
+    asked = _words(message.params.message)
+
+    def key(companion: str) -> tuple[int, int, int, str]:
+        overlap = len(asked & _words(personas.get(companion, "")))
+        return (1 if companion == previous_speaker else 0, recent_turns.get(companion, 0), -overlap, companion)
+
+    return min(candidates, key=key)
+
+
+def _queued(paces: Sequence[Pace]) -> dict[str, tuple[int, Pace]]:
+    """Per endpoint: how many votes queue there (rounds of its slots) and its pace."""
+    groups: dict[str, list[Pace]] = collections.defaultdict(list)
+    for pace in paces:
+        groups[pace.endpoint].append(pace)
+    return {endpoint: (math.ceil(len(group) / group[0].slots) if group[0].slots else 1, group[0])
+            for endpoint, group in groups.items()}
+
+
+def vote_round_s(paces: Sequence[Pace]) -> float | None:
+    """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known)."""
+    longest = 0.0
+    for rounds, pace in _queued(paces).values():
+        if pace.vote_s is None:
+            return None
+        longest = max(longest, rounds * pace.vote_s)
+    return longest
+
+
+def serial(paces: Sequence[Pace]) -> bool:
+    """Some voter's endpoint runs one request at a time."""
+    return any(p.slots == 1 for p in paces)
+
+
+def answer_at_once(paces: Sequence[Pace], *, slow_round_s: float) -> bool:
+    """Whether a user's message to everyone is answered by the likely speaker without waiting for votes."""
+    if not paces:
+        return False
+    if serial(paces):
+        return True
+    estimate = vote_round_s(paces)
+    return estimate is not None and estimate > slow_round_s
+
+
+def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
+    """The vote deadline for these voters: ``base_s`` unless their endpoints are measured (or known) to need longer."""
+    if not paces:
+        return base_s
+    estimate = vote_round_s(paces)
+    if estimate is None:
+        if not serial(paces):
+            return base_s
+        rounds = max(r for r, _ in _queued(paces).values())
+        estimate = rounds * UNMEASURED_SERIAL_VOTE_S
+    return min(MAX_DEADLINE_S, max(base_s, 1.5 * estimate + 1.0))
