@@ -5,6 +5,19 @@ retries are off because this module retries itself (exponential backoff with jit
 Retry-After) on 429, 5xx, timeouts and connection errors - but only while nothing was streamed yet, so a retry
 never repeats text the consumer already saw. Every other failure is an :class:`LLMError` that says what to fix.
 The API key lives only inside the client: it is never logged, and is scrubbed from error text and reprs.
+
+What each server can do is negotiated, not assumed, and shared by every model object of one endpoint through its
+:class:`~companions.llm.capabilities.EndpointCapabilities`:
+- a request with ``response_format`` is sent in the endpoint's best structured mode (json_schema -> json_object ->
+  tool -> text); an HTTP error that refuses the mode moves to the next one at once, for good
+  (:mod:`companions.llm.negotiation`). Such a request streams no deltas: its value is the Completion's text;
+- exactly one system message is sent (:mod:`companions.llm.system_messages`);
+- every request carries ``max_tokens`` (the request's, else ``default_max_tokens``);
+- requests pass the endpoint's :class:`~companions.llm.gate.ConcurrencyGate` (a local server: one at a time unless
+  it says it has more slots, :mod:`companions.llm.server_probe`; a hosted API: unlimited), by priority
+  (``request.priority`` where the port has it, else 0); a stream the server cut off (no finish reason) makes the
+  gate one-at-a-time and is retried once through it when nothing of it was passed on yet;
+- time to first token and tokens/s are measured per request (``stream_options.include_usage`` where accepted).
 """
 
 from __future__ import annotations
@@ -13,10 +26,16 @@ import asyncio
 import logging
 import random
 import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from companions.llm.capabilities import EndpointCapabilities, StructuredMode, endpoint_capabilities, estimate_tokens
+from companions.llm.negotiation import apply_mode, is_refusal, structured_completion
+from companions.llm.server_probe import probe_server
+from companions.llm.stream_assembly import StreamAssembler
+from companions.llm.system_messages import with_one_system_message
 from companions.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -26,19 +45,14 @@ from companions.llm.types import (
     StreamEvent,
     TextDelta,
     TextPart,
-    ToolCall,
-    ToolCallDelta,
-    Usage,
 )
-
-if TYPE_CHECKING:
-    import openai
 
 log = logging.getLogger(__name__)
 
 _OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Local servers ignore the key, but the client refuses to start without one.
 LOCAL_PLACEHOLDER_KEY = "not-needed"
+DEFAULT_MAX_TOKENS = 512  # for a request that names no limit: a small model must not run on until the timeout
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,7 @@ class OpenAIChatModel:
         timeout_s: float = 60.0,
         retry: RetryPolicy | None = None,
         supports_images: bool = True,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         import openai  # lazy: the core stays importable (and fast to import) without touching the client
 
@@ -76,6 +91,8 @@ class OpenAIChatModel:
         self._key = api_key or ""
         self._retry = retry or RetryPolicy()
         self._supports_images = supports_images
+        self._default_max_tokens = default_max_tokens
+        self._caps = endpoint_capabilities(self._base_url, model)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or LOCAL_PLACEHOLDER_KEY,
             base_url=self._base_url,
@@ -95,6 +112,11 @@ class OpenAIChatModel:
     def supports_images(self) -> bool:
         return self._supports_images
 
+    @property
+    def capabilities(self) -> EndpointCapabilities:
+        """What this endpoint can do and how fast it is, shared with every model object of the same endpoint."""
+        return self._caps
+
     def __repr__(self) -> str:
         return f"OpenAIChatModel(base_url={self._base_url!r}, model={self._model!r})"
 
@@ -102,19 +124,46 @@ class OpenAIChatModel:
         await self._client.close()
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        """Streams TextDelta events, then one Completion. Raises LLMError; cancellation closes the HTTP stream."""
+        """Streams TextDelta/ToolCallDelta events, then one Completion (a structured request: only the Completion).
+        Raises LLMError; cancellation closes the HTTP stream and frees the gate's slot."""
+        caps = self._caps
+        priority = int(getattr(request, "priority", 0) or 0)  # a ChatRequest field once the port has it
+        messages = with_one_system_message(request.messages)
+        if messages is not request.messages:
+            request = request.model_copy(update={"messages": messages})
+        for last_chance in (False, True):
+            run = _Run(last_chance)
+            async with caps.gate.slot(priority):
+                if caps.claim_probe():
+                    facts = await probe_server(self._client, self._base_url)
+                    caps.learn_server(facts.kind, facts.slots)
+                async for event in self._run(request, run):
+                    yield event
+            if not run.cut_off:
+                return
+            caps.stream_cut_off()
+
+    async def _run(self, request: ChatRequest, run: _Run) -> AsyncIterator[StreamEvent]:
+        """One request inside the gate: structured mode negotiation, bounded retries, measurement."""
         import openai
 
-        params = self._params(request)
+        caps, fmt = self._caps, request.response_format
+        mode: StructuredMode | None = caps.structured_mode if fmt is not None else None
         attempt = 0
         while True:
+            params = self._params(request, mode)
             streamed_anything = False
             try:
+                started = time.perf_counter()
                 stream = await self._client.chat.completions.create(**params)
+                if mode is not None:
+                    caps.confirm_mode(mode)
+                assembler = StreamAssembler()
                 try:
-                    assembler = _Assembler()
                     async for chunk in stream:
                         text = assembler.add(chunk)
+                        if fmt is not None:
+                            continue  # the value is the Completion (a tool call or wrapped text in some modes)
                         if text:
                             streamed_anything = True
                             yield TextDelta(text=text)
@@ -127,10 +176,24 @@ class OpenAIChatModel:
                     raise LLMError(
                         f"{self._base_url} sent no chat completion chunks; is it an OpenAI-compatible /v1 endpoint?"
                     )
-                yield assembler.completion()
+                completion = self._finished(request, assembler, started, run, streamed_anything)
+                if completion is None:
+                    return  # cut off with nothing passed on: the caller retries through the gate
+                if fmt is not None and mode is not None:
+                    completion = structured_completion(completion, fmt, mode)
+                yield completion
                 return
             except openai.OpenAIError as exc:
                 error = self._llm_error(exc)
+                detail = _server_message(exc) if isinstance(exc, openai.APIStatusError) else ""
+                if mode is not None and isinstance(exc, openai.APIStatusError) and is_refusal(error.status, detail):
+                    next_mode = caps.refuse_mode(mode, self._scrub(detail))
+                    if next_mode is not None:
+                        mode = next_mode  # a capability fact, not a failure: the next mode at once
+                        continue
+                if caps.include_usage and "stream_options" in detail:
+                    caps.include_usage = False
+                    continue
                 if not error.retryable or streamed_anything or attempt >= self._retry.max_retries:
                     raise error from None
                 delay = self._retry.delay(attempt, _retry_after(exc))
@@ -143,14 +206,45 @@ class OpenAIChatModel:
                     f"{self._base_url} answered with something that is not a chat stream ({detail})"
                 ) from None
 
+    def _finished(
+        self, request: ChatRequest, assembler: StreamAssembler, started: float, run: _Run, streamed: bool
+    ) -> Completion | None:
+        """The Completion of a stream that ended, measured; None when the server cut it off and it can be retried
+        (a cut stream that cannot is passed on as it is, with finish_reason "length")."""
+        caps = self._caps
+        if assembler.finish_reason is None and caps.sends_finish_reason:
+            if not streamed and not run.last_chance:
+                run.cut_off = True
+                return None
+            log.warning("%s: the server cut the answer off", self._base_url)
+            return assembler.completion().model_copy(update={"finish_reason": "length"})
+        if assembler.finish_reason is not None:
+            caps.sends_finish_reason = True
+        if assembler.first_token_at is not None:
+            ended = time.perf_counter()
+            usage = assembler.usage
+            caps.record(
+                prompt_tokens=usage.prompt_tokens if usage else sum(estimate_tokens(m.text) for m in request.messages),
+                ttft_s=assembler.first_token_at - started,
+                completion_tokens=usage.completion_tokens if usage else estimate_tokens(assembler.generated_text()),
+                generation_s=ended - assembler.first_token_at,
+            )
+        return assembler.completion()
+
     # -- request -------------------------------------------------------------------------------------------------
 
-    def _params(self, request: ChatRequest) -> dict[str, Any]:
+    def _params(self, request: ChatRequest, mode: StructuredMode | None) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if request.response_format is not None and mode is not None:
+            request, extra = apply_mode(request, mode)
         params: dict[str, Any] = {
             "model": self._model,
             "messages": [self._message(m) for m in request.messages],
             "stream": True,
+            "max_tokens": request.max_tokens or self._default_max_tokens,
         }
+        if self._caps.include_usage:
+            params["stream_options"] = {"include_usage": True}
         if request.tools:
             params["tools"] = [
                 {
@@ -160,16 +254,9 @@ class OpenAIChatModel:
                 for t in request.tools
             ]
             params["tool_choice"] = request.tool_choice
-        if request.response_format is not None:
-            fmt = request.response_format
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": fmt.name, "schema": fmt.schema_, "strict": fmt.strict},
-            }
+        params.update(extra)
         if request.temperature is not None:
             params["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
         return params
 
     def _message(self, message: ChatMessage) -> dict[str, Any]:
@@ -257,57 +344,12 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
-class _Assembler:
-    """Collects streamed chunks: text, and tool calls whose name/arguments arrive in fragments keyed by index."""
+@dataclass
+class _Run:
+    """One pass of a request through the gate: whether it is the last one, and whether the server cut it off."""
 
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.calls: dict[int, dict[str, str]] = {}
-        self.finish_reason = "stop"
-        self.usage: Usage | None = None
-        self.chunks = 0
-        self._call_deltas: list[ToolCallDelta] = []
-
-    def take_call_deltas(self) -> list[ToolCallDelta]:
-        """The tool-call fragments of the chunks added since the last call."""
-        deltas, self._call_deltas = self._call_deltas, []
-        return deltas
-
-    def add(self, chunk: openai.types.chat.ChatCompletionChunk) -> str:
-        self.chunks += 1
-        if chunk.usage is not None:
-            self.usage = Usage(prompt_tokens=chunk.usage.prompt_tokens, completion_tokens=chunk.usage.completion_tokens)
-        text = ""
-        for choice in chunk.choices:
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-            delta = choice.delta
-            if delta.content:
-                text += delta.content
-            for position, fragment in enumerate(delta.tool_calls or ()):
-                # Some servers send whole calls without an index; then each one is a new call.
-                index = fragment.index if fragment.index is not None else len(self.calls) + position
-                call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                if fragment.id:
-                    call["id"] = fragment.id
-                if fragment.function is not None:
-                    name, arguments = fragment.function.name or "", fragment.function.arguments or ""
-                    call["name"] += name
-                    call["arguments"] += arguments
-                    if name or arguments:
-                        self._call_deltas.append(ToolCallDelta(index=index, name=name, arguments=arguments))
-        self.text.append(text)
-        return text
-
-    def completion(self) -> Completion:
-        calls = tuple(
-            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"] or "{}")
-            for i, c in sorted(self.calls.items())
-        )
-        text = "".join(self.text)
-        message = ChatMessage.assistant(text or None, calls)
-        finish = "tool_calls" if calls and self.finish_reason == "stop" else self.finish_reason
-        return Completion(message=message, finish_reason=finish, usage=self.usage)
+    last_chance: bool
+    cut_off: bool = False
 
 
 def build_chat_model(
@@ -318,6 +360,7 @@ def build_chat_model(
     timeout_s: float = 60.0,
     supports_images: bool = True,
     retry: RetryPolicy | None = None,
+    default_max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> OpenAIChatModel:
     """The ChatModel for one endpoint + model (from Settings or a companion card). Raises LLMError on bad values."""
     if not base_url.startswith(("http://", "https://")):
@@ -331,4 +374,5 @@ def build_chat_model(
         timeout_s=timeout_s,
         retry=retry,
         supports_images=supports_images,
+        default_max_tokens=default_max_tokens,
     )

@@ -5,6 +5,9 @@ Small local models ignore ``response_format``, wrap JSON in code fences or prose
 sends the validation error back once for a corrected answer, and otherwise returns the caller's default. It never
 raises for bad output or a failed call (ScriptError from a scripted model still propagates: that is a test bug).
 Every outcome is counted in a :class:`StructuredStats`.
+
+How the JSON is asked for depends on the server (json_schema, json_object, a tool call or plain text): the backend
+negotiates that (:mod:`companions.llm.negotiation`), so this module asks the same way of every model.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchema
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
+# Enough for a vote or a card's parameters; a small model that loops inside a field is cut off here.
+STRUCTURED_MAX_TOKENS = 160
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 REPAIR_PROMPT = (
@@ -82,18 +87,23 @@ async def generate_structured(
     counter: StructuredStats | None = None,
     name: str | None = None,
     temperature: float | None = None,
+    max_tokens: int = STRUCTURED_MAX_TOKENS,
 ) -> T:
     """Asks ``model`` for a ``schema`` value. Returns ``default`` when the model cannot give a valid one.
 
     ``name`` is the response_format name (default: the schema's class name, lower-case); the scripted model routes
-    on it, so pass e.g. ``"vote"`` to let tests script votes separately from turns.
+    on it, so pass e.g. ``"vote"`` to let tests script votes separately from turns. ``max_tokens`` bounds each
+    answer (and the repair).
     """
     stats = counter if counter is not None else StructuredStats()
     stats.requests += 1
-    fmt = JsonSchemaFormat(name=name or schema.__name__.lower(), schema_=schema.model_json_schema())
+    format_name = name or schema.__name__.lower()
+    # The schema's title is the format name in every mode (a contract the test server's demo director reads).
+    fmt = JsonSchemaFormat(name=format_name, schema_={**schema.model_json_schema(), "title": format_name})
     conversation = list(messages)
     for attempt in range(2):
-        request = ChatRequest(messages=tuple(conversation), response_format=fmt, temperature=temperature)
+        request = ChatRequest(messages=tuple(conversation), response_format=fmt, temperature=temperature,
+                              max_tokens=max_tokens)
         try:
             completion = await complete(model, request)
         except LLMError as exc:

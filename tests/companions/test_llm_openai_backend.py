@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from companions.llm.capabilities import forget_endpoints
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
 from companions.llm.types import (
     ChatMessage,
@@ -35,6 +36,11 @@ from companions.testing.openai_server import (
 KEY = "sk-test-SECRET-0123456789"
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05)
 HELLO = ChatRequest(messages=(ChatMessage.user("hello"),))
+
+
+@pytest.fixture(autouse=True)
+def fresh_endpoints() -> None:
+    forget_endpoints()  # what an earlier test's server taught must not leak through a reused port
 
 
 @pytest.fixture
@@ -98,7 +104,7 @@ async def test_request_carries_tools_images_names_and_json_schema(
     assert body["tool_choice"] == "required"
     assert body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "vote", "schema": {"type": "object"}, "strict": False},
+        "json_schema": {"name": "vote", "schema": {"type": "object", "title": "vote"}, "strict": False},
     }
     assert body["temperature"] == 0.2
     assert body["max_tokens"] == 50
@@ -182,7 +188,7 @@ async def test_rejected_key_is_a_clear_permanent_error(server: OpenAITestServer)
     assert not info.value.retryable
     assert "API key" in str(info.value)
     assert "sk-wrong-key-zzz" not in str(info.value)
-    assert len(server.requests) == 1  # no retry
+    assert len(server.chat_requests()) == 1  # no retry
 
 
 async def test_unknown_model_says_so(server: OpenAITestServer) -> None:

@@ -1,0 +1,212 @@
+"""What one model endpoint (base URL + model) can do and how fast it is, learned from its answers, per process.
+
+Every :class:`~companions.llm.openai_backend.OpenAIChatModel` of one endpoint shares one
+:class:`EndpointCapabilities` (a module-level registry), so what one companion's model learned - the structured
+output mode that works, how many requests the server runs at once, its speed - every other companion's model on
+the same server knows too. Values are read and written under a lock: safe from any thread or event loop.
+
+Speed is kept as exponentially weighted moving averages of time to first token, prompt tokens/s and generated
+tokens/s; :meth:`EndpointCapabilities.estimate_s` turns them into the expected duration of one request, which the
+conversation uses for an adaptive vote deadline. :func:`capabilities_of` finds the capabilities of any ChatModel
+(None for models without an endpoint, e.g. the scripted model).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import threading
+from typing import Final, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from companions.llm.gate import ConcurrencyGate
+from companions.llm.types import ChatModel
+
+log = logging.getLogger(__name__)
+
+StructuredMode: TypeAlias = Literal["json_schema", "json_object", "tool", "text"]
+# The order in which structured output is tried: the first that an endpoint accepts is kept.
+MODES: Final[tuple[StructuredMode, ...]] = ("json_schema", "json_object", "tool", "text")
+EWMA_WEIGHT: Final = 0.3  # of the newest sample
+# A Japanese character is about one token in the tokenizers of small models; other text about four characters.
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count of ``text`` (one per CJK character, one per four other characters), at least 1."""
+    cjk = len(_CJK.findall(text))
+    return max(1, cjk + (len(text) - cjk + 3) // 4)
+
+
+def is_local_url(base_url: str) -> bool:
+    """Whether ``base_url`` points at this machine or a private network (a user's own model server)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host in ("localhost", "") or host.endswith((".local", ".localhost", ".lan", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def _ewma(old: float | None, new: float) -> float:
+    return new if old is None else old + EWMA_WEIGHT * (new - old)
+
+
+class EndpointCapabilities:
+    """What one endpoint can do; see the module docstring. Create through :func:`endpoint_capabilities`.
+
+    ``slots`` is how many requests run at once (None: unlimited). A local server starts at 1 until its own answer
+    says more (llama.cpp's ``/props``), because most local servers queue parallel requests anyway and
+    llama-cpp-python's cuts off the one in flight; a hosted API starts unlimited.
+    """
+
+    def __init__(self, base_url: str, model: str, *, local: bool) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.local = local
+        self.gate = ConcurrencyGate(1 if local else None)
+        self.server_kind: str | None = None  # e.g. "llama-cpp-python", "llama.cpp", from the probe
+        self.include_usage = True  # stream_options={"include_usage": true} is accepted (until an error says not)
+        self.sends_finish_reason = False  # set by the first stream that carried one; then a stream without is cut
+        self._lock = threading.Lock()
+        self._mode_index = 0
+        self._mode_confirmed = False
+        self._probe_claimed = not local  # hosted APIs are never probed
+        self._ttft_s: float | None = None
+        self._prompt_tps: float | None = None
+        self._gen_tps: float | None = None
+        self._samples = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"EndpointCapabilities({self.base_url!r}, {self.model!r}, mode={self.structured_mode}, slots={self.slots},"
+            f" ttft={self.ttft_s}, gen_tps={self.gen_tps})"
+        )
+
+    # -- structured output ---------------------------------------------------------------------------------------
+
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """The best structured-output mode not yet refused by this endpoint."""
+        return MODES[self._mode_index]
+
+    @property
+    def mode_confirmed(self) -> bool:
+        """Whether the current mode has been accepted once (then its errors are ordinary errors, not facts)."""
+        return self._mode_confirmed
+
+    def confirm_mode(self, mode: StructuredMode) -> None:
+        with self._lock:
+            if MODES[self._mode_index] == mode:
+                self._mode_confirmed = True
+
+    def refuse_mode(self, mode: StructuredMode, why: str) -> StructuredMode | None:
+        """Records that an HTTP error on a request sent in ``mode`` refused that mode; returns the mode to try
+        next, or None when the error is not a capability fact (``mode`` is "text", or the mode this endpoint
+        already accepted once: then it is an ordinary error). Logs a move once per endpoint."""
+        with self._lock:
+            index = MODES.index(mode)
+            if mode == "text" or (index == self._mode_index and self._mode_confirmed):
+                return None
+            moved = index == self._mode_index
+            if moved:
+                self._mode_index = index + 1
+            current = MODES[self._mode_index]
+        if moved:
+            log.info("%s %s: structured output %s refused (%s); using %s from now on",
+                     self.base_url, self.model, mode, why[:200], current)
+        return current
+
+    # -- concurrency ---------------------------------------------------------------------------------------------
+
+    @property
+    def slots(self) -> int | None:
+        """How many requests the endpoint is sent at once (None: unlimited)."""
+        return self.gate.limit
+
+    def claim_probe(self) -> bool:
+        """True exactly once per local endpoint: the caller then probes the server (see server_probe)."""
+        with self._lock:
+            claimed, self._probe_claimed = self._probe_claimed, True
+        return not claimed
+
+    def learn_server(self, kind: str | None, slots: int | None) -> None:
+        """Applies what a probe found: the server's kind and how many requests it runs at once."""
+        self.server_kind = kind
+        self.gate.set_limit(slots)
+        log.info("%s: %s server, %s", self.base_url, kind or "unknown", f"{slots} slot(s)" if slots else "parallel")
+
+    def stream_cut_off(self) -> None:
+        """A stream ended without a finish reason: the server cut it off for another request. One at a time now."""
+        if self.gate.limit != 1:
+            log.warning("%s: the server cut off a request in flight; sending one request at a time from now on",
+                        self.base_url)
+            self.gate.set_limit(1)
+
+    # -- speed ---------------------------------------------------------------------------------------------------
+
+    def record(self, *, prompt_tokens: int, ttft_s: float, completion_tokens: int, generation_s: float) -> None:
+        """Adds one finished request: time to its first token, and its generated tokens after that."""
+        with self._lock:
+            self._samples += 1
+            self._ttft_s = _ewma(self._ttft_s, ttft_s)
+            if ttft_s > 0 and prompt_tokens > 0:
+                self._prompt_tps = _ewma(self._prompt_tps, prompt_tokens / ttft_s)
+            if generation_s > 0 and completion_tokens > 1:
+                # The first token arrived at ttft; the rest were generated over generation_s.
+                self._gen_tps = _ewma(self._gen_tps, (completion_tokens - 1) / generation_s)
+
+    @property
+    def samples(self) -> int:
+        return self._samples
+
+    @property
+    def ttft_s(self) -> float | None:
+        return self._ttft_s
+
+    @property
+    def prompt_tps(self) -> float | None:
+        return self._prompt_tps
+
+    @property
+    def gen_tps(self) -> float | None:
+        return self._gen_tps
+
+    def estimate_s(self, prompt_tokens: int, max_tokens: int) -> float | None:
+        """The expected seconds of one request of ``prompt_tokens`` that generates up to ``max_tokens``, as
+        measured so far on this endpoint (not counting waiting for a slot); None before the first measurement."""
+        with self._lock:
+            ttft, prompt_tps, gen_tps = self._ttft_s, self._prompt_tps, self._gen_tps
+        if ttft is None:
+            return None
+        first = prompt_tokens / prompt_tps if prompt_tps else ttft
+        return first + (max_tokens / gen_tps if gen_tps else 0.0)
+
+
+_registry: dict[tuple[str, str], EndpointCapabilities] = {}
+_registry_lock = threading.Lock()
+
+
+def endpoint_capabilities(base_url: str, model: str) -> EndpointCapabilities:
+    """The one EndpointCapabilities of ``base_url`` + ``model`` in this process (created on first use)."""
+    key = (base_url.rstrip("/"), model)
+    with _registry_lock:
+        found = _registry.get(key)
+        if found is None:
+            found = _registry[key] = EndpointCapabilities(key[0], model, local=is_local_url(key[0]))
+        return found
+
+
+def forget_endpoints() -> None:
+    """Forgets everything learned (for tests, and after the user changed the LLM settings)."""
+    with _registry_lock:
+        _registry.clear()
+
+
+def capabilities_of(model: ChatModel) -> EndpointCapabilities | None:
+    """The endpoint capabilities behind ``model``; None for a model without an endpoint (e.g. the scripted one)."""
+    found = getattr(model, "capabilities", None)
+    return found if isinstance(found, EndpointCapabilities) else None

@@ -1,0 +1,144 @@
+"""Structured output in the best mode an endpoint supports: json_schema -> json_object -> a tool call -> plain text.
+
+Why here: only the backend sees HTTP answers, and a refused ``response_format`` is a fact about the endpoint, not
+a failure of one request. So the ChatRequest port keeps one way to ask (``response_format: JsonSchemaFormat``)
+and :class:`~companions.llm.openai_backend.OpenAIChatModel` translates each such request into the endpoint's
+current mode with :func:`apply_mode`, turns the answer back into the JSON text of an ordinary Completion with
+:func:`structured_completion`, and on a refusal (:func:`is_refusal`) moves to the next mode at once and remembers it
+in :class:`~companions.llm.capabilities.EndpointCapabilities`. Callers (generate_structured, the scripted model,
+votes, card events) see no difference between servers.
+
+The modes, as sent (a contract: the test server's demo director reads it):
+- ``json_schema``: ``response_format={"type": "json_schema", "json_schema": {"name", "schema", "strict": false}}``.
+- ``json_object``: ``response_format={"type": "json_object", "schema": SCHEMA}`` (llama-cpp-python builds a grammar
+  from "schema"; other servers ignore it), and the instruction + schema JSON appended to the LAST user message.
+- ``tool``: one function tool named after the format whose parameters are the schema, ``tool_choice`` naming it;
+  the call's arguments are the value.
+- ``text``: no response_format; the instruction + schema JSON appended to the last user message; the reply is
+  parsed tolerantly by the caller.
+In every mode the schema's ``title`` is the format name (e.g. "vote"), and every string field without a
+``maxLength`` gets :data:`STRING_BOUND`, so a grammar-constrained small model cannot loop inside free text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from companions.llm.capabilities import StructuredMode
+from companions.llm.types import ChatMessage, ChatRequest, Completion, JsonSchemaFormat, TextPart, ToolSpec
+
+STRING_BOUND: Final = 200  # characters, for string fields of structured output that name no maxLength
+SCHEMA_INSTRUCTION: Final = (
+    "Answer with one JSON object only (no prose, no code fences) that follows this JSON schema:\n{schema}"
+)
+TOOL_DESCRIPTION: Final = "Give your answer as the arguments of this function."
+# HTTP statuses that, on a request asking for structured output in some mode, mean "not in this mode".
+_REFUSALS: Final = frozenset({400, 422, 500, 501})
+_MODE_WORDS: Final = ("response_format", "json", "schema", "tool")
+
+
+def is_refusal(status: int | None, message: str) -> bool:
+    """Whether an HTTP error on a request that used a structured mode says the endpoint cannot do that mode
+    (a 404 counts only when it names response_format, JSON, a schema or tools: else it is a wrong model or URL)."""
+    if status in _REFUSALS:
+        return True
+    lowered = message.lower()
+    return status == 404 and any(word in lowered for word in _MODE_WORDS)
+
+
+def bounded_schema(fmt: JsonSchemaFormat) -> dict[str, Any]:
+    """A copy of the format's schema titled with the format name, every unbounded string field bounded."""
+    schema = _bounded(fmt.schema_)
+    assert isinstance(schema, dict)
+    schema["title"] = fmt.name
+    return schema
+
+
+def _bounded(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_bounded(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _bounded(value) for key, value in node.items()}
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if is_string and not any(k in node for k in ("maxLength", "enum", "const", "format", "pattern")):
+        out["maxLength"] = STRING_BOUND
+    return out
+
+
+def apply_mode(request: ChatRequest, mode: StructuredMode) -> tuple[ChatRequest, dict[str, Any]]:
+    """The request as sent in ``mode`` (schema in the prompt, or the format's tool added) and the extra
+    chat-completions parameters of that mode (``response_format``, ``tool_choice``)."""
+    fmt = request.response_format
+    assert fmt is not None
+    schema = bounded_schema(fmt)
+    if mode == "json_schema":
+        body = {"name": fmt.name, "schema": schema, "strict": fmt.strict}
+        return request, {"response_format": {"type": "json_schema", "json_schema": body}}
+    if mode == "tool":
+        tool = ToolSpec(name=fmt.name, description=TOOL_DESCRIPTION, parameters=schema)
+        choice = {"type": "function", "function": {"name": fmt.name}}
+        return request.model_copy(update={"tools": (*request.tools, tool)}), {"tool_choice": choice}
+    instruction = SCHEMA_INSTRUCTION.format(schema=json.dumps(schema, ensure_ascii=False))
+    shaped = request.model_copy(update={"messages": with_instruction(request.messages, instruction)})
+    if mode == "json_object":
+        return shaped, {"response_format": {"type": "json_object", "schema": schema}}
+    return shaped, {}
+
+
+def with_instruction(messages: tuple[ChatMessage, ...], instruction: str) -> tuple[ChatMessage, ...]:
+    """``messages`` with ``instruction`` appended to the last user message (a new user message if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user":
+            return (*messages[:index], append_text(message, instruction), *messages[index + 1 :])
+    return (*messages, ChatMessage.user(instruction))
+
+
+def append_text(message: ChatMessage, text: str, *, before: bool = False) -> ChatMessage:
+    """``message`` with ``text`` added after (or ``before``) its text, as a separate paragraph."""
+    content = message.content
+    if isinstance(content, list):
+        part = TextPart(text=text)
+        return message.model_copy(update={"content": [part, *content] if before else [*content, part]})
+    current = content or ""
+    joined = (f"{text}\n\n{current}" if before else f"{current}\n\n{text}") if current else text
+    return message.model_copy(update={"content": joined})
+
+
+def structured_completion(completion: Completion, fmt: JsonSchemaFormat, mode: StructuredMode) -> Completion:
+    """The answer of a structured request as a Completion whose text is the value's JSON (tool calls removed
+    in tool mode; a tool call the model wrote as text, ``{"name": <format>, "arguments": {...}}``, unwrapped)."""
+    message = completion.message
+    text = message.text
+    if mode == "tool":
+        for call in message.tool_calls:
+            if call.name == fmt.name:
+                text = call.arguments
+                break
+    unwrapped = _unwrap_call_text(text, fmt.name)
+    if unwrapped is None and mode != "tool":
+        return completion
+    finish = "stop" if completion.finish_reason == "tool_calls" else completion.finish_reason
+    value = ChatMessage.assistant(unwrapped if unwrapped is not None else text)
+    return completion.model_copy(update={"message": value, "finish_reason": finish})
+
+
+def _unwrap_call_text(text: str, name: str) -> str | None:
+    if f'"{name}"' not in text or ("arguments" not in text and "parameters" not in text):
+        return None
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or value.get("name") != name:
+        return None
+    arguments = value.get("arguments", value.get("parameters"))
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False)
+    return arguments if isinstance(arguments, str) else None
