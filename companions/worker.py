@@ -1,6 +1,6 @@
 """The worker: one companion's LLM turn loop (seed 001).
 
-A turn: ``on_message_send`` -> streamed request (text deltas published for the UI) -> collect every tool call ->
+A turn: ``on_message_send`` -> streamed request (text published for the UI as it streams) -> collect every tool call ->
 ``before_tool_call`` per call -> run the allowed calls concurrently -> ``after_tool_call`` per result -> request
 again while tools ran -> ``on_turn_end``, which may add messages and continue (self-correction) -> finish.
 ``max_steps`` bounds the number of model requests in one turn.
@@ -9,6 +9,11 @@ History stays consistent whatever happens: the messages of a turn are appended t
 complete, and when the turn is cancelled while tools run, every open tool call gets an "interrupted" result, so no
 assistant tool call is ever left without its answer. Text streamed by a request that was cancelled is dropped (it
 was never spoken: companions speak through the ``speak`` tool).
+
+What streams (:class:`TextStreamed`, ``kind``): ``"speech"`` is the decoded ``message`` argument of a ``speak``
+call while its JSON arguments stream (the line the companion is writing); ``"text"`` is plain reply text, shown
+only while it reads like a line: from the first sign of tool syntax or JSON (``{``, ``<tool_call>``,
+``functions.``, a code fence ...) the rest of the request's plain text is held back (speech_stream.py).
 """
 
 from __future__ import annotations
@@ -33,12 +38,23 @@ from companions.hooks import (
     TurnEndDecision,
     WorkerHook,
 )
-from companions.llm.types import ChatMessage, ChatModel, ChatRequest, Completion, LLMError, TextDelta, ToolCall
+from companions.llm.types import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    Completion,
+    LLMError,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+from companions.speech_stream import MessageFieldExtractor, ToolTextGuard
 from companions.tools import ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
 
 TurnStatus: TypeAlias = Literal["finished", "skipped", "aborted", "max_steps", "model_error"]
+StreamKind: TypeAlias = Literal["text", "speech"]
 _Add: TypeAlias = Callable[[ChatMessage], None]
 _Ask: TypeAlias = Callable[[WorkerHook], Awaitable[ControlFlow]]
 INTERRUPTED = "Interrupted: the turn was cancelled before this tool finished."
@@ -46,12 +62,17 @@ INTERRUPTED = "Interrupted: the turn was cancelled before this tool finished."
 
 @dataclass(frozen=True)
 class TextStreamed(LocalEvent):
-    """A piece of text the model is streaming (for the UI); ``done`` marks the end of one request's text."""
+    """A piece of text the model is streaming (for the UI); ``done`` marks the end of one request's text.
+
+    ``kind`` is ``"speech"`` for the text of a ``speak`` call (what the companion is about to say) and ``"text"``
+    for plain reply text; a request may stream both (plain text first), and ``done`` ends them together.
+    """
 
     companion_id: str
     turn_id: str
     text: str
     done: bool = False
+    kind: StreamKind = "text"
 
 
 @dataclass(frozen=True)
@@ -95,6 +116,8 @@ class Worker:
         owner: str = "",
         max_steps: int = 8,
         temperature: float | None = None,
+        speech_tool: str = "speak",
+        speech_field: str = "message",
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -105,6 +128,8 @@ class Worker:
         self.owner = owner
         self.max_steps = max_steps
         self.temperature = temperature
+        self.speech_tool = speech_tool
+        self.speech_field = speech_field
 
     async def run(
         self,
@@ -185,13 +210,23 @@ class Worker:
         request = ChatRequest(messages=tuple(working), tools=self.tools.specs(), temperature=self.temperature)
         completion: Completion | None = None
         streamed = False
+        guard = ToolTextGuard()
+        speech = _SpeechFollower(self.speech_tool, self.speech_field)
+
+        def publish(text: str, kind: StreamKind) -> None:
+            nonlocal streamed
+            if text:
+                streamed = True
+                self._publish(TextStreamed(self.owner, turn_id, text, kind=kind))
+
         async for event in self.model.stream(request):
             if isinstance(event, TextDelta):
-                if event.text:
-                    streamed = True
-                    self._publish(TextStreamed(self.owner, turn_id, event.text))
+                publish(guard.feed(event.text), "text")
+            elif isinstance(event, ToolCallDelta):
+                publish(speech.feed(event), "speech")
             else:
                 completion = event
+        publish(guard.flush(), "text")
         if streamed:
             self._publish(TextStreamed(self.owner, turn_id, "", done=True))
         if completion is None:
@@ -286,3 +321,27 @@ class Worker:
             self.bus.publish(event)
 
 
+
+
+class _SpeechFollower:
+    """Follows the first ``tool`` call of one streamed request and yields its ``field`` text as it streams."""
+
+    def __init__(self, tool: str, field: str) -> None:
+        self._tool = tool
+        self._field = field
+        self._names: dict[int, str] = {}
+        self._index: int | None = None  # the call being followed
+        self._extractor: MessageFieldExtractor | None = None
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        if delta.name:
+            self._names[delta.index] = self._names.get(delta.index, "") + delta.name
+        if not delta.arguments:
+            return ""
+        if self._index is None and self._names.get(delta.index, "").strip() == self._tool:
+            # The name streams before the arguments (OpenAI's order): with the first argument it is whole.
+            self._index = delta.index
+            self._extractor = MessageFieldExtractor(self._field)
+        if delta.index != self._index or self._extractor is None:
+            return ""
+        return self._extractor.feed(delta.arguments)

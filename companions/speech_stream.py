@@ -1,0 +1,349 @@
+"""Following a line while the model still writes it: the ``speak`` call's text, sentences, and a tool-text guard.
+
+Three small incremental parsers, each fed the fragments of one streamed model request:
+
+- :class:`MessageFieldExtractor` reads a tool call's JSON arguments as they stream and yields the decoded text of
+  one string field (``message`` for ``speak``) as soon as it is written: JSON escapes, ``\\uXXXX`` and surrogate
+  pairs, an escape split across fragments, the key after other keys (nested values included), any whitespace.
+- :class:`SentenceChunker` cuts text into sentences as it grows (Japanese 。！？, English .!? before a space,
+  newlines), never a piece shorter than ``min_chars`` nor at an abbreviation ("Mr.") or a decimal ("3.5"), and
+  hands out the rest at :meth:`SentenceChunker.flush`. Conversation control sends one ``speak`` query per
+  sentence, so the voice starts at the first sentence while the rest is generated.
+- :class:`ToolTextGuard` passes plain streamed text through until it looks like tool syntax or JSON
+  (``{``, ``[``, ``<tool_call>``, ``<tools>``, ``functions.``, a code fence) and holds back everything from there:
+  a small model that writes its tool call as text never shows it while it streams.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_WHITESPACE: Final = " \t\r\n"
+
+
+class MessageFieldExtractor:
+    """Yields the decoded value of the top-level string field ``field`` of a JSON object as its text streams.
+
+    ``feed`` returns the new characters of the value (possibly ""); once the value's closing quote was read,
+    :attr:`complete` is True and further input is ignored. Input that is not a JSON object, or a field whose
+    value is not a string, yields nothing (and never raises).
+    """
+
+    def __init__(self, field: str = "message") -> None:
+        self.field = field
+        self.complete = False
+        self.failed = False
+        self._state = "start"  # start | key? | key | colon | value? | value | after | target | done
+        self._key: list[str] = []
+        self._is_target = False
+        self._depth = 0  # inside a nested value of another key
+        self._in_string = False  # inside a string of a skipped value
+        self._escape = ""  # an escape sequence read so far ("\\", "\\u00", ...)
+        self._high: int | None = None  # a high surrogate waiting for its low half
+        self.text = ""  # everything yielded so far
+
+    def feed(self, fragment: str) -> str:
+        out: list[str] = []
+        for char in fragment:
+            if self.complete or self.failed:
+                break
+            self._step(char, out)
+        new = "".join(out)
+        self.text += new
+        return new
+
+    def _fail(self) -> None:
+        self.failed = True
+
+    def _step(self, char: str, out: list[str]) -> None:
+        state = self._state
+        if state == "start":
+            if char == "{":
+                self._state = "key?"
+            elif char not in _WHITESPACE:
+                self._fail()
+        elif state == "key?":
+            if char == '"':
+                self._state, self._key = "key", []
+            elif char not in _WHITESPACE + ",":
+                self._fail()  # "}" included: the object ended without the field
+        elif state == "key":
+            if self._escape:
+                self._escape += char
+                decoded = self._decode_escape()
+                if decoded is not None:
+                    self._key.append(decoded)
+            elif char == "\\":
+                self._escape = "\\"
+            elif char == '"':
+                self._is_target = "".join(self._key) == self.field
+                self._state = "colon"
+            else:
+                self._key.append(char)
+        elif state == "colon":
+            if char == ":":
+                self._state = "value?"
+            elif char not in _WHITESPACE:
+                self._fail()
+        elif state == "value?":
+            if char in _WHITESPACE:
+                return
+            if self._is_target:
+                if char == '"':
+                    self._state = "target"
+                else:
+                    self._fail()
+                return
+            self._state = "value"
+            self._skip(char)
+        elif state == "value":
+            self._skip(char)
+        elif state == "after":
+            if char == ",":
+                self._state = "key?"
+            elif char not in _WHITESPACE:  # "}" included: the object ended without the field
+                self._fail()
+        elif state == "target":
+            self._target(char, out)
+
+    def _skip(self, char: str) -> None:
+        """One character of another key's value (a string, a number, a literal, or a nested array/object)."""
+        if self._in_string:
+            if self._escape:
+                self._escape = ""
+            elif char == "\\":
+                self._escape = "\\"
+            elif char == '"':
+                self._in_string = False
+                if self._depth == 0:
+                    self._state = "after"
+            return
+        if char == '"':
+            self._in_string = True
+        elif char in "[{":
+            self._depth += 1
+        elif char in "]}":
+            if self._depth == 0:  # the end of the object after a scalar value
+                self._fail()
+                return
+            self._depth -= 1
+            if self._depth == 0:
+                self._state = "after"
+        elif char == "," and self._depth == 0:
+            self._state = "key?"
+
+    def _target(self, char: str, out: list[str]) -> None:
+        if self._escape:
+            self._escape += char
+            decoded = self._decode_escape()
+            if decoded is not None:
+                out.append(decoded)
+            return
+        if char == "\\":
+            self._escape = "\\"
+        elif char == '"':
+            if self._high is not None:
+                out.append("\ufffd")
+                self._high = None
+            self.complete = True
+            self._state = "done"
+        else:
+            if self._high is not None:  # a lone high surrogate: say so, do not emit an unencodable character
+                out.append("\ufffd")
+                self._high = None
+            out.append(char)
+
+    def _decode_escape(self) -> str | None:
+        """The text of the escape read so far, once it is whole ("" while a surrogate pair is half read)."""
+        escape = self._escape
+        if len(escape) == 2 and escape[1] != "u":
+            self._escape = ""
+            return _ESCAPES.get(escape[1], escape[1])
+        if len(escape) < 6:
+            return None
+        self._escape = ""
+        try:
+            code = int(escape[2:], 16)
+        except ValueError:
+            return "\ufffd"
+        if 0xD800 <= code <= 0xDBFF:
+            pending, self._high = self._high, code
+            return "\ufffd" if pending is not None else ""
+        if 0xDC00 <= code <= 0xDFFF:
+            high, self._high = self._high, None
+            if high is None:
+                return "\ufffd"
+            return chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
+        prefix = ""
+        if self._high is not None:
+            prefix, self._high = "\ufffd", None
+        return prefix + chr(code)
+
+
+# -- sentences --------------------------------------------------------------------------------------------------
+
+_CJK_ENDS: Final = "。！？｡．"  # end a sentence where they stand (Japanese needs no space after them)
+_LATIN_ENDS: Final = ".!?…"  # end a sentence only before whitespace (so "3.5" and "example.com" stay whole)
+_CLOSERS: Final = "\"'”’」』）)]】〕》>"
+_ABBREVIATIONS: Final = frozenset({
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "no", "approx", "mt", "ca",
+})
+_QUOTE_GOES_ON: Final = "とっ"  # a quotation inside a sentence: 「…！」と言った, 「…。」って
+_CUT_AFTER: Final = "、，,;；:："  # where an overlong sentence may be cut for an early start
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+class SentenceChunker:
+    """Cuts streamed text into sentences for speech.
+
+    ``feed(text)`` returns the sentences completed by ``text`` (stripped, each at least ``min_chars`` long);
+    ``flush()`` returns what is left (the last sentence, or "" if nothing). A sentence longer than ``max_chars``
+    without an end is cut after its last comma or space, so a long first sentence does not delay the voice.
+    """
+
+    def __init__(self, *, min_chars: int = 6, max_chars: int = 160) -> None:
+        if min_chars < 1 or max_chars <= min_chars:
+            raise ValueError("need 1 <= min_chars < max_chars")
+        self.min_chars = min_chars
+        self.max_chars = max_chars
+        self._buffer = ""
+        self._scanned = 0  # positions before this were looked at already
+
+    def feed(self, text: str) -> list[str]:
+        self._buffer += text
+        out: list[str] = []
+        while (cut := self._next_cut()) is not None:
+            piece, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:]
+            self._scanned = 0
+            if piece:
+                out.append(piece)
+        return out
+
+    def flush(self) -> str:
+        """The rest of the text (the last sentence, whatever its length); the chunker is empty afterwards."""
+        rest, self._buffer, self._scanned = self._buffer.strip(), "", 0
+        return rest
+
+    @property
+    def pending(self) -> str:
+        """Text fed but not handed out yet."""
+        return self._buffer
+
+    def _next_cut(self) -> int | None:
+        buffer = self._buffer
+        i = self._scanned
+        while i < len(buffer):
+            char = buffer[i]
+            end: int | None = None
+            if char == "\n":
+                end = i + 1
+            elif char in _CJK_ENDS or char in _LATIN_ENDS:
+                j = i + 1
+                while j < len(buffer) and (buffer[j] in _CJK_ENDS or buffer[j] in _LATIN_ENDS
+                                           or buffer[j] in _CLOSERS):
+                    j += 1
+                if j == len(buffer):
+                    self._scanned = i  # what follows decides (a space, a digit, more punctuation)
+                    return self._overlong()
+                quoted = buffer[j - 1] in "」』" and buffer[j] in _QUOTE_GOES_ON  # 「えっ！」と驚いた。
+                if (char in _CJK_ENDS and not quoted) or buffer[j] in _WHITESPACE:
+                    end = j if not (char == "." and self._abbreviation(i)) else None
+                i = j - 1
+            if end is not None and len(buffer[:end].strip()) >= self.min_chars:
+                return end
+            i += 1
+        self._scanned = len(buffer)
+        return self._overlong()
+
+    def _abbreviation(self, dot: int) -> bool:
+        match = _WORD_BEFORE.search(self._buffer[:dot])
+        if match is None:
+            return False
+        word = match.group(1).lower().rstrip(".")
+        return word in _ABBREVIATIONS or len(word) == 1  # "J. Smith", "U.S."
+
+    def _overlong(self) -> int | None:
+        buffer = self._buffer
+        if len(buffer) <= self.max_chars:
+            return None
+        window = buffer[: self.max_chars]
+        cut = max(window.rfind(c) for c in (*_CUT_AFTER, " "))
+        if cut + 1 < self.min_chars:
+            return self.max_chars
+        return cut + 1
+
+
+# -- plain text that is really a tool call ----------------------------------------------------------------------
+
+_MARKERS: Final = ("<tool_call>", "<tools>", "<function", "functions.", "```", '{"', "[{")
+_START_MARKERS: Final = ("{", "[")
+
+
+def looks_like_tool_text(prefix: str) -> bool:
+    """Whether text that starts with ``prefix`` is (or may still become) tool syntax or JSON rather than a line.
+
+    True while ``prefix`` (leading whitespace ignored) is empty or a beginning of a marker, so callers hold such
+    text back until it tells.
+    """
+    text = prefix.lstrip()
+    if not text:
+        return True
+    if text.startswith(_START_MARKERS):
+        return True
+    return any(text.startswith(m) or m.startswith(text) for m in _MARKERS)
+
+
+class ToolTextGuard:
+    """Filters the plain text of one streamed request: what may be shown now, never tool syntax or JSON.
+
+    Text is released as it comes while it reads like a line; a marker (at the start: ``{`` or ``[``; anywhere:
+    ``<tool_call>``, ``<tools>``, ``<function``, ``functions.``, a code fence, ``{"``, ``[{``) stops the release
+    for the rest of the request. A tail that may be the beginning of a marker waits for the next fragment.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._started = False  # the first visible characters were judged
+        self.blocked = False
+
+    def feed(self, fragment: str) -> str:
+        if self.blocked:
+            return ""
+        self._held += fragment
+        if not self._started:
+            head = self._held.lstrip()
+            if not head:
+                return ""
+            if looks_like_tool_text(head):
+                if any(head.startswith(m) for m in (*_MARKERS, *_START_MARKERS)):
+                    self.blocked = True
+                    self._held = ""
+                return ""
+            self._started = True
+        text = self._held
+        found = min((i for m in _MARKERS if (i := text.find(m)) >= 0), default=-1)
+        if found >= 0:
+            self.blocked = True
+            self._held = ""
+            return text[:found].rstrip()
+        keep = _possible_marker_start(text)
+        self._held = text[keep:]
+        return text[:keep]
+
+    def flush(self) -> str:
+        """What was held back at the end of the request, when it did not become tool syntax."""
+        held, self._held = self._held, ""
+        if self.blocked or (not self._started and not held.strip()):
+            return ""
+        return held
+
+
+def _possible_marker_start(text: str) -> int:
+    """The position from which ``text``'s tail could begin a marker (len(text) when none could)."""
+    for start in range(max(0, len(text) - max(len(m) for m in _MARKERS) + 1), len(text)):
+        tail = text[start:]
+        if any(m.startswith(tail) for m in _MARKERS):
+            return start
+    return len(text)

@@ -1,0 +1,152 @@
+"""Following a line while it is written: the speak call's text, sentences for the voice, tool text held back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from companions.speech_stream import MessageFieldExtractor, SentenceChunker, ToolTextGuard, looks_like_tool_text
+
+
+def fed(extractor: MessageFieldExtractor, text: str, size: int) -> list[str]:
+    return [extractor.feed(text[i:i + size]) for i in range(0, len(text), size)]
+
+
+LINE = 'こんにちは、"みんな"！ a\\b / tab\there\nnext 😀 \u00e9'
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 1000])
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_the_message_is_decoded_whatever_the_fragments(size: int, ascii_only: bool) -> None:
+    arguments = json.dumps({"emotion": "happy", "to": ["akari", {"nested": "}\"]"}], "n": -1.5e3, "ok": True,
+                            "message": LINE, "after": "ignored"}, ensure_ascii=ascii_only)
+    extractor = MessageFieldExtractor()
+    pieces = fed(extractor, arguments, size)
+    assert "".join(pieces) == LINE
+    assert extractor.complete
+    assert extractor.text == LINE
+
+
+def test_text_arrives_before_the_arguments_end() -> None:
+    extractor = MessageFieldExtractor()
+    assert extractor.feed('{ "message" :  "Hel') == "Hel"
+    assert extractor.feed("lo \\u30") == "lo "  # the escape is half read: nothing of it yet
+    assert extractor.feed("42") == "\u3042"
+    assert extractor.feed("\\") == ""
+    assert extractor.feed('"') == '"'
+    assert not extractor.complete
+    assert extractor.feed('", "emotion": "sad"}') == ""
+    assert extractor.complete
+    assert extractor.text == 'Hello \u3042"'
+
+
+def test_a_surrogate_pair_split_across_fragments_is_one_character() -> None:
+    extractor = MessageFieldExtractor()
+    assert "".join(fed(extractor, '{"message":"\\ud83d\\ude00!"}', 3)) == "😀!"
+
+
+@pytest.mark.parametrize("arguments", [
+    '{"emotion": "happy"}',  # no message
+    '{"message": null}',
+    '{"message": 42}',
+    '["message", "x"]',
+    'message: "hi"',
+    '{"text": {"message": "nested is not the argument"}}',
+])
+def test_arguments_without_a_message_string_yield_nothing(arguments: str) -> None:
+    extractor = MessageFieldExtractor()
+    assert "".join(fed(extractor, arguments, 2)) == ""
+    assert not extractor.complete
+
+
+def chunked(text: str, size: int = 1, **kwargs: int) -> list[str]:
+    chunker = SentenceChunker(**kwargs)
+    out: list[str] = []
+    for i in range(0, len(text), size):
+        out += chunker.feed(text[i:i + size])
+    rest = chunker.flush()
+    return [*out, rest] if rest else out
+
+
+@pytest.mark.parametrize("size", [1, 3, 100])
+def test_sentences_are_cut_at_japanese_and_english_ends(size: int) -> None:
+    text = ("今日はいい天気ですね。散歩に行きませんか？ええ、行きましょう！\n"
+            "I met Mr. Smith today. He paid 3.5 dollars! Really? Yes")
+    assert chunked(text, size) == [
+        "今日はいい天気ですね。", "散歩に行きませんか？", "ええ、行きましょう！",
+        "I met Mr. Smith today.", "He paid 3.5 dollars!", "Really?", "Yes",
+    ]
+
+
+def test_a_sentence_is_handed_out_as_soon_as_it_ends() -> None:
+    chunker = SentenceChunker()
+    assert chunker.feed("こんにちは、みなさん。") == []  # a closing quote could still follow
+    assert chunker.feed("元気") == ["こんにちは、みなさん。"]
+    assert chunker.feed("ですか」と聞いた。") == []
+    assert chunker.flush() == "元気ですか」と聞いた。"
+    assert chunker.flush() == ""
+
+
+def test_short_pieces_and_numbers_stay_with_their_sentence() -> None:
+    assert chunked("Hi. How are you today? Pi is 3.14159 or so.") == ["Hi. How are you today?", "Pi is 3.14159 or so."]
+    assert chunked("See e.g. the docs at example.com for more. Thanks a lot.") == [
+        "See e.g. the docs at example.com for more.", "Thanks a lot."]
+    assert chunked("「えっ！？」と驚いた。") == ["「えっ！？」と驚いた。"]
+
+
+def test_an_overlong_sentence_is_cut_after_a_comma() -> None:
+    text = "これはとても長い文で、" * 10 + "終わり。"
+    pieces = chunked(text, 4, max_chars=40)
+    assert "".join(pieces) == text
+    assert all(len(p) <= 40 for p in pieces)
+    assert all(p.endswith(("、", "。")) for p in pieces)
+
+
+def test_chunker_limits_are_checked() -> None:
+    with pytest.raises(ValueError, match="min_chars"):
+        SentenceChunker(min_chars=10, max_chars=10)
+
+
+def guarded(text: str, size: int = 1) -> str:
+    guard = ToolTextGuard()
+    shown = [guard.feed(text[i:i + size]) for i in range(0, len(text), size)]
+    return "".join(shown) + guard.flush()
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "speak", "arguments": {"message": "hi"}}',
+    '  [{"type": "function"}]',
+    '<tool_call>\n{"name": "speak"}\n</tool_call>',
+    '<tools>{"type": "function", "function": {"name": "speak"}}</tools>',
+    "functions.speak: {\"message\": \"hi\"}",
+    "```json\n{\"message\": \"hi\"}\n```",
+])
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_tool_syntax_and_json_are_never_shown(text: str, size: int) -> None:
+    assert guarded(text, size) == ""
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_line_streams_and_tool_syntax_after_it_is_cut(size: int) -> None:
+    assert guarded("はい、そうです。", size) == "はい、そうです。"
+    assert guarded("fun facts about <b>cats</b> and {curly} things", size) == \
+        "fun facts about <b>cats</b> and {curly} things"
+    assert guarded('Sure thing! <tool_call>{"name": "speak"}', size).rstrip() == "Sure thing!"
+    assert guarded("Okay. functions.speak: hi", size).rstrip() == "Okay."
+
+
+def test_the_guard_shows_a_line_while_it_streams() -> None:
+    guard = ToolTextGuard()
+    assert guard.feed("Hello") == "Hello"
+    assert guard.feed(" the`") == " the"  # a backtick may begin a fence: it waits
+    assert guard.feed("x` is code") == "`x` is code"
+
+
+def test_looks_like_tool_text() -> None:
+    assert looks_like_tool_text("")
+    assert looks_like_tool_text("  {")
+    assert looks_like_tool_text("<tool")
+    assert looks_like_tool_text("functions.speak")
+    assert not looks_like_tool_text("hello")
+    assert not looks_like_tool_text("こんにちは")
