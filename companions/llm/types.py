@@ -98,6 +98,9 @@ class ChatRequest(_Value):
     response_format: JsonSchemaFormat | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    # On an endpoint that runs few requests at once, a waiting request of higher priority goes first (the chosen
+    # speaker's reply before votes on a later line).
+    priority: int = 0
 
 
 class Usage(_Value):
