@@ -14,8 +14,8 @@ What each server can do is negotiated, not assumed, and shared by every model ob
 - exactly one system message is sent (:mod:`companions.llm.system_messages`);
 - every request carries ``max_tokens`` (the request's, else ``default_max_tokens``);
 - requests pass the endpoint's :class:`~companions.llm.gate.ConcurrencyGate` (a local server: one at a time unless
-  it says it has more slots, :mod:`companions.llm.server_probe`; a hosted API: unlimited), by priority
-  (``request.priority`` where the port has it, else 0); a stream the server cut off (no finish reason) makes the
+  it says it has more slots, :mod:`companions.llm.server_probe`; a hosted API: unlimited), by
+  ``request.priority``; a stream the server cut off (no finish reason) makes the
   gate one-at-a-time and is retried once through it when nothing of it was passed on yet;
 - time to first token and tokens/s are measured per request (``stream_options.include_usage`` where accepted).
 """
@@ -127,7 +127,7 @@ class OpenAIChatModel:
         """Streams TextDelta/ToolCallDelta events, then one Completion (a structured request: only the Completion).
         Raises LLMError; cancellation closes the HTTP stream and frees the gate's slot."""
         caps = self._caps
-        priority = int(getattr(request, "priority", 0) or 0)  # a ChatRequest field once the port has it
+        priority = request.priority
         messages = with_one_system_message(request.messages)
         if messages is not request.messages:
             request = request.model_copy(update={"messages": messages})

@@ -34,12 +34,6 @@ class Vote(BaseModel):
 DEFAULT = Vote(state="listen", importance=0)
 
 
-class PriorityRequest(ChatRequest):
-    """A request with the priority field the port is asked to get (the backend reads it where it exists)."""
-
-    priority: int = 0
-
-
 @pytest.fixture(autouse=True)
 def fresh_endpoints() -> None:
     forget_endpoints()
@@ -151,7 +145,7 @@ async def test_a_local_server_gets_one_request_at_a_time_and_the_reply_goes_befo
     assert caps.slots == 1  # a local server nobody recognised
 
     async def ask(text: str, priority: int) -> str:
-        request = PriorityRequest(messages=(ChatMessage.user(text),), priority=priority)
+        request = ChatRequest(messages=(ChatMessage.user(text),), priority=priority)
         return (await complete(model, request)).message.text
 
     server.script(text_reply("first"), text_reply("second"), text_reply("third"))
