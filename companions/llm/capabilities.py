@@ -70,6 +70,7 @@ class EndpointCapabilities:
         self.gate = ConcurrencyGate(1 if local else None)
         self.server_kind: str | None = None  # e.g. "llama-cpp-python", "llama.cpp", from the probe
         self.include_usage = True  # stream_options={"include_usage": true} is accepted (until an error says not)
+        self.token_limit_parameter: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
         self.sends_finish_reason = False  # set by the first stream that carried one; then a stream without is cut
         self._lock = threading.Lock()
         self._mode_index = 0

@@ -36,14 +36,19 @@ TOOL_DESCRIPTION: Final = "Give your answer as the arguments of this function."
 # HTTP statuses that, on a request asking for structured output in some mode, mean "not in this mode".
 _REFUSALS: Final = frozenset({400, 422, 500, 501})
 _MODE_WORDS: Final = ("response_format", "json", "schema", "tool")
+# Errors that are about the request's size, whatever the mode: never a reason to give a mode up.
+_NOT_ABOUT_MODE: Final = ("context length", "context window", "maximum context", "too many tokens", "too long")
 
 
 def is_refusal(status: int | None, message: str) -> bool:
     """Whether an HTTP error on a request that used a structured mode says the endpoint cannot do that mode
-    (a 404 counts only when it names response_format, JSON, a schema or tools: else it is a wrong model or URL)."""
+    (a 404 counts only when it names response_format, JSON, a schema or tools: else it is a wrong model or URL;
+    an error about the prompt's length never counts)."""
+    lowered = message.lower()
+    if any(words in lowered for words in _NOT_ABOUT_MODE):
+        return False
     if status in _REFUSALS:
         return True
-    lowered = message.lower()
     return status == 404 and any(word in lowered for word in _MODE_WORDS)
 
 

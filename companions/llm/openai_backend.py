@@ -186,14 +186,13 @@ class OpenAIChatModel:
             except openai.OpenAIError as exc:
                 error = self._llm_error(exc)
                 detail = _server_message(exc) if isinstance(exc, openai.APIStatusError) else ""
-                if mode is not None and isinstance(exc, openai.APIStatusError) and is_refusal(error.status, detail):
+                if detail and self._drop_refused_parameter(detail):
+                    continue  # a parameter this endpoint refuses, learned for good: again at once without it
+                if mode is not None and detail and is_refusal(error.status, detail):
                     next_mode = caps.refuse_mode(mode, self._scrub(detail))
                     if next_mode is not None:
                         mode = next_mode  # a capability fact, not a failure: the next mode at once
                         continue
-                if caps.include_usage and "stream_options" in detail:
-                    caps.include_usage = False
-                    continue
                 if not error.retryable or streamed_anything or attempt >= self._retry.max_retries:
                     raise error from None
                 delay = self._retry.delay(attempt, _retry_after(exc))
@@ -205,6 +204,17 @@ class OpenAIChatModel:
                 raise LLMError(
                     f"{self._base_url} answered with something that is not a chat stream ({detail})"
                 ) from None
+
+    def _drop_refused_parameter(self, detail: str) -> bool:
+        """Learns from an error that names a parameter the endpoint does not take; True if there was one."""
+        caps = self._caps
+        if caps.include_usage and "stream_options" in detail:
+            caps.include_usage = False
+            return True
+        if caps.token_limit_parameter == "max_tokens" and "max_completion_tokens" in detail:
+            caps.token_limit_parameter = "max_completion_tokens"  # OpenAI's reasoning models
+            return True
+        return False
 
     def _finished(
         self, request: ChatRequest, assembler: StreamAssembler, started: float, run: _Run, streamed: bool
@@ -241,8 +251,8 @@ class OpenAIChatModel:
             "model": self._model,
             "messages": [self._message(m) for m in request.messages],
             "stream": True,
-            "max_tokens": request.max_tokens or self._default_max_tokens,
         }
+        params[self._caps.token_limit_parameter] = request.max_tokens or self._default_max_tokens
         if self._caps.include_usage:
             params["stream_options"] = {"include_usage": True}
         if request.tools:

@@ -202,3 +202,28 @@ async def test_a_refusal_then_a_real_failure_still_gives_the_default(server: Ope
     # the 500 was a fact (json_object at once); the 503 in json_object mode a failure, retried once
     assert [r.body["response_format"]["type"] for r in server.chat_requests()] == ["json_schema", *["json_object"] * 2]
     assert m.capabilities.structured_mode == "json_object"
+
+
+async def test_refused_parameters_are_dropped_without_giving_up_the_mode(
+    server: OpenAITestServer, model: OpenAIChatModel
+) -> None:
+    server.script(
+        error_reply(400, "Unrecognized request argument supplied: stream_options"),
+        error_reply(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                         "Use 'max_completion_tokens' instead."),
+        text_reply(json.dumps(SPEAK)),
+    )
+    assert await vote(model) == Vote(**SPEAK)
+    last = server.chat_requests()[-1].body
+    assert "stream_options" not in last
+    assert "max_tokens" not in last
+    assert last["max_completion_tokens"] == 160
+    assert last["response_format"]["type"] == "json_schema"
+    server.assert_used_up()
+
+
+async def test_a_prompt_too_long_is_not_a_capability_fact(server: OpenAITestServer, model: OpenAIChatModel) -> None:
+    server.script(error_reply(400, "This model's maximum context length is 8192 tokens"))
+    assert await vote(model) is DEFAULT
+    assert model.capabilities.structured_mode == "json_schema"
+    assert len(server.chat_requests()) == 1
