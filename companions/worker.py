@@ -65,7 +65,8 @@ class TextStreamed(LocalEvent):
     """A piece of text the model is streaming (for the UI); ``done`` marks the end of one request's text.
 
     ``kind`` is ``"speech"`` for the text of a ``speak`` call (what the companion is about to say) and ``"text"``
-    for plain reply text; a request may stream both (plain text first), and ``done`` ends them together.
+    for plain reply text; a request may stream both (plain text first), and ``done`` ends them together (its
+    ``kind`` is the last one streamed).
     """
 
     companion_id: str
@@ -209,14 +210,14 @@ class Worker:
     async def _request(self, working: list[ChatMessage], turn_id: str) -> Completion:
         request = ChatRequest(messages=tuple(working), tools=self.tools.specs(), temperature=self.temperature)
         completion: Completion | None = None
-        streamed = False
+        streamed: StreamKind | None = None  # the last kind streamed
         guard = ToolTextGuard()
         speech = _SpeechFollower(self.speech_tool, self.speech_field)
 
         def publish(text: str, kind: StreamKind) -> None:
             nonlocal streamed
             if text:
-                streamed = True
+                streamed = kind
                 self._publish(TextStreamed(self.owner, turn_id, text, kind=kind))
 
         async for event in self.model.stream(request):
@@ -227,8 +228,8 @@ class Worker:
             else:
                 completion = event
         publish(guard.flush(), "text")
-        if streamed:
-            self._publish(TextStreamed(self.owner, turn_id, "", done=True))
+        if streamed is not None:
+            self._publish(TextStreamed(self.owner, turn_id, "", done=True, kind=streamed))
         if completion is None:
             raise LLMError(f"{self.model.name}: the stream ended without a completion")
         return completion

@@ -2,9 +2,11 @@
 
 * Binding to anything but a loopback address needs a token; when a token is configured every client must present
   it, either in the handshake (``Authorization: Bearer <token>``) or in a first ``hello`` frame.
-* The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?}}`` authenticates, names the
-  client's own identity ``id`` (which it may then use as ``from``, besides the user's name) and lists the query
-  types it answers (``answers``). The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}``.
+* The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "stream"?}}`` authenticates,
+  names the client's own identity ``id`` (which it may then use as ``from``, besides the user's name), lists the
+  query types it answers (``answers``) and asks for the streamed text of companions' lines (``"stream": true``,
+  see server.py). The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true``
+  when streams were asked for).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class Hello(BaseModel):
     token: str | None = Field(default=None, max_length=4096)
     id: Identity | None = None
     answers: list[QueryType] = Field(default_factory=list, max_length=32)
+    stream: bool = False
 
 
 def hello_of(data: Any) -> Hello | None:
@@ -85,5 +88,8 @@ def hello_of(data: Any) -> Hello | None:
         raise FrameRejected(ErrorCode.INVALID_REQUEST, f"invalid hello: {where}: {first['msg']}") from None
 
 
-def welcome_frame(identity: str | None, answers: list[str]) -> str:
-    return json.dumps({"topic": HELLO_TOPIC, "body": {"ok": True, "id": identity, "answers": answers}})
+def welcome_frame(identity: str | None, answers: list[str], *, stream: bool = False) -> str:
+    body: dict[str, Any] = {"ok": True, "id": identity, "answers": answers}
+    if stream:
+        body["stream"] = True
+    return json.dumps({"topic": HELLO_TOPIC, "body": body})

@@ -29,6 +29,7 @@ class ClientSession:
         self.key = key  # connection-unique; the broker knows the client as a responder by this id
         self.identity: str | None = None  # the `from` it declared in its hello, if any
         self.answers: list[str] = []
+        self.stream = False  # asked in its hello for ``message.stream`` notifications
         self.authenticated = False
         self.frames_in = 0
         self.rejected = 0

@@ -7,6 +7,17 @@ it announced in ``hello``). Everything else, and every invalid, oversize or over
 JSON-RPC error frame and dropped; a client that keeps abusing is closed with 1008 (policy violation). Frames
 above ``max_frame_bytes`` get an error; frames above four times that are refused by the WebSocket layer itself
 (close 1009), which bounds memory. Pings close dead peers.
+
+Streamed text (only to clients whose ``hello`` said ``"stream": true``; clients of the reference framework validate
+frames strictly and never get it): while a companion's model writes a line, each piece goes out as a JSON-RPC
+notification in the same framing as everything else (streams.py),
+``{"topic": "stream", "body": {"jsonrpc": "2.0", "method": "message.stream", "params": {"id", "from", "delta",
+"done", "kind", "dropped"?}}}``. ``id`` is the turn (the id of the message being answered), ``from`` the
+companion, ``delta`` the new text, ``kind`` ``"speech"`` (the text of its ``speak`` call: what it will say) or
+``"text"`` (plain reply text, tool syntax and JSON held back). ``done: true`` (with ``delta: ""``) ends one model
+request's text; a turn may stream again (a second attempt replaces the first). The line is final when the
+companion's ``message.send`` arrives (its own id; it replaces the streamed text); ``done: true, dropped: true``
+says the turn ended without saying it (interrupted, failed).
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from app.bridge.auth import HELLO_TOPIC, Hello, bearer_token, check_bind, hello_
 from app.bridge.client import ClientSession
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.limits import AbuseMeter, TokenBucket
+from app.bridge.streams import StreamFrames
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.protocol import (
     WIRE_TOPICS,
@@ -45,6 +57,7 @@ from companions.protocol import (
     topic_of,
 )
 from companions.query_broker import QueryBroker, Verdict
+from companions.worker import TextStreamed, TurnEnded
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +124,8 @@ class BridgeServer:
         self._changed = asyncio.Condition()
         self._server: Server | None = None
         self._subscription: Subscription | None = None
+        self._stream_subscription: Subscription | None = None
+        self._stream_frames = StreamFrames()
         self._counter = 0
         self.error: str | None = None  # why the last start failed (e.g. the port is taken), for the UI
 
@@ -122,6 +137,8 @@ class BridgeServer:
         # Direct: the relay never blocks (it writes to a socket with an empty buffer or queues per client), so it
         # runs inside publish and a frame reaches the socket without a trip through a bus queue and task.
         self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay, name="bridge", direct=True)
+        self._stream_subscription = self._bus.subscribe("events", self._relay_stream, name="bridge-stream",
+                                                        direct=True)
         try:
             self._server = await serve(
                 self._handle, self.host, self._requested_port,
@@ -134,6 +151,8 @@ class BridgeServer:
         except OSError as err:
             self._subscription.close()
             self._subscription = None
+            self._stream_subscription.close()
+            self._stream_subscription = None
             self.error = f"the bridge cannot listen on {self.host}:{self._requested_port}: {err.strerror or err}"
             log.error("%s; the app runs on without it", self.error)
             return
@@ -144,6 +163,9 @@ class BridgeServer:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        if self._stream_subscription is not None:
+            self._stream_subscription.close()
+            self._stream_subscription = None
         if self._server is not None:
             self._server.close()  # closes every connection (1001) and waits for their handlers
             await self._server.wait_closed()
@@ -192,6 +214,17 @@ class BridgeServer:
         frame = _frame_bytes(item)  # serialised once for every client
         for client in list(self._clients):
             client.send_now_or_offer(frame)
+
+    def _relay_stream(self, item: BusItem) -> None:
+        """A direct subscriber to ``events``: streamed text to the clients that asked for it (never waits)."""
+        if not isinstance(item, TextStreamed | TurnEnded):
+            return
+        frame = self._stream_frames.frame(item)
+        if frame is None:
+            return
+        for client in list(self._clients):
+            if client.stream:
+                client.send_now_or_offer(frame)
 
     # -- connections -------------------------------------------------------------------------------------------
 
@@ -333,13 +366,14 @@ class BridgeServer:
                 client.identity = hello.id
         if refused is None:
             client.answers = list(dict.fromkeys(hello.answers))
+        client.stream = hello.stream
         if client not in self._clients:
             self._admit(client)  # authenticated by the token: it stays, even if its identity was refused
         elif client.answers:
             self._broker.register_external(client.key, client.answers)
         if refused is not None:
             raise refused
-        client.offer(welcome_frame(client.identity, client.answers))
+        client.offer(welcome_frame(client.identity, client.answers, stream=client.stream))
 
     def _check_sender(self, client: ClientSession, sender: str) -> None:
         if sender not in (self._user_name, client.identity):
