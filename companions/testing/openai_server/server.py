@@ -1,0 +1,254 @@
+"""The OpenAI-compatible test server: real HTTP on loopback (stdlib asyncio streams), scripted per test, shaped by a
+:class:`~companions.testing.openai_server.profiles.ServerProfile` (see the package docstring)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import deque
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from companions.testing.openai_server.profiles import ServerProfile, prompt_text
+from companions.testing.openai_server.rendering import refusal, rendered, visible_body
+from companions.testing.openai_server.replies import (
+    ErrorReply,
+    Fallback,
+    RecordedRequest,
+    Reply,
+    StallReply,
+    TextReply,
+    ToolCallReply,
+)
+from companions.testing.openai_server.slots import SlotPool
+from companions.testing.openai_server.wire import send_chunk, send_error, send_json, stream_chunks, whole_completion
+
+
+class OpenAITestServer:
+    """See the package docstring. ``api_key`` (if set) is required as a Bearer token; ``models`` are the only
+    model ids accepted by chat requests (404 ``model_not_found`` otherwise) and listed by ``GET /v1/models``;
+    ``profile`` makes it behave like a real server (default: no delays, no queue, everything accepted)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        models: Sequence[str] = ("test-model",),
+        port: int = 0,
+        fallback: Fallback | None = None,
+        profile: ServerProfile | None = None,
+    ) -> None:
+        self.profile = profile if profile is not None else ServerProfile()
+        self._pool = SlotPool(self.profile)
+        self.api_key = api_key
+        self.fallback = fallback
+        self.models = tuple(models)
+        self._port = port
+        self._replies: deque[Reply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.unexpected = 0
+        self.client_gone = asyncio.Event()  # set when a stalled reply's client disconnected
+        self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._request_seen = asyncio.Event()
+
+    # -- scripting ------------------------------------------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queues replies for the next chat requests, in order."""
+        self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies were not used yet."""
+        return len(self._replies)
+
+    def assert_used_up(self) -> None:
+        """Raises AssertionError if scripted replies were left or a request found no reply."""
+        if self._replies or self.unexpected:
+            raise AssertionError(
+                f"test server: {len(self._replies)} unused replies, {self.unexpected} unexpected requests"
+            )
+
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    async def wait_for_requests(self, count: int, timeout: float = 5.0) -> None:
+        """Waits until ``count`` chat requests arrived."""
+        async with asyncio.timeout(timeout):
+            while len(self.chat_requests()) < count:
+                self._request_seen.clear()
+                await self._request_seen.wait()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the server is not started")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", self._port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        for task in list(self._handlers):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- HTTP -----------------------------------------------------------------------------------------------------
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            try:
+                while await self._serve_one(reader, writer):
+                    pass
+            except (ConnectionError, asyncio.IncompleteReadError, ValueError):  # ValueError: not HTTP at all
+                pass
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+        except asyncio.CancelledError:
+            # Only stop() cancels handlers; on 3.11 asyncio's stream callback logs a cancelled handler as an error.
+            pass
+        finally:
+            self._handlers.discard(task)
+
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Serves one request; False when the connection should end."""
+        request_line = await reader.readline()
+        if not request_line.strip():
+            return False
+        method, target, _ = request_line.decode("latin-1").split(" ", 2)
+        headers: dict[str, str] = {}
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        raw = await reader.readexactly(int(headers.get("content-length", "0")))
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            body = {}
+        path = target.split("?", 1)[0]
+        record = RecordedRequest(method, path, headers, body if isinstance(body, dict) else {}, time.monotonic())
+        self.requests.append(record)
+        self._request_seen.set()
+        if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+            await send_error(writer, ErrorReply(401, "Incorrect API key provided."), code="invalid_api_key")
+        elif method == "GET" and path.endswith("/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "madoi-test"} for m in self.models]
+            await send_json(writer, 200, {"object": "list", "data": data})
+        elif method == "POST" and path.endswith("/chat/completions"):
+            return await self._chat(reader, writer, record)
+        else:
+            await send_error(writer, ErrorReply(404, f"no route for {method} {path}"), code="not_found")
+        return True
+
+    async def _chat(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: RecordedRequest) -> bool:
+        body, timing = record.body, record.timing
+        model = str(body.get("model", ""))
+        if model not in self.models:
+            timing.status = 404
+            await send_error(writer, ErrorReply(404, f"The model `{model}` does not exist."), code="model_not_found")
+            return True
+        refused = refusal(self.profile, body)
+        if refused is not None:
+            timing.status = refused.status
+            await send_error(writer, refused)
+            return True
+        seen = visible_body(self.profile, body)
+        if not self._replies and self.fallback is not None:
+            self._replies.append(self.fallback(seen))
+        if not self._replies:
+            self.unexpected += 1
+            timing.status = 500
+            await send_error(writer, ErrorReply(500, "test server: no scripted reply left"), code="script_exhausted")
+            return True
+        reply = self._replies.popleft()
+        if isinstance(reply, ErrorReply):
+            timing.status = reply.status
+            await send_error(writer, reply)
+            return True
+        if isinstance(reply, StallReply) and (reply.before_headers or not body.get("stream")):
+            return await self._stall(reader)
+        reply = rendered(self.profile, reply, body)
+        assert not isinstance(reply, ErrorReply)
+        async with self._pool.admitted(prompt_text(seen)) as admission:
+            timing.started = time.monotonic()
+            timing.prompt_tokens, timing.cached_tokens = admission.prompt_tokens, admission.cached_tokens
+            await _pause(self.profile.prompt_seconds(admission.prompt_tokens - admission.cached_tokens))
+            if isinstance(reply, StallReply) or body.get("stream"):
+                return await self._stream(reader, writer, model, reply, record)
+            assert isinstance(reply, TextReply | ToolCallReply)
+            completion = whole_completion(model, reply, admission.prompt_tokens)
+            timing.completion_tokens = completion["usage"]["completion_tokens"]
+            await _pause(self.profile.token_seconds(timing.completion_tokens))
+            await send_json(writer, 200, completion)
+            timing.first_chunk = timing.finished = time.monotonic()
+            return True
+
+    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, model: str,
+                      reply: TextReply | ToolCallReply | StallReply, record: RecordedRequest) -> bool:
+        """Streams ``reply`` at the profile's pace; cut off (``data: [DONE]`` with no finish_reason) when the
+        profile interrupts on a waiting request, ended when the client went away."""
+        timing = record.timing
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        for payload, tokens in stream_chunks(model, reply):
+            await _pause(self.profile.token_seconds(tokens))
+            await send_chunk(writer, f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
+            timing.completion_tokens += tokens
+            if timing.first_chunk is None:
+                timing.first_chunk = time.monotonic()
+            if reader.at_eof():  # the client went away: the server notices after a chunk (as llama-cpp-python)
+                timing.finished = time.monotonic()
+                return False
+            if self.profile.interrupt_on_new and self._pool.waiting:
+                timing.interrupted = True
+                break
+        if isinstance(reply, StallReply):
+            return await self._stall(reader)
+        await send_chunk(writer, b"data: [DONE]\n\n")
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        timing.finished = time.monotonic()
+        return True
+
+    async def _stall(self, reader: asyncio.StreamReader) -> bool:
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(1024):
+                pass
+        self.client_gone.set()
+        return False
+
+
+async def _pause(seconds: float) -> None:
+    if seconds > 0:
+        await asyncio.sleep(seconds)
