@@ -22,18 +22,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
 from companions.cards import CardProblem, CompanionCard, load_cards, localized
-from companions.events import Guidance, decide
+from companions.composing import EndAfterSpeech, LineRules, compose_line, line_of, reply_language, turn_notes
+from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
+from companions.lines import clean_line
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.types import ChatMessage, ChatModel
-from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore, strip_impersonation
+from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
@@ -44,17 +46,40 @@ log = logging.getLogger(__name__)
 USER_NAMES = ("User", "user", "ユーザー", "あなた")
 
 
+REASON_CHARS: Final = 80
+VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
+
+
 class VoteChoice(BaseModel):
-    """A companion's vote, as the model fills it (the wire State plus a reason)."""
+    """A companion's vote, as the model fills it (the wire State plus a short reason). A small model loops inside
+    an unbounded free-text field: the schema bounds the reason (a grammar-constrained server keeps to it) and a
+    longer one is cut rather than rejected."""
 
     state: Literal["speak", "listen"]
     importance: int = Field(ge=0, le=10)
     selected: bool = False
     closing: Closing = "none"
-    reason: str = ""
+    reason: str = Field(default="", json_schema_extra={"maxLength": REASON_CHARS})
+    params: dict[str, Any] | None = Field(default=None, exclude=True)  # the card's event parameters, if asked
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _short_reason(cls, value: object) -> object:
+        return value[:REASON_CHARS] if isinstance(value, str) else value
 
 
 LISTEN_CHOICE: Final = VoteChoice(state="listen", importance=0, reason="no usable vote from the model")
+
+
+def vote_schema(card: CompanionCard) -> type[VoteChoice]:
+    """The vote's schema: with the card's event parameters folded in when the card has events, so the chosen
+    speaker needs no separate request to fill them (measured: that request was 18% of a turn)."""
+    if not card.events.conditions:
+        return VoteChoice
+    shape = params_model(card.events.params)
+    # Optional: a vote without them still counts, and the speaker then fills them in a request of their own.
+    params: Any = (shape | None, Field(default=None, description=card.events.params.get("description", "")))
+    return create_model("VoteWithParams", __base__=VoteChoice, params=params)
 
 
 class Companion:
@@ -100,10 +125,14 @@ class Companion:
             user_id=user_id,
         )
         self.builtins.register(self.tools, [*card.actions, *card.knowledge])
-        self.worker = Worker(model, self.tools, hooks=hooks, bus=bus, owner=card.id, max_steps=max_steps,
-                             temperature=card.llm.temperature)
+        end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
+        self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
+                             max_steps=max_steps, temperature=card.llm.temperature)
         self.last_guidance: Guidance | None = None
         self.structured_stats = StructuredStats()
+        self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
+        self._vote_schema = vote_schema(card)
+        self._vote_params: dict[str, dict[str, Any]] = {}  # message id -> event parameters filled with the vote
         self._subscription: Subscription | None = None
 
     def use_model(self, model: ChatModel) -> None:
@@ -174,7 +203,7 @@ class Companion:
         own = {localized(self.card.metadata.name, lang) for lang in ("ja", "en")} | {self.id}
         others = {m.name for m in self.roster() if m.id != self.id} | {m.id for m in self.roster() if m.id != self.id}
         others |= {e.speaker_name for e in self.memory.entries if e.speaker_id != self.id}
-        return strip_impersonation(text, own, (*others, *USER_NAMES))
+        return clean_line(text, own_names=own, other_names=(*others, *USER_NAMES))
 
     def context(self) -> list[ChatMessage]:
         """The system prompt and what this companion remembers."""
@@ -187,49 +216,73 @@ class Companion:
         *,
         closing: Closing = "none",
         record: list[ChatMessage] | None = None,
+        extra_notes: Sequence[str] = (),
     ) -> TurnResult:
         """Takes the floor: the card's events choose guidance, then the worker runs (speaking via ``speak``).
 
         ``message`` is the message being answered (already heard through the bus or :meth:`hear`); ``closing`` the
-        stage to speak at. Cancelling the task cancels the turn cleanly.
+        stage to speak at. The event parameters filled with this companion's vote on ``message`` are used when
+        there are some; otherwise the model fills them first. The instructions come last, after the persona and
+        the memory, so that a server's prompt cache reuses the same prefix for the vote, the events and the reply.
+        Cancelling the task cancels the turn cleanly.
         """
         context = self.context()
-        guidance = await decide(self.model, context, self.card.events, self.language,
-                                prompt_texts(self.language).events, counter=self.structured_stats)
+        voted = self._vote_params.get(message.params.id) if message is not None else None
+        if voted is not None:
+            instructions, problems = evaluate_conditions(self.card.events.conditions, voted, self.language)
+            guidance = Guidance(voted, instructions, problems)
+        else:
+            guidance = await decide(self.model, context, self.card.events, self.language,
+                                    prompt_texts(self.language).events, counter=self.structured_stats)
         self.last_guidance = guidance
-        notes = list(guidance.texts)
+        language = reply_language(message, self.language)
+        notes = [*guidance.texts, *turn_notes(language, self.line_rules.limit(language)), *extra_notes]
         if closing_prompt(self.language, closing):
             notes.append(closing_prompt(self.language, closing))
-        if notes:
-            context.append(ChatMessage.system(guidance_prompt(notes, self.language)))
+        context.append(ChatMessage.system(guidance_prompt(notes, self.language)))
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)
 
     async def vote(self, message: Message, *, closing_hint: Closing = "none") -> VoteChoice:
-        """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``)."""
+        """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``).
+
+        A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
         messages = [*self.context(), ChatMessage.system(vote_prompt(self.language, closing_hint))]
-        choice = await generate_structured(self.model, messages, VoteChoice, default=LISTEN_CHOICE,
-                                           counter=self.structured_stats, name="vote")
+        choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
+                                           counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
+        params = getattr(choice, "params", None)
+        if isinstance(params, BaseModel):
+            self._vote_params[message.params.id] = params.model_dump()
+            while len(self._vote_params) > 8:
+                self._vote_params.pop(next(iter(self._vote_params)))
         selected = choice.selected or message.params.to == [self.id]
         closing = max(choice.closing, closing_hint, key=CLOSING_ORDER.index)
-        return choice.model_copy(update={"selected": selected, "closing": closing})
+        return VoteChoice(state=choice.state, importance=choice.importance, selected=selected, closing=closing,
+                          reason=choice.reason)
 
     async def compose(self, message: Message | None, closing: Closing = "none") -> PlannedSpeech | None:
         """Thinks of what to say without saying it: ``speak`` is planned, not voiced, and nothing is published.
 
-        For conversation control, which publishes the message and then calls :meth:`say`. A model that answers
-        in plain text instead of calling ``speak`` still gets its (cleaned) text said.
+        For conversation control, which publishes the message and then calls :meth:`say`. A model that answers in
+        plain text, or writes its ``speak`` call as text, still gets its (cleaned) line said; a line that repeats a
+        recent one is asked for once more, then replaced by a short fallback (composing.py).
         """
-        self.builtins.planned = []
-        try:
-            result = await self.take_turn(message, closing=closing)
-            planned = list(self.builtins.planned)
-        finally:
-            self.builtins.planned = None
-        if planned:
-            return planned[0]
-        text = self.sanitize(result.text)
-        return PlannedSpeech(text, (), "neutral") if text else None
+        language = reply_language(message, self.language)
+
+        async def attempt(notes: list[str]) -> PlannedSpeech | None:
+            self.builtins.planned = []
+            try:
+                result = await self.take_turn(message, closing=closing, extra_notes=notes)
+                planned = list(self.builtins.planned)
+            finally:
+                self.builtins.planned = None
+            return line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize)
+
+        # Lines of companions only: answering a user's greeting with a greeting is no repetition.
+        speakers = {m.id for m in self.roster()} | {self.id}
+        recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
+        return await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
+                                  recent=recent)
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

@@ -82,8 +82,7 @@ async def test_compose_plans_the_speech_without_voicing_or_publishing_it(
     model.add(
         call("speak", {"message": "颯太: 江戸後期のものですね。\nユーザー: へえ！", "emotion": "neutral",
                        "to": ["user"]}),
-        say(""),
-    )
+    )  # no request after the planned speech: the turn ends there
     companion = souta(bus, broker, model)
     planned = await companion.compose(QUESTION, "terminal")
     await bus.drain()
@@ -177,3 +176,71 @@ async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restar
                                                                 ("said", "Morning!")]
     assert "Akari (id: akari)" in hina.context()[0].text, "the system prompt names who is present"
     await again.stop()
+
+
+async def test_a_vote_fills_the_event_parameters_so_the_speaker_needs_no_events_request(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("vote").add(reply_json({"state": "speak", "importance": 7, "reason": "x" * 500,
+                                       "params": {"need_response": True, "needs_facts": False}}))
+    model.add(call("speak", {"message": "江戸後期のものですね。"}))  # the turn ends once the line is planned
+    companion = souta(bus, broker, model)
+    await companion.hear(QUESTION)
+    vote = await companion.vote(QUESTION)
+    assert len(vote.reason) <= 80, "a small model's rambling reason is cut, not a failed vote"
+    planned = await companion.compose(QUESTION)
+    assert planned is not None
+    assert planned.text == "江戸後期のものですね。"
+    assert model.requests_in("event_params") == []
+    assert "簡潔に返信する。" in model.requests_in("")[0].messages[-1].text
+    model.assert_used_up()
+
+
+@pytest.mark.parametrize(
+    ("reply", "line"),
+    [
+        ('<tool_call>\n{"name": "speak", "arguments": {"message": "Late Edo, I think.", "emotion": "happy"}}\n'
+         "</tool_call>", "Late Edo, I think."),
+        ('functions.speak:\n{"message": "Late Edo, I think."}', "Late Edo, I think."),
+        ("Souta (id: souta): Late Edo, I think.", "Late Edo, I think."),
+        ('<tools>{"type": "function", "function": {"name": "speak", "parameters": {}}}</tools>\nLate Edo, I think.',
+         "Late Edo, I think."),
+    ],
+)
+async def test_tool_syntax_json_and_name_prefixes_never_reach_a_line(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]], reply: str, line: str,
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say(reply))
+    companion = souta(bus, broker, model, language="en")
+    question = Message.create(from_="user", message="Souta, how old is this map?", to=["souta"])
+    planned = await companion.compose(question)
+    assert planned is not None
+    assert planned.text == line
+    assert "Reply in English." in model.requests_in("")[0].messages[-1].text, "the language of the question"
+    model.assert_used_up()
+
+
+async def test_a_line_that_repeats_the_previous_one_is_asked_again_then_replaced(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
+                                   reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("Maps of Kyoto are my favourite."), say("Maps of Kyoto are my favourite!"))
+    companion = souta(bus, broker, model, language="en")
+    companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
+    said = Message.create(from_="akari", message="Maps of Kyoto are my favourite.", to=[])
+    await companion.hear(said)
+    planned = await companion.compose(said)
+    assert planned is not None
+    assert planned.text not in ("Maps of Kyoto are my favourite.", "Maps of Kyoto are my favourite!")
+    assert planned.text  # a short fallback instead of the same words
+    retry = model.requests_in("")[1].messages[-1].text
+    assert "Do not repeat" in retry
+    model.assert_used_up()

@@ -10,7 +10,7 @@ from companions.companion import Companion
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
-from companions.llm.scripted import ScriptedModel, call, offers_tools, reply_json, say
+from companions.llm.scripted import ScriptedModel, call, offers_tools, reply_json
 from companions.protocol import Message, Query, QueryResult, State
 from companions.query_broker import QueryBroker
 
@@ -46,12 +46,11 @@ async def test_two_sample_companions_hold_a_turn_under_conversation_control() ->
     akari_model.add(
         call("speak", {"message": "あかり: こんにちは！あかりです。\nひな: こんにちは", "emotion": "happy"},
              expect=offers_tools("speak")),
-        say(""),
-    )
+    )  # the composing turn ends once the line is planned: no request after it
     # Hina would rather listen, but akari's greeting names only her, so she is selected and answers.
     hina_model.lane("vote").always(reply_json({"state": "listen", "importance": 2}))
     hina_model.lane("event_params").add(reply_json({"need_response": True, "user_mood": "happy"}))
-    hina_model.add(call("speak", {"message": "よろしくね、あかりちゃん。", "emotion": "happy"}), say(""))
+    hina_model.add(call("speak", {"message": "よろしくね、あかりちゃん。", "emotion": "happy"}))
     companions: list[Companion] = []
     roster = lambda: [c.metadata for c in companions]  # noqa: E731 - a tiny closure over the list
     for card, model in ((cards["akari"], akari_model), (cards["hina"], hina_model)):

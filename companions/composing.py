@@ -1,0 +1,119 @@
+"""What makes a composed line one worth saying, and the turn instructions that ask for it.
+
+Small local models answer English questions in Japanese, repeat the previous speaker, write another companion's
+name as a prefix, write tool calls as text, and ramble. The companion asks for the right language and length in
+the turn's instructions, and :func:`line_of` turns whatever came back (a ``speak`` call, a tool call written as
+text, or plain prose) into a line: tool syntax and JSON dropped, names stripped, cut to the persona's length.
+:func:`compose_line` retries once when the line repeats one of the recent lines (detected without an LLM) and
+then falls back to a short line, so a companion never says the same thing twice in a row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from companions.actions import PlannedSpeech
+from companions.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
+from companions.lines import detect_language, fallback_line, is_repeat, limit_length
+from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
+from companions.llm.types import ToolSpec
+from companions.protocol import EMOTIONS, Emotion, Message
+
+log = logging.getLogger(__name__)
+
+LANGUAGE_NOTE: Final = {"ja": "日本語で答えてください。", "en": "Reply in English."}
+LENGTH_NOTE: Final = {"ja": "{n}文字以内で、あなた自身のセリフだけを書いてください。",
+                      "en": "Write only your own line, at most {n} characters."}
+REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
+                      "en": "Do not repeat what was just said; say something new, briefly."}
+
+
+@dataclass(frozen=True)
+class LineRules:
+    """How long a companion's line may be, per language (from its card's sample line)."""
+
+    max_chars: dict[str, int]
+
+    @classmethod
+    def from_samples(cls, samples: dict[str, str]) -> LineRules:
+        limits = {"ja": (60, 160), "en": (120, 320)}
+        return cls({lang: max(low, min(high, 3 * len(samples.get(lang, "")))) for lang, (low, high) in limits.items()})
+
+    def limit(self, language: str) -> int:
+        return self.max_chars.get(language, self.max_chars.get("en", 240))
+
+
+def reply_language(message: Message | None, default: str) -> str:
+    """The language to answer ``message`` in: the one it is written in, else ``default``."""
+    found = detect_language(message.params.message) if message is not None else None
+    return found or default
+
+
+def turn_notes(language: str, max_chars: int) -> list[str]:
+    """The instructions every turn gets: the language of the answer and the length of the line."""
+    return [LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"]),
+            LENGTH_NOTE.get(language, LENGTH_NOTE["en"]).format(n=max_chars)]
+
+
+def repeat_note(language: str) -> str:
+    return REPEAT_NOTE.get(language, REPEAT_NOTE["en"])
+
+
+def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
+            clean: Callable[[str], str]) -> PlannedSpeech | None:
+    """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose."""
+    if planned is not None:
+        text = clean(strip_tool_text(planned.text))
+        return replace(planned, text=text) if text else None
+    parsed = parse_text_tool_calls(reply_text, tools)
+    for call in parsed.calls:
+        if call.name != "speak":
+            continue
+        args = _arguments(call.arguments)
+        text = clean(strip_tool_text(str(args.get("message") or args.get("text") or "")))
+        emotion = args.get("emotion")
+        if text:
+            return PlannedSpeech(text, (), emotion if emotion in EMOTIONS else "neutral")
+    text = clean(strip_tool_text(parsed.text))
+    return PlannedSpeech(text, (), "neutral") if text else None
+
+
+def _arguments(raw: str) -> dict[str, object]:
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
+                       max_chars: int, recent: Sequence[str]) -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent``; then a fallback."""
+    for notes in ([], [repeat_note(language)]):
+        planned = await attempt(notes)
+        if planned is None:
+            return None
+        line = replace(planned, text=limit_length(planned.text, max_chars=max_chars))
+        if not is_repeat(line.text, recent):
+            return line
+        log.info("the line repeats a recent one: %r", line.text[:80])
+    emotion: Emotion = "neutral"
+    return PlannedSpeech(fallback_line(language), (), emotion)
+
+
+class EndAfterSpeech(WorkerHook):
+    """Ends a composing turn once ``speak`` was planned: asking the model again afterwards only costs a request
+    (measured: an extra request per turn that said nothing)."""
+
+    def __init__(self, planned: Callable[[], bool]) -> None:
+        self._planned = planned
+
+    async def after_tool_call(self, result: ToolCallResult) -> ControlFlow:
+        if result.name == "speak" and not result.is_error and self._planned():
+            return Abort("the line is planned")
+        return Continue()
