@@ -8,6 +8,7 @@ in a :class:`MemoryStore` (SQLite in production, :class:`SqliteMemoryStore`) so 
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import sqlite3
 import threading
@@ -16,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from companions.llm.types import ChatMessage
 from companions.protocol import Message
@@ -55,30 +56,52 @@ def estimate_tokens(text: str) -> int:
     return wide + (len(text) - wide + 3) // 4 + 1
 
 
-def _name_prefix(names: Iterable[str]) -> re.Pattern[str] | None:
+# The parts of a speaker label around a name: "- **Akari**:", "[souta]", "【ひな】", "あかり (id: akari):",
+# "Akari (akari):", "Hina says:", "ひなは言った：", "ひなちゃん：".
+_LABEL_OPEN: Final = r"(?:[-*>]\s+)?(?:\*\*|__)?[\[【(（]?\s*"
+_LABEL_AFTER_NAME: Final = (
+    r"(?![A-Za-z0-9_])(?:さん|ちゃん|くん|君|様|-(?:san|chan|kun))?"
+    r"(?:\s*[(（]\s*(?:id\s*[:：=]\s*)?[\w.-]+\s*[)）])?"
+    r"(?:\s+(?:says|said|replies|replied|asks|asked|answers|answered|adds|added)"
+    r"|[はが](?:言った|言う|言いました|答えた|答えました|言って))?"
+    r"\s*[\]】)）]?(?:\*\*|__)?"
+    r"(?:\s*(?:\*\*|__)?[:：](?:\*\*|__)?|(?<=[\]】]))\s*"
+)
+
+
+def name_label(names: Iterable[str]) -> str | None:
+    """A regular expression (unanchored) for a speaker label naming one of ``names``, or None for no names."""
     cleaned = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
     if not cleaned:
         return None
     alternatives = "|".join(re.escape(n) for n in cleaned)
-    # "Bob:", "**Bob**:", "[Bob]:", "Bob：" (full-width colon), "【Bob】" at the start of a line.
-    opening, closing = r"(?:\*\*|\[|【|「)?", r"(?:\*\*|\]|】|」)?"
-    return re.compile(rf"^\s*{opening}(?:{alternatives}){closing}\s*(?:[:：]|(?<=】))\s*", re.IGNORECASE)
+    return rf"{_LABEL_OPEN}(?:{alternatives}){_LABEL_AFTER_NAME}"
+
+
+@functools.lru_cache(maxsize=64)
+def _name_prefix(names: frozenset[str]) -> re.Pattern[str] | None:
+    label = name_label(names)
+    return None if label is None else re.compile(rf"^\s*{label}", re.IGNORECASE)
 
 
 def strip_impersonation(text: str, own_names: Iterable[str], other_names: Iterable[str]) -> str:
     """Removes what a model wrote for others, and its own ``"Name:"`` prefixes.
 
-    A line starting with another speaker's name opens that speaker's block, which lasts until a line starting with
-    one of ``own_names``; those blocks are dropped.
+    A line starting with another speaker's label (``Bob:``, ``**Bob**:``, ``[bob]``, ``Bob (id: bob):``,
+    ``Bob says:``) opens that speaker's block, which lasts until a line starting with one of ``own_names``; those
+    blocks are dropped. Own labels are removed (repeated ones too: ``Akari: Akari (akari): Hi``).
     """
-    own = _name_prefix(own_names)
-    other = _name_prefix(other_names)
+    own = _name_prefix(frozenset(own_names))
+    other = _name_prefix(frozenset(other_names))
     kept: list[str] = []
     in_other = False
     for line in text.splitlines():
         if own is not None and own.match(line):
             in_other = False
-            kept.append(own.sub("", line, count=1))
+            rest = line
+            while (m := own.match(rest)) is not None and m.end() > 0:
+                rest = rest[m.end() :]
+            kept.append(rest)
         elif other is not None and other.match(line):
             in_other = True
         elif not in_other:

@@ -69,3 +69,14 @@ async def test_memory_persists_in_sqlite(tmp_path: Path) -> None:
     rows = reopened._run("SELECT COUNT(*) FROM companion_memory WHERE companion_id = 'akari'", ())
     assert rows[0][0] == len(restored.entries), "trimmed entries were not forgotten on disk"
     reopened.close()
+
+
+def test_impersonation_in_the_labels_small_models_write_is_stripped() -> None:
+    own, others = ["Akari", "あかり", "akari"], ["ひな", "Hina", "hina", "souta"]
+    assert strip_impersonation("あかり (id: akari): こんにちは！", own, others) == "こんにちは！"
+    assert strip_impersonation("Akari (akari): Hi", own, others) == "Hi"
+    assert strip_impersonation("Akari: Akari (akari): Hi", own, others) == "Hi"
+    assert strip_impersonation("Hello!\nひな (id: hina): そうだね\nまたね", own, others) == "Hello!"
+    assert strip_impersonation("[souta] おう", own, others) == ""
+    assert strip_impersonation("Hina says: let's go", own, others) == ""
+    assert strip_impersonation("Hina, what do you think?", own, others) == "Hina, what do you think?"

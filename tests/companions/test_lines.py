@@ -1,0 +1,230 @@
+"""A companion's line: its language, only its own words, not a repeat, within its length."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from companions.lines import clean_line, detect_language, fallback_line, is_repeat, limit_length, similarity
+
+# The sample companions (resources/companions): names in ja and en, and ids.
+AKARI = ("あかり", "Akari", "akari")
+OTHERS = ("ひな", "Hina", "hina", "颯太", "Souta", "souta", "User", "ユーザー")
+
+
+def clean(text: str) -> str:
+    return clean_line(text, own_names=AKARI, other_names=OTHERS)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("こんにちは、みんな！", "ja"),
+        ("おはよう", "ja"),
+        ("東京大学", "ja"),
+        ("Hello! こんにちは", "ja"),
+        ("あかり、これはPythonのコードです", "ja"),
+        ("What are you all talking about?", "en"),
+        ("Hi あかり, how are you today?", "en"),
+        ("Tell me about ひな", "en"),
+        ("ＨＥＬＬＯ ｔｈｅｒｅ", "en"),
+        ("ok", "en"),
+        ("?", None),
+        ("", None),
+        ("😊👍", None),
+        ("123 456", None),
+    ],
+)
+def test_the_language_of_a_message(text: str, language: str | None) -> None:
+    assert detect_language(text) == language
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("あかり (id: akari): こんにちは！", "こんにちは！"),
+        ("あかり（id: akari）：こんにちは！", "こんにちは！"),
+        ("Akari (akari): Hi everyone!", "Hi everyone!"),
+        ("**Akari**: Hello", "Hello"),
+        ("**Akari:** Hello", "Hello"),
+        ("[akari] やっほー", "やっほー"),
+        ("【あかり】星を見に行こう！", "星を見に行こう！"),
+        ("あかり「やったー！」", "やったー！"),
+        ("あかり：「星がきれい！」", "星がきれい！"),
+        ("Akari: Akari (akari): Twice labelled.", "Twice labelled."),
+        ("あかりちゃん：ねえねえ！", "ねえねえ！"),
+    ],
+)
+def test_the_companions_own_label_is_removed(text: str, line: str) -> None:
+    assert clean(text) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ひな (id: hina): そうですね",
+        "Hina (hina): I agree!",
+        "**Hina**: I agree!",
+        "[souta] そうだな",
+        "【ひな】うん",
+        "颯太（souta）：おう",
+        "Hina says: let's go!",
+        "ひなは言った：「行こう」",
+        "ひな「そうだね！」",
+        "User: yes!",
+        "- Souta: sure",
+    ],
+)
+def test_a_line_written_for_another_is_dropped(text: str) -> None:
+    assert clean(text) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("ひな「そうだね！」あかりも行きたい！", "あかりも行きたい！"),
+        ("そうだね！ ひな: 私も行きたい！", "そうだね！"),
+        ("Sounds fun! Hina: me too!", "Sounds fun!"),
+        ("Sounds fun!\nHina: I agree.\nUser: yes!\nAkari: Then it's settled.", "Sounds fun!\nThen it's settled."),
+        ("えっ、ほんと？（ひなは笑った）もっと聞かせて！", "えっ、ほんと？もっと聞かせて！"),
+        ("*Hina smiles* Yes!", "Yes!"),
+        ("(Souta nods) Right, let's go.", "Right, let's go."),
+        ('"Wait, really? Tell me more!"', "Wait, really? Tell me more!"),
+        ("「えっ、それほんと？」", "えっ、それほんと？"),
+        ("“Wow.”", "Wow."),
+        ("functions.speak:\nあかり: ねえねえ！", "ねえねえ！"),
+        ('<tool_call>{"name": "speak", "arguments": {"message": "x"}}</tool_call>Hello!', "Hello!"),
+        ('<tools>{"type": "function", "function": {"name": "speak"}}</tools>', ""),
+    ],
+)
+def test_only_the_companions_own_words_remain(text: str, line: str) -> None:
+    assert clean(text) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hina, what do you think?",
+        "ひな、どう思う？",
+        "「星」と「月」、どっちが好き？",
+        "Time: 3 pm, and Souta is late.",
+        "I asked Hina (she knows) about it.",  # no name is a label, a parenthesis that is not narration
+        "Hinata: a warm sunny spot",
+    ],
+)
+def test_names_used_in_a_sentence_are_left_alone(text: str) -> None:
+    assert clean(text) == text
+
+
+def test_similarity_ignores_case_width_punctuation_and_spaces() -> None:
+    assert similarity("Wait, really?!", "wait really") == 1.0
+    assert similarity("ＨＥＬＬＯ！", "hello") == 1.0
+    assert similarity("えっ、それほんと？", "えっ それほんと") == 1.0
+    assert similarity("I love the stars.", "Pizza is my favourite food.") < 0.2
+    assert similarity("", "") == 1.0
+    assert similarity("abc", "") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("line", "previous"),
+    [
+        ("Wait, really? Tell me more!", ["Wait really, tell me more."]),
+        ("えっ、それほんと？もっと聞かせて！", ["えっ、それ本当？もっと聞かせて！"]),
+        ("I agree with Hina: the stars are beautiful tonight", ["The stars are beautiful tonight!"]),
+        ("ひなが言った通り、今夜は星がとてもきれいだね", ["今夜は星がとてもきれいだね！"]),
+        ("the stars are beautiful tonight", ["Look up, everyone: the stars are beautiful tonight, aren't they?"]),
+        ("Hello there!", ["Nice weather.", "hello there"]),
+    ],
+)
+def test_a_repeat_is_detected(line: str, previous: list[str]) -> None:
+    assert is_repeat(line, previous)
+
+
+@pytest.mark.parametrize(
+    ("line", "previous"),
+    [
+        ("Yes.", ["No."]),
+        ("I'd love to see Saturn's rings someday.", ["The stars are beautiful tonight!"]),
+        ("うん、行こう！", ["今夜は星がとてもきれいだね！"]),
+        ("Hello!", []),
+        ("", ["anything"]),
+        ("Really? Tell me about the comet.", ["Really?"]),  # a short earlier line is not quoted by sharing a word
+    ],
+)
+def test_a_new_line_is_not_a_repeat(line: str, previous: list[str]) -> None:
+    assert not is_repeat(line, previous)
+
+
+def test_length_is_cut_at_the_last_sentence_end_that_fits() -> None:
+    text = "えっ、それほんと？ねえねえ、もっと聞かせて！" * 8
+    two_and_a_bit = "えっ、それほんと？ねえねえ、もっと聞かせて！" * 2 + "えっ、それほんと？"
+    assert limit_length(text, max_chars=60) == two_and_a_bit
+    assert limit_length("Wow! That is great. I want to go too, right now!", max_chars=25) == "Wow! That is great."
+    assert limit_length("「すごい！」ってひなが言ってたよ、本当にすごいんだって", max_chars=10) == "「すごい！」"
+
+
+def test_without_a_sentence_end_the_cut_is_at_a_word_with_an_ellipsis() -> None:
+    assert limit_length("This is a very long sentence without any end that goes on", max_chars=30) == (
+        "This is a very long sentence…")
+    assert limit_length("The value is 3.5 and it keeps growing beyond all limits", max_chars=20) == (
+        "The value is 3.5…")
+    assert limit_length("あいうえおかきくけこさしすせそ", max_chars=8) == "あいうえおかき…"
+
+
+def test_a_short_line_is_left_as_it_is() -> None:
+    assert limit_length("  Hello!  ", max_chars=40) == "Hello!"
+    assert limit_length("x", max_chars=0) == "x"
+
+
+def test_fallback_lines_are_short_and_in_the_language() -> None:
+    assert fallback_line("ja") == "うん、そうだね。"
+    assert fallback_line("en") == "Yes, I see."
+    assert detect_language(fallback_line("ja", 1)) == "ja"
+    assert detect_language(fallback_line("en", 2)) == "en"
+    assert fallback_line("fr") == "Yes, I see."
+    assert fallback_line("ja", 0) != fallback_line("ja", 1)
+
+
+LABELS = [
+    "{n}: ", "{n}：", "**{n}**: ", "**{n}:** ", "[{n}] ", "【{n}】", "{n} (id: {i}): ", "{n} ({i}): ", "{n} says: ",
+    "- {n}: ",
+]
+OTHER_IDS = {"ひな": "hina", "Hina": "hina", "颯太": "souta", "Souta": "souta"}
+words = st.text(alphabet=st.sampled_from(list("あいうえおかきabc xyz。！？!?,.、")), max_size=30)
+garbage = st.sampled_from(['<tool_call>{"name": "speak"}', "</tool_call>", '{"message": "hi"}', "functions.speak:",
+                           "<tools>", '{"type": "function"}', ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(LABELS), st.sampled_from(sorted(OTHER_IDS)), words, garbage, words)
+def test_clean_line_never_keeps_tool_syntax_or_another_speakers_label(
+    label: str, name: str, before: str, junk: str, after: str
+) -> None:
+    text = f"{before}\n{label.format(n=name, i=OTHER_IDS[name])}{junk}{after}"
+    out = clean(text)
+    assert "<tool_call" not in out
+    assert '{"' not in out
+    assert "functions.speak" not in out
+    for other, other_id in OTHER_IDS.items():
+        for form in LABELS:
+            assert not out.startswith(form.format(n=other, i=other_id).strip())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.integers(min_value=1, max_value=120))
+def test_limit_length_fits_keeps_a_prefix_and_never_empties(text: str, max_chars: int) -> None:
+    out = limit_length(text, max_chars=max_chars)
+    assert len(out) <= max_chars
+    assert text.strip().startswith(out.removesuffix("…").rstrip())
+    if text.strip():
+        assert out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_similarity_is_symmetric_bounded_and_a_line_repeats_itself(a: str, b: str) -> None:
+    assert similarity(a, b) == similarity(b, a)
+    assert 0.0 <= similarity(a, b) <= 1.0
+    if similarity(a, "") == 0.0:  # a has letters or digits
+        assert is_repeat(a, [b, a])
