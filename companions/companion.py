@@ -48,6 +48,7 @@ USER_NAMES = ("User", "user", "ユーザー", "あなた")
 
 REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
+TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
 
 
 class VoteChoice(BaseModel):
@@ -127,7 +128,8 @@ class Companion:
         self.builtins.register(self.tools, [*card.actions, *card.knowledge])
         end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
         self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
-                             max_steps=max_steps, temperature=card.llm.temperature)
+                             max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
+                             priority=1)
         self.last_guidance: Guidance | None = None
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})

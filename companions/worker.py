@@ -117,6 +117,8 @@ class Worker:
         owner: str = "",
         max_steps: int = 8,
         temperature: float | None = None,
+        max_tokens: int | None = None,
+        priority: int = 0,
         speech_tool: str = "speak",
         speech_field: str = "message",
     ) -> None:
@@ -129,6 +131,8 @@ class Worker:
         self.owner = owner
         self.max_steps = max_steps
         self.temperature = temperature
+        self.max_tokens = max_tokens  # a bound per request: a small model that loops cannot hold the floor long
+        self.priority = priority  # on an endpoint with few slots, a turn's request goes before waiting votes
         self.speech_tool = speech_tool
         self.speech_field = speech_field
 
@@ -208,7 +212,8 @@ class Worker:
                     assert_never(decision)
 
     async def _request(self, working: list[ChatMessage], turn_id: str) -> Completion:
-        request = ChatRequest(messages=tuple(working), tools=self.tools.specs(), temperature=self.temperature)
+        request = ChatRequest(messages=tuple(working), tools=self.tools.specs(), temperature=self.temperature,
+                              max_tokens=self.max_tokens, priority=self.priority)
         completion: Completion | None = None
         streamed: StreamKind | None = None  # the last kind streamed
         guard = ToolTextGuard()

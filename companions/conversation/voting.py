@@ -38,7 +38,7 @@ class VoteOutput(BaseModel):
     selected: bool = Field(default=False, description="you were named or asked directly in the last message")
     closing: Closing = Field(default="none", description="where the conversation stands: none, pre-closing, "
                                                          "closing, terminal")
-    reason: str = Field(default="", max_length=300, description="one short sentence: why")
+    reason: str = Field(default="", max_length=120, description="one short sentence: why")
 
 
 FALLBACK: Final = VoteOutput(state="listen", importance=0, reason="")
