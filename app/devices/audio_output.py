@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,8 +55,12 @@ class WavPlayer:
         self._stopped = threading.Event()
         self._lock = threading.Lock()
 
-    def play(self, path: Path) -> bool:
-        """Blocks until ``path`` has played (True) or :meth:`stop` cut it short (False)."""
+    def play(self, path: Path, *, abandoned: Callable[[], bool] | None = None) -> bool:
+        """Blocks until ``path`` has played (True) or :meth:`stop` cut it short (False).
+
+        ``abandoned`` is asked once the player runs: a :meth:`stop` that came while it was starting (before there
+        was a process to stop) is then not lost, as long as the caller made ``abandoned`` true before stopping.
+        """
         self._stopped.clear()
         if self.command == ("winsound",):
             return self._play_winsound(path)
@@ -69,6 +73,8 @@ class WavPlayer:
                 raise AudioDeviceError(f"cannot run the audio player {self.command[0]!r}: {err}") from err
             with self._lock:
                 self._process = process
+            if abandoned is not None and abandoned():
+                self.stop()
             try:
                 process.wait()
             finally:

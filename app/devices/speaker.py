@@ -80,6 +80,7 @@ class Pyttsx3Speaker:
         self._driver_name = driver_name
         self.enabled = True
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._current: _Job | None = None  # the job being spoken (guarded by _wake)
         self._generation = 0
         self._wake = threading.Condition()
         self._finished = 0  # completed=True notices from the engine
@@ -139,12 +140,23 @@ class Pyttsx3Speaker:
         if self._thread is None:
             return SpeechResult(success=True, skipped=True, reason="the speaker is not running")
         future: concurrent.futures.Future[SpeechResult] = concurrent.futures.Future()
-        self._jobs.put(_Job(utterance, future, self._generation))
+        job = _Job(utterance, future, self._generation)
+        self._jobs.put(job)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            future.cancel()  # a queued job is then dropped; a running one stops after its current chunk
+            self._abandon(job)  # e.g. the companion's turn was cut off by the user: its voice stops now
             raise
+
+    def _abandon(self, job: _Job) -> None:
+        """Drops a queued job, or stops the one being spoken at once (synthesis or playback). Any thread."""
+        job.future.cancel()
+        with self._wake:
+            current = self._current is job
+            self._wake.notify_all()
+        player = self._player
+        if current and player is not None:
+            player.stop()
 
     def interrupt(self) -> None:
         """Stops the current utterance (within one chunk's synthesis) and drops the queued ones. Any thread."""
@@ -198,24 +210,48 @@ class Pyttsx3Speaker:
             _resolve(job, SpeechResult(success=True, skipped=True, reason=reason))
 
     def _serve(self, engine: Any) -> None:
-        while (job := self._jobs.get()) is not None:
-            if job.future.done():
+        """Speaks the queued jobs in order. A companion's consecutive utterances (one per sentence of a line) are
+        one speech: ``SpeakingChanged(False)`` comes only when nothing of the same speaker is queued after it."""
+        speaking: str | None = None
+        follows: _Job | None = None
+        while True:
+            job = follows if follows is not None else self._jobs.get()
+            follows = None
+            if job is None:
+                break
+            if job.future.done() or job.generation != self._generation or self._audio_problem is not None:
+                if job.generation != self._generation:
+                    _resolve(job, SpeechResult(success=False, interrupted=True,
+                                               reason="interrupted before it began"))
+                elif self._audio_problem is not None:
+                    _resolve(job, SpeechResult(success=True, skipped=True, reason=self._audio_problem))
+                if speaking is not None and self._jobs.empty():
+                    self._publish(SpeakingChanged(speaking, False))
+                    speaking = None
                 continue
-            if job.generation != self._generation:
-                _resolve(job, SpeechResult(success=False, interrupted=True, reason="interrupted before it began"))
-                continue
-            if self._audio_problem is not None:
-                _resolve(job, SpeechResult(success=True, skipped=True, reason=self._audio_problem))
-                continue
-            self._publish(SpeakingChanged(job.utterance.speaker_id, True))
+            if speaking != job.utterance.speaker_id:
+                if speaking is not None:
+                    self._publish(SpeakingChanged(speaking, False))
+                speaking = job.utterance.speaker_id
+                self._publish(SpeakingChanged(speaking, True))
+            with self._wake:
+                self._current = job
             try:
                 result = self._say(engine, job)
             except Exception as err:
                 log.exception("speech failed")
                 result = SpeechResult(success=False, reason=f"speech failed: {err}")
             finally:
-                self._publish(SpeakingChanged(job.utterance.speaker_id, False))
+                with self._wake:
+                    self._current = None
+            with contextlib.suppress(queue.Empty):
+                follows = self._jobs.get_nowait()
+            if result.interrupted or follows is None or follows.utterance.speaker_id != speaking:
+                self._publish(SpeakingChanged(speaking, False))
+                speaking = None
             _resolve(job, result)
+        if speaking is not None:
+            self._publish(SpeakingChanged(speaking, False))
 
     def _settle(self, engine: Any) -> None:
         """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
@@ -253,7 +289,7 @@ class Pyttsx3Speaker:
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
                 chunk_path = self._scratch / f"{self._count}-{index}.wav"
-                self._render(engine, chunk, chunk_path, job.generation)
+                self._render(engine, chunk, chunk_path, job)
                 with wave.open(str(chunk_path), "rb") as rendered:
                     params = rendered.getparams()
                     data = rendered.readframes(params.nframes)
@@ -265,7 +301,7 @@ class Pyttsx3Speaker:
                 frames += params.nframes
                 framerate = params.framerate
                 if self._player is not None:
-                    self._play(chunk_path, job.generation)
+                    self._play(chunk_path, job)
                 chunk_path.unlink(missing_ok=True)
         except _Interrupted:
             return result(success=False, interrupted=True, reason="interrupted",
@@ -279,7 +315,7 @@ class Pyttsx3Speaker:
                 writer.close()
         return result(success=True, duration_s=frames / framerate if framerate else 0.0)
 
-    def _render(self, engine: Any, text: str, path: Path, generation: int) -> None:
+    def _render(self, engine: Any, text: str, path: Path, job: _Job) -> None:
         """Renders ``text`` to ``path``; raises :class:`_Interrupted` as soon as an interrupt comes."""
         wait_idle(engine)  # property changes are queued inside espeak: let them land before runAndWait's stop()
         with self._wake:
@@ -289,7 +325,7 @@ class Pyttsx3Speaker:
         deadline = time.monotonic() + FINISH_TIMEOUT_S
         with self._wake:
             while self._finished < target:
-                if self._generation != generation:
+                if self._abandoned(job):
                     # Answer now; the engine finishes this chunk (one sentence) before the next job uses it.
                     self._unfinished = target
                     raise _Interrupted
@@ -301,12 +337,17 @@ class Pyttsx3Speaker:
         # then cancel (espeak_Cancel) the queued property changes of the next utterance, which would be spoken at
         # this one's rate. So wait until the engine is idle.
         wait_idle(engine)
-        if self._generation != generation:
+        if self._abandoned(job):
             raise _Interrupted
 
-    def _play(self, path: Path, generation: int) -> None:
+    def _abandoned(self, job: _Job) -> bool:
+        """Interrupted, or its caller stopped waiting (a cancelled speak query)."""
+        return self._generation != job.generation or job.future.cancelled()
+
+    def _play(self, path: Path, job: _Job) -> None:
         assert self._player is not None
-        if self._generation != generation or not self._player.play(path) or self._generation != generation:
+        if self._abandoned(job) or not self._player.play(path, abandoned=lambda: self._abandoned(job)) \
+                or self._abandoned(job):
             raise _Interrupted
 
     def _on_finished(self, name: str | None = None, completed: bool = True) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import sys
 import time
 import wave
 from collections.abc import AsyncIterator
@@ -16,6 +18,7 @@ from app.devices.tts_engine import split_for_speech
 from companions.bus import InProcessBus
 from companions.devices import DeviceStatus, SpeakingChanged, Utterance
 from companions.protocol import Query
+from companions.query_broker import QueryBroker
 from companions.responders import SpeakResponder
 
 LONG_TEXT = " ".join(f"This is sentence number {i} of a very long utterance that nobody wants to hear."
@@ -218,3 +221,154 @@ async def test_speech_turned_off_in_the_settings_is_skipped_without_an_engine(bu
     assert result.skipped
     assert result.reason == "speech is turned off in the settings"
     assert not speaker.status.available
+
+
+# A stand-in for a sound device: a real process that "plays" a WAV file for its duration (or until terminated),
+# and writes when it started and ended, so that the tests can see the order, the gaps and any overlap.
+# It also tells the test on a socket that it started (tests wait on events, never on sleeps).
+STAND_IN_PLAYER = """
+import socket, sys, time, wave
+log_path, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with wave.open(path, "rb") as w:
+    seconds = w.getnframes() / w.getframerate()
+with open(log_path, "a") as log:
+    log.write(f"start {time.time()!r} {seconds!r}\\n")
+    log.flush()
+    socket.create_connection(("127.0.0.1", port)).close()
+    time.sleep(seconds)
+    log.write(f"end {time.time()!r}\\n")
+"""
+
+
+class StandInPlayer:
+    """The player command, its log, and the number of playbacks started so far (an event per start)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.script = tmp_path / "player.py"
+        self.script.write_text(STAND_IN_PLAYER)
+        self.log = tmp_path / "played.log"
+        self.started = 0
+        self._changed = asyncio.Event()
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> StandInPlayer:
+        self._server = await asyncio.start_server(self._on_start, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    @property
+    def command(self) -> list[str]:
+        assert self._server is not None
+        port = self._server.sockets[0].getsockname()[1]
+        return [sys.executable, "-S", str(self.script), str(self.log), str(port)]
+
+    async def _on_start(self, _reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.started += 1
+        self._changed.set()
+        writer.close()
+
+    async def wait_started(self, count: int, timeout: float = 10.0) -> None:
+        async with asyncio.timeout(timeout):
+            while self.started < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+def played(log: Path) -> list[tuple[float, float | None]]:
+    """(start, end) of each playback, in order (end None when it was cut off)."""
+    spans: list[tuple[float, float | None]] = []
+    for line in log.read_text().splitlines() if log.exists() else []:
+        kind, stamp, *_ = line.split()
+        if kind == "start":
+            spans.append((float(stamp), None))
+        else:
+            spans[-1] = (spans[-1][0], float(stamp))
+    return spans
+
+
+SENTENCES = ["Hello everyone, here is the first sentence.", "And this is the second one.",
+             "A third sentence follows right away.", "That is all."]
+
+
+async def test_the_sentences_of_a_line_are_voiced_in_order_back_to_back_as_one_speech(tmp_path: Path,
+                                                                                        bus: InProcessBus) -> None:
+
+    async with StandInPlayer(tmp_path) as player:
+        await voice_a_line_in_parts(player, bus)
+
+
+async def voice_a_line_in_parts(player: StandInPlayer, bus: InProcessBus) -> None:
+    log = player.log
+    speaker = Pyttsx3Speaker(bus, player=player.command)
+    broker = QueryBroker(bus)
+    broker.register(SpeakResponder(speaker))
+    speaking: list[tuple[str, bool]] = []
+    bus.subscribe("events", lambda e: speaking.append((e.speaker_id, e.speaking))
+                  if isinstance(e, SpeakingChanged) else None)
+    await speaker.start()
+    await broker.start()
+    try:
+        queries = [Query.create(from_="akari", type="speak",
+                                body={"message": text, "messageId": "line-1", "part": n,
+                                      "final": n == len(SENTENCES) - 1})
+                   for n, text in enumerate(SENTENCES)]
+        # Sent at once, as conversation control sends each sentence as soon as the model has written it.
+        results = await asyncio.gather(*(broker.send_query(q) for q in queries))
+    finally:
+        await broker.aclose()
+        await speaker.stop()
+    assert all(r.succeeded for r in results)
+    spans = played(log)
+    assert len(spans) == len(SENTENCES)  # one file each (short sentences: one chunk each)
+    durations = [r.result.body["duration"] for r in results if r.result is not None]
+    assert durations == sorted(durations, key=durations.index)  # (each answer is its own sentence)
+    gaps = [later[0] - (earlier[1] or 0.0) for earlier, later in itertools.pairwise(spans)]
+    assert all(gap >= 0 for gap in gaps), gaps  # never two at once
+    assert max(gaps) < 0.3, gaps  # the next sentence is rendered and started right after
+    print(f"gaps between sentences: {[round(g * 1000) for g in gaps]} ms")
+    await bus.drain()
+    assert speaking == [("akari", True), ("akari", False)]  # one speech, lit once
+
+
+async def test_a_cancelled_speak_query_stops_the_sentence_being_played_within_200_ms(tmp_path: Path,
+                                                                                     bus: InProcessBus) -> None:
+
+    async with StandInPlayer(tmp_path) as player:
+        await cut_a_line_off(player, bus)
+
+
+async def cut_a_line_off(player: StandInPlayer, bus: InProcessBus) -> None:
+    log = player.log
+    speaker = Pyttsx3Speaker(bus, player=player.command)
+    broker = QueryBroker(bus)
+    broker.register(SpeakResponder(speaker))
+    stopped = asyncio.Event()
+    bus.subscribe("events", lambda e: stopped.set() if isinstance(e, SpeakingChanged) and not e.speaking else None)
+    await speaker.start()
+    await broker.start()
+    try:
+        first, second = (Query.create(from_="akari", type="speak", body={"message": LONG_TEXT[:190],
+                                                                           "messageId": "line-2", "part": n})
+                         for n in range(2))
+        speaking = asyncio.ensure_future(broker.send_query(first))
+        queued = asyncio.ensure_future(broker.send_query(second))
+        await player.wait_started(1)
+        begun = time.perf_counter()
+        speaking.cancel()  # the user cut in: conversation control cancels the task awaiting the speech
+        async with asyncio.timeout(0.2):
+            await stopped.wait()
+        latency = time.perf_counter() - begun
+        result = await asyncio.wait_for(queued, 1.0)  # the rest of the line is not spoken
+        assert result.result is not None
+        assert result.result.body["interrupted"]
+        assert played(log)[0][1] is None  # the player was terminated, not left to finish
+        assert len(played(log)) == 1
+        print(f"cancel -> SpeakingChanged(false): {latency * 1000:.0f} ms")
+        after = await broker.send_query(Query.create(from_="akari", type="speak", body={"message": "Next."}))
+        assert after.succeeded  # the speaker is usable at once
+    finally:
+        await broker.aclose()
+        await speaker.stop()
