@@ -4,9 +4,11 @@ What it shows, and where it comes from (all from the runtime's bus, on the GUI t
 - ``Message`` (messages): a bubble in the sender's colour, with the sender's name, the emotion, the addressees.
 - ``ConversationChanged`` (events): while conversation control lets a companion compose, a provisional bubble says
   so ("composing…", then "waiting for the floor…" once composed and the previous speech still plays).
-- ``TextStreamed`` (events): the text the companion's model streams grows that bubble. The companion's
-  ``Message``, published when it takes the floor, replaces it: one bubble, never two. Text that is never said (a
-  cancelled or failed turn, a turn given up) disappears with its bubble.
+- ``TextStreamed`` (events): the text the companion's model streams grows that bubble: the line of its ``speak``
+  call (``kind="speech"``) or a plain-text reply. A line replaces whatever plain text the bubble showed (that text
+  is never said), and a line written again (a second attempt) replaces the first; plain text after a line is
+  left out. The companion's ``Message``, published when it takes the floor, replaces the bubble: one bubble,
+  never two. Text that is never said (a cancelled or failed turn, a turn given up) disappears with its bubble.
 - ``SpeakingChanged`` (events): the companion's latest message not yet spoken is highlighted while its voice
   plays (conversation control publishes a message, then voices it).
 - ``ActiveConversationChanged`` (events): the stored history of the conversation switched to.
@@ -95,6 +97,7 @@ class ChatPanel(QWidget):
         self._streams: dict[str, tuple[str, str]] = {}  # provisional key -> (companion, turn)
         self._status: dict[str, str] = {}  # provisional key -> "composing" | "waiting"
         self._breaks: set[str] = set()  # provisional keys whose model request ended (next text: new paragraph)
+        self._lines: dict[str, bool] = {}  # provisional key -> a line (speech) shows; True while it still grows
         self._replaced: set[tuple[str, str]] = set()  # (companion, turn) whose message was published
         self._unspoken: dict[str, str] = {}  # companion -> its latest message not voiced yet
         self._speaking: dict[str, str] = {}  # companion -> the message highlighted while it speaks
@@ -278,9 +281,22 @@ class ChatPanel(QWidget):
         key = self._provisional(event.companion_id, event.turn_id, "composing")
         if event.done:
             self._breaks.add(key)
+            if self._lines.get(key):
+                self._lines[key] = False  # the next line of this turn starts afresh
             return
         if not event.text:
             return
+        if event.kind == "speech":
+            if not self._lines.get(key):  # a new line: what the bubble showed is not what will be said
+                self._lines[key] = True
+                self._breaks.discard(key)
+                self.view.set_text(key, event.text)
+            else:
+                self.view.append_text(key, event.text)
+            self.composing_changed.emit(key)
+            return
+        if key in self._lines:
+            return  # plain text after the line is not said
         text = event.text
         if key in self._breaks:  # the next request of the same turn: a new paragraph
             self._breaks.discard(key)
@@ -319,6 +335,7 @@ class ChatPanel(QWidget):
         self._streams.pop(key, None)
         self._status.pop(key, None)
         self._breaks.discard(key)
+        self._lines.pop(key, None)
         if not self.view.has(key):
             return False
         self.view.remove(key)
@@ -353,6 +370,7 @@ class ChatPanel(QWidget):
         self._streams.clear()
         self._status.clear()
         self._breaks.clear()
+        self._lines.clear()
         self._replaced.clear()
         self._unspoken.clear()
         self._speaking.clear()

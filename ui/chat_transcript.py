@@ -179,6 +179,20 @@ class ChatTranscript(QTextBrowser):
         cursor.setPosition(bubble.frame.lastPosition())
         cursor.insertText(text, self._body_format(bubble.provisional))
 
+    def set_text(self, key: str, text: str) -> None:
+        """Replaces the text of ``key``'s bubble (its header stays)."""
+        bubble = self._bubbles[key]
+        frame = bubble.frame
+        first = self.document().findBlock(frame.firstPosition())
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(first.position() + first.length())  # the first line after the header
+            cursor.setPosition(frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(text, self._body_format(bubble.provisional))
+        finally:
+            cursor.endEditBlock()
+
     def set_header(self, key: str, header: Header) -> None:
         bubble = self._bubbles[key]
         bubble.header = header

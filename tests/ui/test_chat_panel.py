@@ -14,7 +14,7 @@ from companions.companion import Companion
 from companions.companion_participant import CompanionParticipant
 from companions.conversation.readmodel import ConversationChanged, ConversationReadModel, ConversationView, TurnView
 from companions.devices import SpeakingChanged
-from companions.llm.scripted import ScriptedModel, reply_json, say
+from companions.llm.scripted import ScriptedModel, call, reply_json, say
 from companions.llm.types import ChatRequest, StreamEvent, TextDelta
 from companions.protocol import Emotion, Message
 from companions.worker import TextStreamed, TurnEnded
@@ -42,8 +42,9 @@ def _only(panel: ChatPanel) -> BubbleSnapshot:
 class GatedModel:
     """The scripted model, except that each streamed piece of a turn waits until the test releases it."""
 
-    def __init__(self, model: ScriptedModel) -> None:
+    def __init__(self, model: ScriptedModel, *, gate: bool = True) -> None:
         self.model = model
+        self.gate = gate
         self.release: asyncio.Queue[None] = asyncio.Queue()
 
     @property
@@ -56,7 +57,7 @@ class GatedModel:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         async for event in self.model.stream(request):
-            if isinstance(event, TextDelta) and request.response_format is None:
+            if self.gate and isinstance(event, TextDelta) and request.response_format is None:
                 await self.release.get()
             yield event
 
@@ -79,8 +80,7 @@ async def _scripted_akari(runtime: Runtime, model: GatedModel) -> Companion:
 async def test_a_turn_streams_into_one_bubble_that_becomes_the_message_and_lights_up_while_spoken(
         qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        scripted = ScriptedModel("akari")
-        scripted.lane("vote").add(reply_json({"state": "speak", "importance": 9, "reason": "asked"}))
+        scripted = ScriptedModel("akari")  # named by the user: it answers without a vote
         scripted.lane("event_params").add(
             reply_json({"already_replied": False, "need_response": True, "wants_to_see": False}))
         scripted.add(say("こんにちは！星の話をしよう。", chunks=["こんにちは！", "星の話を", "しよう。"]))
@@ -139,6 +139,61 @@ async def test_a_turn_streams_into_one_bubble_that_becomes_the_message_and_light
         panel.detach()
         conversation.close()
         await akari.aclose()
+
+
+async def test_the_speak_calls_line_grows_in_the_bubble_without_any_json(qtbot: QtBot, madoi_home: Path) -> None:
+    line = "ねえ、\"星\"の話をしよう！\nきっと楽しいよ。"
+    async with started_runtime() as runtime:
+        scripted = ScriptedModel("akari")  # named by the user: it answers without a vote
+        scripted.lane("event_params").add(
+            reply_json({"already_replied": False, "need_response": True, "wants_to_see": False}))
+        scripted.add(call("speak", {"emotion": "happy", "message": line.replace("\\", "")}))
+        akari = await _scripted_akari(runtime, GatedModel(scripted, gate=False))
+        conversation = ConversationReadModel()
+        conversation.attach(runtime.bus)
+        panel = await _panel(qtbot, runtime)
+        grown: list[str] = []
+
+        def on_composing(key: str) -> None:
+            if panel.view.has(key) and panel.view.is_provisional(key):
+                grown.append(next(b.text for b in panel.view.bubbles() if b.key == key))
+
+        panel.composing_changed.connect(on_composing)
+        runtime.send_user_message("あかり、何か話して", to=["akari"])
+        await conversation.wait_for(lambda v: v.status == "ended", timeout=20)
+        await runtime.bus.drain()
+        said = line.replace("\\", "")
+        shown = [t for t in grown if t]
+        assert len(shown) >= 3  # it grew piece by piece as the call's arguments streamed
+        assert all(said.startswith(t) for t in shown), shown  # decoded text only: no JSON, no escapes
+        assert shown[-1] == said
+        bubbles = panel.view.bubbles()
+        assert [(b.text, b.provisional) for b in bubbles[1:]] == [(said, False)]  # became the message
+        assert "😊" in bubbles[1].header
+        scripted.assert_used_up()
+        panel.detach()
+        conversation.close()
+        await akari.aclose()
+
+
+async def test_a_line_replaces_plain_text_and_a_second_attempt_replaces_the_first(qtbot: QtBot,
+                                                                                madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        panel = await _panel(qtbot, runtime)
+        bus = runtime.bus
+        bus.publish(TextStreamed("akari", "t1", "I should greet them."))  # thinking aloud: never said
+        bus.publish(TextStreamed("akari", "t1", "Hello", kind="speech"))
+        bus.publish(TextStreamed("akari", "t1", " all!", kind="speech"))
+        await bus.drain()
+        assert _only(panel).text == "Hello all!"
+        bus.publish(TextStreamed("akari", "t1", "Done.", kind="text"))  # after the line: not said either
+        bus.publish(TextStreamed("akari", "t1", "", done=True))
+        await bus.drain()
+        assert _only(panel).text == "Hello all!"
+        bus.publish(TextStreamed("akari", "t1", "Good evening", kind="speech"))  # asked once more (a repeat)
+        await bus.drain()
+        assert _only(panel).text == "Good evening"
+        panel.detach()
 
 
 def _changed(turn_id: str, speaker: str, phase: str, revision: int) -> ConversationChanged:
