@@ -129,10 +129,18 @@ class BuiltinTools:
     async def say(self, message: Message) -> QueryResult:
         """Voices ``message`` through the ``speak`` query and returns when the speech finished or failed."""
         emotion = message.params.metadata.emotion if message.params.metadata is not None else None
-        body: dict[str, object] = {"message": message.params.message, "emotion": emotion or "neutral"}
+        return await self.say_text(message.params.message, emotion or "neutral")
+
+    async def say_text(self, text: str, emotion: Emotion = "neutral", *, line_id: str | None = None,
+                       part: int = 0) -> QueryResult:
+        """Voices ``text`` (a whole line, or with ``line_id`` one sentence ``part`` of a line said while it is
+        composed) through the ``speak`` query; returns when the speech finished or failed."""
+        body: dict[str, object] = {"message": text, "emotion": emotion}
         voice = self.voice()
         if voice:
             body["voice"] = voice
+        if line_id is not None:
+            body |= {"messageId": line_id, "part": part}
         query = Query.create(from_=self.companion_id, type="speak", body=body)
         return await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
 

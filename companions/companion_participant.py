@@ -13,11 +13,12 @@ from typing import Final
 
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
-from companions.conversation.direct import Pace
-from companions.conversation.participant import Description, TurnContext, Utterance, Vote
+from companions.conversation.participant import Description, Pace, TurnContext, Utterance, Vote
 from companions.llm.capabilities import capabilities_of
 from companions.memory import estimate_tokens
 from companions.protocol import Closing, Message
+from companions.speech_stream import SentenceChunker
+from companions.worker import TextStreamed
 
 log = logging.getLogger(__name__)
 VOTE_INSTRUCTION_TOKENS: Final = 200  # the vote instruction and its schema, after the companion's context
@@ -33,6 +34,8 @@ class CompanionParticipant:
         persona = " ".join(localized(text, lang) for text in (meta.personality, meta.story, companion.card.role)
                            for lang in ("ja", "en"))
         self.description = Description(names=tuple(sorted(names)), persona=persona, pace_of=self.pace)
+        self._line_id = ""
+        self._part = -1
 
     @property
     def id(self) -> str:
@@ -57,10 +60,23 @@ class CompanionParticipant:
         )
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
-        planned = await self.companion.compose(turn.message, closing)
+        self._line_id, self._part = f"{turn.message.params.id}:{self.id}", -1
+        follower = _SentenceFollower(self.companion, turn) if turn.early is not None else None
+        try:
+            planned = await self.companion.compose(turn.message, closing)
+        finally:
+            if follower is not None:
+                follower.close()
         if planned is None:
             return None
         return Utterance(text=planned.text, to=planned.to, emotion=planned.emotion)
+
+    async def speak_part(self, text: str) -> None:
+        """Voices one sentence of the line being composed (early speech); returns when it was said."""
+        self._part += 1
+        result = await self.companion.builtins.say_text(text, line_id=self._line_id, part=self._part)
+        if not result.succeeded:
+            log.warning("%s: speech failed: %s", self.id, result.error)
 
     async def speak(self, message: Message) -> None:
         result = await self.companion.say(message)
@@ -70,3 +86,36 @@ class CompanionParticipant:
     async def interrupt(self) -> None:
         # Generation and the speak query are coroutines the manager cancels; nothing runs outside the loop here.
         return None
+
+
+class _SentenceFollower:
+    """Follows the companion's line as its model streams it and offers each finished sentence for early speech.
+
+    Only the first attempt's sentences are offered (a retried line was a repeat: it is not said early), cleaned as
+    the whole line will be (no name prefix, no tool syntax), up to the line's length."""
+
+    def __init__(self, companion: Companion, turn: TurnContext) -> None:
+        assert turn.early is not None
+        self._offer = turn.early
+        self._companion = companion
+        self._turn_id = turn.message.params.id
+        self._chunker = SentenceChunker()
+        self._done = False
+        self._subscription = companion.bus.subscribe("events", self._on_event, name=f"early:{companion.id}",
+                                                     direct=True)
+
+    def _on_event(self, item: object) -> None:
+        if (self._done or not isinstance(item, TextStreamed) or item.companion_id != self._companion.id
+                or item.turn_id != self._turn_id):
+            return
+        if item.done:
+            self._done = True  # the first request's text is over; a retry is never said early
+            return
+        for sentence in self._chunker.feed(item.text):
+            cleaned = self._companion.sanitize(sentence)
+            if cleaned:
+                self._offer(cleaned + (" " if cleaned[-1].isascii() else ""))
+
+    def close(self) -> None:
+        self._done = True
+        self._subscription.close()

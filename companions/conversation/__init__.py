@@ -13,7 +13,6 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
-from companions.conversation.direct import Pace
 from companions.conversation.manager import (
     ConversationConfig,
     ConversationManager,
@@ -23,6 +22,7 @@ from companions.conversation.participant import (
     LISTEN,
     Description,
     InvalidVote,
+    Pace,
     Participant,
     TurnContext,
     Utterance,

@@ -23,24 +23,15 @@ import collections
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from companions.conversation.participant import Description, Pace
+from companions.conversation.selection import Selection
 from companions.protocol import Message
 
 MAX_DEADLINE_S: Final = 90.0
 UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
 _WORD: Final = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff]{2}")
-
-
-@dataclass(frozen=True)
-class Pace:
-    """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many
-    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured)."""
-
-    endpoint: str
-    slots: int | None = None
-    vote_s: float | None = None
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -132,3 +123,29 @@ def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
         rounds = max(r for r, _ in _queued(paces).values())
         estimate = rounds * UNMEASURED_SERIAL_VOTE_S
     return min(MAX_DEADLINE_S, max(base_s, 1.5 * estimate + 1.0))
+
+
+def direct_selection(trigger: Message, voters: Mapping[str, Description], *, user_id: str,
+                     recent_turns: Mapping[str, int], previous_speaker: str | None,
+                     slow_round_s: float) -> Selection | None:
+    """The speaker order of a user's message that needs no vote round (named, or first on a slow endpoint), or
+    ``None`` when the companions vote. The whole order is given, so a companion that cannot answer passes on."""
+    if not voters:
+        return None
+    named = named_companion(trigger, voters, {v: d.names for v, d in voters.items()}, user_id=user_id)
+    if named is not None:
+        rest = tuple(v for v in voters if v != named)
+        return Selection((named, *rest), f"{named} was named: answers without a vote", "named")
+    paces = [p for d in voters.values() if (p := d.pace()) is not None]
+    if not answer_at_once(paces, slow_round_s=slow_round_s):
+        return None
+    ranking: list[str] = []
+    left = list(voters)
+    personas = {v: d.persona for v, d in voters.items()}
+    while left:
+        first = likely_speaker(left, message=trigger, recent_turns=recent_turns, previous_speaker=previous_speaker,
+                               personas=personas)
+        assert first is not None
+        ranking.append(first)
+        left.remove(first)
+    return Selection(tuple(ranking), f"{ranking[0]} answers first: a vote round would be slow here", "first")

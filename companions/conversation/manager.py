@@ -29,7 +29,8 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
-from companions.conversation.direct import answer_at_once, likely_speaker, named_companion, vote_deadline
+from companions.conversation.direct import direct_selection, vote_deadline
+from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
@@ -47,11 +48,15 @@ INTERRUPT_TIMEOUT_S: Final = 0.5
 class ConversationConfig:
     """``vote_deadline_s`` is the least a vote round may take (it grows with the endpoints' measured speed);
     ``direct_turns`` lets a named companion answer without a vote round, and the likely speaker answer a user's
-    message to everyone at once where a vote round would take longer than ``slow_round_s`` (see direct.py)."""
+    message to everyone at once where a vote round would take longer than ``slow_round_s`` (see direct.py);
+    ``early_speech`` lets a participant that can ``speak_part`` start speaking at its first sentence
+    (early_speech.py)."""
 
     vote_deadline_s: float = 4.0
     direct_turns: bool = True
     slow_round_s: float = 2.0
+    early_speech: bool = True
+    early_speech_chars: int = 400
     turn_cap: int = 12
     compose_timeout_s: float = 60.0
     speech_timeout_s: float = 180.0
@@ -244,14 +249,24 @@ class ConversationManager:
             turn = dataclasses.replace(turn, phase="composing", speaker=candidate, closing=closing)
             self._update("composing", turn=turn, closing=closing)
             context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure)
+            early = self._early_speech(speaker)
+            delivered = False
             try:
-                utterance = await self._bounded(candidate, speaker.compose(context, closing),
-                                                self.config.compose_timeout_s)
-            except _Failed as err:
-                log.warning("%s could not compose (%s); the floor passes on", candidate, err)
-                continue
-            if isinstance(utterance, Utterance) and utterance.text.strip():
-                return await self._deliver(turn, speaker, utterance, closing)
+                try:
+                    offer = early.offer if early is not None else None
+                    utterance = await self._bounded(
+                        candidate, speaker.compose(dataclasses.replace(context, early=offer), closing),
+                        self.config.compose_timeout_s)
+                except _Failed as err:
+                    log.warning("%s could not compose (%s); the floor passes on", candidate, err)
+                    # What was already said aloud stays said, and is shown.
+                    utterance = Utterance(early.offered_text) if early is not None and early.started else None
+                if isinstance(utterance, Utterance) and utterance.text.strip():
+                    delivered = True
+                    return await self._deliver(turn, speaker, utterance, closing, early)
+            finally:
+                if early is not None and not delivered:
+                    await early.cancel()
         if not selection.ranking:
             await self._finish(turn, "no-speaker", "nobody wanted to speak")
         else:
@@ -260,28 +275,11 @@ class ConversationManager:
 
     def _direct(self, trigger: Message, voters: list[str]) -> Selection | None:
         """A turn without a vote round (see direct.py), or ``None`` when the companions vote."""
-        if not self.config.direct_turns or not voters:
+        if not self.config.direct_turns or trigger.params.from_ in self._participants:
             return None
-        if trigger.params.from_ in self._participants:
-            return None
-        names = {v: described(self._participants[v]).names for v in voters}
-        named = named_companion(trigger, voters, names, user_id=self.user_id)
-        if named is not None:
-            rest = tuple(v for v in voters if v != named)
-            return Selection((named, *rest), f"{named} was named: answers without a vote", "named")
-        paces = [p for v in voters if (p := described(self._participants[v]).pace()) is not None]
-        if not answer_at_once(paces, slow_round_s=self.config.slow_round_s):
-            return None
-        recent = collections.Counter(self._recent)
-        ranking: list[str] = []
-        left = list(voters)
-        while left:  # the whole order, so that a companion that cannot answer passes the floor on
-            first = likely_speaker(left, message=trigger, recent_turns=recent, previous_speaker=self._last_speaker,
-                                   personas={v: described(self._participants[v]).persona for v in left})
-            assert first is not None
-            ranking.append(first)
-            left.remove(first)
-        return Selection(tuple(ranking), f"{ranking[0]} answers first: a vote round would be slow here", "first")
+        return direct_selection(trigger, {v: described(self._participants[v]) for v in voters},
+                                user_id=self.user_id, recent_turns=collections.Counter(self._recent),
+                                previous_speaker=self._last_speaker, slow_round_s=self.config.slow_round_s)
 
     async def _vote(self, turn: TurnView, trigger: Message, voters: list[str], contexts: dict[str, TurnContext],
                     forced: str | None) -> tuple[TurnView, dict[str, Vote], Selection]:
@@ -311,12 +309,20 @@ class ConversationManager:
                                    eligible=self.present - self.control.muted)
         return turn, votes, selection
 
+    def _early_speech(self, speaker: Participant) -> EarlySpeech | None:
+        speak_part = getattr(speaker, "speak_part", None)
+        if not self.config.early_speech or speak_part is None:
+            return None
+        return EarlySpeech(speaker.id, speak_part, floor=self._floor, owner=self._calls,
+                           max_chars=self.config.early_speech_chars)
+
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
-                       closing: Closing) -> Message | None:
+                       closing: Closing, early: EarlySpeech | None = None) -> Message | None:
         self._update("waiting", turn=dataclasses.replace(turn, phase="waiting"))
         self._waiting = speaker.id  # composed but not yet said: told on interrupt that its words were dropped
         try:
-            await self._floor.wait_clear()  # pacing: never talk over the previous speech
+            # pacing: never talk over the previous speech (an early speech waits for the floor itself)
+            await (early.holding.wait() if early is not None and early.started else self._floor.wait_clear())
         finally:
             self._waiting = None
         to = list(utterance.to) or [*sorted(self.present - {speaker.id}), self.user_id]
@@ -331,7 +337,10 @@ class ConversationManager:
         self._turns_taken += 1
         self._recent.append(speaker.id)
         self._last_speaker = speaker.id
-        self._floor.start(speaker.id, self._speech(speaker, message))
+        if early is not None and early.started:
+            await early.finish(utterance.text)  # the rest of the line follows its first sentences
+        else:
+            self._floor.start(speaker.id, self._speech(speaker, message))
         # The pressure this message adds applies to the next turn (its speaker is pushed to say goodbye);
         # only the speaker's own stage decides whether this was the last word.
         self._update("spoke", turn=dataclasses.replace(turn, phase="speaking"), turns_taken=self._turns_taken,

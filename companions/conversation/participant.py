@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from companions.conversation.direct import Pace
 from companions.protocol import Closing, Emotion, Message, Speech
 
 
@@ -71,6 +70,10 @@ class TurnContext:
     user_id: str
     addressed_directly: bool = False
     closing_hint: Closing = "none"
+    # While composing, the participant may offer each finished sentence of its line here: it is said at once
+    # (once the floor is clear) while the rest is generated. Set by the manager for a participant that can
+    # ``speak_part``; ``None`` otherwise.
+    early: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,16 @@ class Participant(Protocol):
     async def interrupt(self) -> None:
         """Stops in-flight generation and speech now. Idempotent; must not raise."""
         ...
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many
+    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured)."""
+
+    endpoint: str
+    slots: int | None = None
+    vote_s: float | None = None
 
 
 @dataclass(frozen=True)
