@@ -108,6 +108,14 @@ class DemoDirector:
         return line
 
 
+def request_kind(body: dict[str, Any]) -> str:
+    """What a chat request asks for, as the director reads it: the structured format's name ("vote",
+    "event_params", ...), "after-tool" (the answer after a tool result) or "turn" (a companion's line)."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    name, _, _ = _structured(body, messages)
+    return name or ("after-tool" if _last_role(messages) == "tool" else "turn")
+
+
 def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):

@@ -98,7 +98,10 @@ async def headless_madoi(base_url: str, home: Path, **env: str) -> AsyncIterator
     assert proc.stdout is not None
     try:
         ready = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
-        assert ready.startswith("madoi: ready"), ready
+        if not ready.startswith("madoi: ready"):
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+            raise AssertionError(f"madoi did not start: {ready!r}\n{err.decode(errors='replace')[-3000:]}")
         async with connect(f"ws://127.0.0.1:{bridge_port}", proxy=None) as client, asyncio.TaskGroup() as tasks:
             madoi = HeadlessMadoi(proc, client)
             reader = tasks.create_task(madoi._read())

@@ -53,8 +53,8 @@ class ServerProfile:
         drops_later_system: the chat template keeps only the FIRST system message: the model never sees the rest.
         tools: how the model's tool call comes out when ``tool_choice`` names none: ``native`` (``tool_calls``),
             ``text`` (``<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`` as content), ``echo_schema``
-            (the offered tool's schema written back as content), ``functions_text`` (``functions.NAME:`` then the
-            arguments as content), ``plain`` (the template ignores tools: the model just says its line).
+            (the offered tool's schema written back as content), ``functions_text`` (the content ``functions.NAME:``
+            and nothing else), ``plain`` (the model just says its line as text).
         named_tool_native: a ``tool_choice`` naming a function still gets a real tool call (llama-cpp-python
             constrains the reply to that function's parameters and converts it), whatever ``tools`` says.
         seconds_per_request: a fixed cost per request (network and scheduling of a hosted API), before the prompt.
@@ -151,12 +151,13 @@ def _llama_cpp_python_500(message: str) -> Refusal:
 
 # llama-cpp-python validates response_format against its own type (text | json_object); its route handler turns
 # every exception, the validation error included, into HTTP 500 (local-models.md: "HTTP 500 on this server").
-LLAMA_CPP_PYTHON_JSON_SCHEMA: Final = _llama_cpp_python_500(
-    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or "
-    "'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]"
+LLAMA_CPP_PYTHON_JSON_SCHEMA: Final = _llama_cpp_python_500(  # docs/real-servers.md, "Structured output"
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "
+    "should be 'text' or 'json_object'\", 'input': 'json_schema'}\n\n  File \"llama_cpp/server/app.py\", line 376, "
+    "in create_chat_completion\n    POST /v1/chat/completions"
 )
 CPU_PROMPT_TPS: Final = 170.0  # local-models.md: ~170 prompt tokens/s on a 2-core machine
-CPU_GEN_TPS: Final = 55.0  # local-models.md: 52-63 generated tokens/s
+CPU_GEN_TPS: Final = 50.0  # local-models.md: 52-63; real-servers.md: 38-49 generated tokens/s
 _LOCAL_CPU: Final = ServerProfile(slots=1, prompt_cache=True, prompt_tps=CPU_PROMPT_TPS, gen_tps=CPU_GEN_TPS)
 _LLAMA_CPP_PYTHON: Final = dataclasses.replace(_LOCAL_CPU, interrupt_on_new=True,
                                                refuses={"json_schema": LLAMA_CPP_PYTHON_JSON_SCHEMA})
@@ -171,16 +172,18 @@ PROFILES: Final[dict[str, ServerProfile]] = {
     # (cache_prompt), grammar-constrained json_schema and json_object, tools with --jinja. The slots share the CPU,
     # which this profile does not model.
     "llama-server": dataclasses.replace(_LOCAL_CPU, name="llama-server", slots=4),
-    # llama-cpp-python's server, default chat format (the model's own template): one request at a time, a new one
-    # cuts off the one in flight, json_schema refused with 500, json_object fine, tool calls written as text
-    # (local-models.md; docs/real-servers.md).
-    "llama-cpp-python": dataclasses.replace(_LLAMA_CPP_PYTHON, name="llama-cpp-python", tools="text"),
+    # llama-cpp-python's server, default chat format (the model's own template): one request at a time, a new
+    # streamed one cuts off the one in flight, the prompt cache holds only the last prompt, json_schema refused with
+    # 500, json_object grammar-constrained; with tool_choice "auto" the model answers in plain text, a named
+    # tool_choice gives a real call (docs/real-servers.md, "Tools"). local-models.md also saw the model write the
+    # call or the tool schema as text: tools="text" / "echo_schema" play that.
+    "llama-cpp-python": dataclasses.replace(_LLAMA_CPP_PYTHON, name="llama-cpp-python", tools="plain"),
     # --chat_format chatml: only the first system message reaches the model (local-models.md), and the template
     # renders no tools, so with tools offered the model just says its line.
     "llama-cpp-python-chatml": dataclasses.replace(
         _LLAMA_CPP_PYTHON, name="llama-cpp-python-chatml", drops_later_system=True, tools="plain"),
     # --chat_format chatml-function-calling: a named tool_choice gives a real tool call; with "auto" the reply is
-    # `functions.speak:` text (local-models.md: "lines came back as `functions.speak:` text").
+    # the text `functions.speak:` and nothing else, streamed or not (docs/real-servers.md, "Tools").
     "llama-cpp-python-functions": dataclasses.replace(
         _LLAMA_CPP_PYTHON, name="llama-cpp-python-functions", tools="functions_text"),
     # LM Studio (its documentation): json_schema and tools; response_format json_object refused with 400;

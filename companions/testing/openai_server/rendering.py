@@ -78,7 +78,7 @@ def _as_text(profile: ServerProfile, reply: ToolCallReply, body: dict[str, Any])
                             {"type": "function", "function": {"name": call.name}})
                 texts.append(f"<tools>\n{_dumps(spec)}\n</tools>")
             case "functions_text":
-                texts.append(f"functions.{call.name}:\n{call.arguments}")
+                texts.append(f"functions.{call.name}:")  # the arguments never come (real-servers.md)
             case "plain":
                 said = next((v for v in arguments.values() if isinstance(v, str)), "") if isinstance(
                     arguments, dict) else str(arguments)

@@ -167,7 +167,11 @@ class OpenAITestServer:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "madoi-test"} for m in self.models]
             await send_json(writer, 200, {"object": "list", "data": data})
         elif method == "POST" and path.endswith("/chat/completions"):
-            return await self._chat(reader, writer, record)
+            try:
+                return await self._chat(reader, writer, record)
+            finally:  # also when the client went away mid-reply, or the server stops
+                if record.timing.finished is None:
+                    record.timing.finished = time.monotonic()
         else:
             await send_error(writer, ErrorReply(404, f"no route for {method} {path}"), code="not_found")
         return True

@@ -1,0 +1,186 @@
+"""Time to the first word: a user's message -> the first streamed word of the companion chosen to answer (voice off),
+against the floor, one cold completion of a companion-sized prompt (~400 tokens in, ~40 out) on the same server.
+
+Figures, all measured in one run on the same server:
+- ``first_word_<profile>_<case>: X s (Y x floor)`` for a Japanese greeting to everyone and an English question
+  naming one companion, with the three sample companions and default settings (issue 13: <= 1.5x).
+- per turn: requests and prompt tokens, with the share of the server's busy time taken by votes, card events and
+  the reply, and Madoi's own share (wall time of the turn with no request in flight).
+
+By default the server is the test server behaving like llama-cpp-python at its real rates (``--profile``,
+``--time-scale``); ``--base-url URL --model ID`` runs the same against a real server (first-word figures only:
+the request breakdown needs the test server's records).
+
+Run: ``python bench/first_word.py [--profile llama-cpp-python] [--base-url http://127.0.0.1:8000/v1 --model m]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import openai
+from _report import report
+
+from companions.testing.demo_director import DemoDirector, request_kind
+from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest, text_reply
+
+CASES = {"greeting": ("みんな、こんばんは！", None), "named": ("Souta, what do you like to do on weekends?", None)}
+FLOOR_SYSTEM = ("You are \"Akari\" (id: akari), a cheerful companion who loves the night sky. You talk with people "
+                "and other companions sitting together in a circle. Speak only as yourself, in one or two short "
+                "sentences, in the language of the message you answer. ") * 6  # ~400 tokens with the history
+# ~40 tokens (one per CJK character):
+FLOOR_ANSWER = "こんばんは！今日は空がとても澄んでいて、星がたくさん見えそうだね。みんなで屋上に行ってみない？"
+
+
+@dataclass
+class Watch:
+    """Streamed pieces and lines seen on the bus, with their times."""
+
+    streamed: list[tuple[float, str, str]] = field(default_factory=list)  # (time, companion, turn id)
+    lines: list[tuple[float, str, str]] = field(default_factory=list)  # (time, companion, text)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_event(self, item: object) -> None:
+        from companions.worker import TextStreamed
+
+        if isinstance(item, TextStreamed) and item.text.strip():
+            self.streamed.append((time.perf_counter(), item.companion_id, item.turn_id))
+
+    def on_message(self, item: object) -> None:
+        from companions.protocol import Message
+
+        if isinstance(item, Message) and item.params.from_ not in ("user",):
+            self.lines.append((time.perf_counter(), item.params.from_, item.params.message))
+            self.arrived.set()
+
+
+async def floor(base_url: str, model: str, server: OpenAITestServer | None) -> float:
+    """One cold completion of a companion-sized prompt, streamed to its end (seconds)."""
+    if server is not None:
+        server.script(text_reply(FLOOR_ANSWER))
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("MADOI_LLM_API_KEY", "x"), max_retries=0)
+    nonce = uuid.uuid4().hex  # first: no prompt cache can hold this prefix
+    messages = [{"role": "system", "content": f"[{nonce}] {FLOOR_SYSTEM}"},
+                {"role": "user", "content": "ユーザー (id: user): みんな、こんばんは！"}]
+    started = time.perf_counter()
+    stream = await client.chat.completions.create(model=model, messages=messages, stream=True,  # type: ignore[arg-type]
+                                                  max_tokens=40)
+    async for _ in stream:
+        pass
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
+async def idle(server: OpenAITestServer | None, timeout: float = 120.0) -> None:
+    """Waits until the server has no request in flight (the previous turn's leftovers done)."""
+    if server is None:
+        await asyncio.sleep(5.0)
+        return
+    async with asyncio.timeout(timeout):
+        while any(r.timing.finished is None for r in server.chat_requests()):  # noqa: ASYNC110 - a benchmark polls
+            await asyncio.sleep(0.05)
+
+
+def breakdown(records: list[RecordedRequest], began: float, ended: float) -> dict[str, float]:
+    """Busy seconds per kind within [began, ended] (monotonic), and Madoi's own (no request in flight)."""
+    busy: dict[str, float] = {}
+    spans: list[tuple[float, float]] = []
+    for r in records:
+        start, end = r.arrived, r.timing.finished if r.timing.finished is not None else ended
+        start, end = max(start, began), min(end, ended)
+        if end <= start:
+            continue
+        kind = request_kind(r.body)
+        kind = "reply" if kind in ("turn", "after-tool") else "events" if kind == "event_params" else kind
+        served = (r.timing.finished or ended) - (r.timing.started or r.arrived)
+        busy[kind] = busy.get(kind, 0.0) + max(0.0, min(served, end - start))
+        spans.append((start, end))
+    covered, last = 0.0, began
+    for start, end in sorted(spans):
+        fresh = max(start, last)
+        if end > fresh:
+            covered += end - fresh
+            last = end
+    busy["madoi"] = max(0.0, (ended - began) - covered)
+    return busy
+
+
+async def run(options: argparse.Namespace) -> None:
+    home = tempfile.mkdtemp(prefix="madoi-first-word-")
+    server: OpenAITestServer | None = None
+    if options.base_url is None:
+        profile = PROFILES[options.profile].scaled(options.time_scale)
+        server = OpenAITestServer(models=[options.model], fallback=DemoDirector(), profile=profile)
+        await server.start()
+    base_url = options.base_url or (server.base_url if server else "")
+    os.environ.update({"MADOI_HOME": home, "MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
+                       "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none",
+                       "MADOI_LLM_AUTODETECT_LOCAL": "false",
+                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    from app.runtime import Runtime
+    from app.settings import load_settings
+
+    name = options.profile if server is not None else "server"
+    floor_s = await floor(base_url, options.model, server)
+    report(f"floor_{name}", floor_s, "s")
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    watch = Watch()
+    runtime.bus.subscribe("events", watch.on_event, name="bench")
+    runtime.bus.subscribe("messages", watch.on_message, name="bench")
+    try:
+        for case, (text, to) in CASES.items():
+            await idle(server)
+            watch.lines.clear()
+            watch.arrived.clear()
+            began_mono, began = time.monotonic(), time.perf_counter()
+            seen = len(server.chat_requests()) if server else 0
+            message = runtime.send_user_message(text, to=to)
+            async with asyncio.timeout(options.timeout):
+                while not watch.lines:
+                    await watch.arrived.wait()
+                    watch.arrived.clear()
+            line_at, speaker, line = watch.lines[0]
+            words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id and
+                     t >= began]
+            first = (min(words) if words else line_at) - began
+            report(f"first_word_{name}_{case}", first, "s", "floor", floor_s)
+            print(f"  {speaker}: {line}" + ("" if words else "  (nothing streamed: time of the whole line)"))
+            if runtime.conversation is not None:
+                await runtime.conversation.stop_conversation()
+            if server is not None:
+                ended_mono = began_mono + (line_at - began)
+                turn = [r for r in server.chat_requests()[seen:] if r.arrived <= ended_mono]
+                tokens = sum(r.timing.prompt_tokens for r in turn)
+                cached = sum(r.timing.cached_tokens for r in turn)
+                shares = breakdown(turn, began_mono, ended_mono)
+                total = ended_mono - began_mono
+                kinds = ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(shares.items()))
+                print(f"  requests: {len(turn)} ({sum(r.timing.interrupted for r in turn)} cut off, "
+                      f"{sum(r.timing.status != 200 for r in turn)} refused); prompt tokens {tokens} "
+                      f"({cached} from the prompt cache); share of the turn: {kinds}", flush=True)
+    finally:
+        await runtime.stop()
+        if server is not None:
+            await server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="llama-cpp-python")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="the profile's delays x this (1: real rates)")
+    parser.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the test one")
+    parser.add_argument("--model", default="demo-model")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for a line")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
