@@ -33,7 +33,9 @@ from companions.composing import EndAfterSpeech, LineRules, compose_line, line_o
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
 from companions.lines import clean_line
+from companions.llm.capabilities import capabilities_of
 from companions.llm.structured import StructuredStats, generate_structured
+from companions.llm.text_tools import parse_text_tool_calls
 from companions.llm.types import ChatMessage, ChatModel
 from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore
 from companions.ports import QuerySender
@@ -129,13 +131,18 @@ class Companion:
         end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
         self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
-                             priority=1)
+                             priority=1, tools_offered=self._tools_offered)
         self.last_guidance: Guidance | None = None
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
         self._vote_params: dict[str, dict[str, Any]] = {}  # message id -> event parameters filled with the vote
         self._subscription: Subscription | None = None
+
+    def _tools_offered(self) -> bool:
+        """Tools are offered unless this companion's endpoint is known to answer them as text."""
+        capabilities = capabilities_of(self.model)
+        return capabilities is None or not capabilities.tools_as_text
 
     def use_model(self, model: ChatModel) -> None:
         """Thinks with ``model`` from the next request on (the user connected a language model while running)."""
@@ -278,6 +285,11 @@ class Companion:
                 planned = list(self.builtins.planned)
             finally:
                 self.builtins.planned = None
+            if not planned and self._tools_offered() and parse_text_tool_calls(result.text, self.tools.specs()).calls:
+                capabilities = capabilities_of(self.model)
+                if capabilities is not None:  # from now on this endpoint is asked for plain lines
+                    log.info("%s: tool calls came back as text; asking for plain lines", capabilities.base_url)
+                    capabilities.tools_as_text = True
             return line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize)
 
         # Lines of companions only: answering a user's greeting with a greeting is no repetition.

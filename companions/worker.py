@@ -120,6 +120,7 @@ class Worker:
         max_tokens: int | None = None,
         priority: int = 0,
         speech_tool: str = "speak",
+        tools_offered: Callable[[], bool] = lambda: True,
         speech_field: str = "message",
     ) -> None:
         if max_steps < 1:
@@ -134,6 +135,7 @@ class Worker:
         self.max_tokens = max_tokens  # a bound per request: a small model that loops cannot hold the floor long
         self.priority = priority  # on an endpoint with few slots, a turn's request goes before waiting votes
         self.speech_tool = speech_tool
+        self.tools_offered = tools_offered  # False: the model answers in plain text (its tools come back as text)
         self.speech_field = speech_field
 
     async def run(
@@ -212,7 +214,8 @@ class Worker:
                     assert_never(decision)
 
     async def _request(self, working: list[ChatMessage], turn_id: str) -> Completion:
-        request = ChatRequest(messages=tuple(working), tools=self.tools.specs(), temperature=self.temperature,
+        tools = self.tools.specs() if self.tools_offered() else ()
+        request = ChatRequest(messages=tuple(working), tools=tools, temperature=self.temperature,
                               max_tokens=self.max_tokens, priority=self.priority)
         completion: Completion | None = None
         streamed: StreamKind | None = None  # the last kind streamed

@@ -69,6 +69,9 @@ class EndpointCapabilities:
         self.local = local
         self.gate = ConcurrencyGate(1 if local else None)
         self.server_kind: str | None = None  # e.g. "llama-cpp-python", "llama.cpp", from the probe
+        # The model writes tool calls as text instead of calling tools: offering tools only lengthens the prompt
+        # and invites tool syntax. Known for llama-cpp-python (docs/real-servers.md), learned for others.
+        self.tools_as_text = False
         self.include_usage = True  # stream_options={"include_usage": true} is accepted (until an error says not)
         self.token_limit_parameter: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
         self.sends_finish_reason = False  # set by the first stream that carried one; then a stream without is cut
@@ -137,6 +140,8 @@ class EndpointCapabilities:
     def learn_server(self, kind: str | None, slots: int | None) -> None:
         """Applies what a probe found: the server's kind and how many requests it runs at once."""
         self.server_kind = kind
+        if kind == "llama-cpp-python":
+            self.tools_as_text = True  # tool_choice "auto" never gave a call there; the tools were echoed as text
         self.gate.set_limit(slots)
         log.info("%s: %s server, %s", self.base_url, kind or "unknown", f"{slots} slot(s)" if slots else "parallel")
 
