@@ -27,6 +27,11 @@ import pytest
 from tests.conftest import REPO
 
 STARTUP_TIMEOUT_S = 90.0
+# Runs the server so that the kernel stops it when the test process dies, even by SIGKILL (PR_SET_PDEATHSIG, Linux):
+# a leaked server would hold two cores for the rest of the run.
+DIE_WITH_PARENT = (["-c", "import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 15); "
+                          "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"]
+                   if sys.platform == "linux" else [])
 
 
 def _load_real_model_script() -> ModuleType:
@@ -102,7 +107,7 @@ def start_real_server(log_dir: Path, chat_format: str | None = None, *, interrup
     _require_prepared()
     p = real_model.paths()
     port = _free_port()
-    cmd = [str(p.python), "-m", "llama_cpp.server", "--model", str(p.model), "--host", "127.0.0.1",
+    cmd = [str(p.python), *DIE_WITH_PARENT, "-m", "llama_cpp.server", "--model", str(p.model), "--host", "127.0.0.1",
            "--port", str(port), "--n_threads", "2", "--n_ctx", "8192"]
     if chat_format is not None:
         cmd += ["--chat_format", chat_format]
