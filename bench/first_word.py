@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import openai
 from _report import report
 
+from companions.protocol import Message
 from companions.testing.demo_director import DemoDirector, request_kind
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest, text_reply
 
@@ -143,16 +144,23 @@ async def run(options: argparse.Namespace) -> None:
             began_mono, began = time.monotonic(), time.perf_counter()
             seen = len(server.chat_requests()) if server else 0
             message = runtime.send_user_message(text, to=to)
+            def answered(message: Message = message) -> tuple[float, str, str] | None:
+                """The first line of a companion that streamed for this message (a line still coming from
+                the previous conversation is not an answer)."""
+                turn = {who for _, who, t in watch.streamed if t == message.params.id}
+                return next((line for line in watch.lines if line[1] in turn), None)
+
             async with asyncio.timeout(options.timeout):
-                while not watch.lines:
+                while answered() is None:
                     await watch.arrived.wait()
                     watch.arrived.clear()
-            line_at, speaker, line = watch.lines[0]
-            words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id and
-                     t >= began]
-            first = (min(words) if words else line_at) - began
+            found = answered()
+            assert found is not None
+            line_at, speaker, line = found
+            words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id]
+            first = min(words) - began
             report(f"first_word_{name}_{case}", first, "s", "floor", floor_s)
-            print(f"  {speaker}: {line}" + ("" if words else "  (nothing streamed: time of the whole line)"))
+            print(f"  {speaker}: {line}")
             if runtime.conversation is not None:
                 await runtime.conversation.stop_conversation()
             if server is not None:

@@ -15,7 +15,7 @@ from companions.testing.openai_server import PROFILES, OpenAITestServer
 from tests.app.test_demo_command import headless_madoi
 
 FAST = 0.05
-WAIT = 8.0  # seconds for a line at FAST (160 s at the real server's pace)
+WAIT = 6.0  # seconds for a line at FAST (120 s at the real server's pace)
 NAMES = ("akari", "hina", "souta", "あかり", "ひな", "颯太", "Akari", "Hina", "Souta", "user", "You", "あなた")
 _NOT_A_LINE = re.compile(
     r"[{}]|<tool_call>|</?tools>|functions\.\w+:|\"arguments\"|"  # JSON or tool syntax
