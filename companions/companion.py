@@ -278,19 +278,30 @@ class Companion:
         """
         language = reply_language(message, self.language)
 
-        async def attempt(notes: list[str]) -> PlannedSpeech | None:
+        async def once(notes: list[str]) -> tuple[PlannedSpeech | None, bool]:
+            """One turn; also whether the model wrote tool syntax as text while tools were offered."""
+            offered = self._tools_offered()
             self.builtins.planned = []
             try:
                 result = await self.take_turn(message, closing=closing, extra_notes=notes)
                 planned = list(self.builtins.planned)
             finally:
                 self.builtins.planned = None
-            if not planned and self._tools_offered() and parse_text_tool_calls(result.text, self.tools.specs()).calls:
-                capabilities = capabilities_of(self.model)
-                if capabilities is not None:  # from now on this endpoint is asked for plain lines
-                    log.info("%s: tool calls came back as text; asking for plain lines", capabilities.base_url)
-                    capabilities.tools_as_text = True
-            return line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize)
+            parsed = parse_text_tool_calls(result.text, self.tools.specs())
+            tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
+            return line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize), tool_text
+
+        async def attempt(notes: list[str]) -> PlannedSpeech | None:
+            line, tool_text = await once(notes)
+            capabilities = capabilities_of(self.model)
+            if tool_text and capabilities is not None:
+                # From now on this endpoint is asked for plain lines; a turn that gave only tool syntax is asked
+                # again that way at once (chatml-function-calling answers "auto" tools with "functions.speak:").
+                log.info("%s: tool calls came back as text; asking for plain lines", capabilities.base_url)
+                capabilities.tools_as_text = True
+                if line is None:
+                    line, _ = await once(notes)
+            return line
 
         # Lines of companions only: answering a user's greeting with a greeting is no repetition.
         speakers = {m.id for m in self.roster()} | {self.id}

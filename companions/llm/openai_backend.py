@@ -188,6 +188,12 @@ class OpenAIChatModel:
                 detail = _server_message(exc) if isinstance(exc, openai.APIStatusError) else ""
                 if detail and self._drop_refused_parameter(detail):
                     continue  # a parameter this endpoint refuses, learned for good: again at once without it
+                if request.tools and fmt is None and error.status == 400 and "tool" in detail.lower():
+                    # vLLM without --enable-auto-tool-choice refuses "auto" tools: the turn goes on as plain text.
+                    log.info("%s: tools refused (%s); plain replies from now on", self._base_url, detail[:120])
+                    caps.tools_as_text = True
+                    request = request.model_copy(update={"tools": ()})
+                    continue
                 if mode is not None and detail and is_refusal(error.status, detail):
                     next_mode = caps.refuse_mode(mode, self._scrub(detail))
                     if next_mode is not None:
