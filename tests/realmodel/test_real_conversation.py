@@ -1,11 +1,16 @@
 """Madoi with default settings in front of a real llama-cpp-python server (the model's own chat template), used as a
 new user would: a greeting to everyone, and a question naming one companion. What a user needs: a reply soon, from
 the right companion, in the language of the message, that is a line of talk (no JSON, no tool syntax, no name
-prefix)."""
+prefix).
+
+``MADOI_TEST_CHAT_FORMAT=chatml`` (or another ``--chat_format``) runs the same conversation on that server instead.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import difflib
+import os
 import re
 import time
 import tomllib
@@ -18,9 +23,10 @@ import yaml
 from app.runtime import Runtime
 from app.settings import load_settings
 from companions.bus import BusItem
+from companions.conversation.readmodel import ConversationChanged
 from companions.protocol import Message
 from tests.conftest import REPO
-from tests.realmodel.conftest import RealServer
+from tests.realmodel.conftest import RealServers
 
 pytestmark = pytest.mark.realmodel
 
@@ -56,9 +62,16 @@ class Line:
     after_s: float  # since the user's message
 
 
-def problems_with(line: Line, language: str) -> list[str]:
-    """What a user would object to in a companion's line answering a message in ``language`` ("ja" or "en")."""
+def _similar(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.casefold().strip(), b.casefold().strip()).ratio()
+
+
+def problems_with(line: Line, language: str, previous: str) -> list[str]:
+    """What a user would object to in a companion's line answering a message in ``language`` ("ja" or "en"), said
+    right after ``previous`` (the user's message or the line before)."""
     found = []
+    if _similar(line.text, previous) >= 0.8:
+        found.append(f"repeats the line before it ({previous!r})")
     if not line.text.strip():
         found.append("empty")
     for syntax in TOOL_OR_JSON:
@@ -83,8 +96,15 @@ class Talk:
         self.runtime = runtime
         self.lines: list[Line] = []
         self.sent_at = 0.0
+        self.ended = False
         self.changed = asyncio.Event()
         runtime.bus.subscribe("messages", self._heard, name="real-conversation-test", direct=True)
+        runtime.bus.subscribe("events", self._watch, name="real-conversation-test-end", direct=True)
+
+    def _watch(self, item: BusItem) -> None:
+        if isinstance(item, ConversationChanged) and item.view.status == "ended" and self.lines:
+            self.ended = True
+            self.changed.set()
 
     def _heard(self, item: BusItem) -> None:
         if isinstance(item, Message) and item.params.from_ in (self.runtime.cast.companions if self.runtime.cast
@@ -110,9 +130,21 @@ class Talk:
             who = speaker or "any companion"
             raise AssertionError(f"no line from {who} within {within:.0f} s; lines: {self.lines}") from None
 
+    async def next_lines(self, count: int, until_s: float = REPLY_WITHIN_S) -> None:
+        """Lets the talk go on until ``count`` lines were said, the conversation ended, or ``until_s`` seconds have
+        passed since the user's message (not a failure: what was said by then is checked)."""
+        try:
+            async with asyncio.timeout(max(0.0, self.sent_at + until_s - time.monotonic())):
+                while len(self.lines) < count and not self.ended:
+                    self.changed.clear()
+                    await self.changed.wait()
+        except TimeoutError:
+            pass
+
 
 @pytest.fixture
-async def talk(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, real_server: RealServer):
+async def talk(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, real_servers: RealServers):
+    real_server = real_servers.get(os.environ.get("MADOI_TEST_CHAT_FORMAT") or None)
     monkeypatch.setenv("MADOI_LLM_BASE_URL", real_server.base_url)
     monkeypatch.setenv("MADOI_LLM_MODEL", real_server.model)
     runtime = Runtime(load_settings())
@@ -128,19 +160,29 @@ def _report(talk: Talk) -> str:
     return "\n".join(f"  {x.after_s:5.1f} s {x.speaker}: {x.text!r}" for x in talk.lines)
 
 
+def _objections(talk: Talk, user_said: str, language: str) -> dict[str, list[str]]:
+    previous = [user_said] + [x.text for x in talk.lines]
+    return {f"{x.speaker}: {x.text!r}": p for x, before in zip(talk.lines, previous, strict=False)
+            if (p := problems_with(x, language, before))}
+
+
 async def test_a_japanese_greeting_to_everyone_gets_a_japanese_line_of_talk(talk: Talk) -> None:
-    talk.say("みなさん、こんにちは！")
+    greeting = "みなさん、こんにちは！"
+    talk.say(greeting)
     first = await talk.first_line()
+    await talk.next_lines(2)  # and the line that follows it, if one comes soon
     print(f"\ngreeting to everyone:\n{_report(talk)}")
-    bad = {f"{x.speaker}: {x.text!r}": p for x in talk.lines if (p := problems_with(x, "ja"))}
+    bad = _objections(talk, greeting, "ja")
     assert not bad, f"lines a user should never see or hear:\n{bad}"
     assert first.after_s < REPLY_WITHIN_S
 
 
 async def test_an_english_question_naming_akari_is_answered_by_akari_in_english(talk: Talk) -> None:
-    talk.say("Akari, what is your favourite star?", to=["akari"])
+    question = "Akari, what is your favourite star?"
+    talk.say(question, to=["akari"])
     answer = await talk.first_line("akari")
+    await talk.next_lines(2)
     print(f"\nquestion to akari:\n{_report(talk)}")
-    bad = {f"{x.speaker}: {x.text!r}": p for x in talk.lines if (p := problems_with(x, "en"))}
+    bad = _objections(talk, question, "en")
     assert not bad, f"lines a user should never see or hear:\n{bad}"
     assert answer.after_s < REPLY_WITHIN_S
