@@ -174,6 +174,11 @@ async def run(options: argparse.Namespace) -> None:
                 print(f"  requests: {len(turn)} ({sum(r.timing.interrupted for r in turn)} cut off, "
                       f"{sum(r.timing.status != 200 for r in turn)} refused); prompt tokens {tokens} "
                       f"({cached} from the prompt cache); share of the turn: {kinds}", flush=True)
+                for r in turn:
+                    t = r.timing
+                    served = (t.finished or ended_mono) - (t.started or r.arrived)
+                    print(f"    {request_kind(r.body):12s} HTTP {t.status} prompt {t.prompt_tokens} "
+                          f"(cached {t.cached_tokens}), generated {t.completion_tokens}, served {served:.2f} s")
     finally:
         await runtime.stop()
         if server is not None:

@@ -101,8 +101,7 @@ class _SentenceFollower:
         self._turn_id = turn.message.params.id
         self._chunker = SentenceChunker()
         self._done = False
-        self._subscription = companion.bus.subscribe("events", self._on_event, name=f"early:{companion.id}",
-                                                     direct=True)
+        self._subscription = companion.bus.subscribe("events", self._on_event, name=f"early:{companion.id}")
 
     def _on_event(self, item: object) -> None:
         if (self._done or not isinstance(item, TextStreamed) or item.companion_id != self._companion.id

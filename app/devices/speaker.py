@@ -170,7 +170,9 @@ class Pyttsx3Speaker:
     # -- the speaker thread ------------------------------------------------------------------------------------
 
     def _run(self, ready: threading.Event) -> None:
-        if not _ENGINE_OWNER.acquire(timeout=1.0):  # a previous speaker may still be stopping
+        # A previous speaker may still be stopping: its last chunk can hold the engine for as long as a chunk may
+        # take (on a loaded machine a 1 s wait gave up, and speech stayed off for the whole session).
+        if not _ENGINE_OWNER.acquire(timeout=FINISH_TIMEOUT_S):
             self._fail_all(ready, "no speech engine: another speaker owns it")
             return
         try:

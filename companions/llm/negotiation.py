@@ -86,11 +86,23 @@ def apply_mode(request: ChatRequest, mode: StructuredMode) -> tuple[ChatRequest,
         tool = ToolSpec(name=fmt.name, description=TOOL_DESCRIPTION, parameters=schema)
         choice = {"type": "function", "function": {"name": fmt.name}}
         return request.model_copy(update={"tools": (*request.tools, tool)}), {"tool_choice": choice}
-    instruction = SCHEMA_INSTRUCTION.format(schema=json.dumps(schema, ensure_ascii=False))
+    instruction = SCHEMA_INSTRUCTION.format(schema=json.dumps(_for_prompt(schema), ensure_ascii=False,
+                                                              separators=(",", ":")))
     shaped = request.model_copy(update={"messages": with_instruction(request.messages, instruction)})
     if mode == "json_object":
         return shaped, {"response_format": {"type": "json_object", "schema": schema}}
     return shaped, {}
+
+
+def _for_prompt(node: Any, *, top: bool = True) -> Any:
+    """The schema as the model reads it in the prompt: compact, without pydantic's per-field titles (the prompt is
+    processed at ~170 tokens/s on a small local server: every token counts); the top-level title stays."""
+    if isinstance(node, list):
+        return [_for_prompt(item, top=False) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: _for_prompt(value, top=False) for key, value in node.items() if top or key != "title"
+            or not isinstance(value, str)}
 
 
 def with_instruction(messages: tuple[ChatMessage, ...], instruction: str) -> tuple[ChatMessage, ...]:

@@ -164,8 +164,11 @@ class OpenAITestServer:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             await send_error(writer, ErrorReply(401, "Incorrect API key provided."), code="invalid_api_key")
         elif method == "GET" and path.endswith("/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "madoi-test"} for m in self.models]
+            owner = self.profile.owned_by
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": owner} for m in self.models]
             await send_json(writer, 200, {"object": "list", "data": data})
+        elif method == "GET" and path == "/props" and self.profile.props_slots:
+            await send_json(writer, 200, {"total_slots": self.profile.props_slots})
         elif method == "POST" and path.endswith("/chat/completions"):
             try:
                 return await self._chat(reader, writer, record)
