@@ -79,6 +79,42 @@ async def floor(base_url: str, model: str, server: OpenAITestServer | None) -> f
     return elapsed
 
 
+async def line_floor(base_url: str, model: str, server: OpenAITestServer | None, companion_id: str,
+                     text: str) -> float:
+    """One cold completion of the companion's own line: the request Madoi's reply is (its system prompt, the
+    message, the turn's instructions), with nothing before it, streamed to its end (seconds). A different prompt is
+    sent first, so that no prompt cache holds this one."""
+    from companions.cards import load_cards, localized, sample_cards_dir
+    from companions.composing import LineRules, reply_language, turn_notes
+    from companions.llm.system_messages import with_one_system_message
+    from companions.llm.types import ChatMessage
+    from companions.prompts import guidance_prompt, system_prompt
+
+    await floor(base_url, model, server)  # evicts the prompt cache
+    if server is not None:
+        server.script(text_reply(FLOOR_ANSWER))
+    cards = load_cards([sample_cards_dir()]).by_id()
+    card = cards[companion_id]
+    others = [c.wire_metadata("ja") for c in cards.values() if c.id != companion_id]
+    message = Message.create(from_="user", message=text)
+    language = reply_language(message, "ja")
+    rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
+    notes = turn_notes(language, rules.limit(language))
+    chat = with_one_system_message((ChatMessage.system(system_prompt(card, "ja", others)),
+                                    ChatMessage.user(f"ユーザー (id: user): {text}"),
+                                    ChatMessage.system(guidance_prompt(notes, "ja"))))
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("MADOI_LLM_API_KEY", "x"), max_retries=0)
+    started = time.perf_counter()
+    stream = await client.chat.completions.create(
+        model=model, messages=[{"role": m.role, "content": m.text} for m in chat],  # type: ignore[misc]
+        stream=True, max_tokens=256)
+    async for _ in stream:
+        pass
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
 async def idle(server: OpenAITestServer | None, timeout: float = 120.0) -> None:
     """Waits until the server has no request in flight (the previous turn's leftovers done)."""
     if server is None:
@@ -131,6 +167,13 @@ async def run(options: argparse.Namespace) -> None:
     name = options.profile if server is not None else "server"
     floor_s = await floor(base_url, options.model, server)
     report(f"floor_{name}", floor_s, "s")
+    # The floor the issue names: one completion of one companion's line on the same server (the speaker's own
+    # reply request, cold). The 400-token prompt above is kept for comparison with earlier runs.
+    speakers = {"greeting": "akari", "named": "souta"}
+    line_floors = {case: await line_floor(base_url, options.model, server, speakers[case], text)
+                   for case, (text, _) in CASES.items()}
+    for case, seconds in line_floors.items():
+        report(f"floor_line_{name}_{case}", seconds, "s")
     runtime = Runtime(load_settings())
     await runtime.start()
     watch = Watch()
@@ -159,7 +202,8 @@ async def run(options: argparse.Namespace) -> None:
             line_at, speaker, line = found
             words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id]
             first = min(words) - began
-            report(f"first_word_{name}_{case}", first, "s", "floor", floor_s)
+            report(f"first_word_{name}_{case}", first, "s", "floor_line", line_floors[case])
+            print(f"  ({first / floor_s:.2f}x vs the 400-token floor {floor_s:.3g} s)")
             print(f"  {speaker}: {line}")
             if runtime.conversation is not None:
                 await runtime.conversation.stop_conversation()

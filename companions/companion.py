@@ -133,6 +133,7 @@ class Companion:
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
                              priority=1, tools_offered=self._tools_offered)
         self.last_guidance: Guidance | None = None
+        self.last_notes: list[str] = []  # the instructions of the last turn (a small model may copy them out)
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
@@ -249,6 +250,7 @@ class Companion:
         if closing_prompt(self.language, closing):
             notes.append(closing_prompt(self.language, closing))
         context.append(ChatMessage.system(guidance_prompt(notes, self.language)))
+        self.last_notes = notes
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)
 
@@ -289,7 +291,9 @@ class Companion:
                 self.builtins.planned = None
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
-            return line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize), tool_text
+            line = line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize,
+                           self.last_notes)
+            return line, tool_text
 
         async def attempt(notes: list[str]) -> PlannedSpeech | None:
             line, tool_text = await once(notes)
@@ -307,7 +311,7 @@ class Companion:
         speakers = {m.id for m in self.roster()} | {self.id}
         recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
         return await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
-                                  recent=recent)
+                                  recent=recent, answered=message.params.message if message is not None else "")
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

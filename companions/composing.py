@@ -62,9 +62,29 @@ def repeat_note(language: str) -> str:
     return REPEAT_NOTE.get(language, REPEAT_NOTE["en"])
 
 
+def strip_echoed(text: str, notes: Sequence[str]) -> str:
+    """``text`` without the lines a small model copied from the turn's instructions (measured on a 0.5B model:
+    "こんにちは！\n\n日本語で答えてください。\n\n81文字以内で、…" was its whole reply)."""
+    marks = [_plain(n) for n in notes if len(_plain(n)) >= 6]
+    kept = []
+    for line in text.splitlines():
+        plain = _plain(line)
+        if line.strip().startswith(("(Instructions)", "# ")) or (plain and any(plain in m or m in plain
+                                                                               for m in marks)):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def _plain(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
 def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
-            clean: Callable[[str], str]) -> PlannedSpeech | None:
-    """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose."""
+            clean: Callable[[str], str], notes: Sequence[str] = ()) -> PlannedSpeech | None:
+    """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
+    lines copied from the turn's instructions ``notes`` are left out."""
+    reply_text = strip_echoed(reply_text, notes)
     if planned is not None:
         text = clean(strip_tool_text(planned.text))
         return replace(planned, text=text) if text else None
@@ -91,17 +111,23 @@ def _arguments(raw: str) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+PARROT_MIN_CHARS: Final = 12  # a greeting answered with a greeting is no parroting; a question asked back is
+
+
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
-                       max_chars: int, recent: Sequence[str]) -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent``; then a fallback."""
+                       max_chars: int, recent: Sequence[str], answered: str = "") -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent`` or parrots the message
+    it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of Souta came back as
+    his line); then a fallback."""
+    parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
     for notes in ([], [repeat_note(language)]):
         planned = await attempt(notes)
         if planned is None:
             return None
         line = replace(planned, text=limit_length(planned.text, max_chars=max_chars))
-        if not is_repeat(line.text, recent):
+        if not is_repeat(line.text, recent) and not is_repeat(line.text, parrot, threshold=0.8):
             return line
-        log.info("the line repeats a recent one: %r", line.text[:80])
+        log.info("the line repeats a recent one or the message it answers: %r", line.text[:80])
     emotion: Emotion = "neutral"
     return PlannedSpeech(fallback_line(language), (), emotion)
 

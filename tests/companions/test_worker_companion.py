@@ -244,3 +244,34 @@ async def test_a_line_that_repeats_the_previous_one_is_asked_again_then_replaced
     retry = model.requests_in("")[1].messages[-1].text
     assert "Do not repeat" in retry
     model.assert_used_up()
+
+
+async def test_instructions_a_small_model_copies_into_its_line_are_left_out(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("こんにちは！地図の話だね。\n\n日本語で答えてください。\n\n81文字以内で、あなた自身のセリフだけを書いてください。"))
+    companion = souta(bus, broker, model)
+    planned = await companion.compose(QUESTION)
+    assert planned is not None
+    assert planned.text == "こんにちは！地図の話だね。"
+    model.assert_used_up()
+
+
+async def test_a_line_that_parrots_the_question_is_asked_again(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
+                                   reply_json({"need_response": True, "needs_facts": False}))
+    question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
+    model.add(say("Souta, what do you like to do on weekends?"), say("I like walking around old map shops."))
+    companion = souta(bus, broker, model, language="en")
+    await companion.hear(question)
+    planned = await companion.compose(question)
+    assert planned is not None
+    assert planned.text == "I like walking around old map shops."
+    model.assert_used_up()
