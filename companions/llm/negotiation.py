@@ -32,6 +32,7 @@ STRING_BOUND: Final = 200  # characters, for string fields of structured output 
 SCHEMA_INSTRUCTION: Final = (
     "Answer with one JSON object only (no prose, no code fences) that follows this JSON schema:\n{schema}"
 )
+KEYS_INSTRUCTION: Final = "Answer with one JSON object only, with these keys:\n{keys}"
 TOOL_DESCRIPTION: Final = "Give your answer as the arguments of this function."
 # HTTP statuses that, on a request asking for structured output in some mode, mean "not in this mode".
 _REFUSALS: Final = frozenset({400, 422, 500, 501})
@@ -86,12 +87,43 @@ def apply_mode(request: ChatRequest, mode: StructuredMode) -> tuple[ChatRequest,
         tool = ToolSpec(name=fmt.name, description=TOOL_DESCRIPTION, parameters=schema)
         choice = {"type": "function", "function": {"name": fmt.name}}
         return request.model_copy(update={"tools": (*request.tools, tool)}), {"tool_choice": choice}
+    if mode == "json_object":
+        # The server is given the schema (llama-cpp-python turns it into a grammar that enforces it), so the model
+        # only needs the keys and what they mean: ~100 prompt tokens less than the JSON schema, on a server that
+        # reads ~170 prompt tokens a second.
+        instruction = KEYS_INSTRUCTION.format(keys=describe_keys(schema))
+        shaped = request.model_copy(update={"messages": with_instruction(request.messages, instruction)})
+        return shaped, {"response_format": {"type": "json_object", "schema": schema}}
     instruction = SCHEMA_INSTRUCTION.format(schema=json.dumps(_for_prompt(schema), ensure_ascii=False,
                                                               separators=(",", ":")))
-    shaped = request.model_copy(update={"messages": with_instruction(request.messages, instruction)})
-    if mode == "json_object":
-        return shaped, {"response_format": {"type": "json_object", "schema": schema}}
-    return shaped, {}
+    return request.model_copy(update={"messages": with_instruction(request.messages, instruction)}), {}
+
+
+def describe_keys(schema: dict[str, Any], indent: str = "") -> str:
+    """The keys of an object schema, one per line: ``name (type): description``; nested objects indented."""
+    defs = schema.get("$defs", {})
+    lines = []
+    for name, raw in schema.get("properties", {}).items():
+        prop = _resolve(raw, defs)
+        nested = next((_resolve(p, defs) for p in prop.get("anyOf", ()) if _resolve(p, defs).get("properties")),
+                      prop if prop.get("properties") else None)
+        if nested is not None:
+            lines.append(f"{indent}- {name} (object):")
+            lines.append(describe_keys({**nested, "$defs": defs}, indent + "  "))
+            continue
+        kind = " or ".join(json.dumps(v, ensure_ascii=False) for v in prop["enum"]) if "enum" in prop else (
+            f"integer {prop['minimum']}-{prop['maximum']}" if "minimum" in prop and "maximum" in prop
+            else str(prop.get("type", "any")))
+        description = f": {prop['description']}" if prop.get("description") else ""
+        lines.append(f"{indent}- {name} ({kind}){description}")
+    return "\n".join(lines)
+
+
+def _resolve(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        target = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+        return target if isinstance(target, dict) else {}
+    return node if isinstance(node, dict) else {}
 
 
 def _for_prompt(node: Any, *, top: bool = True) -> Any:
