@@ -11,6 +11,7 @@ then falls back to a short line, so a companion never says the same thing twice 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -25,8 +26,7 @@ from companions.protocol import EMOTIONS, Emotion, Message
 log = logging.getLogger(__name__)
 
 LANGUAGE_NOTE: Final = {"ja": "日本語で答えてください。", "en": "Reply in English."}
-LENGTH_NOTE: Final = {"ja": "{n}文字以内で、あなた自身のセリフだけを書いてください。",
-                      "en": "Write only your own line, at most {n} characters."}
+LENGTH_NOTE: Final = {"ja": "自分のセリフだけを{n}文字以内で。", "en": "Only your own line, at most {n} characters."}
 REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
                       "en": "Do not repeat what was just said; say something new, briefly."}
 
@@ -69,11 +69,13 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
     kept = []
     for line in text.splitlines():
         plain = _plain(line)
-        if line.strip().startswith(("(Instructions)", "# ")) or (plain and any(plain in m or m in plain
-                                                                               for m in marks)):
+        if _INSTRUCTION_LINE.match(line) or (plain and any(plain in m or m in plain for m in marks)):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
+
+
+_INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
 
 
 def _plain(text: str) -> str:

@@ -252,7 +252,7 @@ async def test_instructions_a_small_model_copies_into_its_line_are_left_out(
     bus, broker, _, _ = env
     model = ScriptedModel("souta")
     model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("こんにちは！地図の話だね。\n\n日本語で答えてください。\n\n81文字以内で、あなた自身のセリフだけを書いてください。"))
+    model.add(say("こんにちは！地図の話だね。\n\n日本語で答えてください。\n(Instruction) # あなたの紹介をする"))
     companion = souta(bus, broker, model)
     planned = await companion.compose(QUESTION)
     assert planned is not None
