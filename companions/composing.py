@@ -126,12 +126,22 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
         planned = await attempt(notes)
         if planned is None:
             return None
-        line = replace(planned, text=limit_length(planned.text, max_chars=max_chars))
+        text = _without_echo(planned.text, answered) if parrot else planned.text
+        line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
         if not is_repeat(line.text, recent) and not is_repeat(line.text, parrot, threshold=0.8):
             return line
         log.info("the line repeats a recent one or the message it answers: %r", line.text[:80])
     emotion: Emotion = "neutral"
     return PlannedSpeech(fallback_line(language), (), emotion)
+
+
+def _without_echo(text: str, answered: str) -> str:
+    """``text`` without a leading copy of the question it answers ("Souta, what do you like? I like maps." -> "I
+    like maps."); ``text`` itself when it is nothing but the copy."""
+    head = answered.strip()
+    if head and text.startswith(head) and text[len(head):].strip():
+        return text[len(head):].strip()
+    return text
 
 
 class EndAfterSpeech(WorkerHook):

@@ -275,3 +275,10 @@ async def test_a_line_that_parrots_the_question_is_asked_again(
     assert planned is not None
     assert planned.text == "I like walking around old map shops."
     model.assert_used_up()
+    # A line that repeats the question before answering it keeps its answer.
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("Souta, what do you like to do on weekends? Reading, mostly."))
+    planned = await companion.compose(question)
+    assert planned is not None
+    assert planned.text == "Reading, mostly."
+    model.assert_used_up()
