@@ -33,11 +33,6 @@ def _load_real_model_script() -> ModuleType:
 real_model = _load_real_model_script()
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "realmodel: needs the real llama-cpp-python server and model "
-                                       "(scripts/real_model.py prepares them)")
-
-
 RealServer = real_model.RealServer
 
 
