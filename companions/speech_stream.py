@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from companions.llm.text_tools import looks_like_tool_text
+
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _WHITESPACE: Final = " \t\r\n"
 
@@ -281,20 +283,6 @@ _MARKERS: Final = ("<tool_call>", "<tools>", "<function", "functions.", "```", '
 _START_MARKERS: Final = ("{", "[")
 
 
-def looks_like_tool_text(prefix: str) -> bool:
-    """Whether text that starts with ``prefix`` is (or may still become) tool syntax or JSON rather than a line.
-
-    True while ``prefix`` (leading whitespace ignored) is empty or a beginning of a marker, so callers hold such
-    text back until it tells.
-    """
-    text = prefix.lstrip()
-    if not text:
-        return True
-    if text.startswith(_START_MARKERS):
-        return True
-    return any(text.startswith(m) or m.startswith(text) for m in _MARKERS)
-
-
 class ToolTextGuard:
     """Filters the plain text of one streamed request: what may be shown now, never tool syntax or JSON.
 
@@ -316,8 +304,8 @@ class ToolTextGuard:
             head = self._held.lstrip()
             if not head:
                 return ""
-            if looks_like_tool_text(head):
-                if any(head.startswith(m) for m in (*_MARKERS, *_START_MARKERS)):
+            if looks_like_tool_text(head):  # one judgement of a reply's beginning, shared with text_tools
+                if any(head.casefold().startswith(m) for m in (*_MARKERS, *_START_MARKERS, "✿function")):
                     self.blocked = True
                     self._held = ""
                 return ""

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from companions.speech_stream import MessageFieldExtractor, SentenceChunker, ToolTextGuard, looks_like_tool_text
+from companions.llm.text_tools import looks_like_tool_text
+from companions.speech_stream import MessageFieldExtractor, SentenceChunker, ToolTextGuard
 
 
 def fed(extractor: MessageFieldExtractor, text: str, size: int) -> list[str]:
