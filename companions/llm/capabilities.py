@@ -142,6 +142,9 @@ class EndpointCapabilities:
         self.server_kind = kind
         if kind == "llama-cpp-python":
             self.tools_as_text = True  # tool_choice "auto" never gave a call there; the tools were echoed as text
+            # Its request model takes response_format "text" or "json_object" only (HTTP 500 otherwise): no need
+            # to learn that from a refused request.
+            self.refuse_mode("json_schema", "llama-cpp-python takes only json_object (docs/real-servers.md)")
         self.gate.set_limit(slots)
         log.info("%s: %s server, %s", self.base_url, kind or "unknown", f"{slots} slot(s)" if slots else "parallel")
 
