@@ -216,7 +216,8 @@ class Pyttsx3Speaker:
         one speech: ``SpeakingChanged(False)`` comes only when nothing of the same speaker is queued after it."""
         speaking: str | None = None
         follows: _Job | None = None
-        while True:
+        stopping = False
+        while not stopping:
             job = follows if follows is not None else self._jobs.get()
             follows = None
             if job is None:
@@ -248,6 +249,9 @@ class Pyttsx3Speaker:
                     self._current = None
             with contextlib.suppress(queue.Empty):
                 follows = self._jobs.get_nowait()
+                # The stop mark taken here ends the loop after this job: read again, it would block for ever and
+                # the engine would stay owned by this stopped speaker (no speech for any later one).
+                stopping = follows is None
             if result.interrupted or follows is None or follows.utterance.speaker_id != speaking:
                 self._publish(SpeakingChanged(speaking, False))
                 speaking = None

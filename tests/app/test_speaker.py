@@ -372,3 +372,27 @@ async def cut_a_line_off(player: StandInPlayer, bus: InProcessBus) -> None:
     finally:
         await broker.aclose()
         await speaker.stop()
+
+
+async def test_a_speaker_stopped_while_it_speaks_releases_the_engine_for_the_next_one(
+    tmp_path: Path, bus: InProcessBus,
+) -> None:
+    # The app stops a speaker while it talks (quitting, a settings change); the next speaker must get the engine.
+    first = Pyttsx3Speaker(bus, output_dir=tmp_path / "first")
+    await first.start()
+    speaking = asyncio.Event()
+    bus.subscribe("events", lambda e: speaking.set() if isinstance(e, SpeakingChanged) and e.speaking else None,
+                  direct=True)
+    talk = asyncio.ensure_future(first.speak(Utterance("This is a long line. " * 20, speaker_id="alice")))
+    await asyncio.wait_for(speaking.wait(), 10)
+    thread = first._thread
+    assert thread is not None
+    await first.stop()
+    await asyncio.wait_for(talk, 5)
+    assert not thread.is_alive(), "the stopped speaker's thread still holds the speech engine"
+    second = Pyttsx3Speaker(bus, output_dir=tmp_path / "second")
+    await second.start()
+    try:
+        assert second.status.available, second.status.reason
+    finally:
+        await second.stop()
