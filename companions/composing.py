@@ -69,17 +69,24 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
     kept = []
     for line in text.splitlines():
         plain = _plain(line)
-        if _INSTRUCTION_LINE.match(line) or (plain and any(plain in m or m in plain for m in marks)):
+        if (_INSTRUCTION_LINE.match(line) or plain.startswith(_HEADINGS)
+                or (plain and any(plain in m or m in plain for m in marks))):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
 
 
+# Headings of the turn's instructions and labels a small model wrote back (measured: "このターンの指示" as a whole
+# line, "**あなたのセリフ:**").
+ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
 
 
 def _plain(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+_HEADINGS: Final = tuple(_plain(h) for h in ECHOED_HEADINGS)
 
 
 def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
@@ -132,7 +139,10 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
             return line
         log.info("the line repeats a recent one or the message it answers: %r", line.text[:80])
     emotion: Emotion = "neutral"
-    return PlannedSpeech(fallback_line(language), (), emotion)
+    # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
+    said = {_plain(text) for text in recent}
+    variant = next((v for v in range(3) if _plain(fallback_line(language, v)) not in said), 0)
+    return PlannedSpeech(fallback_line(language, variant), (), emotion)
 
 
 def _without_echo(text: str, answered: str) -> str:

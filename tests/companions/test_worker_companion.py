@@ -282,3 +282,24 @@ async def test_a_line_that_parrots_the_question_is_asked_again(
     assert planned is not None
     assert planned.text == "Reading, mostly."
     model.assert_used_up()
+
+
+def test_instruction_headings_a_model_writes_back_are_not_a_line() -> None:
+    from companions.composing import strip_echoed
+
+    assert strip_echoed("こんにちは！私はあかり。\n**あなたのセリフ:**\nこのターンの指示を教えてください。", []) \
+        == "こんにちは！私はあかり。"
+    assert strip_echoed("このターンの指示", []) == ""
+    assert strip_echoed("Your line is nice, I like it.", []) == "Your line is nice, I like it."
+
+
+async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
+    from companions.actions import PlannedSpeech
+    from companions.composing import compose_line
+
+    async def always(notes: list[str]) -> PlannedSpeech | None:
+        return PlannedSpeech("Yes, I see.", (), "neutral")
+
+    line = await compose_line(always, language="en", max_chars=120, recent=["Yes, I see."])
+    assert line is not None
+    assert line.text not in ("", "Yes, I see.")
