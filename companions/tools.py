@@ -1,12 +1,15 @@
 """Tools: plain Python functions (sync or async, functions or methods) offered to the model.
 
-The :func:`tool` decorator reads a function once: its name, the summary of its (Google-style) docstring, and a
-pydantic model of its parameters, from which the JSON Schema comes. Per-argument descriptions come from the
-docstring's ``Args:`` section, from ``Annotated[str, "description"]`` or from a pydantic ``Field``.
+The :func:`tool` decorator reads a function: its name, the description of its (Google-style) docstring, and a
+pydantic model of its parameters, from which the JSON Schema comes. The docstring is parsed by griffe, when the
+tool is first described (so importing a module full of tools stays cheap); per-argument descriptions come from its
+``Args:`` section, from ``Annotated[str, "description"]`` or from a pydantic ``Field``.
 
-Running a tool never raises into the turn loop (only cancellation travels): invalid JSON, arguments that fail
-validation, an exception in the tool and a timeout all become a :class:`ToolResult` with ``is_error`` set, worded
-so that the model can read it and try again. Sync tools run in an executor thread, because they may block.
+Every kind of tool (:class:`Tool` here, tools described by a JSON Schema such as an MCP server's, in
+``companions/schema_tools.py``) runs through :meth:`BaseTool.run`, which never raises into the turn loop (only
+cancellation travels): invalid JSON, arguments that fail validation, an exception in the tool and a timeout all
+become a :class:`ToolResult` with ``is_error`` set, worded so that the model can read it and try again. Sync tools
+run in an executor thread, because they may block.
 """
 
 from __future__ import annotations
@@ -16,9 +19,8 @@ import contextlib
 import functools
 import inspect
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, get_args, get_origin, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -26,8 +28,7 @@ from pydantic.fields import FieldInfo
 
 from companions.llm.types import ToolSpec
 
-_SECTION: Final = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?)\s*:\s*$")
-_ARG_LINE: Final = re.compile(r"^(\s*)\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+BUILT_IN: Final = "built-in"
 
 
 @dataclass(frozen=True)
@@ -43,38 +44,25 @@ class ToolResult:
 @dataclass(frozen=True)
 class _Docstring:
     summary: str
-    args: dict[str, str]
+    args: dict[str, str] = field(default_factory=dict)
 
 
 def _parse_docstring(doc: str | None) -> _Docstring:
-    """Splits a Google-style docstring into its description and the per-argument texts of ``Args:``."""
-    if not doc:
-        return _Docstring("", {})
-    lines = inspect.cleandoc(doc).splitlines()
-    summary: list[str] = []
+    """The description (the text before the first section) and the ``Args:`` texts of a Google-style docstring."""
+    if not doc or not doc.strip():
+        return _Docstring("")
+    from griffe import Docstring, DocstringSectionKind  # ~60 ms to import: only once a tool is first described
+
+    sections = Docstring(inspect.cleandoc(doc), parser="google").parse(warnings=False)
+    summary = ""
+    if sections and sections[0].kind is DocstringSectionKind.text:
+        summary = str(sections[0].value).strip()
     args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    arg_indent = -1
-    for line in lines:
-        header = _SECTION.match(line)
-        if header:
-            section = header.group(1)
-            current = None
-            arg_indent = -1
-            continue
-        if section is None:
-            summary.append(line)
-        elif section in ("Args", "Arguments", "Parameters"):
-            match = _ARG_LINE.match(line)
-            indent = len(line) - len(line.lstrip())
-            if match and (arg_indent < 0 or indent <= arg_indent):
-                arg_indent = indent
-                current = match.group(2)
-                args[current] = match.group(3).strip()
-            elif current is not None and line.strip():
-                args[current] = f"{args[current]} {line.strip()}".strip()
-    return _Docstring("\n".join(summary).strip(), args)
+    for section in sections:
+        if section.kind is DocstringSectionKind.parameters:
+            for parameter in section.value:
+                args[parameter.name] = " ".join(parameter.description.split())
+    return _Docstring(summary, args)
 
 
 def _field_for(param: inspect.Parameter, annotation: Any, doc_description: str | None) -> tuple[Any, Any]:
@@ -112,7 +100,8 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
-def _render(value: Any) -> str:
+def render(value: Any) -> str:
+    """A tool's return value as the text the model reads."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -125,8 +114,83 @@ def _render(value: Any) -> str:
         return str(value)
 
 
-class Tool:
-    """One tool: its metadata, the pydantic model of its arguments and the callable behind it.
+class BaseTool:
+    """What every tool shares: a name, a description, a JSON Schema of its arguments, a timeout, where it comes
+    from (``origin``: built-in, ``mcp:<server>``, ``plugin:<name>``), and :meth:`run`.
+
+    Subclasses say how arguments are validated (:meth:`_validate`) and how the tool is called (:meth:`_invoke`).
+    """
+
+    name: str
+    timeout: float | None
+    origin: str = BUILT_IN
+
+    @property
+    def description(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def _validate(self, data: dict[str, Any]) -> dict[str, Any] | str:
+        """The arguments to call with, or why ``data`` does not fit the schema."""
+        raise NotImplementedError
+
+    async def _invoke(self, arguments: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _unavailable(self) -> str | None:
+        """Why the tool cannot run now (None when it can)."""
+        return None
+
+    async def run(self, arguments: str | dict[str, Any], call_id: str = "") -> ToolResult:
+        """Validates ``arguments`` (raw JSON text or a dict) and runs the tool. Never raises but for cancellation."""
+        unavailable = self._unavailable()
+        if unavailable is not None:
+            return self._error(call_id, unavailable)
+        if isinstance(arguments, str):
+            try:
+                data = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as err:
+                return self._error(call_id, f"the arguments are not valid JSON ({err.msg} at {err.pos}); "
+                                            f"send a JSON object matching the schema")
+        else:
+            data = arguments
+        if not isinstance(data, dict):
+            return self._error(call_id, "the arguments must be a JSON object")
+        validated = self._validate(data)
+        if isinstance(validated, str):
+            return self._error(call_id, f"invalid arguments: {validated}")
+        try:
+            async with asyncio.timeout(self.timeout):
+                value = await self._invoke(validated)
+        except TimeoutError:
+            # A sync tool's thread cannot be stopped; it finishes in the background and its result is dropped.
+            return self._error(call_id, f"timed out after {self.timeout:g} s")
+        except ToolFailed as err:  # the tool's own words, e.g. an MCP server's error result
+            return self._error(call_id, str(err))
+        except Exception as err:  # a failing tool is a result the model reads, never a crash
+            return self._error(call_id, f"{type(err).__name__}: {err}")
+        return ToolResult(call_id=call_id, name=self.name, content=render(value))
+
+    def _error(self, call_id: str, reason: str) -> ToolResult:
+        return ToolResult(call_id=call_id, name=self.name, content=f"Error in {self.name}: {reason}", is_error=True)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class ToolFailed(Exception):
+    """Raised by a tool whose failure is already worded for the model (shown as is, without the exception type)."""
+
+
+class Tool(BaseTool):
+    """One tool made from a Python callable: the pydantic model of its arguments and the callable behind it.
 
     A tool made from a method is a descriptor: ``instance.method`` is a :class:`Tool` bound to that instance.
     """
@@ -138,29 +202,48 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
+        origin: str = BUILT_IN,
         _bound: bool = False,
-        _args_model: type[BaseModel] | None = None,
+        _unbound: Tool | None = None,
         _method: bool | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
         self.timeout = timeout
-        doc = _parse_docstring(fn.__doc__)
-        self.description = description if description is not None else doc.summary
-        signature = inspect.signature(fn)
-        params = list(signature.parameters.values())
-        self._method = _method if _method is not None else bool(params and params[0].name in ("self", "cls"))
+        self.origin = origin
+        self._description = description
+        self._params = list(inspect.signature(fn).parameters.values())
+        first = self._params[0].name if self._params else ""
+        self._method = _method if _method is not None else first in ("self", "cls")
         self._bound = _bound
-        if _args_model is None:
-            _args_model = self._build_model(fn, params[1:] if self._method and not _bound else params, doc)
-        self.args_model = _args_model
-        self.parameters: dict[str, Any] = _strip_titles(_args_model.model_json_schema())
+        self._unbound = _unbound  # a bound method's tool shares the description and model of its unbound one
         self._is_async = inspect.iscoroutinefunction(fn)
         functools.update_wrapper(self, fn)
 
-    def _build_model(self, fn: Callable[..., Any], params: list[inspect.Parameter], doc: _Docstring) -> type[BaseModel]:
+    @functools.cached_property
+    def _doc(self) -> _Docstring:
+        return _parse_docstring(self.fn.__doc__)
+
+    @property
+    def description(self) -> str:
+        if self._unbound is not None:
+            return self._unbound.description
+        return self._description if self._description is not None else self._doc.summary
+
+    @functools.cached_property
+    def args_model(self) -> type[BaseModel]:
+        if self._unbound is not None:
+            return self._unbound.args_model
+        return self._build_model(self._params[1:] if self._method and not self._bound else self._params)
+
+    @functools.cached_property
+    def parameters(self) -> dict[str, Any]:
+        schema: dict[str, Any] = _strip_titles(self.args_model.model_json_schema())
+        return schema
+
+    def _build_model(self, params: list[inspect.Parameter]) -> type[BaseModel]:
         try:
-            hints = get_type_hints(fn, include_extras=True)
+            hints = get_type_hints(self.fn, include_extras=True)
         except (NameError, TypeError):
             hints = {}
         fields: dict[str, Any] = {}
@@ -170,7 +253,7 @@ class Tool:
             annotation = hints.get(param.name, param.annotation)
             if annotation is inspect.Parameter.empty:
                 annotation = str
-            fields[param.name] = _field_for(param, annotation, doc.args.get(param.name))
+            fields[param.name] = _field_for(param, annotation, self._doc.args.get(param.name))
         model_name = "".join(part.capitalize() for part in self.name.split("_")) + "Args"
         return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
@@ -180,10 +263,10 @@ class Tool:
         bound = Tool(
             self.fn.__get__(instance, owner),
             name=self.name,
-            description=self.description,
             timeout=self.timeout,
+            origin=self.origin,
             _bound=True,
-            _args_model=self.args_model,
+            _unbound=self,
             _method=True,
         )
         # Cache per instance so that registries and identity checks see one object (not possible with __slots__).
@@ -194,52 +277,26 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
 
-    @property
-    def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
-
-    async def run(self, arguments: str | dict[str, Any], call_id: str = "") -> ToolResult:
-        """Validates ``arguments`` (raw JSON text or a dict) and runs the tool. Never raises but for cancellation."""
+    def _unavailable(self) -> str | None:
         if self._method and not self._bound:
-            return self._error(call_id, f"tool {self.name} is a method that was not bound to an object")
-        if isinstance(arguments, str):
-            try:
-                data = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as err:
-                return self._error(call_id, f"the arguments are not valid JSON ({err.msg} at {err.pos}); "
-                                            f"send a JSON object matching the schema")
-        else:
-            data = arguments
-        if not isinstance(data, dict):
-            return self._error(call_id, "the arguments must be a JSON object")
+            return f"tool {self.name} is a method that was not bound to an object"
+        return None
+
+    def _validate(self, data: dict[str, Any]) -> dict[str, Any] | str:
         try:
             validated = self.args_model.model_validate(data)
         except ValidationError as err:
-            problems = "; ".join(
+            return "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or '<arguments>'}: {e['msg']}"
                 for e in err.errors(include_url=False)
             )
-            return self._error(call_id, f"invalid arguments: {problems}")
-        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
-        try:
-            async with asyncio.timeout(self.timeout):
-                if self._is_async:
-                    value = await self.fn(**kwargs)
-                else:
-                    loop = asyncio.get_running_loop()
-                    value = await loop.run_in_executor(None, functools.partial(self.fn, **kwargs))
-        except TimeoutError:
-            # A sync tool's thread cannot be stopped; it finishes in the background and its result is dropped.
-            return self._error(call_id, f"timed out after {self.timeout:g} s")
-        except Exception as err:  # a failing tool is a result the model reads, never a crash
-            return self._error(call_id, f"{type(err).__name__}: {err}")
-        return ToolResult(call_id=call_id, name=self.name, content=_render(value))
+        return {name: getattr(validated, name) for name in type(validated).model_fields}
 
-    def _error(self, call_id: str, reason: str) -> ToolResult:
-        return ToolResult(call_id=call_id, name=self.name, content=f"Error in {self.name}: {reason}", is_error=True)
-
-    def __repr__(self) -> str:
-        return f"Tool({self.name!r})"
+    async def _invoke(self, arguments: dict[str, Any]) -> Any:
+        if self._is_async:
+            return await self.fn(**arguments)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(self.fn, **arguments))
 
 
 @overload
@@ -280,15 +337,18 @@ def tool(
 class ToolRegistry:
     """The tools one companion may use, by name."""
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[BaseTool] = ()) -> None:
+        self._tools: dict[str, BaseTool] = {}
         for t in tools:
             self.add(t)
 
-    def add(self, t: Tool) -> None:
+    def add(self, t: BaseTool) -> None:
         if t.name in self._tools:
             raise ValueError(f"a tool named {t.name!r} is already registered")
         self._tools[t.name] = t
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
 
     def add_object(self, obj: object, names: Iterable[str] | None = None) -> None:
         """Registers the tool methods of ``obj`` (only those in ``names`` when given)."""
@@ -298,13 +358,13 @@ class ToolRegistry:
             if isinstance(candidate, Tool) and (wanted is None or candidate.name in wanted):
                 self.add(getattr(obj, attr))
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> BaseTool | None:
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def __iter__(self) -> Iterator[Tool]:
+    def __iter__(self) -> Iterator[BaseTool]:
         return iter(self._tools.values())
 
     def __len__(self) -> int:

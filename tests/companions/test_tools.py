@@ -157,3 +157,27 @@ def test_registry_rejects_duplicate_names() -> None:
     with pytest.raises(ValueError, match="already registered"):
         registry.add(weather)
     assert [s.name for s in registry.specs()] == ["weather"]
+
+
+def test_docstrings_are_read_as_google_style_by_a_parser() -> None:
+    """griffe reads what a hand-made parser missed: the ``Params:`` header, a type with parentheses, and text
+    sections after the arguments that are not part of the description."""
+
+    @tool
+    def lookup(term: str, fields: tuple[str, ...] = ()) -> str:
+        """Looks a term up in the glossary.
+
+        Params:
+            term (str): The word to look up,
+                in any language.
+            fields (tuple(str)): Which fields to return.
+
+        Note:
+            Slow on the first call.
+        """
+        return term
+
+    assert lookup.description == "Looks a term up in the glossary."
+    props = lookup.spec.parameters["properties"]
+    assert props["term"]["description"] == "The word to look up, in any language."
+    assert props["fields"]["description"] == "Which fields to return."
