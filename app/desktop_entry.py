@@ -2,7 +2,8 @@
 
 Writes ``madoi.desktop`` into ``$XDG_DATA_HOME/applications`` (default ``~/.local/share/applications``) and the
 app icon into the hicolor theme beside it. The launcher runs the ``madoi-gui`` script of this installation
-(no terminal), falling back to ``python -m app.main`` when the script is not installed.
+(no terminal), falling back to ``python -m app.main`` when the script is not installed; from a PyInstaller bundle
+it runs the bundle's ``madoi-gui`` (or its ``madoi``, which opens the window too).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def gui_command() -> list[str]:
     script = Path(sys.executable).parent / "madoi-gui"
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
+    if getattr(sys, "frozen", False):
+        # A PyInstaller bundle: sys.executable is Madoi itself (no Python to give ``-m``), and without options it
+        # opens the window. Never another installation's madoi-gui from PATH.
+        return [sys.executable]
     found = shutil.which("madoi-gui")
     if found:
         return [found]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import configparser
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,34 @@ def test_the_command_fails_with_a_reason_when_it_cannot_write(tmp_path: Path, mo
     monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
     assert install_from_command_line() == 1
     assert "could not install the desktop entry" in capsys.readouterr().err
+
+
+def _fake_bundle(folder: Path, *programs: str) -> Path:
+    """A PyInstaller bundle's folder as the desktop entry code sees it: its programs (executable files)."""
+    folder.mkdir(parents=True)
+    for name in programs:
+        (folder / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    return folder / programs[0]
+
+
+def test_from_a_bundle_the_launcher_runs_the_bundles_window_program(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    madoi = _fake_bundle(tmp_path / "dist" / "madoi", "madoi", "madoi-gui")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(madoi))
+    installed = install_desktop_entry(tmp_path / "data")
+    assert installed.exec_line == str(madoi.parent / "madoi-gui")
+
+
+def test_from_a_bundle_without_madoi_gui_the_launcher_runs_the_bundle_itself(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    madoi = _fake_bundle(tmp_path / "bundle", "madoi")
+    elsewhere = _fake_bundle(tmp_path / "other-install" / "bin", "madoi-gui")
+    monkeypatch.setenv("PATH", str(elsewhere.parent))
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", str(madoi))
+    installed = install_desktop_entry(tmp_path / "data")
+    # The bundle's program opens the window without options; '-m app.main' is refused by it (there is no Python),
+    # and another installation's madoi-gui is not this one.
+    assert installed.exec_line == str(madoi)
