@@ -5,15 +5,20 @@ is removed, and its timer cancelled, on whichever comes first: an accepted resul
 cancellation, the loss of every allowed responder, or :meth:`QueryBroker.aclose`. Results for ids that are not
 pending are dropped and counted (``duplicates`` when the id was answered recently, ``strays`` otherwise).
 
-Who may answer (decided once, when the query is opened):
+Who may answer (decided when the query is opened):
 
-* an **in-process responder** registered for the query type (:meth:`QueryBroker.register`); the broker runs it
-  as an owned task and it alone may answer, or, if there is none,
-* the **external responders** registered for that type (:meth:`QueryBroker.register_external`): the bridge
-  registers each authenticated client under a connection-unique id for the types it announced in its ``hello``
-  frame, and hands the client's results in with :meth:`QueryBroker.submit_result` naming that id. A result from
-  any other responder is rejected (``rejected``), so a client cannot answer another client's queries.
+* the **external responders** registered for its type and its companion (:meth:`QueryBroker.register_external`:
+  the bridge registers a client under a connection-unique id for the types it answers, optionally for some
+  companions only, and hands the client's results in with :meth:`QueryBroker.submit_result` naming that id) are
+  asked *first*. The **in-process responder** of the type (:meth:`QueryBroker.register`: the app's camera, its
+  voice), if there is one, answers instead when they are all gone, when one of them answers unsuccessfully, or
+  after their grace (``grace_s``, plus the time a ``speak`` line takes to say, :func:`client_grace`): a *fallback*.
+  After a fallback a late client answer still wins (the app's task is cancelled: its speech stops).
+* With no matching external responder, the in-process responder alone answers, as an owned task.
 * Nobody: the query gets the error result ``unsupported query type: X`` at once.
+
+A result from any responder that was not allowed is rejected (``rejected``), so a client cannot answer another
+client's queries.
 
 Results therefore reach the broker *attributed*, never as anonymous bus items: a QueryResult that someone else
 publishes on the bus cannot say who answered, so it is counted (``unattributed``) and ignored. Every final result
@@ -42,6 +47,17 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 IN_PROCESS: Final = "in-process"
 _RECENT_IDS: Final = 4096  # answered ids kept to tell a duplicate from a stray
 _OWN_ITEMS_CAP: Final = 65_536  # bound on items published and not yet seen back (the bus may drop some)
+DEFAULT_GRACE_S: Final = 3.0
+SPOKEN_CHARS_PER_S: Final = 5.0  # slower than any voice reads (Japanese ~8, English ~15 characters/s)
+
+
+def client_grace(query: Query, grace_s: float) -> float:
+    """How long a client is given before the app answers ``query`` itself: ``grace_s``, and for a ``speak``
+    query also the time its line takes to say (a client answers a ``speak`` query once it has said it)."""
+    if query.params.type != "speak":
+        return grace_s
+    text = (query.params.body or {}).get("message")
+    return grace_s + (len(text) / SPOKEN_CHARS_PER_S if isinstance(text, str) else 0.0)
 
 
 class Verdict(enum.Enum):
@@ -51,6 +67,7 @@ class Verdict(enum.Enum):
     STRAY = "no such pending query"
     DUPLICATE = "query already answered"
     NOT_ALLOWED = "responder not allowed to answer this query"
+    FELL_BACK = "the app answers this query itself"  # an unsuccessful client answer: the in-process responder
 
 
 @dataclass
@@ -66,6 +83,19 @@ class BrokerStats:
     duplicates: int = 0
     rejected: int = 0
     unattributed: int = 0
+    fallbacks: int = 0  # queries the app answered after asking a client first
+
+
+@dataclass(frozen=True)
+class External:
+    """An external responder: the query types it answers, for which companions (``None``: all), its grace."""
+
+    types: frozenset[str]
+    companions: frozenset[str] | None = None
+    grace_s: float = DEFAULT_GRACE_S
+
+    def answers(self, query: Query) -> bool:
+        return query.params.type in self.types and (self.companions is None or query.params.from_ in self.companions)
 
 
 @dataclass(eq=False)
@@ -76,6 +106,8 @@ class _Pending:
     timeout: float
     timer: asyncio.TimerHandle | None = None
     task: asyncio.Task[None] | None = None
+    fallback: QueryResponder | None = None  # the in-process responder, while the clients are asked first
+    fallback_timer: asyncio.TimerHandle | None = None
 
 
 class QueryBroker:
@@ -90,7 +122,7 @@ class QueryBroker:
         self.default_timeout = default_timeout
         self.stats = BrokerStats()
         self._responders: dict[str, QueryResponder] = {}
-        self._external: dict[str, frozenset[str]] = {}
+        self._external: dict[str, External] = {}
         self._pending: dict[str, _Pending] = {}
         self._answered: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._own: dict[int, BusItem] = {}  # id(item) -> item; strong refs keep the ids unique
@@ -138,27 +170,43 @@ class QueryBroker:
     def unregister(self, query_type: str) -> None:
         self._responders.pop(query_type, None)
 
-    def register_external(self, responder_id: str, query_types: Iterable[str]) -> None:
-        """Allows the external responder ``responder_id`` (e.g. one bridge connection) to answer these types."""
+    def register_external(self, responder_id: str, query_types: Iterable[str], *,
+                          companions: Iterable[str] | None = None, grace_s: float = DEFAULT_GRACE_S) -> None:
+        """Lets the external responder ``responder_id`` (e.g. one bridge connection) answer these types, for the
+        queries of ``companions`` only (``None``: every companion's), before the in-process responder (see the
+        module's docstring). Registering again replaces what it answers (queries already open keep theirs)."""
         if responder_id == IN_PROCESS:
             raise ValueError(f"{IN_PROCESS!r} is reserved for in-process responders")
-        self._external[responder_id] = frozenset(query_types)
+        self._external[responder_id] = External(
+            frozenset(query_types), None if companions is None else frozenset(companions), grace_s)
 
     def unregister_external(self, responder_id: str) -> None:
-        """Forgets an external responder; queries only it could answer fail at once instead of timing out."""
+        """Forgets an external responder; its open queries go to the app's responder, or fail at once."""
         self._external.pop(responder_id, None)
         for entry in list(self._pending.values()):
             if responder_id in entry.responders:
                 entry.responders = entry.responders - {responder_id}
-                if not entry.responders:
+                if entry.fallback is not None and entry.responders.isdisjoint(self._external):
+                    self._fall_back(entry)
+                elif not entry.responders:
                     error = f"the responder for query type {entry.query.params.type!r} disconnected"
                     self._finish(entry, QueryResult.fail(entry.query.id, error))
 
-    def responders_for(self, query_type: str) -> frozenset[str]:
-        """Who may answer a query of this type if it were sent now."""
-        if query_type in self._responders:
-            return frozenset({IN_PROCESS})
-        return frozenset(rid for rid, types in self._external.items() if query_type in types)
+    def externals(self) -> dict[str, External]:
+        """The external responders and what each answers (for the settings: who answers which query)."""
+        return dict(self._external)
+
+    def in_process_types(self) -> frozenset[str]:
+        return frozenset(self._responders)
+
+    def responders_for(self, query_type: str, companion: str | None = None) -> frozenset[str]:
+        """Who is asked first for a query of this type (from ``companion``) if it were sent now."""
+        probe = Query.create(from_=companion or "-", type=query_type)
+        asked = frozenset(rid for rid, ext in self._external.items()
+                          if query_type in ext.types and (companion is None or ext.answers(probe)))
+        if asked or query_type not in self._responders:
+            return asked
+        return frozenset({IN_PROCESS})
 
     # -- introspection -----------------------------------------------------------------------------------------
 
@@ -213,6 +261,11 @@ class QueryBroker:
             log.warning("query %s (%s): result from %r rejected (allowed: %s)", result.id,
                         entry.query.params.type, responder, ", ".join(sorted(entry.responders)))
             return Verdict.NOT_ALLOWED
+        if not result.succeeded and entry.fallback is not None:
+            log.info("query %s (%s): %r could not answer (%s); the app answers", result.id,
+                     entry.query.params.type, responder, result.error or "unsuccessful")
+            self._fall_back(entry)
+            return Verdict.FELL_BACK
         self.stats.resolved += 1
         self._finish(entry, result)
         return Verdict.ACCEPTED
@@ -222,20 +275,41 @@ class QueryBroker:
     def _open(self, query: Query, future: asyncio.Future[QueryResult] | None, timeout: float, *,
               publish: bool) -> _Pending:
         query_type = query.params.type
-        entry = _Pending(query, self.responders_for(query_type), future, timeout)
+        asked = {rid: ext for rid, ext in self._external.items() if ext.answers(query)}
+        responder = self._responders.get(query_type)
+        entry = _Pending(query, frozenset(asked) if asked or responder is None else frozenset({IN_PROCESS}),
+                         future, timeout)
         self._pending[query.id] = entry
         if publish:
             self._publish_own(query)
+        if self._pending.get(query.id) is not entry:
+            return entry  # answered while it was published (a direct subscriber)
         if not entry.responders:
             self.stats.unsupported += 1
             self._finish(entry, QueryResult.fail(query.id, f"unsupported query type: {query_type}"))
             return entry
-        entry.timer = asyncio.get_running_loop().call_later(timeout, self._on_timeout, entry)
+        loop = asyncio.get_running_loop()
+        entry.timer = loop.call_later(timeout, self._on_timeout, entry)
         self._live_timers += 1
-        responder = self._responders.get(query_type)
-        if responder is not None:
+        if responder is not None and asked:
+            entry.fallback = responder
+            grace = max(client_grace(query, ext.grace_s) for ext in asked.values())
+            entry.fallback_timer = loop.call_later(grace, self._fall_back, entry)
+        elif responder is not None:
             entry.task = self._tasks.spawn(self._run_responder(responder, entry), name=f"query:{query_type}")
         return entry
+
+    def _fall_back(self, entry: _Pending) -> None:
+        """The app's own responder answers a query its clients were asked first (they may still answer)."""
+        responder, entry.fallback = entry.fallback, None
+        if entry.fallback_timer is not None:
+            entry.fallback_timer.cancel()
+            entry.fallback_timer = None
+        if responder is None or self._pending.get(entry.query.id) is not entry:
+            return
+        self.stats.fallbacks += 1
+        entry.responders = entry.responders | {IN_PROCESS}
+        entry.task = self._tasks.spawn(self._run_responder(responder, entry), name=f"query:{entry.query.params.type}")
 
     async def _run_responder(self, responder: QueryResponder, entry: _Pending) -> None:
         query = entry.query
@@ -267,6 +341,10 @@ class QueryBroker:
             entry.timer.cancel()
             entry.timer = None
             self._live_timers -= 1
+        entry.fallback = None
+        if entry.fallback_timer is not None:
+            entry.fallback_timer.cancel()
+            entry.fallback_timer = None
         task, entry.task = entry.task, None
         if task is not None and task is not asyncio.current_task():
             task.cancel()
