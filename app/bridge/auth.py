@@ -2,11 +2,14 @@
 
 * Binding to anything but a loopback address needs a token; when a token is configured every client must present
   it, either in the handshake (``Authorization: Bearer <token>``) or in a first ``hello`` frame.
-* The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "stream"?}}`` authenticates,
-  names the client's own identity ``id`` (which it may then use as ``from``, besides the user's name), lists the
-  query types it answers (``answers``) and asks for the streamed text of companions' lines (``"stream": true``,
-  see server.py). The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true``
-  when streams were asked for).
+* A client may instead give the token in its URL (``ws://host:8080/?token=...``): a browser cannot set headers.
+* The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "companions"?, "dialect"?,
+  "stream"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as ``from``, besides
+  the user's name), lists the query types it answers, before the app does (``answers``; for the queries of
+  ``companions`` only, if given), picks its dialect (dialects.py; ``"madoi"`` by default: a client that sends a
+  hello knows Madoi) and asks for the streamed text of companions' lines (``"stream": true``, see server.py).
+  The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true`` when streams
+  were asked for).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -69,6 +72,8 @@ class Hello(BaseModel):
     token: str | None = Field(default=None, max_length=4096)
     id: Identity | None = None
     answers: list[QueryType] = Field(default_factory=list, max_length=32)
+    companions: list[Identity] | None = Field(default=None, max_length=64)  # answers for these companions only
+    dialect: Literal["madoi", "reference", "legacy"] = "madoi"
     stream: bool = False
 
 

@@ -17,6 +17,7 @@ from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from app.bridge.dialects import Dialect
 from app.bridge.limits import AbuseMeter, TokenBucket
 
 _DIRECT_MAX_BYTES = 16_384  # half the websockets write limit (32 KiB)
@@ -28,7 +29,11 @@ class ClientSession:
         self.ws = ws
         self.key = key  # connection-unique; the broker knows the client as a responder by this id
         self.identity: str | None = None  # the `from` it declared in its hello, if any
-        self.answers: list[str] = []
+        self.answers: list[str] = []  # query types it is asked first for (its hello, dialect, the settings)
+        self.companions: set[str] | None = None  # ... for these companions' queries only (None: any companion)
+        self.speaks_itself = False  # says its companion's lines itself (legacy): its speak queries are answered
+        self.dialect = Dialect.REFERENCE
+        self.dialect_known = False  # chosen (URL, hello) or detected from a frame: no more detection
         self.stream = False  # asked in its hello for ``message.stream`` notifications
         self.authenticated = False
         self.frames_in = 0

@@ -1,23 +1,14 @@
-"""The WebSocket bridge: relays the bus to external clients in the reference framing ``{"topic", "body"}``.
+"""The WebSocket bridge: relays the bus to external clients, each in its dialect (dialects.py).
 
-Out: every message, action, state and query on the bus goes to every authenticated client; a QueryResult goes
-only to the client that sent that query. In: a client may publish messages and queries whose ``from`` is the
-user's name or its own ``hello`` identity, and QueryResults for queries the broker allows it to answer (the types
-it announced in ``hello``). Everything else, and every invalid, oversize or over-rate frame, is answered with a
-JSON-RPC error frame and dropped; a client that keeps abusing is closed with 1008 (policy violation). Frames
-above ``max_frame_bytes`` get an error; frames above four times that are refused by the WebSocket layer itself
-(close 1009), which bounds memory. Pings close dead peers.
+Out: every message, action and query on the bus goes to every authenticated client (states only to Madoi's
+clients); a QueryResult goes only to the client that sent that query. In: a client may publish messages and
+queries as the user, as its hello identity or as its one ``user_<name>`` id (senders.py), and QueryResults for
+the queries it is asked (answering.py). Everything else, and every invalid, oversize or over-rate frame, is
+answered with a JSON-RPC error frame and dropped, with a log line; a client that keeps abusing is closed with 1008
+(policy violation). Frames above ``max_frame_bytes`` get an error; frames above four times that are refused by
+the WebSocket layer itself (close 1009), which bounds memory. Pings close dead peers.
 
-Streamed text (only to clients whose ``hello`` said ``"stream": true``; clients of the reference framework validate
-frames strictly and never get it): while a companion's model writes a line, each piece goes out as a JSON-RPC
-notification in the same framing as everything else (streams.py),
-``{"topic": "stream", "body": {"jsonrpc": "2.0", "method": "message.stream", "params": {"id", "from", "delta",
-"done", "kind", "dropped"?}}}``. ``id`` is the turn (the id of the message being answered), ``from`` the
-companion, ``delta`` the new text, ``kind`` ``"speech"`` (the text of its ``speak`` call: what it will say) or
-``"text"`` (plain reply text, tool syntax and JSON held back). ``done: true`` (with ``delta: ""``) ends one model
-request's text; a turn may stream again (a second attempt replaces the first). The line is final when the
-companion's ``message.send`` arrives (its own id; it replaces the streamed text); ``done: true, dropped: true``
-says the turn ended without saying it (interrupted, failed).
+Streamed text goes to Madoi's clients that ask for it in their hello (streams.py).
 """
 
 from __future__ import annotations
@@ -29,40 +20,28 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Final
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from app.bridge.auth import HELLO_TOPIC, Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
+from app.bridge.answering import Answering
+from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
 from app.bridge.client import ClientSession
+from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.limits import AbuseMeter, TokenBucket
-from app.bridge.streams import StreamFrames
-from companions.bus import Bus, BusItem, LocalEvent, Subscription
-from companions.protocol import (
-    WIRE_TOPICS,
-    Action,
-    Message,
-    ProtocolError,
-    Query,
-    QueryResult,
-    State,
-    WireItem,
-    parse_body,
-    parse_valid_frame,
-    to_json_bytes,
-    topic_of,
-)
+from app.bridge.relay import Relay
+from app.bridge.senders import Senders
+from companions.bus import Bus, Subscription
+from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.query_broker import QueryBroker, Verdict
-from companions.worker import TextStreamed, TurnEnded
 
 log = logging.getLogger(__name__)
 
 POLICY_VIOLATION: Final = 1008
-_ORIGINS_CAP: Final = 10_000
 
 
 @dataclass
@@ -100,6 +79,9 @@ class BridgeServer:
         ping_timeout: float | None = 20.0,
         close_timeout: float = 1.0,  # within the runtime's 1.5 s stop budget
         auth_timeout: float = 5.0,
+        dialect: Dialect = Dialect.REFERENCE,
+        client_answers: Iterable[str] = (),
+        client_grace_s: float = 3.0,
     ) -> None:
         check_bind(host, token)
         self._bus = bus
@@ -107,8 +89,10 @@ class BridgeServer:
         self.host = host
         self._requested_port = port
         self._token = token or None
-        self._user_name = user_name
         self._reserved_ids = reserved_ids
+        self._dialect = dialect  # for clients whose URL, hello or frames do not choose one
+        self._senders = Senders(user_name, reserved_ids, lambda: {c.identity for c in self._clients if c.identity})
+        self.answering = Answering(broker, settings_types=client_answers, grace_s=client_grace_s)
         self._max_frame_bytes = max_frame_bytes
         self._rate = max_frames_per_second
         self._send_queue_size = send_queue_size
@@ -120,12 +104,11 @@ class BridgeServer:
         self._auth_timeout = auth_timeout
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
-        self._origins: dict[str, ClientSession] = {}  # query id -> the client that sent it
+        self._relay = Relay(self._clients, broker, self.answering)
         self._changed = asyncio.Condition()
         self._server: Server | None = None
         self._subscription: Subscription | None = None
         self._stream_subscription: Subscription | None = None
-        self._stream_frames = StreamFrames()
         self._counter = 0
         self.error: str | None = None  # why the last start failed (e.g. the port is taken), for the UI
 
@@ -136,8 +119,8 @@ class BridgeServer:
             return
         # Direct: the relay never blocks (it writes to a socket with an empty buffer or queues per client), so it
         # runs inside publish and a frame reaches the socket without a trip through a bus queue and task.
-        self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay, name="bridge", direct=True)
-        self._stream_subscription = self._bus.subscribe("events", self._relay_stream, name="bridge-stream",
+        self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay.items, name="bridge", direct=True)
+        self._stream_subscription = self._bus.subscribe("events", self._relay.streams, name="bridge-stream",
                                                         direct=True)
         try:
             self._server = await serve(
@@ -200,44 +183,24 @@ class BridgeServer:
         async with self._changed:
             self._changed.notify_all()
 
-    # -- bus -> clients ----------------------------------------------------------------------------------------
-
-    def _relay(self, item: BusItem) -> None:
-        """A direct bus subscriber: called inside publish, so it must never wait (see ``send_now_or_offer``)."""
-        if isinstance(item, QueryResult):
-            origin = self._origins.pop(item.id, None)
-            if origin is not None and origin in self._clients:
-                origin.send_now_or_offer(_frame_bytes(item))
-            return
-        if not self._clients or isinstance(item, LocalEvent):
-            return
-        frame = _frame_bytes(item)  # serialised once for every client
-        for client in list(self._clients):
-            client.send_now_or_offer(frame)
-
-    def _relay_stream(self, item: BusItem) -> None:
-        """A direct subscriber to ``events``: streamed text to the clients that asked for it (never waits)."""
-        if not isinstance(item, TextStreamed | TurnEnded):
-            return
-        frame = self._stream_frames.frame(item)
-        if frame is None:
-            return
-        for client in list(self._clients):
-            if client.stream:
-                client.send_now_or_offer(frame)
-
     # -- connections -------------------------------------------------------------------------------------------
 
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
-        presented = bearer_token(request.headers.get("Authorization"))
+        try:
+            options = options_of(request.path)
+        except FrameRejected as refused:
+            log.warning("bridge: connection refused: %s", refused.message)
+            return connection.respond(HTTPStatus.BAD_REQUEST, refused.message + "\n")
+        presented = bearer_token(request.headers.get("Authorization")) or options.token
         if self._token is not None and presented is not None and not token_matches(presented, self._token):
+            log.warning("bridge: connection refused: invalid token")
             return connection.respond(HTTPStatus.UNAUTHORIZED, "invalid bridge token\n")
         return None
 
-    def _authenticated_by_header(self, headers: Headers) -> bool:
+    def _authenticated_by_handshake(self, headers: Headers, options: ConnectOptions) -> bool:
         if self._token is None:
             return True
-        return token_matches(bearer_token(headers.get("Authorization")), self._token)
+        return token_matches(bearer_token(headers.get("Authorization")) or options.token, self._token)
 
     async def _handle(self, ws: ServerConnection) -> None:
         self._counter += 1
@@ -246,7 +209,12 @@ class BridgeServer:
                                bucket=TokenBucket(self._rate),
                                abuse=AbuseMeter(self._abuse_limit, self._abuse_forgiven))
         assert ws.request is not None
-        if self._authenticated_by_header(ws.request.headers):
+        options = options_of(ws.request.path)  # checked in the handshake
+        client.dialect = options.dialect or self._dialect
+        client.dialect_known = options.dialect is not None
+        if options.companion:
+            client.companions = {options.companion}
+        if self._authenticated_by_handshake(ws.request.headers, options):
             self._admit(client)
             await self._notify()
         sender = asyncio.get_running_loop().create_task(client.run_sender(), name=f"bridge-send:{client.key}")
@@ -276,6 +244,7 @@ class BridgeServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await sender
             self._clients.discard(client)
+            self._senders.release(client.key)
             self._broker.unregister_external(client.key)
             self.stats.dropped += client.dropped
             await self._notify()
@@ -283,8 +252,7 @@ class BridgeServer:
     def _admit(self, client: ClientSession) -> None:
         """Makes an authenticated client a receiver of bus traffic and a responder for its announced types."""
         client.authenticated = True
-        if client.answers:
-            self._broker.register_external(client.key, client.answers)
+        self.answering.admitted(client)
         self._clients.add(client)
 
     # -- clients -> bus ----------------------------------------------------------------------------------------
@@ -301,6 +269,7 @@ class BridgeServer:
             self._reject(client, ErrorCode.INTERNAL_ERROR, "internal error")
 
     def _reject(self, client: ClientSession, code: ErrorCode, message: str, item_id: str | None = None) -> None:
+        log.info("bridge: frame from %s rejected (%d): %s", client.key, code, message[:200])
         self.stats.rejected += 1
         client.rejected += 1
         client.offer(error_frame(code, message, item_id))
@@ -320,6 +289,7 @@ class BridgeServer:
         if client.authenticated:
             valid = parse_valid_frame(raw)  # one pass over the text; None: the full checks below say why
             if valid is not None:
+                self._detected(client, Dialect.REFERENCE)
                 self._take(client, valid)
                 return
         try:
@@ -334,78 +304,75 @@ class BridgeServer:
             return
         if not client.authenticated:
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "authentication required: send the token first")
-        self._take(client, _item_of(data))
+        item, shown = decode(data)
+        if shown is not None:
+            self._detected(client, shown)
+        if isinstance(item, Message) and shown is Dialect.LEGACY:
+            companions = set(item.params.to) & set(self._reserved_ids())
+            if len(companions) == 1:
+                self.answering.learn_companion(client, companions.pop())
+        self._take(client, item)
+
+    def _detected(self, client: ClientSession, dialect: Dialect) -> None:
+        """The first frame that shows a dialect decides the client's, unless its URL or hello chose one."""
+        if client.dialect_known:
+            return
+        client.dialect_known = True
+        if dialect is not client.dialect:
+            log.info("bridge: client %s speaks the %s dialect", client.key, dialect.value)
+            client.dialect = dialect
+            self.answering.admitted(client)
 
     def _take(self, client: ClientSession, item: WireItem) -> None:
         """Acts on a valid item from an authenticated client, or raises :class:`FrameRejected`."""
         if isinstance(item, QueryResult):
             self._answer(client, item)
         elif isinstance(item, Message | Query):
-            self._check_sender(client, item.params.from_)
+            self._senders.check(client.key, client.identity, item.params.from_)
             if isinstance(item, Query):
-                if item.id in self._origins or self._broker.is_pending(item.id):
+                if self._relay.is_origin(item.id) or self._broker.is_pending(item.id):
                     raise FrameRejected(ErrorCode.FORBIDDEN, "query id already in use", item.id)
-                if len(self._origins) >= _ORIGINS_CAP:
-                    del self._origins[next(iter(self._origins))]
-                self._origins[item.id] = client
+                self._relay.sent_by(item, client)
             self._bus.publish(item)
             self.stats.published += 1
         else:
-            topic = "actions" if isinstance(item, Action) else "states"
-            raise FrameRejected(ErrorCode.FORBIDDEN, f"clients may not publish on {topic!r}")
+            what = "actions (a companion's gestures)" if isinstance(item, Action) else "states (a companion's votes)"
+            raise FrameRejected(ErrorCode.FORBIDDEN, f"clients may not publish {what}: Madoi refuses them, "
+                                "unlike the reference firehose; send messages, queries and query results")
 
     def _greet(self, client: ClientSession, hello: Hello) -> None:
         if not client.authenticated and self._token is not None and not token_matches(hello.token, self._token):
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "invalid or missing token")
         refused: FrameRejected | None = None
         if hello.id is not None:
-            taken = {c.identity for c in self._clients if c is not client}
+            taken = {c.identity for c in self._clients if c is not client} | self._senders.claimed()
             if hello.id in set(self._reserved_ids()) or hello.id in taken:
                 refused = FrameRejected(ErrorCode.FORBIDDEN, f"identity {hello.id!r} is not available")
             else:
                 client.identity = hello.id
         if refused is None:
             client.answers = list(dict.fromkeys(hello.answers))
+            if hello.companions is not None:
+                client.companions = set(hello.companions)
         client.stream = hello.stream
+        client.dialect, client.dialect_known = Dialect(hello.dialect), True
         if client not in self._clients:
             self._admit(client)  # authenticated by the token: it stays, even if its identity was refused
-        elif client.answers:
-            self._broker.register_external(client.key, client.answers)
+        else:
+            self.answering.admitted(client)
         if refused is not None:
             raise refused
         client.offer(welcome_frame(client.identity, client.answers, stream=client.stream))
 
-    def _check_sender(self, client: ClientSession, sender: str) -> None:
-        if sender not in (self._user_name, client.identity):
-            allowed = ", ".join(repr(s) for s in (self._user_name, client.identity) if s)
-            raise FrameRejected(ErrorCode.FORBIDDEN, f"forged from {sender!r}: this client may send as {allowed}")
-
     def _answer(self, client: ClientSession, result: QueryResult) -> None:
         verdict = self._broker.submit_result(result, client.key)
-        if verdict is Verdict.ACCEPTED:
-            self.stats.results_accepted += 1
+        if verdict in (Verdict.ACCEPTED, Verdict.FELL_BACK):
+            self.stats.results_accepted += verdict is Verdict.ACCEPTED
+            query = self._relay.recent_query(result.id)
+            if query is not None:
+                self.answering.learn_companion(client, query.params.from_)
             return
+        if verdict is Verdict.DUPLICATE or (verdict is Verdict.NOT_ALLOWED and client.dialect is not Dialect.MADOI):
+            self.answering.learn_from_late_answer(client, self._relay.recent_query(result.id))
         code = ErrorCode.FORBIDDEN if verdict is Verdict.NOT_ALLOWED else ErrorCode.REJECTED_RESULT
         raise FrameRejected(code, verdict.value, result.id)
-
-
-def _frame_bytes(item: WireItem) -> bytes:
-    """The same frame as :func:`companions.protocol.frame_of`, as UTF-8 by pydantic's faster JSON encoder."""
-    return b'{"topic":"%s","body":%s}' % (topic_of(item).encode(), to_json_bytes(item))
-
-
-def _item_of(data: Any) -> Message | Action | State | Query | QueryResult:
-    """The wire item of a decoded frame (the checks of :func:`companions.protocol.parse_frame`, parsed once)."""
-    if not isinstance(data, dict):
-        raise FrameRejected(ErrorCode.INVALID_REQUEST, f"a frame must be a JSON object, got {type(data).__name__}")
-    if set(data) != {"topic", "body"}:
-        raise FrameRejected(ErrorCode.INVALID_REQUEST, "a frame has exactly the fields 'topic' and 'body'")
-    topic = data["topic"]
-    if not isinstance(topic, str):
-        raise FrameRejected(ErrorCode.INVALID_REQUEST, "'topic' must be a string")
-    if topic == HELLO_TOPIC:
-        raise FrameRejected(ErrorCode.INVALID_REQUEST, "hello must be the first frame")
-    try:
-        return parse_body(topic, data["body"])
-    except ProtocolError as err:
-        raise FrameRejected(ErrorCode.INVALID_REQUEST, str(err)) from None

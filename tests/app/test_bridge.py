@@ -67,9 +67,12 @@ async def wire(bus: InProcessBus) -> list[WireItem]:
     return got
 
 
-def client(bridge: BridgeServer, **kwargs: Any) -> connect:
+def client(bridge: BridgeServer, dialect: str | None = "madoi", **kwargs: Any) -> connect:
+    """A client of Madoi's own dialect (``{topic, body}`` frames, states too), unless ``dialect`` says otherwise
+    (``None``: the bridge's default, the reference firehose's bare JSON-RPC bodies; see test_bridge_dialects)."""
     kwargs.setdefault("proxy", None)
-    return connect(f"ws://127.0.0.1:{bridge.port}", **kwargs)
+    query = f"/?dialect={dialect}" if dialect else ""
+    return connect(f"ws://127.0.0.1:{bridge.port}{query}", **kwargs)
 
 
 async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:

@@ -1,0 +1,81 @@
+"""Bus -> clients: each item in each client's dialect, serialised once per dialect, never waiting on a client.
+
+Both methods are direct bus subscribers (called inside ``publish``), so they never block: a frame is written at
+once or queued per client (client.py). A QueryResult goes only to the client that sent its query; a ``speak``
+query of a companion whose client says its lines itself is answered for that client (answering.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+from app.bridge.answering import Answering
+from app.bridge.client import ClientSession
+from app.bridge.dialects import Dialect, encode
+from app.bridge.streams import StreamFrames
+from companions.bus import BusItem, LocalEvent
+from companions.protocol import Query, QueryResult
+from companions.query_broker import QueryBroker
+from companions.worker import TextStreamed, TurnEnded
+
+_ORIGINS_CAP: Final = 10_000
+_RECENT_QUERIES: Final = 256  # queries relayed lately: a late answer tells what a client answers
+
+
+class Relay:
+    def __init__(self, clients: set[ClientSession], broker: QueryBroker, answering: Answering) -> None:
+        self._clients = clients  # the server's set of authenticated clients (shared, not copied)
+        self._broker = broker
+        self._answering = answering
+        self._origins: dict[str, ClientSession] = {}  # query id -> the client that sent it
+        self._recent: dict[str, Query] = {}
+        self._stream_frames = StreamFrames()
+
+    def is_origin(self, query_id: str) -> bool:
+        return query_id in self._origins
+
+    def sent_by(self, query: Query, client: ClientSession) -> None:
+        """``client`` published ``query``: its result goes back to it alone."""
+        if len(self._origins) >= _ORIGINS_CAP:
+            del self._origins[next(iter(self._origins))]
+        self._origins[query.id] = client
+
+    def recent_query(self, query_id: str) -> Query | None:
+        return self._recent.get(query_id)
+
+    def items(self, item: BusItem) -> None:
+        if isinstance(item, QueryResult):
+            origin = self._origins.pop(item.id, None)
+            if origin is not None and origin in self._clients:
+                frame = encode(item, origin.dialect)
+                if frame is not None:
+                    origin.send_now_or_offer(frame)
+            return
+        if not self._clients or isinstance(item, LocalEvent):
+            return
+        if isinstance(item, Query):
+            if len(self._recent) >= _RECENT_QUERIES:
+                del self._recent[next(iter(self._recent))]
+            self._recent[item.id] = item
+        frames: dict[Dialect, bytes | None] = {}
+        for client in list(self._clients):
+            if client.dialect not in frames:
+                frames[client.dialect] = encode(item, client.dialect)
+            frame = frames[client.dialect]
+            if frame is not None:
+                client.send_now_or_offer(frame)
+            if isinstance(item, Query) and (said := self._answering.speak_for(client, item)) is not None:
+                # after publish returns: the broker arms a query's timers once its own publish is done
+                asyncio.get_running_loop().call_soon(self._broker.submit_result, said, client.key)
+
+    def streams(self, item: BusItem) -> None:
+        """Streamed text (``events``) to Madoi's clients that asked for it."""
+        if not isinstance(item, TextStreamed | TurnEnded):
+            return
+        frame = self._stream_frames.frame(item)
+        if frame is None:
+            return
+        for client in list(self._clients):
+            if client.stream and client.dialect is Dialect.MADOI:
+                client.send_now_or_offer(frame)

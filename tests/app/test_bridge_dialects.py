@@ -1,0 +1,235 @@
+"""Clients written for the reference framework work unchanged against the bridge, each in its dialect.
+
+Real parts: the bridge on loopback, the bus, the query broker; the clients are tests/app/kyoko_clients.py (frames
+byte for byte as the reference's clients send and parse them). The app's own camera and voice are doubles behind
+the QueryResponder port, so a test can tell who answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+
+from app.bridge import BridgeServer
+from companions.bus import InProcessBus
+from companions.protocol import Action, Message, Query, QueryResult, State, WireItem
+from companions.query_broker import QueryBroker
+from tests.app.kyoko_clients import PNG, FirehoseExampleClient, KyokoClient, LegacyKyokoClient, running
+
+COMPANIONS = {"akari", "hina"}
+
+
+class AppDevice:
+    """The app's own camera or voice (a QueryResponder double): answers at once and records what it did."""
+
+    def __init__(self, query_type: str) -> None:
+        self.query_type = query_type
+        self.answered: list[Query] = []
+
+    async def respond(self, query: Query) -> QueryResult:
+        self.answered.append(query)
+        return QueryResult.ok(query.id, {"by": "app"})
+
+
+class App:
+    def __init__(self, bus: InProcessBus, broker: QueryBroker, bridge: BridgeServer) -> None:
+        self.bus, self.broker, self.bridge = bus, broker, bridge
+        self.camera, self.voice = AppDevice("vision"), AppDevice("speak")
+        broker.register(self.camera)
+        broker.register(self.voice)
+        self.wire: list[WireItem] = []
+        bus.subscribe(("messages", "actions", "states", "queries"), self.wire.append, name="recorder")
+
+    def url(self, query: str = "") -> str:
+        return f"ws://127.0.0.1:{self.bridge.port}/{query}"
+
+    async def heard(self, message_id: str) -> Message:
+        for _ in range(500):
+            await self.bus.drain()
+            for item in self.wire:
+                if isinstance(item, Message) and item.params.id == message_id:
+                    return item
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"message {message_id} never reached the bus")
+
+    async def ask(self, companion: str, query_type: str, **body: Any) -> QueryResult:
+        query = Query.create(from_=companion, type=query_type, body=body or None)
+        return await asyncio.wait_for(self.broker.send_query(query, timeout=10), 10)
+
+
+async def start_app(**bridge_options: Any) -> App:
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    bridge = BridgeServer(bus, broker, port=0, reserved_ids=lambda: COMPANIONS, **bridge_options)
+    await bridge.start()
+    return App(bus, broker, bridge)
+
+
+@pytest.fixture
+async def app() -> AsyncIterator[App]:
+    started = await start_app()
+    yield started
+    await started.bridge.stop()
+    await started.broker.aclose()
+    await started.bus.aclose()
+
+
+# -- the reference firehose's dialect (the default) -------------------------------------------------------------
+
+
+async def test_the_firehose_documentation_example_works_unchanged(app: App) -> None:
+    async with running(FirehoseExampleClient, app.url()) as client:
+        await app.bridge.wait_for_clients(1)
+        message_id = await client.say("Hello Aya!", to="akari")
+        heard = await app.heard(message_id)
+        assert (heard.params.from_, heard.params.to, heard.params.message) == ("user_yamada", ["akari"], "Hello Aya!")
+
+        reply = Message.create(from_="akari", message="こんにちは、山田さん", to=["user_yamada"], emotion="happy")
+        app.bus.publish(State.create(from_="akari", message_id=message_id, state="speak", importance=8))
+        app.bus.publish(Action.create(from_="akari", name="gesture", params={"type": "wave"}))
+        app.bus.publish(reply)
+        await client.wait_for(lambda: "message.send" in client.methods()[1:])
+    own, action, answer = client.frames  # its own message, echoed as the firehose does; no state
+    assert own["params"]["id"] == message_id
+    assert action == {"jsonrpc": "2.0", "method": "action.send",
+                      "params": {"from": "akari", "name": "gesture", "params": {"type": "wave"}}}
+    assert answer == {"jsonrpc": "2.0", "method": "message.send", "params": {
+        "id": reply.params.id, "from": "akari", "to": ["user_yamada"], "message": "こんにちは、山田さん",
+        "metadata": {"emotion": "happy"}}}
+
+
+async def test_a_client_speaks_as_one_user_never_as_a_companion_or_another_user(app: App) -> None:
+    async with running(FirehoseExampleClient, app.url()) as yamada, \
+            running(FirehoseExampleClient, app.url(), user_id="user_suzuki") as suzuki:
+        await app.bridge.wait_for_clients(2)
+        await app.heard(await yamada.say("first", to="akari"))  # user_yamada is now this client's
+        for forged, sender in (("user_yamada", suzuki), ("akari", suzuki), ("user_tanaka", yamada)):
+            sender.user_id = forged
+            await sender.say("forged", to="hina")
+            await sender.wait_for(lambda s=sender: any("error" in f for f in s.frames))
+            error = next(f for f in sender.frames if "error" in f)
+            sender.frames.remove(error)
+            assert error["error"]["code"] == -32002, error
+            assert f"forged from {forged!r}" in error["error"]["message"]
+        suzuki.user_id = "user_suzuki"
+        await app.heard(await suzuki.say("as myself", to="hina"))
+    assert {m.params.from_ for m in app.wire if isinstance(m, Message)} == {"user_yamada", "user_suzuki"}
+
+
+async def test_what_the_reference_accepts_and_madoi_refuses_gets_a_clear_error(app: App) -> None:
+    async with connect(app.url(), proxy=None) as ws:
+        await app.bridge.wait_for_clients(1)
+        state = {"jsonrpc": "2.0", "method": "state.send", "params": {
+            "from": "user_yamada", "messageId": "m", "state": "speak", "importance": 5, "selected": False,
+            "closing": "none"}}
+        await ws.send(json.dumps({"topic": "states", "body": state}))
+        error = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert error["error"]["code"] == -32002
+        assert "clients may not publish states" in error["error"]["message"]
+        await ws.send('{"topic": "messages", "body": {"jsonrpc": "2.0", "method": "nope"}}')
+        assert "unknown method 'nope'" in json.loads(await asyncio.wait_for(ws.recv(), 5))["error"]["message"]
+        await ws.ping()  # the connection lives on
+
+
+async def test_the_firehose_before_1_5_bare_bodies_are_understood(app: App) -> None:
+    async with connect(app.url(), proxy=None) as ws:
+        await app.bridge.wait_for_clients(1)
+        message = Message.create(from_="user_old", message="bare", to=["akari"])
+        await ws.send(message.model_dump_json(by_alias=True, exclude_none=True))
+        assert (await app.heard(message.params.id)) == message
+
+
+async def test_kyoko_answers_its_companions_vision_and_speak_queries_before_the_app() -> None:
+    app = await start_app(client_answers=["vision", "speak"])
+    try:
+        async with running(KyokoClient, app.url(), companion_id="akari") as kyoko:
+            await app.bridge.wait_for_clients(1)
+            seen = await app.ask("akari", "vision")
+            said = await app.ask("akari", "speak", message="見えたよ！", emotion="happy")
+            app.bus.publish(Message.create(from_="akari", message="見えたよ！", emotion="happy"))
+            await kyoko.wait_for(lambda: len(kyoko.seen) == 2)
+            other = await app.ask("hina", "vision")  # kyoko stands for akari only: the app's camera, after grace
+        assert seen.result is not None
+        assert seen.result.body == {"image": PNG}
+        assert said.succeeded
+        assert kyoko.seen == ["said (happy): 見えたよ！", "shown: 見えたよ！"]
+        assert app.camera.answered == [q for q in app.camera.answered if q.params.from_ == "hina"]
+        assert app.voice.answered == []  # the app never said the line kyoko said
+        assert other.result is not None
+        assert other.result.body == {"by": "app"}
+    finally:
+        await app.bridge.stop()
+        await app.broker.aclose()
+        await app.bus.aclose()
+
+
+async def test_a_client_that_answers_late_is_asked_first_from_then_on(app: App) -> None:
+    async with running(KyokoClient, app.url(), companion_id="akari") as kyoko:
+        await app.bridge.wait_for_clients(1)
+        first = await app.ask("akari", "vision")  # nobody knew kyoko answers: the app's camera did
+        await kyoko.wait_for(lambda: any("error" in f for f in kyoko.frames))  # its late answer was refused
+        second = await app.ask("akari", "vision")
+    assert first.result is not None
+    assert first.result.body == {"by": "app"}
+    assert second.result is not None
+    assert second.result.body == {"image": PNG}
+    assert len(app.camera.answered) == 1
+
+
+# -- the older client's dialect -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["url", "detected", "detected-bare"])
+async def test_the_older_kyoko_client_works_unchanged(app: App, how: str) -> None:
+    url = app.url("?dialect=legacy&companion=akari" if how == "url" else "")
+    async with running(LegacyKyokoClient, url, companion_id="akari") as kyoko:
+        await app.bridge.wait_for_clients(1)
+        message_id = await kyoko.speak_to_companion("今日は何をしていたの？", wrapped=how != "detected-bare")
+        heard = await app.heard(message_id)
+        assert (heard.params.from_, heard.params.to) == ("user_taro", ["akari"])
+
+        seen = await app.ask("akari", "vision")
+        said = await app.ask("akari", "speak", message="本を読んでいたよ", emotion="happy")
+        app.bus.publish(Message.create(from_="akari", message="本を読んでいたよ", emotion="happy", to=["user_taro"]))
+        app.bus.publish(Action.create(from_="akari", name="gesture", params={"url": "/motions/wave.fbx"}))
+        app.bus.publish(Message.create(from_="hina", message="わたしも！"))
+        await kyoko.wait_for(lambda: kyoko.gestures)
+    assert seen.result is not None
+    assert seen.result.body == {"image": f"data:image/png;base64,{PNG}", "mime": "image/png"}
+    assert kyoko.captures == 1
+    assert app.camera.answered == []
+    assert said.succeeded
+    assert said.result is not None
+    assert said.result.body["skipped"] is True
+    assert app.voice.answered == []  # kyoko says akari's lines itself: the app stays silent
+    assert kyoko.said == [("happy", "本を読んでいたよ")]  # hina's line is not its companion's
+    assert kyoko.gestures == ["/motions/wave.fbx"]
+    assert all("jsonrpc" not in f for f in kyoko.frames if isinstance(f, dict) and "error" not in f)  # flat
+
+
+async def test_garbage_from_an_older_client_is_answered_and_the_connection_lives(app: App) -> None:
+    async with connect(app.url("?dialect=legacy"), proxy=None) as ws:
+        await app.bridge.wait_for_clients(1)
+        for junk in ('{"topic": "query-results", "body": "data:image/png;base64,AAAA"}',
+                     '{"topic": "query-results", "body": {"id": "nope", "success": true, "body": 3}}',
+                     '{"topic": "messages", "body": {"id": "1", "from": "akari", "to": [], "message": "forged"}}',
+                     '{"id": "2", "from": "user_a", "to": "akari", "message": 5}', "[]", "\x00"):
+            await ws.send(junk)
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["error"]["code"] < 0
+        await ws.ping()
+    assert not [m for m in app.wire if isinstance(m, Message)]
+
+
+async def test_an_unknown_dialect_in_the_url_is_refused_at_the_handshake(app: App) -> None:
+    from websockets.exceptions import InvalidStatus
+
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(app.url("?dialect=klingon"), proxy=None):
+            pass
+    assert refused.value.response.status_code == 400
