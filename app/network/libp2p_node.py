@@ -1,0 +1,385 @@
+"""The :class:`~companions.network.port.NetworkPort` adapter: py-libp2p in its own thread with its own trio loop.
+
+The stack is the reference framework's (aikyo's companion server): TCP, Noise, Yamux, identify, GossipSub
+(/meshsub/1.2.0, 1.1.0, 1.0.0) with strict signing, mDNS where asked, and the ``/aikyo/metadata/1.0.0`` stream:
+the answering side writes its metadata as one raw JSON chunk and closes. The reference runs one companion per peer,
+so it reads one metadata object; Madoi runs several companions per process and answers that protocol with its first
+companion, and ``/madoi/companions/1.0.0`` (the same stream, a JSON array) with all of them.
+
+Threads: the trio thread owns the host; the asyncio loop hands it work through a trio memory channel
+(``trio.lowlevel.current_trio_token().run_sync_soon``) and gets results back with ``call_soon_threadsafe``. Nothing
+here blocks the asyncio loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
+from companions.protocol import CompanionMetadata, Topic, to_wire
+
+log = logging.getLogger(__name__)
+
+METADATA_PROTOCOL: Final = "/aikyo/metadata/1.0.0"
+COMPANIONS_PROTOCOL: Final = "/madoi/companions/1.0.0"
+TOPICS: Final = ("messages", "states", "queries", "actions")
+START_TIMEOUT_S: Final = 20.0
+STOP_TIMEOUT_S: Final = 3.0
+METADATA_TIMEOUT_S: Final = 5.0
+MDNS_DIAL_INTERVAL_S: Final = 2.0
+# py-libp2p's spam limit defaults to 10 messages/s per peer and topic: a turn's states and a streamed line exceed it.
+MESSAGES_PER_TOPIC_PER_S: Final = 200.0
+
+
+@dataclass(frozen=True)
+class Libp2pConfig:
+    listen: str = "/ip4/0.0.0.0/tcp/0"
+    peers: tuple[str, ...] = ()
+    mdns: bool = True
+
+
+class Libp2pNetwork:
+    """One libp2p host for this process; its peer id signs everything this process publishes."""
+
+    def __init__(self, config: Libp2pConfig) -> None:
+        self.config = config
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sink: NetworkSink | None = None
+        self._trio_token: Any = None
+        self._send: Any = None  # trio.MemorySendChannel of (topic, payload) / ("dial", addr)
+        self._stopping: Any = None  # trio.Event
+        self._status = NetworkStatus(running=False)
+        self._metadata: tuple[CompanionMetadata, ...] = ()
+        self._started: asyncio.Future[NetworkStatus] | None = None
+        self._fetches: dict[Any, Any] = {}  # peer ID -> trio.Event: our metadata request to it ended
+        self._nursery: Any = None
+        self._host: Any = None
+
+    # -- the asyncio side ----------------------------------------------------------------------------------
+    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
+        if self._thread is not None:
+            return self._status
+        try:
+            import libp2p  # noqa: F401  (fails early, with a reason a user can act on)
+            import trio  # noqa: F401
+        except ImportError as err:
+            raise NetworkError(f"the libp2p package is not installed ({err})") from None
+        self._loop = asyncio.get_running_loop()
+        self._sink, self._metadata = sink, local
+        self._started = self._loop.create_future()
+        self._thread = threading.Thread(target=self._thread_main, name="libp2p", daemon=True)
+        self._thread.start()
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                self._status = await asyncio.shield(self._started)
+        except TimeoutError:
+            await self.stop()
+            raise NetworkError(f"the network did not start within {START_TIMEOUT_S:g} s") from None
+        except NetworkError:
+            self._thread.join(timeout=STOP_TIMEOUT_S)
+            self._thread = None
+            raise
+        return self._status
+
+    def publish(self, topic: Topic, payload: bytes) -> None:
+        self._to_trio((topic, payload))
+
+    def dial(self, address: str) -> None:
+        self._to_trio(("dial", address.encode()))
+
+    def status(self) -> NetworkStatus:
+        return self._status
+
+    async def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        token, stopping = self._trio_token, self._stopping
+        if token is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # the trio loop already ended
+                token.run_sync_soon(stopping.set)
+        await asyncio.get_running_loop().run_in_executor(None, thread.join, STOP_TIMEOUT_S)
+        if thread.is_alive():
+            log.warning("the libp2p thread did not stop within %.1f s (it is a daemon thread)", STOP_TIMEOUT_S)
+        self._status = NetworkStatus(running=False)
+
+    def _to_trio(self, item: tuple[str, bytes]) -> None:
+        token, send = self._trio_token, self._send
+        if token is None or send is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the trio loop has ended: the network is down, the item is dropped
+            token.run_sync_soon(self._enqueue, send, item)
+
+    @staticmethod
+    def _enqueue(send: Any, item: tuple[str, bytes]) -> None:
+        import trio
+
+        try:
+            send.send_nowait(item)
+        except trio.WouldBlock:
+            log.warning("network: the outgoing queue is full; dropping a %s item", item[0])
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    def _call_sink(self, method: str, *args: Any) -> None:
+        loop, sink = self._loop, self._sink
+        if loop is None or sink is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(getattr(sink, method), *args)
+
+    def _resolve_start(self, outcome: NetworkStatus | BaseException) -> None:
+        loop, future = self._loop, self._started
+        if loop is None or future is None or loop.is_closed():
+            return
+
+        def settle() -> None:
+            if future.done():
+                return
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+        loop.call_soon_threadsafe(settle)
+
+    # -- the trio side -------------------------------------------------------------------------------------
+    def _thread_main(self) -> None:
+        import trio
+
+        try:
+            trio.run(self._main)
+        except BaseException as err:  # anything that ends the thread must reach the loop
+            log.exception("the libp2p thread failed")
+            self._resolve_start(NetworkError(f"{type(err).__name__}: {err}"))
+            self._status = NetworkStatus(running=False, problem=f"{type(err).__name__}: {err}")
+            return
+        self._resolve_start(NetworkError("the network stopped before it started"))
+
+    async def _main(self) -> None:
+        import multiaddr  # type: ignore[import-untyped]
+        import trio
+        from libp2p import new_host
+        from libp2p.crypto.secp256k1 import create_new_key_pair
+        from libp2p.pubsub.gossipsub import PROTOCOL_ID, PROTOCOL_ID_V11, PROTOCOL_ID_V12, GossipSub
+        from libp2p.pubsub.pubsub import Pubsub
+        from libp2p.tools.anyio_service import background_trio_service
+
+        self._trio_token = trio.lowlevel.current_trio_token()
+        self._stopping = trio.Event()
+        send, receive = trio.open_memory_channel[tuple[str, bytes]](4096)
+        self._send = send
+        try:
+            listen = multiaddr.Multiaddr(self.config.listen)
+        except Exception as err:
+            raise NetworkError(f"bad listen address {self.config.listen!r}: {err}") from None
+        host = new_host(key_pair=create_new_key_pair(), listen_addrs=[listen], enable_mDNS=self.config.mdns)
+        router = GossipSub(protocols=[PROTOCOL_ID_V12, PROTOCOL_ID_V11, PROTOCOL_ID], degree=6, degree_low=4,
+                           degree_high=12, heartbeat_interval=1,
+                           max_messages_per_topic_per_second=MESSAGES_PER_TOPIC_PER_S)
+        pubsub = Pubsub(host, router, strict_signing=True, max_inbound_rpc_size=4 * MAX_PAYLOAD_BYTES)
+        host.set_stream_handler(METADATA_PROTOCOL, self._serve(self._first_metadata))  # type: ignore[arg-type]
+        host.set_stream_handler(COMPANIONS_PROTOCOL, self._serve(self._all_metadata))  # type: ignore[arg-type]
+        async with host.run(listen_addrs=[listen]), background_trio_service(pubsub), \
+                background_trio_service(router), trio.open_nursery() as nursery:
+            await pubsub.wait_until_ready()
+            for topic in TOPICS:
+                nursery.start_soon(self._deliver_topic, await pubsub.subscribe(topic), topic, host)
+            self._nursery, self._host = nursery, host
+            watcher = _PeerWatcher(self)
+            host.get_network().register_notifee(watcher)  # type: ignore[arg-type]
+            nursery.start_soon(self._outgoing, receive, pubsub, host, nursery)
+            for address in self.config.peers:
+                nursery.start_soon(self._dial, host, address)
+            if self.config.mdns:
+                nursery.start_soon(self._dial_discovered, host)
+            peer_id = host.get_id().to_string()
+            addresses = tuple(f"{a}" for a in host.get_addrs())
+            self._status = NetworkStatus(running=True, peer_id=peer_id, addresses=addresses)
+            log.info("network: listening as %s on %s", peer_id, ", ".join(addresses))
+            self._resolve_start(self._status)
+            await self._stopping.wait()
+            nursery.cancel_scope.cancel()
+        self._trio_token = None
+
+    def _first_metadata(self) -> bytes:
+        return json.dumps(to_wire(self._metadata[0]), ensure_ascii=False).encode() if self._metadata else b"{}"
+
+    def _all_metadata(self) -> bytes:
+        return json.dumps([to_wire(m) for m in self._metadata], ensure_ascii=False).encode()
+
+    def _serve(self, payload: Callable[[], bytes]) -> Callable[[Any], Any]:
+        async def handler(stream: Any) -> None:
+            # A reference node answers nothing to a peer whose metadata it already has, so the first of two peers
+            # to read the other's would never learn it: the answer waits until this side's own request is done.
+            import trio
+
+            try:
+                with trio.move_on_after(METADATA_TIMEOUT_S):
+                    await self._fetched(stream.muxed_conn.peer_id).wait()
+                await stream.write(payload())
+            finally:
+                await stream.close()
+
+        return handler
+
+    def _fetched(self, peer: Any) -> Any:
+        """The event set once this side's metadata request to ``peer`` ended (started here if not yet)."""
+        import trio
+
+        event = self._fetches.get(peer)
+        if event is None:
+            event = self._fetches[peer] = trio.Event()
+            self._nursery.start_soon(self.fetch_metadata, self._host, peer, event)
+        return event
+
+    async def _deliver_topic(self, subscription: Any, topic: str, host: Any) -> None:
+        from libp2p.peer.id import ID
+
+        own = host.get_id()
+        async for message in subscription:
+            try:
+                peer = ID(message.from_id)
+            except Exception:
+                continue
+            if peer == own:
+                continue
+            if len(message.data) > MAX_PAYLOAD_BYTES:
+                log.warning("network: dropped a %d-byte %s message from %s (limit %d)", len(message.data), topic,
+                            peer, MAX_PAYLOAD_BYTES)
+                continue
+            self._call_sink("received", peer.to_string(), topic, bytes(message.data))
+
+    async def _outgoing(self, receive: Any, pubsub: Any, host: Any, nursery: Any) -> None:
+        async for kind, payload in receive:
+            try:
+                if kind == "dial":
+                    nursery.start_soon(self._dial, host, payload.decode())
+                else:
+                    await pubsub.publish(kind, payload)
+            except Exception as err:
+                log.warning("network: could not send on %s: %s", kind, err)
+
+    async def _dial(self, host: Any, address: str) -> None:
+        import multiaddr
+        from libp2p.peer.peerinfo import info_from_p2p_addr
+
+        try:
+            await host.connect(info_from_p2p_addr(multiaddr.Multiaddr(address)))
+        except Exception as err:
+            log.warning("network: could not reach %s: %s", address, err)
+
+    async def _dial_discovered(self, host: Any) -> None:
+        """mDNS puts the peers it finds into the peer store; this dials the ones not connected."""
+        import trio
+        from libp2p.peer.peerinfo import PeerInfo
+
+        while True:
+            await trio.sleep(MDNS_DIAL_INTERVAL_S)
+            connected = set(host.get_connected_peers()) | {host.get_id()}
+            store = host.get_peerstore()
+            for peer in store.peers_with_addrs():
+                if peer not in connected:
+                    try:
+                        await host.connect(PeerInfo(peer, store.addrs(peer)))
+                    except Exception as err:
+                        log.debug("network: mDNS peer %s not reachable: %s", peer, err)
+
+    async def fetch_metadata(self, host: Any, peer: Any, done: Any) -> None:
+        try:
+            await self._fetch_metadata(host, peer)
+        finally:
+            done.set()
+
+    async def _fetch_metadata(self, host: Any, peer: Any) -> None:
+        """Asks a newly connected peer who it runs: Madoi's list where it speaks it, else the reference's one
+        companion, negotiated in one stream. A reference node that already fetched ours sends nothing back (its
+        handler skips peers it knows); the link then learns its companion from its signed messages."""
+        import trio
+
+        try:
+            with trio.fail_after(METADATA_TIMEOUT_S):
+                stream = await host.new_stream(peer, [COMPANIONS_PROTOCOL, METADATA_PROTOCOL])
+                many = stream.get_protocol() == COMPANIONS_PROTOCOL
+                raw = await _read_all(stream)
+        except Exception as err:  # the peer speaks neither (a firehose)
+            log.debug("network: no metadata from %s: %s", peer, err)
+            return
+        if not raw:
+            log.info("network: %s sent no metadata (it knew this peer already)", peer)
+            return
+        companions = _parse_metadata(raw, many)
+        if companions is None:
+            log.warning("network: %s sent unreadable metadata; ignored", peer)
+            return
+        self._call_sink("announced", peer.to_string(), companions)
+
+
+async def _read_all(stream: Any) -> bytes:
+    from libp2p.network.stream.exceptions import StreamEOF
+
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_PAYLOAD_BYTES:
+            chunk = await stream.read(MAX_PAYLOAD_BYTES)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except StreamEOF:
+        pass
+    finally:
+        await stream.close()
+    return b"".join(chunks)[:MAX_PAYLOAD_BYTES + 1]
+
+
+def _parse_metadata(raw: bytes, many: bool) -> tuple[CompanionMetadata, ...] | None:
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        return None
+    try:
+        data = json.loads(raw)
+        items: Sequence[Any] = data if many and isinstance(data, list) else [data]
+        return tuple(CompanionMetadata.model_validate(item) for item in items[:32])
+    except (ValueError, TypeError):
+        return None
+
+
+class _PeerWatcher:
+    """A libp2p notifee: asks each new peer for its metadata, reports a peer gone once its last connection closed."""
+
+    def __init__(self, network: Libp2pNetwork) -> None:
+        self.network = network
+        self.connections: dict[Any, int] = {}
+
+    async def connected(self, network: Any, conn: Any) -> None:
+        peer = conn.muxed_conn.peer_id
+        self.connections[peer] = self.connections.get(peer, 0) + 1
+        if self.connections[peer] == 1:
+            self.network._fetched(peer)
+
+    async def disconnected(self, network: Any, conn: Any) -> None:
+        peer = conn.muxed_conn.peer_id
+        left = self.connections.get(peer, 1) - 1
+        if left > 0:
+            self.connections[peer] = left
+            return
+        self.connections.pop(peer, None)
+        self.network._fetches.pop(peer, None)  # a peer that comes back is asked again
+        self.network._call_sink("gone", peer.to_string())
+
+    async def opened_stream(self, network: Any, stream: Any) -> None: ...
+
+    async def closed_stream(self, network: Any, stream: Any) -> None: ...
+
+    async def listen(self, network: Any, multiaddr: Any) -> None: ...
+
+    async def listen_close(self, network: Any, multiaddr: Any) -> None: ...
