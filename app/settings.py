@@ -92,6 +92,9 @@ class BridgeSettings(_Section):
 class ConversationSettings(_Section):
     vote_deadline_s: float = Field(default=4.0, gt=0, le=60)
     turn_cap: int = Field(default=12, ge=1, le=1000)
+    # While the conversation is idle, the likely next speaker's prompt is evaluated on a local model server so that
+    # the user's next message is answered sooner (companions/conversation/warming.py).
+    warm_prompts: bool = True
 
 
 class SearchSettings(_Section):

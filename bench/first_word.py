@@ -23,6 +23,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 import openai
 from _report import report
@@ -125,6 +126,11 @@ async def idle(server: OpenAITestServer | None, timeout: float = 120.0) -> None:
             await asyncio.sleep(0.05)
 
 
+def kind_of(request: RecordedRequest) -> str:
+    """vote, event_params, turn, after-tool (demo_director.request_kind), or warm-up (a one-token request)."""
+    return "warm-up" if request.body.get("max_tokens") == 1 else request_kind(request.body)
+
+
 def breakdown(records: list[RecordedRequest], began: float, ended: float) -> dict[str, float]:
     """Busy seconds per kind within [began, ended] (monotonic), and Madoi's own (no request in flight)."""
     busy: dict[str, float] = {}
@@ -134,7 +140,7 @@ def breakdown(records: list[RecordedRequest], began: float, ended: float) -> dic
         start, end = max(start, began), min(end, ended)
         if end <= start:
             continue
-        kind = request_kind(r.body)
+        kind = kind_of(r)
         kind = "reply" if kind in ("turn", "after-tool") else "events" if kind == "event_params" else kind
         served = (r.timing.finished or ended) - (r.timing.started or r.arrived)
         busy[kind] = busy.get(kind, 0.0) + max(0.0, min(served, end - start))
@@ -150,14 +156,13 @@ def breakdown(records: list[RecordedRequest], began: float, ended: float) -> dic
 
 
 async def run(options: argparse.Namespace) -> None:
-    home = tempfile.mkdtemp(prefix="madoi-first-word-")
     server: OpenAITestServer | None = None
     if options.base_url is None:
         profile = PROFILES[options.profile].scaled(options.time_scale)
         server = OpenAITestServer(models=[options.model], fallback=DemoDirector(), profile=profile)
         await server.start()
     base_url = options.base_url or (server.base_url if server else "")
-    os.environ.update({"MADOI_HOME": home, "MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
+    os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
                        "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none",
                        "MADOI_LLM_AUTODETECT_LOCAL": "false",
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
@@ -174,59 +179,76 @@ async def run(options: argparse.Namespace) -> None:
                    for case, (text, _) in CASES.items()}
     for case, seconds in line_floors.items():
         report(f"floor_line_{name}_{case}", seconds, "s")
-    runtime = Runtime(load_settings())
-    await runtime.start()
+    try:
+        # With prompt warming (the default) and without it, each in a fresh home: the user's pause before each
+        # message is the idle time the app may use (warming.py).
+        for warm in (True, False):
+            os.environ["MADOI_HOME"] = tempfile.mkdtemp(prefix="madoi-first-word-")
+            os.environ["MADOI_CONVERSATION_WARM_PROMPTS"] = str(warm).lower()
+            suffix = "" if warm else "_unwarmed"
+            print(f"-- prompt warming {'on (the default)' if warm else 'off'}; the user pauses {options.pause:g} s "
+                  "before each message", flush=True)
+            runtime = Runtime(load_settings())
+            await runtime.start()
+            try:
+                await cases(runtime, server, options, name=name + suffix, line_floors=line_floors, floor_s=floor_s)
+            finally:
+                await runtime.stop()
+    finally:
+        if server is not None:
+            await server.stop()
+
+
+async def cases(runtime: Any, server: OpenAITestServer | None, options: argparse.Namespace, *, name: str,
+                line_floors: dict[str, float], floor_s: float) -> None:
+    """The greeting and the named question, each after the user's pause; the figures and the request breakdown."""
     watch = Watch()
     runtime.bus.subscribe("events", watch.on_event, name="bench")
     runtime.bus.subscribe("messages", watch.on_message, name="bench")
-    try:
-        for case, (text, to) in CASES.items():
-            await idle(server)
-            watch.lines.clear()
-            watch.arrived.clear()
-            began_mono, began = time.monotonic(), time.perf_counter()
-            seen = len(server.chat_requests()) if server else 0
-            message = runtime.send_user_message(text, to=to)
-            def answered(message: Message = message) -> tuple[float, str, str] | None:
-                """The first line of a companion that streamed for this message (a line still coming from
-                the previous conversation is not an answer)."""
-                turn = {who for _, who, t in watch.streamed if t == message.params.id}
-                return next((line for line in watch.lines if line[1] in turn), None)
+    for case, (text, to) in CASES.items():
+        await idle(server)
+        await asyncio.sleep(options.pause)
+        watch.lines.clear()
+        watch.arrived.clear()
+        began_mono, began = time.monotonic(), time.perf_counter()
+        seen = len(server.chat_requests()) if server else 0
+        message = runtime.send_user_message(text, to=to)
+        def answered(message: Message = message) -> tuple[float, str, str] | None:
+            """The first line of a companion that streamed for this message (a line still coming from
+            the previous conversation is not an answer)."""
+            turn = {who for _, who, t in watch.streamed if t == message.params.id}
+            return next((line for line in watch.lines if line[1] in turn), None)
 
-            async with asyncio.timeout(options.timeout):
-                while answered() is None:
-                    await watch.arrived.wait()
-                    watch.arrived.clear()
-            found = answered()
-            assert found is not None
-            line_at, speaker, line = found
-            words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id]
-            first = min(words) - began
-            report(f"first_word_{name}_{case}", first, "s", "floor_line", line_floors[case])
-            print(f"  ({first / floor_s:.2f}x vs the 400-token floor {floor_s:.3g} s)")
-            print(f"  {speaker}: {line}")
-            if runtime.conversation is not None:
-                await runtime.conversation.stop_conversation()
-            if server is not None:
-                ended_mono = began_mono + (line_at - began)
-                turn = [r for r in server.chat_requests()[seen:] if r.arrived <= ended_mono]
-                tokens = sum(r.timing.prompt_tokens for r in turn)
-                cached = sum(r.timing.cached_tokens for r in turn)
-                shares = breakdown(turn, began_mono, ended_mono)
-                total = ended_mono - began_mono
-                kinds = ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(shares.items()))
-                print(f"  requests: {len(turn)} ({sum(r.timing.interrupted for r in turn)} cut off, "
-                      f"{sum(r.timing.status != 200 for r in turn)} refused); prompt tokens {tokens} "
-                      f"({cached} from the prompt cache); share of the turn: {kinds}", flush=True)
-                for r in turn:
-                    t = r.timing
-                    served = (t.finished or ended_mono) - (t.started or r.arrived)
-                    print(f"    {request_kind(r.body):12s} HTTP {t.status} prompt {t.prompt_tokens} "
-                          f"(cached {t.cached_tokens}), generated {t.completion_tokens}, served {served:.2f} s")
-    finally:
-        await runtime.stop()
+        async with asyncio.timeout(options.timeout):
+            while answered() is None:
+                await watch.arrived.wait()
+                watch.arrived.clear()
+        found = answered()
+        assert found is not None
+        line_at, speaker, line = found
+        words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id]
+        first = min(words) - began
+        report(f"first_word_{name}_{case}", first, "s", "floor_line", line_floors[case])
+        print(f"  ({first / floor_s:.2f}x vs the 400-token floor {floor_s:.3g} s)")
+        print(f"  {speaker}: {line}")
+        if runtime.conversation is not None:
+            await runtime.conversation.stop_conversation()
         if server is not None:
-            await server.stop()
+            ended_mono = began_mono + (line_at - began)
+            turn = [r for r in server.chat_requests()[seen:] if r.arrived <= ended_mono]
+            tokens = sum(r.timing.prompt_tokens for r in turn)
+            cached = sum(r.timing.cached_tokens for r in turn)
+            shares = breakdown(turn, began_mono, ended_mono)
+            total = ended_mono - began_mono
+            kinds = ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(shares.items()))
+            print(f"  requests: {len(turn)} ({sum(r.timing.interrupted for r in turn)} cut off, "
+                  f"{sum(r.timing.status != 200 for r in turn)} refused); prompt tokens {tokens} "
+                  f"({cached} from the prompt cache); share of the turn: {kinds}", flush=True)
+            for r in turn:
+                t = r.timing
+                served = (t.finished or ended_mono) - (t.started or r.arrived)
+                print(f"    {kind_of(r):12s} HTTP {t.status} prompt {t.prompt_tokens} "
+                      f"(cached {t.cached_tokens}), generated {t.completion_tokens}, served {served:.2f} s")
 
 
 def main() -> None:
@@ -236,6 +258,7 @@ def main() -> None:
     parser.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the test one")
     parser.add_argument("--model", default="demo-model")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for a line")
+    parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each message (seconds)")
     asyncio.run(run(parser.parse_args()))
 
 

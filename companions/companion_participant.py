@@ -15,6 +15,7 @@ from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
 from companions.conversation.participant import Description, Pace, TurnContext, Utterance, Vote
 from companions.llm.capabilities import capabilities_of
+from companions.llm.types import ChatRequest, complete
 from companions.memory import estimate_tokens
 from companions.protocol import Closing, Message
 from companions.speech_stream import SentenceChunker
@@ -22,6 +23,14 @@ from companions.worker import TextStreamed
 
 log = logging.getLogger(__name__)
 VOTE_INSTRUCTION_TOKENS: Final = 200  # the vote instruction and its schema, after the companion's context
+WARM_PRIORITY: Final = -100  # below every turn's request: a warm-up never delays one
+
+
+def _warms(companion: Companion) -> bool:
+    """Whether warming the companion's prompt pays: a local server (a hosted API bills the tokens and caches
+    prompts by itself; a model without an endpoint has no prompt cache)."""
+    capabilities = capabilities_of(companion.model)
+    return capabilities is not None and capabilities.local
 
 
 class CompanionParticipant:
@@ -33,7 +42,8 @@ class CompanionParticipant:
         names = {localized(meta.name, lang) for lang in ("ja", "en")}
         persona = " ".join(localized(text, lang) for text in (meta.personality, meta.story, companion.card.role)
                            for lang in ("ja", "en"))
-        self.description = Description(names=tuple(sorted(names)), persona=persona, pace_of=self.pace)
+        self.description = Description(names=tuple(sorted(names)), persona=persona, pace_of=self.pace,
+                                       warm=self.warm)
         self._line_id = ""
         self._part = -1
 
@@ -48,6 +58,16 @@ class CompanionParticipant:
             return None
         prompt = sum(estimate_tokens(m.text) for m in self.companion.context()) + VOTE_INSTRUCTION_TOKENS
         return Pace(capabilities.base_url, capabilities.slots, capabilities.estimate_s(prompt, VOTE_MAX_TOKENS))
+
+    async def warm(self) -> None:
+        """Has the companion's model server evaluate its prompt prefix (system prompt and memory: what its next
+        vote, events and reply requests begin with) so that its prompt cache holds it: a one-token request at the
+        lowest priority (conversation/warming.py). Only where it pays (:func:`_warms`), checked each time: the user
+        may connect another model while the app runs."""
+        if not _warms(self.companion):
+            return
+        request = ChatRequest(messages=tuple(self.companion.context()), max_tokens=1, priority=WARM_PRIORITY)
+        await complete(self.companion.model, request)
 
     async def vote(self, turn: TurnContext) -> Vote:
         choice = await self.companion.vote(turn.message, closing_hint=turn.closing_hint)

@@ -6,6 +6,7 @@ component; :class:`~companions.conversation.readmodel.ConversationReadModel` fol
 """
 
 from companions.conversation.closing import EndReason, RepetitionDetector
+from companions.conversation.config import ConversationConfig
 from companions.conversation.control import (
     ControlOutcome,
     ForceNextSpeaker,
@@ -13,11 +14,7 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
-from companions.conversation.manager import (
-    ConversationConfig,
-    ConversationManager,
-    conversation_manager_from_settings,
-)
+from companions.conversation.manager import ConversationManager, conversation_manager_from_settings
 from companions.conversation.participant import (
     LISTEN,
     Description,

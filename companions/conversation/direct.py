@@ -64,12 +64,14 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.casefold()))
 
 
-def likely_speaker(candidates: Sequence[str], *, message: Message, recent_turns: Mapping[str, int],
+def likely_speaker(candidates: Sequence[str], *, text: str, recent_turns: Mapping[str, int],
                    previous_speaker: str | None, personas: Mapping[str, str]) -> str | None:
-    """Who most likely answers ``message`` first, without asking a model (deterministic; ``None`` if nobody)."""
+    """Who most likely answers a message of ``text`` first, without asking a model (deterministic; ``None`` if
+    nobody): not the previous speaker, then the one who spoke least lately, then the most words shared with
+    the persona, then the id."""
     if not candidates:
         return None
-    asked = _words(message.params.message)
+    asked = _words(text)
 
     def key(companion: str) -> tuple[int, int, int, str]:
         overlap = len(asked & _words(personas.get(companion, "")))
@@ -136,6 +138,8 @@ def direct_selection(trigger: Message, voters: Mapping[str, Description], *, use
     if named is not None:
         rest = tuple(v for v in voters if v != named)
         return Selection((named, *rest), f"{named} was named: answers without a vote", "named")
+    if any(d.remote for d in voters.values()):
+        return None
     paces = [p for d in voters.values() if (p := d.pace()) is not None]
     if not answer_at_once(paces, slow_round_s=slow_round_s):
         return None
@@ -143,8 +147,8 @@ def direct_selection(trigger: Message, voters: Mapping[str, Description], *, use
     left = list(voters)
     personas = {v: d.persona for v, d in voters.items()}
     while left:
-        first = likely_speaker(left, message=trigger, recent_turns=recent_turns, previous_speaker=previous_speaker,
-                               personas=personas)
+        first = likely_speaker(left, text=trigger.params.message, recent_turns=recent_turns,
+                               previous_speaker=previous_speaker, personas=personas)
         assert first is not None
         ranking.append(first)
         left.remove(first)

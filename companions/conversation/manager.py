@@ -15,12 +15,13 @@ import asyncio
 import collections
 import dataclasses
 import logging
-from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from collections.abc import Iterable
+from typing import Any, Final
 
 from companions.bus import Bus, BusItem, Subscription
+from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
+from companions.conversation.config import ConversationConfig, config_from_settings
 from companions.conversation.control import (
     ControlOutcome,
     ControlState,
@@ -29,44 +30,19 @@ from companions.conversation.control import (
     MuteCompanion,
     StopConversation,
 )
-from companions.conversation.direct import direct_selection, vote_deadline
+from companions.conversation.direct import direct_selection, likely_speaker, vote_deadline
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.conversation.selection import Selection, select_speaker
-from companions.conversation.turns import VoteOutcome, addressees, collect_votes
+from companions.conversation.turns import VoteOutcome, addressees, collect_votes, only_companion_addressed
+from companions.conversation.warming import Warmer, WarmUp
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, State, new_id
 from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 INTERRUPT_TIMEOUT_S: Final = 0.5
-
-
-@dataclass(frozen=True)
-class ConversationConfig:
-    """``vote_deadline_s`` is the least a vote round may take (it grows with the endpoints' measured speed);
-    ``direct_turns`` lets a named companion answer without a vote round, and the likely speaker answer a user's
-    message to everyone at once where a vote round would take longer than ``slow_round_s`` (see direct.py);
-    ``early_speech`` lets a participant that can ``speak_part`` start speaking at its first sentence
-    (early_speech.py)."""
-
-    vote_deadline_s: float = 4.0
-    direct_turns: bool = True
-    slow_round_s: float = 2.0
-    early_speech: bool = True
-    early_speech_chars: int = 400
-    turn_cap: int = 12
-    compose_timeout_s: float = 60.0
-    speech_timeout_s: float = 180.0
-    history_limit: int = 40
-    recent_window: int = 6
-    repetition_threshold: float = 0.6
-
-
-class _Failed(Exception):
-    """A bounded participant call did not produce a value (timeout or error)."""
 
 
 class ConversationManager:
@@ -88,10 +64,10 @@ class ConversationManager:
         self._recent: collections.deque[str] = collections.deque(maxlen=self.config.recent_window)
         self._repetition = RepetitionDetector(threshold=self.config.repetition_threshold)
         self._tasks = TaskSet("conversation")
-        self._calls = TaskSet("conversation-calls")
-        self._floor = Floor(self._calls, on_change=lambda holder: self._update("floor", floor=holder))
+        self._calls = ParticipantCalls(TaskSet("conversation-calls"))
+        self._warmer = Warmer(self._tasks, self.config.warm_after_s)
+        self._floor = Floor(self._calls.tasks, on_change=lambda holder: self._update("floor", floor=holder))
         self._driver: asyncio.Task[None] | None = None
-        self._busy: set[str] = set()
         self._waiting: str | None = None
         self._lock = asyncio.Lock()
         self._subscriptions: list[Subscription] = []
@@ -127,6 +103,7 @@ class ConversationManager:
                                    overflow="drop_newest"),
                 self.bus.subscribe("events", self._on_bus, name="conversation-commands"),
             ]
+            self._warmer.schedule(self._warm_up)
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:
@@ -134,7 +111,7 @@ class ConversationManager:
         self._subscriptions = []
         await self._halt()
         await self._tasks.aclose()
-        await self._calls.aclose()
+        await self._calls.tasks.aclose()
 
     # -- user control ---------------------------------------------------------------------------------------
     def mute(self, companion: str, muted: bool = True) -> ControlOutcome:
@@ -199,6 +176,7 @@ class ConversationManager:
 
     # -- the driver -----------------------------------------------------------------------------------------
     def _begin(self, trigger: Message, *, resumed: bool) -> None:
+        self._warmer.cancel()
         self._turns_taken = 0
         if not resumed and trigger.params.from_ not in self._participants:
             self._repetition.reset()
@@ -254,10 +232,10 @@ class ConversationManager:
             try:
                 try:
                     offer = early.offer if early is not None else None
-                    utterance = await self._bounded(
+                    utterance = await self._calls.bounded(
                         candidate, speaker.compose(dataclasses.replace(context, early=offer), closing),
                         self.config.compose_timeout_s)
-                except _Failed as err:
+                except CallFailed as err:
                     log.warning("%s could not compose (%s); the floor passes on", candidate, err)
                     # What was already said aloud stays said, and is shown.
                     utterance = Utterance(early.offered_text) if early is not None and early.started else None
@@ -298,11 +276,11 @@ class ConversationManager:
             turn = dataclasses.replace(turn, votes=votes)
             self._update("vote", turn=turn)
 
-        ballots = {v: (lambda v=v: self._bounded(v, self._participants[v].vote(contexts[v]), None))
+        ballots = {v: (lambda v=v: self._calls.bounded(v, self._participants[v].vote(contexts[v]), None))
                    for v in voters}
         paces = [p for v in voters if (p := described(self._participants[v]).pace()) is not None]
         outcomes = await collect_votes(ballots, deadline_s=vote_deadline(paces, self.config.vote_deadline_s),
-                                       owner=self._calls, on_vote=on_vote)
+                                       owner=self._calls.tasks, on_vote=on_vote)
         votes = {v: o.vote for v, o in outcomes.items()}
         selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
                                    previous_speaker=self._last_speaker, forced=forced,
@@ -313,7 +291,7 @@ class ConversationManager:
         speak_part = getattr(speaker, "speak_part", None)
         if not self.config.early_speech or speak_part is None:
             return None
-        return EarlySpeech(speaker.id, speak_part, floor=self._floor, owner=self._calls,
+        return EarlySpeech(speaker.id, speak_part, floor=self._floor, owner=self._calls.tasks,
                            max_chars=self.config.early_speech_chars)
 
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
@@ -328,12 +306,13 @@ class ConversationManager:
         to = list(utterance.to) or [*sorted(self.present - {speaker.id}), self.user_id]
         extra = dict(utterance.metadata)
         metadata = MessageMetadata(emotion=utterance.emotion, **extra) if utterance.emotion or extra else None
-        message = Message(params=MessageParams(id=new_id(), from_=speaker.id, to=to, message=utterance.text,
-                                               metadata=metadata))
-        self._own.append(message.params.id)
-        self._hear(message)
+        message = utterance.published or Message(params=MessageParams(
+            id=new_id(), from_=speaker.id, to=to, message=utterance.text, metadata=metadata))
+        if utterance.published is None:  # a line published elsewhere is on the bus and heard already
+            self._own.append(message.params.id)
+            self._hear(message)
+            self.bus.publish(message)
         report = self._repetition.observe(utterance.text)
-        self.bus.publish(message)
         self._turns_taken += 1
         self._recent.append(speaker.id)
         self._last_speaker = speaker.id
@@ -358,39 +337,28 @@ class ConversationManager:
     def _end(self, reason: EndReason, detail: str) -> None:
         log.info("conversation ended: %s (%s)", reason, detail)
         self._update("ended", status="ended", ended_reason=reason, ended_detail=detail)
+        self._warmer.schedule(self._warm_up)
+
+    def _warm_up(self) -> WarmUp | None:
+        """The warm-up of whoever would answer the user's next message to everyone (warming.py), if it has one.
+        That message resets the previous speaker (``_begin``) and its words are not known yet."""
+        if self.running:
+            return None
+        who = likely_speaker(sorted(self.present - self.control.muted), text="",
+                             recent_turns=collections.Counter(self._recent), previous_speaker=None, personas={})
+        return described(self._participants[who]).warm if who is not None else None
 
     async def _speech(self, speaker: Participant, message: Message) -> None:
         try:
-            await self._bounded(speaker.id, speaker.speak(message), self.config.speech_timeout_s)
-        except _Failed as err:
+            await self._calls.bounded(speaker.id, speaker.speak(message), self.config.speech_timeout_s)
+        except CallFailed as err:
             log.warning("speech of %s failed: %s", speaker.id, err)
 
     # -- helpers --------------------------------------------------------------------------------------------
-    async def _bounded(self, who: str, call: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        """Runs a participant call as an owned task, bounded by ``timeout``; cancelling the caller cancels it.
-
-        The caller never waits for a call that ignores cancellation: the task stays with ``self._calls``.
-        """
-        task = self._calls.spawn(call, name=f"call:{who}")
-        self._busy.add(who)
-        try:
-            done, _ = await asyncio.wait([task], timeout=timeout)
-        finally:
-            self._busy.discard(who)
-            if not task.done():
-                task.cancel()
-        if not done:
-            raise _Failed(f"no answer within {timeout:g} s")
-        if task.cancelled():
-            raise _Failed("cancelled")
-        exc = task.exception()
-        if exc is not None:
-            raise _Failed(f"{type(exc).__name__}: {exc}")
-        return task.result()
-
     async def _halt(self) -> None:
         """Cancels the driver, cuts the speech and calls the interrupt hooks of everyone with work in flight."""
-        involved = set(self._busy) | {p for p in (self._floor.holder, self._waiting) if p is not None}
+        self._warmer.cancel()
+        involved = set(self._calls.busy) | {p for p in (self._floor.holder, self._waiting) if p is not None}
         driver, self._driver = self._driver, None
         if driver is not None and not driver.done():
             driver.cancel()
@@ -401,7 +369,7 @@ class ConversationManager:
         await self._floor.cut()
         hooks = [self._participants[p].interrupt() for p in sorted(involved) if p in self._participants]
         if hooks:
-            results = await asyncio.wait([self._calls.spawn(h, name="interrupt") for h in hooks],
+            results = await asyncio.wait([self._calls.tasks.spawn(h, name="interrupt") for h in hooks],
                                          timeout=INTERRUPT_TIMEOUT_S)
             if results[1]:
                 log.warning("%d interrupt hooks did not return in time", len(results[1]))
@@ -420,7 +388,7 @@ class ConversationManager:
         heard.reverse()
         return TurnContext(turn_id=trigger.params.id, message=trigger, history=tuple(heard),
                            present=tuple(sorted(self.present)), user_id=self.user_id,
-                           addressed_directly=_only_companion_addressed(trigger, who, self.user_id),
+                           addressed_directly=only_companion_addressed(trigger, who, self.user_id),
                            closing_hint=pressure)
 
     def _update(self, change: str, **fields: Any) -> None:
@@ -428,14 +396,7 @@ class ConversationManager:
         self.bus.publish(ConversationChanged(self.view, change))
 
 
-def _only_companion_addressed(message: Message, who: str, user_id: str) -> bool:
-    """``who`` is the one companion the message's ``to`` names (asked directly, not one of a crowd)."""
-    companions = {t for t in message.params.to if t != user_id}
-    return companions == {who}
-
-
 def conversation_manager_from_settings(bus: Bus, settings: Any, *, user_id: str,
                                        participants: Iterable[Participant] = ()) -> ConversationManager:
-    """Factory for the assembly: ``settings`` is the app's ``ConversationSettings`` (vote_deadline_s, turn_cap)."""
-    config = ConversationConfig(vote_deadline_s=float(settings.vote_deadline_s), turn_cap=int(settings.turn_cap))
-    return ConversationManager(bus, user_id=user_id, config=config, participants=participants)
+    """Factory for the assembly: ``settings`` is the app's ``ConversationSettings``."""
+    return ConversationManager(bus, user_id=user_id, config=config_from_settings(settings), participants=participants)

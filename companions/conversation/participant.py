@@ -8,7 +8,7 @@ and turns failures into values (a failed vote is ``listen``, a failed compositio
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -85,6 +85,8 @@ class Utterance:
     to: tuple[str, ...] = ()
     emotion: Emotion | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    # A line a companion elsewhere already published (companions/network/remote.py): the manager takes it as it is.
+    published: Message | None = None
 
 
 class Participant(Protocol):
@@ -134,11 +136,18 @@ class Pace:
 @dataclass(frozen=True)
 class Description:
     """What a participant may tell the manager beyond the :class:`Participant` calls, so that some turns need no
-    vote round (see direct.py): its names (in every language), a persona text, and its model endpoint's pace."""
+    vote round (see direct.py): its names (in every language), a persona text, its model endpoint's pace, and how
+    to warm its prompt while the conversation is idle (warming.py)."""
 
     names: tuple[str, ...] = ()
     persona: str = ""
     pace_of: Callable[[], Pace | None] = lambda: None
+    # The participant runs elsewhere (companions/network): every node must then take the same turns, so a message
+    # to everyone always gets a vote round (whether to answer at once depends on each node's own endpoints).
+    remote: bool = False
+    # Evaluates the participant's prompt prefix on its model server ahead of its next turn (warming.py); ``None``
+    # where that does not pay (a hosted API, a model without a server).
+    warm: Callable[[], Awaitable[None]] | None = None
 
     def pace(self) -> Pace | None:
         return self.pace_of()

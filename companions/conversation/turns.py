@@ -52,6 +52,12 @@ def addressees(message: Message, present: Iterable[str], user_id: str) -> tuple[
     return tuple(p for p in present_ids if p in to and p not in (sender, user_id))
 
 
+def only_companion_addressed(message: Message, who: str, user_id: str) -> bool:
+    """``who`` is the one companion the message's ``to`` names (asked directly, not one of a crowd)."""
+    companions = {t for t in message.params.to if t != user_id}
+    return companions == {who}
+
+
 async def collect_votes(
     ballots: Mapping[str, Callable[[], Awaitable[Vote]]],
     *,

@@ -44,11 +44,11 @@ def test_the_likely_speaker_is_deterministic_and_spreads_the_floor() -> None:
     message = user_says("Does anyone know about the stars tonight?")
     personas = {"akari": "loves the stars and the night sky", "hina": "tea and books", "souta": "football"}
     pick = lambda recent, previous=None: likely_speaker(  # noqa: E731
-        list(EVERYONE), message=message, recent_turns=recent, previous_speaker=previous, personas=personas)
+        list(EVERYONE), text=message.params.message, recent_turns=recent, previous_speaker=previous, personas=personas)
     assert pick({}) == "akari"  # the persona shares most words with the message
     assert pick({"akari": 2}) == "hina"  # fewer recent turns first, then the id
     assert pick({}, previous="akari") == "hina"  # the previous speaker steps aside
-    assert likely_speaker([], message=message, recent_turns={}, previous_speaker=None, personas={}) is None
+    assert likely_speaker([], text="", recent_turns={}, previous_speaker=None, personas={}) is None
 
 
 def test_the_vote_deadline_follows_the_measured_speed() -> None:

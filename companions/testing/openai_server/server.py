@@ -10,7 +10,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from companions.testing.openai_server.profiles import ServerProfile, prompt_text
 from companions.testing.openai_server.rendering import refusal, rendered, visible_body
@@ -22,6 +22,7 @@ from companions.testing.openai_server.replies import (
     StallReply,
     TextReply,
     ToolCallReply,
+    text_reply,
 )
 from companions.testing.openai_server.slots import SlotPool
 from companions.testing.openai_server.wire import send_chunk, send_error, send_json, stream_chunks, whole_completion
@@ -192,14 +193,21 @@ class OpenAITestServer:
             await send_error(writer, refused)
             return True
         seen = visible_body(self.profile, body)
-        if not self._replies and self.fallback is not None:
-            self._replies.append(self.fallback(seen))
-        if not self._replies:
-            self.unexpected += 1
-            timing.status = 500
-            await send_error(writer, ErrorReply(500, "test server: no scripted reply left"), code="script_exhausted")
-            return True
-        reply = self._replies.popleft()
+        reply: Reply
+        if _token_limit(body) == 1:
+            # One token can hold none of the replies a test scripts: it is answered as a real server would (one
+            # token, cut at the limit), after its prompt, without using the script. (Madoi's prompt warm-ups.)
+            reply = text_reply("…", finish_reason="length")
+        else:
+            if not self._replies and self.fallback is not None:
+                self._replies.append(self.fallback(seen))
+            if not self._replies:
+                self.unexpected += 1
+                timing.status = 500
+                await send_error(writer, ErrorReply(500, "test server: no scripted reply left"),
+                                 code="script_exhausted")
+                return True
+            reply = self._replies.popleft()
         if isinstance(reply, ErrorReply):
             timing.status = reply.status
             await send_error(writer, reply)
@@ -254,6 +262,11 @@ class OpenAITestServer:
                 pass
         self.client_gone.set()
         return False
+
+
+def _token_limit(body: dict[str, Any]) -> int | None:
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    return limit if isinstance(limit, int) else None
 
 
 async def _pause(seconds: float) -> None:

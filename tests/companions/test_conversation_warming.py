@@ -1,0 +1,97 @@
+"""While the conversation is idle, the companion that would answer the user's next message to everyone has its
+prompt warmed on its model server; a message cancels a warm-up in flight and its turn goes on as usual."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from companions.conversation import Description
+from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
+
+__all__ = ["sim_factory"]  # the fixture, imported for pytest
+
+SOON = 0.05
+
+
+class Warmed(Double):
+    """A participant double that records its warm-ups; ``block`` makes a warm-up wait until cancelled."""
+
+    warm_log: list[str]
+    block: bool = False
+    cancelled: int = 0
+
+
+def warmed(name: str, vote_fn: Callable[..., object], say: str, warm_log: list[str], *,
+           block: bool = False) -> Warmed:
+    double = Warmed(name, vote_fn, lambda turn, closing, say=say: say)  # type: ignore[arg-type]
+    double.warm_log, double.block, double.cancelled = warm_log, block, 0
+
+    async def warm() -> None:
+        warm_log.append(name)
+        if double.block:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                double.cancelled += 1
+                raise
+
+    double.description = Description(names=(name,), warm=warm)  # type: ignore[attr-defined]
+    return double
+
+
+async def until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 - polling a plain list kept by the doubles
+            await asyncio.sleep(0.01)
+
+
+async def test_once_started_the_first_likely_speaker_is_warmed(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    log: list[str] = []
+    await sim_factory(warmed("hina", listens, "", log), warmed("akari", listens, "", log), warm_after_s=SOON)
+    await until(lambda: bool(log))
+    await asyncio.sleep(3 * SOON)
+    assert log == ["akari"]  # nobody spoke yet: the first by id; once, not again and again
+
+
+async def test_after_a_conversation_the_one_who_spoke_least_lately_is_warmed(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    akari, hina = warmed("akari", wants(9), "こんばんは！", log), warmed("hina", listens, "", log)
+    sim = await sim_factory(akari, hina, turn_cap=1, warm_after_s=SOON, direct_turns=False)
+    await until(lambda: log == ["akari"])
+    sim.send("みなさん、こんばんは！")
+    await sim.ended()
+    await until(lambda: len(log) == 2)
+    assert log == ["akari", "hina"]  # akari just spoke: hina answers the next message to everyone first
+
+
+async def test_a_message_cancels_a_warm_up_in_flight_and_is_answered(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    akari = warmed("akari", wants(5), "はーい！", log, block=True)
+    sim = await sim_factory(akari, turn_cap=1, warm_after_s=SOON)
+    await until(lambda: log == ["akari"])
+    sim.send("あかり、聞こえる？")
+    await sim.ended()
+    assert akari.cancelled == 1
+    assert sim.said() == [("akari", "はーい！")]
+
+
+async def test_a_muted_companion_is_not_warmed_and_nothing_is_warmed_when_turned_off(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    sim = await sim_factory(warmed("akari", listens, "", log), warmed("hina", listens, "", log), warm_after_s=SOON)
+    await until(lambda: log == ["akari"])
+    sim.manager.mute("akari")
+    sim.send("hello", to=["akari"])  # nobody present and unmuted is addressed: the conversation ends at once
+    await sim.ended()
+    await until(lambda: len(log) == 2)
+    assert log == ["akari", "hina"]
+    off: list[str] = []
+    await sim_factory(warmed("akari", listens, "", off), warm_after_s=None)  # type: ignore[arg-type]
+    await asyncio.sleep(5 * SOON)
+    assert off == []
