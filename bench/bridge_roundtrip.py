@@ -1,7 +1,9 @@
 """Query round trip through the bridge versus a bare `websockets` echo round trip, measured in the same run.
 
-Bridge: a companion calls ``broker.send_query`` -> bus -> bridge -> WebSocket client (announced ``vision`` in its
-hello) -> the client parses the query and sends a QueryResult -> bridge -> broker -> the companion has its result.
+Bridge: a companion calls ``broker.send_query`` -> bus -> bridge -> WebSocket client of the reference framework
+(the default dialect: it gets the bare JSON-RPC query and answers ``{"topic": "queries", "body": <result>}``; the
+settings' ``client_answers = ["vision"]`` ask it before the app's own camera, which is registered too) -> bridge ->
+broker -> the companion has the client's result.
 Baseline: the same client sends the same query frame to a bare ``websockets`` echo server and awaits the echo.
 Both run on one event loop over loopback, interleaved in blocks so machine noise hits both alike.
 
@@ -23,17 +25,25 @@ from websockets.asyncio.server import ServerConnection, serve
 from app.bridge import BridgeServer
 from companions.bus import InProcessBus
 from companions.loop_health import percentile
-from companions.protocol import Query, frame_of
+from companions.protocol import Query, QueryResult, frame_of
 from companions.query_broker import QueryBroker
 
 BLOCK = 100
 
 
+class AppCamera:
+    """The app's own camera: it must never be the one that answers here."""
+
+    query_type = "vision"
+
+    async def respond(self, query: Query) -> QueryResult:
+        return QueryResult.ok(query.id, {"image": "from the app"})
+
+
 async def answer_queries(ws: ClientConnection) -> None:
-    """What an external client does: answer every vision query it sees."""
+    """What a reference client (kyoko) does: answer every vision query it sees."""
     async for raw in ws:
-        frame = json.loads(raw)
-        body = frame["body"]
+        body = json.loads(raw)
         if body.get("method") == "query.send":
             result = {"jsonrpc": "2.0", "id": body["id"], "result": {"success": True, "body": {"image": "AAAA"}}}
             await ws.send(json.dumps({"topic": "queries", "body": result}))
@@ -48,7 +58,8 @@ async def main(round_trips: int) -> None:
     bus = InProcessBus()
     broker = QueryBroker(bus)
     await broker.start()
-    bridge = BridgeServer(bus, broker, port=0, max_frames_per_second=1e9)
+    broker.register(AppCamera())
+    bridge = BridgeServer(bus, broker, port=0, max_frames_per_second=1e9, client_answers=["vision"])
     await bridge.start()
     echo_server = await serve(echo, "127.0.0.1", 0, compression=None)
     echo_port = echo_server.sockets[0].getsockname()[1]
@@ -56,8 +67,7 @@ async def main(round_trips: int) -> None:
     echo_times: list[float] = []
     async with connect(f"ws://127.0.0.1:{bridge.port}", proxy=None, compression=None) as responder, \
             connect(f"ws://127.0.0.1:{echo_port}", proxy=None, compression=None) as echo_client:
-        await responder.send(json.dumps({"topic": "hello", "body": {"answers": ["vision"]}}))
-        await responder.recv()
+        await bridge.wait_for_clients(1)
         answering = asyncio.get_running_loop().create_task(answer_queries(responder))
         frame = frame_of(Query.create(from_="companion_a", type="vision"))
 
@@ -66,7 +76,8 @@ async def main(round_trips: int) -> None:
             started = time.perf_counter()
             result = await broker.send_query(query, timeout=5)
             elapsed = time.perf_counter() - started
-            assert result.succeeded, result
+            assert result.result is not None, result
+            assert result.result.body == {"image": "AAAA"}, result  # the client's answer, not the app's
             return elapsed
 
         async def echo_once() -> float:

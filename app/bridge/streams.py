@@ -1,7 +1,15 @@
-"""Streamed text for bridge clients: the ``message.stream`` notification (documented in server.py).
+"""Streamed text for bridge clients: the ``message.stream`` notification.
 
-Only clients that ask for it in their ``hello`` (``"stream": true``) get these frames: clients of the reference
-framework validate every frame strictly and must never see a method they do not know.
+Only Madoi's clients that ask for it in their ``hello`` (``"stream": true``) get these frames: clients of the
+reference framework validate every frame strictly and must never see a method they do not know. While a
+companion's model writes a line, each piece goes out as
+``{"topic": "stream", "body": {"jsonrpc": "2.0", "method": "message.stream", "params": {"id", "from", "delta",
+"done", "kind", "dropped"?}}}``. ``id`` is the turn (the id of the message being answered), ``from`` the
+companion, ``delta`` the new text, ``kind`` ``"speech"`` (the text of its ``speak`` call: what it will say) or
+``"text"`` (plain reply text, tool syntax and JSON held back). ``done: true`` (with ``delta: ""``) ends one model
+request's text; a turn may stream again (a second attempt replaces the first). The line is final when the
+companion's ``message.send`` arrives (its own id; it replaces the streamed text); ``done: true, dropped: true``
+says the turn ended without saying it (interrupted, failed).
 """
 
 from __future__ import annotations

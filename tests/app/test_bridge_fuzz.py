@@ -102,7 +102,27 @@ def _hostile_frame(rng: random.Random, i: int) -> str | bytes:
         if rng.random() < 0.2:  # invalid UTF-8 in a binary frame (as text, the WebSocket layer itself closes 1007)
             return '{"topic": "messages", "body": "\ud800"}'.encode("utf-8", "surrogatepass")
         return "".join(chr(rng.randrange(1, 0x3000)) for _ in range(20))
+    if rng.random() < 0.3:
+        return _legacy_hostile(rng, i)
     return json.dumps(_mutate(rng, rng.choice(_valid_bodies(rng))), ensure_ascii=rng.random() < 0.5)
+
+
+def _legacy_hostile(rng: random.Random, i: int) -> str:
+    """Frames in the older client's dialect (flat items, ``query-results``), every one invalid or forbidden."""
+    flat: dict[str, Any] = {"id": f"flat-{i}", "from": rng.choice(["c1", "companion_a", "system", "USER", "user "]),
+                            "to": ["c1"], "message": "impostor"}
+    kind = rng.randrange(5)
+    if kind == 0:  # an answer to a query nobody sent
+        return json.dumps({"topic": "query-results",
+                           "body": {"id": f"stray-{i}", "success": True, "body": "data:image/png;base64,AAAA"}})
+    if kind == 1:
+        return json.dumps({"topic": "query-results", "body": _junk(rng)})
+    if kind == 2:  # forged sender, bare or wrapped
+        return json.dumps(flat if rng.random() < 0.5 else {"topic": "messages", "body": flat})
+    if kind == 3:
+        flat |= {"from": "user", rng.choice(["to", "message", "id"]): rng.choice([5, None, {"a": 1}, [[1]]])}
+        return json.dumps(flat)
+    return json.dumps({"topic": "messages", "body": flat | {"from": "user", "extra": _junk(rng)}})
 
 
 async def test_10000_hostile_frames_each_get_an_error_and_nothing_reaches_the_bus() -> None:
