@@ -29,10 +29,18 @@ from pydantic import BaseModel, Field, create_model, field_validator
 from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
 from companions.cards import CardProblem, CompanionCard, load_cards, localized
-from companions.composing import EndAfterSpeech, LineRules, compose_line, line_of, reply_language, turn_notes
+from companions.composing import (
+    EndAfterSpeech,
+    LineRules,
+    compose_line,
+    identity_note,
+    line_of,
+    reply_language,
+    turn_notes,
+)
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
-from companions.lines import clean_line
+from companions.lines import clean_line, misidentified
 from companions.llm.capabilities import capabilities_of
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
@@ -310,8 +318,11 @@ class Companion:
         # Lines of companions only: answering a user's greeting with a greeting is no repetition.
         speakers = {m.id for m in self.roster()} | {self.id}
         recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
+        others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
         return await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
-                                  recent=recent, answered=message.params.message if message is not None else "")
+                                  recent=recent, answered=message.params.message if message is not None else "",
+                                  speaks_as_other=lambda text: misidentified(text, other_names=others),
+                                  identity_note=identity_note(language, localized(self.card.metadata.name, language)))
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

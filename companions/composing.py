@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 LANGUAGE_NOTE: Final = {"ja": "日本語で答えてください。", "en": "Reply in English."}
 LENGTH_NOTE: Final = {"ja": "自分のセリフだけを{n}文字以内で。", "en": "Only your own line, at most {n} characters."}
+IDENTITY_NOTE: Final = {"ja": "あなたは{name}です。{name}として、自分の言葉で話してください。",
+                         "en": "You are {name}. Speak as {name}, in your own words."}
 REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
                       "en": "Do not repeat what was just said; say something new, briefly."}
 
@@ -62,12 +64,19 @@ def repeat_note(language: str) -> str:
     return REPEAT_NOTE.get(language, REPEAT_NOTE["en"])
 
 
+def identity_note(language: str, name: str) -> str:
+    return IDENTITY_NOTE.get(language, IDENTITY_NOTE["en"]).format(name=name)
+
+
 def strip_echoed(text: str, notes: Sequence[str]) -> str:
     """``text`` without the lines a small model copied from the turn's instructions (measured on a 0.5B model:
     "こんにちは！\n\n日本語で答えてください。\n\n81文字以内で、…" was its whole reply)."""
     marks = [_plain(n) for n in notes if len(_plain(n)) >= 6]
     kept = []
-    for line in text.splitlines():
+    for whole in text.splitlines():
+        # an instructions mark or heading within a line ends what the model meant to say (measured: "…こんばんです。
+        # (Instruction) # このターンの指示")
+        line = whole[:found.start()] if (found := _INLINE_MARK.search(whole)) is not None else whole
         plain = _plain(line)
         if (_INSTRUCTION_LINE.match(line) or plain.startswith(_HEADINGS)
                 or (plain and any(plain in m or m in plain for m in marks))):
@@ -80,6 +89,8 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
+_INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",
+                                 re.IGNORECASE)
 
 
 def _plain(text: str) -> str:
@@ -124,20 +135,29 @@ PARROT_MIN_CHARS: Final = 12  # a greeting answered with a greeting is no parrot
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
-                       max_chars: int, recent: Sequence[str], answered: str = "") -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent`` or parrots the message
+                       max_chars: int, recent: Sequence[str], answered: str = "",
+                       speaks_as_other: Callable[[str], bool] = lambda text: False,
+                       identity_note: str = "") -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent``, parrots the message
     it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of Souta came back as
-    his line); then a fallback."""
+    his line) or speaks as someone else (``speaks_as_other``; asked again with ``identity_note``); then a
+    fallback."""
     parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
-    for notes in ([], [repeat_note(language)]):
+    notes: list[str] = []
+    for _ in range(2):
         planned = await attempt(notes)
         if planned is None:
             return None
         text = _without_echo(planned.text, answered) if parrot else planned.text
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
+        if speaks_as_other(line.text):
+            log.info("the line speaks as someone else: %r", line.text[:80])
+            notes = [identity_note] if identity_note else []
+            continue
         if not is_repeat(line.text, recent) and not is_repeat(line.text, parrot, threshold=0.8):
             return line
         log.info("the line repeats a recent one or the message it answers: %r", line.text[:80])
+        notes = [repeat_note(language)]
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
     said = {_plain(text) for text in recent}

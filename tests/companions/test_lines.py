@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companions.lines import clean_line, detect_language, fallback_line, is_repeat, limit_length, similarity
+from companions.lines import (
+    clean_line,
+    detect_language,
+    fallback_line,
+    is_repeat,
+    limit_length,
+    misidentified,
+    similarity,
+)
 
 # The sample companions (resources/companions): names in ja and en, and ids.
 AKARI = ("あかり", "Akari", "akari")
@@ -228,3 +236,14 @@ def test_similarity_is_symmetric_bounded_and_a_line_repeats_itself(a: str, b: st
     assert 0.0 <= similarity(a, b) <= 1.0
     if similarity(a, "") == 0.0:  # a has letters or digits
         assert is_repeat(a, [b, a])
+
+
+def test_a_line_that_speaks_as_another_companion_or_leaks_ids_is_recognised() -> None:
+    others = ["ひな", "hina", "颯太", "souta"]
+    for bad in ("私の名前はひなです。", "こんにちは！私はひな、よろしくね", "Hi! I'm Souta.", "my name is hina",
+                "私は、ひな と souta の間にいます。", "あなたの id: akari と一緒にいる相手"):
+        assert misidentified(bad, other_names=others), bad
+    for fine in ("ひなちゃん、こんばんは！", "私はひなと一緒に星を見たい。", "私はひなよりも早起きだよ。",
+                 "I'm with Souta on this one.", "I'm Hina's friend, nice to meet you.", "Souta, is that right?",
+                 "私はあかりです！"):
+        assert not misidentified(fine, other_names=others), fine

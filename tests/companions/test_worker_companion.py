@@ -290,7 +290,28 @@ def test_instruction_headings_a_model_writes_back_are_not_a_line() -> None:
     assert strip_echoed("こんにちは！私はあかり。\n**あなたのセリフ:**\nこのターンの指示を教えてください。", []) \
         == "こんにちは！私はあかり。"
     assert strip_echoed("このターンの指示", []) == ""
+    # a mark or heading within a line ends the line there (measured on the real model)
+    assert strip_echoed("今日は、こんばんです。(Instruction) # このターンの指示", []) == "今日は、こんばんです。"
+    assert strip_echoed("Hello! (Instructions) Reply in English.", []) == "Hello!"
     assert strip_echoed("Your line is nice, I like it.", []) == "Your line is nice, I like it."
+
+
+async def test_a_line_that_speaks_as_another_companion_is_asked_again_as_itself(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
+                                   reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("こんばんは！私の名前はあかりです。"), say("こんばんは！地図を見ていたところだよ。"))
+    companion = souta(bus, broker, model)
+    companion.roster = lambda: [CompanionMetadata(id="akari", name="あかり"), companion.metadata]
+    planned = await companion.compose(QUESTION)
+    assert planned is not None
+    assert planned.text == "こんばんは！地図を見ていたところだよ。"
+    retry = model.requests_in("")[1].messages[-1].text
+    assert "颯太として" in retry  # asked again as itself, by its own name
+    model.assert_used_up()
 
 
 async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
