@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
-from app.devices.japanese_reading import contains_japanese, to_kana
+from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
+from app.devices.voices import choose_voice
 from companions.bus import Bus
 from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
 
@@ -268,7 +269,7 @@ class Pyttsx3Speaker:
     def _say(self, engine: Any, job: _Job) -> SpeechResult:
         self._settle(engine)
         utterance = job.utterance
-        voice_id, japanese = self._choose_voice(utterance)
+        voice_id, japanese = choose_voice(self._voices, utterance, espeak=self._espeak)
         text = to_kana(utterance.text) if japanese else utterance.text
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
         engine.setProperty("voice", voice_id)
@@ -363,36 +364,6 @@ class Pyttsx3Speaker:
                 self._finished += 1
                 self._wake.notify_all()
 
-    def _choose_voice(self, utterance: Utterance) -> tuple[str, bool]:
-        """The engine voice id and whether the text is read as Japanese (then converted to kana).
-
-        ``utterance.voice`` is a voice id, a language ("ja", "en-us"), or either with an espeak variant
-        ("en-us+f3", as companion cards give it); a voice that cannot read Japanese text is swapped for one that can.
-        """
-        japanese_text = contains_japanese(utterance.text)
-        wanted, _, variant = (utterance.voice or "").strip().lower().partition("+")
-        chosen = self._find_voice(wanted) if wanted else None
-        if chosen is not None and japanese_text and not _is_language(chosen, "ja"):
-            log.info("voice %s cannot read Japanese: using a Japanese voice", chosen.id)
-            chosen = None
-        if chosen is None:
-            chosen = self._find_voice("ja" if japanese_text else "en")
-        if chosen is None:
-            return (utterance.voice or ""), japanese_text
-        voice_id = str(chosen.id)
-        if variant and self._espeak:
-            voice_id += "+" + variant
-        return voice_id, _is_language(chosen, "ja")
-
-    def _find_voice(self, wanted: str) -> Any:
-        for voice in self._voices:
-            if str(voice.id).lower() == wanted or str(voice.id).lower().endswith("/" + wanted):
-                return voice
-        for voice in self._voices:
-            if _is_language(voice, wanted) or str(voice.id).lower().endswith("/" + wanted):
-                return voice
-        return None
-
     def _report_audio_problem(self, reason: str) -> None:
         if self._audio_problem is None:
             log.warning("speech is off: %s", reason)
@@ -412,12 +383,6 @@ class Pyttsx3Speaker:
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._bus.publish, event)
-
-
-def _is_language(voice: Any, language: str) -> bool:
-    languages = [str(lang).lower() for lang in (getattr(voice, "languages", None) or [])]
-    return any(lang == language or lang.startswith(language + "-") or lang.startswith(language + "_")
-               for lang in languages)
 
 
 def _resolve(job: _Job, result: SpeechResult) -> None:

@@ -1,0 +1,53 @@
+"""Which engine voice says an utterance: the card's voice where it can read the text, else one of its language."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from app.devices.japanese_reading import contains_japanese
+from companions.devices import Utterance
+
+log = logging.getLogger(__name__)
+
+
+def choose_voice(voices: Sequence[Any], utterance: Utterance, *, espeak: bool) -> tuple[str, bool]:
+    """The engine voice id for ``utterance`` among the engine's ``voices``, and whether the text is read as
+    Japanese (then converted to kana).
+
+    ``utterance.voice`` is a voice id, a language ("ja", "en-us"), or either with an espeak variant ("en-us+f3",
+    as companion cards give it; kept only on ``espeak``); a voice that cannot read Japanese text is swapped for
+    one that can.
+    """
+    japanese_text = contains_japanese(utterance.text)
+    wanted, _, variant = (utterance.voice or "").strip().lower().partition("+")
+    chosen = find_voice(voices, wanted) if wanted else None
+    if chosen is not None and japanese_text and not is_language(chosen, "ja"):
+        log.info("voice %s cannot read Japanese: using a Japanese voice", chosen.id)
+        chosen = None
+    if chosen is None:
+        chosen = find_voice(voices, "ja" if japanese_text else "en")
+    if chosen is None:
+        return (utterance.voice or ""), japanese_text
+    voice_id = str(chosen.id)
+    if variant and espeak:
+        voice_id += "+" + variant
+    return voice_id, is_language(chosen, "ja")
+
+
+def find_voice(voices: Sequence[Any], wanted: str) -> Any:
+    """The voice whose id is ``wanted``, else the first of that language; ``None`` if none."""
+    for voice in voices:
+        if str(voice.id).lower() == wanted or str(voice.id).lower().endswith("/" + wanted):
+            return voice
+    for voice in voices:
+        if is_language(voice, wanted) or str(voice.id).lower().endswith("/" + wanted):
+            return voice
+    return None
+
+
+def is_language(voice: Any, language: str) -> bool:
+    languages = [str(lang).lower() for lang in (getattr(voice, "languages", None) or [])]
+    return any(lang == language or lang.startswith(language + "-") or lang.startswith(language + "_")
+               for lang in languages)
