@@ -4,12 +4,12 @@
   it, either in the handshake (``Authorization: Bearer <token>``) or in a first ``hello`` frame.
 * A client may instead give the token in its URL (``ws://host:8080/?token=...``): a browser cannot set headers.
 * The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "companions"?, "dialect"?,
-  "stream"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as ``from``, besides
-  the user's name), lists the query types it answers, before the app does (``answers``; for the queries of
-  ``companions`` only, if given), picks its dialect (dialects.py; ``"madoi"`` by default: a client that sends a
-  hello knows Madoi) and asks for the streamed text of companions' lines (``"stream": true``, see server.py).
-  The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true`` when streams
-  were asked for).
+  "stream"?, "turns"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as
+  ``from``, besides the user's name), lists the query types it answers before the app does (``answers``; for
+  the queries of ``companions`` only, if given), picks its dialect (dialects.py; ``"madoi"`` by default: a
+  client that sends a hello knows Madoi), and asks for the streamed text of companions' lines (``"stream":
+  true``, streams.py) and the turns' phases (``"turns": true``, turn_frames.py). The bridge replies
+  ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true`` / ``"turns": true`` when asked).
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class Hello(BaseModel):
     companions: list[Identity] | None = Field(default=None, max_length=64)  # answers for these companions only
     dialect: Literal["madoi", "reference", "legacy"] = "madoi"
     stream: bool = False
+    turns: bool = False
 
 
 def hello_of(data: Any) -> Hello | None:
@@ -93,8 +94,10 @@ def hello_of(data: Any) -> Hello | None:
         raise FrameRejected(ErrorCode.INVALID_REQUEST, f"invalid hello: {where}: {first['msg']}") from None
 
 
-def welcome_frame(identity: str | None, answers: list[str], *, stream: bool = False) -> str:
+def welcome_frame(identity: str | None, answers: list[str], *, stream: bool = False, turns: bool = False) -> str:
     body: dict[str, Any] = {"ok": True, "id": identity, "answers": answers}
     if stream:
         body["stream"] = True
+    if turns:
+        body["turns"] = True
     return json.dumps({"topic": HELLO_TOPIC, "body": body})

@@ -35,6 +35,7 @@ class ClientSession:
         self.dialect = Dialect.REFERENCE
         self.dialect_known = False  # chosen (URL, hello) or detected from a frame: no more detection
         self.stream = False  # asked in its hello for ``message.stream`` notifications
+        self.turns = False  # ... for ``turn.phase`` notifications
         self.authenticated = False
         self.frames_in = 0
         self.rejected = 0

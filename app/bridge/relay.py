@@ -14,6 +14,7 @@ from app.bridge.answering import Answering
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect, encode
 from app.bridge.streams import StreamFrames
+from app.bridge.turn_frames import TurnFrames
 from companions.bus import BusItem, LocalEvent
 from companions.protocol import Query, QueryResult
 from companions.query_broker import QueryBroker
@@ -31,6 +32,7 @@ class Relay:
         self._origins: dict[str, ClientSession] = {}  # query id -> the client that sent it
         self._recent: dict[str, Query] = {}
         self._stream_frames = StreamFrames()
+        self._turn_frames = TurnFrames()
 
     def is_origin(self, query_id: str) -> bool:
         return query_id in self._origins
@@ -70,12 +72,15 @@ class Relay:
                 asyncio.get_running_loop().call_soon(self._broker.submit_result, said, client.key)
 
     def streams(self, item: BusItem) -> None:
-        """Streamed text (``events``) to Madoi's clients that asked for it."""
-        if not isinstance(item, TextStreamed | TurnEnded):
+        """Streamed text and turn phases (``events``) to Madoi's clients that asked for them."""
+        if isinstance(item, TextStreamed | TurnEnded):
+            frame, wanted = self._stream_frames.frame(item), "stream"
+        elif self._clients and any(c.turns for c in self._clients):
+            frame, wanted = self._turn_frames.frame(item), "turns"
+        else:
             return
-        frame = self._stream_frames.frame(item)
         if frame is None:
             return
         for client in list(self._clients):
-            if client.stream and client.dialect is Dialect.MADOI:
+            if getattr(client, wanted) and client.dialect is Dialect.MADOI:
                 client.send_now_or_offer(frame)

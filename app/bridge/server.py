@@ -354,7 +354,7 @@ class BridgeServer:
             client.answers = list(dict.fromkeys(hello.answers))
             if hello.companions is not None:
                 client.companions = set(hello.companions)
-        client.stream = hello.stream
+        client.stream, client.turns = hello.stream, hello.turns
         client.dialect, client.dialect_known = Dialect(hello.dialect), True
         if client not in self._clients:
             self._admit(client)  # authenticated by the token: it stays, even if its identity was refused
@@ -362,7 +362,7 @@ class BridgeServer:
             self.answering.admitted(client)
         if refused is not None:
             raise refused
-        client.offer(welcome_frame(client.identity, client.answers, stream=client.stream))
+        client.offer(welcome_frame(client.identity, client.answers, stream=client.stream, turns=client.turns))
 
     def _answer(self, client: ClientSession, result: QueryResult) -> None:
         verdict = self._broker.submit_result(result, client.key)

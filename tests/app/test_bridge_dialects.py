@@ -233,3 +233,28 @@ async def test_an_unknown_dialect_in_the_url_is_refused_at_the_handshake(app: Ap
         async with connect(app.url("?dialect=klingon"), proxy=None):
             pass
     assert refused.value.response.status_code == 400
+
+
+# -- Madoi's own frames ---------------------------------------------------------------------------------------------
+
+
+async def test_a_madoi_client_that_asks_follows_the_turns_phases(app: App) -> None:
+    from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView
+
+    async with connect(app.url(), proxy=None) as madoi, running(FirehoseExampleClient, app.url()) as reference:
+        await madoi.send(json.dumps({"topic": "hello", "body": {"turns": True}}))
+        assert json.loads(await asyncio.wait_for(madoi.recv(), 5))["body"]["turns"] is True
+        await app.bridge.wait_for_clients(2)
+        for phase, speaker in (("voting", None), ("voting", None), ("composing", "akari"), ("speaking", "akari")):
+            turn = TurnView("m1", "user", 1, phase, speaker=speaker)  # type: ignore[arg-type]
+            app.bus.publish(ConversationChanged(ConversationView(status="running", turn=turn), "turn"))
+        app.bus.publish(State.create(from_="akari", message_id="m1", state="speak", importance=9))
+        frames = [json.loads(await asyncio.wait_for(madoi.recv(), 5)) for _ in range(4)]
+        app.bus.publish(Message.create(from_="akari", message="marker"))
+        await reference.wait_for(lambda: reference.frames)
+    phases = [(f["body"]["params"]["phase"], f["body"]["params"].get("speaker")) for f in frames[:3]]
+    assert phases == [("voting", None), ("composing", "akari"), ("speaking", "akari")]  # one frame per change
+    assert frames[0] == {"topic": "turns", "body": {"jsonrpc": "2.0", "method": "turn.phase", "params": {
+        "id": "m1", "number": 1, "openedBy": "user", "phase": "voting", "closing": "none", "status": "running"}}}
+    assert frames[3]["topic"] == "states"  # Madoi's frames carry the votes too
+    assert [f["method"] for f in reference.frames] == ["message.send"]  # a reference client: neither
