@@ -13,12 +13,13 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, TypeAlias
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from companions.cel_runtime import cel
+from companions.mcp_config import McpServer
 from companions.protocol import CompanionMetadata
 
 log = logging.getLogger(__name__)
@@ -101,16 +102,48 @@ class Voice(_Card):
         return value if isinstance(value, str) else None
 
 
+def _installed_plugins(group: str) -> set[str]:
+    from importlib.metadata import entry_points
+
+    return {point.name for point in entry_points(group=group)}
+
+
+def _known(builtin: tuple[str, ...], group: str, kind: str) -> AfterValidator:
+    """A name that is built in or an installed plugin (companions/plugins.py) of entry point ``group``."""
+
+    def check(name: str) -> str:
+        if name not in builtin and name not in _installed_plugins(group):
+            raise ValueError(f"no built-in {kind} or installed plugin ({group}) named {name!r}; "
+                             f"built in: {', '.join(builtin)}")
+        return name
+
+    return AfterValidator(check)
+
+
+ActionName: TypeAlias = Annotated[str, _known(BUILTIN_ACTIONS, "madoi.actions", "action")]
+KnowledgeName: TypeAlias = Annotated[str, _known(BUILTIN_KNOWLEDGE, "madoi.knowledge", "knowledge")]
+
+
 class CompanionCard(_Card):
     metadata: CardMetadata
     role: Localized
-    actions: list[Literal["speak", "gesture"]] = Field(default_factory=lambda: ["speak"])  # type: ignore[arg-type]
-    knowledge: list[Literal["companions_network", "vision", "search"]] = Field(default_factory=list)
+    # Built-in names or plugins' entry point names (companions/plugins.py).
+    actions: list[ActionName] = Field(default_factory=lambda: ["speak"])
+    knowledge: list[KnowledgeName] = Field(default_factory=list)
+    mcp: list[McpServer] = Field(default_factory=list)  # MCP servers whose tools this companion may use
     events: Events = Field(default_factory=Events)
     llm: LLMChoice = Field(default_factory=LLMChoice)
     voice: Voice = Field(default_factory=Voice)
     colour: str = Field(default="#7aa2f7", pattern=r"^#[0-9a-fA-F]{6}$")
     avatar: str | None = None
+
+    @field_validator("mcp")
+    @classmethod
+    def _distinct_servers(cls, servers: list[McpServer]) -> list[McpServer]:
+        names = [s.name for s in servers]
+        if len(set(names)) != len(names):
+            raise ValueError("each MCP server needs a name of its own")
+        return servers
 
     @property
     def id(self) -> str:

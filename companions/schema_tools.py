@@ -10,9 +10,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from companions.tools import BaseTool
 
 ToolCallable = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -31,6 +28,9 @@ class SchemaTool(BaseTool):
     def __init__(self, name: str, description: str, parameters: dict[str, Any] | None, call: ToolCallable, *,
                  timeout: float | None = None, origin: str = "", unavailable: Callable[[], str | None] | None = None,
                  ) -> None:
+        import jsonschema  # ~60 ms to import: only once a companion has such tools
+        from jsonschema.exceptions import SchemaError
+
         schema = dict(parameters) if parameters else dict(EMPTY_OBJECT)
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})

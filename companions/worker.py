@@ -49,6 +49,7 @@ from companions.llm.types import (
     ToolCallDelta,
 )
 from companions.speech_stream import MessageFieldExtractor, ToolTextGuard
+from companions.tool_use import ToolUsed
 from companions.tools import ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
@@ -292,6 +293,10 @@ class Worker:
             outcome = outcomes[call.id]
             result.tool_results.append(outcome)
             add(ChatMessage.tool(call.id, call.name, outcome.content))
+            known = self.tools.get(call.name)
+            self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
+                                      origin=known.origin if known else "unknown", result=outcome.content,
+                                      is_error=outcome.is_error))
         return abort
 
     async def _turn_end(self, turn_messages: list[ChatMessage]) -> TurnEndDecision:

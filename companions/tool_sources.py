@@ -1,0 +1,59 @@
+"""A companion's tools beyond the built-in ones: plugin actions and knowledge (entry points) and MCP servers.
+
+Plugins load when the companion is built; MCP servers start with the companion and close when it stops. Every
+problem (a plugin that does not load, a server that cannot start or dies) is kept in ``problems``, published on
+the bus as a :class:`~companions.tool_use.ToolProblem` (the window shows it) and handed to ``report``; the
+companion keeps its other tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from companions.bus import Bus
+from companions.cards import BUILTIN_ACTIONS, BUILTIN_KNOWLEDGE, CompanionCard
+from companions.mcp_config import McpServer
+from companions.mcp_tools import McpTools
+from companions.plugins import PluginContext, add_plugins
+from companions.tool_use import ToolProblem
+from companions.tools import BaseTool, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+class ToolSources:
+    """Plugins and MCP servers of one companion (``mcp_servers``: the settings' servers for every companion, then
+    the card's own; a card's server replaces a settings' one of the same name)."""
+
+    def __init__(self, card: CompanionCard, registry: ToolRegistry, *, bus: Bus | None = None, language: str = "ja",
+                 mcp_servers: Sequence[McpServer] = (), report: Callable[[str], None] | None = None) -> None:
+        self.companion_id = card.id
+        self.registry = registry
+        self.bus = bus
+        self.problems: list[str] = []
+        self._report = report
+        context = PluginContext(card.id, language)
+        plugin_actions = [n for n in card.actions if n not in BUILTIN_ACTIONS]
+        plugin_knowledge = [n for n in card.knowledge if n not in BUILTIN_KNOWLEDGE]
+        self.plugin_tools: list[BaseTool] = [
+            *add_plugins(registry, "actions", plugin_actions, context, self.report),
+            *add_plugins(registry, "knowledge", plugin_knowledge, context, self.report),
+        ]
+        servers = {s.name: s for s in mcp_servers} | {s.name: s for s in card.mcp}
+        self.mcp = McpTools(list(servers.values()), card.id, self.report)
+
+    def report(self, problem: str) -> None:
+        text = f"companion {self.companion_id}: {problem}"
+        self.problems.append(text)
+        if self.bus is not None:
+            self.bus.publish(ToolProblem(self.companion_id, text))
+        if self._report is not None:
+            self._report(text)
+
+    async def start(self) -> None:
+        """Starts the MCP servers and adds their tools (those that cannot start are reported)."""
+        await self.mcp.start(self.registry)
+
+    async def aclose(self) -> None:
+        await self.mcp.aclose()
