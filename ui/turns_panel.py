@@ -43,6 +43,7 @@ from companions.protocol import CLOSING_ORDER
 from ui.bus_bridge import BusFollower
 from ui.companion_colors import companion_color
 from ui.naming import named
+from ui.tool_uses import ToolUsesView
 from ui.turns_texts import turns_text
 from ui.turns_wording import TurnsWording, display_name
 
@@ -132,6 +133,7 @@ class TurnsPanel(QWidget):
         self.history_title = named(QLabel(), "turnsHistoryTitle")
         self.history = named(QListWidget(), "turnsHistory")
         self.history_title.setBuddy(self.history)
+        self.tools_used = named(ToolUsesView(runtime, language), "turnsToolsUsed")  # every tool call, MCP ones too
 
         steps = QHBoxLayout()
         steps.addWidget(self.closing_title)
@@ -164,6 +166,7 @@ class TurnsPanel(QWidget):
         layout.addLayout(companion_buttons)
         layout.addWidget(self.history_title)
         layout.addWidget(self.history, 1)
+        layout.addWidget(self.tools_used, 1)
         self.setTabOrder(self.votes, self.mute_button)
         self.setTabOrder(self.mute_button, self.next_button)
         self.setTabOrder(self.next_button, self.interrupt_button)
@@ -194,13 +197,16 @@ class TurnsPanel(QWidget):
             self.view = self.runtime.conversation.view
         self._render()
         self._bus_link.follow(self, self._on_item)
+        self.tools_used.attach()
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
         self._bus_link.stop()
+        self.tools_used.detach()
 
     def set_language(self, language: str) -> None:
         self.language = language
+        self.tools_used.set_language(language)
         self._words = TurnsWording(language, functools.partial(display_name, self.runtime, language))
         self._retranslate()
         self._row_keys.clear()

@@ -1,0 +1,104 @@
+"""The tools the companions used, under the Turns panel: each call (who, which tool, from where, what came back)
+and each tool source's trouble (an MCP server that failed or died, a plugin that did not load).
+
+Everything shown comes from the bus: the worker's ``ToolUsed`` (kept by the core's ``ToolUseLog`` read model) and
+the companions' ``ToolProblem``. Nothing here runs a tool.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from app.runtime import Runtime
+from companions.bus import BusItem
+from companions.tool_use import ToolProblem, ToolUsed, ToolUseLog
+from ui.bus_bridge import BusFollower
+from ui.naming import named
+from ui.turns_wording import display_name
+
+LINES_KEPT: Final = 100
+TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "title": ("Tools used", "使ったツール"),
+    "none": ("No tool used yet.", "まだツールは使われていません。"),
+    "built-in": ("built-in", "組み込み"),
+    "mcp": ("MCP server {name}", "MCP サーバー {name}"),
+    "plugin": ("plugin {name}", "プラグイン {name}"),
+    "call": ("{who} · {tool} ({origin}) → {result}", "{who} · {tool}（{origin}）→ {result}"),
+    "error": ("{who} · {tool} ({origin}) failed: {result}", "{who} · {tool}（{origin}）失敗: {result}"),
+    "problem": ("⚠ {text}", "⚠ {text}"),
+}
+
+
+def _text(key: str, language: str, **values: object) -> str:
+    en, ja = TEXTS[key]
+    return (ja if language == "ja" else en).format(**values)
+
+
+def origin_text(origin: str, language: str) -> str:
+    """Where a tool comes from, in words: built-in, an MCP server by name, a plugin by name."""
+    kind, _, name = origin.partition(":")
+    if kind in ("mcp", "plugin") and name:
+        return _text(kind, language, name=name)
+    return _text("built-in", language) if origin == "built-in" else origin
+
+
+class ToolUsesView(QWidget):
+    """The list of tool calls and tool problems, newest last. :meth:`attach` after the runtime started."""
+
+    changed = Signal()  # a line was added
+
+    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.runtime = runtime
+        self.language = language
+        self.log = ToolUseLog()
+        self.title = named(QLabel(), "turnsToolsTitle")
+        self.list = named(QListWidget(), "turnsTools")
+        self.title.setBuddy(self.list)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.list)
+        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self.set_language(language)
+
+    def attach(self) -> None:
+        self._bus_link.follow(self, self._on_item)
+
+    def detach(self) -> None:
+        self._bus_link.stop()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self.title.setText(_text("title", language))
+        self.list.setToolTip(_text("none", language) if self.list.count() == 0 else "")
+
+    def lines(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, ToolUsed):
+            self.log.apply(item)
+            who = display_name(self.runtime, self.language, item.companion_id)
+            key = "error" if item.is_error else "call"
+            self._add(_text(key, self.language, who=who, tool=item.tool, result=item.result,
+                            origin=origin_text(item.origin, self.language)), error=item.is_error,
+                      tip=f"{item.tool}({item.arguments})\n{item.result}")
+        elif isinstance(item, ToolProblem):
+            self._add(_text("problem", self.language, text=item.text), error=True, tip=item.text)
+
+    def _add(self, text: str, *, error: bool, tip: str) -> None:
+        line = QListWidgetItem(text)
+        line.setToolTip(tip)
+        if error:
+            line.setForeground(QColor("#c0392b"))
+        self.list.addItem(line)
+        while self.list.count() > LINES_KEPT:
+            self.list.takeItem(0)
+        self.list.scrollToBottom()
+        self.list.setToolTip("")
+        self.changed.emit()
