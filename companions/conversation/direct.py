@@ -31,7 +31,11 @@ from companions.protocol import Message
 
 MAX_DEADLINE_S: Final = 90.0
 UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
-_WORD: Final = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u9fff]{2}")
+# Words that can say what a message is about: Latin words, and pairs of kanji or katakana (hiragana pairs are
+# mostly endings and greetings: "さん", "こん" would match any persona and decide by chance).
+_WORD: Final = re.compile(r"[a-z0-9]{4,}|[\u30a0-\u30ff\u3400-\u9fff]{2}")
+_COMMON: Final = frozenset({"about", "anyone", "does", "everyone", "have", "hello", "know", "likes", "that", "there",
+                            "they", "this", "what", "when", "where", "which", "with", "would", "your"})
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -61,7 +65,7 @@ def named_companion(message: Message, candidates: Iterable[str], names: Mapping[
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.casefold()))
+    return set(_WORD.findall(text.casefold())) - _COMMON
 
 
 def likely_speaker(candidates: Sequence[str], *, text: str, recent_turns: Mapping[str, int],

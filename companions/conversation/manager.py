@@ -36,7 +36,7 @@ from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.conversation.selection import Selection, select_speaker
-from companions.conversation.turns import VoteOutcome, addressees, collect_votes, only_companion_addressed
+from companions.conversation.turns import VoteOutcome, addressees, collect_votes, heard_since, only_companion_addressed
 from companions.conversation.warming import Warmer, WarmUp
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, State, new_id
 from companions.tasks import TaskSet
@@ -142,6 +142,11 @@ class ConversationManager:
             if was_running:
                 self._end(reason, detail)
         return ControlOutcome(was_running, detail if was_running else "nothing was running")
+
+    @property
+    def warm_ups(self) -> int:
+        """How many warm-ups of a likely speaker's prompt ran to their end (warming.py)."""
+        return self._warmer.warmed
 
     @property
     def running(self) -> bool:
@@ -379,14 +384,8 @@ class ConversationManager:
         self._history.append((self._seq, message))
 
     def _context(self, who: str, trigger: Message, pressure: Closing) -> TurnContext:
-        since = self._joined.get(who, 0)
-        heard: list[Message] = []
-        for seq, message in reversed(self._history):  # newest first, so a long history costs nothing extra
-            if seq < since or len(heard) >= self.config.history_limit:
-                break
-            heard.append(message)
-        heard.reverse()
-        return TurnContext(turn_id=trigger.params.id, message=trigger, history=tuple(heard),
+        heard = heard_since(self._history, self._joined.get(who, 0), self.config.history_limit)
+        return TurnContext(turn_id=trigger.params.id, message=trigger, history=heard,
                            present=tuple(sorted(self.present)), user_id=self.user_id,
                            addressed_directly=only_companion_addressed(trigger, who, self.user_id),
                            closing_hint=pressure)

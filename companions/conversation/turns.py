@@ -12,7 +12,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Reversible
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
@@ -50,6 +50,17 @@ def addressees(message: Message, present: Iterable[str], user_id: str) -> tuple[
     if not to:
         return tuple(p for p in present_ids if p != sender)
     return tuple(p for p in present_ids if p in to and p not in (sender, user_id))
+
+
+def heard_since(history: Reversible[tuple[int, Message]], since: int, limit: int) -> tuple[Message, ...]:
+    """The messages of ``history`` (``(sequence number, message)``, oldest first) from ``since`` on, at most the
+    newest ``limit``: what a participant that joined at ``since`` heard."""
+    heard: list[Message] = []
+    for seq, message in reversed(history):  # newest first, so a long history costs nothing extra
+        if seq < since or len(heard) >= limit:
+            break
+        heard.append(message)
+    return tuple(reversed(heard))
 
 
 def only_companion_addressed(message: Message, who: str, user_id: str) -> bool:

@@ -186,3 +186,27 @@ async def test_an_english_question_naming_akari_is_answered_by_akari_in_english(
     bad = _objections(talk, question, "en")
     assert not bad, f"lines a user should never see or hear:\n{bad}"
     assert answer.after_s < REPLY_WITHIN_S
+
+
+PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+
+
+async def test_an_idle_app_warms_the_likely_speaker_so_the_greeting_reuses_the_servers_prompt_cache(
+    talk: Talk, real_servers: RealServers,
+) -> None:
+    server = real_servers.get(os.environ.get("MADOI_TEST_CHAT_FORMAT") or None)
+    manager = talk.runtime.conversation
+    assert manager is not None
+    async with asyncio.timeout(REPLY_WITHIN_S):
+        while manager.warm_ups == 0:  # noqa: ASYNC110 - the warm-up runs on its own once the app idles
+            await asyncio.sleep(0.1)
+    logged = len(server.log.read_text(errors="replace"))
+    talk.say("みなさん、こんばんは！")
+    first = await talk.first_line()
+    # the server's own account of the greeting's first request: how much of its prompt came from its cache
+    hits = [(int(a), int(b)) for a, b in PREFIX_HIT.findall(server.log.read_text(errors="replace")[logged:])]
+    assert hits, server.log_tail()
+    reused, remaining = hits[0]
+    print(f"\nwarmed greeting: first request reused {reused} of {reused + remaining} prompt tokens; "
+          f"{first.speaker} after {first.after_s:.1f} s: {first.text!r}")
+    assert reused / (reused + remaining) >= 0.6, hits
