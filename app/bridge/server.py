@@ -30,6 +30,7 @@ from websockets.http11 import Request, Response
 from app.bridge.answering import Answering
 from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
 from app.bridge.client import ClientSession
+from app.bridge.client_vision import with_description
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.limits import AbuseMeter, TokenBucket
@@ -38,6 +39,7 @@ from app.bridge.senders import Senders
 from companions.bus import Bus, Subscription
 from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.query_broker import QueryBroker, Verdict
+from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,7 @@ class BridgeServer:
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
         self._relay = Relay(self._clients, broker, self.answering)
+        self._tasks = TaskSet("bridge")
         self._changed = asyncio.Condition()
         self._server: Server | None = None
         self._subscription: Subscription | None = None
@@ -153,6 +156,7 @@ class BridgeServer:
             self._server.close()  # closes every connection (1001) and waits for their handlers
             await self._server.wait_closed()
             self._server = None
+        await self._tasks.cancel_all()
 
     @property
     def running(self) -> bool:
@@ -365,6 +369,21 @@ class BridgeServer:
         client.offer(welcome_frame(client.identity, client.answers, stream=client.stream, turns=client.turns))
 
     def _answer(self, client: ClientSession, result: QueryResult) -> None:
+        query = self._relay.recent_query(result.id)
+        if query is not None and query.params.type == "vision" and self._broker.is_pending(result.id):
+            self._tasks.spawn(self._answer_described(client, result), name=f"bridge-vision:{result.id}")
+        else:
+            self._submit(client, result)
+
+    async def _answer_described(self, client: ClientSession, result: QueryResult) -> None:
+        """A client's picture gets the app camera's on-device description before the broker has it."""
+        described = await with_description(result)
+        try:
+            self._submit(client, described)
+        except FrameRejected as rejected:
+            self._reject(client, rejected.code, rejected.message, rejected.item_id)
+
+    def _submit(self, client: ClientSession, result: QueryResult) -> None:
         verdict = self._broker.submit_result(result, client.key)
         if verdict in (Verdict.ACCEPTED, Verdict.FELL_BACK):
             self.stats.results_accepted += verdict is Verdict.ACCEPTED

@@ -74,6 +74,7 @@ class KyokoClient(_Base):
     companion_id: str = "akari"
     seen: list[str] = field(default_factory=list)  # what the user saw and heard of its companion
     captures: int = 0
+    picture: str = PNG  # what its webcam gives, as base64
 
     async def handle(self, data: Any) -> None:
         if not isinstance(data, dict) or data.get("method") not in ("query.send", "message.send"):
@@ -85,7 +86,7 @@ class KyokoClient(_Base):
             self.seen.append(f"shown: {params['message']}")
         elif params.get("type") == "vision":
             self.captures += 1
-            await self._return_query(data["id"], {"image": PNG})
+            await self._return_query(data["id"], {"image": self.picture})
         elif params.get("type") == "speak":
             body = params.get("body") or {}
             self.seen.append(f"said ({body.get('emotion', 'neutral')}): {body.get('message')}")
@@ -103,6 +104,7 @@ class LegacyKyokoClient(_Base):
     said: list[tuple[str, str]] = field(default_factory=list)  # (emotion, line) it said aloud with its own TTS
     gestures: list[str] = field(default_factory=list)
     captures: int = 0
+    picture: str = PNG
 
     async def handle(self, event: Any) -> None:
         if not isinstance(event, dict) or event.get("from") != self.companion_id:
@@ -111,7 +113,7 @@ class LegacyKyokoClient(_Base):
             self.said.append(((event.get("metadata") or {}).get("emotion", "neutral"), event["message"]))
         if event.get("type") == "vision" and event.get("id"):
             self.captures += 1
-            answer = {"id": event["id"], "success": True, "body": f"data:image/png;base64,{PNG}"}
+            answer = {"id": event["id"], "success": True, "body": f"data:image/png;base64,{self.picture}"}
             await self.ws.send(json.dumps({"topic": "query-results", "body": answer}))
         if event.get("name") == "gesture" and isinstance((event.get("params") or {}).get("url"), str):
             self.gestures.append(event["params"]["url"])

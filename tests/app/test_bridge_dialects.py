@@ -8,7 +8,9 @@ the QueryResponder port, so a test can tell who answered.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import struct
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -258,3 +260,44 @@ async def test_a_madoi_client_that_asks_follows_the_turns_phases(app: App) -> No
         "id": "m1", "number": 1, "openedBy": "user", "phase": "voting", "closing": "none", "status": "running"}}}
     assert frames[3]["topic"] == "states"  # Madoi's frames carry the votes too
     assert [f["method"] for f in reference.frames] == ["message.send"]  # a reference client: neither
+
+
+def _png(width: int, height: int, bgr: tuple[int, int, int]) -> str:
+    import cv2
+    import numpy as np
+
+    image = np.zeros((height, width, 3), np.uint8)
+    image[:] = bgr
+    ok, encoded = cv2.imencode(".png", image)
+    assert ok
+    return base64.b64encode(encoded.tobytes()).decode()
+
+
+async def test_a_clients_picture_gets_the_on_device_description_a_text_only_model_reads(app: App) -> None:
+    bomb = bytearray(base64.b64decode(_png(8, 8, (0, 0, 0))))
+    bomb[16:24] = struct.pack(">II", 100_000, 100_000)  # a header that claims 10 gigapixels
+    async with running(LegacyKyokoClient, app.url("?dialect=legacy&companion=akari"), companion_id="akari",
+                       picture=_png(64, 48, (200, 40, 30))) as kyoko:
+        await app.bridge.wait_for_clients(1)
+        seen = await app.ask("akari", "vision")
+        kyoko.picture = base64.b64encode(bytes(bomb)).decode()
+        refused = await app.ask("akari", "vision")
+    assert seen.result is not None
+    assert "no AI model looked at the image" in seen.result.body["description"]
+    assert seen.result.body["description_details"]["colours"][0]["name"] == "blue"
+    assert seen.result.body["image"].startswith("data:image/png;base64,")  # the picture itself, unchanged
+    assert refused.result is not None
+    assert "description" not in refused.result.body  # never decoded; the picture still reaches the companion
+
+
+def test_picture_sizes_are_read_from_the_header_before_decoding() -> None:
+    import cv2
+    import numpy as np
+
+    from app.bridge.client_vision import image_size
+
+    image = np.zeros((48, 64, 3), np.uint8)
+    assert image_size(cv2.imencode(".jpg", image)[1].tobytes()) == (64, 48)
+    assert image_size(base64.b64decode(_png(64, 48, (0, 0, 0)))) == (64, 48)
+    assert image_size(b"GIF89a....") is None
+    assert image_size(b"\xff\xd8\xff") is None
