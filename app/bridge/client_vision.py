@@ -24,31 +24,39 @@ log = logging.getLogger(__name__)
 MAX_PIXELS: Final = 4096 * 4096
 
 
-async def with_description(result: QueryResult) -> QueryResult:
-    """``result`` with ``description`` / ``description_details`` added when it carries a picture without them."""
+def picture_of(result: QueryResult) -> bytes | None:
+    """The PNG or JPEG a successful answer carries without a description, small enough to decode; else ``None``.
+
+    Cheap (base64 and a header): called on the loop, so that an answer with nothing to describe costs no thread.
+    """
     body = result.result.body if result.result is not None else None
     if not result.succeeded or body is None or "description" in body or not isinstance(body.get("image"), str):
-        return result
+        return None
+    image: str = body["image"]
     try:
-        description = await asyncio.to_thread(_describe, body["image"])
+        raw = base64.b64decode(image.partition(",")[2] if image.startswith("data:") else image)
+    except (binascii.Error, ValueError):
+        return None
+    size = image_size(raw)
+    return raw if size is not None and 0 < size[0] * size[1] <= MAX_PIXELS else None
+
+
+async def with_description(result: QueryResult, picture: bytes) -> QueryResult:
+    """``result`` with ``description`` / ``description_details`` of ``picture`` (from :func:`picture_of`) added."""
+    assert result.result is not None
+    try:
+        description = await asyncio.to_thread(_describe, picture)
     except Exception:  # a broken picture must not cost the answer
         log.warning("bridge: the client's picture for query %s could not be described", result.id, exc_info=True)
         return result
     if description is None:
         return result
+    body = result.result.body
     described = body | {"description": str(description.get("summary", "")), "description_details": description}
     return QueryResult(id=result.id, result=QueryResultBody(success=True, body=described))
 
 
-def _describe(image: str) -> dict[str, Any] | None:
-    data = image.partition(",")[2] if image.startswith("data:") else image
-    try:
-        raw = base64.b64decode(data)
-    except (binascii.Error, ValueError):
-        return None
-    size = image_size(raw)
-    if size is None or size[0] * size[1] > MAX_PIXELS:
-        return None
+def _describe(raw: bytes) -> dict[str, Any] | None:
     import cv2  # here: importing the bridge stays cheap
     import numpy as np
 

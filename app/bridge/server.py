@@ -30,7 +30,7 @@ from websockets.http11 import Request, Response
 from app.bridge.answering import Answering
 from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
 from app.bridge.client import ClientSession
-from app.bridge.client_vision import with_description
+from app.bridge.client_vision import picture_of, with_description
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.limits import AbuseMeter, TokenBucket
@@ -370,14 +370,15 @@ class BridgeServer:
 
     def _answer(self, client: ClientSession, result: QueryResult) -> None:
         query = self._relay.recent_query(result.id)
-        if query is not None and query.params.type == "vision" and self._broker.is_pending(result.id):
-            self._tasks.spawn(self._answer_described(client, result), name=f"bridge-vision:{result.id}")
+        picture = picture_of(result) if query is not None and query.params.type == "vision" else None
+        if picture is not None and self._broker.is_pending(result.id):
+            self._tasks.spawn(self._answer_described(client, result, picture), name=f"bridge-vision:{result.id}")
         else:
             self._submit(client, result)
 
-    async def _answer_described(self, client: ClientSession, result: QueryResult) -> None:
+    async def _answer_described(self, client: ClientSession, result: QueryResult, picture: bytes) -> None:
         """A client's picture gets the app camera's on-device description before the broker has it."""
-        described = await with_description(result)
+        described = await with_description(result, picture)
         try:
             self._submit(client, described)
         except FrameRejected as rejected:
