@@ -10,7 +10,8 @@ flavour="${1:-app}"
 SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 fonts-noto-cjk libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
   libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
-if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils); fi
+# binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.
+if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils); fi
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
