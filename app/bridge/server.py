@@ -273,9 +273,11 @@ class BridgeServer:
             self._reject(client, ErrorCode.INTERNAL_ERROR, "internal error")
 
     def _reject(self, client: ClientSession, code: ErrorCode, message: str, item_id: str | None = None) -> None:
-        log.info("bridge: frame from %s rejected (%d): %s", client.key, code, message[:200])
         self.stats.rejected += 1
         client.rejected += 1
+        if client.rejected <= 20 or client.rejected % 1000 == 0:  # a flood must not flood the log
+            log.info("bridge: frame from %s rejected (%d, %d so far): %s", client.key, code, client.rejected,
+                     message[:200])
         client.offer(error_frame(code, message, item_id))
         if not client.authenticated:
             client.close_reason = "authentication required"

@@ -301,3 +301,15 @@ def test_picture_sizes_are_read_from_the_header_before_decoding() -> None:
     assert image_size(base64.b64decode(_png(64, 48, (0, 0, 0)))) == (64, 48)
     assert image_size(b"GIF89a....") is None
     assert image_size(b"\xff\xd8\xff") is None
+
+
+async def test_rejected_frames_are_logged_without_flooding_the_log(app: App, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="app.bridge.server")
+    async with connect(app.url(), proxy=None) as ws:
+        await app.bridge.wait_for_clients(1)
+        for i in range(40):
+            await ws.send(f"garbage {i}")
+            await asyncio.wait_for(ws.recv(), 5)
+    lines = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert lines[0].startswith("bridge: frame from bridge:1 rejected (-32700, 1 so far): invalid JSON")
+    assert len(lines) == 20
