@@ -29,8 +29,8 @@ import openai
 from _report import report
 
 from companions.protocol import Message
-from companions.testing.demo_director import DemoDirector, request_kind
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest, text_reply
+from companions.testing.openai_server.demo_director import DemoDirector, request_kind
 
 CASES = {"greeting": ("みんな、こんばんは！", None), "named": ("Souta, what do you like to do on weekends?", None)}
 FLOOR_SYSTEM = ("You are \"Akari\" (id: akari), a cheerful companion who loves the night sky. You talk with people "

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from companions.testing.demo_director import DemoDirector
 from companions.testing.openai_server import PROFILES, OpenAITestServer
+from companions.testing.openai_server.demo_director import DemoDirector
 from tests.app.test_demo_command import headless_madoi
 
 FAST = 0.05

@@ -16,7 +16,7 @@ import openai
 from websockets.asyncio.client import ClientConnection, connect
 
 from companions.protocol import Message, frame_of
-from companions.testing.demo_director import GOODBYE, LINES, DemoDirector
+from companions.testing.openai_server.demo_director import GOODBYE, LINES, DemoDirector
 from tests.conftest import PYTHON, REPO, subprocess_env
 
 MADOI = str(Path(PYTHON).parent / "madoi")  # the console script, as the README runs it

@@ -13,8 +13,8 @@ from pathlib import Path
 from websockets.asyncio.client import connect
 
 from companions.protocol import Message, frame_of
-from companions.testing.demo_director import GOODBYE, DemoDirector
 from companions.testing.openai_server import OpenAITestServer
+from companions.testing.openai_server.demo_director import GOODBYE, DemoDirector
 from tests.conftest import PYTHON, REPO, subprocess_env
 
 

@@ -22,8 +22,8 @@ from app.settings import load_settings
 from companions.conversation.control import InterruptConversation
 from companions.conversation.readmodel import ConversationReadModel
 from companions.devices import SpeakingChanged
-from companions.testing.demo_director import DemoDirector
 from companions.testing.openai_server import OpenAITestServer
+from companions.testing.openai_server.demo_director import DemoDirector
 from companions.testing.openai_server.replies import Reply, tool_call_reply
 
 LONG_LINE = ("Let me tell you everything I know about the stars tonight, from the first one that appears after "

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from companions.testing.demo_director import DemoDirector
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
+from companions.testing.openai_server.demo_director import DemoDirector
 from tests.app.test_demo_command import headless_madoi
 
 SCALE = 0.2  # the profile's delays x this: prompts at ~850 tokens/s, so a cold prompt still shows

@@ -8,8 +8,8 @@ import argparse
 import asyncio
 import contextlib
 
-from companions.testing.demo_director import DemoDirector
 from companions.testing.openai_server import PROFILES, Fallback, OpenAITestServer, ServerProfile, echo_reply
+from companions.testing.openai_server.demo_director import DemoDirector
 
 
 async def serve_forever(port: int, model: str, demo: bool, profile: ServerProfile) -> None:
