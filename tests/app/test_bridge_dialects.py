@@ -313,3 +313,21 @@ async def test_rejected_frames_are_logged_without_flooding_the_log(app: App, cap
     lines = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
     assert lines[0].startswith("bridge: frame from bridge:1 rejected (-32700, 1 so far): invalid JSON")
     assert len(lines) == 20
+
+
+async def test_a_browser_client_gives_the_token_in_its_url() -> None:
+    from websockets.exceptions import InvalidStatus
+
+    app = await start_app(token="s3cret")
+    try:
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(app.url("?token=wrong"), proxy=None):
+                pass
+        assert refused.value.response.status_code == 401
+        async with running(FirehoseExampleClient, app.url("?token=s3cret")) as client:
+            await app.bridge.wait_for_clients(1)
+            await app.heard(await client.say("with the token in the URL", to="akari"))
+    finally:
+        await app.bridge.stop()
+        await app.broker.aclose()
+        await app.bus.aclose()
