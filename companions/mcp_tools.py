@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 State: TypeAlias = Literal["stopped", "starting", "running", "failed", "dead"]
 _TOOL_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
 STDERR_TAIL: Final = 400  # characters of a failed server's stderr in its report
+PING_INTERVAL_S: Final = 15.0  # an idle session is probed this often, so a server that died is noticed and shown
+PING_TIMEOUT_S: Final = 10.0
 
 
 def _tool_name(name: str) -> str:
@@ -68,8 +70,10 @@ def result_text(result: CallToolResult) -> str:
 class McpConnection:
     """One MCP server of one companion: start it, offer its tools, call them, close it."""
 
-    def __init__(self, server: McpServer, owner: str, report: Callable[[str], None]) -> None:
+    def __init__(self, server: McpServer, owner: str, report: Callable[[str], None], *,
+                 ping_interval_s: float = PING_INTERVAL_S) -> None:
         self.server = server
+        self.ping_interval_s = ping_interval_s
         self.owner = owner
         self.report = report
         self.state: State = "stopped"
@@ -150,7 +154,7 @@ class McpConnection:
                         break
                 self._client = client
                 listed.set_result(tools)
-                await self._stop.wait()
+                await self._watch(client)
         except asyncio.CancelledError:
             if not listed.done():
                 listed.cancel()
@@ -166,6 +170,25 @@ class McpConnection:
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
+
+    async def _watch(self, client: Client) -> None:
+        """Waits for the stop, probing the server (a tool listing) every ``ping_interval_s``: a stdio server that
+        exits says nothing by itself."""
+        from mcp import MCPError
+
+        while not self._stop.is_set():
+            try:
+                async with asyncio.timeout(self.ping_interval_s):
+                    await self._stop.wait()
+                return
+            except TimeoutError:
+                pass
+            try:
+                async with asyncio.timeout(PING_TIMEOUT_S):  # (MCP's ping is gone from the 2026 protocol)
+                    await client.list_tools(cache_mode="bypass")
+            except (MCPError, TimeoutError) as err:
+                self._died(f"it no longer answers ({_describe(err)})")
+                return
 
     def _died(self, reason: str) -> None:
         if self.state in ("dead", "stopped"):
@@ -234,8 +257,10 @@ class McpTools:
     """The MCP servers of one companion. :meth:`start` adds their tools to the registry; every server that cannot
     start, every tool that cannot be added and every server that dies later goes to ``report``."""
 
-    def __init__(self, servers: Sequence[McpServer], owner: str, report: Callable[[str], None]) -> None:
+    def __init__(self, servers: Sequence[McpServer], owner: str, report: Callable[[str], None], *,
+                 ping_interval_s: float = PING_INTERVAL_S) -> None:
         self.owner = owner
+        self.ping_interval_s = ping_interval_s
         self.report = report
         self.servers = list(servers)
         self.connections: list[McpConnection] = []
@@ -246,7 +271,8 @@ class McpTools:
         if not self.servers or self.connections:
             return
         self._registry = registry
-        self.connections = [McpConnection(s, self.owner, self.report) for s in self.servers]
+        self.connections = [McpConnection(s, self.owner, self.report, ping_interval_s=self.ping_interval_s)
+                            for s in self.servers]
         outcomes = await asyncio.gather(*(c.start() for c in self.connections), return_exceptions=True)
         for connection, outcome in zip(self.connections, outcomes, strict=True):
             if isinstance(outcome, BaseException):

@@ -3,6 +3,7 @@ subprocess over stdio and on a loopback port over streamable HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,7 +44,8 @@ async def speak(message: str) -> str:
 async def test_stdio_server_tools_run_like_built_in_ones() -> None:
     problems: list[str] = []
     registry = ToolRegistry([speak])
-    mcp = McpTools([stdio_server(timeout_s=0.5)], "akari", problems.append)
+    # Probed every 0.1 s while idle: a live server must never be taken for a dead one.
+    mcp = McpTools([stdio_server(timeout_s=0.5)], "akari", problems.append, ping_interval_s=0.1)
     await mcp.start(registry)
     try:
         assert {"lantern_colour", "count_lanterns", "broken_lantern", "slow_lantern", "snuff_out"} <= set(
@@ -103,6 +105,31 @@ async def test_a_server_that_dies_makes_its_tools_answer_unavailable_and_is_repo
         assert problems[0].startswith("MCP server 'lanterns'")
     finally:
         await mcp.aclose()
+
+
+async def test_a_server_that_dies_between_calls_is_noticed_and_reported_without_a_call() -> None:
+    died = asyncio.Event()
+    problems: list[str] = []
+
+    def report(problem: str) -> None:
+        problems.append(problem)
+        died.set()
+
+    registry = ToolRegistry()
+    mcp = McpTools([stdio_server()], "akari", report, ping_interval_s=0.2)
+    await mcp.start(registry)
+    try:
+        assert (await registry.run("snuff_out_soon", {})).content == "the flame flickers"
+        await asyncio.wait_for(died.wait(), 10)
+        assert len(problems) == 1
+        assert problems[0].startswith("MCP server 'lanterns' (")
+        assert "stopped working: it no longer answers" in problems[0]
+        after = await registry.run("lantern_colour", {"place": "Gion"})
+        assert after.is_error
+        assert "stopped working" in after.content
+    finally:
+        await mcp.aclose()
+    assert len(problems) == 1, "reported once"
 
 
 async def test_a_server_that_cannot_start_is_reported_and_the_others_still_serve() -> None:

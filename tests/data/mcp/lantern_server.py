@@ -11,6 +11,7 @@ import asyncio
 import os
 import socket
 import sys
+import threading
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -51,6 +52,13 @@ async def slow_lantern(seconds: float) -> str:
 def snuff_out() -> str:
     """Ends the server process at once (a crash)."""
     os._exit(3)
+
+
+@server.tool()
+def snuff_out_soon() -> str:
+    """Answers, then ends the server process a moment later (a crash between calls)."""
+    threading.Timer(0.2, os._exit, args=(3,)).start()
+    return "the flame flickers"
 
 
 async def _serve_http() -> None:
