@@ -27,8 +27,10 @@ class McpServer(BaseModel):
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("an MCP server needs either 'command' (stdio) or 'url' (streamable HTTP), not both")
+        if self.command is None and self.url is None:
+            raise ValueError("an MCP server needs 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.command is not None and self.url is not None:
+            raise ValueError("an MCP server has 'command' (stdio) or 'url' (streamable HTTP), not both")
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError("an MCP server's url must start with http:// or https://")
         return self

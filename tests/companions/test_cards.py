@@ -69,3 +69,19 @@ def test_wire_metadata_is_localized() -> None:
     assert card.wire_metadata("ja").name == "ひな"
     assert card.wire_metadata("en").name == "Hina"
     assert isinstance(card, CompanionCard)
+
+
+def test_a_cards_mcp_servers_are_checked_when_it_loads(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text(GOOD + "mcp:\n  - {name: files, command: mcp-files, args: [/notes]}\n"
+                                             "  - {name: web, url: 'http://127.0.0.1:8000/mcp', tools: [fetch]}\n",
+                                      encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text(GOOD.replace("mika", "b3") + "mcp:\n  - {name: web}\n"
+                                       "  - {name: both, command: x, url: 'http://h/mcp'}\n", encoding="utf-8")
+    loaded = load_cards([tmp_path])
+    servers = loaded.by_id()["mika"].mcp
+    assert [(s.name, s.where, s.tools) for s in servers] == [("files", "mcp-files /notes", None),
+                                                              ("web", "http://127.0.0.1:8000/mcp", ["fetch"])]
+    assert [(p.field, p.reason) for p in loaded.problems] == [
+        ("mcp.0", "an MCP server needs 'command' (stdio) or 'url' (streamable HTTP)"),
+        ("mcp.1", "an MCP server has 'command' (stdio) or 'url' (streamable HTTP), not both"),
+    ]
