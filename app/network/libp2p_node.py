@@ -18,21 +18,21 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from app.network.metadata import COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
 from companions.protocol import CompanionMetadata, Topic, to_wire
 
 log = logging.getLogger(__name__)
 
-METADATA_PROTOCOL: Final = "/aikyo/metadata/1.0.0"
-COMPANIONS_PROTOCOL: Final = "/madoi/companions/1.0.0"
 TOPICS: Final = ("messages", "states", "queries", "actions")
 START_TIMEOUT_S: Final = 20.0
 STOP_TIMEOUT_S: Final = 3.0
-METADATA_TIMEOUT_S: Final = 5.0
+METADATA_TIMEOUT_S: Final = 10.0
+METADATA_WAIT_S: Final = 3.0  # a reference node's request waits at most this long for ours (see _serve)
 MDNS_DIAL_INTERVAL_S: Final = 2.0
 # py-libp2p's spam limit defaults to 10 messages/s per peer and topic: a turn's states and a streamed line exceed it.
 MESSAGES_PER_TOPIC_PER_S: Final = 200.0
@@ -62,6 +62,7 @@ class Libp2pNetwork:
         self._fetches: dict[Any, Any] = {}  # peer ID -> trio.Event: our metadata request to it ended
         self._nursery: Any = None
         self._host: Any = None
+        self._pubsub: Any = None
 
     # -- the asyncio side ----------------------------------------------------------------------------------
     async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
@@ -97,6 +98,24 @@ class Libp2pNetwork:
 
     def status(self) -> NetworkStatus:
         return self._status
+
+    async def topic_peers(self, topic: str) -> tuple[str, ...]:
+        """The peers known to be subscribed to ``topic`` (what a publish reaches now)."""
+        loop, token, pubsub = asyncio.get_running_loop(), self._trio_token, self._pubsub
+        if token is None or pubsub is None:
+            return ()
+        answer: asyncio.Future[tuple[str, ...]] = loop.create_future()
+
+        def read() -> None:
+            peers = tuple(sorted(p.to_string() for p in pubsub.peer_topics.get(topic, ())))
+            loop.call_soon_threadsafe(settle, peers)
+
+        def settle(peers: tuple[str, ...]) -> None:
+            if not answer.done():
+                answer.set_result(peers)
+
+        token.run_sync_soon(read)
+        return await answer
 
     async def stop(self) -> None:
         thread, self._thread = self._thread, None
@@ -186,14 +205,16 @@ class Libp2pNetwork:
                            degree_high=12, heartbeat_interval=1,
                            max_messages_per_topic_per_second=MESSAGES_PER_TOPIC_PER_S)
         pubsub = Pubsub(host, router, strict_signing=True, max_inbound_rpc_size=4 * MAX_PAYLOAD_BYTES)
-        host.set_stream_handler(METADATA_PROTOCOL, self._serve(self._first_metadata))  # type: ignore[arg-type]
-        host.set_stream_handler(COMPANIONS_PROTOCOL, self._serve(self._all_metadata))  # type: ignore[arg-type]
+        host.set_stream_handler(METADATA_PROTOCOL,  # type: ignore[arg-type]
+                                self._serve(self._first_metadata, ours_first=True))
+        host.set_stream_handler(COMPANIONS_PROTOCOL,  # type: ignore[arg-type]
+                                self._serve(self._all_metadata, ours_first=False))
         async with host.run(listen_addrs=[listen]), background_trio_service(pubsub), \
                 background_trio_service(router), trio.open_nursery() as nursery:
             await pubsub.wait_until_ready()
             for topic in TOPICS:
                 nursery.start_soon(self._deliver_topic, await pubsub.subscribe(topic), topic, host)
-            self._nursery, self._host = nursery, host
+            self._nursery, self._host, self._pubsub = nursery, host, pubsub
             watcher = _PeerWatcher(self)
             host.get_network().register_notifee(watcher)  # type: ignore[arg-type]
             nursery.start_soon(self._outgoing, receive, pubsub, host, nursery)
@@ -216,15 +237,17 @@ class Libp2pNetwork:
     def _all_metadata(self) -> bytes:
         return json.dumps([to_wire(m) for m in self._metadata], ensure_ascii=False).encode()
 
-    def _serve(self, payload: Callable[[], bytes]) -> Callable[[Any], Any]:
+    def _serve(self, payload: Callable[[], bytes], *, ours_first: bool) -> Callable[[Any], Any]:
         async def handler(stream: Any) -> None:
             # A reference node answers nothing to a peer whose metadata it already has, so the first of two peers
-            # to read the other's would never learn it: the answer waits until this side's own request is done.
+            # to read the other's would never learn it: a reference node's request (on its protocol) is answered
+            # once this side's own request to it is done. Madoi peers ask on theirs and always answer.
             import trio
 
             try:
-                with trio.move_on_after(METADATA_TIMEOUT_S):
-                    await self._fetched(stream.muxed_conn.peer_id).wait()
+                if ours_first:
+                    with trio.move_on_after(METADATA_WAIT_S):
+                        await self._fetched(stream.muxed_conn.peer_id).wait()
                 await stream.write(payload())
             finally:
                 await stream.close()
@@ -309,48 +332,22 @@ class Libp2pNetwork:
             with trio.fail_after(METADATA_TIMEOUT_S):
                 stream = await host.new_stream(peer, [COMPANIONS_PROTOCOL, METADATA_PROTOCOL])
                 many = stream.get_protocol() == COMPANIONS_PROTOCOL
-                raw = await _read_all(stream)
+                raw = await read_all(stream)
         except Exception as err:  # the peer speaks neither (a firehose)
             log.debug("network: no metadata from %s: %s", peer, err)
             return
         if not raw:
             log.info("network: %s sent no metadata (it knew this peer already)", peer)
             return
-        companions = _parse_metadata(raw, many)
+        companions = parse_metadata(raw, many)
         if companions is None:
             log.warning("network: %s sent unreadable metadata; ignored", peer)
             return
+        # Reported once the peer's subscriptions arrived too: a line published to it before would be lost.
+        with trio.move_on_after(METADATA_TIMEOUT_S):
+            while peer not in self._pubsub.peer_topics.get("messages", ()):  # noqa: ASYNC110 (no event for it)
+                await trio.sleep(0.02)
         self._call_sink("announced", peer.to_string(), companions)
-
-
-async def _read_all(stream: Any) -> bytes:
-    from libp2p.network.stream.exceptions import StreamEOF
-
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while size <= MAX_PAYLOAD_BYTES:
-            chunk = await stream.read(MAX_PAYLOAD_BYTES)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except StreamEOF:
-        pass
-    finally:
-        await stream.close()
-    return b"".join(chunks)[:MAX_PAYLOAD_BYTES + 1]
-
-
-def _parse_metadata(raw: bytes, many: bool) -> tuple[CompanionMetadata, ...] | None:
-    if len(raw) > MAX_PAYLOAD_BYTES:
-        return None
-    try:
-        data = json.loads(raw)
-        items: Sequence[Any] = data if many and isinstance(data, list) else [data]
-        return tuple(CompanionMetadata.model_validate(item) for item in items[:32])
-    except (ValueError, TypeError):
-        return None
 
 
 class _PeerWatcher:

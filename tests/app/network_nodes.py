@@ -19,7 +19,8 @@ from tests.conftest import REPO
 def interop_toolchain() -> Any:
     """The prepared node and script; skipped on a developer's machine without npm, never under CI."""
     spec = importlib.util.spec_from_file_location("interop_node", REPO / "scripts" / "interop_node.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = sys.modules.get("interop_node") or importlib.util.module_from_spec(spec)
     sys.modules["interop_node"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
@@ -64,10 +65,12 @@ class ReferenceNode:
         self.proc.stdin.write((json.dumps(command) + "\n").encode())
         await self.proc.stdin.drain()
 
-    async def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 20.0) -> dict[str, Any]:
+    async def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 20.0, *,
+                       since: int = 0) -> dict[str, Any]:
+        """The first event from index ``since`` on that ``match`` accepts."""
         async with asyncio.timeout(timeout):
             while True:
-                for event in self.events:
+                for event in self.events[since:]:
                     if match(event):
                         return event
                 self._changed.clear()
@@ -79,7 +82,7 @@ class ReferenceNode:
             while True:
                 asked = len(self.events)
                 await self.send(cmd="peers", topic=topic)
-                answer = await self.wait_for(lambda e: e["event"] == "peers" and self.events.index(e) >= asked)
+                answer = await self.wait_for(lambda e: e["event"] == "peers", since=asked)
                 if peer in answer["peers"]:
                     return
                 await asyncio.sleep(0.05)

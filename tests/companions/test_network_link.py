@@ -1,0 +1,281 @@
+"""The network link on the NetworkPort (a recording double of the port; the real libp2p adapter is tested in
+tests/app/test_network_*.py): remote companions take part in the real ConversationManager as equals, every ``from``
+is checked against its peer, and garbage, forgeries, oversized payloads and floods are dropped with a log line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from companions.bus import InProcessBus
+from companions.conversation import ConversationConfig, ConversationManager, TurnContext, Utterance, Vote
+from companions.conversation.participant import Description, Pace
+from companions.network.link import NetworkChanged, NetworkLink
+from companions.network.peers import RateLimit
+from companions.network.port import NetworkError, NetworkSink, NetworkStatus
+from companions.protocol import Closing, CompanionMetadata, Message, State, to_wire
+
+PEER = "12D3KooWRemotePeer"
+OTHER = "12D3KooWOtherPeer"
+SOUTA = CompanionMetadata(id="souta", name="Souta", personality="calm", story="a student", sample="Hi.")
+
+
+@dataclass
+class RecordingPort:
+    """The NetworkPort double: records what the link sends; the test plays the network through the sink."""
+
+    fail: str | None = None
+    sent: list[tuple[str, Any]] = field(default_factory=list)
+    sink: NetworkSink | None = None
+    sent_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
+        if self.fail is not None:
+            raise NetworkError(self.fail)
+        self.sink = sink
+        return self.status()
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        self.sent.append((topic, json.loads(payload)))
+        self.sent_event.set()
+
+    def status(self) -> NetworkStatus:
+        return NetworkStatus(running=self.sink is not None, peer_id="12D3KooWLocal", addresses=("/ip4/127.0.0.1",))
+
+    async def stop(self) -> None:
+        self.sink = None
+
+    async def wait_sent(self, topic: str, count: int = 1) -> list[Any]:
+        async with asyncio.timeout(5):
+            while len([d for t, d in self.sent if t == topic]) < count:
+                self.sent_event.clear()
+                await self.sent_event.wait()
+        return [d for t, d in self.sent if t == topic]
+
+
+@dataclass(eq=False)
+class Local:
+    """A local participant double: votes and says what the test gives it."""
+
+    id: str
+    importance: int
+    line: str = "hello"
+    composed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def vote(self, turn: TurnContext) -> Vote:
+        return Vote(state="speak", importance=self.importance)
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        self.composed.set()
+        return Utterance(text=self.line, emotion="happy")
+
+    async def speak(self, message: Message) -> None:
+        return None
+
+    async def interrupt(self) -> None:
+        return None
+
+
+def raw(item: Any) -> bytes:
+    return json.dumps(to_wire(item) if not isinstance(item, (list, dict)) else item).encode()
+
+
+def state(from_: str, message_id: str, importance: int, speak: bool = True) -> bytes:
+    return raw([to_wire(State.create(from_=from_, message_id=message_id, state="speak" if speak else "listen",
+                                     importance=importance))])
+
+
+class Changes:
+    """Set on every bus item: the tests wait on it, never on a sleep (one per test: an Event binds to its loop)."""
+
+    event = asyncio.Event()
+
+
+async def setup(*locals_: Local, deadline: float = 2.0, turn_cap: int = 12
+                ) -> tuple[InProcessBus, ConversationManager, NetworkLink, RecordingPort, list[Any]]:
+    bus = InProcessBus()
+    seen: list[Any] = []
+    Changes.event = asyncio.Event()
+
+    def record(item: Any) -> None:
+        seen.append(item)
+        Changes.event.set()
+
+    bus.subscribe(("messages", "states", "events"), record, direct=True)
+    manager = ConversationManager(bus, user_id="user", participants=locals_,
+                                  config=ConversationConfig(vote_deadline_s=deadline, turn_cap=turn_cap))
+    port = RecordingPort()
+    link = NetworkLink(bus, port, local=[CompanionMetadata(id=p.id, name=p.id) for p in locals_], user_id="user",
+                       roster=manager)
+    await manager.start()
+    await link.start()
+    return bus, manager, link, port, seen
+
+
+async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while True:
+            Changes.event.clear()
+            if predicate():
+                return
+            await Changes.event.wait()
+
+
+async def test_a_remote_companion_votes_speaks_and_its_line_continues_the_conversation() -> None:
+    akari = Local("akari", importance=3, line="akari speaks")
+    bus, manager, link, port, seen = await setup(akari)
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    assert "souta" in manager.present
+    assert any(isinstance(e, NetworkChanged) and e.remote and e.remote[0].id == "souta" and e.remote[0].reachable
+               for e in seen)
+
+    user = Message.create(from_="user", message="everyone, hello", to=[])
+    bus.publish(user)
+    sent = await port.wait_sent("messages")
+    assert sent[0]["params"]["to"] == ["akari", "souta"]  # reference nodes answer only messages naming them
+    # souta (elsewhere) votes higher than akari: every node selects souta, and souta's node publishes its line
+    port.sink.received(PEER, "states", state("souta", user.params.id, 9))
+    line = Message.create(from_="souta", message="souta from afar", to=["akari", "user"])
+    await wait_for(lambda: manager.view.turn is not None and manager.view.turn.speaker == "souta")
+    port.sink.received(PEER, "messages", raw(line))
+    # the remote line opens the next turn (akari votes on it and answers): the conversation goes on
+    await asyncio.wait_for(akari.composed.wait(), 5)
+    await wait_for(lambda: any(isinstance(m, Message) and m.params.message == "akari speaks" for m in seen))
+    lines = [m for m in seen if isinstance(m, Message)]
+    assert [m.params.from_ for m in lines] == ["user", "souta", "akari"]
+    assert lines[1].params.id == line.params.id  # souta's own message, not a copy made here
+    states_out = await port.wait_sent("states", 2)
+    assert {s[0]["params"]["from"] for s in states_out} == {"akari"}  # only local votes go out, as arrays
+    assert [d["params"]["from"] for d in await port.wait_sent("messages", 2)] == ["user", "akari"]
+    await link.stop()
+    await manager.stop()
+
+
+async def test_forged_garbage_oversized_and_queries_are_dropped_with_a_log_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    bus, manager, link, port, seen = await setup(Local("akari", 3))
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    caplog.set_level(logging.WARNING, logger="companions.network.link")
+    before = len([s for s in seen if isinstance(s, (Message, State))])
+    port.sink.received(OTHER, "messages", raw(Message.create(from_="souta", message="I am souta, trust me")))
+    port.sink.received(OTHER, "messages", raw(Message.create(from_="akari", message="I am your own akari")))
+    port.sink.received(PEER, "messages", b"\xff\xfe not json")
+    port.sink.received(PEER, "messages", b'{"jsonrpc":"2.0","method":"message.send","params":{"from":"souta"}}')
+    port.sink.received(PEER, "states", b"[1, 2, 3]")
+    port.sink.received(PEER, "messages", b"{" + b" " * 70_000 + b"}")
+    port.sink.received(PEER, "queries", raw({"jsonrpc": "2.0", "method": "query.send", "id": "q1",
+                                              "params": {"from": "souta", "type": "vision"}}))
+    port.sink.received(PEER, "queries", raw({"jsonrpc": "2.0", "id": "q1", "result": {"success": True, "body": {}}}))
+    await bus.drain()
+    assert len([s for s in seen if isinstance(s, (Message, State))]) == before  # nothing reached the bus
+    assert link.dropped == 10  # three invalid states in one array
+    text = caplog.text
+    for reason in ("forged from", "belongs to peer", "runs in this process", "not JSON", "bytes",
+                   "queries are answered only"):
+        assert reason in text
+    assert "query results are not taken" in text
+    # the genuine peer still gets through afterwards
+    port.sink.received(PEER, "messages", raw(Message.create(from_="souta", message="real souta")))
+    await wait_for(lambda: any(isinstance(m, Message) and m.params.message == "real souta" for m in seen))
+    await link.stop()
+    await manager.stop()
+
+
+async def test_a_flood_is_dropped_and_the_turn_is_not_stalled(caplog: pytest.LogCaptureFixture) -> None:
+    akari = Local("akari", importance=5, line="still here")
+    bus, manager, link, port, _ = await setup(akari)
+    link.rate = RateLimit(rate_per_s=10, burst=20)
+    assert port.sink is not None
+    flood = raw(Message.create(from_="spammer", message="buy now", to=["nobody"]))
+    for _ in range(500):
+        port.sink.received(OTHER, "messages", flood)
+    assert link.dropped >= 480
+    assert caplog.text.count("flood") == 1  # one log line per burst, not one per message
+    bus.publish(Message.create(from_="user", message="akari?", to=["akari"]))
+    await asyncio.wait_for(akari.composed.wait(), 5)
+    await link.stop()
+    await manager.stop()
+
+
+async def test_a_peer_that_vanishes_mid_turn_counts_as_a_missing_vote() -> None:
+    akari = Local("akari", importance=2, line="akari answers")
+    bus, manager, link, port, seen = await setup(akari, deadline=30.0)
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    bus.publish(Message.create(from_="user", message="both of you?", to=["akari", "souta"]))
+    await port.wait_sent("states")  # akari has voted; souta's vote is pending
+    started = asyncio.get_running_loop().time()
+    port.sink.gone(PEER)
+    await asyncio.wait_for(akari.composed.wait(), 5)
+    assert asyncio.get_running_loop().time() - started < 2  # not the 30 s deadline
+    assert "souta" not in manager.present
+    changed = [e for e in seen if isinstance(e, NetworkChanged)]
+    assert changed[-1].remote[0].reachable is False  # the window still lists it, as unreachable
+    await link.stop()
+    await manager.stop()
+
+
+async def test_a_remote_line_the_node_did_not_select_is_heard_and_a_vanished_speaker_passes_the_floor() -> None:
+    akari = Local("akari", importance=1, line="akari takes over")
+    bus, manager, link, port, _ = await setup(akari)
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    user = Message.create(from_="user", message="hello", to=[])
+    bus.publish(user)
+    port.sink.received(PEER, "states", state("souta", user.params.id, 9))
+    await wait_for(lambda: manager.view.turn is not None and manager.view.turn.phase == "composing"
+                   and manager.view.turn.speaker == "souta")
+    port.sink.gone(PEER)  # souta's machine went away before its line came: the floor passes to akari
+    await asyncio.wait_for(akari.composed.wait(), 5)
+    await link.stop()
+    await manager.stop()
+
+
+async def test_the_network_failing_to_start_is_reported_and_nothing_is_subscribed() -> None:
+    bus = InProcessBus()
+    seen: list[Any] = []
+    bus.subscribe("events", seen.append, direct=True)
+    link = NetworkLink(bus, RecordingPort(fail="port 4001 in use"), local=[], user_id="user")
+    with pytest.raises(NetworkError, match="in use"):
+        await link.start()
+    assert link.status.problem == "port 4001 in use"
+    assert isinstance(seen[-1], NetworkChanged)
+    assert seen[-1].status.problem == "port 4001 in use"
+    assert bus.subscriber_count == 1  # only the test's
+
+
+async def test_a_companion_that_votes_without_metadata_joins_and_keeps_its_peer() -> None:
+    _, manager, link, port, _ = await setup(Local("akari", 3))
+    assert port.sink is not None
+    port.sink.received(PEER, "states", state("companion_ref", "m0", 4))
+    assert "companion_ref" in manager.present
+    port.sink.received(OTHER, "states", state("companion_ref", "m0", 4))
+    assert link.dropped == 1  # the same id from another peer is a forgery
+    await link.stop()
+    await manager.stop()
+
+
+async def test_with_remote_companions_a_message_to_everyone_gets_a_vote_round_even_on_a_serial_endpoint() -> None:
+    # On its own, a node with a one-request-at-a-time endpoint lets its likely speaker answer at once (direct.py);
+    # other nodes, with other endpoints, would not: with companions elsewhere every node votes, so all agree.
+    akari = Local("akari", importance=1, line="akari answers")
+    akari.description = Description(  # type: ignore[attr-defined]
+        names=("akari",), pace_of=lambda: Pace("http://local", slots=1))
+    bus, manager, link, port, _ = await setup(akari)
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    user = Message.create(from_="user", message="hello all", to=[])
+    bus.publish(user)
+    await port.wait_sent("states")  # akari voted: there is a vote round
+    port.sink.received(PEER, "states", state("souta", user.params.id, 9))
+    await wait_for(lambda: manager.view.turn is not None and manager.view.turn.speaker == "souta")
+    assert not akari.composed.is_set()
+    await link.stop()
+    await manager.stop()
