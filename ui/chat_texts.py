@@ -20,6 +20,8 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "send_failed": ("Not sent: {error}. Your text is still in the box.",
                     "送信できませんでした: {error}。入力した文はそのまま残っています。"),
     "not_started": ("the companions have not started yet", "コンパニオンがまだ起動していません"),
+    "no_model": ("the companions have no language model yet (see above, or the settings: Ctrl+,)",
+                 "コンパニオンにまだ言語モデルがありません（上の案内か、設定 Ctrl+, から）"),
     "earlier": ("Earlier messages of this conversation are not shown here; search finds them.",
                 "この会話のこれより前のメッセージは表示していません（検索で見つかります）。"),
     "emotion.happy": ("happy", "うれしい"),

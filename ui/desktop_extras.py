@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
 
 from app.connection_check import ConnectionTester, llm_configured
 from app.error_reporting import ErrorReporter
 from app.secrets import SecretStore
 from app.settings import Paths, Settings
+from ui.chat_panel import ChatPanel
+from ui.chat_texts import chat_text
 from ui.first_run import FirstRunPanel
 from ui.naming import named
 from ui.notifications import NotificationArea
@@ -58,6 +60,7 @@ class DesktopExtras(QObject):
         self.first_run = FirstRunPanel(self.language)
         self.first_run.open_settings_requested.connect(self.open_settings)
         self.chat_stack: QStackedWidget | None = None
+        self._chat: ChatPanel | None = None
 
     @property
     def language(self) -> Language:
@@ -67,20 +70,40 @@ class DesktopExtras(QObject):
         en, ja = _TEXTS[key]
         return ja if self.language == "ja" else en
 
-    def wrap_chat(self, chat: QWidget) -> QStackedWidget:
-        """The chat area: the first-run panel until a model is configured, then ``chat``."""
+    def wrap_chat(self, chat: ChatPanel) -> ChatPanel:
+        """The chat area: its transcript gives way to the first-run panel until a model is configured; the message
+        box stays below it (Ctrl+3 reaches it, and a message written meanwhile is there once a model answers)."""
         stack = named(QStackedWidget(), "chatStack")
-        stack.addWidget(chat)
+        layout = chat.layout()
+        assert layout is not None
+        layout.replaceWidget(chat.view, stack)
+        stack.addWidget(chat.view)
         stack.addWidget(self.first_run)
         self.chat_stack = stack
+        # Sending waits for a model: the words stay in the box with the reason, instead of votes failing unseen.
+        chat.input.submit_requested.disconnect(chat.submit)
+        chat.send_button.clicked.disconnect(chat.submit)
+        chat.input.submit_requested.connect(self._submit)
+        chat.send_button.clicked.connect(self._submit)
+        self._chat = chat
         self.show_first_run(not llm_configured(self.settings))
-        return stack
+        return chat
 
     def show_first_run(self, show: bool, problem: str | None = None) -> None:
-        """Shows the first-run panel (with the reason the model is unreachable) or the chat."""
-        self.first_run.set_problem(problem)
+        """Shows the first-run panel (with the reason the model is unreachable) or the chat's transcript."""
+        self.first_run.set_problem(problem if show else None)
         if self.chat_stack is not None:
-            self.chat_stack.setCurrentIndex(1 if show else 0)  # 0: the chat, 1: this panel (see wrap_chat)
+            self.chat_stack.setCurrentIndex(1 if show else 0)  # 0: the transcript, 1: this panel (see wrap_chat)
+
+    def _submit(self) -> None:
+        chat = self._chat
+        assert chat is not None
+        assert self.chat_stack is not None
+        if self.chat_stack.currentWidget() is not self.first_run or not chat.input.toPlainText().strip():
+            chat.submit()
+            return
+        chat.error.setText(chat_text("send_failed", self.language, error=chat_text("no_model", self.language)))
+        chat.error.show()
 
     def open_settings(self) -> SettingsDialog:
         """Opens the dialog (non-modal), or brings the open one to the front."""

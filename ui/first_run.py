@@ -25,14 +25,14 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
                    "<code>http://127.0.0.1:11434/v1</code><br>"
                    "<b>LM Studio</b>: load a model and start the local server, endpoint "
                    "<code>http://127.0.0.1:1234/v1</code><br>"
-                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf --port 8081</code>, endpoint "
-                   "<code>http://127.0.0.1:8081/v1</code>",
+                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf</code>, endpoint "
+                   "<code>http://127.0.0.1:8080/v1</code>",
                    "<b>Ollama</b>: インストールして <code>ollama pull qwen2.5:3b</code> を実行。エンドポイントは "
                    "<code>http://127.0.0.1:11434/v1</code><br>"
                    "<b>LM Studio</b>: モデルを読み込んでローカルサーバーを開始。エンドポイントは "
                    "<code>http://127.0.0.1:1234/v1</code><br>"
-                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf --port 8081</code>、エンドポイントは "
-                   "<code>http://127.0.0.1:8081/v1</code>"),
+                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf</code> を実行。エンドポイントは "
+                   "<code>http://127.0.0.1:8080/v1</code>"),
     "cloud.title": ("An API key from an OpenAI-compatible service", "OpenAI 互換サービスの API キー"),
     "cloud.body": ("Enter the service's endpoint (e.g. <code>https://api.openai.com/v1</code>) and your key. "
                    "The key is stored in the system keyring, never in the settings file.",
@@ -41,7 +41,16 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
     "open_settings": ("Open settings…", "設定を開く…"),
     "retry": ("Check again", "もう一度確認"),
     "problem": ("Last attempt: {problem}", "前回の接続: {problem}"),
+    "not_found": ("No model server answered on this machine (Ollama, LM Studio, llama.cpp at the addresses "
+                  "above). Start one, or enter an endpoint in the settings.",
+                  "このパソコンではモデルサーバーが見つかりませんでした（上の Ollama・LM Studio・llama.cpp の"
+                  "アドレス）。どれかを起動するか、設定にエンドポイントを入力してください。"),
 }
+
+
+
+NOT_FOUND = "<not found>"
+"""A problem of its own: no endpoint configured and no local server answered (said in the user's language)."""
 
 
 class FirstRunPanel(QWidget):
@@ -138,7 +147,17 @@ class FirstRunPanel(QWidget):
         self.set_problem(self._problem)
 
     def set_problem(self, problem: str | None) -> None:
-        """Shows why the model is not reachable (e.g. a failed connection check); ``None``/``""`` hides it."""
+        """Shows why the model is not reachable (e.g. a failed connection check); ``None``/``""`` hides it.
+
+        :data:`NOT_FOUND` says, in the panel's language, that the search for a local server found nothing."""
         self._problem = problem or ""
-        self.problem.setText(self._t("problem").format(problem=html.escape(self._problem)))
+        self.problem.setText(html.escape(self.problem_text()))
         self.problem.setVisible(bool(self._problem))
+
+    def problem_text(self) -> str:
+        """The problem as the panel says it (plain text; empty when there is none)."""
+        if not self._problem:
+            return ""
+        if self._problem == NOT_FOUND:
+            return self._t("not_found")
+        return self._t("problem").format(problem=self._problem)

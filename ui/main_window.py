@@ -14,6 +14,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
+from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
 from app.runtime import Runtime
 from app.secrets import SecretStore
@@ -23,6 +24,7 @@ from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
+from ui.first_run import NOT_FOUND
 from ui.naming import named
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
@@ -112,7 +114,7 @@ class MainWindow(QMainWindow):
         for panel in (self.roster, self.turns, self.search_panel, self.camera_panel):
             panel.attach()
             self._attached.append(panel)
-        self._show_model_problem(self.runtime.model_problem())
+        self._show_model_problem(self.runtime.model_problem(), first=True)
         self._report_start_problems()
         self.statusBar().showMessage(_text("ready", self.language), 5000)
 
@@ -172,12 +174,18 @@ class MainWindow(QMainWindow):
             self.extras.notifications.notify(_text("connected.title", self.language),
                                              self.runtime.model_resolution.message, "info")
         elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
-            self.extras.notifications.notify(_text("still.title", self.language), problem, "warning")
+            self.extras.notifications.notify(_text("still.title", self.language),
+                                             self.extras.first_run.problem_text(), "warning")
 
-    def _show_model_problem(self, problem: str | None) -> None:
+    def _show_model_problem(self, problem: str | None, *, first: bool = False) -> None:
         # What the runtime resolved decides, not the settings alone: a local server found on this machine (or a
         # companion's own endpoint) lets the companions talk although no endpoint was ever typed in.
-        self.extras.show_first_run(problem is not None, problem)
+        shown = problem
+        if problem is not None and not llm_configured(self.runtime.settings):
+            # Nothing was ever configured: at the first start that is no failure to show in red; after "Check
+            # again" the card says, in the user's language, that no local server answered.
+            shown = None if first else NOT_FOUND
+        self.extras.show_first_run(problem is not None, shown)
 
     def _install_shortcuts(self) -> None:
         # Slots are bound methods, never lambdas capturing self (a reference cycle through Qt: ui/main_thread_gc.py).

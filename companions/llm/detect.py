@@ -1,8 +1,9 @@
 """Finding a model to talk to: the configured endpoint, else a local OpenAI-compatible server, else a clear message.
 
 :func:`detect_local_server` probes Ollama, LM Studio and llama.cpp concurrently with ``GET <base>/models`` and a
-short timeout. Only an answer shaped like an OpenAI model list counts, so the Madoi bridge (a WebSocket server that
-also defaults to 127.0.0.1:8080) or any other web server on those ports is never mistaken for a model server.
+short timeout. Only an answer shaped like an OpenAI model list counts (JSON with model ids), so a WebSocket server
+(Madoi's bridge, if a user moves it to one of these ports) or any other web server there is never mistaken for a
+model server.
 :func:`resolve_chat_model` turns the LLM settings into a ChatModel (or the message telling the user what to set).
 """
 
@@ -25,7 +26,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 NO_LLM_MESSAGE = (
     "No LLM is configured and no local model server answered ({tried}). Install Ollama (https://ollama.com) and "
-    "run `ollama pull llama3.2`, or start LM Studio's or llama.cpp's server, or set a base URL, model and API key "
+    "run `ollama pull qwen2.5:3b`, or start LM Studio's or llama.cpp's server, or set a base URL, model and API key "
     "in Settings > LLM."
 )
 

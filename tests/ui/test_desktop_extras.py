@@ -19,17 +19,16 @@ from ui.theme import theme_manager
 
 async def test_first_run_until_an_endpoint_is_saved_then_the_chat(qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        window = MainWindow(runtime)
+        window = MainWindow(runtime, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
         qtbot.addWidget(window)
-        extras = DesktopExtras(window, runtime.settings, runtime.paths,
-                               secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
-        window.splitter.insertWidget(1, extras.wrap_chat(window.chat))  # the line the window adds
+        extras = window.extras
         window.show()
         try:
             assert extras.chat_stack is not None
             assert extras.chat_stack.currentWidget() is extras.first_run
             assert extras.first_run.isVisible()
-            assert not window.chat.isVisible()
+            assert not window.chat.view.isVisible()
+            assert window.chat.input.isVisible()  # the message box stays
             extras.first_run.open_button.click()
             dialog = extras.dialog
             assert dialog is not None
@@ -39,8 +38,8 @@ async def test_first_run_until_an_endpoint_is_saved_then_the_chat(qtbot: QtBot, 
             dialog.theme_combo.setCurrentIndex(dialog.theme_combo.findData("dark"))
             async with signal_fired(extras.notifications.shown):
                 dialog.save_button.click()
-            assert extras.chat_stack.currentWidget() is window.chat
-            assert window.chat.isVisible()
+            assert extras.chat_stack.currentWidget() is window.chat.view
+            assert window.chat.view.isVisible()
             assert extras.settings.llm.base_url == "http://127.0.0.1:11434/v1"
             assert extras.theme.scheme == "dark"
             assert extras.notifications.history[-1].level == "info"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import keyring.backends.fail
 from PySide6.QtCore import Qt
@@ -12,9 +14,11 @@ from pytestqt.qtbot import QtBot
 from app.connection_check import check_connection, llm_configured
 from app.secrets import SecretStore
 from app.settings import load_settings
+from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
 from tests.app.test_connection_check import closed_port
-from tests.ui.conftest import signal_fired
+from tests.ui.conftest import signal_fired, started_runtime
 from ui.first_run import FirstRunPanel
+from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog, open_settings
 
 
@@ -73,3 +77,39 @@ async def test_open_settings_leads_to_a_configured_model(qtbot: QtBot, madoi_hom
     dialog.save_button.click()
     await asyncio.wait_for(saved, 5)
     assert llm_configured(load_settings().settings)
+
+
+async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agrees_with_itself(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    """Issue 17: no message box before a model was connected, Ctrl+3 did nothing, the card recommended two models
+    and two llama.cpp ports, and a red English "last attempt" showed at the very first start."""
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        window.activateWindow()
+        await window.attach()
+        card = window.extras.first_run
+        assert card.isVisible()
+        assert window.chat.input.isVisible()
+        assert window.chat.send_button.isVisible()
+        assert not card.problem.isVisible()  # nothing was configured, so nothing failed
+        qtbot.keyClick(window, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+        assert window.focusWidget() is window.chat.input
+        window.chat.input.insertPlainText("こんにちは")
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+        assert window.chat.input.toPlainText() == "こんにちは"  # not lost: nobody could have answered it
+        assert window.chat.error.isVisible()
+        assert "言語モデルがありません" in window.chat.error.text()
+        await runtime.bus.drain()
+        assert runtime.conversation_id is not None
+        assert await runtime.store.messages(runtime.conversation_id) == []  # nothing sent into the void
+        for language in ("ja", "en"):
+            card.set_language(language)
+            text = card.local_body.text()
+            pulled = set(re.findall(r"ollama pull ([\w.:-]+)", text + NO_LLM_MESSAGE))
+            assert len(pulled) == 1, pulled  # one model recommended, here and in the core's message
+            ports = set(re.findall(r"127\.0\.0\.1:(\d+)", text))
+            assert ports == {urlsplit(c.base_url).port and str(urlsplit(c.base_url).port)
+                             for c in LOCAL_CANDIDATES}  # the addresses detection knocks on, no other
+        window.close()

@@ -18,7 +18,10 @@ from ui.main_window import MainWindow
 
 
 async def test_typing_enter_sends_stores_and_shows_the_message(qtbot: QtBot, madoi_home: Path) -> None:
-    async with started_runtime() as runtime:
+    cast = scripted_cast()
+    for name in ("akari", "hina", "souta"):
+        votes(cast[name], ("listen", 1))
+    async with scripted_runtime(cast) as runtime:
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         await window.attach()
@@ -88,7 +91,7 @@ async def test_every_panel_follows_a_three_companion_conversation(qtbot: QtBot, 
         assert window.side.tabText(0) == "発言の順番(&T)"
         assert window.conversations.conversation_ids() == [runtime.conversation_id]
         assert window.extras.chat_stack is not None
-        assert window.extras.chat_stack.currentWidget() is window.chat  # the companions have models: no first run
+        assert window.extras.chat_stack.currentWidget() is window.chat.view  # the companions have models
         window.chat.input.insertPlainText("みんな、こんばんは")
         qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
@@ -158,16 +161,18 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
         stack = window.extras.chat_stack
         assert stack is not None
         assert stack.currentWidget() is window.extras.first_run  # no model configured, none detected
-        assert "No LLM is configured" in window.extras.first_run.problem.text()
+        assert not window.extras.first_run.problem.isVisible()  # nothing failed yet: nothing was configured
         async with signal_fired(window.extras.notifications.shown):
             window.extras.first_run.retry_button.click()  # still nothing: the panel stays, and says why
         assert stack.currentWidget() is window.extras.first_run
+        assert "モデルサーバーが見つかりませんでした" in window.extras.first_run.problem.text()
+        assert window.extras.notifications.history[-1].text.startswith("このパソコンでは")
         async with OpenAITestServer(models=["qwen-test"]) as server:
             endpoint = runtime.settings.model_copy(
                 update={"llm": runtime.settings.llm.model_copy(update={"base_url": server.base_url})})
             async with signal_fired(window.extras.notifications.shown):
                 window.extras.settings_saved.emit(endpoint)  # what the settings dialog does on Save
-            assert stack.currentWidget() is window.chat
+            assert stack.currentWidget() is window.chat.view
             assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
             assert runtime.model_problem() is None
         window.close()
