@@ -1,4 +1,5 @@
-"""PyInstaller's entry script: the same as the ``madoi-gui`` command (the window, no console)."""
+"""PyInstaller's entry script of the bundle's ``madoi`` and ``madoi-gui``: the window without options, otherwise the
+command line (``madoi --headless``, ``madoi search ...``), as ``app.main.main``."""
 
 import sys
 

@@ -4,7 +4,7 @@ A build takes about a minute on two cores. It is kept under ``$MADOI_TEST_CACHE`
 ``~/.cache/madoi-test``) in ``bundles/<key>/madoi``, where the key hashes everything the bundle is made of: the
 spec and packaging files, pyproject.toml, every file of app/, companions/, ui/ and resources/, the installed
 distributions with their versions, Python's and PyInstaller's versions. A changed line anywhere gives a new build;
-an unchanged tree (a second run of the suite) reuses it. Bundles not used for a day are removed.
+an unchanged tree (a second run of the suite) reuses it. Other trees' bundles unused for 15 minutes are removed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from tests.conftest import REPO
 
 SOURCES = ("app", "companions", "ui", "resources")
 PACKAGING = ("pyproject.toml", "packaging/madoi.spec", "packaging/madoi_gui.py", "packaging/bundle_contents.py")
-UNUSED_FOR = 24 * 3600  # seconds after which another key's bundle is removed
+# Another tree's bundle (~800 MB) is removed once unused this long: long enough for a parallel run of the packaging
+# tests (a few minutes), short enough that a day of edits does not pile up bundles.
+UNUSED_FOR = 15 * 60
 
 
 def cache_root() -> Path:
