@@ -28,6 +28,7 @@ from ui.first_run import NOT_FOUND
 from ui.naming import named
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
+from ui.speech_notice import SpeechNotice
 from ui.turns_panel import TurnsPanel
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
@@ -97,6 +98,8 @@ class MainWindow(QMainWindow):
         self.splitter.setContentsMargins(8, 6, 8, 0)
         self.setCentralWidget(self.splitter)
         self._retranslate()
+        self.speech_notice = SpeechNotice(runtime, self.language)
+        self.statusBar().addPermanentWidget(self.speech_notice)
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
         self._layout_store = QSettings(str(runtime.paths.config_dir / "window.ini"), QSettings.Format.IniFormat)
@@ -111,7 +114,7 @@ class MainWindow(QMainWindow):
         self._attached.append(self.chat)
         await self.conversations.attach()
         self._attached.append(self.conversations)
-        for panel in (self.roster, self.turns, self.search_panel, self.camera_panel):
+        for panel in (self.roster, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
             panel.attach()
             self._attached.append(panel)
         self._show_model_problem(self.runtime.model_problem(), first=True)
@@ -149,7 +152,7 @@ class MainWindow(QMainWindow):
         language = settings.general.language
         if language != self.language:
             self.language = language
-            for panel in (self.roster, self.turns, self.search_panel, self.camera_panel):
+            for panel in (self.roster, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
                 panel.set_language(language)
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")

@@ -1,0 +1,69 @@
+"""A lasting notice in the status bar while the companions' speech is off, and why (no audio device, turned off).
+
+The speaker reports it once, at start or at the first line it cannot say (``DeviceStatus`` on the ``events`` topic);
+without this the only trace was a line in the log, and a user waited for voices that never came.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QWidget
+
+from app.runtime import Runtime
+from companions.bus import BusItem
+from companions.devices import DeviceStatus
+from ui.bus_bridge import BusFollower
+from ui.naming import named
+
+_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "off": ("🔇 Speech is off", "🔇 音声はオフです"),
+    "tooltip": ("The companions' lines are shown but not spoken: {reason}",
+                "コンパニオンの発言は表示されますが、読み上げられません: {reason}"),
+}
+
+
+class SpeechNotice(QLabel):
+    """Hidden while speech works; call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
+
+    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "speechNotice")
+        self.runtime = runtime
+        self.language = language
+        self.reason = ""
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
+        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self.hide()
+
+    def attach(self) -> None:
+        devices = self.runtime.devices
+        if devices is not None:
+            self._show(devices.speaker.status)
+        self._bus_link.follow(self, self._on_item)
+
+    def detach(self) -> None:
+        self._bus_link.stop()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self._render()
+
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, DeviceStatus) and item.device == "speaker":
+            self._show(item)
+
+    def _show(self, status: DeviceStatus) -> None:
+        self.reason = "" if status.available else (status.reason or "?")
+        self._render()
+
+    def _t(self, key: str) -> str:
+        en, ja = _TEXTS[key]
+        return ja if self.language == "ja" else en
+
+    def _render(self) -> None:
+        self.setText(self._t("off"))
+        self.setToolTip(self._t("tooltip").format(reason=self.reason))
+        self.setAccessibleName(self.toolTip())
+        self.setVisible(bool(self.reason))
