@@ -64,7 +64,7 @@ class ConversationList(QWidget):
         super().__init__(parent)
         self.runtime = runtime
         self.language = language
-        title = QLabel(chat_text("conversations", language))
+        self.title = title = QLabel(chat_text("conversations", language))
         title.setObjectName("conversationListTitle")
         self.items = named(_ConversationItems(), "conversationList")
         self.items.setWordWrap(True)
@@ -112,6 +112,21 @@ class ConversationList(QWidget):
         self._later.stop()
         for task in list(self._tasks):
             task.cancel()
+
+    def set_language(self, language: str) -> None:
+        """Renames the title and buttons and relabels every conversation (untitled ones, counts) at once."""
+        self.language = language
+        self.title.setText(chat_text("conversations", language))
+        for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
+            button.setText(chat_text(key, language))
+            button.setToolTip(chat_text(f"{key}.tooltip", language))
+        by_id = {info.id: info for info in self._conversations}
+        for i in range(self.items.count()):
+            item = self.items.item(i)
+            info = by_id.get(item.data(ID_ROLE))
+            if info is not None:
+                item.setText(self._label(info))
+                item.setToolTip(info.title or chat_text("untitled", language))
 
     # -- what the list shows ---------------------------------------------------------------------------------
     def conversation_ids(self) -> list[int]:

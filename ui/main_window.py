@@ -152,7 +152,8 @@ class MainWindow(QMainWindow):
         language = settings.general.language
         if language != self.language:
             self.language = language
-            for panel in (self.roster, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
+            for panel in (self.roster, self.conversations, self.turns, self.search_panel, self.camera_panel,
+                          self.speech_notice):
                 panel.set_language(language)
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")

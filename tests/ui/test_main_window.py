@@ -145,6 +145,10 @@ async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames
         window.extras.settings_saved.emit(english)
         assert [window.side.tabText(i) for i in range(3)] == ["&Turns", "Searc&h", "&Camera"]
         assert window.roster.title.text().startswith("Companions")
+        # The conversation list too (issue 17: it stayed Japanese): its title, buttons and the untitled entry.
+        assert window.conversations.title.text() == "Conversations"
+        assert window.conversations.new_button.text() == "New"
+        assert window.conversations.items.item(0).text().startswith("New conversation\n0 messages · ")
         window.close()
         again = MainWindow(runtime)
         qtbot.addWidget(again)
