@@ -33,7 +33,7 @@ def run(program: Path, home: Path, *args: str, env: dict[str, str] | None = None
                           env=env or bundle_env(home), cwd=home.parent)
 
 
-def test_search_indexes_the_samples_and_finds_them_with_every_channel(bundle: Path, tmp_path: Path) -> None:
+def test_search_finds_the_samples_with_every_channel_and_classifies_japanese(bundle: Path, tmp_path: Path) -> None:
     madoi = bundle / "madoi"
     indexed = run(madoi, tmp_path / "home", "search", "index", "--samples")
     assert indexed.returncode == 0, indexed.stderr
@@ -49,6 +49,12 @@ def test_search_indexes_the_samples_and_finds_them_with_every_channel(bundle: Pa
     assert hits[0]["channels"]["semantic"] > 0.8
     assert "query encoder is unavailable" not in found.stderr
     assert "Traceback" not in indexed.stderr + found.stderr
+    # The classifier's words are MeCab's (unidic-lite), not the keyword index's character bigrams ('金閣', '閣寺').
+    classified = run(madoi, tmp_path / "home", "search", "classify", "京都の金閣寺と茶道の関係は？", "--json")
+    assert classified.returncode == 0, classified.stderr
+    result = json.loads(classified.stdout)
+    assert result["type"] == "relationship"
+    assert {"金閣寺", "茶道"} <= set(result["keywords"]), result
 
 
 async def _look(ws: ClientConnection) -> dict[str, Any]:
@@ -127,6 +133,7 @@ def test_the_installed_desktop_entry_opens_the_window(bundle: Path, tmp_path: Pa
     assert Path(entry["Icon"]).is_file()
     command = shlex.split(entry["Exec"].replace("%%", "%"))  # the quoting the entry uses is a subset of the shell's
     assert Path(command[0]).resolve().parent == bundle.resolve()  # this bundle, not another installation
+    assert Path(command[0]).name == "madoi-gui"  # the bundle's windowed program, as with pip
 
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=user_home.parent)
