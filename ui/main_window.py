@@ -30,6 +30,7 @@ from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.speech_notice import SpeechNotice
 from ui.turns_panel import TurnsPanel
+from ui.window_menu import ConversationMenu
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "title": ("Madoi — 円居", "円居 — Madoi"),
@@ -102,6 +103,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.speech_notice)
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
+        self.conversation_menu = ConversationMenu(self, self.language, {
+            "new": self.conversations.new_conversation, "interrupt": self._interrupt, "stop": self._stop,
+            "quit": self.close})
         self._layout_store = QSettings(str(runtime.paths.config_dir / "window.ini"), QSettings.Format.IniFormat)
         self._restore_layout()
         self._attached: list[Panel] = []
@@ -155,6 +159,7 @@ class MainWindow(QMainWindow):
             for panel in (self.roster, self.conversations, self.turns, self.search_panel, self.camera_panel,
                           self.speech_notice):
                 panel.set_language(language)
+            self.conversation_menu.set_language(language)
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")
 
@@ -206,6 +211,12 @@ class MainWindow(QMainWindow):
             self._shortcut_targets[shortcut] = (widget, tab)
         QShortcut(QKeySequence(Qt.Key.Key_F6), self).activated.connect(self._next_area)
         QShortcut(QKeySequence("Shift+F6"), self).activated.connect(self._previous_area)
+
+    def _interrupt(self) -> None:
+        self.turns.interrupt()
+
+    def _stop(self) -> None:
+        self.turns.stop()
 
     def _on_area_shortcut(self) -> None:
         target = self._shortcut_targets.get(self.sender())  # type: ignore[call-overload]

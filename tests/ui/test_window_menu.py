@@ -1,0 +1,57 @@
+"""Keys a desktop program has (issue 17): Esc interrupts, Shift+Esc stops, Ctrl+N starts a conversation, Ctrl+Q
+quits, all in a Conversation menu beside Settings."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from companions.bus import BusItem
+from companions.conversation.control import InterruptConversation, StopConversation
+from companions.protocol import Message
+from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.scripted_runtime import until
+from ui.main_window import MainWindow
+
+
+async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        commands: list[BusItem] = []
+        got = asyncio.Event()
+
+        async def seen(item: BusItem) -> None:
+            if isinstance(item, InterruptConversation | StopConversation):
+                commands.append(item)
+                got.set()
+
+        subscription = runtime.bus.subscribe("events", seen, name="test-commands")
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        window.activateWindow()
+        await window.attach()
+        titles = [a.text() for a in window.menuBar().actions()]
+        assert titles == ["円居(&M)", "会話(&C)"]
+        window.chat.input.setFocus()
+        for modifier, kind in ((Qt.KeyboardModifier.NoModifier, InterruptConversation),
+                               (Qt.KeyboardModifier.ShiftModifier, StopConversation)):
+            got.clear()
+            qtbot.keyClick(window.chat.input, Qt.Key.Key_Escape, modifier)
+            await asyncio.wait_for(got.wait(), 5)
+            assert isinstance(commands[-1], kind)
+        first = runtime.conversation_id
+        assert first is not None
+        await runtime.store.add_message(first, Message.create(from_="akari", message="こんばんは"))
+        async with signal_fired(window.conversations.refreshed):
+            window.conversations.refresh()  # a conversation with a message: Ctrl+N opens another
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        await until(window.conversations.refreshed, lambda: len(window.conversations.conversation_ids()) == 2)
+        assert runtime.conversation_id != first
+        async with signal_fired(window.closed):
+            qtbot.keyClick(window.chat.input, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+        assert not window.isVisible()
+        subscription.close()

@@ -1,0 +1,58 @@
+"""The main window's Conversation menu and its keys: a new conversation, interrupt (Esc), stop, quit (Ctrl+Q).
+
+Every command is a window action, so its key works wherever the focus is in the window, even with the menu bar
+hidden; the menu says which key does what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from ui.naming import named
+
+_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "menu": ("&Conversation", "会話(&C)"),
+    "new": ("&New conversation", "新しい会話(&N)"),
+    "interrupt": ("&Interrupt (they stop and listen)", "割り込む(&I)（話すのをやめて聞く）"),
+    "stop": ("&Stop the conversation", "会話を止める(&S)"),
+    "quit": ("&Quit Madoi", "円居を終了(&Q)"),
+}
+
+
+def _text(key: str, language: str) -> str:
+    en, ja = _TEXTS[key]
+    return ja if language == "ja" else en
+
+
+class ConversationMenu:
+    """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots."""
+
+    def __init__(self, window: QMainWindow, language: str, commands: dict[str, Callable[[], None]]) -> None:
+        keys: dict[str, list[QKeySequence]] = {
+            "new": [QKeySequence("Ctrl+N")],
+            "interrupt": [QKeySequence("Esc")],
+            "stop": [QKeySequence("Shift+Esc")],
+            # The platform's Quit key where it has one (Cmd+Q on macOS); Ctrl+Q elsewhere (Qt gives Linux none).
+            "quit": QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")],
+        }
+        self.menu: QMenu = named(window.menuBar().addMenu(""), "conversationMenu")
+        self.actions: dict[str, QAction] = {}
+        for key, slot in commands.items():
+            action = named(QAction(window), f"{key}Action")
+            action.setShortcuts(keys[key])
+            action.triggered.connect(slot)
+            if key == "quit":
+                self.menu.addSeparator()
+            self.menu.addAction(action)
+            window.addAction(action)  # the key works with the menu bar hidden too
+            self.actions[key] = action
+        self.set_language(language)
+
+    def set_language(self, language: str) -> None:
+        self.menu.setTitle(_text("menu", language))
+        for key, action in self.actions.items():
+            action.setText(_text(key, language))
