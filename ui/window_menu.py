@@ -31,7 +31,7 @@ def _text(key: str, language: str) -> str:
 class ConversationMenu:
     """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots."""
 
-    def __init__(self, window: QMainWindow, language: str, commands: dict[str, Callable[[], None]]) -> None:
+    def __init__(self, window: QMainWindow, language: str, commands: dict[str, Callable[[], object]]) -> None:
         keys: dict[str, list[QKeySequence]] = {
             "new": [QKeySequence("Ctrl+N")],
             "interrupt": [QKeySequence("Esc")],
