@@ -33,8 +33,9 @@ from companions.search.graph_channel import CommunitySummary, GraphChannel
 from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
 from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
-from companions.search.semantic import Embedder, EmbedderClosed, VectorMatrix, Vectors
+from companions.search.semantic import Embedder, EmbedderClosed, Vectors
 from companions.search.tokenize import TokenMode, words
+from companions.search.vector_search import ANN_MIN_VECTORS, VectorSearch
 from companions.search.worker_thread import DaemonWorkerExecutor
 
 T = TypeVar("T")
@@ -97,13 +98,12 @@ class SearchCore:
     """Runs the channels and the fusion synchronously (one thread)."""
 
     def __init__(self, path: Path | str, embedder: Embedder | None = None, *, token_mode: TokenMode = "mixed",
-                 fusion: FusionMethod = DEFAULT_FUSION) -> None:
+                 fusion: FusionMethod = DEFAULT_FUSION, ann_min: int = ANN_MIN_VECTORS) -> None:
         self.index = SearchIndex(path, embedder, token_mode=token_mode)
         self.embedder = embedder
         self.fusion: FusionMethod = fusion
         self.graph = GraphChannel(self.index)
-        self._vectors: VectorMatrix | None = None
-        self._vectors_generation = -1
+        self.vectors = VectorSearch(self.index, ann_min=ann_min)  # exact scan, or an inverted file when large
         self._query_vectors: dict[str, Vectors] = {}
         # Embedding a query (10-20 ms of native code that releases the GIL) runs here while this thread queries
         # SQLite for the keyword and graph channels; the helper touches no SQLite.
@@ -112,6 +112,7 @@ class SearchCore:
 
     def close(self) -> None:
         self._embedding_thread.shutdown(wait=False)
+        self.vectors.close()
         self.index.close()
 
     def prepare_query_embedding(self) -> None:
@@ -124,13 +125,6 @@ class SearchCore:
         loading = self._embedding_thread.submit(lambda: embedder.embed(["warm-up"], query=True))
         loading.add_done_callback(_log_warm_up_failure)
 
-    @property
-    def vectors(self) -> VectorMatrix:
-        if self._vectors is None or self._vectors_generation != self.index.generation:
-            self._vectors = self.index.vector_matrix()
-            self._vectors_generation = self.index.generation
-        return self._vectors
-
     def keyword(self, text: str, k: int = CHANNEL_DEPTH) -> list[tuple[int, float]]:
         return keyword_search(self.index.db, text, k, self.index.token_mode, self.index.term_frequencies)
 
@@ -139,13 +133,14 @@ class SearchCore:
 
     def _semantic_started(self, text: str, k: int) -> Callable[[], list[tuple[int, float]]]:
         """Starts the semantic channel and returns what finishes it: the query embedding runs on the helper
-        thread unless cached; the cache and the vector matrix (read from SQLite) stay in this thread."""
+        thread unless cached; the query cache and the vector search (read from SQLite) stay in this thread."""
         if self.embedder is None:
             return list
-        matrix = self.vectors
+        vectors = self.vectors
+        vectors.refresh()
         query = self._query_vectors.get(text)
         if query is not None:  # the research agent and the UI repeat queries; embedding is the costly step
-            return lambda: matrix.top(query, k)
+            return lambda: vectors.top(query, k)
         embedder = self.embedder
         embedding: Future[Vectors] = self._embedding_thread.submit(lambda: embedder.embed([text], query=True)[0])
 
@@ -154,7 +149,7 @@ class SearchCore:
             if len(self._query_vectors) >= QUERY_CACHE:
                 self._query_vectors.pop(next(iter(self._query_vectors)))
             self._query_vectors[text] = vector
-            return matrix.top(vector, k)
+            return vectors.top(vector, k)
 
         return finish
 

@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from companions.search.ann import LOG_SCHEMA
 from companions.search.graph import Extraction, entity_key, extract_heuristic
 from companions.search.semantic import Embedder, VectorMatrix, from_blobs, to_blob
 from companions.search.tokenize import TokenMode, index_text
@@ -133,8 +134,9 @@ class SearchIndex:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
+        self.db.executescript(SCHEMA + LOG_SCHEMA)
         self.generation = 0  # bumped on every write; caches (vectors, graph) compare against it
+        self.write_listeners: list[Callable[[], None]] = []  # called after every write (the vector graph's catch-up)
         self._vocabulary_generation = -1
         self._chunk_count = 0
         self._term_counts: dict[str, int] = {}
@@ -165,6 +167,11 @@ class SearchIndex:
                 self.db.execute("UPDATE chunks SET embedding = NULL")
             self._set_meta("embedder", self.embedder.name)
             self.embed_missing()
+
+    def _changed(self) -> None:
+        self.generation += 1
+        for listener in self.write_listeners:
+            listener()
 
     def _tx(self) -> _Tx:
         self.db.execute("BEGIN")
@@ -230,7 +237,7 @@ class SearchIndex:
                                 (cid, index_text(chunk, self.token_mode)))
                 self._store_extraction(int(cid or 0), ext)
             self._set_meta("communities_dirty", "1")
-        self.generation += 1
+        self._changed()
 
     def _entity_id(self, name: str) -> int:
         key = entity_key(name)
@@ -256,7 +263,7 @@ class SearchIndex:
             cur = self.db.execute("DELETE FROM documents WHERE source = ?", (source,))
             if cur.rowcount:
                 self._set_meta("communities_dirty", "1")
-        self.generation += 1
+        self._changed()
         return "removed" if cur.rowcount else "missing"
 
     def pending_files(self, paths: Sequence[Path], *, prune: bool = True,
@@ -310,7 +317,7 @@ class SearchIndex:
                 self.db.executemany("UPDATE chunks SET embedding = ? WHERE id = ?",
                                     [(to_blob(v), cid) for (cid, _), v in zip(part, vecs, strict=True)])
         if rows:
-            self.generation += 1
+            self._changed()
         return len(rows)
 
     # -- reading ----------------------------------------------------------------------------------------------
