@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QUrl
 
@@ -31,10 +32,12 @@ Status = tuple[str, dict[str, object], str]  # text key, values, result property
 
 
 def display_source(source: str) -> tuple[str, str]:
-    """A source as (short name, full form): a file's name and its path (``~`` for the home folder), or a
-    conversation's ``conversation:<id>`` both times."""
+    """A source as (short name, full form): a file's name and its path (``~`` for the home folder), a web page's
+    site and its URL (the research agent on the web), or a conversation's ``conversation:<id>`` both times."""
     if source.startswith("conversation:"):
         return source, source
+    if source.startswith(("http://", "https://")):
+        return urlsplit(source).netloc or source, source
     path = Path(source)
     home = str(Path.home())
     full = "~" + source[len(home):] if home not in ("", "/") and source.startswith(home + "/") else source
