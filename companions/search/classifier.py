@@ -128,7 +128,10 @@ class RuleBasedClassifier:
     question is about a whole collection and asks for a cause or relation too; otherwise global cues (themes,
     trends, summaries) come next, and a global question that also asks for a cause or relation ("why did the overall
     trend change?") is ``hybrid``; then relationship cues (comparison words, "-er than", relation and cause words).
-    Everything else is a local question.
+    Everything else is a local question. A question about a whole collection is recognised by its cue words or by a
+    collection noun with an aggregate word (「保存した記事はどんなジャンルに偏っている？」, "what do my notes keep
+    coming back to"); scoped to the whole collection (全体, across, overall), a comparison of two named things is
+    composite.
     """
 
     async def classify(self, query: str, options: QueryClassificationOptions | None = None) -> QueryClassification:
@@ -140,11 +143,12 @@ class RuleBasedClassifier:
         opts = options or QueryClassificationOptions()
         found = rules.match_rules(query)
         query_type: QueryType
-        if found.relationship_cues and len(found.pair) == 2 and not (found.global_cues and found.causal):
+        composite = bool(found.global_cues) and (found.causal or (found.scope and found.comparing))
+        if found.relationship_cues and len(found.pair) == 2 and not composite:
             # Two named things side by side: a comparison even when it mentions a theme or a trend (but the
             # relation of two things across a whole collection, 「資料全体でのAとBの関係」, is a composite question).
             query_type, confidence = "relationship", min(0.95, 0.75 + 0.05 * len(found.relationship_cues))
-        elif found.global_cues and found.causal:
+        elif composite:
             query_type, confidence = "hybrid", 0.6
         elif found.global_cues:
             query_type, confidence = "global", min(0.95, 0.75 + 0.05 * len(found.global_cues))

@@ -46,7 +46,7 @@ GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"全般|総じて|総括|大まか|おおまか|ざっくり|一言で|要点|論点|トピック|トレンド|傾向|一通り"),
     re.compile(r"(すべて|全て|全部|一連)の(文書|資料|ドキュメント|ファイル|ノート|メモ|記事|会話|議事録)"),
     re.compile(r"(何|なに)が(書かれ|語られ|話され|議論され)|どんな(こと|話|話題|議論|意見)(が|について)"),
-    re.compile(r"(よく|繰り返し|たびたび)(出て|登場|話題に|語られ|話され)"),
+    re.compile(r"(よく|繰り返し|たびたび|毎回|いつも|何度も)(のように)?(出て|登場|話題に|語られ|話され)"),
     re.compile(r"\b(overview|summary|summari[sz]e|summari[sz]ing|gist|big picture|high[- ]level|in a nutshell"
                r"|takeaways?)\b", re.I),
     re.compile(r"\b(main|key|major|central|common|recurring|overall|general|overarching) "
@@ -63,6 +63,45 @@ GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"|archives?|sources?|records?|data|diary)\b", re.I),
     re.compile(r"\b(across|throughout) (all|everything|the (whole|entire))\b|\bwhat (themes|topics|trends)\b", re.I),
 )
+
+# What a person keeps: notes, diaries, minutes, mail, papers... Asked about as a whole ("what do my notes keep
+# coming back to", 「保存した記事はどんなジャンルに偏っている？」), a collection noun comes with an aggregate word;
+# either alone is common in questions about one fact ("the Wi-Fi password in my notes", 「一番高い山」).
+_JA_COLLECTION = (r"ノート|メモ|日記|議事録|資料|論文|記事|レシピ|記録|会話|メール|ファイル|文書|日報|フィードバック"
+                  r"|レビュー|ブックマーク|ログ|履歴|知識ベース|レポート|報告書|ドキュメント|アーカイブ|クリップ"
+                  r"|インタビュー|アンケート|顧客の声|データ|書いた(もの|文章)|文章|フォルダ|手帳|写真|相談|投稿|ブログ"
+                  r"|チャット|スレッド")
+_JA_AGGREGATE = (r"多い|多く|一番|よく|いつも|共通|通底|繰り返|目立|中心|主な|主要|大きな|流れ|移り変わ|変遷"
+                 r"|振り返|ハイライト|一覧|三行|一言|ひとこと|ざっと|ざっくり|大づかみ|大まか|偏|ジャンル|分野"
+                 r"|雰囲気|どんな|結局|カバー|守備範囲|癖|推測|動き|読み取|総合|踏まえ|通して|見渡|全部|すべて|全て"
+                 r"|何が入って|見返|毎回|大きく分け|要するに|波|散らば|拾い集め|全体像|分類|カテゴリ|広がり")
+_EN_COLLECTION = (r"notes|notebooks?|journal|diar(y|ies)|minutes|documents|docs|papers|articles|recipes|records|logs"
+                  r"|chats?|conversations|(chat|conversation) history|messages|e?mails|files|reports|feedback"
+                  r"|reviews|bookmarks|archive|collection|material|materials|knowledge base|essays|drafts|tickets"
+                  r"|(survey )?responses|interviews|entries|reading list|clips|sources|corpus|posts|letters"
+                  r"|writing|saved \w+")
+_EN_AGGREGATE = (r"mostly|mainly|generally|usually|overall|whole|all|every|across|throughout|recurr\w*"
+                 r"|coming back|dominant|dominate|most often|most common|common|frequent\w*|main|key|major|themes?"
+                 r"|topics?|subjects?|genres?|patterns?|trends?|kinds? of|sorts? of|types? of|stands? out|mood"
+                 r"|tone|shift\w*|changed?|evolv\w*|highlights|outline|skim|runs? through|thread|concern\w*"
+                 r"|conclusions|describe|cover")
+COLLECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"({_JA_COLLECTION}).*({_JA_AGGREGATE})|({_JA_AGGREGATE}).*({_JA_COLLECTION})"),
+    re.compile(rf"\b({_EN_COLLECTION})\b.*\b({_EN_AGGREGATE})\b|\b({_EN_AGGREGATE})\b.*\b({_EN_COLLECTION})\b",
+               re.I),
+    # Cues that speak of a whole on their own.
+    re.compile(r"全(メモ|ノート|記事|ファイル|資料|文書|データ|件|体像)|大づかみ|三行で|一言で|ひとことで|総括|俯瞰|概観"
+               r"|振り返って|大きな流れ|移り変わり|(最近|いつも)よく(考え|話|書|相談|悩)"),
+    re.compile(r"\b(gist|big picture|sum (it |this |them |everything )?up|sum up|wrap up|boil .+ down|roughly speaking"
+               r"|broadly|in a nutshell|at a glance|bird'?s[- ]eye|looking back|looking at (everything|it all|all)"
+               r"|as a whole|on the whole|all in all|in (one|a few|two|three) (lines?|sentences?|words?))\b"
+               r"|\b(mostly|mainly|usually|most) (been )?(think|talk|writ|worr|discuss|ask)\w*", re.I),
+)
+# A question scoped to the whole collection ("across all my notes", 「これまでの会話全体で」): with a cause, a relation
+# or a comparison, even of two named things, it is a composite (hybrid) question.
+_SCOPE = re.compile(r"全体|全般|総じて|これまでの|すべての|全ての|全部の|通して|通じて|総合"
+                    r"|\b(across|throughout|overall|in general|generally|everything|as a whole)\b", re.I)
+_COMPARING = re.compile(r"違|異な|比べ|比較|差|\b(differ\w*|diverg\w*|compar\w*|contrast\w*)\b", re.I)
 
 # Two things set side by side: 「AとB、どちらが…」「AとBのうち」「AとBでは」, with a comma or a particle after B.
 # A and B hold no が/を/は: a clause ("Xが所属するグループと…") is not one of two things set side by side.
@@ -81,7 +120,8 @@ _JA_PICK_ONE = re.compile(
 )
 # 『A』『B』 or 「A」「B」 side by side, without と.
 _JA_QUOTED_PAIR = re.compile(r"[『「](?P<a>[^』」]+)[』」]\s*(?:と|、|,)?\s*[『「](?P<b>[^』」]+)[』」]")
-_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|影響|因果|なぜ|どうして|原因|理由")
+_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|影響|因果|なぜ|どうして|原因|理由|知り合|出会"
+                          r"|対立|変更点|相違点|共通点|差分|関わ")
 
 # English comparison and relation cues.
 _EN_RELATIONSHIP = re.compile(
@@ -93,13 +133,24 @@ _EN_RELATIONSHIP = re.compile(
     r"|\b[A-Z][\w.+#-]* or (the )?[A-Z]"  # "is Sony or Panasonic ...": a choice between two named things
     r"|\b\w+er than\b|\b(more|less|fewer) \w+ than\b"
     r"|\bhow (does|did|do|is|are|was|were) .+ (affect|impact|influence|relate|related|connected|shape|change)\b"
-    r"|\b(why|what causes|what caused|effect of|impact of|influence of)\b",
+    r"|\b(why|what causes|what caused|effect of|impact of|influence of)\b"
+    r"|\b(cause|causes|caused|lead to|leads to|led to|result in|results in|resulted in)\b"
+    r"|\b(impact|effect|influence)\b.*\bon\b|\bbetween\b.+\band\b"
+    r"|\b(?!where\b)(\w+er|more|less|better|worse)\b.+\b(than|or)\b|\b(distinguish\w*|separat\w*|apart from"
+    r"|outperform\w*|overlap\w*|in common|hurt|harm\w*|boost\w*)\b",
     re.I,
 )
+# Two named (capitalised) things together: "Alice and Bob", "Alice know Bob", "Mika Ken's cousin" (case-sensitive).
+_EN_NAMED_RELATION = re.compile(
+    r"\b(?!(?:What|How|Why|Which|Who|When|Where|Did|Do|Does|Is|Are|Was|Were)\b)[A-Z][\w'-]* and [A-Z][\w'-]*"
+    r"|\b[A-Z]\w* (knows?|knew|met|meet|married|marry|works? with|worked with) [A-Z]"
+    r"|\b[A-Z]\w* [A-Z]\w*'s (cousin|brother|sister|father|mother|parent|son|daughter|wife|husband|partner"
+    r"|friend|boss|colleague|uncle|aunt|grand\w+)\b")
 # Cause and relation words; with a global cue they make a composite (hybrid) question ("why did the trend change").
-_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由|きっかけ|要因|背景"
+_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由|きっかけ|要因|背景|つなが|繋が|結びつ|相互|関わ"
                      r"|\b(why|cause[sd]?|because|reasons?|affect(s|ed)?|impact(s|ed)?|influence[sd]?"
-                     r"|relat(ed|ion|ionship)|connect(s|ed)?|driv(e|es|ing)|trigger(s|ed)?)\b",
+                     r"|relat(e|es|ed|ion|ions|ionship)|connect(s|ed)?|driv(e|es|ing)|trigger(s|ed)?|link(s|ed)?"
+                     r"|lead(s)? to|led to|shap(e|es|ing))\b",
                      re.I)
 
 
@@ -124,18 +175,20 @@ class RuleMatch:
     relationship_cues: tuple[str, ...]
     pair: tuple[str, ...]  # the A and B of 「AとB」 / "between A and B", when captured
     causal: bool  # a cause or relation word (なぜ, 影響, why, affect) is present
+    scope: bool = False  # the question is scoped to the whole collection (全体, これまでの, across, overall)
+    comparing: bool = False  # a comparison word (違い, 比べ, differ, diverge)
 
 
 def match_rules(query: str) -> RuleMatch:
     """Finds Madoi's global and relationship cues in ``query``."""
-    global_cues = tuple(m.group(0) for p in GLOBAL_PATTERNS if (m := p.search(query)))
+    global_cues = tuple(m.group(0) for p in (*GLOBAL_PATTERNS, *COLLECTION_PATTERNS) if (m := p.search(query)))
     rel: list[str] = []
     pair: tuple[str, ...] = ()
     for pattern in (_JA_COORDINATION, _JA_QUOTED_PAIR):
         if (m := pattern.search(query)) is not None:
             rel.append(m.group(0))
             pair = pair or (m.group("a"), m.group("b"))
-    for pattern in (_JA_PICK_ONE, _JA_COMPARISON, _JA_RELATION, _EN_RELATIONSHIP):
+    for pattern in (_JA_PICK_ONE, _JA_COMPARISON, _JA_RELATION, _EN_RELATIONSHIP, _EN_NAMED_RELATION):
         if (m := pattern.search(query)) is not None:
             rel.append(m.group(0))
     for pattern in SEED_RELATIONSHIP_PATTERNS:
@@ -148,7 +201,8 @@ def match_rules(query: str) -> RuleMatch:
     if not pair and (m := _EN_PAIR.search(query)) is not None:
         pair = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
     cleaned = tuple(e for e in (_clean_entity(p) for p in pair) if e)
-    return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None)
+    return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None,
+                     _SCOPE.search(query) is not None, _COMPARING.search(query) is not None)
 
 
 def _named_things(query: str) -> list[str]:
