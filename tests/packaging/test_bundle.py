@@ -23,9 +23,20 @@ from companions.protocol import Message, Query, frame_of
 from tests.app.media import write_test_video
 from tests.app.test_demo_command import demo_server, free_port
 from tests.packaging.conftest import bundle_env
+from tests.packaging.test_bundle_contents import bundle_contents
 from tests.ui.test_screenshot import GRAB
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
+
+
+def test_the_bundle_leaves_out_what_madoi_never_loads_and_no_link_dangles(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    files = [p for p in internal.rglob("*") if p.is_file() or p.is_symlink()]
+    kept_unused = [rel for rel in (str(p.relative_to(internal)) for p in files) if bundle_contents.left_out(rel)]
+    assert not kept_unused  # e.g. Qt Quick, the QML virtual keyboard, translations (~40 MB)
+    dangling = [str(p) for p in [*files, bundle / "madoi-gui"] if p.is_symlink() and not p.exists()]
+    assert not dangling  # a link to something left out would break the program that loads it
+    assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqxcb.so").is_file()
 
 
 def run(program: Path, home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
