@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from companions.companion import CompanionCast
     from companions.conversation import ConversationManager
     from companions.llm.detect import ModelResolution
+    from companions.network.link import NetworkLink
     from companions.query_broker import QueryBroker
     from companions.search.engine import SearchEngine
 
@@ -70,7 +71,7 @@ class Runtime:
     """
 
     def __init__(self, loaded: LoadedSettings, *, extra: ComponentFactory | None = None,
-                 make_model: ModelFactory | None = None) -> None:
+                 make_model: ModelFactory | None = None, only_companions: Collection[str] | None = None) -> None:
         self.loaded = loaded
         self.settings = loaded.settings
         self.paths = loaded.paths
@@ -90,6 +91,8 @@ class Runtime:
         self.search: SearchService | None = None
         self.conversation_indexer: ConversationIndexer | None = None
         self.search_engine: SearchEngine | None = None
+        self.network: NetworkLink | None = None
+        self.only_companions = frozenset(only_companions) if only_companions is not None else None
         self._extra = extra
         self.make_model = make_model
         self._subscriptions: list[Subscription] = []

@@ -26,6 +26,7 @@ from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
 from ui.naming import named
+from ui.network_panel import NetworkPanel
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.speech_notice import SpeechNotice
@@ -69,6 +70,7 @@ class MainWindow(QMainWindow):
         self.language = runtime.settings.general.language
         self.setMinimumSize(760, 520)
         self.roster = RosterPanel(runtime, self.language)
+        self.network = NetworkPanel(runtime, self.language)  # where each companion runs (when the network is on)
         self.conversations = ConversationList(runtime, self.language)
         self.chat = ChatPanel(runtime, self.language)
         self.turns = TurnsPanel(runtime, self.language)
@@ -80,8 +82,9 @@ class MainWindow(QMainWindow):
 
         self.left = named(QSplitter(Qt.Orientation.Vertical), "leftSplitter")
         self.left.addWidget(self.roster)
+        self.left.addWidget(self.network)
         self.left.addWidget(self.conversations)
-        self.left.setSizes([300, 260])
+        self.left.setSizes([300, 120, 260])
         self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
                                     test_voice=self._test_voice)
         self.extras.settings_saved.connect(self._settings_saved)
@@ -118,7 +121,7 @@ class MainWindow(QMainWindow):
         self._attached.append(self.chat)
         await self.conversations.attach()
         self._attached.append(self.conversations)
-        for panel in (self.roster, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
+        for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
             panel.attach()
             self._attached.append(panel)
         self._show_model_problem(self.runtime.model_problem(), first=True)
@@ -156,8 +159,8 @@ class MainWindow(QMainWindow):
         language = settings.general.language
         if language != self.language:
             self.language = language
-            for panel in (self.roster, self.conversations, self.turns, self.search_panel, self.camera_panel,
-                          self.speech_notice):
+            for panel in (self.roster, self.network, self.conversations, self.turns, self.search_panel,
+                          self.camera_panel, self.speech_notice):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self._retranslate()

@@ -177,9 +177,14 @@ class Libp2pNetwork:
         try:
             trio.run(self._main)
         except BaseException as err:  # anything that ends the thread must reach the loop
-            log.exception("the libp2p thread failed")
-            self._resolve_start(NetworkError(f"{type(err).__name__}: {err}"))
-            self._status = NetworkStatus(running=False, problem=f"{type(err).__name__}: {err}")
+            if isinstance(err, NetworkError):
+                problem = str(err)
+                log.error("network: %s", problem)
+            else:
+                problem = f"{type(err).__name__}: {err}"
+                log.exception("the libp2p thread failed")
+            self._resolve_start(NetworkError(problem))
+            self._status = NetworkStatus(running=False, problem=problem)
             return
         self._resolve_start(NetworkError("the network stopped before it started"))
 
@@ -228,8 +233,14 @@ class Libp2pNetwork:
             log.info("network: listening as %s on %s", peer_id, ", ".join(addresses))
             self._resolve_start(self._status)
             await self._stopping.wait()
+            # The peers must see the connections end (their companions are then unreachable at once): leaving
+            # host.run() stops listening but leaves the open connections to the garbage collector.
+            with trio.move_on_after(STOP_TIMEOUT_S / 2):
+                await host.close()
             nursery.cancel_scope.cancel()
         self._trio_token = None
+        self._nursery = self._host = self._pubsub = None
+        self._fetches.clear()
 
     def _first_metadata(self) -> bytes:
         return json.dumps(to_wire(self._metadata[0]), ensure_ascii=False).encode() if self._metadata else b"{}"

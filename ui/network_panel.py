@@ -1,0 +1,105 @@
+"""Where each companion runs, and whether it is reachable: one row per companion, this computer's first, then the
+ones that joined over the peer-to-peer network (their peer, reachable or not). Shown only when the network is on;
+its status line says where this computer listens, or why the network is not available. Follows
+``NetworkChanged`` on the bus (companions/network/link.py)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from app.runtime import Runtime
+from companions.bus import BusItem
+from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.network.port import NetworkStatus
+from ui.bus_bridge import BusFollower
+from ui.naming import named
+
+TEXTS: Final[dict[str, dict[str, str]]] = {
+    "title": {"ja": "いる場所", "en": "Where they run"},
+    "here": {"ja": "このコンピューター", "en": "this computer"},
+    "reachable": {"ja": "つながっている", "en": "reachable"},
+    "unreachable": {"ja": "つながらない", "en": "unreachable"},
+    "listening": {"ja": "ネットワーク: {address}", "en": "Network: {address}"},
+    "off": {"ja": "ネットワーク: 使えません ({reason})", "en": "Network not available ({reason})"},
+    "starting": {"ja": "ネットワーク: 準備中", "en": "Network: starting"},
+}
+
+
+def _text(key: str, language: str) -> str:
+    return TEXTS[key].get(language, TEXTS[key]["en"])
+
+
+def remote_row(companion: RemoteCompanion, language: str) -> str:
+    """``souta — peer …a1b2c3 (reachable)``: the name, the end of its peer id, and whether it is reachable now."""
+    state = _text("reachable" if companion.reachable else "unreachable", language)
+    return f"{companion.name} — {companion.peer[:6]}…{companion.peer[-6:]} ({state})"
+
+
+class NetworkPanel(QWidget):
+    """The panel; :meth:`attach` after the runtime started, :meth:`detach` before it stops."""
+
+    changed = Signal()  # after every render
+
+    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.runtime = runtime
+        self.language = language
+        self.title = named(QLabel(), "networkTitle")
+        self.status = named(QLabel(), "networkStatus")
+        self.status.setWordWrap(True)
+        self.list = named(QListWidget(), "networkCompanions")
+        self.title.setBuddy(self.list)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.status)
+        layout.addWidget(self.list, 1)
+        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._status = NetworkStatus(running=False)
+        self._remote: tuple[RemoteCompanion, ...] = ()
+        self.setVisible(runtime.network is not None)
+
+    def attach(self) -> None:
+        network = self.runtime.network
+        self.setVisible(network is not None)
+        if network is not None:
+            self._status = network.status
+            self._remote = tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
+                                 for p in sorted(network.remote.values(), key=lambda p: p.id))
+        self._render()
+        self._bus_link.follow(self, self._on_item)
+
+    def detach(self) -> None:
+        self._bus_link.stop()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self._render()
+
+    def rows(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, NetworkChanged):
+            self._status, self._remote = item.status, item.remote
+            self._render()
+
+    def _render(self) -> None:
+        self.title.setText(_text("title", self.language))
+        if self._status.running:
+            self.status.setText(_text("listening", self.language).format(
+                address=self._status.addresses[0] if self._status.addresses else self._status.peer_id))
+        elif self._status.problem:
+            self.status.setText(_text("off", self.language).format(reason=self._status.problem))
+        else:
+            self.status.setText(_text("starting", self.language))
+        self.list.clear()
+        cast = self.runtime.cast
+        for companion in cast if cast is not None else ():
+            self.list.addItem(QListWidgetItem(f"{companion.name} — {_text('here', self.language)}"))
+        for remote in self._remote:
+            self.list.addItem(QListWidgetItem(remote_row(remote, self.language)))
+        self.changed.emit()
