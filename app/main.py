@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"madoi {__version__}")
     parser.add_argument("--headless", action="store_true",
                         help="run the companions, bridge and storage without a window until interrupted")
+    parser.add_argument("--companions", metavar="IDS",
+                        help="run only these companions (comma-separated ids, e.g. souta): the others run on other "
+                             "machines of the network (MADOI_NETWORK_ENABLED)")
+    parser.add_argument("--no-bridge", action="store_true", help="do not open the WebSocket bridge")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
     parser.add_argument("--install-desktop-entry", action="store_true",
                         help="add Madoi to the desktop's application menu (a .desktop file and its icon), then exit")
@@ -34,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def run_headless(loaded: LoadedSettings) -> int:
-    runtime = Runtime(loaded)
+async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
+    runtime = Runtime(loaded, only_companions=only_companions)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -43,6 +47,10 @@ async def run_headless(loaded: LoadedSettings) -> int:
     try:
         await runtime.start()
         print(f"{READY_LINE} (headless; data in {loaded.paths.data_dir})", flush=True)
+        if runtime.network is not None:
+            status = runtime.network.status
+            where = "on " + ", ".join(status.addresses) if status.running else "off: " + status.problem
+            print(f"madoi: network {where}", flush=True)
         await stop.wait()
     finally:
         await runtime.stop()
@@ -76,11 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for problem in loaded.problems:
         print(f"madoi: settings problem: {problem}", file=sys.stderr)
     fill_secrets(loaded)
+    if args.no_bridge:
+        loaded.settings.bridge.port = 0
+    only = [c.strip() for c in args.companions.split(",") if c.strip()] if args.companions else None
     if args.headless:
-        return asyncio.run(run_headless(loaded))
+        return asyncio.run(run_headless(loaded, only))
     from ui.launch import run_window
 
-    return run_window(loaded)
+    return run_window(loaded, only)
 
 
 def gui_main() -> int:

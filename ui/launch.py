@@ -42,7 +42,7 @@ def _install_signal_wakeup(app: QApplication, on_signal: object) -> tuple[socket
     return reader, writer
 
 
-def run_window(loaded: LoadedSettings) -> int:
+def run_window(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Madoi")
@@ -54,7 +54,7 @@ def run_window(loaded: LoadedSettings) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     reporter = install_error_reporting(loop)
-    runtime = Runtime(loaded)
+    runtime = Runtime(loaded, only_companions=only_companions)  # `madoi --companions akari,hina`
     window = MainWindow(runtime, reporter=reporter)
     sockets = _install_signal_wakeup(app, window.close)
 
