@@ -2,7 +2,7 @@
 
 * Binding to anything but a loopback address needs a token; when a token is configured every client must present
   it, either in the handshake (``Authorization: Bearer <token>``) or in a first ``hello`` frame.
-* A client may instead give the token in its URL (``ws://host:8080/?token=...``): a browser cannot set headers.
+* A client may instead give the token in its URL (``ws://host:port/?token=...``): a browser cannot set headers.
 * The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "companions"?, "dialect"?,
   "stream"?, "turns"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as
   ``from``, besides the user's name), lists the query types it answers before the app does (``answers``; for

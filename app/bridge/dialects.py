@@ -12,7 +12,7 @@
 * ``madoi``: Madoi's own frames for a client that sends a ``hello`` (auth.py): ``{"topic", "body"}`` for every
   item, states included, and the streamed text it asks for (streams.py).
 
-A client's dialect is chosen by its URL (``ws://host:8080/?dialect=legacy``), its hello, or else detected from
+A client's dialect is chosen by its URL (``ws://host:port/?dialect=legacy``), its hello, or else detected from
 its first frame that carries an item; until then it gets the bridge's default (``reference``). Whatever its
 dialect, the bridge understands every form a client sends.
 """
