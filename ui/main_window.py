@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
         """Shows the stored conversation, then every panel follows the bus. Call after the runtime started."""
+        self.chat.history_loaded.connect(self._history_loaded)
         await self.chat.attach()
         self._attached.append(self.chat)
         await self.conversations.attach()
@@ -214,6 +215,10 @@ class MainWindow(QMainWindow):
             self._shortcut_targets[shortcut] = (widget, tab)
         QShortcut(QKeySequence(Qt.Key.Key_F6), self).activated.connect(self._next_area)
         QShortcut(QKeySequence("Shift+F6"), self).activated.connect(self._previous_area)
+
+    def _history_loaded(self) -> None:
+        """The Turns panel says that the conversation shown can be continued (not "no conversation yet")."""
+        self.turns.set_stored_messages(self.chat.message_count)
 
     def _interrupt(self) -> None:
         self.turns.interrupt()

@@ -44,13 +44,14 @@ from ui.bus_bridge import BusFollower
 from ui.companion_colors import companion_color
 from ui.naming import named
 from ui.tool_uses import ToolUsesView
+from ui.turns_history import TurnHistory
+from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
 from ui.turns_wording import TurnsWording, display_name
 
 COMPANION_ROLE: Final = Qt.ItemDataRole.UserRole
 IMPORTANCE_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 COLUMNS: Final = ("companion", "vote", "importance", "selected", "closing", "reason")
-HISTORY_LIMIT: Final = 200  # turns listed under "earlier turns"
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
 
 
@@ -174,10 +175,8 @@ class TurnsPanel(QWidget):
         self.setTabOrder(self.stop_button, self.history)
 
         self.view = ConversationView()
+        self.shown = ShownConversation()  # the active conversation's own turns only (ui/turns_shown.py)
         self._bus_link = BusFollower(runtime.bus, ("events",))
-        self._history: dict[int, ConversationView] = {}  # turn number -> the view that finished it, in order
-        self._history_rows: list[int] = []  # the turn number of each line of the history list, top to bottom
-        self._history_dirty: set[int] = set()  # turns whose line is new or changed since the list was updated
         self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
         self._cells: dict[tuple[int, int], tuple[object, ...]] = {}  # what each cell shows now (unchanged: skipped)
         self._closing_shown: str | None = None
@@ -187,6 +186,7 @@ class TurnsPanel(QWidget):
         self._hidden_render.setInterval(HIDDEN_RENDER_MS)
         self._hidden_render.timeout.connect(self._render)
         self._words = TurnsWording(language, functools.partial(display_name, runtime, language))
+        self.turn_history = TurnHistory(self.history, self._words.history_line)
         self._retranslate()
         self._render()
 
@@ -194,7 +194,7 @@ class TurnsPanel(QWidget):
     def attach(self) -> None:
         """Shows the conversation's current state and follows the bus (call after ``runtime.start()``)."""
         if self.runtime.conversation is not None:
-            self.view = self.runtime.conversation.view
+            self.view = self.shown.shown(self.runtime.conversation.view)
         self._render()
         self._bus_link.follow(self, self._on_item)
         self.tools_used.attach()
@@ -212,10 +212,15 @@ class TurnsPanel(QWidget):
         self._row_keys.clear()
         self._cells.clear()
         self._closing_shown = None
-        self._rebuild_history()
+        self.turn_history.line = self._words.history_line
+        self.turn_history.rebuild()
         self._render()
 
     # -- commands --------------------------------------------------------------------------------------------
+    def set_stored_messages(self, count: int) -> None:
+        self.shown.stored_messages = count  # an idle conversation with messages can be continued
+        self._render()
+
     def set_muted(self, companion_id: str, muted: bool) -> None:
         self.runtime.bus.publish(MuteCompanion(companion_id, muted))
 
@@ -275,7 +280,7 @@ class TurnsPanel(QWidget):
         return str(self.view.closing)
 
     def history_lines(self) -> list[str]:
-        return [self.history.item(i).text() for i in range(self.history.count())]
+        return self.turn_history.lines()
 
     # -- layout ----------------------------------------------------------------------------------------------
     def sizeHint(self) -> QSize:
@@ -313,23 +318,23 @@ class TurnsPanel(QWidget):
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             if item.view.revision > self.view.revision:
-                self.view = item.view
-                self._note_history(item.view)  # every view: a turn may finish between two renders
+                self.view = self.shown.shown(item.view)
+                self.turn_history.note(self.view)  # every view: a turn may finish between two renders
                 if self.isVisible():
                     self._render()
                 elif not self._hidden_render.isActive():
                     self._hidden_render.start()
         elif isinstance(item, ActiveConversationChanged):
-            self._history.clear()
-            self._history_rows.clear()
-            self._history_dirty.clear()
-            self.history.clear()
+            self.shown.switched()
+            self.view = self.shown.shown(self.view)
+            self._render()
+            self.turn_history.clear()
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _render(self) -> None:
         self._hidden_render.stop()
         view, turn = self.view, self.view.turn
-        _show(self.status, turns_text(f"status.{view.status}", self.language))
+        _show(self.status, self.shown.status_text(view, self.language))
         self._render_closing(view)
         if turn is None:
             _show(self.turn_label, turns_text("turn.none", self.language))
@@ -351,7 +356,7 @@ class TurnsPanel(QWidget):
                 self.ended.setToolTip(view.ended_detail)
         if self.ended.isHidden() == ended:
             self.ended.setVisible(ended)
-        self._sync_history()
+        self.turn_history.sync()
         self._update_buttons()
         self._check_fits()
         self.rendered.emit(view.revision)
@@ -380,14 +385,14 @@ class TurnsPanel(QWidget):
             self._row_keys.clear()
             self._cells.clear()
             changed.update(range(len(COLUMNS)))
+        voting = open_turn(view, turn)
         for row, companion in enumerate(ids):
             vote = turn.vote_of(companion) if turn is not None else None
-            speaker = turn is not None and turn.speaker == companion
-            muted = companion in view.muted
-            key = (companion, vote, muted, speaker)
+            speaker, muted = turn is not None and turn.speaker == companion, companion in view.muted
+            key = (companion, vote, muted, speaker, voting)
             if self._row_keys.get(row) != key:  # a view changes one or two rows: the others stay as they are
                 self._row_keys[row] = key
-                changed |= self._set_row(row, companion, vote, muted=muted, speaker=speaker)
+                changed |= self._set_row(row, companion, vote, muted=muted, speaker=speaker, voting=voting)
         self._fit_columns(changed)
         if chosen is not None:
             self.choose(chosen)
@@ -398,11 +403,12 @@ class TurnsPanel(QWidget):
             if column < len(COLUMNS) - 1:
                 self.votes.resizeColumnToContents(column)
 
-    def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool) -> set[int]:
+    def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool,
+                 voting: bool) -> set[int]:
         """Shows one row, touching only the cells (and, in them, only the parts) that change: every change of an
         item is a signal through the model and a repaint of its cell. Returns the columns changed."""
         name = self._name(companion)
-        texts, importance = self._words.vote_cells(vote, muted=muted)
+        texts, importance = self._words.vote_cells(vote, muted=muted, voting=voting)
         importance_column = COLUMNS.index("importance")
         changed: set[int] = set()
         for column, text in enumerate([f"▶ {name}" if speaker else name, *texts]):
@@ -438,47 +444,6 @@ class TurnsPanel(QWidget):
             if fresh:
                 self.votes.setItem(row, column, item)
         return changed
-
-    def _note_history(self, view: ConversationView) -> None:
-        """Keeps the view that finished (or cancelled) its turn; the list shows it at the next render."""
-        turn = view.turn
-        if turn is None or turn.phase in ("voting", "composing", "waiting"):
-            return
-        self._history[turn.number] = view
-        self._history_dirty.add(turn.number)
-        if len(self._history) > HISTORY_LIMIT:
-            del self._history[next(iter(self._history))]
-
-    def _sync_history(self) -> None:
-        """Brings the history list up to date with the turns kept: changed lines, new lines, trimmed ones."""
-        if not self._history_dirty:
-            return
-        dirty, self._history_dirty = self._history_dirty, set()
-        rows, kept = self._history_rows, list(self._history)
-        trimmed = 0
-        while trimmed < len(rows) and rows[trimmed] not in self._history:
-            trimmed += 1
-        if rows[trimmed:] != kept[:len(rows) - trimmed]:  # not the usual shape (oldest trimmed, newest added)
-            self._rebuild_history()
-            return
-        for _ in range(trimmed):
-            self.history.takeItem(0)
-        del rows[:trimmed]
-        for row, number in enumerate(rows):
-            if number in dirty:
-                self.history.item(row).setText(self._words.history_line(self._history[number]))
-        added = kept[len(rows):]
-        if added:
-            self.history.addItems([self._words.history_line(self._history[number]) for number in added])
-            rows.extend(added)
-            self.history.scrollToBottom()
-
-    def _rebuild_history(self) -> None:
-        self.history.clear()
-        self.history.addItems([self._words.history_line(view) for view in self._history.values()])
-        self._history_rows = list(self._history)
-        self._history_dirty.clear()
-        self.history.scrollToBottom()
 
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))

@@ -55,10 +55,13 @@ class TurnsWording:
         why = self.why(turn)
         return f"{speaker} — {why}" if why else speaker
 
-    def vote_cells(self, vote: VoteView | None, *, muted: bool) -> tuple[list[str], int | None]:
-        """The vote, importance, named, closing and reason cells of a row, and the importance to draw (if any)."""
+    def vote_cells(self, vote: VoteView | None, *, muted: bool, voting: bool = True) -> tuple[list[str], int | None]:
+        """The vote, importance, named, closing and reason cells of a row, and the importance to draw (if any);
+        ``voting``: whether the turn still collects votes (a pending one of a stopped turn never comes)."""
         if vote is None:
             return [self.text("vote.muted" if muted else "vote.not_asked"), "", "", "", ""], None
+        if vote.status == "pending" and not voting:
+            return [self.text("vote.stopped"), "", "", "", ""], None
         answered = vote.status == "voted"
         importance = vote.importance if answered else None
         return [
