@@ -273,7 +273,9 @@ class ConversationManager:
 
         def on_vote(outcome: VoteOutcome) -> None:
             nonlocal turn
-            if outcome.status == "voted":
+            voter = self._participants.get(outcome.voter)
+            # A companion elsewhere published its own State (companions/network): it is on the bus already.
+            if outcome.status == "voted" and voter is not None and not described(voter).remote:
                 v = outcome.vote
                 self.bus.publish(State.create(from_=outcome.voter, message_id=turn_id, state=v.state,
                                               importance=v.importance, selected=v.selected, closing=v.closing))

@@ -150,6 +150,8 @@ async def test_a_remote_companion_votes_speaks_and_its_line_continues_the_conver
     lines = [m for m in seen if isinstance(m, Message)]
     assert [m.params.from_ for m in lines] == ["user", "souta", "akari"]
     assert lines[1].params.id == line.params.id  # souta's own message, not a copy made here
+    souta_votes = [s for s in seen if isinstance(s, State) and s.params.from_ == "souta"]
+    assert len(souta_votes) == 1  # as it came from the network: the manager does not publish a copy
     states_out = await port.wait_sent("states", 2)
     assert {s[0]["params"]["from"] for s in states_out} == {"akari"}  # only local votes go out, as arrays
     assert [d["params"]["from"] for d in await port.wait_sent("messages", 2)] == ["user", "akari"]
