@@ -151,3 +151,27 @@ async def test_ten_messages_cross_each_way_in_order() -> None:
     finally:
         await node.stop()
         await link.stop()
+
+
+async def test_a_reference_node_announcing_a_companion_of_this_process_is_refused() -> None:
+    bus = InProcessBus()
+    seen: list[Any] = []
+    bus.subscribe(("messages", "events"), recorder(seen), direct=True)
+    manager = ConversationManager(bus, user_id="user")
+    network = Libp2pNetwork(Libp2pConfig(listen="/ip4/127.0.0.1/tcp/0", mdns=False))
+    link = NetworkLink(bus, network, local=[AKARI], user_id="user", roster=manager)
+    await link.start()
+    impostor = await ReferenceNode.start({**REF, "id": "akari", "name": "not akari"})
+    try:
+        await impostor.send(cmd="dial", addr=link.status.addresses[0])
+        await impostor.wait_for(lambda e: e["event"] == "metadata")  # it learnt the real akari
+        await impostor.subscribed(link.status.peer_id)
+        await subscribed(network, impostor.peer_id)
+        await impostor.send(cmd="publish", topic="messages", data=to_wire(Message.create(
+            from_="akari", message="I am akari too", to=["user"])))
+        await wait_until(lambda: link.dropped == 1)
+        assert "akari" not in link.remote
+        assert not any(isinstance(m, Message) for m in seen)
+    finally:
+        await impostor.stop()
+        await link.stop()
