@@ -21,6 +21,7 @@ from app.search_service import SearchIndexProgress, SearchIndexUpdated
 from companions.search.classifier import QueryClassification, SearchWeights, get_search_weights
 from companions.search.engine import CHANNELS, SearchHit, SearchResponse
 from companions.search.research import ResearchProgress, ResearchResult
+from ui.search_names import SourceNames
 from ui.search_texts import search_text
 
 FUSED_SHOWN: Final = 10  # fused hits listed
@@ -31,11 +32,12 @@ FIELDS: Final = ("type", "confidence", "entities", "keywords", "weights", "inten
 Status = tuple[str, dict[str, object], str]  # text key, values, result property
 
 
-def display_source(source: str) -> tuple[str, str]:
+def display_source(source: str, names: SourceNames | None = None) -> tuple[str, str]:
     """A source as (short name, full form): a file's name and its path (``~`` for the home folder), a web page's
-    site and its URL (the research agent on the web), or a conversation's ``conversation:<id>`` both times."""
+    site and its URL (the research agent on the web), or a conversation's name both times."""
     if source.startswith("conversation:"):
-        return source, source
+        shown = names.source(source) if names is not None else None
+        return shown or source, shown or source
     if source.startswith(("http://", "https://")):
         return urlsplit(source).netloc or source, source
     path = Path(source)
@@ -87,16 +89,17 @@ def weights_text(weights: SearchWeights, language: str) -> str:
 
 
 # -- hits --------------------------------------------------------------------------------------------------------
-def hits_page(response: SearchResponse, channel: str, language: str, dim: str) -> tuple[str, str]:
+def hits_page(response: SearchResponse, channel: str, language: str, dim: str,
+              names: SourceNames | None = None) -> tuple[str, str]:
     """A results tab as (HTML, tab title): the fused ranking for ``"fused"``, else that channel's ranking."""
     if channel == "fused":
-        blocks = [hit_html(rank, hit, hit.score, fused=True, language=language, dim=dim)
+        blocks = [hit_html(rank, hit, hit.score, fused=True, language=language, dim=dim, names=names)
                   for rank, hit in enumerate(response.hits[:FUSED_SHOWN], start=1)]
         count = len(response.hits)
     else:
         by_id = {h.chunk_id: h for h in response.hits}
         ranking = response.channels.get(channel, [])
-        blocks = [hit_html(rank, by_id[chunk], score, fused=False, language=language, dim=dim)
+        blocks = [hit_html(rank, by_id[chunk], score, fused=False, language=language, dim=dim, names=names)
                   for rank, (chunk, score) in enumerate(ranking[:CHANNEL_SHOWN], start=1) if chunk in by_id]
         count = len(ranking)
     empty = f"<p>{html.escape(search_text('channel.empty', language))}</p>"
@@ -104,17 +107,19 @@ def hits_page(response: SearchResponse, channel: str, language: str, dim: str) -
     return "".join(blocks) or empty, search_text("tab", language, name=name, n=count)
 
 
-def hit_html(rank: int, hit: SearchHit, score: float, *, fused: bool, language: str, dim: str) -> str:
+def hit_html(rank: int, hit: SearchHit, score: float, *, fused: bool, language: str, dim: str,
+             names: SourceNames | None = None) -> str:
     """One hit: its rank, source and score, the source's path (a link for a file), the snippet and, in the fused
     ranking, each channel's score."""
-    name, full = display_source(hit.source)
+    name, full = display_source(hit.source, names)
+    snippet = names.text(hit.snippet) if names is not None else hit.snippet
     heading = search_text("hit", language, rank=rank, source=name,
                           score=search_text("score" if fused else "channel_score", language, score=f"{score:.3f}"))
     link = QUrl.fromLocalFile(hit.source).toString() if not hit.source.startswith("conversation:") else ""
     source = (f'<a style="color:{dim}" href="{html.escape(link)}">{html.escape(full)}</a>' if link
               else html.escape(full))
     lines = [f"<b>{html.escape(heading)}</b>", f'<span style="color:{dim}">{source}</span>',
-             html.escape(hit.snippet)]
+             html.escape(snippet)]
     if fused:
         scores = {c: f"{hit.channel_scores[c]:.3f}" if c in hit.channel_scores else search_text("none", language)
                   for c in CHANNELS}
@@ -137,17 +142,29 @@ def research_result_style(key: str) -> str:
     return "error" if key == "stage.failed" else "ok" if key == "stage.done" else ""
 
 
-def research_html(result: ResearchResult, language: str, dim: str) -> str:
-    """The research agent's answer, how it was written (by the model or extracted), and its numbered citations."""
-    note = search_text("answer.model" if result.used_model else "answer.extractive", language)
-    parts = [f"<p>{html.escape(result.answer)}</p>", f'<p style="color:{dim}"><i>{html.escape(note)}</i></p>']
+def research_html(result: ResearchResult, language: str, dim: str, names: SourceNames | None = None) -> str:
+    """The research agent's answer, how it was written (by the model, extracted without one, or extracted because
+    the model failed), and its numbered citations."""
+    if result.used_model:
+        note = search_text("answer.model", language)
+    elif result.notes:  # a model was asked and failed: not "no model is configured"
+        note = search_text("answer.model_failed", language, reason=result.notes[-1])
+    elif not result.citations:  # nothing found: nothing was extracted either
+        note = ""
+    else:
+        note = search_text("answer.extractive", language)
+    answer = names.text(result.answer) if names is not None else result.answer
+    parts = [f"<p>{html.escape(answer)}</p>"]
+    if note:
+        parts.append(f'<p style="color:{dim}"><i>{html.escape(note)}</i></p>')
     if result.citations:
         parts.append(f"<p><b>{html.escape(search_text('citations', language))}</b></p>")
     for c in result.citations:
-        name, full = display_source(c.source)
+        name, full = display_source(c.source, names)
         heading = html.escape(search_text("citation", language, n=c.number, source=name))
         parts.append(f'<p style="margin-bottom:6px"><b>{heading}</b><br><span style="color:{dim}">'
-                     f"{html.escape(full)}</span><br>{html.escape(c.snippet)}</p>")
+                     f"{html.escape(full)}</span><br>"
+                     f"{html.escape(names.text(c.snippet) if names is not None else c.snippet)}</p>")
     return "".join(parts)
 
 

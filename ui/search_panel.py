@@ -53,6 +53,7 @@ from ui.search_format import (
     status_text,
     unavailable_status,
 )
+from ui.search_names import source_names
 from ui.search_texts import search_text
 
 log = logging.getLogger(__name__)
@@ -368,6 +369,8 @@ class SearchPanel(QWidget):
         service = self.runtime.search
         if service is None:
             self._status = unavailable_status(self.runtime.loaded.problems)
+        elif self._status[0].startswith("unavailable"):  # said before the runtime had started search
+            self._status = ("", {}, "")
         self._render_status()
         self._render_classification()
         self._render_hits()
@@ -409,7 +412,7 @@ class SearchPanel(QWidget):
                 self.views[channel].clear()
                 self.results.setTabText(index, search_text(f"channel.{channel}", lang))
             else:
-                page, title = hits_page(response, channel, lang, dim)
+                page, title = hits_page(response, channel, lang, dim, source_names(self.runtime, self.language))
                 self.views[channel].setHtml(page)
                 self.results.setTabText(index, title)
 
@@ -430,7 +433,8 @@ class SearchPanel(QWidget):
             if key in ("research.starting", "research.idle"):
                 self.research_view.clear()
             return
-        self.research_view.setHtml(research_html(result, lang, self._dim_color()))
+        names = source_names(self.runtime, lang)
+        self.research_view.setHtml(research_html(result, lang, self._dim_color(), names))
 
     def _render_index(self) -> None:
         lang, state = self.language, self._index

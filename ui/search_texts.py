@@ -100,6 +100,10 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "answer.extractive": ("Extractive answer: no language model is configured, so these are the best sentences of "
                           "the sources.",
                           "抜粋による答え: 言語モデルが設定されていないため、資料から最適な文を選んでいます。"),
+    "answer.model_failed": ("Extractive answer: the language model did not write one ({reason}), so these are the "
+                            "best sentences of the sources.",
+                            "抜粋による答え: 言語モデルが答えを書けなかったため（{reason}）、"
+                            "資料から最適な文を選んでいます。"),
     "answer.model": ("Answer written by the language model from the sources.",
                      "資料をもとに言語モデルが書いた答えです。"),
     "citations": ("Citations", "出典"),

@@ -1,0 +1,43 @@
+"""What a person reads instead of the search index's internal names: a stored conversation's source
+(``conversation:3``) becomes "Conversation 3", and the speakers' ids at the start of a line of a conversation
+(``akari: ...``, ``user: ...``) become their names ("Akari: ...", "You: ...")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from app.runtime import Runtime
+
+_CONVERSATION: Final = {"en": "Conversation {id}", "ja": "会話 {id}"}
+_YOU: Final = {"en": "You", "ja": "あなた"}
+
+
+class SourceNames:
+    def __init__(self, speakers: Mapping[str, str], language: str, *, user_id: str = "user") -> None:
+        self.language = "ja" if language == "ja" else "en"
+        self.speakers = {**speakers, user_id: _YOU[self.language]}
+        ids = sorted(self.speakers, key=len, reverse=True)
+        # An id and a colon at the start of the text or after a space or line break: how a conversation is indexed
+        # (companions/search/engine.py conversation_text; snippets fold its line breaks into spaces). An id
+        # elsewhere is a word like any other.
+        self._line_start = re.compile(r"(^|\s)(" + "|".join(map(re.escape, ids)) + r"):") if ids else None
+
+    def source(self, source: str) -> str | None:
+        """A conversation's name for ``source``, or None when it is not a conversation."""
+        if source.startswith("conversation:"):
+            return _CONVERSATION[self.language].format(id=source.removeprefix("conversation:"))
+        return None
+
+    def text(self, text: str) -> str:
+        if self._line_start is None:
+            return text
+        return self._line_start.sub(lambda m: f"{m.group(1)}{self.speakers[m.group(2)]}:", text)
+
+
+def source_names(runtime: Runtime, language: str) -> SourceNames:
+    """The names of ``runtime``'s companions and user."""
+    cast = runtime.cast
+    speakers = {m.id: m.name for m in cast.roster()} if cast is not None else {}
+    return SourceNames(speakers, language, user_id=runtime.settings.general.user_name)
