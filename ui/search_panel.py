@@ -122,6 +122,7 @@ class SearchPanel(QWidget):
         self.research_busy.setTextVisible(False)
         self.research_busy.setMaximumHeight(6)
         self.research_view = named(self._browser(), "researchAnswer")
+        self.research_view.setMinimumHeight(24)  # a short window gives the rows to the results
         research_layout = QVBoxLayout(self.research_box)
         research_layout.addWidget(self.research_status)
         research_layout.addWidget(self.research_busy)
@@ -145,8 +146,9 @@ class SearchPanel(QWidget):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(top)
         self.splitter.addWidget(self.research_box)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 3)  # the results first: the research answer has room once there is one
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([600, 140])
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)
         layout.addLayout(buttons)
@@ -218,7 +220,9 @@ class SearchPanel(QWidget):
         self._start(text, research=False)
 
     def research(self, text: str | None = None) -> None:
-        """Searches ``text`` and has the research agent answer it with citations."""
+        """Searches ``text`` and has the research agent answer it with citations (which get room to show)."""
+        if self.research_view.height() < 120:
+            self.splitter.setSizes([sum(self.splitter.sizes()) * n // 5 for n in (3, 2)])
         self._start(text, research=True)
 
     def _start(self, text: str | None, *, research: bool) -> None:

@@ -18,7 +18,7 @@ from ui.bus_bridge import BusFollower
 from ui.naming import named
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "off": ("🔇 Speech is off", "🔇 音声はオフです"),
+    "off": ("Speech is off", "音声はオフです"),
     "tooltip": ("The companions' lines are shown but not spoken: {reason}",
                 "コンパニオンの発言は表示されますが、読み上げられません: {reason}"),
 }

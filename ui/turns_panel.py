@@ -116,7 +116,11 @@ class TurnsPanel(QWidget):
         # Fitted to the contents by _fit_columns when cells change, not by ResizeToContents: that mode measures the
         # column again on every change of every item (text, data, font), a tenth of a millisecond each.
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        header.setStretchLastSection(True)
+        # The reasons take the rest, however narrow (a stretched last section never goes below 100 px).
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        # A narrow window wraps the reasons (rows as tall as they need) instead of cutting them off to the right.
+        self.votes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.votes.setWordWrap(True)
         self.votes.itemSelectionChanged.connect(self._update_buttons)
         self.ended = named(QLabel(), "turnsEnded")
         self.ended.setWordWrap(True)
@@ -133,6 +137,8 @@ class TurnsPanel(QWidget):
         self.stop_button.clicked.connect(self.stop)
         self.history_title = named(QLabel(), "turnsHistoryTitle")
         self.history = named(QListWidget(), "turnsHistory")
+        self.history.setWordWrap(True)  # whole lines in a narrow window, no sideways scrolling
+        self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.history_title.setBuddy(self.history)
         self.tools_used = named(ToolUsesView(runtime, language), "turnsToolsUsed")  # every tool call, MCP ones too
 
@@ -292,6 +298,7 @@ class TurnsPanel(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.page.setGeometry(self.rect())
+        self.votes.resizeRowsToContents()  # the reasons wrap anew
 
     def _check_fits(self) -> None:
         """Tells the tab widget when the page no longer fits (after new texts), so that it makes room as it would
@@ -402,6 +409,7 @@ class TurnsPanel(QWidget):
         for column in columns:
             if column < len(COLUMNS) - 1:
                 self.votes.resizeColumnToContents(column)
+        self.votes.resizeRowsToContents()  # a few rows: the wrapped reasons decide their height
 
     def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool,
                  voting: bool) -> set[int]:
