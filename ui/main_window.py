@@ -25,6 +25,7 @@ from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
+from ui.message_actions import MessageActions
 from ui.naming import named
 from ui.network_panel import NetworkPanel
 from ui.roster import RosterPanel
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
+        self.message_actions = MessageActions(self.chat, runtime, self.language)  # Stop, copy a message
         self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
@@ -122,7 +124,8 @@ class MainWindow(QMainWindow):
         self._attached.append(self.chat)
         await self.conversations.attach()
         self._attached.append(self.conversations)
-        for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice):
+        for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice,
+                      self.message_actions):
             panel.attach()
             self._attached.append(panel)
         self._show_model_problem(self.runtime.model_problem(), first=True)
@@ -161,7 +164,7 @@ class MainWindow(QMainWindow):
         if language != self.language:
             self.language = language
             for panel in (self.roster, self.network, self.conversations, self.turns, self.search_panel,
-                          self.camera_panel, self.speech_notice):
+                          self.camera_panel, self.speech_notice, self.message_actions):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self._retranslate()

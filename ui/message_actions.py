@@ -1,0 +1,111 @@
+"""What group chat apps have beside the message box: a Stop button while the companions talk, and on a message (its
+context menu, or the keyboard's menu key) "Copy this message".
+
+Stop cuts in as Esc does (``InterruptConversation``): the speech and the thinking in progress stop and the
+companions wait for the user's next message. Copy puts the message's text (without its header) on the clipboard.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Final
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QTextFrame
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton
+
+from app.runtime import Runtime
+from companions.bus import BusItem
+from companions.conversation.control import InterruptConversation
+from companions.conversation.readmodel import ConversationChanged
+from ui.bus_bridge import BusFollower
+from ui.chat_panel import ChatPanel
+from ui.chat_transcript import KEY_PROPERTY
+from ui.naming import named
+
+_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "stop": ("Stop", "止める"),
+    "stop.tooltip": ("The companions stop speaking and thinking and listen to you (Esc)",
+                     "話すのと考えるのをやめて、あなたの言葉を待ちます（Esc）"),
+    "copy_message": ("Copy this message", "このメッセージをコピー"),
+    "copy": ("Copy the selection", "選択した部分をコピー"),
+}
+
+
+def _text(key: str, language: str) -> str:
+    en, ja = _TEXTS[key]
+    return ja if language == "ja" else en
+
+
+class MessageActions:
+    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript."""
+
+    def __init__(self, chat: ChatPanel, runtime: Runtime, language: str) -> None:
+        self.chat = chat
+        self.runtime = runtime
+        self.language = language
+        self.stop_button = named(QPushButton(), "chatStopButton")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
+        column = chat.layout()
+        assert column is not None
+        rows = [item.layout() for item in map(column.itemAt, range(column.count())) if item is not None]
+        row = next(r for r in rows if isinstance(r, QHBoxLayout) and r.indexOf(chat.send_button) >= 0)
+        row.insertWidget(row.indexOf(chat.send_button), self.stop_button)
+        chat.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        chat.view.customContextMenuRequested.connect(self._menu)
+        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self.set_language(language)
+
+    def attach(self) -> None:
+        if self.runtime.conversation is not None:
+            self.stop_button.setEnabled(self.runtime.conversation.view.status == "running")
+        self._bus_link.follow(self.stop_button, self._on_item)
+
+    def detach(self) -> None:
+        self._bus_link.stop()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self.stop_button.setText(_text("stop", language))
+        self.stop_button.setToolTip(_text("stop.tooltip", language))
+
+    def stop(self) -> None:
+        self.runtime.bus.publish(InterruptConversation())
+
+    def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, ConversationChanged):
+            self.stop_button.setEnabled(item.view.status == "running")
+
+    # -- a message's menu ----------------------------------------------------------------------------------------
+    def message_at(self, pos: QPoint) -> str | None:
+        """The key (message id) of the bubble at ``pos`` in the transcript's viewport, if any."""
+        frame: QTextFrame | None = self.chat.view.cursorForPosition(pos).currentFrame()
+        root = self.chat.view.document().rootFrame()
+        while frame is not None and frame.parentFrame() is not None and frame.parentFrame() is not root:
+            frame = frame.parentFrame()
+        if frame is None or frame is root:
+            return None
+        key = frame.frameFormat().property(KEY_PROPERTY)
+        return str(key) if key else None
+
+    def message_text(self, key: str) -> str:
+        return next((b.text for b in self.chat.view.bubbles() if b.key == key), "")
+
+    def copy_message(self, key: str) -> None:
+        clipboard = QGuiApplication.clipboard()
+        clipboard.setText(self.message_text(key))
+
+    def _menu(self, pos: QPoint) -> None:
+        menu = QMenu(self.chat.view)
+        key = self.message_at(pos)
+        if key is not None:
+            menu.addAction(_text("copy_message", self.language)).triggered.connect(
+                functools.partial(self.copy_message, key))
+        if self.chat.view.textCursor().hasSelection():
+            menu.addAction(_text("copy", self.language)).triggered.connect(self.chat.view.copy)
+        if menu.isEmpty():
+            menu.deleteLater()
+            return
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.chat.view.viewport().mapToGlobal(pos))
