@@ -18,6 +18,7 @@ from app.settings import Settings
 DEFAULT_TIMEOUT_S = 5.0
 # Local servers (Ollama, LM Studio, llama.cpp) ignore the key, but the client insists on one.
 _PLACEHOLDER_KEY = "not-needed"
+UPGRADE_REQUIRED = 426
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ def _list_models(base_url: str, api_key: str | None, timeout_s: float) -> Connec
     except openai.NotFoundError:
         return ConnectionResult(ok=False, error=f"no /models at {base_url} (HTTP 404): is the URL missing /v1?")
     except openai.APIStatusError as err:
+        if err.status_code == UPGRADE_REQUIRED:  # what a WebSocket server answers plain HTTP (Madoi's bridge too)
+            return ConnectionResult(ok=False, error=f"{base_url} is a WebSocket server (a bridge such as Madoi's), "
+                                                    "not a model server: check the port")
         return ConnectionResult(ok=False, error=f"the server answered HTTP {err.status_code}")
     except openai.APITimeoutError:
         return ConnectionResult(ok=False, error=f"no answer within {timeout_s:g} s")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from websockets.asyncio.server import ServerConnection, serve
 
+from app.bridge.server import BridgeServer
+from app.connection_check import check_connection
+from companions.bus import InProcessBus
 from companions.llm.detect import Candidate, DetectedServer, NoServer, detect_local_server
+from companions.query_broker import QueryBroker
 from companions.testing.openai_server import OpenAITestServer
 
 
@@ -21,3 +25,25 @@ async def test_a_websocket_server_is_not_a_model_server() -> None:
     assert isinstance(alone, NoServer)
     assert isinstance(both, DetectedServer)
     assert both.kind == "LM Studio"
+
+
+async def test_madois_own_bridge_is_never_taken_for_a_model_server() -> None:
+    """The real bridge where a model server would be: detection passes over it and the settings' connection test
+    says what it is, instead of an HTTP status."""
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    bridge = BridgeServer(bus, broker, port=0)
+    await bridge.start()
+    try:
+        url = f"http://127.0.0.1:{bridge.port}/v1"
+        found = await detect_local_server([Candidate("llama.cpp", url)])
+        checked = await check_connection(url, None, timeout_s=2)
+    finally:
+        await bridge.stop()
+        await broker.aclose()
+    assert isinstance(found, NoServer)
+    assert not checked.ok
+    assert checked.error is not None
+    assert "WebSocket" in checked.error
+    assert "426" not in checked.error
