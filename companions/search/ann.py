@@ -51,12 +51,13 @@ CREATE TRIGGER IF NOT EXISTS chunks_vector_delete AFTER DELETE ON chunks WHEN ol
     INSERT INTO vector_log(chunk_id) VALUES (old.id);
 END;
 """
-# Measured by bench/search_scale.py and a sweep beside it (e5-like stand-in vectors, real query vectors): about
-# sqrt(n) clusters, and a quarter of them read per query (at least MIN_PROBES), give recall@10 0.98-0.999 against the
-# exact scan at 100,000 and 1,000,000 vectors once CANDIDATES of them are rescored exactly; fewer clusters read lose
-# recall fast (1,000,000: 0.92 at an eighth). e5's vectors crowd: a query's nearest ten are near-ties among many.
+# Measured by bench/search_scale.py and a sweep beside it (e5-like stand-in vectors, real query vectors, recall@10
+# against the exact scan once CANDIDATES are rescored exactly): about sqrt(n) clusters; 100,000 vectors: 128 of 256
+# read give 0.994-0.999; 1,000,000: of 1,024, 256 give 0.969-0.972 (18 ms), 384 give 0.988 (25 ms), 128 give 0.87.
+# e5's vectors crowd: a query's nearest ten are near-ties among many. (4-bit PQ fast-scan reads 384 clusters in
+# 2 ms but ranks too coarsely: 0.51 after 300 candidates; faiss's refining wrapper cannot remove vectors.)
 MIN_PROBES = 128
-PROBE_SHARE = 4  # a 1/PROBE_SHARE share of the clusters is read
+PROBE_SHARE = 3 / 8  # the share of the clusters read
 CANDIDATES = 100  # at least; k * CANDIDATE_FACTOR when more results are wanted
 CANDIDATE_FACTOR = 2
 MIN_LISTS, MAX_LISTS = 8, 4096
@@ -140,6 +141,7 @@ class AnnIndex:
                 log.warning("the vector index %s is unreadable (%s); rebuilding it", path, exc)
             else:
                 if int(index.ntotal) == int(saved_size) and int(index.d) == dim:
+                    index.nprobe = probes(int(index.nlist))  # this version's setting, not the file's
                     ann._index = index
                     ann.applied = ann.saved = int(saved_seq)
                     ann.clustered_at = int(clustered)
@@ -154,6 +156,9 @@ class AnnIndex:
         faiss = _faiss()
         self.applied = last_seq(self.db)  # everything logged so far is in the table read below
         total = int(self.db.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()[0])
+        if total == 0:  # nothing to cluster: an empty index (the owner goes back to the exact scan)
+            self._index = None
+            return
         lists = list_count(total)
         sample = _sample(self.db, self.dim, lists * TRAIN_PER_LIST, total)
         quantizer = faiss.IndexFlatIP(self.dim)
@@ -180,7 +185,8 @@ class AnnIndex:
         if not rows:
             return 0
         changed = list(dict.fromkeys(int(cid) for _, cid in rows))
-        if len(changed) > len(self) // 2:  # most chunks re-embedded: cheaper (and better clustered) from scratch
+        # Most chunks re-embedded (or none indexed yet): cheaper, and better clustered, from scratch.
+        if self._index is None or len(changed) > len(self) // 2:
             self.rebuild()
             return len(changed)
         keys = np.array(changed, dtype=np.int64)
@@ -197,7 +203,7 @@ class AnnIndex:
 
     def save(self) -> None:
         """Writes the index (whole, then renamed over the old file) and forgets the log entries it holds."""
-        if self.saved == self.applied and self.path.exists():
+        if self._index is None or (self.saved == self.applied and self.path.exists()):
             return
         temporary = self.path.with_name(self.path.name + ".tmp")
         _faiss().write_index(self._index, str(temporary))
@@ -240,7 +246,7 @@ class AnnIndex:
 
 
 def probes(lists: int) -> int:
-    return min(lists, max(MIN_PROBES, lists // PROBE_SHARE))
+    return min(lists, max(MIN_PROBES, int(lists * PROBE_SHARE)))
 
 
 def _faiss() -> Any:

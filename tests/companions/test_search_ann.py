@@ -157,3 +157,16 @@ def test_a_collection_that_shrinks_goes_back_to_the_exact_scan(tmp_path: Path) -
     query = HashEmbedder().embed(["note 300"])[0]
     assert [c for c, _ in core.vectors.top(query, 10)] == exact_top(core, query)
     core.close()
+
+
+def test_deleting_everything_leaves_an_empty_exact_channel(tmp_path: Path) -> None:
+    core = open_core(tmp_path / "search.sqlite3")
+    write(core, 0, ANN_MIN + 20)
+    assert core.vectors.approximate
+    core.index.db.execute("DELETE FROM documents")  # every chunk at once (a rebuild, not a patch, of the index)
+    core.index._changed()
+    assert not core.vectors.approximate
+    assert core.vectors.top(HashEmbedder().embed(["note 1"])[0], 10) == []
+    write(core, 0, 10)
+    assert len(core.vectors.top(HashEmbedder().embed(["note 1"])[0], 10)) == 10
+    core.close()
