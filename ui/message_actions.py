@@ -1,8 +1,9 @@
 """What group chat apps have beside the message box: a Stop button while the companions talk, and on a message (its
 context menu, or the keyboard's menu key) "Copy this message".
 
-Stop cuts in as Esc does (``InterruptConversation``): the speech and the thinking in progress stop and the
-companions wait for the user's next message. Copy puts the message's text (without its header) on the clipboard.
+Stop is the Turns panel's Stop (and Shift+Esc): ``StopConversation``, the speech and the thinking in progress stop
+and the conversation ends until the user's next message. Copy puts the message's text (without its header) on the
+clipboard.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton
 
 from app.runtime import Runtime
 from companions.bus import BusItem
-from companions.conversation.control import InterruptConversation
+from companions.conversation.control import StopConversation
 from companions.conversation.readmodel import ConversationChanged
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
@@ -25,8 +26,8 @@ from ui.naming import named
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "stop": ("Stop", "止める"),
-    "stop.tooltip": ("The companions stop speaking and thinking and listen to you (Esc)",
-                     "話すのと考えるのをやめて、あなたの言葉を待ちます（Esc）"),
+    "stop.tooltip": ("The companions stop speaking and thinking; the conversation ends until you write (Shift+Esc)",
+                     "話すのと考えるのをやめ、あなたが書くまで会話を終えます（Shift+Esc）"),
     "copy_message": ("Copy this message", "このメッセージをコピー"),
     "copy": ("Copy the selection", "選択した部分をコピー"),
 }
@@ -71,7 +72,7 @@ class MessageActions:
         self.stop_button.setToolTip(_text("stop.tooltip", language))
 
     def stop(self) -> None:
-        self.runtime.bus.publish(InterruptConversation())
+        self.runtime.bus.publish(StopConversation())
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):

@@ -121,6 +121,8 @@ class TurnsPanel(QWidget):
         # A narrow window wraps the reasons (rows as tall as they need) instead of cutting them off to the right.
         self.votes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.votes.setWordWrap(True)
+        rows = self.votes.verticalHeader()
+        rows.setMinimumSectionSize(rows.defaultSectionSize())  # fitted rows never get lower than before
         self.votes.itemSelectionChanged.connect(self._update_buttons)
         self.ended = named(QLabel(), "turnsEnded")
         self.ended.setWordWrap(True)

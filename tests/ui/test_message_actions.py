@@ -42,7 +42,7 @@ async def test_stop_beside_the_message_box_cuts_in_and_a_message_can_be_copied(
         assert actions.stop_button.isEnabled()
         actions.stop_button.click()
         await talk.wait_for(lambda v: v.status == "ended", timeout=10)
-        assert talk.view.ended_reason == "interrupted"
+        assert talk.view.ended_reason == "stopped"
         assert "わたしも見たかったな" not in window.chat.view.toPlainText()  # the line in the making is gone
         await until(window.turns.rendered, lambda: not actions.stop_button.isEnabled())
 
