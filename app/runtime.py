@@ -53,6 +53,14 @@ ComponentFactory = Callable[["Runtime"], Awaitable[list[Component]]]
 
 
 @dataclass(frozen=True)
+class MessageRevised(LocalEvent):
+    """Published on ``events`` when the user edited (``text``) or deleted (``text`` None) a message."""
+
+    message_id: str
+    text: str | None
+
+
+@dataclass(frozen=True)
 class ActiveConversationChanged(LocalEvent):
     """Published on the ``events`` topic when the user's active conversation changes (new, switched, deleted).
 
@@ -143,6 +151,20 @@ class Runtime:
             await self.store.add_message(conversation, item)
         elif isinstance(item, State):
             await self.store.add_state(conversation, item)
+
+    async def revise_message(self, message_id: str, text: str | None) -> None:
+        """Edits (``text``) or deletes (None) a message of the active conversation, as the user asked: the stored
+        conversation, every companion's memory and the conversation's history follow, then the views
+        (``MessageRevised``). A turn in progress is stopped first: it was built on the old words."""
+        if self.conversation_id is None:
+            raise RuntimeError("no conversation is open")
+        if self.conversation is not None:
+            await self.conversation.stop_conversation()
+            self.conversation.revise_message(message_id, text)
+        await self.store.revise_message(self.conversation_id, message_id, text)
+        for companion in (self.cast.companions.values() if self.cast is not None else ()):
+            await companion.memory.revise(message_id, text)
+        self.bus.publish(MessageRevised(message_id, text))
 
     async def new_conversation(self) -> int:
         await self._leave()

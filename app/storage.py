@@ -209,6 +209,19 @@ class ConversationStore:
                 (now, title_default, conversation_id),
             )
 
+    async def revise_message(self, conversation_id: int, message_id: str, text: str | None) -> None:
+        """Edits (``text``) or deletes (None) a stored message."""
+        args: tuple[object, ...] = (conversation_id, message_id)
+        sql = "DELETE FROM messages WHERE conversation_id=? AND id=?"
+        if text is not None:
+            sql, args = "UPDATE messages SET text=? WHERE conversation_id=? AND id=?", (text, *args)
+
+        def run() -> None:
+            with self.conn:
+                self.conn.execute(sql, args)
+
+        await self._run(run)
+
     async def add_state(self, conversation_id: int, state: State) -> None:
         p = state.params
         await self._run(

@@ -15,7 +15,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal, Protocol
 
@@ -47,6 +47,10 @@ class MemoryStore(Protocol):
 
     async def forget_before(self, companion_id: str, seq: int) -> None:
         """Drops the entries with a sequence number below ``seq``."""
+        ...
+
+    async def revise(self, companion_id: str, message_id: str, text: str | None) -> None:
+        """The entry of ``message_id`` gets ``text``, or goes when ``text`` is None."""
         ...
 
 
@@ -153,6 +157,24 @@ class CompanionMemory:
             await self._trim()
         return entry
 
+    async def revise(self, message_id: str, text: str | None) -> bool:
+        """The user edited (``text``) or deleted (None) a message: what this companion remembers follows.
+        Returns whether it remembered that message at all."""
+        async with self._lock:
+            index = next((i for i, e in enumerate(self._entries) if e.message_id == message_id), None)
+            if index is None:
+                return False
+            old = self._entries[index]
+            self._tokens -= estimate_tokens(old.text)
+            if text is None:
+                del self._entries[index]
+            else:
+                self._entries[index] = replace(old, text=text)
+                self._tokens += estimate_tokens(text)
+            if self.store is not None:
+                await self.store.revise(self.companion_id, message_id, text)
+        return True
+
     async def _trim(self) -> None:
         dropped = 0
         while len(self._entries) > 1 and self._tokens > self.budget_tokens:
@@ -217,6 +239,14 @@ class SqliteMemoryStore:
         await asyncio.to_thread(
             self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND seq < ?", (companion_id, seq)
         )
+
+    async def revise(self, companion_id: str, message_id: str, text: str | None) -> None:
+        if text is None:
+            await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND message_id = ?",
+                                    (companion_id, message_id))
+        else:
+            await asyncio.to_thread(self._run, "UPDATE companion_memory SET text = ? WHERE companion_id = ? AND"
+                                    " message_id = ?", (text, companion_id, message_id))
 
     def close(self) -> None:
         with self._lock:

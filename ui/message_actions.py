@@ -1,5 +1,7 @@
 """What group chat apps have beside the message box: a Stop button while the companions talk, and on a message (its
-context menu, or the keyboard's menu key) "Copy this message".
+context menu, or the keyboard's menu key): copy it, edit or delete it (the stored conversation and every companion's
+memory follow: ``Runtime.revise_message``), and have the last companion line said again (it goes, and its speaker
+takes the turn anew on what came before).
 
 Stop is the Turns panel's Stop (and Shift+Esc): ``StopConversation``, the speech and the thinking in progress stop
 and the conversation ends until the user's next message. Copy puts the message's text (without its header) on the
@@ -8,17 +10,19 @@ clipboard.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Final
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextFrame
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton
+from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QMenu, QPushButton
 
-from app.runtime import Runtime
+from app.runtime import MessageRevised, Runtime
 from companions.bus import BusItem
-from companions.conversation.control import StopConversation
+from companions.conversation.control import ForceNextSpeaker, StopConversation
 from companions.conversation.readmodel import ConversationChanged
+from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
 from ui.chat_transcript import KEY_PROPERTY
@@ -30,6 +34,12 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
                      "話すのと考えるのをやめ、あなたが書くまで会話を終えます（Shift+Esc）"),
     "copy_message": ("Copy this message", "このメッセージをコピー"),
     "copy": ("Copy the selection", "選択した部分をコピー"),
+    "edit": ("Edit…", "編集…"),
+    "edit.title": ("Edit the message", "メッセージを編集"),
+    "edit.label": ("The companions will remember it as written here:", "コンパニオンはここに書いたとおりに覚えます:"),
+    "delete": ("Delete (the companions forget it)", "削除（コンパニオンも忘れます）"),
+    "again": ("Say it again", "言い直してもらう"),
+    "ok": ("Save", "保存"), "cancel": ("Cancel", "キャンセル"),
 }
 
 
@@ -56,6 +66,7 @@ class MessageActions:
         chat.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         chat.view.customContextMenuRequested.connect(self._menu)
         self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._tasks = TaskSet("message-actions")
         self.set_language(language)
 
     def attach(self) -> None:
@@ -65,6 +76,7 @@ class MessageActions:
 
     def detach(self) -> None:
         self._bus_link.stop()
+        self._tasks.cancel()
 
     def set_language(self, language: str) -> None:
         self.language = language
@@ -77,6 +89,11 @@ class MessageActions:
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             self.stop_button.setEnabled(item.view.status == "running")
+        elif isinstance(item, MessageRevised) and self.chat.view.has(item.message_id):
+            if item.text is None:
+                self.chat.view.remove(item.message_id)
+            else:
+                self.chat.view.set_text(item.message_id, item.text)
 
     # -- a message's menu ----------------------------------------------------------------------------------------
     def message_at(self, pos: QPoint) -> str | None:
@@ -93,6 +110,42 @@ class MessageActions:
     def message_text(self, key: str) -> str:
         return next((b.text for b in self.chat.view.bubbles() if b.key == key), "")
 
+    def revise(self, key: str, text: str | None) -> asyncio.Task[None]:
+        """Edits (``text``) or deletes (None) the message ``key``; the window follows ``MessageRevised``."""
+        return self._tasks.spawn(self.runtime.revise_message(key, text), name="revise-message")
+
+    def say_again(self, key: str) -> asyncio.Task[None]:
+        """The last message, a companion's, goes and its speaker answers again what came before it."""
+        return self._tasks.spawn(self._say_again(key), name="say-again")
+
+    async def _say_again(self, key: str) -> None:
+        conversation, cast = self.runtime.conversation_id, self.runtime.cast
+        if conversation is None or cast is None:
+            return
+        stored = await self.runtime.store.messages(conversation, limit=1)
+        if not stored or stored[-1].message.params.id != key or stored[-1].message.params.from_ not in cast.companions:
+            return  # only the newest line, and only a companion's
+        await self.runtime.revise_message(key, None)
+        self.runtime.bus.publish(ForceNextSpeaker(stored[-1].message.params.from_))
+
+    def edit(self, key: str) -> QInputDialog:
+        """Opens the editor (open(), not exec(): the loop runs on); saving revises the message."""
+        dialog = QInputDialog(self.chat)
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setWindowTitle(_text("edit.title", self.language))
+        dialog.setLabelText(_text("edit.label", self.language))
+        dialog.setOkButtonText(_text("ok", self.language))
+        dialog.setCancelButtonText(_text("cancel", self.language))
+        dialog.setTextValue(self.message_text(key))
+        dialog.textValueSelected.connect(functools.partial(self._edited, key))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _edited(self, key: str, text: str) -> None:
+        if text.strip():
+            self.revise(key, text.strip())
+
     def copy_message(self, key: str) -> None:
         clipboard = QGuiApplication.clipboard()
         clipboard.setText(self.message_text(key))
@@ -103,6 +156,14 @@ class MessageActions:
         if key is not None:
             menu.addAction(_text("copy_message", self.language)).triggered.connect(
                 functools.partial(self.copy_message, key))
+            if not self.chat.view.is_provisional(key):
+                menu.addAction(_text("edit", self.language)).triggered.connect(functools.partial(self.edit, key))
+                menu.addAction(_text("delete", self.language)).triggered.connect(
+                    functools.partial(self.revise, key, None))
+                finals = [b.key for b in self.chat.view.bubbles() if not b.provisional]
+                if finals and finals[-1] == key:
+                    menu.addAction(_text("again", self.language)).triggered.connect(
+                        functools.partial(self.say_again, key))
         if self.chat.view.textCursor().hasSelection():
             menu.addAction(_text("copy", self.language)).triggered.connect(self.chat.view.copy)
         if menu.isEmpty():

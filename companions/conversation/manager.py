@@ -128,6 +128,13 @@ class ConversationManager:
                 self._begin(self._history[-1][1], resumed=True)
         return outcome
 
+    def revise_message(self, message_id: str, text: str | None) -> None:
+        """The user edited (``text``) or deleted (None) a message: the history turns are built from follows."""
+        revised = ((seq, m if m.params.id != message_id else m.model_copy(
+            update={"params": m.params.model_copy(update={"message": text})}))
+                   for seq, m in self._history if m.params.id != message_id or text is not None)
+        self._history = collections.deque(revised, maxlen=self._history.maxlen)
+
     async def stop_conversation(self) -> ControlOutcome:
         return await self._cut_in("stopped", "stopped by the user")
 

@@ -80,3 +80,21 @@ def test_impersonation_in_the_labels_small_models_write_is_stripped() -> None:
     assert strip_impersonation("[souta] おう", own, others) == ""
     assert strip_impersonation("Hina says: let's go", own, others) == ""
     assert strip_impersonation("Hina, what do you think?", own, others) == "Hina, what do you think?"
+
+
+async def test_an_edited_or_deleted_message_is_remembered_as_it_stands_after_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    store = SqliteMemoryStore(path)
+    memory = CompanionMemory("akari", store=store)
+    first, second = msg("user", "I saw three meteors"), msg("hina", "I saw none")
+    await memory.remember(first, "User")
+    await memory.remember(second, "Hina")
+    assert await memory.revise(first.params.id, "I saw five meteors")
+    assert await memory.revise(second.params.id, None)
+    assert not await memory.revise("never-heard", None)
+    assert [e.text for e in memory.entries] == ["I saw five meteors"]
+    assert memory.tokens == estimate_tokens("I saw five meteors")
+    store.close()
+    restored = CompanionMemory("akari", store=SqliteMemoryStore(path))
+    await restored.load()
+    assert [e.text for e in restored.entries] == ["I saw five meteors"]
