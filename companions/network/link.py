@@ -126,7 +126,7 @@ class NetworkLink:
         local = sender in self.peers.local_ids
         if isinstance(item, Message) and (local or sender == self.user_id):
             if not item.params.to and sender == self.user_id:
-                everyone = sorted({*self.peers.local_ids, *self.remote})
+                everyone = sorted({*self.peers.local_ids, *(i for i, p in self.remote.items() if p.reachable)})
                 item = item.model_copy(update={"params": item.params.model_copy(update={"to": everyone})})
             self.port.publish("messages", to_json_bytes(item))
         elif isinstance(item, State) and local:
