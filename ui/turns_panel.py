@@ -408,10 +408,12 @@ class TurnsPanel(QWidget):
 
     def _fit_columns(self, columns: Iterable[int] = range(len(COLUMNS))) -> None:
         """Each of ``columns`` as wide as its widest cell or its title (the last one takes the rest)."""
+        columns = list(columns)
         for column in columns:
             if column < len(COLUMNS) - 1:
                 self.votes.resizeColumnToContents(column)
-        self.votes.resizeRowsToContents()  # a few rows: the wrapped reasons decide their height
+        if columns:  # the wrapped reasons decide the rows' height (a few rows; only when a cell changed)
+            self.votes.resizeRowsToContents()
 
     def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool,
                  voting: bool) -> set[int]:
