@@ -53,7 +53,7 @@ END;
 """
 # Measured by bench/search_scale.py and a sweep beside it (e5-like stand-in vectors, real query vectors, recall@10
 # against the exact scan once CANDIDATES are rescored exactly): about sqrt(n) clusters; 100,000 vectors: 128 of 256
-# read give 0.994-0.999; 1,000,000: of 1,024, 256 give 0.969-0.972 (18 ms), 384 give 0.988 (25 ms), 128 give 0.87.
+# read give 0.994-0.999; 1,000,000: of 1,024, 384 give 0.988 (25 ms), 256 give 0.969-0.972 (18 ms), 128 about 0.92.
 # e5's vectors crowd: a query's nearest ten are near-ties among many. (4-bit PQ fast-scan reads 384 clusters in
 # 2 ms but ranks too coarsely: 0.51 after 300 candidates; faiss's refining wrapper cannot remove vectors.)
 MIN_PROBES = 128
