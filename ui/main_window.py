@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, Protocol
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
@@ -270,8 +270,10 @@ class MainWindow(QMainWindow):
         geometry = self._layout_store.value("geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
+        else:  # the first start: 1280x800, or the screen where it is smaller (a 1024x700 display)
+            screen = self.screen()
+            room = screen.availableGeometry().size() if screen is not None else QSize(1280, 800)
+            self.resize(QSize(1280, 800).boundedTo(room).expandedTo(self.minimumSize()))
         for key, splitter in (("splitter", self.splitter), ("left", self.left)):
             state = self._layout_store.value(key)
             if state is not None:

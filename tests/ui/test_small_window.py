@@ -10,6 +10,7 @@ from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from companions.llm.scripted import say, stall
+from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.main_window import MainWindow
 
@@ -64,3 +65,16 @@ async def test_turns_and_search_fit_a_1024x700_window(qtbot: QtBot, madoi_home: 
         assert all(bar.tabRect(i).right() <= bar.width() for i in range(bar.count()))  # every tab in sight
         window.close()
 
+
+
+async def test_the_first_window_fits_a_small_screen(qtbot: QtBot, madoi_home: Path) -> None:
+    """At the first start the window opened at 1280x800 whatever the screen (on a 1024x700 display, cut off)."""
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        screen = window.screen().availableGeometry()  # the offscreen platform's screen is 800x600
+        assert screen.width() < 1280
+        assert window.width() <= screen.width()
+        assert window.height() <= screen.height()
+        window.close()
