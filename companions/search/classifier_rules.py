@@ -70,11 +70,12 @@ GLOBAL_PATTERNS: tuple[re.Pattern[str], ...] = (
 _JA_COLLECTION = (r"ノート|メモ|日記|議事録|資料|論文|記事|レシピ|記録|会話|メール|ファイル|文書|日報|フィードバック"
                   r"|レビュー|ブックマーク|ログ|履歴|知識ベース|レポート|報告書|ドキュメント|アーカイブ|クリップ"
                   r"|インタビュー|アンケート|顧客の声|データ|書いた(もの|文章)|文章|フォルダ|手帳|写真|相談|投稿|ブログ"
-                  r"|チャット|スレッド")
+                  r"|チャット|スレッド|エッセイ|週報|月報|取材|家計簿|動画|溜ま|溜め")
 _JA_AGGREGATE = (r"多い|多く|一番|よく|いつも|共通|通底|繰り返|目立|中心|主な|主要|大きな|流れ|移り変わ|変遷"
                  r"|振り返|ハイライト|一覧|三行|一言|ひとこと|ざっと|ざっくり|大づかみ|大まか|偏|ジャンル|分野"
                  r"|雰囲気|どんな|結局|カバー|守備範囲|癖|推測|動き|読み取|総合|踏まえ|通して|見渡|全部|すべて|全て"
-                 r"|何が入って|見返|毎回|大きく分け|要するに|波|散らば|拾い集め|全体像|分類|カテゴリ|広がり")
+                 r"|何が入って|見返|毎回|大きく分け|要するに|波|散らば|拾い集め|全体像|分類|カテゴリ|広がり"
+                 r"|課題|あぶり出|洗い出|空気感|割いて|並べ|共通点")
 _EN_COLLECTION = (r"notes|notebooks?|journal|diar(y|ies)|minutes|documents|docs|papers|articles|recipes|records|logs"
                   r"|chats?|conversations|(chat|conversation) history|messages|e?mails|files|reports|feedback"
                   r"|reviews|bookmarks|archive|collection|material|materials|knowledge base|essays|drafts|tickets"
@@ -120,8 +121,12 @@ _JA_PICK_ONE = re.compile(
 )
 # 『A』『B』 or 「A」「B」 side by side, without と.
 _JA_QUOTED_PAIR = re.compile(r"[『「](?P<a>[^』」]+)[』」]\s*(?:と|、|,)?\s*[『「](?P<b>[^』」]+)[』」]")
-_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|影響|因果|なぜ|どうして|原因|理由|知り合|出会"
-                          r"|対立|変更点|相違点|共通点|差分|関わ")
+_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|つなぐ|繋ぐ|影響|因果|なぜ|どうして|原因|理由|知り合|出会"
+                          r"|対立|変更点|相違点|共通点|差分|関わ|結びつ|のせい|せいで|おかげで|親し|仲が|仲は|仲良"
+                          r"|二つの|2つの|二人の|2人の|両社|両チーム"
+                          r"|は[^、。？?]{1,20}の(部下|上司|兄|姉|弟|妹|父親?|母親?|息子|娘|夫|妻|友達|友人|同僚|先輩|後輩"
+                          r"|親戚|いとこ|恋人|師匠|弟子|祖父|祖母|叔父|叔母|伯父|伯母)(？|\?|なの|ですか|か|$)"
+                          r"|と[^、。？?]{1,20}の[^、。？?]{0,10}(差|違い|比較)")
 
 # English comparison and relation cues.
 _EN_RELATIONSHIP = re.compile(
@@ -137,13 +142,15 @@ _EN_RELATIONSHIP = re.compile(
     r"|\b(cause|causes|caused|lead to|leads to|led to|result in|results in|resulted in)\b"
     r"|\b(impact|effect|influence)\b.*\bon\b|\bbetween\b.+\band\b"
     r"|\b(?!where\b)(\w+er|more|less|better|worse)\b.+\b(than|or)\b|\b(distinguish\w*|separat\w*|apart from"
-    r"|outperform\w*|overlap\w*|in common|hurt|harm\w*|boost\w*)\b",
+    r"|outperform\w*|overlap\w*|in common|hurt|harm\w*|boost\w*|differences?|stacks? up|links|linked to|tied to"
+    r"|break|broke|broken by)\b|\b(the|these|those|my) two\b|\brole\b.+\b(in|of|on)\b",
     re.I,
 )
 # Two named (capitalised) things together: "Alice and Bob", "Alice know Bob", "Mika Ken's cousin" (case-sensitive).
 _EN_NAMED_RELATION = re.compile(
     r"\b(?!(?:What|How|Why|Which|Who|When|Where|Did|Do|Does|Is|Are|Was|Were)\b)[A-Z][\w'-]* and [A-Z][\w'-]*"
-    r"|\b[A-Z]\w* (knows?|knew|met|meet|married|marry|works? with|worked with) [A-Z]"
+    r"|\b[A-Z]\w* (knows?|knew|met|meet|married|marry|works? with|worked with|reports? to|reported to) [A-Z]"
+    r"|\b[A-Z]\w* and (his|her|their) \w+"
     r"|\b[A-Z]\w* [A-Z]\w*'s (cousin|brother|sister|father|mother|parent|son|daughter|wife|husband|partner"
     r"|friend|boss|colleague|uncle|aunt|grand\w+)\b")
 # Cause and relation words; with a global cue they make a composite (hybrid) question ("why did the trend change").
