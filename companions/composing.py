@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 LANGUAGE_NOTE: Final = {"ja": "日本語で答えてください。", "en": "Reply in English."}
 LENGTH_NOTE: Final = {"ja": "自分のセリフだけを{n}文字以内で。", "en": "Only your own line, at most {n} characters."}
+ONLY_LANGUAGE_NOTE: Final = {"ja": "日本語だけで答えてください。英語は使いません。",
+                              "en": "Answer in English only, without any Japanese."}
 IDENTITY_NOTE: Final = {"ja": "あなたは{name}です。{name}として、自分の言葉で話してください。",
                          "en": "You are {name}. Speak as {name}, in your own words."}
 REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
@@ -138,26 +140,36 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
                        max_chars: int, recent: Sequence[str], answered: str = "",
                        speaks_as_other: Callable[[str], bool] = lambda text: False,
                        identity_note: str = "") -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or twice when the line repeats one of ``recent``, parrots the message
-    it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of Souta came back as
-    his line) or speaks as someone else (``speaks_as_other``; asked again with ``identity_note``); then a
-    fallback."""
+    """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed, then gives a fallback line.
+
+    Flawed: it speaks as someone else (``speaks_as_other``; asked again with ``identity_note``), is in another
+    language than ``language`` (measured: English questions answered in Japanese), repeats one of ``recent``, or
+    parrots the message it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of
+    Souta came back as his line). A first attempt that left nothing of the companion's own (e.g. only a line
+    written for another, cleaned away) is asked for once more as itself; nothing twice passes the floor on
+    (``None``)."""
     parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
     notes: list[str] = []
-    for _ in range(2):
+    for round_ in range(2):
         planned = await attempt(notes)
         if planned is None:
+            if round_ == 0 and identity_note:
+                log.info("nothing of its own came back: asked once more")
+                notes = [identity_note]
+                continue
             return None
         text = _without_echo(planned.text, answered) if parrot else planned.text
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
+        written_in = detect_language(line.text)
         if speaks_as_other(line.text):
-            log.info("the line speaks as someone else: %r", line.text[:80])
-            notes = [identity_note] if identity_note else []
-            continue
-        if not is_repeat(line.text, recent) and not is_repeat(line.text, parrot, threshold=0.8):
+            flaw, notes = "speaks as someone else", [identity_note] if identity_note else []
+        elif written_in is not None and written_in != language:
+            flaw, notes = f"is in {written_in}, not {language}", [ONLY_LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"])]
+        elif is_repeat(line.text, recent) or is_repeat(line.text, parrot, threshold=0.8):
+            flaw, notes = "repeats a recent line or the message it answers", [repeat_note(language)]
+        else:
             return line
-        log.info("the line repeats a recent one or the message it answers: %r", line.text[:80])
-        notes = [repeat_note(language)]
+        log.info("the line %s: %r", flaw, line.text[:80])
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
     said = {_plain(text) for text in recent}

@@ -111,7 +111,8 @@ async def test_compose_falls_back_to_plain_text_from_a_model_that_ignores_tools(
     model.add(say("Souta: Probably late Edo.\nAkari: Wow!"))
     companion = souta(bus, broker, model, language="en")
     companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
-    planned = await companion.compose(QUESTION)
+    planned = await companion.compose(Message.create(from_="user", message="Souta, how old is this map?",
+                                                     to=["souta"]))
     assert planned is not None
     assert planned.text == "Probably late Edo."
     assert voice.said == []
@@ -311,6 +312,39 @@ async def test_a_line_that_speaks_as_another_companion_is_asked_again_as_itself(
     assert planned.text == "こんばんは！地図を見ていたところだよ。"
     retry = model.requests_in("")[1].messages[-1].text
     assert "颯太として" in retry  # asked again as itself, by its own name
+    model.assert_used_up()
+
+
+async def test_a_line_in_the_wrong_language_is_asked_again_in_the_right_one(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
+                                   reply_json({"need_response": True, "needs_facts": False}))
+    question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
+    model.add(say("週末は地図を見ているよ。"), say("I look at old maps."))
+    companion = souta(bus, broker, model)
+    planned = await companion.compose(question)
+    assert planned is not None
+    assert planned.text == "I look at old maps."
+    assert "English only" in model.requests_in("")[1].messages[-1].text
+    model.assert_used_up()
+
+
+async def test_a_line_written_only_for_others_is_asked_again_as_the_companion_itself(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
+                                   reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("あかり: わあ、すごいね！"), say("江戸後期の地図だと思うよ。"))
+    companion = souta(bus, broker, model)
+    companion.roster = lambda: [CompanionMetadata(id="akari", name="あかり"), companion.metadata]
+    planned = await companion.compose(QUESTION)
+    assert planned is not None
+    assert planned.text == "江戸後期の地図だと思うよ。"  # the named companion answers instead of passing the floor on
     model.assert_used_up()
 
 
