@@ -18,7 +18,14 @@ from typing import Final
 
 from companions.actions import PlannedSpeech
 from companions.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
-from companions.lines import detect_language, fallback_line, is_repeat, limit_length
+from companions.lines import (
+    detect_language,
+    fallback_line,
+    is_repeat,
+    limit_length,
+    similarity,
+    sounds_like_an_assistant,
+)
 from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
 from companions.llm.types import ToolSpec
 from companions.protocol import EMOTIONS, Emotion, Message
@@ -79,18 +86,27 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
         # an instructions mark or heading within a line ends what the model meant to say (measured: "…こんばんです。
         # (Instruction) # このターンの指示")
         line = whole[:found.start()] if (found := _INLINE_MARK.search(whole)) is not None else whole
-        plain = _plain(line)
+        plain = _plain(_LIST_MARK.sub("", line))
+        # a copy with a word changed is a copy too (measured: "- 自己のセリフだけを69文字以内で。")
         if (_INSTRUCTION_LINE.match(line) or plain.startswith(_HEADINGS)
-                or (plain and any(plain in m or m in plain for m in marks))):
+                or (plain and any(plain in m or m in plain or similarity(plain, m) >= ECHO_SIMILARITY
+                                  for m in marks))):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
+
+
+def _unlisted(text: str) -> str:
+    """``text`` without list marks opening its lines ("- I'm doing some research" -> "I'm doing some research")."""
+    return "\n".join(_LIST_MARK.sub("", line) for line in text.splitlines()).strip()
 
 
 # Headings of the turn's instructions and labels a small model wrote back (measured: "このターンの指示" as a whole
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
+_LIST_MARK: Final = re.compile(r"^\s*(?:[-*・•]|\d+[.)])\s+")
+ECHO_SIMILARITY: Final = 0.7
 _INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",
                                  re.IGNORECASE)
 
@@ -108,18 +124,18 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
     lines copied from the turn's instructions ``notes`` are left out."""
     reply_text = strip_echoed(reply_text, notes)
     if planned is not None:
-        text = clean(strip_tool_text(planned.text))
+        text = _unlisted(clean(strip_tool_text(strip_echoed(planned.text, notes))))
         return replace(planned, text=text) if text else None
     parsed = parse_text_tool_calls(reply_text, tools)
     for call in parsed.calls:
         if call.name != "speak":
             continue
         args = _arguments(call.arguments)
-        text = clean(strip_tool_text(str(args.get("message") or args.get("text") or "")))
+        text = _unlisted(clean(strip_tool_text(str(args.get("message") or args.get("text") or ""))))
         emotion = args.get("emotion")
         if text:
             return PlannedSpeech(text, (), emotion if emotion in EMOTIONS else "neutral")
-    text = clean(strip_tool_text(parsed.text))
+    text = _unlisted(clean(strip_tool_text(parsed.text)))
     return PlannedSpeech(text, (), "neutral") if text else None
 
 
@@ -142,7 +158,8 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
                        identity_note: str = "") -> PlannedSpeech | None:
     """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed, then gives a fallback line.
 
-    Flawed: it speaks as someone else (``speaks_as_other``; asked again with ``identity_note``), is in another
+    Flawed: it speaks as someone else (``speaks_as_other``) or as an AI assistant (asked again with
+    ``identity_note``), is in another
     language than ``language`` (measured: English questions answered in Japanese), repeats one of ``recent``, or
     parrots the message it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of
     Souta came back as his line). A first attempt that left nothing of the companion's own (e.g. only a line
@@ -161,8 +178,8 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
         text = _without_echo(planned.text, answered) if parrot else planned.text
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
         written_in = detect_language(line.text)
-        if speaks_as_other(line.text):
-            flaw, notes = "speaks as someone else", [identity_note] if identity_note else []
+        if speaks_as_other(line.text) or sounds_like_an_assistant(line.text):
+            flaw, notes = "is not said as the companion itself", [identity_note] if identity_note else []
         elif written_in is not None and written_in != language:
             flaw, notes = f"is in {written_in}, not {language}", [ONLY_LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"])]
         elif is_repeat(line.text, recent) or is_repeat(line.text, parrot, threshold=0.8):

@@ -112,8 +112,21 @@ def misidentified(text: str, *, other_names: Iterable[str]) -> bool:
     if not names:
         return False
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    claim = rf"{_SELF}(?:{alternatives}){_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
+    claim = (rf"{_SELF}(?:{alternatives}){_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
+             rf"|(?:^|[。！!？?、,\s])(?:{alternatives})(?:です|だよ)(?:[。！!？?\s]|$)")  # "Soutaです。"
     return re.search(claim, text, re.IGNORECASE) is not None
+
+
+_ASSISTANT: Final = re.compile(
+    r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
+    r"I am an AI\b|language model\b)|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません",
+    re.IGNORECASE)
+
+
+def sounds_like_an_assistant(text: str) -> bool:
+    """A small instruct model falling out of its persona into assistant boilerplate (measured on a 0.5B model:
+    "I'm sorry, but I can't assist with that request." as a companion's answer to a question about weekends)."""
+    return _ASSISTANT.search(text) is not None
 
 
 def _unquote(text: str) -> str:

@@ -14,6 +14,7 @@ from companions.lines import (
     limit_length,
     misidentified,
     similarity,
+    sounds_like_an_assistant,
 )
 
 # The sample companions (resources/companions): names in ja and en, and ids.
@@ -243,7 +244,17 @@ def test_a_line_that_speaks_as_another_companion_or_leaks_ids_is_recognised() ->
     for bad in ("私の名前はひなです。", "こんにちは！私はひな、よろしくね", "Hi! I'm Souta.", "my name is hina",
                 "私は、ひな と souta の間にいます。", "あなたの id: akari と一緒にいる相手"):
         assert misidentified(bad, other_names=others), bad
+    assert misidentified("こんにちは、Hina！Soutaです。", other_names=others)  # measured: Akari introducing Souta
     for fine in ("ひなちゃん、こんばんは！", "私はひなと一緒に星を見たい。", "私はひなよりも早起きだよ。",
                  "I'm with Souta on this one.", "I'm Hina's friend, nice to meet you.", "Souta, is that right?",
                  "私はあかりです！"):
         assert not misidentified(fine, other_names=others), fine
+
+
+def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
+    for bad in ("I'm sorry, but I can't assist with that request.", "As an AI, I don't have weekends.",
+                "申し訳ありませんが、お手伝いできません。", "私はAIアシスタントです。"):
+        assert sounds_like_an_assistant(bad), bad
+    for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
+                 "ごめんね、今日は行けないんだ。"):
+        assert not sounds_like_an_assistant(fine), fine

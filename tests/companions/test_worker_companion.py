@@ -294,6 +294,8 @@ def test_instruction_headings_a_model_writes_back_are_not_a_line() -> None:
     # a mark or heading within a line ends the line there (measured on the real model)
     assert strip_echoed("今日は、こんばんです。(Instruction) # このターンの指示", []) == "今日は、こんばんです。"
     assert strip_echoed("Hello! (Instructions) Reply in English.", []) == "Hello!"
+    # a copy of an instruction with a word changed, behind a list mark (measured on the real model)
+    assert strip_echoed("こんにちは！\n- 自己のセリフだけを69文字以内で。", ["自分のセリフだけを69文字以内で。"]) == "こんにちは！"
     assert strip_echoed("Your line is nice, I like it.", []) == "Your line is nice, I like it."
 
 
@@ -346,6 +348,14 @@ async def test_a_line_written_only_for_others_is_asked_again_as_the_companion_it
     assert planned is not None
     assert planned.text == "江戸後期の地図だと思うよ。"  # the named companion answers instead of passing the floor on
     model.assert_used_up()
+
+
+def test_a_list_mark_opening_a_line_is_not_said() -> None:
+    from companions.composing import line_of
+
+    line = line_of(None, "- I'm doing some research on old maps.", [], lambda text: text)
+    assert line is not None
+    assert line.text == "I'm doing some research on old maps."
 
 
 async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
