@@ -19,6 +19,7 @@ from typing import Final
 from companions.actions import PlannedSpeech
 from companions.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.lines import (
+    FALLBACK_WORDINGS,
     detect_language,
     fallback_line,
     is_repeat,
@@ -189,8 +190,8 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
         log.info("the line %s: %r", flaw, line.text[:80])
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
-    said = {_plain(text) for text in recent}
-    variant = next((v for v in range(3) if _plain(fallback_line(language, v)) not in said), 0)
+    said = {_plain(text) for text in (*recent, answered)}
+    variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said), 0)
     return PlannedSpeech(fallback_line(language, variant), (), emotion)
 
 

@@ -26,9 +26,12 @@ _QUOTE_PAIRS: Final = {"「": "」", "『": "』", '"': '"', "“": "”", "'": 
 _NOT_A_LETTER: Final = re.compile(r"[\W_]+")  # punctuation, symbols, whitespace
 _SENTENCE_END: Final = re.compile(r"(?:[。！？!?…]+|\.(?=\s|$|[\"'”」』)）]))[\"'”」』)）]*|\n")
 _FALLBACKS: Final = {
-    "ja": ("うん、そうだね。", "なるほどね。", "へえ、そうなんだ。"),
-    "en": ("Yes, I see.", "Right, I hear you.", "Oh, I see."),
+    "ja": ("うん、そうだね。", "なるほどね。", "へえ、そうなんだ。", "たしかに。", "それ、いいね。", "うんうん。",
+           "そっか、そうなんだね。", "おもしろいね。"),
+    "en": ("Yes, I see.", "Right, I hear you.", "Oh, I see.", "That makes sense.", "Sounds nice.", "Mm-hm.",
+           "Oh, really?", "Interesting."),
 }
+FALLBACK_WORDINGS: Final = min(len(lines) for lines in _FALLBACKS.values())
 
 
 def detect_language(text: str) -> Literal["ja", "en"] | None:

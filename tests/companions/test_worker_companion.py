@@ -369,3 +369,16 @@ async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
     line = await compose_line(always, language="en", max_chars=120, recent=["Yes, I see."])
     assert line is not None
     assert line.text not in ("", "Yes, I see.")
+
+
+async def test_a_fallback_is_not_the_line_it_answers_even_before_that_line_is_remembered() -> None:
+    from companions.actions import PlannedSpeech
+    from companions.composing import compose_line
+
+    async def in_japanese(notes: list[str]) -> PlannedSpeech | None:
+        return PlannedSpeech("うん、そうだね。", (), "neutral")  # the wrong language twice: a fallback follows
+
+    # measured: Hina's fallback 'Yes, I see.' right after Akari's 'Yes, I see.', which Hina's memory did not hold yet
+    line = await compose_line(in_japanese, language="en", max_chars=120, recent=[], answered="Yes, I see.")
+    assert line is not None
+    assert line.text not in ("", "Yes, I see.")
