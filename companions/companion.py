@@ -223,10 +223,11 @@ class Companion:
         others |= {e.speaker_name for e in self.memory.entries if e.speaker_id != self.id}
         return clean_line(text, own_names=own, other_names=(*others, *USER_NAMES))
 
-    def context(self) -> list[ChatMessage]:
-        """The system prompt and what this companion remembers."""
+    def context(self, language: str | None = None) -> list[ChatMessage]:
+        """The system prompt (in ``language``; the companion's own by default) and what this companion remembers."""
         others = [m for m in self.roster() if m.id != self.id]
-        return [ChatMessage.system(system_prompt(self.card, self.language, others)), *self.memory.as_messages()]
+        prompt = system_prompt(self.card, language or self.language, others)
+        return [ChatMessage.system(prompt), *self.memory.as_messages()]
 
     async def take_turn(
         self,
@@ -242,22 +243,23 @@ class Companion:
         stage to speak at. The event parameters filled with this companion's vote on ``message`` are used when
         there are some; otherwise the model fills them first. The instructions come last, after the persona and
         the memory, so that a server's prompt cache reuses the same prefix for the vote, the events and the reply.
-        Cancelling the task cancels the turn cleanly.
+        Cancelling the task cancels the turn cleanly. The whole prompt is in the language of ``message`` (a small
+        model answers in the language of its persona text, whatever the instructions say).
         """
-        context = self.context()
+        language = reply_language(message, self.language)
+        context = self.context(language)
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is not None:
-            instructions, problems = evaluate_conditions(self.card.events.conditions, voted, self.language)
+            instructions, problems = evaluate_conditions(self.card.events.conditions, voted, language)
             guidance = Guidance(voted, instructions, problems)
         else:
-            guidance = await decide(self.model, context, self.card.events, self.language,
-                                    prompt_texts(self.language).events, counter=self.structured_stats)
+            guidance = await decide(self.model, context, self.card.events, language,
+                                    prompt_texts(language).events, counter=self.structured_stats)
         self.last_guidance = guidance
-        language = reply_language(message, self.language)
         notes = [*guidance.texts, *turn_notes(language, self.line_rules.limit(language)), *extra_notes]
-        if closing_prompt(self.language, closing):
-            notes.append(closing_prompt(self.language, closing))
-        context.append(ChatMessage.system(guidance_prompt(notes, self.language)))
+        if closing_prompt(language, closing):
+            notes.append(closing_prompt(language, closing))
+        context.append(ChatMessage.system(guidance_prompt(notes, language)))
         self.last_notes = notes
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)

@@ -382,3 +382,21 @@ async def test_a_fallback_is_not_the_line_it_answers_even_before_that_line_is_re
     line = await compose_line(in_japanese, language="en", max_chars=120, recent=[], answered="Yes, I see.")
     assert line is not None
     assert line.text not in ("", "Yes, I see.")
+
+
+async def test_a_message_in_english_gets_the_whole_prompt_in_english(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, _, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("I look at old maps."))
+    companion = souta(bus, broker, model)  # a Japanese companion (the app's language)
+    question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
+    planned = await companion.compose(question)
+    assert planned is not None
+    system = model.requests_in("")[0].messages[0].text
+    # measured: a 0.5B model answers in the language of its persona text, whatever the instructions say
+    assert "Librarian of an old public library" in system
+    assert "古い図書館の司書" not in system
+    model.assert_used_up()
