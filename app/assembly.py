@@ -73,6 +73,10 @@ def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelRes
         user_id=s.general.user_name,
         search_engine=search,
     )
+    if runtime.only_companions is not None:  # `madoi --headless --companions souta`: the others run elsewhere
+        for unknown in sorted(runtime.only_companions - set(cast.companions)):
+            runtime.loaded.problems.append(f"--companions: no companion card has the id {unknown!r}")
+        cast.companions = {i: c for i, c in cast.companions.items() if i in runtime.only_companions}
     for problem in cast.problems:
         runtime.loaded.problems.append(f"companion card {problem}")
     runtime.loaded.problems.extend(model_problems)
@@ -147,6 +151,12 @@ async def build_components(runtime: Runtime) -> list[Component]:
     )
     runtime.conversation = manager
     components.append(manager)
+
+    from app.network import build_network  # libp2p and trio load only when the network is on
+
+    runtime.network = build_network(runtime)
+    if runtime.network is not None:
+        components.append(runtime.network)
 
     if search is not None:
         from app.conversation_indexing import ConversationIndexer

@@ -101,6 +101,20 @@ class SearchSettings(_Section):
     folders: list[Path] = Field(default_factory=list)
 
 
+class NetworkSettings(_Section):
+    """The reference's peer-to-peer network (libp2p): companions on other machines take part (app/network)."""
+
+    enabled: bool = False
+    listen: str = "/ip4/0.0.0.0/tcp/0"
+    peers: list[str] = Field(default_factory=list, description="multiaddrs to dial (MADOI_NETWORK_PEERS: commas)")
+    mdns: bool = True
+
+    @field_validator("peers", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else value
+
+
 _SECTIONS: Final[dict[str, type[_Section]]] = {
     "general": GeneralSettings,
     "llm": LLMSettings,
@@ -109,6 +123,7 @@ _SECTIONS: Final[dict[str, type[_Section]]] = {
     "bridge": BridgeSettings,
     "conversation": ConversationSettings,
     "search": SearchSettings,
+    "network": NetworkSettings,
 }
 
 
@@ -146,6 +161,7 @@ class Settings(BaseSettings):
     bridge: BridgeSettings = Field(default_factory=BridgeSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
 
     @classmethod
     def settings_customise_sources(

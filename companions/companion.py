@@ -340,9 +340,11 @@ class CompanionCast:
         self.companions: dict[str, Companion] = {}
         self.problems = list(problems)
         self.store = store
+        # Companions present from elsewhere (companions/network): they are in every companion's roster too.
+        self.guests: Callable[[], Sequence[CompanionMetadata]] = tuple
 
     def roster(self) -> list[CompanionMetadata]:
-        return [c.metadata for c in self.companions.values() if c.present]
+        return [*(c.metadata for c in self.companions.values() if c.present), *self.guests()]
 
     def name_of(self, companion_id: str) -> str | None:
         companion = self.companions.get(companion_id)
