@@ -83,6 +83,17 @@ class BridgeSettings(_Section):
     token: SecretStr | None = None
     max_frame_bytes: int = Field(default=1_048_576, ge=1024)
     max_frames_per_second: float = Field(default=50.0, gt=0)
+    # Clients whose URL, hello or first frame does not say: "reference" (the firehose's bare JSON-RPC bodies),
+    # "legacy" (kyoko's flat items) or "madoi" ({topic, body}, states too). See app/bridge/dialects.py.
+    dialect: Literal["reference", "legacy", "madoi"] = "reference"
+    # Query types every connected client is asked before the app's camera / voice (app/bridge/answering.py).
+    client_answers: list[Literal["vision", "speak"]] = Field(default_factory=list)
+    client_timeout_s: float = Field(default=3.0, gt=0, le=60, description="then the app answers itself")
+
+    @field_validator("client_answers", mode="before")
+    @classmethod
+    def _comma_separated_types(cls, value: Any) -> Any:  # MADOI_BRIDGE_CLIENT_ANSWERS=vision,speak
+        return [t.strip() for t in value.split(",") if t.strip()] if isinstance(value, str) else value
 
     @property
     def enabled(self) -> bool:

@@ -38,6 +38,7 @@ from app.connection_check import ConnectionResult, ConnectionTester, check_conne
 from app.secrets import SecretStore
 from app.settings import Paths, Settings, VoiceSettings, save_settings
 from ui.naming import named
+from ui.query_answerers import QueryAnswerers
 from ui.settings_texts import Language, text
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,8 @@ class SettingsDialog(QDialog):
         self._row(form, "host", self.host, "bridge.host")
         self._row(form, "port", self.port, "bridge.port")
         self._row(form, "token", token_row, "bridge.token")
+        self.answerers = QueryAnswerers(bridge, self.language)  # who answers vision and speak queries
+        form.addRow("", self.answerers)
         for widget in (self.host, self.port, token_row):
             widget.setEnabled(bridge.enabled)
             self.bridge_enabled.toggled.connect(widget.setEnabled)
@@ -252,7 +255,8 @@ class SettingsDialog(QDialog):
                       "volume": self.volume.value() / 100},
             "bridge": {"host": self.host.text().strip(),
                        "port": self.port.text().strip() if self.bridge_enabled.isChecked() else 0,
-                       "token": self.token.text().strip() or None},
+                       "token": self.token.text().strip() or None,
+                       "client_answers": self.answerers.client_answers()},
         }
 
     def _validate(self) -> tuple[Settings | None, dict[str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from app.bridge.dialects import Dialect
 from app.bridge.server import BridgeServer
 from app.settings import Settings
 from companions.bus import Bus
@@ -28,4 +29,6 @@ def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
         host=section.host, port=section.port, token=token,
         user_name=settings.general.user_name, reserved_ids=reserved_ids,
         max_frame_bytes=section.max_frame_bytes, max_frames_per_second=section.max_frames_per_second,
+        dialect=Dialect(section.dialect), client_answers=section.client_answers,
+        client_grace_s=section.client_timeout_s,
     )

@@ -1,0 +1,71 @@
+"""Who answers each query type (vision, speak): the bridge tab's part of the settings dialog.
+
+One row per query type: a check box "ask connected clients first" (``bridge.client_answers``) and a line that says,
+in the user's words, who answers: the connected clients first and the app's camera or voice after the clients'
+grace, or the app at once (clients that announce the type in their hello, and kyoko's older client for vision, are
+asked first whatever this says).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
+
+from app.settings import BridgeSettings
+from ui.naming import named
+
+QUERY_TYPES: Final = ("vision", "speak")
+_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+    "ask.vision": ("Ask connected clients for the camera picture first", "カメラ画像を先に接続中のクライアントに頼む"),
+    "ask.speak": ("Let connected clients speak the lines first", "発言の読み上げを先に接続中のクライアントに頼む"),
+    "first.vision": ("Camera: connected clients first, the app's camera if none answers within {s:g} s.",
+                     "カメラ: 接続中のクライアントが先に答えます。{s:g} 秒以内に答えがなければアプリのカメラ。"),
+    "first.speak": ("Voice: connected clients first (the app stays silent on lines they say), the app's voice if "
+                    "none answers in time.",
+                    "音声: 接続中のクライアントが先に話します（クライアントが話した発言をアプリは読み上げません）。"
+                    "間に合わなければアプリの音声。"),
+    "app.vision": ("Camera: the app's camera; only clients that announce it (hello) or kyoko's older client for its "
+                   "companion are asked first.",
+                   "カメラ: アプリのカメラ。hello で名乗ったクライアントと、旧 kyoko クライアント（自分のコンパニオン）"
+                   "だけが先に答えます。"),
+    "app.speak": ("Voice: the app's voice; only clients that announce it (hello) are asked first, and kyoko's older "
+                  "client says its companion's lines itself.",
+                  "音声: アプリの音声。hello で名乗ったクライアントだけが先に話します。旧 kyoko クライアントは"
+                  "自分のコンパニオンの発言を自分で話します。"),
+}
+
+
+class QueryAnswerers(QWidget):
+    """The check boxes and the "who answers" lines; :meth:`client_answers` is the setting's new value."""
+
+    def __init__(self, bridge: BridgeSettings, language: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "queryAnswerers")
+        self._language = language
+        self._grace = bridge.client_timeout_s
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.asks: dict[str, QCheckBox] = {}
+        self.lines: dict[str, QLabel] = {}
+        for query_type in QUERY_TYPES:
+            ask = named(QCheckBox(self._t(f"ask.{query_type}")), f"clientAnswers_{query_type}")
+            ask.setChecked(query_type in bridge.client_answers)
+            line = named(QLabel(), f"answeredBy_{query_type}")
+            line.setWordWrap(True)
+            ask.toggled.connect(lambda _on, t=query_type: self._describe(t))
+            self.asks[query_type], self.lines[query_type] = ask, line
+            column.addWidget(ask)
+            column.addWidget(line)
+            self._describe(query_type)
+
+    def client_answers(self) -> list[str]:
+        return [t for t, ask in self.asks.items() if ask.isChecked()]
+
+    def _describe(self, query_type: str) -> None:
+        key = f"{'first' if self.asks[query_type].isChecked() else 'app'}.{query_type}"
+        self.lines[query_type].setText(self._t(key).format(s=self._grace))
+
+    def _t(self, key: str) -> str:
+        en, ja = _TEXTS[key]
+        return ja if self._language == "ja" else en
