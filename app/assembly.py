@@ -72,6 +72,8 @@ def build_companions(runtime: Runtime, broker: QueryBroker, resolution: ModelRes
         memory_path=runtime.paths.database,  # one database: the memory table lives beside the conversations
         user_id=s.general.user_name,
         search_engine=search,
+        mcp_servers=s.mcp.servers,  # every companion's, beside its card's own
+        report=runtime.loaded.problems.append,  # plugins that do not load, MCP servers that fail (also on the bus)
     )
     if runtime.only_companions is not None:  # `madoi --headless --companions souta`: the others run elsewhere
         for unknown in sorted(runtime.only_companions - set(cast.companions)):

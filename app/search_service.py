@@ -24,6 +24,7 @@ from companions.search.engine import SearchEngine
 from companions.search.research import ResearchAgent, ResearchProgress
 from companions.search.semantic import Embedder
 from companions.tasks import TaskSet
+from companions.web_search import WebAugmentedSearch, WebSearch
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,11 @@ class SearchIndexProgress(LocalEvent):
 class SearchService:
     name = "search"
 
-    def __init__(self, engine: SearchEngine, folders: list[Path], bus: Bus | None = None) -> None:
+    def __init__(self, engine: SearchEngine, folders: list[Path], bus: Bus | None = None, *,
+                 web: WebSearch | None = None, web_limit: int = 5) -> None:
         self.engine = engine
+        self.web = web  # the research agent searches the web too when set (off by default)
+        self.web_limit = web_limit
         self.folders = folders
         self.bus = bus
         self.tasks = TaskSet("search")
@@ -108,7 +112,9 @@ class SearchService:
             if bus is not None:
                 bus.publish(event)
 
-        return ResearchAgent(self.engine, model, progress=progress)
+        search = self.engine if self.web is None else WebAugmentedSearch(self.engine, self.web,
+                                                                         web_limit=self.web_limit)
+        return ResearchAgent(search, model, progress=progress)
 
 
 def build_search_service(settings: Settings, paths: Paths, bus: Bus | None = None,
@@ -119,4 +125,11 @@ def build_search_service(settings: Settings, paths: Paths, bus: Bus | None = Non
     ``embedder`` defaults to the offline e5 model."""
     engine = SearchEngine(index_path(paths), embedder=embedder or make_embedder(),
                           classifier=make_query_classifier(model), chat_model=model if extract_with_model else None)
-    return SearchService(engine, [SAMPLES, *settings.search.folders], bus)
+    research = settings.research
+    web = None
+    if research.web_search_url is not None:
+        from app.web_search import SearxngSearch
+
+        web = SearxngSearch(research.web_search_url, timeout_s=research.web_timeout_s,
+                            language=settings.general.language)
+    return SearchService(engine, [SAMPLES, *settings.search.folders], bus, web=web, web_limit=research.web_results)

@@ -23,11 +23,16 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from companions.mcp_config import McpServer
+
 log = logging.getLogger(__name__)
 
 APP_NAME: Final = "madoi"
 SETTINGS_FILE: Final = "settings.toml"
 ENV_PREFIX: Final = "MADOI_"
+# No model server people run uses it (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM and llama-cpp-python 8000,
+# text-generation-webui 5000/7860, KoboldCpp 5001), so the bridge never takes their port nor answers their clients.
+DEFAULT_BRIDGE_PORT: Final = 8737
 ENV_ALIASES: Final[dict[str, tuple[str, str]]] = {
     "MADOI_CAMERA": ("camera", "source"),
     "MADOI_LANGUAGE": ("general", "language"),
@@ -38,8 +43,21 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def system_language(environ: os._Environ[str] | dict[str, str] | None = None) -> Literal["ja", "en"]:
+    """Japanese on a Japanese system, English elsewhere (``LANG=C.UTF-8`` too): the language until one is chosen.
+
+    The POSIX variables in their order of precedence, else the platform's locale (Windows has no ``LANG``)."""
+    env = os.environ if environ is None else environ
+    name = next((env[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE") if env.get(v)), None)
+    if name is None:
+        import locale
+
+        name = locale.getlocale()[0] or ""
+    return "ja" if name.lower().startswith("ja") else "en"
+
+
 class GeneralSettings(_Section):
-    language: Literal["ja", "en"] = "ja"
+    language: Literal["ja", "en"] = Field(default_factory=system_language)
     theme: Literal["system", "light", "dark"] = "system"
     user_name: str = Field(default="user", min_length=1, max_length=64)
 
@@ -79,7 +97,7 @@ class VoiceSettings(_Section):
 
 class BridgeSettings(_Section):
     host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=0, le=65535, description="0 turns the bridge off")
+    port: int = Field(default=DEFAULT_BRIDGE_PORT, ge=0, le=65535, description="0 turns the bridge off")
     token: SecretStr | None = None
     max_frame_bytes: int = Field(default=1_048_576, ge=1024)
     max_frames_per_second: float = Field(default=50.0, gt=0)
@@ -112,6 +130,27 @@ class SearchSettings(_Section):
     folders: list[Path] = Field(default_factory=list)
 
 
+class McpSettings(_Section):
+    """MCP servers whose tools every companion may use (``[[mcp.servers]]``; a card lists its own under ``mcp``)."""
+
+    servers: list[McpServer] = Field(default_factory=list)
+
+
+class ResearchSettings(_Section):
+    """The research agent searches the web too when ``web_search_url`` names a SearXNG instance (off by default)."""
+
+    web_search_url: str | None = None
+    web_results: int = Field(default=5, ge=1, le=20)
+    web_timeout_s: float = Field(default=10.0, gt=0, le=60)
+
+    @field_validator("web_search_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+
 class NetworkSettings(_Section):
     """The reference's peer-to-peer network (libp2p): companions on other machines take part (app/network)."""
 
@@ -134,6 +173,8 @@ _SECTIONS: Final[dict[str, type[_Section]]] = {
     "bridge": BridgeSettings,
     "conversation": ConversationSettings,
     "search": SearchSettings,
+    "mcp": McpSettings,
+    "research": ResearchSettings,
     "network": NetworkSettings,
 }
 
@@ -172,6 +213,8 @@ class Settings(BaseSettings):
     bridge: BridgeSettings = Field(default_factory=BridgeSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
 
     @classmethod
@@ -299,9 +342,29 @@ def settings_to_toml(settings: Settings) -> str:
     return tomli_w.dumps(data)
 
 
-def save_settings(settings: Settings, paths: Paths) -> None:
-    """Writes the settings file atomically (a crash leaves either the old or the new file)."""
+def save_settings(settings: Settings, paths: Paths,
+                  environ: os._Environ[str] | dict[str, str] | None = None) -> None:
+    """Writes the settings file atomically (a crash leaves either the old or the new file).
+
+    A key a ``MADOI_*`` variable overrides is an override for this run, never a setting: the file keeps what it had
+    for it (or nothing)."""
+    overridden = env_overrides(os.environ if environ is None else environ)
+    text = settings_to_toml(settings)
+    if overridden:
+        data = tomllib.loads(text)
+        try:
+            on_file = tomllib.loads(paths.settings_file.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            on_file = {}
+        for section, fields in overridden.items():
+            for name in fields:
+                kept = on_file.get(section, {}).get(name) if isinstance(on_file.get(section), dict) else None
+                if kept is not None:
+                    data.setdefault(section, {})[name] = kept
+                else:
+                    data.get(section, {}).pop(name, None)
+        text = tomli_w.dumps(data)
     paths.ensure()
     tmp = paths.settings_file.with_suffix(".toml.tmp")
-    tmp.write_text(settings_to_toml(settings), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, paths.settings_file)

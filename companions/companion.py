@@ -45,10 +45,12 @@ from companions.llm.capabilities import capabilities_of
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
 from companions.llm.types import ChatMessage, ChatModel
+from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.tool_sources import ToolSources
 from companions.tools import ToolRegistry
 from companions.worker import TurnResult, Worker
 
@@ -112,6 +114,8 @@ class Companion:
         hooks: Sequence[WorkerHook] = (),
         max_steps: int = 6,
         user_id: str = "user",
+        mcp_servers: Sequence[McpServer] = (),
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.card = card
         self.model = model
@@ -136,6 +140,9 @@ class Companion:
             user_id=user_id,
         )
         self.builtins.register(self.tools, [*card.actions, *card.knowledge])
+        # Plugin actions and knowledge now; MCP servers' tools from start() on (they start and stop with it).
+        self.tool_sources = ToolSources(card, self.tools, bus=bus, language=language, mcp_servers=mcp_servers,
+                                        report=report)
         end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
         self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
@@ -174,6 +181,7 @@ class Companion:
     async def start(self) -> None:
         """Restores memory and starts hearing messages on the bus."""
         await self.memory.load()
+        await self.tool_sources.start()
         if self._subscription is None:
             self._subscription = self.bus.subscribe("messages", self._on_bus_message, name=f"companion:{self.id}",
                                                     overflow="drop_newest")
@@ -182,6 +190,7 @@ class Companion:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        await self.tool_sources.aclose()
 
     async def _on_bus_message(self, item: object) -> None:
         if isinstance(item, Message):
@@ -382,11 +391,14 @@ def build_cast(
     search_engine: SearchEngine | None = None,
     user_id: str = "user",
     user_names: Callable[[str], str | None] = lambda _id: None,
+    mcp_servers: Sequence[McpServer] = (),
+    report: Callable[[str], None] | None = None,
 ) -> CompanionCast:
     """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
 
     ``make_model`` picks each companion's ChatModel (its card's ``llm`` section over the app settings). Broken
-    cards end up in ``cast.problems`` for the UI; the others still come to life.
+    cards end up in ``cast.problems`` for the UI; the others still come to life. ``mcp_servers`` are every
+    companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tool_sources.py).
     """
     loaded = load_cards(folders)
     store = SqliteMemoryStore(memory_path) if memory_path is not None else None
@@ -398,5 +410,5 @@ def build_cast(
     for card in loaded.cards:
         cast.add(Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
                            memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
-                           search_engine=search_engine, user_id=user_id))
+                           search_engine=search_engine, user_id=user_id, mcp_servers=mcp_servers, report=report))
     return cast

@@ -30,6 +30,9 @@ def madoi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     monkeypatch.setenv("MADOI_HOME", str(home))
+    for name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the tests' language until one is chosen (app.settings.system_language)
     for name, value in TEST_DEFAULTS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MADOI_VOICE_OUTPUT_DIR", str(home / "speech"))

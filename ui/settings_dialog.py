@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from app.connection_check import ConnectionResult, ConnectionTester, check_connection
 from app.secrets import SecretStore
-from app.settings import Paths, Settings, VoiceSettings, save_settings
+from app.settings import DEFAULT_BRIDGE_PORT, Paths, Settings, VoiceSettings, save_settings
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
 from ui.settings_texts import Language, text
@@ -74,6 +74,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._bridge_tab(), self._t("tab.bridge"))
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")
+        self.save_button.setText(self._t("save"))  # Qt's own words stay English without its translations
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(self._t("cancel"))
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         self.save_error = self._error_label("save")
@@ -220,7 +222,7 @@ class SettingsDialog(QDialog):
         self.bridge_enabled = named(QCheckBox(self._t("bridge_enabled")), "bridgeEnabledCheck")
         self.bridge_enabled.setChecked(bridge.enabled)
         self.host = named(QLineEdit(bridge.host), "bridgeHostEdit")
-        self.port = named(QLineEdit(str(bridge.port if bridge.enabled else 8080)), "bridgePortEdit")
+        self.port = named(QLineEdit(str(bridge.port if bridge.enabled else DEFAULT_BRIDGE_PORT)), "bridgePortEdit")
         self.token = named(QLineEdit(bridge.token.get_secret_value() if bridge.token else ""), "bridgeTokenEdit")
         self.token.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
         generate = named(QPushButton(self._t("generate")), "generateTokenButton")
@@ -377,7 +379,7 @@ class SettingsDialog(QDialog):
             await self._test_voice(voice, self._t("voice.sample"))
             ok, message = True, self._t("voice.ok")
         except Exception as err:  # no audio device is a message, not a crash
-            ok, message = False, f"{type(err).__name__}: {err}"
+            ok, message = False, self._t("voice.failed").format(error=str(err) or type(err).__name__)
         finally:
             self.test_voice_button.setEnabled(True)
         self._show_result(self.voice_result, "ok" if ok else "error", message)

@@ -36,6 +36,8 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
     "test_voice": ("Test voice", "音声テスト"), "voice.sample": ("Hello! This is Madoi.", "こんにちは、円居です。"),
     "voice.ok": ("Spoken.", "再生しました。"),
     "voice.none": ("Voice output is not available.", "音声出力が使えません。"),
+    "voice.failed": ("Not heard: {error}", "再生できませんでした: {error}"),
+    "save": ("Save", "保存"), "cancel": ("Cancel", "キャンセル"),
     "bridge_enabled": ("Let other programs join over WebSocket", "他のプログラムを WebSocket で参加させる"),
     "host": ("Listen on", "待ち受けアドレス"), "port": ("Port", "ポート"),
     "token": ("Access token", "アクセストークン"),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-from app.settings import load_settings, save_settings
+from app.settings import DEFAULT_BRIDGE_PORT, Settings, load_settings, save_settings, system_language
+from companions.llm.detect import LOCAL_CANDIDATES
 
 
 def write(home: Path, text: str) -> Path:
@@ -49,7 +52,7 @@ def test_an_invalid_key_is_reported_by_name_and_falls_back(madoi_home: Path, mon
     assert "bridge.port" in problems
     assert "conversation.turn_cap" in problems
     assert "[nonsense]" in problems
-    assert loaded.settings.bridge.port == 8080  # default
+    assert loaded.settings.bridge.port == DEFAULT_BRIDGE_PORT
     assert loaded.settings.bridge.host == "0.0.0.0"  # the valid key next to it is kept
     assert path.read_text(encoding="utf-8") == text  # never rewritten
 
@@ -81,3 +84,53 @@ def test_save_round_trips_without_secrets(madoi_home: Path, monkeypatch: pytest.
     again = load_settings().settings
     assert again.general.language == "en"
     assert again.search.folders == [madoi_home / "notes"]
+
+
+def test_an_environment_override_is_never_saved_and_the_files_own_value_stays(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(madoi_home, '[camera]\nsource = "2"\n')
+    monkeypatch.setenv("MADOI_CAMERA", "none")
+    monkeypatch.setenv("MADOI_CONVERSATION_TURN_CAP", "8")
+    loaded = load_settings()
+    assert loaded.settings.camera.source == "none"
+    loaded.settings.general.language = "en"  # what the user changed in the dialog
+    save_settings(loaded.settings, loaded.paths)
+    data = tomllib.loads(loaded.paths.settings_file.read_text(encoding="utf-8"))
+    assert data["camera"]["source"] == "2"  # the file's own value, not the override
+    assert "turn_cap" not in data["conversation"]  # never on file: still not
+    assert data["general"]["language"] == "en"
+    monkeypatch.delenv("MADOI_CAMERA")
+    monkeypatch.delenv("MADOI_CONVERSATION_TURN_CAP")
+    assert load_settings().settings.camera.source == "2"
+
+
+@pytest.mark.parametrize(("environ", "expected"), [
+    ({"LANG": "C.UTF-8"}, "en"), ({"LANG": "en_US.UTF-8"}, "en"), ({"LANG": "ja_JP.UTF-8"}, "ja"),
+    ({"LC_ALL": "ja_JP.UTF-8", "LANG": "C.UTF-8"}, "ja"), ({"LC_ALL": "C", "LANG": "ja_JP.UTF-8"}, "en"),
+])
+def test_the_language_follows_the_system_until_one_is_chosen(environ: dict[str, str], expected: str) -> None:
+    assert system_language(environ) == expected
+
+
+def test_under_lang_c_madoi_starts_in_english_and_a_chosen_language_stays(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: Madoi started in Japanese under LANG=C.UTF-8."""
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    assert load_settings().settings.general.language == "en"
+    write(madoi_home, '[general]\nlanguage = "ja"\n')
+    assert load_settings().settings.general.language == "ja"
+
+
+KNOWN_MODEL_SERVER_PORTS = {
+    11434: "Ollama", 8080: "llama.cpp llama-server", 1234: "LM Studio", 8000: "vLLM, llama-cpp-python",
+    5000: "text-generation-webui (API)", 7860: "text-generation-webui", 5001: "KoboldCpp",
+}
+
+
+def test_the_bridge_does_not_take_a_model_servers_port_by_default() -> None:
+    """Issue 17: the bridge listened on 8080, llama.cpp's default, and Madoi's own detection knocked on it."""
+    port = Settings().bridge.port
+    assert port == DEFAULT_BRIDGE_PORT
+    assert port not in KNOWN_MODEL_SERVER_PORTS
+    assert port not in {urlsplit(c.base_url).port for c in LOCAL_CANDIDATES}
+

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import keyring.backends.fail
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from app.connection_check import ConnectionResult
@@ -88,8 +89,11 @@ async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_for_the_se
     toml = load_settings().paths.settings_file.read_text(encoding="utf-8")
     assert KEY not in toml
     data = tomllib.loads(toml)
-    assert data["llm"] == {"base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:3b", "timeout_s": 60.0,
-                           "autodetect_local": False}  # as the test environment sets it (tests/conftest.py)
+    # The test environment's MADOI_LLM_AUTODETECT_LOCAL, MADOI_CAMERA and MADOI_BRIDGE_PORT (tests/conftest.py) are
+    # overrides for this run, not settings: none of them is written (issue 17: MADOI_CAMERA=none was).
+    assert data["llm"] == {"base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:3b", "timeout_s": 60.0}
+    assert "source" not in data["camera"]
+    assert "port" not in data["bridge"]
     again = load_settings().settings
     assert again.general.theme == "dark"
     assert again.voice.rate == 200
@@ -183,6 +187,8 @@ async def test_voice_test_speaks_with_the_form_values_and_reports_failures(qtbot
             raise OSError("no audio device")
 
     dialog = _dialog(qtbot, test_voice=speaker, language="ja")
+    assert dialog.save_button.text() == "保存"  # Qt's own "Save" / "Cancel" stayed English (issue 17)
+    assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).text() == "キャンセル"
     dialog.rate.setValue(230)
     dialog.volume.setValue(40)
     async with signal_fired(dialog.voice_tested):
@@ -193,7 +199,7 @@ async def test_voice_test_speaks_with_the_form_values_and_reports_failures(qtbot
     assert dialog.voice_result.property("result") == "ok"
     async with signal_fired(dialog.voice_tested):
         dialog.test_voice_button.click()
-    assert dialog.voice_result.text() == "OSError: no audio device"
+    assert dialog.voice_result.text() == "再生できませんでした: no audio device"  # no exception class name
     assert dialog.voice_result.property("result") == "error"
 
 

@@ -1,0 +1,118 @@
+"""The research agent on the web: off by default; with ``[research] web_search_url`` it asks a SearXNG instance
+(here a fake one on a loopback port, answering SearXNG's JSON API) beside the local index, and its citations name
+the pages' URLs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from app.search_service import build_search_service
+from app.settings import load_settings
+from companions.search.research import ResearchAgent, ResearchResult
+from companions.web_search import WebAugmentedSearch
+from tests.companions.search_doubles import HashingEmbedder
+
+PAGE = "https://example.org/sen-no-rikyu"
+SNIPPET = "千利休は豊臣秀吉に仕えた茶人で、侘び茶を大成した。"
+
+
+class FakeSearxng:
+    """SearXNG's ``/search?format=json`` with one result; ``json_enabled=False`` answers 403 as SearXNG does."""
+
+    def __init__(self, *, json_enabled: bool = True) -> None:
+        self.queries: list[dict[str, list[str]]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                url = urlsplit(self.path)
+                query = parse_qs(url.query)
+                fake.queries.append(query)
+                if url.path != "/search" or not json_enabled or query.get("format") != ["json"]:
+                    self.send_error(403)
+                    return
+                body = json.dumps({"query": query["q"][0], "results": [
+                    {"url": PAGE, "title": "千利休 - 茶の湯の歴史", "content": SNIPPET, "engine": "fake"},
+                    {"url": "javascript:alert(1)", "title": "not a page", "content": "x"},
+                ]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def searxng() -> Iterator[FakeSearxng]:
+    fake = FakeSearxng()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def searxng_without_json() -> Iterator[FakeSearxng]:
+    fake = FakeSearxng(json_enabled=False)
+    yield fake
+    fake.close()
+
+
+async def _research(web_url: str | None, question: str) -> tuple[ResearchResult, ResearchAgent]:
+    loaded = load_settings()
+    if web_url is not None:
+        loaded.settings.research.web_search_url = web_url
+    service = build_search_service(loaded.settings, loaded.paths.ensure(), embedder=HashingEmbedder())
+    await service.start()
+    try:
+        await service.reindex()
+        agent = service.research_agent(None)
+        return await agent.run(question), agent
+    finally:
+        await service.stop()
+
+
+async def test_off_by_default_the_research_agent_never_asks_the_web(madoi_home: Path, searxng: FakeSearxng) -> None:
+    assert load_settings().settings.research.web_search_url is None
+    result, _ = await _research(None, "千利休は誰に仕えた？")
+    assert result.citations
+    assert all(not c.source.startswith("http") for c in result.citations)
+    assert searxng.queries == []
+
+
+async def test_with_a_searxng_url_citations_name_the_web_pages(madoi_home: Path, searxng: FakeSearxng) -> None:
+    result, _ = await _research(searxng.url, "千利休は誰に仕えた？")
+    assert searxng.queries, "the research asked the web"
+    assert all(q["format"] == ["json"] for q in searxng.queries)
+    assert searxng.queries[0]["q"] == ["千利休は誰に仕えた？"]
+    web = [c for c in result.citations if c.source.startswith("http")]
+    assert [(c.source, c.title, c.snippet) for c in web] == [(PAGE, "千利休 - 茶の湯の歴史", SNIPPET)]
+    assert any(c.source.endswith("tea-ceremony.ja.md") for c in result.citations), "the local index still counts"
+    assert f"[{web[0].number}]" in result.answer, "the answer cites the web page"
+
+
+async def test_a_searxng_that_refuses_json_leaves_the_local_answer(madoi_home: Path,
+                                                                   searxng_without_json: FakeSearxng) -> None:
+    result, agent = await _research(searxng_without_json.url, "千利休は誰に仕えた？")
+    assert searxng_without_json.queries
+    assert result.citations
+    assert all(not c.source.startswith("http") for c in result.citations)
+    assert isinstance(agent.search, WebAugmentedSearch)
+    assert "refuses JSON (403): add 'json' to search.formats" in agent.search.problems[0]
