@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from companions.cards import CompanionCard, sample_cards_dir
-from companions.companion import CompanionCast, build_cast
+from companions.cast import CompanionCast, build_cast
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationManager, conversation_manager_from_settings
 from companions.llm.choice import default_endpoint, model_for_card

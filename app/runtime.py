@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.conversation_indexing import ConversationIndexer
     from app.devices.wiring import Devices
     from app.search_service import SearchService
-    from companions.companion import CompanionCast
+    from companions.cast import CompanionCast
     from companions.conversation import ConversationManager
     from companions.llm.detect import ModelResolution
     from companions.network.link import NetworkLink

@@ -20,15 +20,14 @@ or its own; what it heard is all its context ever contains.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
-from companions.cards import CardProblem, CompanionCard, load_cards, localized
+from companions.cards import CompanionCard, localized
 from companions.composing import (
     EndAfterSpeech,
     LineRules,
@@ -46,7 +45,7 @@ from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
 from companions.llm.types import ChatMessage, ChatModel
 from companions.mcp_config import McpServer
-from companions.memory import CompanionMemory, MemoryStore, SqliteMemoryStore
+from companions.memory import CompanionMemory, MemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
@@ -338,77 +337,3 @@ class Companion:
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""
         return await self.builtins.say(message)
-
-
-class CompanionCast:
-    """Every companion of the app, sharing one roster (who is present); a runtime component (start/stop)."""
-
-    name = "companions"
-
-    def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None) -> None:
-        self.companions: dict[str, Companion] = {}
-        self.problems = list(problems)
-        self.store = store
-        # Companions present from elsewhere (companions/network): they are in every companion's roster too.
-        self.guests: Callable[[], Sequence[CompanionMetadata]] = tuple
-
-    def roster(self) -> list[CompanionMetadata]:
-        return [*(c.metadata for c in self.companions.values() if c.present), *self.guests()]
-
-    def name_of(self, companion_id: str) -> str | None:
-        companion = self.companions.get(companion_id)
-        return companion.name if companion is not None else None
-
-    def add(self, companion: Companion) -> None:
-        self.companions[companion.id] = companion
-
-    def __iter__(self) -> Iterator[Companion]:
-        return iter(self.companions.values())
-
-    def __len__(self) -> int:
-        return len(self.companions)
-
-    async def start(self) -> None:
-        for companion in self.companions.values():
-            await companion.start()
-
-    async def stop(self) -> None:
-        for companion in reversed(list(self.companions.values())):
-            await companion.aclose()
-        if self.store is not None:
-            self.store.close()
-
-
-def build_cast(
-    folders: Sequence[Path],
-    make_model: Callable[[CompanionCard], ChatModel],
-    *,
-    bus: Bus,
-    queries: QuerySender,
-    language: str = "ja",
-    memory_path: Path | None = None,
-    memory_budget_tokens: int = 2000,
-    search_engine: SearchEngine | None = None,
-    user_id: str = "user",
-    user_names: Callable[[str], str | None] = lambda _id: None,
-    mcp_servers: Sequence[McpServer] = (),
-    report: Callable[[str], None] | None = None,
-) -> CompanionCast:
-    """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
-
-    ``make_model`` picks each companion's ChatModel (its card's ``llm`` section over the app settings). Broken
-    cards end up in ``cast.problems`` for the UI; the others still come to life. ``mcp_servers`` are every
-    companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tool_sources.py).
-    """
-    loaded = load_cards(folders)
-    store = SqliteMemoryStore(memory_path) if memory_path is not None else None
-    cast = CompanionCast(loaded.problems, store)
-
-    def names(speaker_id: str) -> str | None:
-        return cast.name_of(speaker_id) or user_names(speaker_id)
-
-    for card in loaded.cards:
-        cast.add(Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
-                           memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
-                           search_engine=search_engine, user_id=user_id, mcp_servers=mcp_servers, report=report))
-    return cast

@@ -11,7 +11,8 @@ import pytest
 
 from companions.bus import BusItem, InProcessBus
 from companions.cards import CompanionCard, load_cards
-from companions.companion import Companion, build_cast
+from companions.cast import build_cast
+from companions.companion import Companion
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, offers_tools
 from companions.mcp_config import McpServer
 from companions.protocol import Message

@@ -10,7 +10,8 @@ import pytest
 
 from companions.bus import InProcessBus
 from companions.cards import CompanionCard, load_cards, sample_cards_dir
-from companions.companion import Companion, build_cast
+from companions.cast import build_cast
+from companions.companion import Companion
 from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, say
 from companions.protocol import CompanionMetadata, Message, Query, QueryResult
 from companions.query_broker import QueryBroker
