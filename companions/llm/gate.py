@@ -99,10 +99,13 @@ class ConcurrencyGate:
             waiter = heapq.heappop(self._waiters)
             if waiter.gone:
                 continue
-            if not _wake(waiter.future):  # its loop is closed: nobody is waiting there any more
-                continue
+            # Counted before it is woken: a waiter on another thread's loop may run (and read ``active``) before
+            # this thread gets past _wake (seen as a flaky test under load).
             waiter.granted = True
             self._active += 1
+            if not _wake(waiter.future):  # its loop is closed: nobody is waiting there any more
+                waiter.granted = False
+                self._active -= 1
 
 
 def _wake(future: asyncio.Future[None]) -> bool:
