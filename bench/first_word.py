@@ -162,7 +162,8 @@ async def run(options: argparse.Namespace) -> None:
         server = OpenAITestServer(models=[options.model], fallback=DemoDirector(), profile=profile)
         await server.start()
     base_url = options.base_url or (server.base_url if server else "")
-    os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
+    # A Japanese user's app (the sample companions' own language; the named question is asked in English).
+    os.environ.update({"MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
                        "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none",
                        "MADOI_LLM_AUTODETECT_LOCAL": "false",
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})

@@ -276,7 +276,8 @@ class Companion:
         """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``).
 
         A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
-        messages = [*self.context(), ChatMessage.system(vote_prompt(self.language, closing_hint))]
+        language = reply_language(message, self.language)  # as the reply's: one prompt prefix for the server's cache
+        messages = [*self.context(language), ChatMessage.system(vote_prompt(language, closing_hint))]
         choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
         params = getattr(choice, "params", None)

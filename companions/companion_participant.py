@@ -14,6 +14,7 @@ from typing import Final
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
 from companions.conversation.participant import Description, Pace, TurnContext, Utterance, Vote
+from companions.lines import detect_language
 from companions.llm.capabilities import capabilities_of
 from companions.llm.types import ChatRequest, complete
 from companions.memory import estimate_tokens
@@ -66,7 +67,10 @@ class CompanionParticipant:
         may connect another model while the app runs."""
         if not _warms(self.companion):
             return
-        request = ChatRequest(messages=tuple(self.companion.context()), max_tokens=1, priority=WARM_PRIORITY)
+        # In the language the next turn's prompt will most likely be in: the last message's (companion.py)
+        entries = self.companion.memory.entries
+        language = (detect_language(entries[-1].text) if entries else None) or self.companion.language
+        request = ChatRequest(messages=tuple(self.companion.context(language)), max_tokens=1, priority=WARM_PRIORITY)
         await complete(self.companion.model, request)
 
     async def vote(self, turn: TurnContext) -> Vote:
