@@ -148,6 +148,7 @@ class Companion:
                              priority=1, tools_offered=self._tools_offered)
         self.last_guidance: Guidance | None = None
         self.last_notes: list[str] = []  # the instructions of the last turn (a small model may copy them out)
+        self.last_prompt = ""  # the system prompt of the last turn (a small model may recite it)
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
@@ -269,6 +270,7 @@ class Companion:
             notes.append(closing_prompt(language, closing))
         context.append(ChatMessage.system(guidance_prompt(notes, language)))
         self.last_notes = notes
+        self.last_prompt = context[0].text
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)
 
@@ -311,7 +313,7 @@ class Companion:
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
             line = line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize,
-                           self.last_notes)
+                           self.last_notes, prompt=self.last_prompt)
             return line, tool_text
 
         async def attempt(notes: list[str]) -> PlannedSpeech | None:

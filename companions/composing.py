@@ -97,6 +97,26 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
     return "\n".join(kept).strip()
 
 
+PROMPT_COPY_CHARS: Final = 12  # shorter stretches ("こんにちは") are shared by any line and any prompt
+
+
+def strip_prompt_copies(text: str, prompt: str) -> str:
+    """``text`` without its lines that copy a stretch of the companion's own system ``prompt`` (measured on a 0.5B
+    model: its persona recited, "私は明るく好奇心旺盛で、相手の話に素直に驚き…", and a rule of the prompt read out,
+    "あなたの返事がそのままあなたのセリフとして表示され…")."""
+    whole = _plain(prompt)
+    if not whole:
+        return text
+    sentences = [p for p in (_plain(s) for s in re.split(r"[。！？!?\n]+|\.\s", prompt)) if len(p) >= PROMPT_COPY_CHARS]
+    kept = []
+    for line in text.splitlines():
+        plain = _plain(line.rstrip("…"))
+        if (len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def _unlisted(text: str) -> str:
     """``text`` without list marks opening its lines ("- I'm doing some research" -> "I'm doing some research")."""
     return "\n".join(_LIST_MARK.sub("", line) for line in text.splitlines()).strip()
@@ -120,12 +140,12 @@ _HEADINGS: Final = tuple(_plain(h) for h in ECHOED_HEADINGS)
 
 
 def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
-            clean: Callable[[str], str], notes: Sequence[str] = ()) -> PlannedSpeech | None:
+            clean: Callable[[str], str], notes: Sequence[str] = (), *, prompt: str = "") -> PlannedSpeech | None:
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
-    lines copied from the turn's instructions ``notes`` are left out."""
-    reply_text = strip_echoed(reply_text, notes)
+    lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out."""
+    reply_text = strip_prompt_copies(strip_echoed(reply_text, notes), prompt)
     if planned is not None:
-        text = _unlisted(clean(strip_tool_text(strip_echoed(planned.text, notes))))
+        text = _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(planned.text, notes), prompt))))
         return replace(planned, text=text) if text else None
     parsed = parse_text_tool_calls(reply_text, tools)
     for call in parsed.calls:

@@ -99,7 +99,7 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
     return _unquote("\n".join(part for part in lines if part))
 
 
-_ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*[:：]\s*[A-Za-z_]", re.IGNORECASE)
+_ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"
 _SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"
 _SELF_EN: Final = r"(?:i'm|i’m|i am|my name is|my name's)\s+"
 _CLAIM_END: Final = r"(?:です|だよ|(?:だ|よ)?(?:[。！!？?、,\s]|$))"
@@ -122,7 +122,8 @@ def misidentified(text: str, *, other_names: Iterable[str]) -> bool:
 
 _ASSISTANT: Final = re.compile(
     r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
-    r"I am an AI\b|language model\b)|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません",
+    r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help)"
+    r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできることはありますか",
     re.IGNORECASE)
 
 

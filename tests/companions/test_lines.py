@@ -245,6 +245,8 @@ def test_a_line_that_speaks_as_another_companion_or_leaks_ids_is_recognised() ->
                 "私は、ひな と souta の間にいます。", "あなたの id: akari と一緒にいる相手"):
         assert misidentified(bad, other_names=others), bad
     assert misidentified("こんにちは、Hina！Soutaです。", other_names=others)  # measured: Akari introducing Souta
+    assert misidentified("こんにちは！私のIDは、Akariです。", other_names=others)  # measured: the prompt's ids
+    assert misidentified("My ID is souta.", other_names=others)
     for fine in ("ひなちゃん、こんばんは！", "私はひなと一緒に星を見たい。", "私はひなよりも早起きだよ。",
                  "I'm with Souta on this one.", "I'm Hina's friend, nice to meet you.", "Souta, is that right?",
                  "私はあかりです！"):
@@ -253,7 +255,8 @@ def test_a_line_that_speaks_as_another_companion_or_leaks_ids_is_recognised() ->
 
 def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
     for bad in ("I'm sorry, but I can't assist with that request.", "As an AI, I don't have weekends.",
-                "申し訳ありませんが、お手伝いできません。", "私はAIアシスタントです。"):
+                "申し訳ありませんが、お手伝いできません。", "私はAIアシスタントです。",
+                "You are very welcome! I'm glad I could help you. How can I assist you today?"):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "ごめんね、今日は行けないんだ。"):

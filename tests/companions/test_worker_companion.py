@@ -401,3 +401,17 @@ async def test_a_message_in_english_gets_the_whole_prompt_in_english(
     assert "Librarian of an old public library" in system
     assert "古い図書館の司書" not in system
     model.assert_used_up()
+
+
+def test_a_line_reciting_the_companions_own_prompt_is_not_said() -> None:
+    from companions.composing import strip_prompt_copies
+
+    persona = "性格: 明るく好奇心旺盛。相手の話に素直に驚き、すぐに質問を返す。"
+    rule = "あなたの返事がそのままあなたのセリフとして表示され、読み上げられる（speak ツールを使ってもよい）。"
+    prompt = f"あなたは「あかり」です。{persona}少しおっちょこちょい。\n{rule}"
+    # measured on the real model: the persona recited, and a rule of the prompt read out (cut at the length limit)
+    recited = "こんにちは！\n明るく好奇心旺盛。相手の話に素直に驚き、すぐに質問を返す。"
+    assert strip_prompt_copies(recited, prompt) == "こんにちは！"
+    assert strip_prompt_copies(rule[:36] + "…", prompt) == ""
+    fine = "こんにちは！今日は星がきれいだね。"
+    assert strip_prompt_copies(fine, prompt) == fine
