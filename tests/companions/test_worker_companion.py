@@ -12,7 +12,7 @@ from companions.bus import InProcessBus
 from companions.cards import CompanionCard, load_cards, sample_cards_dir
 from companions.cast import build_cast
 from companions.companion import Companion
-from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, say
+from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_json, say
 from companions.protocol import CompanionMetadata, Message, Query, QueryResult
 from companions.query_broker import QueryBroker
 
@@ -48,6 +48,15 @@ def souta(bus: InProcessBus, broker: QueryBroker, model: ScriptedModel, language
 
 
 QUESTION = Message.create(from_="user", message="颯太さん、この地図はいつのもの？", to=["souta"])
+EVENTS = {"need_response": True, "needs_facts": False}
+
+
+def souta_model(*turns: Step) -> ScriptedModel:
+    """Souta's scripted model for ``turns`` composing turns: each fills the card's events first, then says its line."""
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(*(reply_json(EVENTS) for _ in turns))
+    model.add(*turns)
+    return model
 
 
 async def test_vote_is_structured_and_a_garbled_vote_is_listen(
@@ -78,9 +87,7 @@ async def test_compose_plans_the_speech_without_voicing_or_publishing_it(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, voice, published = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(
+    model = souta_model(
         call("speak", {"message": "颯太: 江戸後期のものですね。\nユーザー: へえ！", "emotion": "neutral",
                        "to": ["user"]}),
     )  # no request after the planned speech: the turn ends there
@@ -107,9 +114,7 @@ async def test_compose_falls_back_to_plain_text_from_a_model_that_ignores_tools(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, voice, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("Souta: Probably late Edo.\nAkari: Wow!"))
+    model = souta_model(say("Souta: Probably late Edo.\nAkari: Wow!"))
     companion = souta(bus, broker, model, language="en")
     companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
     planned = await companion.compose(Message.create(from_="user", message="Souta, how old is this map?",
@@ -215,9 +220,7 @@ async def test_tool_syntax_json_and_name_prefixes_never_reach_a_line(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]], reply: str, line: str,
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say(reply))
+    model = souta_model(say(reply))
     companion = souta(bus, broker, model, language="en")
     question = Message.create(from_="user", message="Souta, how old is this map?", to=["souta"])
     planned = await companion.compose(question)
@@ -231,10 +234,7 @@ async def test_a_line_that_repeats_the_previous_one_is_asked_again_then_replaced
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
-                                   reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("Maps of Kyoto are my favourite."), say("Maps of Kyoto are my favourite!"))
+    model = souta_model(say("Maps of Kyoto are my favourite."), say("Maps of Kyoto are my favourite!"))
     companion = souta(bus, broker, model, language="en")
     companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
     said = Message.create(from_="akari", message="Maps of Kyoto are my favourite.", to=[])
@@ -252,9 +252,8 @@ async def test_instructions_a_small_model_copies_into_its_line_are_left_out(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("こんにちは！地図の話だね。\n\n日本語で答えてください。\n(Instruction) # あなたの紹介をする"))
+    copied = "こんにちは！地図の話だね。\n\n日本語で答えてください。\n(Instruction) # あなたの紹介をする"
+    model = souta_model(say(copied))
     companion = souta(bus, broker, model)
     planned = await companion.compose(QUESTION)
     assert planned is not None
@@ -305,10 +304,7 @@ async def test_a_line_that_speaks_as_another_companion_is_asked_again_as_itself(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
-                                   reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("こんばんは！私の名前はあかりです。"), say("こんばんは！地図を見ていたところだよ。"))
+    model = souta_model(say("こんばんは！私の名前はあかりです。"), say("こんばんは！地図を見ていたところだよ。"))
     companion = souta(bus, broker, model)
     companion.roster = lambda: [CompanionMetadata(id="akari", name="あかり"), companion.metadata]
     planned = await companion.compose(QUESTION)
@@ -340,10 +336,7 @@ async def test_a_line_written_only_for_others_is_asked_again_as_the_companion_it
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
-                                   reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("あかり: わあ、すごいね！"), say("江戸後期の地図だと思うよ。"))
+    model = souta_model(say("あかり: わあ、すごいね！"), say("江戸後期の地図だと思うよ。"))
     companion = souta(bus, broker, model)
     companion.roster = lambda: [CompanionMetadata(id="akari", name="あかり"), companion.metadata]
     planned = await companion.compose(QUESTION)
@@ -389,9 +382,7 @@ async def test_a_message_in_english_gets_the_whole_prompt_in_english(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    model.add(say("I look at old maps."))
+    model = souta_model(say("I look at old maps."))
     companion = souta(bus, broker, model)  # a Japanese companion (the app's language)
     question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
     planned = await companion.compose(question)
