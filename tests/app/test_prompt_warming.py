@@ -20,10 +20,11 @@ def warm_up(request: RecordedRequest) -> bool:
 
 
 async def greeting_turn(tmp_path: Path, **env: str) -> tuple[list[RecordedRequest], RecordedRequest]:
-    """The warm-ups sent before the greeting, and the first request the greeting caused."""
+    """The warm-ups sent before the greeting, and the first request the greeting caused. A Japanese user's app: the
+    warm-up is in the app's language before anything was said, and the prompt follows the message's language."""
     profile = PROFILES["llama-cpp-python"].scaled(SCALE)
     async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector(), profile=profile) as server, \
-            headless_madoi(server.base_url, tmp_path / "home", **env) as madoi:
+            headless_madoi(server.base_url, tmp_path / "home", MADOI_LANGUAGE="ja", **env) as madoi:
         await asyncio.sleep(2.5)  # the app idles after starting (the user reads the window)
         before = len(server.chat_requests())
         await madoi.say("みんな、こんばんは！")
