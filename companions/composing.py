@@ -89,7 +89,7 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
         line = whole[:found.start()] if (found := _INLINE_MARK.search(whole)) is not None else whole
         plain = _plain(_LIST_MARK.sub("", line))
         # a copy with a word changed is a copy too (measured: "- 自己のセリフだけを69文字以内で。")
-        if (_INSTRUCTION_LINE.match(line) or plain.startswith(_HEADINGS)
+        if (_INSTRUCTION_LINE.match(line) or _FORM_LINE.match(line) or any(h in plain for h in _HEADINGS)
                 or (plain and any(plain in m or m in plain or similarity(plain, m) >= ECHO_SIMILARITY
                                   for m in marks))):
             continue
@@ -126,6 +126,8 @@ def _unlisted(text: str) -> str:
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
+# A form the model filled in instead of speaking (measured: "私の名前: あかり" as the first line of a reply).
+_FORM_LINE: Final = re.compile(r"^\s*(?:私の名前|名前|my name|name)\s*[:：]", re.IGNORECASE)
 _LIST_MARK: Final = re.compile(r"^\s*(?:[-*・•]|\d+[.)])\s+")
 ECHO_SIMILARITY: Final = 0.7
 _INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",

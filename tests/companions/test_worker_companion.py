@@ -295,6 +295,9 @@ def test_instruction_headings_a_model_writes_back_are_not_a_line() -> None:
     assert strip_echoed("今日は、こんばんです。(Instruction) # このターンの指示", []) == "今日は、こんばんです。"
     assert strip_echoed("Hello! (Instructions) Reply in English.", []) == "Hello!"
     # a copy of an instruction with a word changed, behind a list mark (measured on the real model)
+    # a heading anywhere in a line, and a form filled in (measured on the real model)
+    form = "私の名前: あかり\nこんにちは、世界！\nまた、このターンの指示を教えていただけますか？"
+    assert strip_echoed(form, []) == "こんにちは、世界！"
     copied = "こんにちは！\n- 自己のセリフだけを69文字以内で。"
     assert strip_echoed(copied, ["自分のセリフだけを69文字以内で。"]) == "こんにちは！"
     assert strip_echoed("Your line is nice, I like it.", []) == "Your line is nice, I like it."
