@@ -182,12 +182,11 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
     """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed, then gives a fallback line.
 
     Flawed: it speaks as someone else (``speaks_as_other``) or as an AI assistant (asked again with
-    ``identity_note``), is in another
-    language than ``language`` (measured: English questions answered in Japanese), repeats one of ``recent``, or
-    parrots the message it answers (``answered``, measured: "Souta, what do you like to do on weekends?" asked of
-    Souta came back as his line). A first attempt that left nothing of the companion's own (e.g. only a line
-    written for another, cleaned away) is asked for once more as itself; nothing twice passes the floor on
-    (``None``)."""
+    ``identity_note``), is in another language than ``language`` (measured: English questions answered in
+    Japanese), repeats one of ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what
+    do you like to do on weekends?" asked of Souta came back as his line). A first attempt that left nothing of
+    the companion's own (e.g. only a line written for another, cleaned away) is asked for once more as itself;
+    nothing twice passes the floor on (``None``)."""
     parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
     notes: list[str] = []
     for round_ in range(2):
