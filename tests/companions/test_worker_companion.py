@@ -265,11 +265,8 @@ async def test_a_line_that_parrots_the_question_is_asked_again(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
-                                   reply_json({"need_response": True, "needs_facts": False}))
+    model = souta_model(say("Souta, what do you like to do on weekends?"), say("I like walking around old map shops."))
     question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
-    model.add(say("Souta, what do you like to do on weekends?"), say("I like walking around old map shops."))
     companion = souta(bus, broker, model, language="en")
     await companion.hear(question)
     planned = await companion.compose(question)
@@ -322,11 +319,8 @@ async def test_a_line_in_the_wrong_language_is_asked_again_in_the_right_one(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
     bus, broker, _, _ = env
-    model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}),
-                                   reply_json({"need_response": True, "needs_facts": False}))
+    model = souta_model(say("週末は地図を見ているよ。"), say("I look at old maps."))
     question = Message.create(from_="user", message="Souta, what do you like to do on weekends?", to=["souta"])
-    model.add(say("週末は地図を見ているよ。"), say("I look at old maps."))
     companion = souta(bus, broker, model)
     planned = await companion.compose(question)
     assert planned is not None
