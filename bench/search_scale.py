@@ -26,7 +26,6 @@ Usage: python bench/search_scale.py [--sizes 100000,1000000] [--queries 300] [--
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -38,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from _report import report
+from search_jsquad import load as load_jsquad
 
 from companions.loop_health import percentile
 from companions.search.ann import ann_path
@@ -80,17 +80,6 @@ class PlantedEmbedder:
         if missing:
             self.known.update(zip(missing, self.e5.embed(missing), strict=True))
         return np.stack([self.known[t] for t in texts])
-
-
-def jsquad() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    data = json.loads(JSQUAD.read_text(encoding="utf-8"))
-    docs, questions = [], []
-    for article in data["data"]:
-        for i, para in enumerate(article["paragraphs"]):
-            source = f"jsquad:{article['title']}#{i}"
-            docs.append((source, para["context"].replace(" [SEP] ", "\n\n", 1)))
-            questions += [(qa["question"], source) for qa in para["qas"]]
-    return docs, questions
 
 
 def real_vectors(work: Path, docs: list[tuple[str, str]]) -> dict[str, Vectors]:
@@ -344,7 +333,7 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="query indexes left by a previous run")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    docs, questions = jsquad()
+    docs, questions = load_jsquad(JSQUAD)
     known = real_vectors(args.work, docs)
     for n in (int(s) for s in args.sizes.split(",")):
         run_size(n, args, docs, questions, known)
