@@ -4,12 +4,13 @@
   it, either in the handshake (``Authorization: Bearer <token>``) or in a first ``hello`` frame.
 * A client may instead give the token in its URL (``ws://host:port/?token=...``): a browser cannot set headers.
 * The optional first frame ``{"topic": "hello", "body": {"token"?, "id"?, "answers"?, "companions"?, "dialect"?,
-  "stream"?, "turns"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as
+  "stream"?, "turns"?, "metadata"?}}`` authenticates, names the client's own identity ``id`` (which it may then use as
   ``from``, besides the user's name), lists the query types it answers before the app does (``answers``; for
   the queries of ``companions`` only, if given), picks its dialect (dialects.py; ``"madoi"`` by default: a
   client that sends a hello knows Madoi), and asks for the streamed text of companions' lines (``"stream":
-  true``, streams.py) and the turns' phases (``"turns": true``, turn_frames.py). The bridge replies
-  ``{"topic": "hello", "body": {"ok": true, ...}}`` (with ``"stream": true`` / ``"turns": true`` when asked).
+  true``, streams.py) and the turns' phases (``"turns": true``, turn_frames.py), and announces the companion it
+  speaks for (``metadata``, guests.py). The bridge replies ``{"topic": "hello", "body": {"ok": true, ...}}``
+  (with ``"stream": true`` / ``"turns": true`` when asked, ``"companion": <id>`` when its companion joined).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class Hello(BaseModel):
     dialect: Literal["madoi", "reference", "legacy"] = "madoi"
     stream: bool = False
     turns: bool = False
+    metadata: dict[str, Any] | None = None  # the companion it speaks for (guests.py)
 
 
 def hello_of(data: Any) -> Hello | None:
@@ -94,8 +96,11 @@ def hello_of(data: Any) -> Hello | None:
         raise FrameRejected(ErrorCode.INVALID_REQUEST, f"invalid hello: {where}: {first['msg']}") from None
 
 
-def welcome_frame(identity: str | None, answers: list[str], *, stream: bool = False, turns: bool = False) -> str:
+def welcome_frame(identity: str | None, answers: list[str], *, stream: bool = False, turns: bool = False,
+                  companion: str | None = None) -> str:
     body: dict[str, Any] = {"ok": True, "id": identity, "answers": answers}
+    if companion is not None:
+        body["companion"] = companion
     if stream:
         body["stream"] = True
     if turns:

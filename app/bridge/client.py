@@ -29,6 +29,7 @@ class ClientSession:
         self.ws = ws
         self.key = key  # connection-unique; the broker knows the client as a responder by this id
         self.identity: str | None = None  # the `from` it declared in its hello, if any
+        self.guest: str | None = None  # the companion it announced and speaks for (guests.py), if any
         self.answers: list[str] = []  # query types it is asked first for (its hello, dialect, the settings)
         self.companions: set[str] | None = None  # ... for these companions' queries only (None: any companion)
         self.speaks_itself = False  # says its companion's lines itself (legacy): its speak queries are answered

@@ -13,6 +13,7 @@ from typing import Final
 from app.bridge.answering import Answering
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect, encode
+from app.bridge.guests import BridgeGuests
 from app.bridge.streams import StreamFrames
 from app.bridge.turn_frames import TurnFrames
 from companions.bus import BusItem, LocalEvent
@@ -25,10 +26,12 @@ _RECENT_QUERIES: Final = 256  # queries relayed lately: a late answer tells what
 
 
 class Relay:
-    def __init__(self, clients: set[ClientSession], broker: QueryBroker, answering: Answering) -> None:
+    def __init__(self, clients: set[ClientSession], broker: QueryBroker, answering: Answering,
+                 guests: BridgeGuests) -> None:
         self._clients = clients  # the server's set of authenticated clients (shared, not copied)
         self._broker = broker
         self._answering = answering
+        self._guests = guests
         self._origins: dict[str, ClientSession] = {}  # query id -> the client that sent it
         self._recent: dict[str, Query] = {}
         self._stream_frames = StreamFrames()
@@ -47,6 +50,7 @@ class Relay:
         return self._recent.get(query_id)
 
     def items(self, item: BusItem) -> None:
+        self._guests.saw(item)
         if isinstance(item, QueryResult):
             origin = self._origins.pop(item.id, None)
             if origin is not None and origin in self._clients:
@@ -72,7 +76,8 @@ class Relay:
                 asyncio.get_running_loop().call_soon(self._broker.submit_result, said, client.key)
 
     def streams(self, item: BusItem) -> None:
-        """Streamed text and turn phases (``events``) to Madoi's clients that asked for them."""
+        """Streamed text and turn phases (``events``) to Madoi's clients that asked for them; turn phases to every
+        client that speaks for a companion too (it learns from them that it holds the floor)."""
         if isinstance(item, TextStreamed | TurnEnded):
             frame, wanted = self._stream_frames.frame(item), "stream"
         elif self._clients and any(c.turns for c in self._clients):
@@ -82,5 +87,5 @@ class Relay:
         if frame is None:
             return
         for client in list(self._clients):
-            if getattr(client, wanted) and client.dialect is Dialect.MADOI:
+            if getattr(client, wanted) and (client.dialect is Dialect.MADOI or client.guest is not None):
                 client.send_now_or_offer(frame)

@@ -3,10 +3,12 @@
 Out: every message, action and query on the bus goes to every authenticated client (states only to Madoi's
 clients); a QueryResult goes only to the client that sent that query. In: a client may publish messages and
 queries as the user, as its hello identity or as its one ``user_<name>`` id (senders.py), and QueryResults for
-the queries it is asked (answering.py). Everything else, and every invalid, oversize or over-rate frame, is
-answered with a JSON-RPC error frame and dropped, with a log line; a client that keeps abusing is closed with 1008
-(policy violation). Frames above ``max_frame_bytes`` get an error; frames above four times that are refused by
-the WebSocket layer itself (close 1009), which bounds memory. Pings close dead peers.
+the queries it is asked (answering.py). A client that announces a companion's metadata speaks as that companion
+only, which takes part in the conversation while it is connected (guests.py). Everything else, and every
+invalid, oversize or over-rate frame, is answered with a JSON-RPC error frame and dropped, with a log line; a
+client that keeps abusing is closed with 1008 (policy violation). Frames above ``max_frame_bytes`` get an error;
+frames above four times that are refused by the WebSocket layer itself (close 1009), which bounds memory. Pings
+close dead peers.
 
 Streamed text goes to Madoi's clients that ask for it in their hello (streams.py).
 """
@@ -30,15 +32,16 @@ from websockets.http11 import Request, Response
 from app.bridge.answering import Answering
 from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
 from app.bridge.client import ClientSession
-from app.bridge.client_vision import picture_of, with_description
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
+from app.bridge.guests import METADATA_TOPIC, BridgeGuests, ConversationRoster, guest_states
 from app.bridge.limits import AbuseMeter, TokenBucket
 from app.bridge.relay import Relay
+from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
 from companions.bus import Bus, Subscription
 from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
-from companions.query_broker import QueryBroker, Verdict
+from companions.query_broker import QueryBroker
 from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -51,7 +54,6 @@ class BridgeStats:
     connections: int = 0
     frames_in: int = 0
     published: int = 0
-    results_accepted: int = 0
     rejected: int = 0
     dropped: int = 0  # frames dropped from slow clients' send queues (closed clients included)
     closed_by_policy: int = 0  # abuse, failed authentication, authentication timeout
@@ -84,6 +86,7 @@ class BridgeServer:
         dialect: Dialect = Dialect.REFERENCE,
         client_answers: Iterable[str] = (),
         client_grace_s: float = 3.0,
+        roster: ConversationRoster | None = None,  # where companions of clients take part (guests.py)
     ) -> None:
         check_bind(host, token)
         self._bus = bus
@@ -106,8 +109,12 @@ class BridgeServer:
         self._auth_timeout = auth_timeout
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
-        self._relay = Relay(self._clients, broker, self.answering)
+        self.guests = BridgeGuests(bus, roster, user_name=user_name)
+        self._relay = Relay(self._clients, broker, self.answering, self.guests)
         self._tasks = TaskSet("bridge")
+        self.results = ClientResults(broker, self._relay, self.answering, self._tasks,
+                                     lambda client, rejected: self._reject(client, rejected.code, rejected.message,
+                                                                           rejected.item_id))
         self._changed = asyncio.Condition()
         self._server: Server | None = None
         self._subscription: Subscription | None = None
@@ -248,6 +255,7 @@ class BridgeServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await sender
             self._clients.discard(client)
+            self.guests.left(client)
             self._senders.release(client.key)
             self._broker.unregister_external(client.key)
             self.stats.dropped += client.dropped
@@ -310,6 +318,15 @@ class BridgeServer:
             return
         if not client.authenticated:
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "authentication required: send the token first")
+        if isinstance(data, dict) and data.get("topic") == METADATA_TOPIC:
+            metadata = self.guests.announce(client, data.get("body"), taken=self._taken(client))
+            client.offer(json.dumps({"topic": METADATA_TOPIC, "body": {"ok": True, "id": metadata.id}}))
+            return
+        states = guest_states(data) if client.guest is not None else None
+        if states is not None:
+            for state in states:  # the reference's companions publish their votes as an array
+                self._take(client, state)
+            return
         item, shown = decode(data)
         if shown is not None:
             self._detected(client, shown)
@@ -332,7 +349,11 @@ class BridgeServer:
     def _take(self, client: ClientSession, item: WireItem) -> None:
         """Acts on a valid item from an authenticated client, or raises :class:`FrameRejected`."""
         if isinstance(item, QueryResult):
-            self._answer(client, item)
+            self.results.answer(client, item)
+        elif client.guest is not None:  # a companion's connection: it speaks as its companion only
+            if self.guests.take(client, item):
+                self._bus.publish(item)
+                self.stats.published += 1
         elif isinstance(item, Message | Query):
             self._senders.check(client.key, client.identity, item.params.from_)
             if isinstance(item, Query):
@@ -351,8 +372,7 @@ class BridgeServer:
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "invalid or missing token")
         refused: FrameRejected | None = None
         if hello.id is not None:
-            taken = {c.identity for c in self._clients if c is not client} | self._senders.claimed()
-            if hello.id in set(self._reserved_ids()) or hello.id in taken:
+            if hello.id in self._taken(client):
                 refused = FrameRejected(ErrorCode.FORBIDDEN, f"identity {hello.id!r} is not available")
             else:
                 client.identity = hello.id
@@ -368,33 +388,12 @@ class BridgeServer:
             self.answering.admitted(client)
         if refused is not None:
             raise refused
-        client.offer(welcome_frame(client.identity, client.answers, stream=client.stream, turns=client.turns))
+        if hello.metadata is not None:
+            self.guests.announce(client, hello.metadata, taken=self._taken(client))
+        client.offer(welcome_frame(client.identity, client.answers, stream=client.stream, turns=client.turns,
+                                   companion=client.guest))
 
-    def _answer(self, client: ClientSession, result: QueryResult) -> None:
-        query = self._relay.recent_query(result.id)
-        picture = picture_of(result) if query is not None and query.params.type == "vision" else None
-        if picture is not None and self._broker.is_pending(result.id):
-            self._tasks.spawn(self._answer_described(client, result, picture), name=f"bridge-vision:{result.id}")
-        else:
-            self._submit(client, result)
-
-    async def _answer_described(self, client: ClientSession, result: QueryResult, picture: bytes) -> None:
-        """A client's picture gets the app camera's on-device description before the broker has it."""
-        described = await with_description(result, picture)
-        try:
-            self._submit(client, described)
-        except FrameRejected as rejected:
-            self._reject(client, rejected.code, rejected.message, rejected.item_id)
-
-    def _submit(self, client: ClientSession, result: QueryResult) -> None:
-        verdict = self._broker.submit_result(result, client.key)
-        if verdict in (Verdict.ACCEPTED, Verdict.FELL_BACK):
-            self.stats.results_accepted += verdict is Verdict.ACCEPTED
-            query = self._relay.recent_query(result.id)
-            if query is not None:
-                self.answering.learn_companion(client, query.params.from_)
-            return
-        if verdict is Verdict.DUPLICATE or (verdict is Verdict.NOT_ALLOWED and client.dialect is not Dialect.MADOI):
-            self.answering.learn_from_late_answer(client, self._relay.recent_query(result.id))
-        code = ErrorCode.FORBIDDEN if verdict is Verdict.NOT_ALLOWED else ErrorCode.REJECTED_RESULT
-        raise FrameRejected(code, verdict.value, result.id)
+    def _taken(self, client: ClientSession) -> set[str]:
+        """The ids ``client`` may not take as its identity or its companion's."""
+        return {*self._reserved_ids(), *self.guests.ids(), *self._senders.claimed(),
+                *(c.identity for c in self._clients if c is not client and c.identity)}

@@ -1,0 +1,59 @@
+"""A client's answer to a query (a QueryResult): to the broker, a client's picture first described as the app's
+camera pictures are (client_vision.py); what the answer tells of the client is learnt (answering.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.bridge.answering import Answering
+from app.bridge.client import ClientSession
+from app.bridge.client_vision import picture_of, with_description
+from app.bridge.dialects import Dialect
+from app.bridge.errors import ErrorCode, FrameRejected
+from app.bridge.relay import Relay
+from companions.protocol import QueryResult
+from companions.query_broker import QueryBroker, Verdict
+from companions.tasks import TaskSet
+
+
+class ClientResults:
+    """Takes the clients' query results; ``accepted`` counts those that answered a query first."""
+
+    def __init__(self, broker: QueryBroker, relay: Relay, answering: Answering, tasks: TaskSet,
+                 reject: Callable[[ClientSession, FrameRejected], None]) -> None:
+        self._broker = broker
+        self._relay = relay
+        self._answering = answering
+        self._tasks = tasks
+        self._reject = reject  # for a result rejected after a description: the frame was taken long ago
+        self.accepted = 0
+
+    def answer(self, client: ClientSession, result: QueryResult) -> None:
+        """Raises :class:`FrameRejected` for a result the broker does not take."""
+        query = self._relay.recent_query(result.id)
+        picture = picture_of(result) if query is not None and query.params.type == "vision" else None
+        if picture is not None and self._broker.is_pending(result.id):
+            self._tasks.spawn(self._answer_described(client, result, picture), name=f"bridge-vision:{result.id}")
+        else:
+            self._submit(client, result)
+
+    async def _answer_described(self, client: ClientSession, result: QueryResult, picture: bytes) -> None:
+        """A client's picture gets the app camera's on-device description before the broker has it."""
+        described = await with_description(result, picture)
+        try:
+            self._submit(client, described)
+        except FrameRejected as rejected:
+            self._reject(client, rejected)
+
+    def _submit(self, client: ClientSession, result: QueryResult) -> None:
+        verdict = self._broker.submit_result(result, client.key)
+        if verdict in (Verdict.ACCEPTED, Verdict.FELL_BACK):
+            self.accepted += verdict is Verdict.ACCEPTED
+            query = self._relay.recent_query(result.id)
+            if query is not None:
+                self._answering.learn_companion(client, query.params.from_)
+            return
+        if verdict is Verdict.DUPLICATE or (verdict is Verdict.NOT_ALLOWED and client.dialect is not Dialect.MADOI):
+            self._answering.learn_from_late_answer(client, self._relay.recent_query(result.id))
+        code = ErrorCode.FORBIDDEN if verdict is Verdict.NOT_ALLOWED else ErrorCode.REJECTED_RESULT
+        raise FrameRejected(code, verdict.value, result.id)
