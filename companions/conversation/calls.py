@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 from companions.tasks import TaskSet
@@ -44,3 +44,12 @@ class ParticipantCalls:
         if exc is not None:
             raise CallFailed(f"{type(exc).__name__}: {exc}")
         return task.result()
+
+    async def tracked(self, who: str, call: Awaitable[T]) -> T:
+        """Awaits ``call`` in the caller's own task, ``who`` counted as busy meanwhile: for a caller that already
+        runs it as an owned, bounded task (a vote: ``collect_votes``), so the call costs no second task."""
+        self.busy.add(who)
+        try:
+            return await call
+        finally:
+            self.busy.discard(who)

@@ -13,9 +13,12 @@ class ConversationConfig:
     message to everyone at once where a vote round would take longer than ``slow_round_s`` (see direct.py);
     ``early_speech`` lets a participant that can ``speak_part`` start speaking at its first sentence
     (early_speech.py); ``warm_after_s`` is how long the conversation is idle before the likely next speaker's
-    prompt is evaluated ahead of the user's next message (warming.py; ``None``: never)."""
+    prompt is evaluated ahead of the user's next message (warming.py; ``None``: never). ``remote_vote_wait_s``
+    bounds the wait for the vote of a companion elsewhere, which its own node judges (vote_round.py): the longest
+    adaptive deadline a node may set (direct.MAX_DEADLINE_S), plus its delivery."""
 
     vote_deadline_s: float = 4.0
+    remote_vote_wait_s: float = 95.0
     direct_turns: bool = True
     slow_round_s: float = 2.0
     early_speech: bool = True

@@ -12,9 +12,14 @@ Each command has an outcome value; a refused command (unknown companion, forcing
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from companions.bus import LocalEvent
+
+log = logging.getLogger(__name__)
 
 
 class ConversationCommand(LocalEvent):
@@ -45,6 +50,29 @@ class InterruptConversation(ConversationCommand):
 @dataclass(frozen=True)
 class StopConversation(ConversationCommand):
     """Ends the conversation now: pending turns, generation and speech are cancelled."""
+
+
+class CommandInbox:
+    """The commands published on the bus, obeyed one at a time in publish order by :meth:`run` (an owned task).
+
+    :meth:`offer` is a direct bus subscriber of the ``events`` topic: that topic also carries the manager's own view
+    events (a dozen a turn), which are dropped here at once instead of waking a task each."""
+
+    def __init__(self, obey: Callable[[ConversationCommand], Awaitable[object]]) -> None:
+        self._obey = obey
+        self._queue: asyncio.Queue[ConversationCommand] = asyncio.Queue()
+
+    def offer(self, item: object) -> None:
+        if isinstance(item, ConversationCommand):
+            self._queue.put_nowait(item)
+
+    async def run(self) -> None:
+        while True:
+            command = await self._queue.get()
+            try:
+                await self._obey(command)
+            except Exception:  # a failing command is reported; the next one is still obeyed
+                log.exception("conversation command %s failed", type(command).__name__)
 
 
 @dataclass(frozen=True)

@@ -50,14 +50,16 @@ def _mentions(text: str, name: str) -> bool:
 def named_companion(message: Message, candidates: Iterable[str], names: Mapping[str, Iterable[str]], *,
                     user_id: str) -> str | None:
     """The one companion of ``candidates`` a user's message names, if exactly one: by ``to``, or (a message to
-    everyone) by a name or id in its text. (A companion's message lists everyone present in ``to``; its votes run
+    everyone) by a name or id in its text. A ``to`` that lists every candidate is a message to everyone too: that is
+    how one comes from another node (companions/network: reference nodes answer only messages naming them), and
+    every node must take the same turn. (A companion's message lists everyone present in ``to``; its votes run
     while it is spoken, so it gets no shortcut.)"""
     allowed = set(candidates)
     to = {t for t in message.params.to if t != user_id}
     if len(to) == 1:
         only = next(iter(to))
         return only if only in allowed else None
-    if to:
+    if to and not to >= allowed:
         return None
     text = message.params.message.casefold()
     hits = {c for c in allowed if any(_mentions(text, n) for n in (*names.get(c, ()), c))}

@@ -18,27 +18,31 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
-from companions.bus import Bus, BusItem, Subscription
+from companions.bus import Bus, Subscription
 from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
 from companions.conversation.config import ConversationConfig, config_from_settings
 from companions.conversation.control import (
+    CommandInbox,
     ControlOutcome,
     ControlState,
+    ConversationCommand,
     ForceNextSpeaker,
     InterruptConversation,
     MuteCompanion,
     StopConversation,
 )
-from companions.conversation.direct import direct_selection, likely_speaker, vote_deadline
+from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
+from companions.conversation.hearing import Hearing
 from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
-from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView, evolve
 from companions.conversation.selection import Selection, select_speaker
-from companions.conversation.turns import VoteOutcome, addressees, collect_votes, heard_since, only_companion_addressed
+from companions.conversation.turns import VoteOutcome, addressees, only_companion_addressed
+from companions.conversation.vote_round import vote_round
 from companions.conversation.warming import Warmer, WarmUp
-from companions.protocol import Closing, Message, MessageMetadata, MessageParams, State, new_id
+from companions.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -57,9 +61,7 @@ class ConversationManager:
         self.config = config or ConversationConfig()
         self.control = ControlState()
         self._participants: dict[str, Participant] = {}
-        self._joined: dict[str, int] = {}
-        self._history: collections.deque[tuple[int, Message]] = collections.deque(maxlen=500)
-        self._seq = 0
+        self._hearing = Hearing(self.config.history_limit)
         self._own: collections.deque[str] = collections.deque(maxlen=64)
         self._recent: collections.deque[str] = collections.deque(maxlen=self.config.recent_window)
         self._repetition = RepetitionDetector(threshold=self.config.repetition_threshold)
@@ -71,6 +73,7 @@ class ConversationManager:
         self._waiting: str | None = None
         self._lock = asyncio.Lock()
         self._subscriptions: list[Subscription] = []
+        self._inbox = CommandInbox(self._obey)
         self._last_speaker: str | None = None
         self._turn_number = 0
         self._turns_taken = 0
@@ -85,24 +88,25 @@ class ConversationManager:
 
     def add_participant(self, participant: Participant) -> None:
         self._participants[participant.id] = participant
-        self._joined[participant.id] = self._seq + 1  # hears from the next message on
+        self._hearing.join(participant.id)
         self._update("joined", present=tuple(sorted(self._participants)))
 
     def remove_participant(self, companion: str) -> None:
         self._participants.pop(companion, None)
-        self._joined.pop(companion, None)
+        self._hearing.leave(companion)
         self.control.muted.discard(companion)
         self._update("left", present=tuple(sorted(self._participants)), muted=tuple(sorted(self.control.muted)))
 
     # -- component ------------------------------------------------------------------------------------------
     async def start(self) -> None:
         if not self._subscriptions:
-            # Two queues: the manager's own view events (many per turn) never crowd out user messages.
+            # Commands have a queue of their own: the manager's view events never crowd out user messages.
             self._subscriptions = [
-                self.bus.subscribe("messages", self._on_bus, name="conversation-messages", maxsize=10_000,
+                self.bus.subscribe("messages", self.handle_message, name="conversation-messages", maxsize=10_000,
                                    overflow="drop_newest"),
-                self.bus.subscribe("events", self._on_bus, name="conversation-commands"),
+                self.bus.subscribe("events", self._inbox.offer, name="conversation-commands", direct=True),
             ]
+            self._tasks.spawn(self._inbox.run(), name="conversation-commands")
             self._warmer.schedule(self._warm_up)
 
     async def stop(self) -> None:
@@ -123,17 +127,15 @@ class ConversationManager:
         """The companion takes the next turn; an idle or ended conversation resumes on the last message."""
         outcome = self.control.force(companion, self.present)
         self._update("forced", forced_next=self.control.forced)
-        if outcome.ok and not self.running and self._history:
+        last = self._hearing.last
+        if outcome.ok and not self.running and last is not None:
             async with self._lock:
-                self._begin(self._history[-1][1], resumed=True)
+                self._begin(last, resumed=True)
         return outcome
 
     def revise_message(self, message_id: str, text: str | None) -> None:
         """The user edited (``text``) or deleted (None) a message: the history turns are built from follows."""
-        revised = ((seq, m if m.params.id != message_id else m.model_copy(
-            update={"params": m.params.model_copy(update={"message": text})}))
-                   for seq, m in self._history if m.params.id != message_id or text is not None)
-        self._history = collections.deque(revised, maxlen=self._history.maxlen)
+        self._hearing.revise(message_id, text)
 
     async def stop_conversation(self) -> ControlOutcome:
         return await self._cut_in("stopped", "stopped by the user")
@@ -160,17 +162,15 @@ class ConversationManager:
         return self._driver is not None and not self._driver.done()
 
     # -- bus ------------------------------------------------------------------------------------------------
-    async def _on_bus(self, item: BusItem) -> None:
-        if isinstance(item, MuteCompanion):
-            self.mute(item.companion, item.muted)
-        elif isinstance(item, ForceNextSpeaker):
-            await self.force_next(item.companion)
-        elif isinstance(item, StopConversation):
+    async def _obey(self, command: ConversationCommand) -> None:
+        if isinstance(command, MuteCompanion):
+            self.mute(command.companion, command.muted)
+        elif isinstance(command, ForceNextSpeaker):
+            await self.force_next(command.companion)
+        elif isinstance(command, StopConversation):
             await self.stop_conversation()
-        elif isinstance(item, InterruptConversation):
+        elif isinstance(command, InterruptConversation):
             await self.interrupt()
-        elif isinstance(item, Message):
-            await self.handle_message(item)
 
     async def handle_message(self, message: Message) -> None:
         """A message from the bus: a user's interrupts and opens a turn; a companion's opens one when idle."""
@@ -178,12 +178,12 @@ class ConversationManager:
             return
         async with self._lock:
             if message.params.from_ in self._participants:
-                self._hear(message)
+                self._hearing.hear(message)
                 if not self.running:
                     self._begin(message, resumed=False)
                 return
             await self._halt()
-            self._hear(message)
+            self._hearing.hear(message)
             self._begin(message, resumed=False)
 
     # -- the driver -----------------------------------------------------------------------------------------
@@ -229,14 +229,14 @@ class ConversationManager:
             selection = direct
         else:
             turn, votes, selection = await self._vote(turn, trigger, voters, contexts, forced)
-        turn = dataclasses.replace(turn, selection_reason=selection.reason, selection_rule=selection.rule)
+        turn = evolve(turn, selection_reason=selection.reason, selection_rule=selection.rule)
         for candidate in selection.ranking:
             speaker = self._participants.get(candidate)
             if speaker is None or candidate in self.control.muted:
                 continue
             vote = votes.get(candidate)
             closing = later_stage(vote.closing if vote is not None else "none", self._repetition.pressure)
-            turn = dataclasses.replace(turn, phase="composing", speaker=candidate, closing=closing)
+            turn = evolve(turn, phase="composing", speaker=candidate, closing=closing)
             self._update("composing", turn=turn, closing=closing)
             context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure)
             early = self._early_speech(speaker)
@@ -273,29 +273,21 @@ class ConversationManager:
 
     async def _vote(self, turn: TurnView, trigger: Message, voters: list[str], contexts: dict[str, TurnContext],
                     forced: str | None) -> tuple[TurnView, dict[str, Vote], Selection]:
-        """The vote round: every voter votes by the (adaptive) deadline; then the speaker is selected."""
-        turn_id = trigger.params.id
-        turn = dataclasses.replace(turn, votes=tuple(VoteView(v, "pending") for v in voters))
+        """The vote round (vote_round.py: every voter votes by its deadline); then the speaker is selected."""
+        turn = evolve(turn, votes=tuple(VoteView(v, "pending") for v in voters))
         self._update("turn", turn=turn)
 
-        def on_vote(outcome: VoteOutcome) -> None:
+        def on_outcome(outcome: VoteOutcome) -> None:
             nonlocal turn
-            voter = self._participants.get(outcome.voter)
-            # A companion elsewhere published its own State (companions/network): it is on the bus already.
-            if outcome.status == "voted" and voter is not None and not described(voter).remote:
-                v = outcome.vote
-                self.bus.publish(State.create(from_=outcome.voter, message_id=turn_id, state=v.state,
-                                              importance=v.importance, selected=v.selected, closing=v.closing))
             votes = tuple(VoteView.of(outcome) if x.companion == outcome.voter else x for x in turn.votes)
-            turn = dataclasses.replace(turn, votes=votes)
+            turn = evolve(turn, votes=votes)
             self._update("vote", turn=turn)
 
-        ballots = {v: (lambda v=v: self._calls.bounded(v, self._participants[v].vote(contexts[v]), None))
-                   for v in voters}
-        paces = [p for v in voters if (p := described(self._participants[v]).pace()) is not None]
-        outcomes = await collect_votes(ballots, deadline_s=vote_deadline(paces, self.config.vote_deadline_s),
-                                       owner=self._calls.tasks, on_vote=on_vote)
-        votes = {v: o.vote for v, o in outcomes.items()}
+        addressed = addressees(trigger, self.present, self.user_id)
+        silent = [c for c in addressed if c in self.control.muted and not described(self._participants[c]).remote]
+        votes = await vote_round(trigger.params.id, {v: self._participants[v] for v in voters}, contexts,
+                                 silent=silent, bus=self.bus, calls=self._calls, config=self.config,
+                                 on_outcome=on_outcome)
         selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
                                    previous_speaker=self._last_speaker, forced=forced,
                                    eligible=self.present - self.control.muted)
@@ -310,7 +302,7 @@ class ConversationManager:
 
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
                        closing: Closing, early: EarlySpeech | None = None) -> Message | None:
-        self._update("waiting", turn=dataclasses.replace(turn, phase="waiting"))
+        self._update("waiting", turn=evolve(turn, phase="waiting"))
         self._waiting = speaker.id  # composed but not yet said: told on interrupt that its words were dropped
         try:
             # pacing: never talk over the previous speech (an early speech waits for the floor itself)
@@ -324,7 +316,7 @@ class ConversationManager:
             id=new_id(), from_=speaker.id, to=to, message=utterance.text, metadata=metadata))
         if utterance.published is None:  # a line published elsewhere is on the bus and heard already
             self._own.append(message.params.id)
-            self._hear(message)
+            self._hearing.hear(message)
             self.bus.publish(message)
         report = self._repetition.observe(utterance.text)
         self._turns_taken += 1
@@ -336,7 +328,7 @@ class ConversationManager:
             self._floor.start(speaker.id, self._speech(speaker, message))
         # The pressure this message adds applies to the next turn (its speaker is pushed to say goodbye);
         # only the speaker's own stage decides whether this was the last word.
-        self._update("spoke", turn=dataclasses.replace(turn, phase="speaking"), turns_taken=self._turns_taken,
+        self._update("spoke", turn=evolve(turn, phase="speaking"), turns_taken=self._turns_taken,
                      closing=later_stage(closing, report.pressure), repetition=round(report.similarity, 3))
         if closing == "terminal":
             await self._finish(turn, "closed", f"{speaker.id} closed the conversation")
@@ -345,7 +337,7 @@ class ConversationManager:
 
     async def _finish(self, turn: TurnView, reason: EndReason, detail: str) -> None:
         await self._floor.wait_clear()
-        self._update("turn", turn=dataclasses.replace(turn, phase="ended"))
+        self._update("turn", turn=evolve(turn, phase="ended"))
         self._end(reason, detail)
 
     def _end(self, reason: EndReason, detail: str) -> None:
@@ -379,7 +371,7 @@ class ConversationManager:
             await asyncio.wait([driver])
             turn = self.view.turn
             if turn is not None and turn.phase not in ("ended", "speaking"):
-                self._update("cancelled", turn=dataclasses.replace(turn, phase="cancelled"))
+                self._update("cancelled", turn=evolve(turn, phase="cancelled"))
         await self._floor.cut()
         hooks = [self._participants[p].interrupt() for p in sorted(involved) if p in self._participants]
         if hooks:
@@ -388,19 +380,14 @@ class ConversationManager:
             if results[1]:
                 log.warning("%d interrupt hooks did not return in time", len(results[1]))
 
-    def _hear(self, message: Message) -> None:
-        self._seq += 1
-        self._history.append((self._seq, message))
-
     def _context(self, who: str, trigger: Message, pressure: Closing) -> TurnContext:
-        heard = heard_since(self._history, self._joined.get(who, 0), self.config.history_limit)
-        return TurnContext(turn_id=trigger.params.id, message=trigger, history=heard,
+        return TurnContext(turn_id=trigger.params.id, message=trigger, history=self._hearing.heard_by(who),
                            present=tuple(sorted(self.present)), user_id=self.user_id,
                            addressed_directly=only_companion_addressed(trigger, who, self.user_id),
                            closing_hint=pressure)
 
     def _update(self, change: str, **fields: Any) -> None:
-        self.view = dataclasses.replace(self.view, revision=self.view.revision + 1, **fields)
+        self.view = evolve(self.view, revision=self.view.revision + 1, **fields)
         self.bus.publish(ConversationChanged(self.view, change))
 
 

@@ -75,13 +75,17 @@ async def collect_votes(
     deadline_s: float,
     owner: TaskSet,
     on_vote: Callable[[VoteOutcome], None] | None = None,
+    deadlines: Mapping[str, float] | None = None,
 ) -> dict[str, VoteOutcome]:
-    """Runs every ballot at once and returns each voter's outcome by the deadline.
+    """Runs every ballot at once and returns each voter's outcome by its deadline.
 
-    Cancelling the caller cancels every ballot still running.
+    ``deadlines`` gives some voters a deadline of their own (a companion elsewhere, whose vote its own node
+    judges); the others have ``deadline_s``. A vote is ``missing`` as soon as its own deadline passes, while the
+    round waits for the voters that still have time. Cancelling the caller cancels every ballot still running.
     """
     started = time.monotonic()
     outcomes: dict[str, VoteOutcome] = {}
+    limit = {voter: max(0.0, (deadlines or {}).get(voter, deadline_s)) for voter in ballots}
 
     def finish(outcome: VoteOutcome) -> None:
         if outcome.voter in outcomes:
@@ -115,9 +119,20 @@ async def collect_votes(
         task = owner.spawn(ballot(make), name=f"vote:{voter}")
         task.add_done_callback(functools.partial(done, voter))
         tasks[task] = voter
+    late: list[asyncio.Task[Vote]] = []
     try:
-        if tasks:
-            await asyncio.wait(tasks, timeout=max(0.0, deadline_s))
+        waiting = list(tasks)
+        while waiting:
+            elapsed = time.monotonic() - started
+            for task in [t for t in waiting if not t.done() and limit[tasks[t]] <= elapsed]:
+                task.cancel()
+                late.append(task)
+                voter = tasks[task]
+                finish(VoteOutcome(voter, "missing", LISTEN, f"no vote within {limit[voter]:g} s", elapsed))
+            waiting = [t for t in waiting if not t.done() and t not in late]
+            if waiting:
+                # Until every vote still awaited is in, or the earliest deadline among them passes.
+                await asyncio.wait(waiting, timeout=min(limit[tasks[t]] for t in waiting) - elapsed)
     finally:
         pending = [t for t in tasks if not t.done()]
         for task in pending:
@@ -127,8 +142,4 @@ async def collect_votes(
             _, stuck = await asyncio.wait(pending, timeout=CANCEL_GRACE_S)
             for task in stuck:
                 log.warning("vote of %s ignores cancellation; the turn goes on without it", tasks[task])
-    elapsed = time.monotonic() - started
-    for voter in ballots:
-        if voter not in outcomes:
-            finish(VoteOutcome(voter, "missing", LISTEN, f"no vote within {deadline_s:g} s", elapsed))
     return {voter: outcomes[voter] for voter in ballots}

@@ -158,7 +158,10 @@ async def test_simulation_three_model_voters_close_by_themselves(bus: InProcessB
     assert first.vote_of("dai").status == "missing"  # type: ignore[union-attr]
     assert first.vote_of("aoi").reason == "speak 8"  # type: ignore[union-attr]
     opening_states = {s.params.from_: s for s in states if s.params.messageId == opening.params.id}
-    assert set(opening_states) == {"aoi", "ben"}  # no State claims a vote chika or dai never gave
     assert opening_states["aoi"].params.importance == 8
+    # chika's unreadable and dai's missing votes go out as what every node counts: listen (vote_round.py)
+    assert {(s.params.state, s.params.importance) for w, s in opening_states.items() if w in ("chika", "dai")} == {
+        ("listen", 0)}
+    assert len([s for s in states if s.params.messageId == opening.params.id]) == 4  # one State per voter
     assert people[2].voter.stats.fallbacks == 1
     cast.assert_used_up()

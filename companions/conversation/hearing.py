@@ -1,0 +1,58 @@
+"""What each participant heard: the conversation's messages in order, and when each participant joined.
+
+A participant knows only what it heard while present (its own context, never the whole log): it hears from the
+message after it joined on. The user may edit or delete a message afterwards; what everyone heard follows.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Final
+
+from companions.conversation.turns import heard_since
+from companions.protocol import Message
+
+KEPT: Final = 500
+
+
+class Hearing:
+    """The messages heard (numbered in order) and each present participant's join point."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # the most messages one participant is told (its history in a turn)
+        self._history: collections.deque[tuple[int, Message]] = collections.deque(maxlen=KEPT)
+        self._joined: dict[str, int] = {}
+        self._seq = 0
+        self._heard: dict[int, tuple[Message, ...]] = {}  # by join point, since the last message
+
+    def join(self, who: str) -> None:
+        self._joined[who] = self._seq + 1  # hears from the next message on
+
+    def leave(self, who: str) -> None:
+        self._joined.pop(who, None)
+
+    def hear(self, message: Message) -> None:
+        self._seq += 1
+        self._history.append((self._seq, message))
+        self._heard.clear()
+
+    @property
+    def last(self) -> Message | None:
+        return self._history[-1][1] if self._history else None
+
+    def heard_by(self, who: str) -> tuple[Message, ...]:
+        """What ``who`` heard while present, oldest first, at most ``limit`` messages. Participants that joined
+        together heard the same: it is worked out once per join point until the next message."""
+        since = self._joined.get(who, 0)
+        heard = self._heard.get(since)
+        if heard is None:
+            heard = self._heard[since] = heard_since(self._history, since, self.limit)
+        return heard
+
+    def revise(self, message_id: str, text: str | None) -> None:
+        """The user edited (``text``) or deleted (None) a message."""
+        revised = ((seq, m if m.params.id != message_id else m.model_copy(
+            update={"params": m.params.model_copy(update={"message": text})}))
+                   for seq, m in self._history if m.params.id != message_id or text is not None)
+        self._history = collections.deque(revised, maxlen=KEPT)
+        self._heard.clear()

@@ -1,0 +1,231 @@
+"""Two nodes take the same turns: two ConversationManagers, each with its own companions, joined by their real
+NetworkLinks over a port pair (the NetworkPort double: it hands each payload to the other node, after a delay the
+test chooses per topic and direction). A vote that reaches one node later than the other, or nodes whose deadlines
+differ, must not make them pick different speakers (companions/conversation/vote_round.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from companions.bus import InProcessBus
+from companions.conversation import ConversationConfig, ConversationManager, TurnContext, Utterance, Vote
+from companions.network.link import NetworkLink
+from companions.network.port import NetworkSink, NetworkStatus
+from companions.protocol import Closing, CompanionMetadata, Message, State
+
+Delay = Callable[[str, bytes], float]  # (topic, payload) -> seconds
+
+
+class PairPort:
+    """One end of a port pair: what this node publishes reaches the other after ``delay(topic, payload)``."""
+
+    def __init__(self, peer: str, delay: Delay | None = None) -> None:
+        self.peer = peer
+        self.delay = delay or (lambda topic, payload: 0.0)
+        self.other: PairPort | None = None
+        self.sink: NetworkSink | None = None
+
+    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
+        self.sink = sink
+        return self.status()
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        other = self.other
+        if other is not None and other.sink is not None:
+            asyncio.get_running_loop().call_later(self.delay(topic, payload), other.sink.received, self.peer, topic,
+                                                  payload)
+
+    def status(self) -> NetworkStatus:
+        return NetworkStatus(running=self.sink is not None, peer_id=self.peer)
+
+    async def stop(self) -> None:
+        self.sink = None
+
+
+@dataclass(eq=False)
+class Companion:
+    """A local participant double: votes ``importance`` after ``vote_s``, and says its line."""
+
+    id: str
+    importance: int
+    vote_s: float = 0.0
+    composed: list[str] = field(default_factory=list)  # the turns it composed for
+
+    async def vote(self, turn: TurnContext) -> Vote:
+        await asyncio.sleep(self.vote_s)  # the model's time to vote
+        return Vote(state="speak", importance=self.importance)
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        self.composed.append(turn.turn_id)
+        return Utterance(text=f"{self.id} answers")
+
+    async def speak(self, message: Message) -> None:
+        return None
+
+    async def interrupt(self) -> None:
+        return None
+
+
+@dataclass
+class Node:
+    bus: InProcessBus
+    manager: ConversationManager
+    link: NetworkLink
+    port: PairPort
+    seen: list[Any]
+    arrived: asyncio.Event
+
+    def lines(self) -> list[tuple[str, str]]:
+        return [(m.params.from_, m.params.message) for m in self.seen if isinstance(m, Message)]
+
+    def speakers(self) -> list[str]:
+        """Who each turn of this node chose, in order."""
+        chosen: dict[int, str] = {}
+        for view in (e.view for e in self.seen if type(e).__name__ == "ConversationChanged"):
+            if view.turn is not None and view.turn.speaker is not None:
+                chosen.setdefault(view.turn.number, view.turn.speaker)
+        return list(chosen.values())
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self.arrived.clear()
+                await self.arrived.wait()
+
+    async def stop(self) -> None:
+        await self.link.stop()
+        await self.manager.stop()
+
+
+async def node(peer: str, companions: list[Companion], *, deadline_s: float, delay: Delay | None = None) -> Node:
+    bus = InProcessBus()
+    seen: list[Any] = []
+    arrived = asyncio.Event()
+
+    def record(item: Any) -> None:
+        seen.append(item)
+        arrived.set()
+
+    bus.subscribe(("messages", "states", "events"), record, direct=True)
+    manager = ConversationManager(bus, user_id="user", participants=companions,
+                                  config=ConversationConfig(vote_deadline_s=deadline_s, turn_cap=1))
+    port = PairPort(peer, delay)
+    link = NetworkLink(bus, port, local=[CompanionMetadata(id=c.id, name=c.id) for c in companions], user_id="user",
+                       roster=manager)
+    await manager.start()
+    await link.start()
+    return Node(bus, manager, link, port, seen, arrived)
+
+
+async def pair(a: Node, b: Node, a_has: list[Companion], b_has: list[Companion]) -> None:
+    a.port.other, b.port.other = b.port, a.port
+    a.link.announced(b.port.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in b_has))
+    b.link.announced(a.port.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in a_has))
+
+
+def votes_of(companion: str, seconds: float) -> Delay:
+    """Delays the States ``companion`` publishes by ``seconds`` (everything else arrives at once)."""
+    return lambda topic, payload: seconds if topic == "states" and f'"from":"{companion}"' in \
+        payload.decode().replace(" ", "") else 0.0
+
+
+def ended(n: Node) -> bool:
+    return n.manager.view.status == "ended"
+
+
+async def test_a_vote_that_reaches_the_other_node_after_its_deadline_still_counts_there() -> None:
+    # akari (on A) wants the floor most and votes at once; her vote reaches B only after B's deadline has passed.
+    akari, souta = Company.akari(), Company.souta()
+    a = await node("peer-a", [akari], deadline_s=0.3, delay=votes_of("akari", 0.9))
+    b = await node("peer-b", [souta], deadline_s=0.3)
+    await pair(a, b, [akari], [souta])
+    a.bus.publish(Message.create(from_="user", message="what shall we do today?"))
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    # both nodes chose akari from the same two votes: one line, said by akari, heard on both
+    assert a.speakers() == b.speakers() == ["akari"]
+    assert a.lines() == b.lines() == [("user", "what shall we do today?"), ("akari", "akari answers")]
+    assert souta.composed == []
+    await a.stop()
+    await b.stop()
+
+
+async def test_nodes_with_different_deadlines_wait_for_the_vote_its_own_node_judged() -> None:
+    # A's model server is slow (a long deadline there), B's is fast: akari's vote, in time on A, comes after B's
+    # deadline. B follows A's judgement of akari's vote, not its own deadline.
+    akari, souta = Company.akari(vote_s=0.8), Company.souta()
+    a = await node("peer-a", [akari], deadline_s=3.0)
+    b = await node("peer-b", [souta], deadline_s=0.3)
+    await pair(a, b, [akari], [souta])
+    b.bus.publish(Message.create(from_="user", message="anyone?"))
+    await b.wait_for(lambda: ended(b))
+    await a.wait_for(lambda: ended(a))
+    assert a.speakers() == b.speakers() == ["akari"]
+    assert a.lines() == b.lines() == [("user", "anyone?"), ("akari", "akari answers")]
+    await a.stop()
+    await b.stop()
+
+
+async def test_a_vote_late_on_its_own_node_is_published_as_listen_and_counted_so_everywhere() -> None:
+    # akari votes after A's deadline: A counts listen and says so; B, with a longer deadline, counts the same.
+    akari, souta = Company.akari(vote_s=1.0), Company.souta()
+    a = await node("peer-a", [akari], deadline_s=0.3)
+    b = await node("peer-b", [souta], deadline_s=3.0)
+    await pair(a, b, [akari], [souta])
+    user = Message.create(from_="user", message="hello?")
+    a.bus.publish(user)
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    assert a.speakers() == b.speakers() == ["souta"]
+    listen = [s for s in b.seen if isinstance(s, State) and s.params.from_ == "akari"]
+    assert [(s.params.messageId, s.params.state, s.params.importance) for s in listen] == [
+        (user.params.id, "listen", 0)]
+    assert akari.composed == []
+    await a.stop()
+    await b.stop()
+
+
+async def test_a_muted_companion_is_said_to_listen_so_no_node_waits_for_it() -> None:
+    akari, souta = Company.akari(importance=3), Company.souta(importance=9)
+    a = await node("peer-a", [akari], deadline_s=0.3)
+    b = await node("peer-b", [souta], deadline_s=0.3)
+    await pair(a, b, [akari], [souta])
+    b.manager.mute("souta")
+    started = asyncio.get_running_loop().time()
+    a.bus.publish(Message.create(from_="user", message="hi both"))
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    assert asyncio.get_running_loop().time() - started < 3  # not the wait for a remote vote (95 s)
+    assert a.speakers() == ["akari"]
+    await a.stop()
+    await b.stop()
+
+
+async def test_a_message_to_everyone_naming_a_companion_elsewhere_is_its_turn_on_both_nodes() -> None:
+    # On A the user's message has an empty to; B gets it addressed to every companion (reference nodes answer only
+    # messages naming them). Both see that it names souta, and neither runs a vote round for it.
+    akari, souta = Company.akari(), Company.souta(importance=1)
+    a = await node("peer-a", [akari], deadline_s=0.3)
+    b = await node("peer-b", [souta], deadline_s=0.3)
+    await pair(a, b, [akari], [souta])
+    a.bus.publish(Message.create(from_="user", message="Souta, how are you?"))
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    assert a.speakers() == b.speakers() == ["souta"]
+    assert a.lines()[1] == b.lines()[1] == ("souta", "souta answers")
+    assert not [s for n in (a, b) for s in n.seen if isinstance(s, State)]  # named: no vote round anywhere
+    await a.stop()
+    await b.stop()
+
+
+class Company:
+    @staticmethod
+    def akari(importance: int = 9, vote_s: float = 0.0) -> Companion:
+        return Companion("akari", importance, vote_s)
+
+    @staticmethod
+    def souta(importance: int = 5, vote_s: float = 0.0) -> Companion:
+        return Companion("souta", importance, vote_s)
