@@ -48,6 +48,13 @@ class InvalidVote(Exception):
     """
 
 
+class VoteNeverComes(Exception):
+    """Raised by a vote that is known not to come (a companion elsewhere whose peer left the network).
+
+    It counts as ``listen`` at once, without waiting for the deadline; the read model shows it as ``missing``.
+    """
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """What a participant is told when a turn opens.

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Reversible
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
-from companions.conversation.participant import LISTEN, Vote
+from companions.conversation.participant import LISTEN, Vote, VoteNeverComes
 from companions.protocol import Message
 from companions.tasks import TaskSet
 
@@ -103,7 +103,8 @@ async def collect_votes(
             return
         exc = task.exception()
         if exc is not None:
-            finish(VoteOutcome(voter, "invalid", LISTEN, f"{type(exc).__name__}: {exc}", latency))
+            status: VoteStatus = "missing" if isinstance(exc, VoteNeverComes) else "invalid"
+            finish(VoteOutcome(voter, status, LISTEN, f"{type(exc).__name__}: {exc}", latency))
             return
         result = task.result()
         if isinstance(result, Vote):

@@ -36,7 +36,6 @@ from companions.protocol import (
     parse_body,
     sender_of,
     to_json_bytes,
-    to_wire,
 )
 
 log = logging.getLogger(__name__)
@@ -130,7 +129,7 @@ class NetworkLink:
                 item = item.model_copy(update={"params": item.params.model_copy(update={"to": everyone})})
             self.port.publish("messages", to_json_bytes(item))
         elif isinstance(item, State) and local:
-            self.port.publish("states", json.dumps([to_wire(item)], ensure_ascii=False).encode())
+            self.port.publish("states", b"[" + to_json_bytes(item) + b"]")  # the reference reads an array
         elif isinstance(item, Action) and local:
             self.port.publish("actions", to_json_bytes(item))
 

@@ -15,15 +15,22 @@ import collections
 import logging
 from typing import Final
 
-from companions.conversation.participant import Description, InvalidVote, TurnContext, Utterance, Vote
+from companions.conversation.participant import (
+    Description,
+    InvalidVote,
+    TurnContext,
+    Utterance,
+    Vote,
+    VoteNeverComes,
+)
 from companions.protocol import Closing, CompanionMetadata, Message, State
 
 log = logging.getLogger(__name__)
 KEPT: Final = 64  # votes and lines kept per remote companion (they may arrive before the manager asks)
 
 
-class PeerGone(Exception):
-    """The peer running the companion left the network."""
+class PeerGone(VoteNeverComes):
+    """The peer running the companion left the network (its pending vote counts as missing at once)."""
 
 
 class MessageOrder:

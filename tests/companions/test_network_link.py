@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 
 from companions.bus import InProcessBus
-from companions.conversation import ConversationConfig, ConversationManager, TurnContext, Utterance, Vote
+from companions.conversation import (
+    ConversationChanged,
+    ConversationConfig,
+    ConversationManager,
+    TurnContext,
+    Utterance,
+    Vote,
+)
 from companions.conversation.participant import Description, Pace
 from companions.network.link import NetworkChanged, NetworkLink
 from companions.network.peers import RateLimit
@@ -217,6 +224,12 @@ async def test_a_peer_that_vanishes_mid_turn_counts_as_a_missing_vote() -> None:
     port.sink.gone(PEER)
     await asyncio.wait_for(akari.composed.wait(), 5)
     assert asyncio.get_running_loop().time() - started < 2  # not the 30 s deadline
+    turns = [e.view.turn for e in seen if isinstance(e, ConversationChanged) and e.view.turn is not None
+             and e.view.turn.number == 1]
+    gone = turns[-1].vote_of("souta")
+    assert gone is not None
+    assert gone.status == "missing"
+    assert "left the network" in gone.error
     assert "souta" not in manager.present
     changed = [e for e in seen if isinstance(e, NetworkChanged)]
     assert changed[-1].remote[0].reachable is False  # the window still lists it, as unreachable
