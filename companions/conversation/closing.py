@@ -95,11 +95,9 @@ def fingerprint_similarity(a: Fingerprint, b: Fingerprint) -> float:
     total = a.total(n) + b.total(n)
     if total == 0:
         return 0.0
-    if len(gb) < len(ga):
-        ga, gb = gb, ga
     # The multiset intersection's size, without building it (``Counter.__and__`` costs ~5x more: every turn
-    # compares the new line with the whole window on the loop).
-    shared = sum(min(count, gb[gram]) for gram, count in ga.items() if gram in gb)
+    # compares the new line with the whole window on the loop); the shared grams are found by a set intersection.
+    shared = sum(min(ga[gram], gb[gram]) for gram in ga.keys() & gb.keys())
     return 2.0 * shared / total
 
 
