@@ -70,6 +70,7 @@ TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "rule.first": ("{who} answers first (the model server takes one request at a time: the others vote on the "
                    "next line)",
                    "{who} が最初に答えます（モデルサーバーは一度に1件ずつなので、ほかの人は次の発言で投票します）"),
+    "rule.settled": ("{who} spoke first, chosen on another machine", "{who} が別のマシンで選ばれ、先に話しました"),
     "rule.nobody": ("nobody wants to speak", "誰も話したがっていません"),
     "ended": ("Ended: {reason}", "終了: {reason}"),
     "end.closed": ("{who} said goodbye", "{who} が会話を締めくくりました"),

@@ -37,9 +37,9 @@ from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.hearing import Hearing
 from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
-from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView, evolve
-from companions.conversation.selection import Selection, select_speaker
-from companions.conversation.turns import VoteOutcome, addressees, only_companion_addressed
+from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
+from companions.conversation.selection import Selection, select_speaker, settled_by
+from companions.conversation.turns import addressees, only_companion_addressed
 from companions.conversation.vote_round import vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
@@ -74,6 +74,7 @@ class ConversationManager:
         self._lock = asyncio.Lock()
         self._subscriptions: list[Subscription] = []
         self._inbox = CommandInbox(self._obey)
+        self._settle: asyncio.Future[str] | None = None  # while votes are awaited: a remote line settles the turn
         self._last_speaker: str | None = None
         self._turn_number = 0
         self._turns_taken = 0
@@ -177,10 +178,13 @@ class ConversationManager:
         if message.params.id in self._own:
             return
         async with self._lock:
-            if message.params.from_ in self._participants:
+            sender = self._participants.get(message.params.from_)
+            if sender is not None:
                 self._hearing.hear(message)
                 if not self.running:
                     self._begin(message, resumed=False)
+                elif self._settle is not None and not self._settle.done() and described(sender).remote:
+                    self._settle.set_result(sender.id)  # its line settles the turn whose votes this node awaits
                 return
             await self._halt()
             self._hearing.hear(message)
@@ -274,24 +278,19 @@ class ConversationManager:
     async def _vote(self, turn: TurnView, trigger: Message, voters: list[str], contexts: dict[str, TurnContext],
                     forced: str | None) -> tuple[TurnView, dict[str, Vote], Selection]:
         """The vote round (vote_round.py: every voter votes by its deadline); then the speaker is selected."""
-        turn = evolve(turn, votes=tuple(VoteView(v, "pending") for v in voters))
-        self._update("turn", turn=turn)
-
-        def on_outcome(outcome: VoteOutcome) -> None:
-            nonlocal turn
-            votes = tuple(VoteView.of(outcome) if x.companion == outcome.voter else x for x in turn.votes)
-            turn = evolve(turn, votes=votes)
-            self._update("vote", turn=turn)
-
         addressed = addressees(trigger, self.present, self.user_id)
         silent = [c for c in addressed if c in self.control.muted and not described(self._participants[c]).remote]
-        votes = await vote_round(trigger.params.id, {v: self._participants[v] for v in voters}, contexts,
-                                 silent=silent, bus=self.bus, calls=self._calls, config=self.config,
-                                 on_outcome=on_outcome)
+        self._settle = settle = asyncio.get_running_loop().create_future()
+        try:
+            turn, votes = await vote_round(turn, {v: self._participants[v] for v in voters}, contexts,
+                                           silent=silent, bus=self.bus, calls=self._calls, config=self.config,
+                                           update=self._update, settle=settle)
+        finally:
+            self._settle = None
         selection = select_speaker(votes, recent_turns=collections.Counter(self._recent),
                                    previous_speaker=self._last_speaker, forced=forced,
                                    eligible=self.present - self.control.muted)
-        return turn, votes, selection
+        return turn, votes, settled_by(selection, settle.result()) if settle.done() else selection
 
     def _early_speech(self, speaker: Participant) -> EarlySpeech | None:
         speak_part = getattr(speaker, "speak_part", None)

@@ -20,10 +20,11 @@ from typing import Literal, TypeAlias
 
 from companions.conversation.participant import Vote
 
-SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "nobody"]
+SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "settled", "nobody"]
 """Which rule chose the speaker: the user forced it, it was named, it wants the floor most, the previous speaker
 stepped aside for it (rule 4), it answers a user's message first without a vote round because a vote round would
-be slow on its model server (direct.py), or nobody wants the floor. A view renders it in its own language."""
+be slow on its model server (direct.py), it spoke already, chosen by the votes another node had (vote_round.py),
+or nobody wants the floor. A view renders it in its own language."""
 
 
 @dataclass(frozen=True)
@@ -88,3 +89,10 @@ def select_speaker(
     if top.selected:
         return Selection(tuple(candidates), f"{candidates[0]} was named", "named")
     return Selection(tuple(candidates), f"{candidates[0]} wants to speak (importance {top.importance})", "wants")
+
+
+def settled_by(selection: Selection, speaker: str) -> Selection:
+    """``selection`` with ``speaker`` first: a companion elsewhere said its line for the turn while this node still
+    waited for votes (another node had them all and chose it), so every node follows that line."""
+    rest = tuple(c for c in selection.ranking if c != speaker)
+    return Selection((speaker, *rest), f"{speaker} spoke first, chosen on another node", "settled")

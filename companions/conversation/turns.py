@@ -76,12 +76,15 @@ async def collect_votes(
     owner: TaskSet,
     on_vote: Callable[[VoteOutcome], None] | None = None,
     deadlines: Mapping[str, float] | None = None,
+    settle: asyncio.Future[str] | None = None,
 ) -> dict[str, VoteOutcome]:
     """Runs every ballot at once and returns each voter's outcome by its deadline.
 
     ``deadlines`` gives some voters a deadline of their own (a companion elsewhere, whose vote its own node
     judges); the others have ``deadline_s``. A vote is ``missing`` as soon as its own deadline passes, while the
-    round waits for the voters that still have time. Cancelling the caller cancels every ballot still running.
+    round waits for the voters that still have time. When ``settle`` gets a result (why the turn is decided
+    already), the votes still awaited are ``missing`` at once. Cancelling the caller cancels every ballot still
+    running.
     """
     started = time.monotonic()
     outcomes: dict[str, VoteOutcome] = {}
@@ -121,6 +124,16 @@ async def collect_votes(
         task.add_done_callback(functools.partial(done, voter))
         tasks[task] = voter
     late: list[asyncio.Task[Vote]] = []
+
+    def settled(future: asyncio.Future[str]) -> None:
+        why = future.result() if not future.cancelled() else "cancelled"
+        for task in [t for t in tasks if not t.done()]:
+            task.cancel()
+            late.append(task)
+            finish(VoteOutcome(tasks[task], "missing", LISTEN, f"not needed: {why}", time.monotonic() - started))
+
+    if settle is not None:
+        settle.add_done_callback(settled)
     try:
         waiting = list(tasks)
         while waiting:
@@ -143,4 +156,10 @@ async def collect_votes(
             _, stuck = await asyncio.wait(pending, timeout=CANCEL_GRACE_S)
             for task in stuck:
                 log.warning("vote of %s ignores cancellation; the turn goes on without it", tasks[task])
+        if settle is not None:
+            settle.remove_done_callback(settled)
+    elapsed = time.monotonic() - started
+    for voter in ballots:  # a ballot cancelled from elsewhere (its owner closing)
+        if voter not in outcomes:
+            finish(VoteOutcome(voter, "missing", LISTEN, "the vote was cancelled", elapsed))
     return {voter: outcomes[voter] for voter in ballots}

@@ -15,17 +15,24 @@ count on one and be missing on the other. So a vote is judged where it is cast:
 Every node then holds the same votes and :func:`~companions.conversation.selection.select_speaker` is a pure
 function of them. (The reference's nodes wait for every addressed companion's State without any bound; a
 reference node always votes on a message naming its companion.)
+
+- **A line settles the turn.** Should a companion elsewhere say its line while this node still waits for votes
+  (its node had them all; a State lost on the way, or nodes that differ in what their user muted), the votes still
+  awaited are not needed: the line's speaker takes the turn here too (``settle``, rule ``settled``), and the
+  conversation goes on from its line on every node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from companions.bus import Bus
 from companions.conversation.calls import ParticipantCalls
 from companions.conversation.config import ConversationConfig
 from companions.conversation.direct import vote_deadline
 from companions.conversation.participant import LISTEN, Participant, TurnContext, Vote, described
+from companions.conversation.readmodel import TurnView, VoteView, evolve
 from companions.conversation.turns import VoteOutcome, collect_votes
 from companions.protocol import State
 
@@ -36,26 +43,38 @@ def publish_vote(bus: Bus, voter: str, turn_id: str, vote: Vote) -> None:
                              selected=vote.selected, closing=vote.closing))
 
 
-async def vote_round(turn_id: str, voters: Mapping[str, Participant], contexts: Mapping[str, TurnContext], *,
+async def vote_round(turn: TurnView, voters: Mapping[str, Participant], contexts: Mapping[str, TurnContext], *,
                      silent: Iterable[str], bus: Bus, calls: ParticipantCalls, config: ConversationConfig,
-                     on_outcome: Callable[[VoteOutcome], None]) -> dict[str, Vote]:
-    """Every voter votes; returns the votes (``listen`` for a missing or invalid one).
+                     update: Callable[..., None], settle: asyncio.Future[str] | None = None,
+                     ) -> tuple[TurnView, dict[str, Vote]]:
+    """Every voter votes; returns the turn's view with their votes, and the votes (``listen`` for a missing or
+    invalid one).
 
     ``silent`` are this node's companions the turn addresses but that do not vote (muted here): their ``listen``
-    is published so that other nodes do not wait for them. ``on_outcome`` sees each outcome as it comes.
+    is published so that other nodes do not wait for them. ``update(change, turn=...)`` shows each vote as it comes.
+    ``settle`` ends the round early (a line for the turn came from elsewhere: see the module's docstring).
     """
+    turn_id = turn.turn_id
     for companion in silent:
         publish_vote(bus, companion, turn_id, LISTEN)
+    turn = evolve(turn, votes=tuple(VoteView(v, "pending") for v in voters))
+    update("turn", turn=turn)
     remote = {v for v, p in voters.items() if described(p).remote}
     paces = [pace for v, p in voters.items() if v not in remote and (pace := described(p).pace()) is not None]
     deadline = vote_deadline(paces, config.vote_deadline_s)
 
     def on_vote(outcome: VoteOutcome) -> None:
+        nonlocal turn
         if outcome.voter not in remote:  # a remote companion's State came from the network: it is on the bus
             publish_vote(bus, outcome.voter, turn_id, outcome.vote)
-        on_outcome(outcome)
+        turn = evolve(turn, votes=tuple(VoteView.of(outcome) if x.companion == outcome.voter else x
+                                        for x in turn.votes))
+        update("vote", turn=turn)
 
-    ballots = {v: (lambda v=v: calls.tracked(v, voters[v].vote(contexts[v]))) for v in voters}
-    outcomes = await collect_votes(ballots, deadline_s=deadline, owner=calls.tasks, on_vote=on_vote,
+    def ballot(voter: str) -> Callable[[], Awaitable[Vote]]:
+        return lambda: calls.tracked(voter, voters[voter].vote(contexts[voter]))
+
+    ballots = {v: ballot(v) for v in voters}
+    outcomes = await collect_votes(ballots, deadline_s=deadline, owner=calls.tasks, on_vote=on_vote, settle=settle,
                                    deadlines={v: max(deadline, config.remote_vote_wait_s) for v in remote})
-    return {v: o.vote for v, o in outcomes.items()}
+    return turn, {v: o.vote for v, o in outcomes.items()}

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from companions.bus import InProcessBus
-from companions.conversation import ConversationConfig, ConversationManager, TurnContext, Utterance, Vote
+from companions.conversation import (
+    ConversationChanged,
+    ConversationConfig,
+    ConversationManager,
+    TurnContext,
+    Utterance,
+    Vote,
+)
 from companions.network.link import NetworkLink
 from companions.network.port import NetworkSink, NetworkStatus
 from companions.protocol import Closing, CompanionMetadata, Message, State
@@ -84,7 +91,7 @@ class Node:
     def speakers(self) -> list[str]:
         """Who each turn of this node chose, in order."""
         chosen: dict[int, str] = {}
-        for view in (e.view for e in self.seen if type(e).__name__ == "ConversationChanged"):
+        for view in (e.view for e in self.seen if isinstance(e, ConversationChanged)):
             if view.turn is not None and view.turn.speaker is not None:
                 chosen.setdefault(view.turn.number, view.turn.speaker)
         return list(chosen.values())
@@ -229,3 +236,25 @@ class Company:
     @staticmethod
     def souta(importance: int = 5, vote_s: float = 0.0) -> Companion:
         return Companion("souta", importance, vote_s)
+
+
+async def test_a_vote_lost_on_the_way_does_not_hold_the_turn_the_speakers_line_settles_it() -> None:
+    # akari's vote never reaches B (lost): A had both votes and chose akari; her line reaches B while B still
+    # waits for that vote, and B follows it instead of waiting for the vote (or choosing souta).
+    akari, souta = Company.akari(), Company.souta()
+    a = await node("peer-a", [akari], deadline_s=0.3, delay=votes_of("akari", 3600.0))
+    b = await node("peer-b", [souta], deadline_s=0.3)
+    await pair(a, b, [akari], [souta])
+    started = asyncio.get_running_loop().time()
+    a.bus.publish(Message.create(from_="user", message="who goes first?"))
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    assert asyncio.get_running_loop().time() - started < 3
+    assert a.speakers() == b.speakers() == ["akari"]
+    assert a.lines() == b.lines()
+    assert souta.composed == []
+    turns = [e.view.turn for e in b.seen if isinstance(e, ConversationChanged) and e.view.turn is not None
+             and e.view.turn.number == 1]
+    assert turns[-1].selection_rule == "settled"
+    await a.stop()
+    await b.stop()
