@@ -28,40 +28,15 @@ from companions.bus import InProcessBus
 from companions.conversation import ConversationConfig, ConversationManager, ConversationReadModel
 from companions.loop_health import percentile
 from companions.network.link import NetworkLink
+from companions.network.pair import port_pair
 from companions.network.peers import RateLimit
-from companions.network.port import NetworkSink, NetworkStatus
 from companions.protocol import CompanionMetadata, Message
-
-
-class PairPort:
-    """One end of an in-memory port pair: what one node publishes, the other receives (next loop iteration)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.other: PairPort | None = None
-        self.sink: NetworkSink | None = None
-
-    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
-        self.sink = sink
-        return self.status()
-
-    def publish(self, topic: str, payload: bytes) -> None:
-        other = self.other
-        if other is not None and other.sink is not None:
-            asyncio.get_running_loop().call_soon(other.sink.received, self.name, topic, payload)
-
-    def status(self) -> NetworkStatus:
-        return NetworkStatus(running=True, peer_id=self.name)
-
-    async def stop(self) -> None:
-        self.sink = None
 
 
 async def networked(turns: int, rng: random.Random, arrivals: Arrivals | None = None) -> list[float]:
     """Lines' arrival times on node A for a conversation of A's 3 and B's 3 companions (``arrivals`` gets their
     CPU times too)."""
-    ports = PairPort("peer-a"), PairPort("peer-b")
-    ports[0].other, ports[1].other = ports[1], ports[0]
+    ports = port_pair("peer-a", "peer-b")
     nodes = []
     kept = arrivals if arrivals is not None else Arrivals()
     for n, port in enumerate(ports):

@@ -1,7 +1,7 @@
 """Two nodes take the same turns: two ConversationManagers, each with its own companions, joined by their real
-NetworkLinks over a port pair (the NetworkPort double: it hands each payload to the other node, after a delay the
-test chooses per topic and direction). A vote that reaches one node later than the other, or nodes whose deadlines
-differ, must not make them pick different speakers (companions/conversation/vote_round.py)."""
+NetworkLinks over an in-memory port pair (companions/network/pair.py: it hands each payload to the other node,
+after a delay the test chooses per topic and direction). A vote that reaches one node later than the other, or
+nodes whose deadlines differ, must not make them pick different speakers (companions/conversation/vote_round.py)."""
 
 from __future__ import annotations
 
@@ -20,36 +20,8 @@ from companions.conversation import (
     Vote,
 )
 from companions.network.link import NetworkLink
-from companions.network.port import NetworkSink, NetworkStatus
+from companions.network.pair import Delay, PairPort
 from companions.protocol import Closing, CompanionMetadata, Message, State
-
-Delay = Callable[[str, bytes], float]  # (topic, payload) -> seconds
-
-
-class PairPort:
-    """One end of a port pair: what this node publishes reaches the other after ``delay(topic, payload)``."""
-
-    def __init__(self, peer: str, delay: Delay | None = None) -> None:
-        self.peer = peer
-        self.delay = delay or (lambda topic, payload: 0.0)
-        self.other: PairPort | None = None
-        self.sink: NetworkSink | None = None
-
-    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
-        self.sink = sink
-        return self.status()
-
-    def publish(self, topic: str, payload: bytes) -> None:
-        other = self.other
-        if other is not None and other.sink is not None:
-            asyncio.get_running_loop().call_later(self.delay(topic, payload), other.sink.received, self.peer, topic,
-                                                  payload)
-
-    def status(self) -> NetworkStatus:
-        return NetworkStatus(running=self.sink is not None, peer_id=self.peer)
-
-    async def stop(self) -> None:
-        self.sink = None
 
 
 @dataclass(eq=False)
