@@ -131,7 +131,9 @@ class RuleBasedClassifier:
     Everything else is a local question. A question about a whole collection is recognised by its cue words or by a
     collection noun with an aggregate word (「保存した記事はどんなジャンルに偏っている？」, "what do my notes keep
     coming back to"); scoped to the whole collection (全体, across, overall), a comparison of two named things is
-    composite.
+    composite. Relations are recognised by kind (cause and effect, before and after, agreement, ties, two things in
+    one yes/no question: ``classifier_relations``), and 「AとB」 only where fugashi tags と as the particle between
+    two nouns (``classifier_japanese``).
     """
 
     async def classify(self, query: str, options: QueryClassificationOptions | None = None) -> QueryClassification:

@@ -14,9 +14,10 @@ plain word patterns. Everything here is pure and fast (well under a millisecond 
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
-from typing import Any
+
+from companions.search.classifier_japanese import analyse_to, noun_runs
+from companions.search.classifier_relations import CAUSE, PAIR_PREDICATE, asks_for_fact, relation_cues
 
 # --- the seed's rules, verbatim (baseline) -------------------------------------------------------------------------
 
@@ -75,28 +76,45 @@ _JA_AGGREGATE = (r"多い|多く|一番|よく|いつも|共通|通底|繰り返
                  r"|振り返|ハイライト|一覧|三行|一言|ひとこと|ざっと|ざっくり|大づかみ|大まか|偏|ジャンル|分野"
                  r"|雰囲気|どんな|結局|カバー|守備範囲|癖|推測|動き|読み取|総合|踏まえ|通して|見渡|全部|すべて|全て"
                  r"|何が入って|見返|毎回|大きく分け|要するに|波|散らば|拾い集め|全体像|分類|カテゴリ|広がり"
-                 r"|課題|あぶり出|洗い出|空気感|割いて|並べ|共通点")
+                 r"|課題|あぶり出|洗い出|空気感|割いて|並べ|共通点|見え(る|て|た)|スタイル|好み|特徴|(?<!何)種類|系が|ランキング"
+                 r"|モチーフ|印象|全体的|ひっくるめ|通読|要点|盛り上が|変わってき|変化してき|増えてい|減ってい|いちばん"
+                 r"|読み返|目を通|ひと通り|流行|はやり|ハマ|夢中|今まで|これまで")
 _EN_COLLECTION = (r"notes|notebooks?|journal|diar(y|ies)|minutes|documents|docs|papers|articles|recipes|records|logs"
                   r"|chats?|conversations|(chat|conversation) history|messages|e?mails|files|reports|feedback"
                   r"|reviews|bookmarks|archive|collection|material|materials|knowledge base|essays|drafts|tickets"
                   r"|(survey )?responses|interviews|entries|reading list|clips|sources|corpus|posts|letters"
-                  r"|writing|saved \w+")
+                  r"|writing|saved \w+|transcripts|answers|links|newsletters|threads|comments|photos|screenshots"
+                  r"|slides|memos|surveys|retros|retrospectives|journals|meetings|calls|sessions|blog( posts)?"
+                  r"|forum|podcasts|episodes|videos|history|folder|inbox|timeline|log|drive|directory|wiki|vault"
+                  r"|(my|our|all (of )?(my|our|the)|these|those) (?!two|three|both)(\w+ )?\w+s")
 _EN_AGGREGATE = (r"mostly|mainly|generally|usually|overall|whole|all|every|across|throughout|recurr\w*"
                  r"|coming back|dominant|dominate|most often|most common|common|frequent\w*|main|key|major|themes?"
                  r"|topics?|subjects?|genres?|patterns?|trends?|kinds? of|sorts? of|types? of|stands? out|mood"
                  r"|tone|shift\w*|changed?|evolv\w*|highlights|outline|skim|runs? through|thread|concern\w*"
-                 r"|conclusions|describe|cover")
+                 r"|conclusions|describe|cover|lately|these days|over the (past|last) \w+|(past|last) (year|months"
+                 r"|weeks|quarter)|this (year|quarter|month)|vibe|characteri[sz]e|through-?line|big ideas|broad\w*"
+                 r"|categor\w*|organi[sz]e|group|cluster|top (\w+ )?(three|five|ten|\d+)|take up|recap"
+                 r"|sentiment|style|complaints|(they're|they are|it's) about")
 COLLECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"({_JA_COLLECTION}).*({_JA_AGGREGATE})|({_JA_AGGREGATE}).*({_JA_COLLECTION})"),
     re.compile(rf"\b({_EN_COLLECTION})\b.*\b({_EN_AGGREGATE})\b|\b({_EN_AGGREGATE})\b.*\b({_EN_COLLECTION})\b",
                re.I),
     # Cues that speak of a whole on their own.
     re.compile(r"全(メモ|ノート|記事|ファイル|資料|文書|データ|件|体像)|大づかみ|三行で|一言で|ひとことで|総括|俯瞰|概観"
-               r"|振り返って|大きな流れ|移り変わり|(最近|いつも)よく(考え|話|書|相談|悩)"),
+               r"|振り返って|大きな流れ|移り変わり|(最近|いつも)よく(考え|話|書|相談|悩)"
+               r"|(ノート|メモ|資料|記事|論文|文書|ファイル|レポート|写真|データ)(群|一式|全部|ぜんぶ)"),
     re.compile(r"\b(gist|big picture|sum (it |this |them |everything )?up|sum up|wrap up|boil .+ down|roughly speaking"
                r"|broadly|in a nutshell|at a glance|bird'?s[- ]eye|looking back|looking at (everything|it all|all)"
                r"|as a whole|on the whole|all in all|in (one|a few|two|three) (lines?|sentences?|words?))\b"
-               r"|\b(mostly|mainly|usually|most) (been )?(think|talk|writ|worr|discuss|ask)\w*", re.I),
+               r"|\b(mostly|mainly|usually|most) (been )?(think|talk|writ|worr|discuss|ask)\w*"
+               r"|\bwhat (have|has) (i|we|you|he|she|they|the \w+) been \w+ing (about|on)\b"
+               r"|\b(rundown|run-through|roundup|digest|recap) of\b"
+               r"|\b(sort|classify|categori[sz]e|group|cluster|bucket|organi[sz]e) (all )?(of )?"
+               r"(my|our|the|these|those) [\w' ]+ (into|by)\b"
+               r"|\b(what|which) (subjects|topics|themes|genres|kinds|sorts|types|things) (have|has|do|did) \w+"
+               r" [\w ]*\bmost\b"
+               r"|\b(years?|months?|weeks?|decades?|quarters?) (worth )?of (my |our |the )?(\w+ )?"
+               rf"({_EN_COLLECTION})\b", re.I),
 )
 # A question scoped to the whole collection ("across all my notes", 「これまでの会話全体で」): with a cause, a relation
 # or a comparison, even of two named things, it is a composite (hybrid) question.
@@ -121,7 +139,9 @@ _JA_PICK_ONE = re.compile(
 )
 # 『A』『B』 or 「A」「B」 side by side, without と.
 _JA_QUOTED_PAIR = re.compile(r"[『「](?P<a>[^』」]+)[』」]\s*(?:と|、|,)?\s*[『「](?P<b>[^』」]+)[』」]")
-_JA_RELATION = re.compile(r"関係|関連|つながり|繋がり|つなぐ|繋ぐ|影響|因果|なぜ|どうして|原因|理由|知り合|出会"
+# 「プロジェクト関連の文書」「関連する記事」: 関連 as "related" names a set of things, not a relation asked about.
+_RELATED = r"関連(?!の|する|した|記事|資料|文書|書類|ファイル)"
+_JA_RELATION = re.compile(rf"関係|{_RELATED}|つながり|繋がり|つなぐ|繋ぐ|影響|因果|なぜ|どうして|原因|理由|知り合|出会"
                           r"|対立|変更点|相違点|共通点|差分|関わ|結びつ|のせい|せいで|おかげで|親し|仲が|仲は|仲良"
                           r"|二つの|2つの|二人の|2人の|両社|両チーム"
                           r"|は[^、。？?]{1,20}の(部下|上司|兄|姉|弟|妹|父親?|母親?|息子|娘|夫|妻|友達|友人|同僚|先輩|後輩"
@@ -154,9 +174,11 @@ _EN_NAMED_RELATION = re.compile(
     r"|\b[A-Z]\w* [A-Z]\w*'s (cousin|brother|sister|father|mother|parent|son|daughter|wife|husband|partner"
     r"|friend|boss|colleague|uncle|aunt|grand\w+)\b")
 # Cause and relation words; with a global cue they make a composite (hybrid) question ("why did the trend change").
-_CAUSAL = re.compile(r"関係|関連|影響|因果|なぜ|どうして|原因|理由|きっかけ|要因|背景|つなが|繋が|結びつ|相互|関わ"
+_CAUSAL = re.compile(rf"関係|{_RELATED}|影響|因果|なぜ|どうして|原因|理由|きっかけ|要因|背景|つなが|繋が|結びつ"
+                     r"|相互|関わ"
                      r"|\b(why|cause[sd]?|because|reasons?|affect(s|ed)?|impact(s|ed)?|influence[sd]?"
-                     r"|relat(e|es|ed|ion|ions|ionship)|connect(s|ed)?|driv(e|es|ing)|trigger(s|ed)?|link(s|ed)?"
+                     r"|relat(e|es|ed|ion|ions|ionship)|connect(s|ed)?|driv(es|ing)|drive (up|down)|trigger(s|ed)?"
+                     r"|link(s|ed)?"
                      r"|lead(s)? to|led to|shap(e|es|ing))\b",
                      re.I)
 
@@ -189,12 +211,20 @@ class RuleMatch:
 def match_rules(query: str) -> RuleMatch:
     """Finds Madoi's global and relationship cues in ``query``."""
     global_cues = tuple(m.group(0) for p in (*GLOBAL_PATTERNS, *COLLECTION_PATTERNS) if (m := p.search(query)))
-    rel: list[str] = []
+    rel: list[str] = relation_cues(query)
     pair: tuple[str, ...] = ()
-    for pattern in (_JA_COORDINATION, _JA_QUOTED_PAIR):
-        if (m := pattern.search(query)) is not None:
-            rel.append(m.group(0))
-            pair = pair or (m.group("a"), m.group("b"))
+    to = analyse_to(query)
+    if (m := _particle_coordination(query, to.stray)) is not None:
+        rel.append(m.group(0))
+        pair = (m.group("a"), m.group("b"))
+    if (m := _JA_QUOTED_PAIR.search(query)) is not None:
+        rel.append(m.group(0))
+        pair = pair or (m.group("a"), m.group("b"))
+    for j in to.pairs:  # 「AとBは近い？」「AとBの提携は」: two nouns joined by と, then a word that relates them
+        if j.after in ("、", "，", ",") or (PAIR_PREDICATE.search(query) and not asks_for_fact(query)):
+            rel.append(f"{j.a}と{j.b}{j.after}")
+            pair = pair or (j.a, j.b)
+            break
     for pattern in (_JA_PICK_ONE, _JA_COMPARISON, _JA_RELATION, _EN_RELATIONSHIP, _EN_NAMED_RELATION):
         if (m := pattern.search(query)) is not None:
             rel.append(m.group(0))
@@ -208,8 +238,19 @@ def match_rules(query: str) -> RuleMatch:
     if not pair and (m := _EN_PAIR.search(query)) is not None:
         pair = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
     cleaned = tuple(e for e in (_clean_entity(p) for p in pair) if e)
-    return RuleMatch(global_cues, tuple(rel), cleaned, _CAUSAL.search(query) is not None,
+    causal = _CAUSAL.search(query) is not None or CAUSE.search(query) is not None
+    return RuleMatch(global_cues, tuple(rel), cleaned, causal,
                      _SCOPE.search(query) is not None, _COMPARING.search(query) is not None)
+
+
+def _particle_coordination(query: str, stray: frozenset[int]) -> re.Match[str] | None:
+    """The first 「AとB、」 of :data:`_JA_COORDINATION` whose と can join two things (not the と of ひとこと)."""
+    pos = 0
+    while (m := _JA_COORDINATION.search(query, pos)) is not None:
+        if m.start("b") - 1 not in stray:
+            return m
+        pos = m.start() + 1
+    return None
 
 
 def _named_things(query: str) -> list[str]:
@@ -251,49 +292,11 @@ _EN_QUESTION_OPENERS = frozenset({
     "Could", "Should", "Would", "Will", "Tell", "Please", "Compare", "Give", "Summarize", "Summarise", "List",
     "Explain", "Describe", "The", "A", "An", "In", "Of", "And", "Or", "I", "My", "Our", "This", "That", "These",
 })
-_NOUN = "名詞"
 _TRAILING_PARTICLES = re.compile(r"(?:の|は|が|を|に|で|も|さん|選手)+$")
-
-
-class _Tagger:
-    """One fugashi tagger per thread: MeCab taggers are not safe to share between threads."""
-
-    _local = threading.local()
-
-    @classmethod
-    def words(cls, text: str) -> list[Any]:
-        tagger = getattr(cls._local, "tagger", None)
-        if tagger is None:
-            import fugashi
-
-            tagger = fugashi.Tagger()
-            cls._local.tagger = tagger
-        return list(tagger(text))
 
 
 def is_japanese(text: str) -> bool:
     return re.search(r"[\u3040-\u30ff\u3400-\u9fff]", text) is not None
-
-
-def _noun_runs(text: str) -> list[tuple[str, bool]]:
-    """Runs of consecutive nouns (compound nouns), each with whether it holds a proper noun."""
-    runs: list[tuple[str, bool]] = []
-    current: list[str] = []
-    proper = False
-    for word in _Tagger.words(text):
-        pos1, pos2 = word.feature.pos1, word.feature.pos2
-        joins_names = word.surface in ("・", "＝", "=") and bool(current)  # パブロ・ピカソ is one name
-        if (pos1 == _NOUN or joins_names or (pos1 == "接頭辞" and not current)
-                or (pos1 == "接尾辞" and current and pos2 == "名詞的")):
-            current.append(word.surface)
-            proper = proper or pos2 == "固有名詞"
-            continue
-        if current:
-            runs.append(("".join(current).rstrip("・＝="), proper))
-        current, proper = [], False
-    if current:
-        runs.append(("".join(current).rstrip("・＝="), proper))
-    return runs
 
 
 def _clean_entity(text: str) -> str:
@@ -318,7 +321,7 @@ def extract_entities(query: str, pair: tuple[str, ...] = ()) -> list[str]:
         if m.group(1) not in _EN_QUESTION_OPENERS:
             add(m.group(1))
     if is_japanese(query):
-        for run, proper in _noun_runs(query):
+        for run, proper in noun_runs(query):
             if proper:
                 add(run)
     return found
@@ -328,7 +331,7 @@ def extract_keywords(query: str) -> list[str]:
     """Content words worth searching for: Japanese noun runs (via fugashi) and English words, minus stop words."""
     keywords: list[str] = []
     if is_japanese(query):
-        for run, _ in _noun_runs(query):
+        for run, _ in noun_runs(query):
             if run not in STOP_WORDS and run not in keywords and not re.fullmatch(r"[\W\d_]+", run):
                 keywords.append(run)
         return keywords

@@ -177,6 +177,40 @@ async def test_rules_classify_every_type(language: dict[str, list[str]]) -> None
             assert result.intent
 
 
+async def test_a_to_inside_a_word_or_before_no_joins_nothing() -> None:
+    """ざっと, ひとこと, まとめると and 「Xとの会話」 hold the character と, but no two things set side by side."""
+    assert (await rules.classify("ノートをざっと読んで、一番多い話題は？")).type == "global"
+    assert (await rules.classify("サラとの会話ではどんな話題が多い？")).type == "global"
+    pair = await rules.classify("実家と職場は近い？")  # the particle と with a word that relates the two
+    assert pair.type == "relationship"
+    assert pair.extracted_entities[:2] == ("実家", "職場")
+
+
+@pytest.mark.parametrize("query", [
+    "なんで昨日は渋滞してたの？",  # why, said casually
+    "転職してから睡眠時間は増えた？",  # what changed once something happened
+    "円安は旅行の予算にどう響いた？",  # cause and effect without 影響
+    "Did the heat wave affect the tomato harvest?",
+    "How come the package was returned?",
+    "Has my knee pain improved since I switched shoes?",
+    "Do the lease and the inspection report disagree about the damage?",
+])
+async def test_relations_of_every_kind_are_relationship_questions(query: str) -> None:
+    assert (await rules.classify(query)).type == "relationship"
+
+
+async def test_a_cause_word_describing_the_thing_asked_for_keeps_a_question_local() -> None:
+    assert (await rules.classify("円安は旅行の予算にどう響いた？")).type == "relationship"
+    assert (await rules.classify("大雪をもたらす気団は何気団？")).type == "local"
+    assert (await rules.classify("What is the name of the drug that affects sleep?")).type == "local"
+
+
+@pytest.mark.parametrize("query", ["Give me a rundown of the team wiki.",
+                                   "What have we been arguing about in the retros?"])
+async def test_whole_collection_questions_in_new_words_are_global(query: str) -> None:
+    assert (await rules.classify(query)).type == "global"
+
+
 async def test_a_theme_park_is_not_a_theme() -> None:
     assert (await rules.classify("横山裕の出身地の区にあるテーマパークは何ですか？")).type == "local"
 

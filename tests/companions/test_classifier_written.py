@@ -1,21 +1,28 @@
 """The rule classifier on questions written for issue 16, unlike its tuning data (everyday notes, diaries, minutes,
-mail; casual and polite; 24 per type and language held out in tests/data/classifier_heldout.jsonl).
+mail, reviews, logs; casual and polite; imperative, question and bare noun phrase).
 
-The rules were changed looking only at tests/data/classifier_dev.jsonl (156 questions, written in three rounds);
-the held-out file was scored before and after each round, its errors never printed (its author wrote both files, so
-it is held out from the tuning, not from its writer's memory). Measured 2026-11-24 on the held-out file:
+Three files, all written by the engineers who changed the rules (so held out from the tuning, not from the writer's
+memory):
+- tests/data/classifier_dev.jsonl: the questions the rules were tuned on, in five rounds;
+- tests/data/classifier_heldout.jsonl (192, 24 per type and language): held out during rounds 1-3; its errors were
+  read in round 4, so it is tuning data now;
+- tests/data/classifier_fresh.jsonl (158: 20 per type and language, 19 for Japanese relationship and English local
+  questions): written and committed before round 4 began; rounds 4 and 5 looked only at the two files above and at
+  new dev questions. It was scored three times (before round 4, after it, after round 5), its errors never printed.
+  Two of its 160 questions turned out to repeat held-out questions word for word (the same writer, twice) and were
+  taken out after the last scoring. Measured 2026-11-24:
 
-| type | ja | en | both | before (both) |
+| type | ja | en | both | before round 4 (both) |
 | --- | --- | --- | --- | --- |
 | local | 1.000 | 1.000 | 1.000 | 1.000 |
-| global | 0.750 | 0.958 | 0.854 | 0.229 |
-| relationship | 0.875 | 0.708 | 0.792 | 0.688 |
-| hybrid | 0.958 | 0.917 | 0.938 | 0.500 |
-| all | 0.896 | 0.896 | 0.896 | 0.604 |
+| global | 0.800 | 0.950 | 0.875 | 0.650 |
+| relationship | 0.895 | 0.950 | 0.923 | 0.667 |
+| hybrid | 0.950 | 0.950 | 0.950 | 0.875 |
+| all | 0.911 | 0.962 | 0.937 | 0.797 |
 
-Issue 16 asks for 0.80 on every type: global in Japanese (0.75), relationship in English (0.71) and so relationship
-over both languages (0.79) are short of it. The floors below are the measured figures less one question, so that a
-change that loses held-out questions fails.
+(After round 4, on the 160: global 0.80 / 0.95, relationship 0.70 / 0.95, hybrid 0.95 / 0.95, all 0.913.)
+Issue 16 asks for 0.80 on every type. The floors below are the measured figures less one question, and never below
+0.80, so that a change that loses a fresh question where the margin is gone (global in Japanese) fails.
 """
 
 from __future__ import annotations
@@ -24,25 +31,27 @@ from bench.classifier_accuracy import accuracy_by_type_and_language, load_writte
 from companions.search.classifier import RuleBasedClassifier
 
 FLOORS = {
-    ("local", "all"): 0.97, ("global", "all"): 0.83, ("relationship", "all"): 0.77, ("hybrid", "all"): 0.91,
-    ("global", "ja"): 0.70, ("global", "en"): 0.91, ("relationship", "ja"): 0.83, ("relationship", "en"): 0.66,
-    ("hybrid", "ja"): 0.91, ("hybrid", "en"): 0.87, ("all", "all"): 0.89,
+    ("local", "ja"): 0.95, ("local", "en"): 0.94, ("global", "ja"): 0.80, ("global", "en"): 0.90,
+    ("relationship", "ja"): 0.84, ("relationship", "en"): 0.90, ("hybrid", "ja"): 0.90, ("hybrid", "en"): 0.90,
+    ("all", "all"): 0.93,
 }
 
 
-def test_written_held_out_questions_stay_above_the_measured_floors() -> None:
-    table = accuracy_by_type_and_language(RuleBasedClassifier(), load_written("heldout"))
-    low = {key: round(table[key], 3) for key, floor in FLOORS.items() if table[key] < floor}
-    assert not low, f"below the measured floors: {low}"
+def test_fresh_held_out_questions_stay_above_the_floors() -> None:
+    table = accuracy_by_type_and_language(RuleBasedClassifier(), load_written("fresh"))
+    low = {key: round(table[key], 3) for key, floor in FLOORS.items() if table[key] < floor - 1e-9}
+    assert not low, f"below the floors: {low}"
 
 
-def test_written_dev_questions_are_all_classified() -> None:
-    table = accuracy_by_type_and_language(RuleBasedClassifier(), load_written("dev"))
-    assert table[("all", "all")] == 1.0
+def test_every_tuning_question_is_classified_as_labelled() -> None:
+    for which in ("dev", "heldout"):
+        table = accuracy_by_type_and_language(RuleBasedClassifier(), load_written(which))
+        assert table[("all", "all")] == 1.0, which
 
 
-def test_the_held_out_and_dev_questions_do_not_overlap() -> None:
-    held_out = {q.text for q in load_written("heldout")}
-    dev = {q.text for q in load_written("dev")}
-    assert len(held_out) == 192
-    assert not held_out & dev
+def test_the_written_files_do_not_overlap() -> None:
+    files = {which: {q.text for q in load_written(which)} for which in ("dev", "heldout", "fresh")}
+    assert len(files["heldout"]) == 192
+    assert len(files["fresh"]) == 158
+    assert not files["heldout"] & files["dev"]
+    assert not files["fresh"] & (files["dev"] | files["heldout"])
