@@ -313,10 +313,13 @@ class ConversationManager:
         metadata = MessageMetadata(emotion=utterance.emotion, **extra) if utterance.emotion or extra else None
         message = utterance.published or Message(params=MessageParams(
             id=new_id(), from_=speaker.id, to=to, message=utterance.text, metadata=metadata))
-        if utterance.published is None:  # a line published elsewhere is on the bus and heard already
+        if utterance.published is None:  # a line published elsewhere is on the bus
             self._own.append(message.params.id)
             self._hearing.hear(message)
             self.bus.publish(message)
+        elif (last := self._hearing.last) is None or last.params.id != message.params.id:
+            self._own.append(message.params.id)  # may still wait in the bus queue: the next turn's voters hear it
+            self._hearing.hear(message)
         report = self._repetition.observe(utterance.text)
         self._turns_taken += 1
         self._recent.append(speaker.id)

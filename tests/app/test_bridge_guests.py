@@ -37,7 +37,7 @@ class Local:
         self.voted_on: list[str] = []
 
     async def vote(self, turn: TurnContext) -> Vote:
-        self.voted_on.append(turn.message.params.message)
+        self.voted_on.append(turn.history[-1].params.message)  # what it heard last: the turn's message
         return self.votes.pop(0) if self.votes else LISTEN
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
