@@ -10,25 +10,42 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 _NOUN = "名詞"
 
 
+class Word(NamedTuple):
+    """One word as fugashi tagged it (copied out: fugashi's own nodes are overwritten by the tagger's next text)."""
+
+    surface: str
+    white_space: str
+    pos1: str
+    pos2: str
+    lemma: str
+
+
 class Tagger:
-    """One fugashi tagger per thread: MeCab taggers are not safe to share between threads."""
+    """One fugashi tagger per thread (MeCab taggers are not safe to share between threads), which remembers the words
+    of the last text: the classifier looks at one query's words several times (pairs, entities, keywords)."""
 
     _local = threading.local()
 
     @classmethod
-    def words(cls, text: str) -> list[Any]:
-        tagger = getattr(cls._local, "tagger", None)
+    def words(cls, text: str) -> list[Word]:
+        local = cls._local
+        if getattr(local, "text", None) == text:
+            return list(local.words)
+        tagger = getattr(local, "tagger", None)
         if tagger is None:
             import fugashi
 
             tagger = fugashi.Tagger()
-            cls._local.tagger = tagger
-        return list(tagger(text))
+            local.tagger = tagger
+        words = [Word(w.surface, w.white_space, w.feature.pos1, w.feature.pos2, w.feature.lemma or "")
+                 for w in tagger(text)]
+        local.text, local.words = text, tuple(words)
+        return words
 
 
 def noun_runs(text: str) -> list[tuple[str, bool]]:
@@ -37,7 +54,7 @@ def noun_runs(text: str) -> list[tuple[str, bool]]:
     current: list[str] = []
     proper = False
     for word in Tagger.words(text):
-        pos1, pos2 = word.feature.pos1, word.feature.pos2
+        pos1, pos2 = word.pos1, word.pos2
         joins_names = word.surface in ("・", "＝", "=") and bool(current)  # パブロ・ピカソ is one name
         if (pos1 == _NOUN or joins_names or (pos1 == "接頭辞" and not current)
                 or (pos1 == "接尾辞" and current and pos2 == "名詞的")):
@@ -62,10 +79,10 @@ class JoinedPair:
     offset: int
 
 
-def _nominal(word: Any) -> bool:
-    pos1 = word.feature.pos1
-    return bool(pos1 in (_NOUN, "接頭辞") or (pos1 == "接尾辞" and word.feature.pos2 == "名詞的")
-                or word.surface in ("・", "『", "』", "「", "」"))
+def _nominal(word: Word) -> bool:
+    pos1 = word.pos1
+    return (pos1 in (_NOUN, "接頭辞") or (pos1 == "接尾辞" and word.pos2 == "名詞的")
+            or word.surface in ("・", "『", "』", "「", "」"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +113,11 @@ def analyse_to(text: str) -> ToAnalysis:
         if index is None or (index >= 0 and (
                 words[index].surface != "と"
                 or (index + 1 < len(words) and words[index + 1].surface == "の")
-                or (index > 0 and words[index - 1].feature.pos1 in ("動詞", "助動詞", "形容詞", "副詞")))):
+                or (index > 0 and words[index - 1].pos1 in ("動詞", "助動詞", "形容詞", "副詞")))):
             stray.add(k)
     pairs: list[JoinedPair] = []
     for i, word in enumerate(words):
-        if word.surface != "と" or word.feature.pos1 != "助詞" or i == 0 or not _nominal(words[i - 1]):
+        if word.surface != "と" or word.pos1 != "助詞" or i == 0 or not _nominal(words[i - 1]):
             continue
         start = i - 1
         while start > 0 and _nominal(words[start - 1]):
@@ -108,7 +125,7 @@ def analyse_to(text: str) -> ToAnalysis:
         end = i + 1
         while end < len(words) and _nominal(words[end]):
             end += 1
-        if end == i + 1 or (end < len(words) and words[end].feature.lemma in ("為る", "出来る")):
+        if end == i + 1 or (end < len(words) and words[end].lemma in ("為る", "出来る")):
             continue  # 「徳間書店と合併して」: B is a verb (合併する), not a second thing
         b_end = offsets[end - 1] + len(words[end - 1].surface)
         after = words[end].surface if end < len(words) else ""
