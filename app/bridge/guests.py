@@ -133,7 +133,8 @@ class BridgeGuests:
         self._guests: dict[str, GuestParticipant] = {}  # companion id -> participant (peer: the client key)
 
     def ids(self) -> set[str]:
-        return set(self._guests)
+        """The companions that take part: the guests, and every participant (from the network too)."""
+        return {*self._guests, *(self._roster.present if self._roster is not None else ())}
 
     def metadata(self) -> list[CompanionMetadata]:
         """The guests' metadata, for the local companions' roster (who is present)."""
@@ -158,8 +159,8 @@ class BridgeGuests:
                                 "one companion per connection")
         if self._roster is None:
             raise FrameRejected(ErrorCode.FORBIDDEN, "no conversation here takes companions from clients")
-        if (metadata.id in set(taken) or metadata.id in self._roster.present or metadata.id in self._guests
-                or metadata.id == self._user_name or USER_ID.match(metadata.id)):
+        if (metadata.id in set(taken) or metadata.id in self.ids() or metadata.id == self._user_name
+                or USER_ID.match(metadata.id)):
             raise FrameRejected(ErrorCode.FORBIDDEN, f"companion id {metadata.id!r} is taken (a companion, a "
                                 "client or a user has it): announce another id")
         participant = GuestParticipant(metadata, client.key, self.order)
@@ -208,7 +209,10 @@ class BridgeGuests:
         log.info("bridge: companion %s left (%s disconnected)", participant.id, client.key)
         self._changed()
 
+    def listed(self) -> tuple[RemoteCompanion, ...]:
+        """The guests as the window lists them (``peer``: the client's connection)."""
+        return tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, True)
+                     for p in sorted(self._guests.values(), key=lambda p: p.id))
+
     def _changed(self) -> None:
-        guests = tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, True)
-                       for p in sorted(self._guests.values(), key=lambda p: p.id))
-        self._bus.publish(BridgeGuestsChanged(guests))
+        self._bus.publish(BridgeGuestsChanged(self.listed()))

@@ -224,9 +224,13 @@ async def test_a_companions_connection_speaks_only_as_its_companion() -> None:
         await ws.send(json.dumps({"topic": "queries", "body": query}))
         error = await frame(ws, is_error)
         assert error["error"]["message"] == "queries are answered only for this app's own companions"
-        # Another client cannot speak as the companion either.
+        # Another client cannot speak as the companion either, nor take its id (or the local one's) as its own.
         await other.send(line("I am Kumo.", companion="kumo"))
         assert (await frame(other, is_error))["error"]["message"].startswith("forged from 'kumo'")
+        for identity in ("kumo", "akari"):
+            async with client(bridge, "madoi") as third:
+                await third.send(json.dumps({"topic": "hello", "body": {"id": identity}}))
+                assert (await frame(third, is_error))["error"]["message"] == f"identity {identity!r} is not available"
         seen: list[BusItem] = []
         bus.subscribe("messages", seen.append, name="test")
         await ws.send(line("Only me."))
