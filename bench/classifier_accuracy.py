@@ -156,6 +156,10 @@ def main() -> None:
             for lang in ("ja", "en", "all"):
                 report(f"classifier accuracy {t} {lang} ({args.written})", ours_table[(t, lang)], "fraction",
                        "seed rules", seed_table[(t, lang)])
+        print("| type | ja | en | both | seed rules (both) |\n| --- | --- | --- | --- | --- |")
+        for t in (*TYPES, "all"):
+            cells = " | ".join(f"{ours_table[(t, lang)]:.3f}" for lang in ("ja", "en", "all"))
+            print(f"| {t} | {cells} | {seed_table[(t, 'all')]:.3f} |")
         ours_s, seed_s = time_per_query(RuleBasedClassifier(), written), time_per_query(SeedRules(), written)
         report("rule classifier time per query", ours_s * 1000, "ms", "seed rules", seed_s * 1000)
         if args.written != "fresh":  # the fresh held-out questions' errors are never printed
