@@ -82,9 +82,9 @@ async def collect_votes(
 
     ``deadlines`` gives some voters a deadline of their own (a companion elsewhere, whose vote its own node
     judges); the others have ``deadline_s``. A vote is ``missing`` as soon as its own deadline passes, while the
-    round waits for the voters that still have time. When ``settle`` gets a result (why the turn is decided
-    already), the votes still awaited are ``missing`` at once. Cancelling the caller cancels every ballot still
-    running.
+    round waits for the voters that still have time. When ``settle`` gets a result (the companion that took the
+    turn elsewhere: it is decided already), the votes still awaited are ``missing`` at once. Cancelling the caller
+    cancels every ballot still running.
     """
     started = time.monotonic()
     outcomes: dict[str, VoteOutcome] = {}
@@ -126,7 +126,7 @@ async def collect_votes(
     late: list[asyncio.Task[Vote]] = []
 
     def settled(future: asyncio.Future[str]) -> None:
-        why = future.result() if not future.cancelled() else "cancelled"
+        why = f"the turn went to {future.result()}" if not future.cancelled() else "the round was settled"
         for task in [t for t in tasks if not t.done()]:
             task.cancel()
             late.append(task)
