@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from companions.bus import LocalEvent
 
@@ -52,14 +52,26 @@ class StopConversation(ConversationCommand):
     """Ends the conversation now: pending turns, generation and speech are cancelled."""
 
 
+class Controls(Protocol):
+    """What the commands do (the ConversationManager's user control)."""
+
+    def mute(self, companion: str, muted: bool = True) -> ControlOutcome: ...
+
+    async def force_next(self, companion: str) -> ControlOutcome: ...
+
+    async def stop_conversation(self) -> ControlOutcome: ...
+
+    async def interrupt(self) -> ControlOutcome: ...
+
+
 class CommandInbox:
     """The commands published on the bus, obeyed one at a time in publish order by :meth:`run` (an owned task).
 
     :meth:`offer` is a direct bus subscriber of the ``events`` topic: that topic also carries the manager's own view
     events (a dozen a turn), which are dropped here at once instead of waking a task each."""
 
-    def __init__(self, obey: Callable[[ConversationCommand], Awaitable[object]]) -> None:
-        self._obey = obey
+    def __init__(self, controls: Controls) -> None:
+        self._controls = controls
         self._queue: asyncio.Queue[ConversationCommand] = asyncio.Queue()
 
     def offer(self, item: object) -> None:
@@ -73,6 +85,16 @@ class CommandInbox:
                 await self._obey(command)
             except Exception:  # a failing command is reported; the next one is still obeyed
                 log.exception("conversation command %s failed", type(command).__name__)
+
+    async def _obey(self, command: ConversationCommand) -> None:
+        if isinstance(command, MuteCompanion):
+            self._controls.mute(command.companion, command.muted)
+        elif isinstance(command, ForceNextSpeaker):
+            await self._controls.force_next(command.companion)
+        elif isinstance(command, StopConversation):
+            await self._controls.stop_conversation()
+        elif isinstance(command, InterruptConversation):
+            await self._controls.interrupt()
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,6 @@ from companions.conversation.control import (
     CommandInbox,
     ControlOutcome,
     ControlState,
-    ConversationCommand,
-    ForceNextSpeaker,
-    InterruptConversation,
-    MuteCompanion,
-    StopConversation,
 )
 from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
@@ -73,7 +68,7 @@ class ConversationManager:
         self._waiting: str | None = None
         self._lock = asyncio.Lock()
         self._subscriptions: list[Subscription] = []
-        self._inbox = CommandInbox(self._obey)
+        self._inbox = CommandInbox(self)
         self._settle: asyncio.Future[str] | None = None  # while votes are awaited: a remote line settles the turn
         self._last_speaker: str | None = None
         self._turn_number = 0
@@ -163,16 +158,6 @@ class ConversationManager:
         return self._driver is not None and not self._driver.done()
 
     # -- bus ------------------------------------------------------------------------------------------------
-    async def _obey(self, command: ConversationCommand) -> None:
-        if isinstance(command, MuteCompanion):
-            self.mute(command.companion, command.muted)
-        elif isinstance(command, ForceNextSpeaker):
-            await self.force_next(command.companion)
-        elif isinstance(command, StopConversation):
-            await self.stop_conversation()
-        elif isinstance(command, InterruptConversation):
-            await self.interrupt()
-
     async def handle_message(self, message: Message) -> None:
         """A message from the bus: a user's interrupts and opens a turn; a companion's opens one when idle."""
         if message.params.id in self._own:
