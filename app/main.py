@@ -47,8 +47,8 @@ async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None
     try:
         await runtime.start()
         print(f"{READY_LINE} (headless; data in {loaded.paths.data_dir})", flush=True)
-        if runtime.network is not None:
-            status = runtime.network.status
+        if runtime.parts.network is not None:
+            status = runtime.parts.network.status
             where = "on " + ", ".join(status.addresses) if status.running else "off: " + status.problem
             print(f"madoi: network {where}", flush=True)
         await stop.wait()

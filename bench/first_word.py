@@ -213,7 +213,7 @@ async def cases(runtime: Any, server: OpenAITestServer | None, options: argparse
         watch.arrived.clear()
         began_mono, began = time.monotonic(), time.perf_counter()
         seen = len(server.chat_requests()) if server else 0
-        message = runtime.send_user_message(text, to=to)
+        message = runtime.parts.conversations.send(text, to=to)
         def answered(message: Message = message) -> tuple[float, str, str] | None:
             """The first line of a companion that streamed for this message (a line still coming from
             the previous conversation is not an answer)."""
@@ -232,8 +232,8 @@ async def cases(runtime: Any, server: OpenAITestServer | None, options: argparse
         report(f"first_word_{name}_{case}", first, "s", "floor_line", line_floors[case])
         print(f"  ({first / floor_s:.2f}x vs the 400-token floor {floor_s:.3g} s)")
         print(f"  {speaker}: {line}")
-        if runtime.conversation is not None:
-            await runtime.conversation.stop_conversation()
+        if runtime.parts.conversation is not None:
+            await runtime.parts.conversation.stop_conversation()
         if server is not None:
             ended_mono = began_mono + (line_at - began)
             turn = [r for r in server.chat_requests()[seen:] if r.arrived <= ended_mono]

@@ -66,7 +66,7 @@ async def run(options: argparse.Namespace) -> None:
     before = [""]
     ended = asyncio.Event()
     language = ["ja"]
-    companions = set(runtime.cast.companions) if runtime.cast else set()
+    companions = set(runtime.parts.cast.companions) if runtime.parts.cast else set()
 
     def on_item(item: object) -> None:
         if isinstance(item, Message) and item.params.from_ in companions:
@@ -84,13 +84,13 @@ async def run(options: argparse.Namespace) -> None:
             text, to, language[0] = PROMPTS[index % len(PROMPTS)]
             index += 1
             ended.clear()
-            runtime.send_user_message(text, to=to)
+            runtime.parts.conversations.send(text, to=to)
             try:
                 async with asyncio.timeout(options.per_conversation):
                     await ended.wait()
             except TimeoutError:
-                if runtime.conversation is not None:
-                    await runtime.conversation.stop_conversation()
+                if runtime.parts.conversation is not None:
+                    await runtime.parts.conversation.stop_conversation()
     finally:
         await runtime.stop()
         if server is not None:

@@ -76,7 +76,7 @@ async def _conversation(window: MainWindow, runtime: Runtime, tab: int) -> tuple
     talk.attach(runtime.bus)
     window.side.setCurrentIndex(tab)
     runtime.lag_probe.reset()
-    runtime.send_user_message("こんばんは！昨日の流れ星、見た？")
+    runtime.parts.conversations.send("こんばんは！昨日の流れ星、見た？")
     await talk.wait_for(lambda v: v.status == "ended", timeout=300)
     stats = runtime.lag_probe.stats()
     return stats, sum(1 for t in talk.turns() if t.speaker is not None)
@@ -118,7 +118,7 @@ async def run(idle_s: float, delay_s: float) -> None:
             report(f"ui_lag_conversation_{label}_p99_vs_frame", stats.p99_ms, "ms", "frame_budget_60hz",
                    FRAME_BUDGET_MS)
             report(f"ui_lag_conversation_{label}_max", stats.max_ms, "ms", "idle_window_max", idle.max_ms)
-            await runtime.new_conversation()
+            await runtime.parts.conversations.new()
         preview = window.camera_panel.stats
         print(f"# camera preview: {preview.frames} frames shown, {preview.requests} requests", flush=True)
         window.close()

@@ -42,6 +42,11 @@ class TaskSet:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    async def wait(self) -> None:
+        """Waits until every task (those spawned meanwhile too) has finished, whatever its outcome."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def cancel(self) -> None:
         """Cancels every task without waiting (for synchronous callers such as a window's close event)."""
         for task in reversed(list(self._tasks)):

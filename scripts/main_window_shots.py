@@ -61,7 +61,7 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
         window.side.setCurrentIndex(tab)
         window.show()
         await window.attach()
-        runtime.send_user_message(scene["user"])
+        runtime.parts.conversations.send(scene["user"])
         await until(window.chat.composing_changed, lambda: souta_start in window.chat.view.toPlainText(), 30)
         await until(window.turns.rendered, lambda: window.turns.view.turn is not None
                     and window.turns.view.turn.number == 2, 30)
@@ -78,7 +78,7 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
 async def search_for(window: MainWindow, text: str) -> None:
     """Shows the search tab with ``text`` searched once the sample knowledge is indexed."""
     panel = window.search_panel
-    service = window.runtime.search
+    service = window.runtime.parts.search
     if service is None:
         raise SystemExit("search is not available: " + "; ".join(window.runtime.loaded.problems))
     await until(panel.index_changed, lambda: service.indexed is not None, 120)

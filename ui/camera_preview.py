@@ -22,20 +22,24 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
 
-from PySide6.QtCore import QEasingCurve, QPointF, QRect, QRectF, Qt, QTimer, QVariantAnimation, Signal
-from PySide6.QtGui import QColor, QFont, QHideEvent, QImage, QPainter, QPaintEvent, QPen, QPixmap, QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEasingCurve, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtGui import QHideEvent, QImage, QPixmap, QShowEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from companions.bus import BusItem
 from companions.devices import CameraFrame, DeviceStatus
 from companions.protocol import Query
 from ui.bus_bridge import BusFollower
+from ui.camera_frame import FrameView
 from ui.camera_texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
 from ui.naming import named
 from ui.turns_wording import display_name
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime
+    from collections.abc import Callable
+
+    from companions.bus import Bus
+    from ui.ports import People
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +48,7 @@ DEFAULT_FPS: Final = 10.0
 DEFAULT_PREVIEW_WIDTH: Final = 320
 FLASH_MS: Final = 450  # the border's highlight fades out over this
 CAPTION_MS: Final = 3000  # "<name> looked" stays long enough to be read
-FLASH_COLOR: Final = QColor("#ffb300")
 INDICATOR_COLOR: Final = "#e53935"
-BACKGROUND: Final = QColor("#1f2328")
-FOREGROUND: Final = QColor("#d0d4da")
-MUTED: Final = QColor("#8b929b")
 
 
 class PreviewCamera(Protocol):
@@ -72,134 +72,23 @@ class PreviewStats:
     decode_max_s: float = 0.0
 
 
-class FrameView(QWidget):
-    """Paints the latest frame scaled to fit (aspect kept, centred), or a headline and a detail when there is no
-    frame, and the flash border and "who looked" caption over either."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setMinimumSize(160, 120)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.pixmap: QPixmap | None = None
-        self.headline = ""
-        self.detail = ""
-        self.camera_off = False  # draws a crossed-out camera above the headline
-        self.flash = 0.0  # 1.0: full highlight, 0.0: none
-        self.caption = ""
-        # The frame as drawn: scaled once per new frame or new size, not on every paint (the flash repaints about
-        # 60 times a second while it fades, the frame stays the same meanwhile).
-        self._scaled: QPixmap | None = None
-        self._scaled_key: tuple[int, int, int, float] | None = None
-
-    def frame_rect(self) -> QRect:
-        """Where the frame is drawn: the largest rectangle of the frame's aspect that fits, centred."""
-        if self.pixmap is None or self.pixmap.isNull():
-            return QRect()
-        size = self.pixmap.size().scaled(self.size(), Qt.AspectRatioMode.KeepAspectRatio)
-        return QRect((self.width() - size.width()) // 2, (self.height() - size.height()) // 2, size.width(),
-                     size.height())
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        try:
-            painter.fillRect(self.rect(), BACKGROUND)
-            if self.pixmap is not None and not self.pixmap.isNull():
-                rect = self.frame_rect()
-                painter.drawPixmap(rect.topLeft(), self._frame_at(rect, self.pixmap))
-            else:
-                self._scaled = self._scaled_key = None
-                self._paint_message(painter)
-            if self.flash > 0.0:
-                color = QColor(FLASH_COLOR)
-                color.setAlphaF(min(1.0, self.flash))
-                width = 6
-                painter.setPen(QPen(color, width))
-                painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.drawRect(QRectF(self.rect()).adjusted(width / 2, width / 2, -width / 2, -width / 2))
-            if self.caption:
-                self._paint_caption(painter)
-        finally:
-            painter.end()
-
-    def _frame_at(self, rect: QRect, pixmap: QPixmap) -> QPixmap:
-        """``pixmap`` smoothly scaled to ``rect`` (in device pixels), kept until the frame or the size changes."""
-        ratio = self.devicePixelRatioF()
-        key = (pixmap.cacheKey(), rect.width(), rect.height(), ratio)
-        if self._scaled is None or key != self._scaled_key:
-            # Drawn with the painter's smooth transform (bilinear), as the frame always was: QPixmap.scaled's
-            # smooth scaling costs more than twice as much.
-            scaled = QPixmap(round(rect.width() * ratio), round(rect.height() * ratio))
-            scaled.setDevicePixelRatio(ratio)
-            painter = QPainter(scaled)
-            try:
-                painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-                painter.drawPixmap(QRect(0, 0, rect.width(), rect.height()), pixmap)
-            finally:
-                painter.end()
-            self._scaled, self._scaled_key = scaled, key
-        return self._scaled
-
-    def _paint_message(self, painter: QPainter) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        area = self.rect().adjusted(16, 16, -16, -16)
-        top = area.center().y() - 40
-        if self.camera_off:
-            self._paint_camera_off(painter, area.center().x(), top - 24)
-            top += 8
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        painter.setFont(font)
-        painter.setPen(FOREGROUND)
-        headline = QRect(area.left(), top, area.width(), 28)
-        painter.drawText(headline, Qt.AlignmentFlag.AlignCenter, self.headline)
-        painter.setFont(self.font())
-        painter.setPen(MUTED)
-        detail = QRect(area.left(), headline.bottom() + 4, area.width(), area.bottom() - headline.bottom() - 4)
-        painter.drawText(detail, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-                         | int(Qt.TextFlag.TextWordWrap), self.detail)
-
-    @staticmethod
-    def _paint_camera_off(painter: QPainter, cx: int, cy: int) -> None:
-        painter.setPen(QPen(MUTED, 2.5))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRoundedRect(QRectF(cx - 22, cy - 14, 34, 28), 5, 5)
-        painter.drawPolygon([QPointF(cx + 12, cy - 6), QPointF(cx + 24, cy - 13), QPointF(cx + 24, cy + 13),
-                             QPointF(cx + 12, cy + 6)])
-        painter.drawLine(cx - 26, cy - 20, cx + 26, cy + 20)
-
-    def _paint_caption(self, painter: QPainter) -> None:
-        font = QFont(self.font())
-        font.setBold(True)
-        painter.setFont(font)
-        metrics = painter.fontMetrics()
-        pad = 8
-        width = min(self.width() - 24, metrics.horizontalAdvance(self.caption) + 2 * pad + 4)  # +4: rounding
-        box = QRectF(12, self.height() - metrics.height() - 2 * pad - 12, width, metrics.height() + 2 * pad)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(0, 0, 0, 170))
-        painter.drawRoundedRect(box, 6, 6)
-        painter.setPen(FLASH_COLOR)
-        painter.drawText(box.adjusted(pad, 0, -pad, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         metrics.elidedText(self.caption, Qt.TextElideMode.ElideRight, int(width - 2 * pad)))
-
-
 class CameraPreview(QWidget):
-    """The camera panel of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it
-    stops. ``fps`` bounds the preview requests per second; ``preview_width`` is the JPEG's width asked for."""
+    """The camera panel: ``camera`` gives the camera (None when there is none, or before the runtime started),
+    ``bus`` what looks through it. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops.
+    ``fps`` bounds the preview requests per second; ``preview_width`` is the JPEG's width asked for."""
 
     frame_shown = Signal(float)  # a new frame is on screen: its capture time (time.time())
     flashed = Signal(str)  # a companion (or client) id that looked through the camera
     state_changed = Signal(str, str)  # the PreviewState and its detail, whenever either changes
 
-    def __init__(self, runtime: Runtime, language: str, *, fps: float = DEFAULT_FPS,
+    def __init__(self, bus: Bus, camera: Callable[[], PreviewCamera | None], people: People, language: str, *,
+                 fps: float = DEFAULT_FPS,
                  preview_width: int = DEFAULT_PREVIEW_WIDTH, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         if fps <= 0:
             raise ValueError("fps must be positive")
-        self.runtime = runtime
+        self.camera = camera
+        self.people = people
         self.language = language
         self.preview_width = preview_width
         self.stats = PreviewStats()
@@ -235,7 +124,7 @@ class CameraPreview(QWidget):
         self._caption_timer.setInterval(CAPTION_MS)
         self._caption_timer.timeout.connect(self._clear_caption)
 
-        self._bus_link = BusFollower(runtime.bus, ("queries", "events"))
+        self._bus_link = BusFollower(bus, ("queries", "events"))
         self._attached = False
         self._poll_task: asyncio.Task[None] | None = None
         self._state: PreviewState = "off"
@@ -317,8 +206,7 @@ class CameraPreview(QWidget):
             self.timer.stop()
 
     def _camera(self) -> PreviewCamera | None:
-        devices = self.runtime.devices
-        return devices.camera if devices is not None else None
+        return self.camera()
 
     def _check_status(self) -> PreviewCamera | None:
         """Shows "no camera" when there is none; returns the camera when it is available."""
@@ -460,7 +348,7 @@ class CameraPreview(QWidget):
         self._looker = who
         self.view.caption = self._look_caption()
         self.view.setAccessibleDescription(camera_text("looked.accessible", self.language,
-                                                       who=display_name(self.runtime, self.language, who)))
+                                                       who=display_name(self.people, self.language, who)))
         self.flash_animation.stop()
         self.view.flash = 1.0  # at once: the animation's first value comes with its first frame
         self.flash_animation.start()
@@ -471,7 +359,7 @@ class CameraPreview(QWidget):
     def _look_caption(self) -> str:
         if self._looker is None:
             return ""
-        return camera_text("looked", self.language, who=display_name(self.runtime, self.language, self._looker))
+        return camera_text("looked", self.language, who=display_name(self.people, self.language, self._looker))
 
     def _on_flash_value(self, value: object) -> None:
         self.view.flash = float(value) if isinstance(value, (int, float)) else 0.0

@@ -26,7 +26,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.runtime import ActiveConversationChanged, Runtime
+from app.conversations import ActiveConversationChanged
+from app.runtime import Runtime
 from companions.bus import BusItem
 from companions.conversation.readmodel import ConversationChanged
 from companions.devices import SpeakingChanged
@@ -49,7 +50,7 @@ class ChatPanel(QWidget):
     """The chat view of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops.
 
     Without a runtime (the window shell of the first milestone) it only shows what :meth:`add_message` is given and
-    emits ``send_requested``; with one it follows the bus and sends through ``runtime.send_user_message`` itself.
+    emits ``send_requested``; with one it follows the bus and sends through ``runtime.parts.conversations.send`` itself.
     """
 
     send_requested = Signal(str)  # only without a runtime
@@ -112,7 +113,7 @@ class ChatPanel(QWidget):
         self._loading = True  # what arrives while the history loads is shown after it
         assert self._bus_link is not None
         self._bus_link.follow(self, self._on_item)
-        await self._load(self.runtime.conversation_id)
+        await self._load(self.runtime.parts.conversations.active_id)
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
@@ -132,9 +133,9 @@ class ChatPanel(QWidget):
             self.input.clear()
             return
         try:
-            if self.runtime.cast is None or self._bus_link is None or not self._bus_link.active:  # not started/stopping
+            if not self.runtime.started or self._bus_link is None or not self._bus_link.active:  # not started/stopping
                 raise RuntimeError(chat_text("not_started", self.language))
-            self.runtime.send_user_message(text, to=self.address.addressees() or None)
+            self.runtime.parts.conversations.send(text, to=self.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are
             log.warning("sending a message failed: %s", err)
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
@@ -150,7 +151,7 @@ class ChatPanel(QWidget):
             self.error.hide()
 
     def _refresh_addressees(self) -> None:
-        cast = self.runtime.cast if self.runtime is not None else None
+        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
         if cast is not None:
             self.address.set_companions([(m.id, m.name) for m in cast.roster()])
 
@@ -382,7 +383,7 @@ class ChatPanel(QWidget):
     def _name(self, sender: str) -> str:
         if self._is_user(sender):
             return chat_text("you", self.language)
-        cast = self.runtime.cast if self.runtime is not None else None
+        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
         name = cast.name_of(sender) if cast is not None else None
         return name or sender
 
@@ -393,7 +394,7 @@ class ChatPanel(QWidget):
         """The addressees worth showing: none when a message goes to everyone present."""
         if not to:
             return ""
-        cast = self.runtime.cast if self.runtime is not None else None
+        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
         everyone = {c.id for c in cast} if cast is not None else set()
         if self.runtime is not None:
             everyone.add(self.runtime.settings.general.user_name)

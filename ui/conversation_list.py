@@ -1,46 +1,44 @@
 """The conversation list: the stored conversations, newest first; start a new one, switch, delete (after asking).
 
-Switching and deleting go through the runtime (``new_conversation``, ``switch_conversation``,
-``delete_conversation``), which announces the active conversation on the bus; this list and the chat view follow
-that announcement, so a switch made elsewhere (a menu, a shortcut) shows here too.
+Switching and deleting go through the conversation history (``ui.ports.ConversationHistory``), which announces
+the active conversation on the bus; this list and the chat view follow that announcement, so a switch made
+elsewhere (a menu, a shortcut) shows here too. The list is a ``QListView`` over :class:`ConversationsModel`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime
 import logging
 from collections.abc import Coroutine
 from typing import Any, Final
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.runtime import ActiveConversationChanged, Runtime
-from app.storage import ConversationInfo
-from companions.bus import BusItem
+from app.conversations import ActiveConversationChanged
+from companions.bus import Bus, BusItem
 from companions.protocol import Message
+from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_texts import chat_text
+from ui.conversation_model import ID_ROLE, ConversationsModel
 from ui.naming import named
+from ui.ports import ConversationHistory
 
 log = logging.getLogger(__name__)
 
-ID_ROLE: Final = Qt.ItemDataRole.UserRole
 REFRESH_DELAY_MS: Final = 400  # new messages re-sort the list at most this often
 
 
-class _ConversationItems(QListWidget):
+class _ConversationItems(QListView):
     """The list itself; the Delete key asks to delete the selected conversation."""
 
     delete_requested = Signal()
@@ -53,24 +51,27 @@ class _ConversationItems(QListWidget):
 
 
 class ConversationList(QWidget):
-    """The stored conversations of ``runtime``. Call :meth:`attach` after the runtime started, :meth:`detach` before
+    """The stored conversations (``history``). Call :meth:`attach` after the runtime started, :meth:`detach` before
     it stops."""
 
     refreshed = Signal()  # the list shows the store's current conversations
     confirmation_shown = Signal(QMessageBox)  # the delete question, open (window-modal, not blocking the loop)
     failed = Signal(str)
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, history: ConversationHistory, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.history = history
         self.language = language
         self.title = title = QLabel(chat_text("conversations", language))
         title.setObjectName("conversationListTitle")
+        self.model = ConversationsModel(language, self)
         self.items = named(_ConversationItems(), "conversationList")
+        self.items.setModel(self.model)
+        self.model.font = self.items.font()
         self.items.setWordWrap(True)
         self.items.setSpacing(3)
-        self.items.itemActivated.connect(self._on_activated)
-        self.items.itemClicked.connect(self._on_activated)
+        self.items.activated.connect(self._on_activated)
+        self.items.clicked.connect(self._on_activated)
         self.items.delete_requested.connect(self.ask_delete_selected)
         self.new_button = named(QPushButton(chat_text("new", language)), "newConversationButton")
         self.new_button.setToolTip(chat_text("new.tooltip", language))
@@ -93,10 +94,9 @@ class ConversationList(QWidget):
         layout.addLayout(buttons)
         title.setBuddy(self.items)
         self.confirmation: QMessageBox | None = None
-        self._bus_link = BusFollower(runtime.bus, ("messages", "events"))
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._bus_link = BusFollower(bus, ("messages", "events"))
+        self._tasks = TaskSet("conversation-list")
         self._busy = False
-        self._conversations: list[ConversationInfo] = []
         self._later = QTimer(self)
         self._later.setSingleShot(True)
         self._later.setInterval(REFRESH_DELAY_MS)
@@ -110,8 +110,7 @@ class ConversationList(QWidget):
     def detach(self) -> None:
         self._bus_link.stop()
         self._later.stop()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
 
     def set_language(self, language: str) -> None:
         """Renames the title and buttons and relabels every conversation (untitled ones, counts) at once."""
@@ -120,54 +119,42 @@ class ConversationList(QWidget):
         for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
             button.setText(chat_text(key, language))
             button.setToolTip(chat_text(f"{key}.tooltip", language))
-        by_id = {info.id: info for info in self._conversations}
-        for i in range(self.items.count()):
-            item = self.items.item(i)
-            info = by_id.get(item.data(ID_ROLE))
-            if info is not None:
-                item.setText(self._label(info))
-                item.setToolTip(info.title or chat_text("untitled", language))
+        self.model.set_language(language)
 
     # -- what the list shows ---------------------------------------------------------------------------------
     def conversation_ids(self) -> list[int]:
-        return [int(self.items.item(i).data(ID_ROLE)) for i in range(self.items.count())]
+        return [c.id for c in self.model.conversations()]
 
-    def item_for(self, conversation_id: int) -> QListWidgetItem | None:
-        for i in range(self.items.count()):
-            item = self.items.item(i)
-            if item.data(ID_ROLE) == conversation_id:
-                return item
-        return None
+    def labels(self) -> list[str]:
+        """The rows as the user reads them (title, then the message count and time)."""
+        return [self.model.label(c) for c in self.model.conversations()]
+
+    def current_id(self) -> int | None:
+        """The conversation of the selected row (Delete acts on it)."""
+        index = self.items.currentIndex()
+        return int(index.data(ID_ROLE)) if index.isValid() else None
+
+    def index_for(self, conversation_id: int) -> QModelIndex:
+        row = self.model.row_of(conversation_id)
+        return self.model.index(row) if row is not None else QModelIndex()
+
+    def select(self, conversation_id: int) -> None:
+        self.items.setCurrentIndex(self.index_for(conversation_id))
 
     def refresh(self) -> None:
         self._spawn(self._refresh())
 
     async def _refresh(self) -> None:
-        conversations = await self.runtime.store.list_conversations()
-        self._conversations = conversations
-        active = self.runtime.conversation_id
+        conversations = await self.history.stored()
+        active = self.history.active_id()
         self.items.blockSignals(True)
         try:
-            self.items.clear()
-            for info in conversations:
-                item = QListWidgetItem(self._label(info))
-                item.setData(ID_ROLE, info.id)
-                item.setToolTip(info.title or chat_text("untitled", self.language))
-                if info.id == active:
-                    font = QFont(item.font())
-                    font.setBold(True)
-                    item.setFont(font)
-                self.items.addItem(item)
-                if info.id == active:
-                    self.items.setCurrentItem(item)
+            self.model.set_conversations(conversations, active)
+            if active is not None:
+                self.items.setCurrentIndex(self.index_for(active))
         finally:
             self.items.blockSignals(False)
         self.refreshed.emit()
-
-    def _label(self, info: ConversationInfo) -> str:
-        title = " ".join(info.title.split()) or chat_text("untitled", self.language)
-        when = datetime.datetime.fromtimestamp(info.updated_at).strftime("%Y-%m-%d %H:%M")
-        return f"{title}\n{chat_text('summary', self.language, n=info.message_count, when=when)}"
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ActiveConversationChanged):
@@ -181,23 +168,23 @@ class ConversationList(QWidget):
         self._spawn(self._run(self._new()))
 
     async def _new(self) -> None:
-        current = next((c for c in self._conversations if c.id == self.runtime.conversation_id), None)
+        active = self.history.active_id()
+        current = self.model.info(active) if active is not None else None
         if current is not None and current.message_count == 0:
             return  # the active conversation is still empty: it is the new one
-        await self.runtime.new_conversation()
+        await self.history.new()
 
-    def _on_activated(self, item: QListWidgetItem) -> None:
-        conversation_id = int(item.data(ID_ROLE))
-        if conversation_id != self.runtime.conversation_id:
-            self._spawn(self._run(self.runtime.switch_conversation(conversation_id)))
+    def _on_activated(self, index: QModelIndex) -> None:
+        conversation_id = int(index.data(ID_ROLE))
+        if conversation_id != self.history.active_id():
+            self._spawn(self._run(self.history.switch(conversation_id)))
 
     def ask_delete_selected(self) -> None:
         """Asks whether to delete the selected conversation (a window-modal question); deletes on yes."""
-        item = self.items.currentItem()
-        if item is None or self._busy:
+        conversation_id = self.current_id()
+        if conversation_id is None or self._busy:
             return
-        conversation_id = int(item.data(ID_ROLE))
-        info = next((c for c in self._conversations if c.id == conversation_id), None)
+        info = self.model.info(conversation_id)
         title = (info.title if info is not None else "") or chat_text("untitled", self.language)
         box = QMessageBox(QMessageBox.Icon.Warning, chat_text("confirm.title", self.language),
                           chat_text("confirm.body", self.language, title=" ".join(title.split()),
@@ -224,7 +211,7 @@ class ConversationList(QWidget):
         if box is None or button.objectName() != "confirmDeleteButton":
             return
         conversation_id = int(box.property("conversation_id"))
-        self._spawn(self._run(self.runtime.delete_conversation(conversation_id)))
+        self._spawn(self._run(self.history.delete(conversation_id)))
 
     async def _run(self, action: Coroutine[Any, Any, object]) -> None:
         """Runs one user action at a time; a failure is shown under the list, the list is refreshed after."""
@@ -249,11 +236,4 @@ class ConversationList(QWidget):
         await self._refresh()
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("conversation list: %s failed", task.get_coro(), exc_info=task.exception())
+        self._tasks.spawn(coro, name="conversation-list")  # a failure is logged by the task set

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
+from app.faces import RuntimeControl, RuntimeDevices, RuntimeHistory, RuntimePeople, RuntimeSearch
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
@@ -70,13 +71,17 @@ class MainWindow(QMainWindow):
         self.runtime = runtime
         self.language = runtime.settings.general.language
         self.setMinimumSize(760, 520)
+        # Each panel gets the read models it shows and the commands it gives (ui/ports.py), never the runtime.
+        bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
+            RuntimeHistory(runtime)
+        devices = RuntimeDevices(runtime)
         self.roster = RosterPanel(runtime, self.language)
-        self.network = NetworkPanel(runtime, self.language)  # where each companion runs (when the network is on)
-        self.conversations = ConversationList(runtime, self.language)
+        self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
+        self.conversations = ConversationList(bus, history, self.language)
         self.chat = ChatPanel(runtime, self.language)
-        self.turns = TurnsPanel(runtime, self.language)
-        self.search_panel = SearchPanel(runtime, self.language)
-        self.camera_panel = CameraPreview(runtime, self.language)
+        self.turns = TurnsPanel(bus, control, people, self.language)
+        self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people, self.language)
+        self.camera_panel = CameraPreview(bus, devices.camera, people, self.language)
         self.side = named(QTabWidget(), "sidePanels")
         for panel in (self.turns, self.search_panel, self.camera_panel):
             self.side.addTab(panel, "")
@@ -93,7 +98,8 @@ class MainWindow(QMainWindow):
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
-        self.message_actions = MessageActions(self.chat, runtime, self.language)  # Stop, copy a message
+        self.message_actions = MessageActions(self.chat, bus, control, history, people=people,
+                                              language=self.language)  # Stop, copy a message
         self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
@@ -104,7 +110,7 @@ class MainWindow(QMainWindow):
         self.splitter.setContentsMargins(8, 6, 8, 0)
         self.setCentralWidget(self.splitter)
         self._retranslate()
-        self.speech_notice = SpeechNotice(runtime, self.language)
+        self.speech_notice = SpeechNotice(bus, devices.speaker_status, self.language)
         self.statusBar().addPermanentWidget(self.speech_notice)
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
@@ -136,7 +142,7 @@ class MainWindow(QMainWindow):
         """What went wrong at start (a broken card or settings key, search or the bridge not available) is said
         once, in a notification with every problem in its details; the parts that work run on."""
         problems = list(self.runtime.loaded.problems)
-        bridge = self.runtime.bridge
+        bridge = self.runtime.parts.bridge if self.runtime.started else None
         if bridge is not None and bridge.error:
             problems.append(bridge.error)
         if not problems:
@@ -186,9 +192,9 @@ class MainWindow(QMainWindow):
             return
         problem = self.runtime.model_problem()
         self._show_model_problem(problem)
-        if had_problem and problem is None and self.runtime.model_resolution is not None:
+        if had_problem and problem is None and self.runtime.started:
             self.extras.notifications.notify(_text("connected.title", self.language),
-                                             self.runtime.model_resolution.message, "info")
+                                             self.runtime.parts.models.resolution.message, "info")
         elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
             self.extras.notifications.notify(_text("still.title", self.language),
                                              self.extras.first_run.problem_text(), "warning")
@@ -261,9 +267,9 @@ class MainWindow(QMainWindow):
 
     # -- devices ---------------------------------------------------------------------------------------------
     async def _test_voice(self, voice: VoiceSettings, sentence: str) -> None:
-        if self.runtime.devices is None:
+        if not self.runtime.started:
             raise RuntimeError("the speaker has not started yet")
-        await self.runtime.devices.test_voice(voice, sentence)
+        await self.runtime.parts.devices.test_voice(voice, sentence)
 
     # -- layout ----------------------------------------------------------------------------------------------
     def _restore_layout(self) -> None:

@@ -1,6 +1,6 @@
 """What group chat apps have beside the message box: a Stop button while the companions talk, and on a message (its
 context menu, or the keyboard's menu key): copy it, edit or delete it (the stored conversation and every companion's
-memory follow: ``Runtime.revise_message``), and have the last companion line said again (it goes, and its speaker
+memory follow: ``ConversationHistory.revise``), and have the last companion line said again (it goes, and its speaker
 takes the turn anew on what came before).
 
 Stop is the Turns panel's Stop (and Shift+Esc): ``StopConversation``, the speech and the thinking in progress stop
@@ -18,15 +18,15 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextFrame
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QMenu, QPushButton
 
-from app.runtime import MessageRevised, Runtime
-from companions.bus import BusItem
-from companions.conversation.control import ForceNextSpeaker, StopConversation
+from app.conversations import MessageRevised
+from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
 from ui.chat_transcript import KEY_PROPERTY
 from ui.naming import named
+from ui.ports import ConversationControl, ConversationHistory, People
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
     "stop": ("Stop", "止める"),
@@ -51,9 +51,12 @@ def _text(key: str, language: str) -> str:
 class MessageActions:
     """Adds the Stop button to ``chat``'s input row and the message menu to its transcript."""
 
-    def __init__(self, chat: ChatPanel, runtime: Runtime, language: str) -> None:
+    def __init__(self, chat: ChatPanel, bus: Bus, control: ConversationControl, history: ConversationHistory,
+                 *, people: People, language: str) -> None:
         self.chat = chat
-        self.runtime = runtime
+        self.control = control
+        self.history = history
+        self.people = people
         self.language = language
         self.stop_button = named(QPushButton(), "chatStopButton")
         self.stop_button.setEnabled(False)
@@ -65,13 +68,12 @@ class MessageActions:
         row.insertWidget(row.indexOf(chat.send_button), self.stop_button)
         chat.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         chat.view.customContextMenuRequested.connect(self._menu)
-        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events",))
         self._tasks = TaskSet("message-actions")
         self.set_language(language)
 
     def attach(self) -> None:
-        if self.runtime.conversation is not None:
-            self.stop_button.setEnabled(self.runtime.conversation.view.status == "running")
+        self.stop_button.setEnabled(self.control.view().status == "running")
         self._bus_link.follow(self.stop_button, self._on_item)
 
     def detach(self) -> None:
@@ -84,7 +86,7 @@ class MessageActions:
         self.stop_button.setToolTip(_text("stop.tooltip", language))
 
     def stop(self) -> None:
-        self.runtime.bus.publish(StopConversation())
+        self.control.stop()
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
@@ -112,21 +114,22 @@ class MessageActions:
 
     def revise(self, key: str, text: str | None) -> asyncio.Task[None]:
         """Edits (``text``) or deletes (None) the message ``key``; the window follows ``MessageRevised``."""
-        return self._tasks.spawn(self.runtime.revise_message(key, text), name="revise-message")
+        return self._tasks.spawn(self.history.revise(key, text), name="revise-message")
 
     def say_again(self, key: str) -> asyncio.Task[None]:
         """The last message, a companion's, goes and its speaker answers again what came before it."""
         return self._tasks.spawn(self._say_again(key), name="say-again")
 
     async def _say_again(self, key: str) -> None:
-        conversation, cast = self.runtime.conversation_id, self.runtime.cast
-        if conversation is None or cast is None:
+        conversation = self.history.active_id()
+        if conversation is None:
             return
-        stored = await self.runtime.store.messages(conversation, limit=1)
-        if not stored or stored[-1].message.params.id != key or stored[-1].message.params.from_ not in cast.companions:
+        stored = await self.history.messages(conversation, limit=1)
+        speaker = stored[-1].message.params.from_ if stored else None
+        if not stored or stored[-1].message.params.id != key or speaker not in self.people.companion_ids():
             return  # only the newest line, and only a companion's
-        await self.runtime.revise_message(key, None)
-        self.runtime.bus.publish(ForceNextSpeaker(stored[-1].message.params.from_))
+        await self.history.revise(key, None)
+        self.control.force(stored[-1].message.params.from_)
 
     def edit(self, key: str) -> QInputDialog:
         """Opens the editor (open(), not exec(): the loop runs on); saving revises the message."""

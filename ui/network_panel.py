@@ -5,17 +5,18 @@ its status line says where this computer listens, or why the network is not avai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from app.runtime import Runtime
-from companions.bus import BusItem
-from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.bus import Bus, BusItem
+from companions.network.link import NetworkChanged, NetworkLink, RemoteCompanion
 from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower
 from ui.naming import named
+from ui.ports import People
 
 TEXTS: Final[dict[str, dict[str, str]]] = {
     "title": {"ja": "いる場所", "en": "Where they run"},
@@ -43,9 +44,11 @@ class NetworkPanel(QWidget):
 
     changed = Signal()  # after every render
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, network: Callable[[], NetworkLink | None], people: People, language: str,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.network = network
+        self.people = people
         self.language = language
         self.title = named(QLabel(), "networkTitle")
         self.status = named(QLabel(), "networkStatus")
@@ -57,13 +60,13 @@ class NetworkPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.status)
         layout.addWidget(self.list, 1)
-        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events",))
         self._status = NetworkStatus(running=False)
         self._remote: tuple[RemoteCompanion, ...] = ()
-        self.setVisible(runtime.network is not None)
+        self.setVisible(network() is not None)
 
     def attach(self) -> None:
-        network = self.runtime.network
+        network = self.network()
         self.setVisible(network is not None)
         if network is not None:
             self._status = network.status
@@ -97,9 +100,11 @@ class NetworkPanel(QWidget):
         else:
             self.status.setText(_text("starting", self.language))
         self.list.clear()
-        cast = self.runtime.cast
-        for companion in cast if cast is not None else ():
-            self.list.addItem(QListWidgetItem(f"{companion.name} — {_text('here', self.language)}"))
+        elsewhere = {r.id for r in self._remote}
+        for companion in self.people.companion_ids():
+            if companion not in elsewhere:
+                name = self.people.name(companion, self.language) or companion
+                self.list.addItem(QListWidgetItem(f"{name} — {_text('here', self.language)}"))
         for remote in self._remote:
             self.list.addItem(QListWidgetItem(remote_row(remote, self.language)))
         self.changed.emit()

@@ -160,8 +160,8 @@ class RosterPanel(QWidget):
     # -- lifecycle -------------------------------------------------------------------------------------------
     def attach(self) -> None:
         """Lists the runtime's companions and follows the bus (call after ``runtime.start()``)."""
-        if self.runtime.conversation is not None:
-            self._view = self.runtime.conversation.view
+        if self.runtime.parts.conversation is not None:
+            self._view = self.runtime.parts.conversation.view
         self.refresh()
         self._bus_link.follow(self, self._on_item)
 
@@ -194,7 +194,7 @@ class RosterPanel(QWidget):
         keep = self._id_of(current) if current is not None else None
         self.list.clear()
         self._states.clear()
-        cast = self.runtime.cast
+        cast = self.runtime.parts.cast if self.runtime.started else None
         for companion in cast if cast is not None else ():
             item = QListWidgetItem()
             item.setData(COMPANION_ROLE, companion.id)
@@ -286,7 +286,7 @@ class RosterPanel(QWidget):
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _render(self, *, announce: bool = True) -> None:
-        cast = self.runtime.cast
+        cast = self.runtime.parts.cast if self.runtime.started else None
         if cast is None:
             return
         changed: list[tuple[str, RosterState]] = []

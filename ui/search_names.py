@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from app.runtime import Runtime
+if TYPE_CHECKING:
+    from ui.ports import People
+
 
 _CONVERSATION: Final = {"en": "Conversation {id}", "ja": "会話 {id}"}
 _YOU: Final = {"en": "You", "ja": "あなた"}
@@ -36,8 +38,7 @@ class SourceNames:
         return self._line_start.sub(lambda m: f"{m.group(1)}{self.speakers[m.group(2)]}:", text)
 
 
-def source_names(runtime: Runtime, language: str) -> SourceNames:
-    """The names of ``runtime``'s companions and user."""
-    cast = runtime.cast
-    speakers = {m.id: m.name for m in cast.roster()} if cast is not None else {}
-    return SourceNames(speakers, language, user_id=runtime.settings.general.user_name)
+def source_names(people: People, language: str) -> SourceNames:
+    """The names of the companions and the user."""
+    speakers = {who: people.name(who, language) or who for who in people.companion_ids()}
+    return SourceNames(speakers, language, user_id=people.user_id())

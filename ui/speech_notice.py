@@ -6,13 +6,13 @@ without this the only trace was a line in the log, and a user waited for voices 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.runtime import Runtime
-from companions.bus import BusItem
+from companions.bus import Bus, BusItem
 from companions.devices import DeviceStatus
 from ui.bus_bridge import BusFollower
 from ui.naming import named
@@ -27,20 +27,21 @@ _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
 class SpeechNotice(QLabel):
     """Hidden while speech works; call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, status: Callable[[], DeviceStatus | None], language: str,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "speechNotice")
-        self.runtime = runtime
+        self.speaker_status = status
         self.language = language
         self.reason = ""
         self.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
-        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events",))
         self.hide()
 
     def attach(self) -> None:
-        devices = self.runtime.devices
-        if devices is not None:
-            self._show(devices.speaker.status)
+        status = self.speaker_status()
+        if status is not None:
+            self._show(status)
         self._bus_link.follow(self, self._on_item)
 
     def detach(self) -> None:

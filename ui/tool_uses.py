@@ -13,11 +13,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
-from app.runtime import Runtime
-from companions.bus import BusItem
+from companions.bus import Bus, BusItem
 from companions.tool_use import ToolProblem, ToolUsed, ToolUseLog
 from ui.bus_bridge import BusFollower
 from ui.naming import named
+from ui.ports import People
 from ui.turns_wording import display_name
 
 LINES_KEPT: Final = 100
@@ -51,9 +51,9 @@ class ToolUsesView(QWidget):
 
     changed = Signal()  # a line was added
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, people: People, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.people = people
         self.language = language
         self.log = ToolUseLog()
         self.title = named(QLabel(), "turnsToolsTitle")
@@ -63,7 +63,7 @@ class ToolUsesView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.list)
-        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events",))
         self.set_language(language)
 
     def attach(self) -> None:
@@ -83,7 +83,7 @@ class ToolUsesView(QWidget):
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ToolUsed):
             self.log.apply(item)
-            who = display_name(self.runtime, self.language, item.companion_id)
+            who = display_name(self.people, self.language, item.companion_id)
             key = "error" if item.is_error else "call"
             self._add(_text(key, self.language, who=who, tool=item.tool, result=item.result,
                             origin=origin_text(item.origin, self.language)), error=item.is_error,

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QResizeEvent, QShowEvent
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -22,69 +21,26 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QPushButton,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from app.runtime import ActiveConversationChanged, Runtime
-from companions.bus import BusItem
-from companions.conversation.control import (
-    ForceNextSpeaker,
-    InterruptConversation,
-    MuteCompanion,
-    StopConversation,
-)
+from app.conversations import ActiveConversationChanged
+from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.protocol import CLOSING_ORDER
 from ui.bus_bridge import BusFollower
-from ui.companion_colors import companion_color
 from ui.naming import named
+from ui.ports import ConversationControl, People
 from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
+from ui.turns_votes import COLUMNS, COMPANION_ROLE, ImportanceDelegate, VoteRow, VotesModel
 from ui.turns_wording import TurnsWording, display_name
 
-COMPANION_ROLE: Final = Qt.ItemDataRole.UserRole
-IMPORTANCE_ROLE: Final = Qt.ItemDataRole.UserRole + 1
-COLUMNS: Final = ("companion", "vote", "importance", "selected", "closing", "reason")
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
-
-
-@dataclass(frozen=True)
-class VoteRow:
-    """One row of the votes table as the user reads it."""
-
-    companion: str
-    name: str
-    vote: str
-    importance: str
-    selected: str
-    closing: str
-    reason: str
-    speaker: bool  # marked as the one who takes the floor this turn
-
-
-class ImportanceDelegate(QStyledItemDelegate):
-    """Draws the importance (0-10) as a bar in the companion's colour behind the number."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
-        value = index.data(IMPORTANCE_ROLE)
-        if isinstance(value, int):
-            rect = QRectF(option.rect).adjusted(3, 4, -3, -4)
-            color = QColor(companion_color(str(index.data(COMPANION_ROLE))))
-            color.setAlpha(90)
-            painter.save()
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            painter.drawRoundedRect(QRectF(rect.x(), rect.y(), rect.width() * value / 10, rect.height()), 3, 3)
-            painter.restore()
-        super().paint(painter, option, index)
 
 
 class TurnsPanel(QWidget):
@@ -93,9 +49,11 @@ class TurnsPanel(QWidget):
 
     rendered = Signal(int)  # the revision of the conversation view just shown
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, control: ConversationControl, people: People, language: str,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.control = control
+        self.people = people
         self.language = language
         self.status = named(QLabel(), "turnsStatus")
         self.closing_title = named(QLabel(), "closingTitle")
@@ -105,7 +63,10 @@ class TurnsPanel(QWidget):
         self.floor.setWordWrap(True)
         self.speaking = named(QLabel(), "turnsSpeaking")
         self.next_up = named(QLabel(), "turnsNext")
-        self.votes = named(QTableWidget(0, len(COLUMNS)), "turnsVotes")
+        self.votes_model = VotesModel(self)
+        self.votes = named(QTableView(), "turnsVotes")
+        self.votes.setModel(self.votes_model)
+        self.votes_model.font = self.votes.font()  # the speaker's row: the table's font, bold
         self.votes.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.votes.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.votes.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -123,7 +84,7 @@ class TurnsPanel(QWidget):
         self.votes.setWordWrap(True)
         rows = self.votes.verticalHeader()
         rows.setMinimumSectionSize(rows.defaultSectionSize())  # fitted rows never get lower than before
-        self.votes.itemSelectionChanged.connect(self._update_buttons)
+        self.votes.selectionModel().selectionChanged.connect(self._update_buttons)
         self.ended = named(QLabel(), "turnsEnded")
         self.ended.setWordWrap(True)
         ended_font = self.ended.font()
@@ -142,7 +103,7 @@ class TurnsPanel(QWidget):
         self.history.setWordWrap(True)  # whole lines in a narrow window, no sideways scrolling
         self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.history_title.setBuddy(self.history)
-        self.tools_used = named(ToolUsesView(runtime, language), "turnsToolsUsed")  # every tool call, MCP ones too
+        self.tools_used = named(ToolUsesView(bus, people, language), "turnsToolsUsed")  # every tool call, MCP ones too
 
         steps = QHBoxLayout()
         steps.addWidget(self.closing_title)
@@ -184,16 +145,14 @@ class TurnsPanel(QWidget):
 
         self.view = ConversationView()
         self.shown = ShownConversation()  # the active conversation's own turns only (ui/turns_shown.py)
-        self._bus_link = BusFollower(runtime.bus, ("events",))
-        self._row_keys: dict[int, tuple[object, ...]] = {}  # what each table row shows now (unchanged: skipped)
-        self._cells: dict[tuple[int, int], tuple[object, ...]] = {}  # what each cell shows now (unchanged: skipped)
+        self._bus_link = BusFollower(bus, ("events",))
         self._closing_shown: str | None = None
         self._buttons_shown: tuple[object, ...] | None = None  # what the buttons say and allow now
         self._hidden_render = QTimer(self)  # views that arrive while the panel is hidden: one render now and then
         self._hidden_render.setSingleShot(True)
         self._hidden_render.setInterval(HIDDEN_RENDER_MS)
         self._hidden_render.timeout.connect(self._render)
-        self._words = TurnsWording(language, functools.partial(display_name, runtime, language))
+        self._words = TurnsWording(language, functools.partial(display_name, people, language))
         self.turn_history = TurnHistory(self.history, self._words.history_line)
         self._retranslate()
         self._render()
@@ -201,8 +160,7 @@ class TurnsPanel(QWidget):
     # -- lifecycle -------------------------------------------------------------------------------------------
     def attach(self) -> None:
         """Shows the conversation's current state and follows the bus (call after ``runtime.start()``)."""
-        if self.runtime.conversation is not None:
-            self.view = self.shown.shown(self.runtime.conversation.view)
+        self.view = self.shown.shown(self.control.view())
         self._render()
         self._bus_link.follow(self, self._on_item)
         self.tools_used.attach()
@@ -215,10 +173,8 @@ class TurnsPanel(QWidget):
     def set_language(self, language: str) -> None:
         self.language = language
         self.tools_used.set_language(language)
-        self._words = TurnsWording(language, functools.partial(display_name, self.runtime, language))
+        self._words = TurnsWording(language, functools.partial(display_name, self.people, language))
         self._retranslate()
-        self._row_keys.clear()
-        self._cells.clear()
         self._closing_shown = None
         self.turn_history.line = self._words.history_line
         self.turn_history.rebuild()
@@ -230,32 +186,27 @@ class TurnsPanel(QWidget):
         self._render()
 
     def set_muted(self, companion_id: str, muted: bool) -> None:
-        self.runtime.bus.publish(MuteCompanion(companion_id, muted))
+        self.control.mute(companion_id, muted)
 
     def speak_next(self, companion_id: str) -> None:
-        self.runtime.bus.publish(ForceNextSpeaker(companion_id))
+        self.control.force(companion_id)
 
     def interrupt(self) -> None:
         """Cuts in: the speech and the thinking in progress stop, and the companions wait for the user."""
-        self.runtime.bus.publish(InterruptConversation())
+        self.control.interrupt()
 
     def stop(self) -> None:
-        self.runtime.bus.publish(StopConversation())
+        self.control.stop()
 
     def chosen(self) -> str | None:
         """The companion of the selected row (the mute and speak-next buttons act on it)."""
         rows = self.votes.selectionModel().selectedRows()
-        if not rows:
-            return None
-        item = self.votes.item(rows[0].row(), 0)
-        return str(item.data(COMPANION_ROLE)) if item is not None else None
+        return str(rows[0].data(COMPANION_ROLE)) if rows else None
 
     def choose(self, companion_id: str) -> None:
-        for row in range(self.votes.rowCount()):
-            item = self.votes.item(row, 0)
-            if item is not None and item.data(COMPANION_ROLE) == companion_id:
-                self.votes.selectRow(row)
-                return
+        row = self.votes_model.row_of(companion_id)
+        if row is not None:
+            self.votes.selectRow(row)
 
     def _toggle_mute(self) -> None:
         companion = self.chosen()
@@ -269,16 +220,7 @@ class TurnsPanel(QWidget):
 
     # -- what the user sees ----------------------------------------------------------------------------------
     def rows(self) -> list[VoteRow]:
-        result = []
-        for row in range(self.votes.rowCount()):
-            cells = [self.votes.item(row, column) for column in range(len(COLUMNS))]
-            texts = [cell.text() if cell is not None else "" for cell in cells]
-            first = cells[0]
-            name, vote, importance, selected, closing, reason = texts
-            result.append(VoteRow(str(first.data(COMPANION_ROLE)) if first is not None else "", name, vote,
-                                  importance, selected, closing, reason,
-                                  speaker=first is not None and first.font().bold()))
-        return result
+        return self.votes_model.rows()
 
     def row_of(self, companion_id: str) -> VoteRow | None:
         return next((r for r in self.rows() if r.companion == companion_id), None)
@@ -316,6 +258,7 @@ class TurnsPanel(QWidget):
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):  # cells measure differently now
+            self.votes_model.font = self.votes.font()
             QTimer.singleShot(0, self, self._fit_columns)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -387,23 +330,18 @@ class TurnsPanel(QWidget):
 
     def _render_votes(self, view: ConversationView, turn: TurnView | None) -> None:
         chosen = self.chosen()
-        ids = self._companions(view, turn.votes if turn is not None else ())
-        changed: set[int] = set()
-        if self.votes.rowCount() != len(ids):
-            self.votes.setRowCount(len(ids))
-            self._row_keys.clear()
-            self._cells.clear()
-            changed.update(range(len(COLUMNS)))
         voting = open_turn(view, turn)
-        for row, companion in enumerate(ids):
+        rows = []
+        for companion in self._companions(view, turn.votes if turn is not None else ()):
             vote = turn.vote_of(companion) if turn is not None else None
-            speaker, muted = turn is not None and turn.speaker == companion, companion in view.muted
-            key = (companion, vote, muted, speaker, voting)
-            if self._row_keys.get(row) != key:  # a view changes one or two rows: the others stay as they are
-                self._row_keys[row] = key
-                changed |= self._set_row(row, companion, vote, muted=muted, speaker=speaker, voting=voting)
-        self._fit_columns(changed)
-        if chosen is not None:
+            texts, importance = self._words.vote_cells(vote, muted=companion in view.muted, voting=voting)
+            said, weight, selected, closing, reason = texts
+            speaker = turn is not None and turn.speaker == companion
+            name = f"▶ {self._name(companion)}" if speaker else self._name(companion)
+            rows.append(VoteRow(companion, name, said, weight, selected, closing, reason, speaker=speaker,
+                                importance_value=importance))
+        self._fit_columns(self.votes_model.set_rows(rows))
+        if chosen is not None and chosen != self.chosen():
             self.choose(chosen)
 
     def _fit_columns(self, columns: Iterable[int] = range(len(COLUMNS))) -> None:
@@ -415,51 +353,9 @@ class TurnsPanel(QWidget):
         if columns:  # the wrapped reasons decide the rows' height (a few rows; only when a cell changed)
             self.votes.resizeRowsToContents()
 
-    def _set_row(self, row: int, companion: str, vote: VoteView | None, *, muted: bool, speaker: bool,
-                 voting: bool) -> set[int]:
-        """Shows one row, touching only the cells (and, in them, only the parts) that change: every change of an
-        item is a signal through the model and a repaint of its cell. Returns the columns changed."""
-        name = self._name(companion)
-        texts, importance = self._words.vote_cells(vote, muted=muted, voting=voting)
-        importance_column = COLUMNS.index("importance")
-        changed: set[int] = set()
-        for column, text in enumerate([f"▶ {name}" if speaker else name, *texts]):
-            shown = (companion, text, speaker, importance if column == importance_column else None)
-            before = self._cells.get((row, column))
-            if before == shown:
-                continue
-            self._cells[(row, column)] = shown
-            changed.add(column)
-            item = self.votes.item(row, column)
-            fresh = item is None
-            if item is None:
-                item = QTableWidgetItem()  # filled in before it joins the table: no change signals meanwhile
-                if column == importance_column:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            if fresh or before is None or before[0] != companion:
-                item.setData(COMPANION_ROLE, companion)
-                if column == 0:
-                    item.setForeground(companion_color(companion))
-            if fresh or before is None or before[1] != text:
-                item.setText(text)
-                if column == COLUMNS.index("reason"):
-                    item.setToolTip(text)
-            if fresh or before is None or before[2] != speaker or before[0] != companion:
-                font = QFont(self.votes.font())
-                font.setBold(speaker)
-                item.setFont(font)
-                background = QColor(companion_color(companion))
-                background.setAlpha(45)
-                item.setData(Qt.ItemDataRole.BackgroundRole, background if speaker else None)
-            if column == importance_column and (fresh or before is None or before[3] != importance):
-                item.setData(IMPORTANCE_ROLE, importance)
-            if fresh:
-                self.votes.setItem(row, column, item)
-        return changed
-
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))
-        self.votes.setHorizontalHeaderLabels([turns_text(f"column.{c}", self.language) for c in COLUMNS])
+        self.votes_model.set_headers([turns_text(f"column.{c}", self.language) for c in COLUMNS])
         self._fit_columns()
         self.votes.setAccessibleName(turns_text("turns.title", self.language))
         self.next_button.setText(turns_text("speak_next", self.language))
@@ -491,8 +387,7 @@ class TurnsPanel(QWidget):
     # -- helpers ---------------------------------------------------------------------------------------------
     def _companions(self, view: ConversationView, votes: Iterable[VoteView]) -> list[str]:
         """Everyone present, in the cast's order, then any other voter."""
-        cast = self.runtime.cast
-        order = [c.id for c in cast] if cast is not None else []
+        order = self.people.companion_ids()
         shown = set(view.present) | {v.companion for v in votes}
         ids = [c for c in order if c in shown]
         return ids + sorted(shown - set(ids))

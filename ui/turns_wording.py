@@ -10,18 +10,16 @@ from companions.conversation.readmodel import ConversationView, TurnView, VoteVi
 from ui.turns_texts import turns_text
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime
+    from ui.ports import People
 
 
-def display_name(runtime: Runtime, language: str, who: str | None) -> str:
+def display_name(people: People, language: str, who: str | None) -> str:
     """A companion's name in ``language``, "you" for the user, the id itself for anyone else."""
     if who is None:
         return ""
-    if who == runtime.settings.general.user_name:
+    if who == people.user_id():
         return turns_text("you", language)
-    cast = runtime.cast
-    companion = cast.companions.get(who) if cast is not None else None
-    return companion.card.name(language) if companion is not None else who
+    return people.name(who, language) or who
 
 
 class TurnsWording:

@@ -8,25 +8,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.runtime import Runtime
+    from app.settings import Settings
+    from companions.bus import Bus
+    from companions.cast import CompanionCast
+    from companions.conversation import ConversationManager
     from companions.network.link import NetworkLink
 
 
-def build_network(runtime: Runtime) -> NetworkLink | None:
-    """The network component for ``runtime``'s settings (``None`` when off), joined to its conversation.
+def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
+                  conversation: ConversationManager) -> NetworkLink | None:
+    """The network part for the settings (``None`` when off), joined to ``conversation``.
 
-    Its companions are this process's cast; the ones that join from elsewhere take part in ``runtime.conversation``
-    and are added to the cast's roster (the local companions' prompts name them as present).
+    Its companions are this process's cast; the ones that join from elsewhere take part in ``conversation`` and
+    are added to the cast's roster (the local companions' prompts name them as present).
     """
-    settings = runtime.settings.network
-    if not settings.enabled or runtime.cast is None:
+    settings = all_settings.network
+    if not settings.enabled:
         return None
     from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
     from companions.network.link import NetworkLink
 
     port = Libp2pNetwork(Libp2pConfig(listen=settings.listen, peers=tuple(settings.peers), mdns=settings.mdns))
-    link = NetworkLink(runtime.bus, port, local=[c.metadata for c in runtime.cast],
-                       user_id=runtime.settings.general.user_name, roster=runtime.conversation)
-    cast = runtime.cast
+    link = NetworkLink(bus, port, local=[c.metadata for c in cast], user_id=all_settings.general.user_name,
+                       roster=conversation)
     cast.guests = lambda: [p.metadata for p in link.remote.values() if p.reachable]
     return link

@@ -14,14 +14,14 @@ async def test_a_finished_conversation_is_found_by_search_and_forgotten_when_del
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        indexer, engine = runtime.conversation_indexer, runtime.search_engine
+        indexer, engine = runtime.parts.indexer, runtime.parts.search.engine  # type: ignore[union-attr]
         assert indexer is not None
         assert engine is not None
-        first = runtime.conversation_id
+        first = runtime.parts.conversations.active_id
         assert first is not None
         # No model is configured here: every companion's vote fails, nobody speaks, the conversation ends by
         # itself, and the ended conversation is indexed.
-        runtime.send_user_message("来週の土曜日は鎌倉の紫陽花を見に行く予定です")
+        runtime.parts.conversations.send("来週の土曜日は鎌倉の紫陽花を見に行く予定です")
         async with asyncio.timeout(30):
             await indexer.wait_indexed(1)
         response = await engine.search("鎌倉の紫陽花", limit=3)
@@ -30,7 +30,7 @@ async def test_a_finished_conversation_is_found_by_search_and_forgotten_when_del
         assert "紫陽花" in response.hits[0].text
 
         passes = indexer.indexed
-        await runtime.new_conversation()  # leaving a conversation re-indexes it
+        await runtime.parts.conversations.new()  # leaving a conversation re-indexes it
         async with asyncio.timeout(30):
             await indexer.wait_indexed(passes + 1)
 

@@ -108,14 +108,14 @@ async def test_a_user_message_or_interrupt_silences_the_voice_within_200_ms(
         to_silence: list[float] = []
         to_speaking_off: list[float] = []
         try:
-            runtime.send_user_message("Akari, tell me about the stars.", to=["akari"])
+            runtime.parts.conversations.send("Akari, tell me about the stars.", to=["akari"])
             for attempt in range(TRIES):
                 await players.wait_for(lambda: players.playing == 1, timeout=30)
                 silent.clear()
                 ended = len(players.ended_at)
                 begun = time.perf_counter()
                 if attempt % 2 == 0:  # the user cuts in with a new message (which opens the next turn)
-                    runtime.send_user_message("Akari, tell me about the stars.", to=["akari"])
+                    runtime.parts.conversations.send("Akari, tell me about the stars.", to=["akari"])
                 else:
                     runtime.bus.publish(InterruptConversation())
                 await players.wait_for(lambda e=ended: len(players.ended_at) > e, timeout=5)
@@ -125,7 +125,7 @@ async def test_a_user_message_or_interrupt_silences_the_voice_within_200_ms(
                 to_speaking_off.append(time.perf_counter() - begun)
                 if attempt % 2 == 1:
                     await talk.wait_for(lambda v: v.ended_reason == "interrupted", timeout=5)
-                    runtime.send_user_message("Akari, go on about the stars.", to=["akari"])
+                    runtime.parts.conversations.send("Akari, go on about the stars.", to=["akari"])
         finally:
             talk.close()
             await runtime.stop()

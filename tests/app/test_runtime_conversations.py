@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app.runtime import ActiveConversationChanged, Runtime
+from app.conversations import ActiveConversationChanged
+from app.runtime import Runtime
 from app.settings import load_settings
 from companions.conversation.participant import TurnContext, Utterance, Vote
 from companions.conversation.readmodel import ConversationReadModel
@@ -35,37 +36,37 @@ async def test_leaving_a_conversation_stops_its_talk_and_announces_the_next(mado
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        assert runtime.conversation is not None
+        assert runtime.parts.conversation is not None
         announced: list[ActiveConversationChanged] = []
         runtime.bus.subscribe("events", lambda e: announced.append(e)
                               if isinstance(e, ActiveConversationChanged) else None, name="test")
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
-        runtime.conversation.add_participant(Pondering())
-        first = runtime.conversation_id
+        runtime.parts.conversation.add_participant(Pondering())
+        first = runtime.parts.conversations.active_id
         assert first is not None
-        runtime.send_user_message("考えてみて", to=["ponder"])
+        runtime.parts.conversations.send("考えてみて", to=["ponder"])
         await talk.wait_for(lambda v: v.turn is not None and v.turn.phase == "composing")
 
-        second = await runtime.new_conversation()
-        assert not runtime.conversation.running  # its reply would otherwise land in the new conversation
+        second = await runtime.parts.conversations.new()
+        assert not runtime.parts.conversation.running  # its reply would otherwise land in the new conversation
         assert talk.view.ended_reason == "stopped"
         await runtime.bus.drain()
         assert [(e.conversation_id, e.previous) for e in announced] == [(second, first)]
 
-        await runtime.switch_conversation(first)
-        await runtime.switch_conversation(first)  # already there: nothing happens
+        await runtime.parts.conversations.switch(first)
+        await runtime.parts.conversations.switch(first)  # already there: nothing happens
         await runtime.bus.drain()
         assert [(e.conversation_id, e.previous) for e in announced][1:] == [(first, second)]
 
         # Deleting another conversation keeps the active one; deleting the active one moves to the newest left.
-        assert await runtime.delete_conversation(second) == first
+        assert await runtime.parts.conversations.delete(second) == first
         assert [c.id for c in await runtime.store.list_conversations()] == [first]
-        third = await runtime.new_conversation()
+        third = await runtime.parts.conversations.new()
         await runtime.store.add_message(third, Message.create(from_="user", message="三つ目"))
-        await runtime.switch_conversation(first)
-        assert await runtime.delete_conversation(first) == third
-        assert runtime.conversation_id == third
+        await runtime.parts.conversations.switch(first)
+        assert await runtime.parts.conversations.delete(first) == third
+        assert runtime.parts.conversations.active_id == third
         await runtime.bus.drain()
         assert (announced[-1].conversation_id, announced[-1].previous) == (third, first)
         assert [c.id for c in await runtime.store.list_conversations()] == [third]

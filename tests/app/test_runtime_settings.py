@@ -21,7 +21,7 @@ async def test_an_endpoint_saved_while_running_lets_every_companion_talk(madoi_h
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        assert runtime.cast is not None
+        assert runtime.parts.cast is not None
         problem = runtime.model_problem()
         assert problem is not None
         assert "No LLM is configured" in problem
@@ -29,10 +29,10 @@ async def test_an_endpoint_saved_while_running_lets_every_companion_talk(madoi_h
             server.script(text_reply("こんばんは！"))
             await runtime.apply_settings(_with(runtime.settings, "llm", base_url=server.base_url))
             assert runtime.model_problem() is None
-            assert runtime.model_resolution is not None
-            assert runtime.model_resolution.source == "settings"
+            assert runtime.parts.models.resolution is not None
+            assert runtime.parts.models.resolution.source == "settings"
             assert runtime.settings.llm.base_url == server.base_url
-            akari = runtime.cast.companions["akari"]
+            akari = runtime.parts.cast.companions["akari"]
             assert not isinstance(akari.model, UnavailableModel)
             assert akari.worker.model is akari.model  # the turn loop thinks with it too
             answer = await complete(akari.model, ChatRequest(messages=(ChatMessage.user("こんばんは"),)))
@@ -53,8 +53,8 @@ async def test_clearing_the_endpoint_brings_the_reason_back(madoi_home: Path) ->
         problem = await runtime.reconnect_models()  # nothing configured, nothing detected: the reason
         assert problem is not None
         assert "No LLM is configured" in problem
-        assert runtime.cast is not None
-        assert all(isinstance(c.model, UnavailableModel) for c in runtime.cast)
+        assert runtime.parts.cast is not None
+        assert all(isinstance(c.model, UnavailableModel) for c in runtime.parts.cast)
     finally:
         await runtime.stop()
 
@@ -63,12 +63,12 @@ async def test_a_new_camera_source_is_checked_again(madoi_home: Path, tmp_path: 
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        assert runtime.devices is not None
-        assert not runtime.devices.camera.status.available
+        assert runtime.parts.devices is not None
+        assert not runtime.parts.devices.camera.status.available
         video = write_test_video(tmp_path / "cam.avi")
         await runtime.apply_settings(_with(runtime.settings, "camera", source=str(video)))
-        assert runtime.devices.camera.source == str(video)
-        frame = await runtime.devices.camera.capture()
+        assert runtime.parts.devices.camera.source == str(video)
+        frame = await runtime.parts.devices.camera.capture()
         assert (frame.width, frame.height) == (640, 480)
     finally:
         await runtime.stop()
@@ -80,14 +80,14 @@ async def test_a_part_that_cannot_start_is_reported_and_the_rest_runs(madoi_home
     runtime = Runtime(loaded)
     await runtime.start()
     try:
-        assert runtime.search is None
+        assert runtime.parts.search is None
         assert any(p.startswith("search not available: ") for p in runtime.loaded.problems)
-        assert runtime.cast is not None
-        assert runtime.conversation is not None
-        message = runtime.send_user_message("hello")
+        assert runtime.parts.cast is not None
+        assert runtime.parts.conversation is not None
+        message = runtime.parts.conversations.send("hello")
         await runtime.bus.drain()
-        assert runtime.conversation_id is not None
-        stored = await runtime.store.messages(runtime.conversation_id)
+        assert runtime.parts.conversations.active_id is not None
+        stored = await runtime.store.messages(runtime.parts.conversations.active_id)
         assert [m.message.params.id for m in stored] == [message.params.id]
     finally:
         await runtime.stop()

@@ -74,7 +74,7 @@ WRITER = textwrap.dedent(
         await runtime.start()
         n = 0
         while True:
-            m = runtime.send_user_message(f"message {n}")
+            m = runtime.parts.conversations.send(f"message {n}")
             await runtime.bus.drain()   # the storage subscriber has committed it
             print(m.params.id, flush=True)
             n += 1

@@ -107,14 +107,13 @@ class Talk:
             self.changed.set()
 
     def _heard(self, item: BusItem) -> None:
-        if isinstance(item, Message) and item.params.from_ in (self.runtime.cast.companions if self.runtime.cast
-                                                                else {}):
+        if isinstance(item, Message) and item.params.from_ in self.runtime.parts.cast.companions:
             self.lines.append(Line(item.params.from_, item.params.message, time.monotonic() - self.sent_at))
             self.changed.set()
 
     def say(self, text: str, to: list[str] | None = None) -> None:
         self.sent_at = time.monotonic()
-        self.runtime.send_user_message(text, to=to)
+        self.runtime.parts.conversations.send(text, to=to)
 
     async def first_line(self, speaker: str | None = None, within: float = REPLY_WITHIN_S) -> Line:
         def found() -> Line | None:
@@ -195,7 +194,7 @@ async def test_an_idle_app_warms_the_likely_speaker_so_the_greeting_reuses_the_s
     talk: Talk, real_servers: RealServers,
 ) -> None:
     server = real_servers.get(os.environ.get("MADOI_TEST_CHAT_FORMAT") or None)
-    manager = talk.runtime.conversation
+    manager = talk.runtime.parts.conversation
     assert manager is not None
     async with asyncio.timeout(REPLY_WITHIN_S):
         while manager.warm_ups == 0:  # noqa: ASYNC110 - the warm-up runs on its own once the app idles

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTabWidget
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeDevices, RuntimePeople
 from app.runtime import Runtime
 from app.settings import load_settings
 from companions.devices import CameraFrame
@@ -19,7 +20,8 @@ from companions.protocol import Query
 from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
-from ui.camera_preview import BACKGROUND, FLASH_COLOR, CameraPreview
+from ui.camera_frame import BACKGROUND, FLASH_COLOR
+from ui.camera_preview import CameraPreview
 from ui.camera_texts import reason_text
 
 VIDEO_BGR = (40, 90, 160)  # write_test_video's background
@@ -31,7 +33,7 @@ def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str = "en", fps: float = 10.0) -> CameraPreview:
-    panel = CameraPreview(runtime, language, fps=fps)
+    panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), language, fps=fps)
     qtbot.addWidget(panel)
     panel.resize(360, 420)  # taller than 4:3: the frame is letterboxed
     panel.show()
@@ -115,10 +117,10 @@ async def test_camera_turned_off_shows_the_reason_in_both_languages_and_no_indic
 
 
 async def test_no_devices_before_the_runtime_starts(qtbot: QtBot, madoi_home: Path) -> None:
-    runtime = Runtime(load_settings())  # not started: runtime.devices is None
+    runtime = Runtime(load_settings())  # not started: no devices yet
     try:
         panel = _panel(qtbot, runtime, "ja")
-        assert runtime.devices is None
+        assert not runtime.started
         assert panel.state == "off"
         assert panel.detail() == "デバイスが動いていません"
         assert panel.indicator.isHidden()
@@ -166,7 +168,7 @@ async def test_a_vision_query_flashes_the_panel_with_the_companions_name(
 
         panel.flashed.connect(on_flash)
         runtime.bus.publish(Query.create(from_="akari", type="weather"))  # not a look: no flash
-        broker = runtime.query_broker
+        broker = runtime.parts.broker
         assert broker is not None
         async with signal_fired(panel.flashed):
             result = await broker.send_query(Query.create(from_="akari", type="vision"), timeout=5)
@@ -199,7 +201,7 @@ async def test_polling_pauses_while_hidden_and_stops_at_detach_with_no_task_left
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch, video: Path) -> None:
     monkeypatch.setenv("MADOI_CAMERA", str(video))
     async with started_runtime() as runtime:
-        panel = CameraPreview(runtime, "en")
+        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), "en")
         tabs = QTabWidget()
         qtbot.addWidget(tabs)
         tabs.addTab(QLabel("chat"), "Chat")
@@ -238,8 +240,8 @@ async def test_polling_pauses_while_hidden_and_stops_at_detach_with_no_task_left
                 raise
             return None
 
-        assert runtime.devices is not None
-        monkeypatch.setattr(runtime.devices.camera, "preview", stuck)
+        assert runtime.parts.devices is not None
+        monkeypatch.setattr(runtime.parts.devices.camera, "preview", stuck)
         await asyncio.wait_for(entered.wait(), 5)
         task = panel.poll_task
         assert task is not None
@@ -269,8 +271,8 @@ async def test_a_failing_preview_shows_an_error_state_and_polling_goes_on(
         caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("MADOI_CAMERA", str(video))
     async with started_runtime() as runtime:
-        assert runtime.devices is not None
-        camera = runtime.devices.camera
+        assert runtime.parts.devices is not None
+        camera = runtime.parts.devices.camera
         real_preview = camera.preview
         calls = 0
 

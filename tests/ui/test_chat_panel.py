@@ -64,16 +64,16 @@ class GatedModel:
 
 async def _scripted_akari(runtime: Runtime, model: GatedModel) -> Companion:
     """Akari with a scripted model takes the place of the runtime's Akari in conversation control."""
-    assert runtime.cast is not None
-    assert runtime.conversation is not None
-    assert runtime.query_broker is not None
-    card = runtime.cast.companions["akari"].card
-    akari = Companion(card, model, bus=runtime.bus, queries=runtime.query_broker, language="ja",
-                      roster=runtime.cast.roster, names=runtime.cast.name_of,
+    assert runtime.parts.cast is not None
+    assert runtime.parts.conversation is not None
+    assert runtime.parts.broker is not None
+    card = runtime.parts.cast.companions["akari"].card
+    akari = Companion(card, model, bus=runtime.bus, queries=runtime.parts.broker, language="ja",
+                      roster=runtime.parts.cast.roster, names=runtime.parts.cast.name_of,
                       user_id=runtime.settings.general.user_name)
     await akari.start()
-    runtime.conversation.remove_participant("akari")
-    runtime.conversation.add_participant(CompanionParticipant(akari))
+    runtime.parts.conversation.remove_participant("akari")
+    runtime.parts.conversation.add_participant(CompanionParticipant(akari))
     return akari
 
 
@@ -131,8 +131,8 @@ async def test_a_turn_streams_into_one_bubble_that_becomes_the_message_and_light
         assert "😐 ふつう" in said.header  # a plain-text answer is said with a neutral voice
         assert seen_while_speaking == [(True, True), (False, False)]  # lit while the voice played, then not
         assert not said.highlighted
-        assert runtime.conversation_id is not None
-        stored = await runtime.store.messages(runtime.conversation_id)
+        assert runtime.parts.conversations.active_id is not None
+        stored = await runtime.store.messages(runtime.parts.conversations.active_id)
         assert stored[0].message.params.to == ["akari"]
         assert [s.message.params.message for s in stored] == ["あかり、こんにちは", "こんにちは！星の話をしよう。"]
         scripted.assert_used_up()
@@ -159,7 +159,7 @@ async def test_the_speak_calls_line_grows_in_the_bubble_without_any_json(qtbot: 
                 grown.append(next(b.text for b in panel.view.bubbles() if b.key == key))
 
         panel.composing_changed.connect(on_composing)
-        runtime.send_user_message("あかり、何か話して", to=["akari"])
+        runtime.parts.conversations.send("あかり、何か話して", to=["akari"])
         await conversation.wait_for(lambda v: v.status == "ended", timeout=20)
         await runtime.bus.drain()
         said = line.replace("\\", "")
@@ -283,9 +283,9 @@ async def test_the_final_message_replaces_the_streamed_bubble_in_place_of_two(qt
 async def test_a_streamed_delta_changes_only_its_bubble_in_a_long_conversation(qtbot: QtBot,
                                                                              madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        assert runtime.conversation_id is not None
+        assert runtime.parts.conversations.active_id is not None
         for i in range(600):
-            await runtime.store.add_message(runtime.conversation_id,
+            await runtime.store.add_message(runtime.parts.conversations.active_id,
                                             Message.create(from_="souta", message=f"メッセージ {i}"))
         panel = await _panel(qtbot, runtime)
         assert len(panel.view) == 600
@@ -319,8 +319,8 @@ async def test_history_shows_after_a_restart(qtbot: QtBot, madoi_home: Path) -> 
         bubbles = panel.view.bubbles()
         assert [b.text for b in bubbles] == ["一つ目", "二つ目", "三つ目"]
         assert bubbles[0].header.startswith("あなた")
-        assert again.cast is not None
-        assert bubbles[2].header.startswith(f"{again.cast.name_of('souta')} ")  # 颯太
+        assert again.parts.cast is not None
+        assert bubbles[2].header.startswith(f"{again.parts.cast.name_of('souta')} ")  # 颯太
         assert "😢 かなしい" in bubbles[2].header
         panel.detach()
 

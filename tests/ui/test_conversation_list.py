@@ -8,26 +8,28 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeHistory
 from app.runtime import Runtime
 from companions.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
+from ui.conversation_model import ID_ROLE
 
 
 async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
     """A first conversation about stars, then a second (active) one about tea."""
-    first = runtime.conversation_id
+    first = runtime.parts.conversations.active_id
     assert first is not None
     for text in ("流れ星を見たよ", "どこで？"):
         await runtime.store.add_message(first, Message.create(from_="akari", message=text))
-    second = await runtime.new_conversation()
+    second = await runtime.parts.conversations.new()
     await runtime.store.add_message(second, Message.create(from_="hina", message="お茶にしませんか"))
     return first, second
 
 
 async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, ChatPanel]:
-    listing = ConversationList(runtime, "ja")
+    listing = ConversationList(runtime.bus, RuntimeHistory(runtime), "ja")
     chat = ChatPanel(runtime, "ja")
     for widget in (listing, chat):
         qtbot.addWidget(widget)
@@ -39,9 +41,9 @@ async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, Ch
 
 
 def _click(qtbot: QtBot, listing: ConversationList, conversation_id: int) -> None:
-    item = listing.item_for(conversation_id)
-    assert item is not None
-    rect = listing.items.visualItemRect(item)
+    index = listing.index_for(conversation_id)
+    assert index.isValid()
+    rect = listing.items.visualRect(index)
     qtbot.mouseClick(listing.items.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
@@ -62,21 +64,20 @@ async def test_the_list_shows_conversations_newest_first_and_switching_shows_the
         first, second = await _two_conversations(runtime)
         listing, chat = await _widgets(qtbot, runtime)
         assert listing.conversation_ids() == [second, first]
-        labels = [listing.items.item(i).text() for i in range(listing.items.count())]
+        labels = listing.labels()
         assert labels[0].startswith("お茶にしませんか\n1 件")
         assert labels[1].startswith("流れ星を見たよ\n2 件")
-        current = listing.items.currentItem()
-        assert current is not None
-        assert current.font().bold()
+        current = listing.items.currentIndex()
+        assert current.data(ID_ROLE) == second
+        assert current.data(Qt.ItemDataRole.FontRole).bold()  # the active conversation is in bold
         assert _texts(chat) == ["お茶にしませんか"]
 
         async with signal_fired(chat.history_loaded):
             _click(qtbot, listing, first)
-        assert runtime.conversation_id == first
+        assert runtime.parts.conversations.active_id == first
         assert _texts(chat) == ["流れ星を見たよ", "どこで？"]
-        item = listing.item_for(first)
-        assert item is not None
-        assert item.font().bold()
+        assert listing.index_for(first).data(Qt.ItemDataRole.FontRole).bold()
+        assert listing.index_for(second).data(Qt.ItemDataRole.FontRole) is None
 
         # What the user says now goes to the conversation switched to.
         async with signal_fired(chat.message_shown):
@@ -95,17 +96,17 @@ async def test_new_starts_an_empty_conversation_unless_the_current_one_is_still_
         listing, chat = await _widgets(qtbot, runtime)
         async with signal_fired(chat.history_loaded):
             qtbot.mouseClick(listing.new_button, Qt.MouseButton.LeftButton)
-        fresh = runtime.conversation_id
+        fresh = runtime.parts.conversations.active_id
         assert fresh not in (first, second)
         assert chat.view.bubbles() == []
         assert fresh is not None
         await _listed(listing, [fresh, second, first])
-        first_line = listing.items.item(0).text().splitlines()[0]
+        first_line = listing.labels()[0].splitlines()[0]
         assert first_line == "新しい会話"
 
         async with signal_fired(listing.refreshed):
             qtbot.mouseClick(listing.new_button, Qt.MouseButton.LeftButton)
-        assert runtime.conversation_id == fresh  # no pile of empty conversations
+        assert runtime.parts.conversations.active_id == fresh  # no pile of empty conversations
         assert listing.conversation_ids() == [fresh, second, first]
         listing.detach()
         chat.detach()
@@ -115,7 +116,7 @@ async def test_delete_asks_first_and_removes_the_conversation(qtbot: QtBot, mado
     async with started_runtime() as runtime:
         first, second = await _two_conversations(runtime)
         listing, chat = await _widgets(qtbot, runtime)
-        listing.items.setCurrentItem(listing.item_for(first))
+        listing.select(first)
 
         boxes: list[QMessageBox] = []
         listing.confirmation_shown.connect(boxes.append)
@@ -143,7 +144,7 @@ async def test_delete_asks_first_and_removes_the_conversation(qtbot: QtBot, mado
         assert listing.conversation_ids() == [second]
         assert [c.id for c in await runtime.store.list_conversations()] == [second]
         assert await runtime.store.messages(first) == []
-        assert runtime.conversation_id == second
+        assert runtime.parts.conversations.active_id == second
         assert _texts(chat) == ["お茶にしませんか"]  # the conversation shown was not the one deleted
         listing.detach()
         chat.detach()
@@ -153,7 +154,7 @@ async def test_deleting_the_active_conversation_moves_to_another(qtbot: QtBot, m
     async with started_runtime() as runtime:
         first, second = await _two_conversations(runtime)
         listing, chat = await _widgets(qtbot, runtime)
-        assert listing.items.currentItem() is listing.item_for(second)
+        assert listing.current_id() == second
         qtbot.mouseClick(listing.delete_button, Qt.MouseButton.LeftButton)
         box = listing.confirmation
         assert box is not None
@@ -161,7 +162,7 @@ async def test_deleting_the_active_conversation_moves_to_another(qtbot: QtBot, m
         assert delete is not None
         async with signal_fired(chat.history_loaded):
             qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
-        assert runtime.conversation_id == first
+        assert runtime.parts.conversations.active_id == first
         assert _texts(chat) == ["流れ星を見たよ", "どこで？"]
         await _listed(listing, [first])
 
@@ -173,11 +174,11 @@ async def test_deleting_the_active_conversation_moves_to_another(qtbot: QtBot, m
         assert delete is not None
         async with signal_fired(chat.history_loaded):
             qtbot.mouseClick(delete, Qt.MouseButton.LeftButton)
-        fresh = runtime.conversation_id
+        fresh = runtime.parts.conversations.active_id
         assert fresh is not None
         assert chat.view.bubbles() == []
         await _listed(listing, [fresh])
-        assert listing.items.item(0).text().startswith("新しい会話\n0 件")
+        assert listing.labels()[0].startswith("新しい会話\n0 件")
         assert await runtime.store.messages(fresh) == []
         listing.detach()
         chat.detach()

@@ -102,8 +102,8 @@ async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agre
         assert window.chat.error.isVisible()
         assert "言語モデルがありません" in window.chat.error.text()
         await runtime.bus.drain()
-        assert runtime.conversation_id is not None
-        assert await runtime.store.messages(runtime.conversation_id) == []  # nothing sent into the void
+        assert runtime.parts.conversations.active_id is not None
+        assert await runtime.store.messages(runtime.parts.conversations.active_id) == []  # nothing sent into the void
         for language in ("ja", "en"):
             card.set_language(language)
             text = card.local_body.text()

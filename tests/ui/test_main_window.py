@@ -35,18 +35,19 @@ async def test_typing_enter_sends_stores_and_shows_the_message(qtbot: QtBot, mad
         assert window.chat.message_count == 1
         assert "こんにちは、みんな" in window.chat.view.toPlainText()
         assert window.chat.input.toPlainText() == ""
-        assert runtime.conversation_id is not None
+        assert runtime.parts.conversations.active_id is not None
         await runtime.bus.drain()
-        stored = await runtime.store.messages(runtime.conversation_id)
+        stored = await runtime.store.messages(runtime.parts.conversations.active_id)
         assert stored[0].message.params.message == "こんにちは、みんな\nsecond line"
         window.close()
 
 
 async def test_history_of_the_stored_conversation_is_shown_on_start(qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        assert runtime.conversation_id is not None
+        assert runtime.parts.conversations.active_id is not None
         for text in ("first", "second"):
-            await runtime.store.add_message(runtime.conversation_id, Message.create(from_="akari", message=text))
+            await runtime.store.add_message(runtime.parts.conversations.active_id,
+                                            Message.create(from_="akari", message=text))
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         await window.attach()
@@ -89,7 +90,7 @@ async def test_every_panel_follows_a_three_companion_conversation(qtbot: QtBot, 
         await window.attach()
         assert window.roster.companion_ids() == ["akari", "hina", "souta"]
         assert window.side.tabText(0) == "発言の順番(&T)"
-        assert window.conversations.conversation_ids() == [runtime.conversation_id]
+        assert window.conversations.conversation_ids() == [runtime.parts.conversations.active_id]
         assert window.extras.chat_stack is not None
         assert window.extras.chat_stack.currentWidget() is window.chat.view  # the companions have models
         window.chat.input.insertPlainText("みんな、こんばんは")
@@ -148,7 +149,7 @@ async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames
         # The conversation list too (issue 17: it stayed Japanese): its title, buttons and the untitled entry.
         assert window.conversations.title.text() == "Conversations"
         assert window.conversations.new_button.text() == "New"
-        assert window.conversations.items.item(0).text().startswith("New conversation\n0 messages · ")
+        assert window.conversations.labels()[0].startswith("New conversation\n0 messages · ")
         window.close()
         again = MainWindow(runtime)
         qtbot.addWidget(again)

@@ -76,18 +76,18 @@ async def test_edit_delete_and_say_again_and_the_companions_memory_follows(qtbot
         window.chat.submit()
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
         await runtime.bus.drain()
-        assert runtime.conversation_id is not None
-        stored = await runtime.store.messages(runtime.conversation_id)
+        assert runtime.parts.conversations.active_id is not None
+        stored = await runtime.store.messages(runtime.parts.conversations.active_id)
         user_id, akari_id = (s.message.params.id for s in stored)
-        assert runtime.cast is not None
-        hina = runtime.cast.companions["hina"].memory
+        assert runtime.parts.cast is not None
+        hina = runtime.parts.cast.companions["hina"].memory
 
         # Say it again: Akari's line goes and she answers the user's message anew.
         await actions.say_again(akari_id)
         await until(window.chat.message_shown, lambda: "五つも" in window.chat.view.toPlainText(), 20)
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
         await runtime.bus.drain()
-        texts = [s.message.params.message for s in await runtime.store.messages(runtime.conversation_id)]
+        texts = [s.message.params.message for s in await runtime.store.messages(runtime.parts.conversations.active_id)]
         assert texts == ["昨日の夜、空を見た？", "流れ星を五つも見たんだよ！"]
         assert "三つ" not in window.chat.view.toPlainText()
         assert [e.text for e in hina.entries] == texts  # Hina heard only what stands now
@@ -102,10 +102,10 @@ async def test_edit_delete_and_say_again_and_the_companions_memory_follows(qtbot
         new_akari = [b.key for b in window.chat.view.bubbles()][-1]
         await actions.revise(new_akari, None)
         await runtime.bus.drain()
-        texts = [s.message.params.message for s in await runtime.store.messages(runtime.conversation_id)]
+        texts = [s.message.params.message for s in await runtime.store.messages(runtime.parts.conversations.active_id)]
         assert texts == ["おととい、空を見た？"]
         assert [e.text for e in hina.entries] == ["おととい、空を見た？"]
-        assert [e.text for e in runtime.cast.companions["akari"].memory.entries] == ["おととい、空を見た？"]
+        assert [e.text for e in runtime.parts.cast.companions["akari"].memory.entries] == ["おととい、空を見た？"]
         assert "五つも" not in window.chat.view.toPlainText()
         assert "おととい、空を見た？" in window.chat.view.toPlainText()
         window.close()

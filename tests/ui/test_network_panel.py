@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeDevices, RuntimePeople
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
 from app.runtime import Runtime
 from companions.bus import InProcessBus
@@ -20,7 +21,7 @@ AYA = CompanionMetadata(id="companion_aya", name="Aya")
 
 
 def _panel(qtbot: QtBot, runtime: Runtime) -> NetworkPanel:
-    panel = NetworkPanel(runtime, "en")
+    panel = NetworkPanel(runtime.bus, RuntimeDevices(runtime).network, RuntimePeople(runtime), "en")
     qtbot.addWidget(panel)
     panel.attach()
     return panel
@@ -34,11 +35,11 @@ async def test_the_panel_lists_local_and_remote_companions_and_a_peer_that_leave
     async with scripted_runtime(scripted_cast()) as runtime:
         panel = _panel(qtbot, runtime)
         assert not panel.isHidden()
-        assert runtime.network is not None
-        address = runtime.network.status.addresses[0]
+        assert runtime.parts.network is not None
+        address = runtime.parts.network.status.addresses[0]
         assert panel.status.text() == f"Network: {address}"
-        assert runtime.cast is not None
-        here = [f"{c.name} — this computer" for c in runtime.cast]
+        assert runtime.parts.cast is not None
+        here = [f"{c.card.name('en')} — this computer" for c in runtime.parts.cast]  # in the panel's language
         assert len(here) == 3
         assert panel.rows() == here
         other = NetworkLink(InProcessBus(), Libp2pNetwork(Libp2pConfig(listen="/ip4/127.0.0.1/tcp/0",
@@ -49,11 +50,11 @@ async def test_the_panel_lists_local_and_remote_companions_and_a_peer_that_leave
         try:
             await until(panel.changed, lambda: len(panel.rows()) == 4, timeout=20)
             assert panel.rows()[3] == f"Aya — {peer[:6]}…{peer[-6:]} (reachable)"
-            assert "companion_aya" in runtime.conversation.present  # type: ignore[union-attr]
+            assert "companion_aya" in runtime.parts.conversation.present  # type: ignore[union-attr]
         finally:
             await other.stop()
         await until(panel.changed, lambda: panel.rows()[3].endswith("(unreachable)"), timeout=20)
-        assert "companion_aya" not in runtime.conversation.present  # type: ignore[union-attr]
+        assert "companion_aya" not in runtime.parts.conversation.present  # type: ignore[union-attr]
         panel.detach()
 
 
@@ -65,7 +66,7 @@ async def test_a_network_that_cannot_start_is_shown_with_its_reason_and_the_rest
         panel = _panel(qtbot, runtime)
         assert panel.status.text().startswith("Network not available (bad listen address")
         assert any(p.startswith("network not available: bad listen address") for p in runtime.loaded.problems)
-        assert runtime.conversation is not None  # the companions still talk
+        assert runtime.parts.conversation is not None  # the companions still talk
         assert len(panel.rows()) == 3
         panel.detach()
 
@@ -74,5 +75,5 @@ async def test_the_panel_is_hidden_when_the_network_is_off(qtbot: QtBot, madoi_h
     async with scripted_runtime(scripted_cast()) as runtime:
         panel = _panel(qtbot, runtime)
         assert panel.isHidden()
-        assert runtime.network is None
+        assert runtime.parts.network is None
         panel.detach()

@@ -71,7 +71,7 @@ async def test_rows_follow_a_three_companion_conversation_and_a_muted_companion_
 
         seen: dict[str, list[str]] = {c: [] for c in panel.companion_ids()}
         panel.state_changed.connect(lambda companion, state: seen[companion].append(state))
-        runtime.send_user_message("みんな、こんばんは")
+        runtime.parts.conversations.send("みんな、こんばんは")
         view = await talk.wait_for(lambda v: v.status == "ended", timeout=20)
         await runtime.bus.drain()
         await until(panel.state_changed, lambda: panel.state_of("akari") == "listening")
@@ -105,7 +105,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
     votes(cast["souta"], ("listen", 0))
     lines(cast["souta"], say("Let me take this one."))
     async with scripted_runtime(cast) as runtime:
-        assert runtime.conversation is not None
+        assert runtime.parts.conversation is not None
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
         panel = _panel(qtbot, runtime, "en")
@@ -135,12 +135,12 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         await talk.wait_for(lambda v: v.forced_next == "souta")
         assert panel.menu is None
 
-        runtime.send_user_message("What do you all think?")
+        runtime.parts.conversations.send("What do you all think?")
         view = await talk.wait_for(lambda v: v.status == "ended", timeout=20)
         assert [t.speaker for t in talk.turns()] == ["souta", None]  # Akari wanted it more; Souta was asked
         assert view.ended_reason == "no-speaker"
 
-        runtime.conversation.remove_participant("hina")  # Hina leaves the conversation
+        runtime.parts.conversation.remove_participant("hina")  # Hina leaves the conversation
         await until(panel.state_changed, lambda: panel.state_of("hina") == "absent")
         assert _text(panel, "hina") == "Hina\nnot here"
         assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False}

@@ -27,7 +27,7 @@ async def test_the_window_made_before_search_started_does_not_say_it_is_unavaila
     await runtime.start()
     try:
         await window.attach()
-        assert runtime.search is not None
+        assert runtime.parts.search is not None
         assert "利用できません" not in window.search_panel.status.text()
         window.close()
     finally:
@@ -37,13 +37,13 @@ async def test_the_window_made_before_search_started_does_not_say_it_is_unavaila
 async def test_conversation_hits_show_the_conversation_and_the_speakers_by_name(
         qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        first = runtime.conversation_id
+        first = runtime.parts.conversations.active_id
         assert first is not None
         await runtime.store.add_message(first, Message.create(from_="user", message="流れ星を見た人はいますか"))
         await runtime.store.add_message(first, Message.create(from_="akari", message="きのう流れ星を三つ見ました"))
-        await runtime.new_conversation()  # leaving it indexes it
-        assert runtime.conversation_indexer is not None
-        await runtime.conversation_indexer.wait_indexed(1)
+        await runtime.parts.conversations.new()  # leaving it indexes it
+        assert runtime.parts.indexer is not None
+        await runtime.parts.indexer.wait_indexed(1)
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         window.show()

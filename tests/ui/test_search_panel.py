@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimePeople, RuntimeSearch
 from app.runtime import Runtime
 from companions.search.semantic import Vectors
 from tests.companions.search_doubles import HashingEmbedder
@@ -22,7 +23,7 @@ from ui.search_panel import SearchPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> SearchPanel:
-    panel = SearchPanel(runtime, language)
+    panel = SearchPanel(runtime.bus, RuntimeSearch(runtime), RuntimePeople(runtime), language)
     qtbot.addWidget(panel)
     panel.resize(520, 860)
     panel.show()
@@ -143,8 +144,8 @@ async def test_a_relationship_query_shows_its_type_entities_and_graph_heavy_weig
 async def test_research_shows_its_progress_then_an_extractive_answer_with_numbered_cited_sources(
         qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        assert runtime.model_resolution is not None
-        assert runtime.model_resolution.model is None
+        assert runtime.parts.models.resolution is not None
+        assert runtime.parts.models.resolution.model is None
         panel = _panel(qtbot, runtime, "en")
         await _indexed(panel, "4 documents indexed (4 new or changed)")
         steps: list[str] = []
@@ -258,7 +259,7 @@ async def test_search_not_available_says_why_and_keeps_the_query(
 
     monkeypatch.setattr("app.search_service.make_embedder", broken)
     async with started_runtime() as runtime:
-        assert runtime.search is None
+        assert runtime.parts.search is None
         panel = _panel(qtbot, runtime, "en")
         assert panel.status.text() == "Search is not available: the embedding model could not load"
         assert not panel.search_button.isEnabled()

@@ -31,19 +31,19 @@ async def test_turns_and_search_fit_a_1024x700_window(qtbot: QtBot, madoi_home: 
         window.resize(1024, 700)
         window.show()
         await window.attach()
-        runtime.send_user_message("こんばんは！昨日の夜、空を見た人いる？")
+        runtime.parts.conversations.send("こんばんは！昨日の夜、空を見た人いる？")
         turns = window.turns
         await until(turns.rendered, lambda: turns.view.turn is not None and turns.view.turn.number == 2, 30)
         await until(turns.rendered, lambda: len(turns.history_lines()) == 1, 30)
         assert window.width() == 1024
-        table = turns.votes
+        table, model = turns.votes, turns.votes_model
         assert not table.horizontalScrollBar().isVisible()
-        used = sum(table.columnWidth(c) for c in range(table.columnCount()))
+        used = sum(table.columnWidth(c) for c in range(model.columnCount()))
         assert used <= table.viewport().width() + 1  # no column runs off to the right
-        reason = table.columnCount() - 1
+        reason = model.columnCount() - 1
         metrics = QFontMetrics(table.font())
-        for row in range(table.rowCount()):
-            text = table.item(row, reason).text()
+        for row in range(model.rowCount()):
+            text = str(model.index(row, reason).data())
             if not text:
                 continue
             needed = metrics.boundingRect(QRect(0, 0, table.columnWidth(reason) - 8, 10_000),
@@ -54,9 +54,9 @@ async def test_turns_and_search_fit_a_1024x700_window(qtbot: QtBot, madoi_home: 
 
         window.side.setCurrentIndex(1)
         panel = window.search_panel
-        assert runtime.search is not None
-        await until(panel.index_changed, lambda: runtime.search is not None and runtime.search.indexed is not None,
-                    120)
+        assert runtime.parts.search is not None
+        search = runtime.parts.search
+        await until(panel.index_changed, lambda: search.indexed is not None, 120)
         panel.query.setText("流れ星")
         panel.search()
         await asyncio.wait_for(panel.wait_idle(), 30)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeControl, RuntimePeople
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import call, last_message_mentions
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
@@ -48,21 +49,21 @@ async def test_an_mcp_tool_call_in_a_conversation_shows_in_the_turns_panel(qtbot
     votes(cast["hina"], ("listen", 1))
     votes(cast["souta"], ("listen", 1))
     async with scripted_runtime(cast) as runtime:
-        assert runtime.cast is not None
-        assert all("lantern_colour" in c.tools for c in runtime.cast), "the settings' server serves everyone"
+        assert runtime.parts.cast is not None
+        assert all("lantern_colour" in c.tools for c in runtime.parts.cast), "the settings' server serves everyone"
         gone = [p for p in runtime.loaded.problems if "MCP server 'gone'" in p]
         assert len(gone) == 3, "each companion's failed server is a start-up problem the window lists"
         assert gone[0].startswith("companion akari: MCP server 'gone' (/nonexistent/lantern-server) could not start")
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
-        panel = TurnsPanel(runtime, "en")
+        panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), "en")
         qtbot.addWidget(panel)
         panel.resize(640, 720)
         panel.show()
         panel.attach()
         assert panel.tools_used.lines() == []
 
-        runtime.send_user_message("Akari, what colour are the lanterns in Gion?", to=["akari"])
+        runtime.parts.conversations.send("Akari, what colour are the lanterns in Gion?", to=["akari"])
         await until(panel.tools_used.changed, lambda: len(panel.tools_used.lines()) >= 2, timeout=20)
         assert panel.tools_used.lines()[:2] == [
             f"Akari · lantern_colour (MCP server lanterns) → {ANSWER}",

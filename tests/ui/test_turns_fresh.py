@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeControl, RuntimePeople
 from companions.llm.scripted import stall
 from companions.protocol import Message
 from tests.ui.conftest import started_runtime
@@ -24,12 +25,12 @@ async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: 
     votes(cast["hina"], ("listen", 1))
     votes(cast["souta"], ("listen", 1))
     async with scripted_runtime(cast) as runtime:
-        panel = TurnsPanel(runtime, "en")
+        panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), "en")
         qtbot.addWidget(panel)
         panel.resize(640, 560)
         panel.show()
         panel.attach()
-        runtime.send_user_message("Did anyone see the sky last night?")
+        runtime.parts.conversations.send("Did anyone see the sky last night?")
         await until(panel.rendered, lambda: {r.companion: r.vote for r in panel.rows()} == {
             "akari": "listen", "hina": "voting…", "souta": "voting…"})
         panel.stop()
@@ -37,7 +38,7 @@ async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: 
         assert {r.companion: r.vote for r in panel.rows()} == {
             "akari": "listen", "hina": "stopped before voting", "souta": "stopped before voting"}
 
-        await runtime.new_conversation()
+        await runtime.parts.conversations.new()
         await runtime.bus.drain()
         assert panel.status.text() == "No conversation yet: write to the companions."
         assert panel.turn_label.text() == "No turn yet"
@@ -46,7 +47,7 @@ async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: 
         assert panel.history_lines() == []
         assert not panel.stop_button.isEnabled()
 
-        runtime.send_user_message("Good evening")
+        runtime.parts.conversations.send("Good evening")
         await until(panel.rendered, lambda: panel.view.status == "ended")
         assert panel.turn_label.text().startswith("Turn 1 · after you")  # not "Turn 2"
         assert panel.history_lines()[0].startswith("1. ")
@@ -55,9 +56,10 @@ async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: 
 
 async def test_a_stored_conversation_can_be_continued_after_a_restart(qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
-        assert runtime.conversation_id is not None
+        assert runtime.parts.conversations.active_id is not None
         for n in range(13):
-            await runtime.store.add_message(runtime.conversation_id, Message.create(from_="akari", message=f"line {n}"))
+            await runtime.store.add_message(runtime.parts.conversations.active_id,
+                                            Message.create(from_="akari", message=f"line {n}"))
     async with started_runtime() as runtime:  # the next start opens the latest conversation
         window = MainWindow(runtime)
         qtbot.addWidget(window)

@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeControl, RuntimePeople
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel, ConversationView
 from companions.llm.scripted import say, stall
@@ -28,7 +29,7 @@ class Shown:
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> TurnsPanel:
-    panel = TurnsPanel(runtime, language)
+    panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), language)
     qtbot.addWidget(panel)
     panel.resize(640, 560)
     panel.show()
@@ -71,7 +72,7 @@ async def test_votes_the_floor_and_why_then_stop_ends_the_conversation_and_says_
         assert not panel.stop_button.isEnabled()
         assert not panel.interrupt_button.isEnabled()
 
-        runtime.send_user_message("Did anyone see the sky last night?")
+        runtime.parts.conversations.send("Did anyone see the sky last night?")
         voting = await _shown_when(panel, lambda v: v.turn is not None and v.turn.number == 1
                                    and any(x.status == "voted" for x in v.turn.votes))
         assert voting.turn == "Turn 1 · after you · voting"
@@ -109,7 +110,7 @@ async def test_votes_the_floor_and_why_then_stop_ends_the_conversation_and_says_
         assert panel.ended.text() == "終了: あなたが止めました"
         assert panel.history_lines() == ["1. あかり — あかり が一番話したがっています（重要度 8）",
                                          "2. ひな — 取り消し"]
-        await runtime.new_conversation()  # another conversation: its turns start afresh
+        await runtime.parts.conversations.new()  # another conversation: its turns start afresh
         await runtime.bus.drain()
         assert panel.history_lines() == []
         cast.assert_used_up()
@@ -143,7 +144,7 @@ async def test_mute_interrupt_and_speak_next_in_japanese_and_the_closing_progres
         assert panel.mute_button.text() == "ミュート解除"
         assert not panel.next_button.isEnabled()
 
-        runtime.send_user_message("こんにちは")
+        runtime.parts.conversations.send("こんにちは")
         composing = await _shown_when(panel, _turn(1, "composing", "akari"))
         assert composing.turn == "ターン 1 · あなた の発言のあと · 発言を考え中"
         assert composing.rows["hina"].vote == "ミュート中"  # not asked to vote
@@ -172,7 +173,7 @@ async def test_mute_interrupt_and_speak_next_in_japanese_and_the_closing_progres
         assert not cast["hina"].requests  # muted all along
         await runtime.bus.drain()  # storage is a bus subscriber: let it write what was said
         assert [m.params.from_ for m in [s.message for s in await runtime.store.messages(
-            runtime.conversation_id or 0)]] == ["user", "souta"]
+            runtime.parts.conversations.active_id or 0)]] == ["user", "souta"]
         cast.assert_used_up()
         panel.detach()
         talk.close()

@@ -43,14 +43,14 @@ async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(
             qtbot.keyClick(window.chat.input, Qt.Key.Key_Escape, modifier)
             await asyncio.wait_for(got.wait(), 5)
             assert isinstance(commands[-1], kind)
-        first = runtime.conversation_id
+        first = runtime.parts.conversations.active_id
         assert first is not None
         await runtime.store.add_message(first, Message.create(from_="akari", message="こんばんは"))
         async with signal_fired(window.conversations.refreshed):
             window.conversations.refresh()  # a conversation with a message: Ctrl+N opens another
         qtbot.keyClick(window.chat.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
         await until(window.conversations.refreshed, lambda: len(window.conversations.conversation_ids()) == 2)
-        assert runtime.conversation_id != first
+        assert runtime.parts.conversations.active_id != first
         async with signal_fired(window.closed):
             qtbot.keyClick(window.chat.input, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
         assert not window.isVisible()

@@ -1,0 +1,130 @@
+"""The runtime as the window's panels see it: the read models and commands of ``ui/ports.py``.
+
+Only the main window (and the launcher) know the runtime; they build these and give each panel what it shows.
+Before the runtime has started (the window opens first) they answer as for an empty house: no companions, an idle
+conversation, nothing available; commands then do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.runtime import Runtime
+from app.storage import ConversationInfo, StoredMessage
+from companions.conversation.control import ForceNextSpeaker, InterruptConversation, MuteCompanion, StopConversation
+from companions.conversation.readmodel import ConversationView
+from companions.devices import DeviceStatus
+from companions.llm.types import ChatModel
+
+if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
+    from app.devices.camera import OpenCVCamera
+    from app.search_service import SearchService
+    from companions.network.link import NetworkLink
+
+
+@dataclass(frozen=True)
+class RuntimePeople:
+    """``ui.ports.People``: the user and the runtime's companions (the cast, then those that joined)."""
+
+    runtime: Runtime
+
+    def user_id(self) -> str:
+        return self.runtime.settings.general.user_name
+
+    def companion_ids(self) -> Sequence[str]:
+        if not self.runtime.started:
+            return ()
+        return [c.id for c in self.runtime.parts.cast]
+
+    def name(self, who: str, language: str) -> str | None:
+        if not self.runtime.started:
+            return None
+        companion = self.runtime.parts.cast.companions.get(who)
+        if companion is not None:
+            return companion.card.name(language)
+        guest = next((m for m in self.runtime.parts.cast.roster() if m.id == who), None)
+        return guest.name if guest is not None else None
+
+
+@dataclass(frozen=True)
+class RuntimeControl:
+    """``ui.ports.ConversationControl``: the conversation manager's view; commands go over the bus."""
+
+    runtime: Runtime
+
+    def view(self) -> ConversationView:
+        return self.runtime.parts.conversation.view if self.runtime.started else ConversationView()
+
+    def mute(self, companion_id: str, muted: bool) -> None:
+        self.runtime.bus.publish(MuteCompanion(companion_id, muted))
+
+    def force(self, companion_id: str) -> None:
+        self.runtime.bus.publish(ForceNextSpeaker(companion_id))
+
+    def interrupt(self) -> None:
+        self.runtime.bus.publish(InterruptConversation())
+
+    def stop(self) -> None:
+        self.runtime.bus.publish(StopConversation())
+
+
+@dataclass(frozen=True)
+class RuntimeHistory:
+    """``ui.ports.ConversationHistory``: the stored conversations and the active one."""
+
+    runtime: Runtime
+
+    def active_id(self) -> int | None:
+        return self.runtime.parts.conversations.active_id if self.runtime.started else None
+
+    async def stored(self) -> list[ConversationInfo]:
+        return await self.runtime.store.list_conversations()
+
+    async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]:
+        return await self.runtime.store.messages(conversation_id, limit=limit)
+
+    async def new(self) -> int:
+        return await self.runtime.parts.conversations.new()
+
+    async def switch(self, conversation_id: int) -> None:
+        await self.runtime.parts.conversations.switch(conversation_id)
+
+    async def delete(self, conversation_id: int) -> int:
+        return await self.runtime.parts.conversations.delete(conversation_id)
+
+    async def revise(self, message_id: str, text: str | None) -> None:
+        await self.runtime.parts.conversations.revise(message_id, text)
+
+
+@dataclass(frozen=True)
+class RuntimeDevices:
+    """The runtime's devices as panels read them (None before start)."""
+
+    runtime: Runtime
+
+    def camera(self) -> OpenCVCamera | None:
+        return self.runtime.parts.devices.camera if self.runtime.started else None
+
+    def speaker_status(self) -> DeviceStatus | None:
+        return self.runtime.parts.devices.speaker.status if self.runtime.started else None
+
+    def network(self) -> NetworkLink | None:
+        return self.runtime.parts.network if self.runtime.started else None
+
+
+@dataclass(frozen=True)
+class RuntimeSearch:
+    """``ui.ports.SearchAccess``: the search part, the model research thinks with, and why search is missing."""
+
+    runtime: Runtime
+
+    def service(self) -> SearchService | None:
+        return self.runtime.parts.search if self.runtime.started else None
+
+    def model(self) -> ChatModel | None:
+        return self.runtime.parts.models.resolution.model if self.runtime.started else None
+
+    def problems(self) -> Sequence[str]:
+        return self.runtime.loaded.problems

@@ -1,0 +1,100 @@
+"""The companions' language models: the default one found from the settings, each companion's from its card.
+
+:class:`ModelConnection` resolves the default chat model (the settings' endpoint, else a local server found on this
+machine, else none), builds each companion's ChatModel from its card over that default, and connects them again
+when the settings change. A model that cannot be built becomes an :class:`UnavailableModel` that says why, so the
+companion still appears and the window can tell the user what is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import TypeAlias
+
+from app.settings import Settings
+from companions.cards import CompanionCard
+from companions.companion import Companion
+from companions.llm.choice import default_endpoint, model_for_card
+from companions.llm.detect import ModelResolution, resolve_chat_model
+from companions.llm.types import ChatModel, LLMError
+from companions.llm.unavailable import UnavailableModel
+
+log = logging.getLogger(__name__)
+
+ModelFactory: TypeAlias = Callable[[CompanionCard], ChatModel]
+"""Builds a companion's ChatModel from its card (``Runtime(make_model=...)`` substitutes the settings' choice)."""
+
+
+async def resolve_default_model(settings: Settings) -> ModelResolution:
+    """The default chat model: from the settings, else a local server found on this machine, else none."""
+    s = settings.llm
+    key = s.api_key.get_secret_value() if s.api_key is not None else None
+    return await resolve_chat_model(s.base_url, s.model, key, autodetect=s.autodetect_local, timeout_s=s.timeout_s)
+
+
+def companion_models(settings: Settings, resolution: ModelResolution, problems: list[str]) -> ModelFactory:
+    """Each companion's ChatModel: its card's endpoint over the resolved default; a model that cannot be built
+    becomes an :class:`UnavailableModel` that says why (and the reason goes to ``problems``)."""
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key is not None else None
+    default = default_endpoint(resolution, key, settings.llm.timeout_s)
+
+    def make_model(card: CompanionCard) -> ChatModel:
+        if default is None and not (card.llm.base_url or card.llm.model):
+            return UnavailableModel(resolution.message)
+        try:
+            return model_for_card(card.name(settings.general.language), base_url=card.llm.base_url,
+                                  model=card.llm.model, api_key_env=card.llm.api_key_env, default=default)
+        except LLMError as err:
+            problems.append(str(err))
+            return UnavailableModel(str(err))
+
+    return make_model
+
+
+class ModelConnection:
+    """The default model found for the settings and the factory of the companions' models.
+
+    ``given`` (tests, demos, benchmarks) replaces the settings' choice: then nothing is resolved or reconnected.
+    """
+
+    def __init__(self, resolution: ModelResolution, factory: ModelFactory, *, given: bool = False) -> None:
+        self.resolution = resolution
+        self.factory = factory
+        self.given = given
+
+    @classmethod
+    async def connect(cls, settings: Settings, problems: list[str],
+                      given: ModelFactory | None = None) -> ModelConnection:
+        """Resolves the default model for ``settings``; a model that cannot be built adds to ``problems``."""
+        resolution = await resolve_default_model(settings)
+        log.info("language model: %s (%s)", resolution.message, resolution.source)
+        if given is not None:
+            return cls(resolution, given, given=True)
+        return cls(resolution, companion_models(settings, resolution, problems))
+
+    async def reconnect(self, settings: Settings, companions: Iterable[Companion]) -> list[str]:
+        """Resolves the default model again (an endpoint just saved, or a local server started since) and hands
+        every companion its model; returns the problems met. The conversation goes on: each companion thinks
+        with its new model from its next request."""
+        if self.given:
+            return []
+        self.resolution = await resolve_default_model(settings)
+        log.info("language model: %s (%s)", self.resolution.message, self.resolution.source)
+        problems: list[str] = []
+        self.factory = companion_models(settings, self.resolution, problems)
+        for companion in companions:
+            companion.use_model(self.factory(companion.card))
+        return problems
+
+    @staticmethod
+    def problem(companions: Iterable[Companion]) -> str | None:
+        """Why no companion can talk (no language model could be reached or built), or None when one can.
+
+        The window shows its first-run panel with this reason; None as well when there are no companions.
+        """
+        models = [c.model for c in companions]
+        unavailable = [m for m in models if isinstance(m, UnavailableModel)]
+        if not models or len(unavailable) < len(models):
+            return None
+        return unavailable[0].reason

@@ -1,0 +1,145 @@
+"""Panels built from fakes of their read models (ui/ports.py), without a runtime: what they show and the commands
+they give. Each panel here is built and checked in milliseconds; tests on the real runtime are beside them."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtWidgets import QMessageBox, QPushButton
+from pytestqt.qtbot import QtBot
+
+from app.storage import ConversationInfo
+from companions.bus import InProcessBus
+from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
+from tests.ui.scripted_runtime import until
+from ui.camera_preview import CameraPreview
+from ui.conversation_list import ConversationList
+from ui.search_panel import SearchPanel
+from ui.turns_panel import TurnsPanel
+
+
+@pytest.fixture
+def bus() -> InProcessBus:
+    return InProcessBus()
+
+
+def _voting(revision: int, speaker: str | None = None) -> ConversationView:
+    votes = (VoteView("akari", "voted", "speak", 8, speaker == "akari", reason="星の話がしたい"),
+             VoteView("hina", "voted", "listen", 2, reason="聞いていたい"))
+    turn = TurnView("m1", "user", 1, "speaking" if speaker else "voting", votes, speaker=speaker)
+    return ConversationView(revision, "running", turn, present=("akari", "hina"))
+
+
+async def test_the_turns_panel_shows_the_view_it_is_given_and_its_buttons_give_commands(
+        qtbot: QtBot, bus: InProcessBus) -> None:
+    began = time.perf_counter()
+    control = FakeControl(_voting(1))
+    panel = TurnsPanel(bus, control, FakePeople(), "ja")
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.attach()
+    built = time.perf_counter() - began
+    assert [(r.companion, r.name, r.importance) for r in panel.rows()] == [("akari", "あかり", "8"),
+                                                                            ("hina", "ひな", "2")]
+    assert panel.stop_button.isEnabled()
+    panel.votes.selectRow(1)
+    panel.mute_button.click()
+    panel.next_button.click()
+    panel.stop_button.click()
+    assert control.commands == [("mute", "hina", "True"), ("force", "hina"), ("stop",)]
+
+    bus.publish(ConversationChanged(_voting(2, speaker="akari"), "speaker"))  # a live change comes over the bus
+    await until(panel.rendered, lambda: panel.view.revision == 2)
+    akari = panel.row_of("akari")
+    assert akari is not None
+    assert akari.speaker
+    panel.detach()
+    assert built < 2.0, f"building the panel from fakes took {built:.3f} s"
+
+
+async def test_the_conversation_list_lists_switches_and_deletes_through_its_history(
+        qtbot: QtBot, bus: InProcessBus) -> None:
+    history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
+                          active=2)
+    listing = ConversationList(bus, history, "ja")
+    qtbot.addWidget(listing)
+    listing.show()
+    await listing.attach()
+    assert listing.conversation_ids() == [2, 1]
+    assert listing.labels()[0].startswith("お茶\n1 件")
+    assert listing.current_id() == 2
+
+    listing.select(1)
+    listing.items.activated.emit(listing.index_for(1))
+    await until(listing.refreshed, lambda: ("switch", "1") in history.commands)
+
+    boxes: list[QMessageBox] = []
+    listing.confirmation_shown.connect(boxes.append)
+    listing.ask_delete_selected()
+    assert len(boxes) == 1
+    assert boxes[0].isVisible()
+    confirm = boxes[0].findChild(QPushButton, "confirmDeleteButton")
+    assert confirm is not None
+    confirm.click()
+    await until(listing.refreshed, lambda: listing.conversation_ids() == [2])
+    assert ("delete", "1") in history.commands
+    listing.detach()
+
+
+async def test_the_search_panel_says_why_search_is_missing(qtbot: QtBot, bus: InProcessBus) -> None:
+    panel = SearchPanel(bus, NoSearch(), FakePeople(), "en")
+    qtbot.addWidget(panel)
+    panel.attach()
+    assert panel.status.text() == "Search is not available: the index file is broken"
+    assert not panel.search_button.isEnabled()
+    panel.detach()
+
+
+async def test_the_camera_panel_without_a_camera_says_so(qtbot: QtBot, bus: InProcessBus) -> None:
+    panel = CameraPreview(bus, lambda: None, FakePeople(), "en")
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.attach()
+    assert panel.state == "off"
+    assert panel.indicator.isHidden()
+    panel.detach()
+
+
+async def test_a_new_message_repaints_its_conversation_only(qtbot: QtBot, bus: InProcessBus) -> None:
+    history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
+                          active=2)
+    listing = ConversationList(bus, history, "ja")
+    qtbot.addWidget(listing)
+    await listing.attach()
+    changed: list[tuple[int, int]] = []
+    resets: list[bool] = []
+    listing.model.dataChanged.connect(lambda first, last, *_: changed.append((first.row(), last.row())))
+    listing.model.modelReset.connect(lambda: resets.append(True))
+    history.conversations[0] = ConversationInfo(2, "お茶", 0.0, 3.0, 2)  # one more message in the active one
+    listing.refresh()
+    await until(listing.refreshed, lambda: listing.labels()[0].startswith("お茶\n2 件"))
+    assert changed == [(0, 0)]
+    assert resets == []
+    listing.detach()
+
+
+async def test_a_vote_coming_in_repaints_its_row_only(qtbot: QtBot, bus: InProcessBus) -> None:
+    waiting = (VoteView("akari", "voted", "speak", 8, reason="星の話がしたい"), VoteView("hina", "pending"))
+    view = ConversationView(1, "running", TurnView("m1", "user", 1, "voting", waiting), present=("akari", "hina"))
+    panel = TurnsPanel(bus, FakeControl(view), FakePeople(), "ja")
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.attach()
+    changed: list[tuple[int, int]] = []
+    structure: list[str] = []
+    panel.votes_model.dataChanged.connect(lambda first, last, *_: changed.append((first.row(), last.row())))
+    for signal in ("modelReset", "rowsInserted", "rowsRemoved"):
+        getattr(panel.votes_model, signal).connect(lambda *_, name=signal: structure.append(name))
+    bus.publish(ConversationChanged(_voting(2), "vote"))  # hina's vote comes in; akari's row stays as it was
+    await until(panel.rendered, lambda: panel.view.revision == 2)
+    assert changed == [(1, 1)]
+    assert structure == []
+    assert panel.row_of("hina") is not None
+    panel.detach()

@@ -1,0 +1,81 @@
+"""The conversation list's model (Qt model/view): the stored conversations, newest first, the active one in bold.
+
+:meth:`ConversationsModel.set_conversations` takes the store's listing and tells the view only what changed: a
+conversation whose title, count or time changed, or the active one (``dataChanged`` for its row); the rows are
+reset only when conversations came, went or changed their order.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Final
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
+
+from app.storage import ConversationInfo
+from ui.chat_texts import chat_text
+
+ID_ROLE: Final = int(Qt.ItemDataRole.UserRole)  # a row's conversation id
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class ConversationsModel(QAbstractListModel):
+    def __init__(self, language: str, parent: object = None) -> None:
+        super().__init__(parent)  # type: ignore[arg-type]
+        self.language = language
+        self.font = QFont()
+        self._rows: list[ConversationInfo] = []
+        self._active: int | None = None
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        info = self._rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.label(info)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return info.title or chat_text("untitled", self.language)
+        if role == ID_ROLE:
+            return info.id
+        if role == Qt.ItemDataRole.FontRole and info.id == self._active:
+            bold = QFont(self.font)
+            bold.setBold(True)
+            return bold
+        return None
+
+    def label(self, info: ConversationInfo) -> str:
+        title = " ".join(info.title.split()) or chat_text("untitled", self.language)
+        when = datetime.datetime.fromtimestamp(info.updated_at).strftime("%Y-%m-%d %H:%M")
+        return f"{title}\n{chat_text('summary', self.language, n=info.message_count, when=when)}"
+
+    def conversations(self) -> list[ConversationInfo]:
+        return list(self._rows)
+
+    def info(self, conversation_id: int) -> ConversationInfo | None:
+        return next((c for c in self._rows if c.id == conversation_id), None)
+
+    def row_of(self, conversation_id: int) -> int | None:
+        return next((i for i, c in enumerate(self._rows) if c.id == conversation_id), None)
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        if self._rows:
+            self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
+
+    def set_conversations(self, conversations: list[ConversationInfo], active: int | None) -> None:
+        before, was_active = self._rows, self._active
+        self._active = active
+        if [c.id for c in conversations] != [c.id for c in before]:
+            self.beginResetModel()
+            self._rows = list(conversations)
+            self.endResetModel()
+            return
+        self._rows = list(conversations)
+        for row, (old, new) in enumerate(zip(before, conversations, strict=True)):
+            if old != new or (new.id in (active, was_active) and active != was_active):
+                self.dataChanged.emit(self.index(row), self.index(row))

@@ -1,0 +1,77 @@
+"""What the panels are built from: the read models they show and the small command interfaces they call.
+
+A panel takes these, never the runtime (napari's ``QtDims(viewer.dims)``): the main window builds them from the
+runtime (``app/faces.py``), and a test builds a panel from a fake in milliseconds. Live changes reach a panel over
+the bus it is given (``companions.bus.Bus``: a panel follows it with ``ui.bus_bridge.BusFollower``). Before the
+runtime has started, the read models answer as for an empty house (no companions, no conversation, nothing
+available), and the commands do nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from app.storage import ConversationInfo, StoredMessage
+from companions.conversation.readmodel import ConversationView
+from companions.llm.types import ChatModel
+
+if TYPE_CHECKING:
+    from app.search_service import SearchService  # numpy and the embedding model: only where search runs
+
+
+class People(Protocol):
+    """Who takes part: the user and the companions (local ones in the cast's order, then the others)."""
+
+    def user_id(self) -> str: ...
+
+    def companion_ids(self) -> Sequence[str]: ...
+
+    def name(self, who: str, language: str) -> str | None:
+        """A companion's name in ``language``; None for anyone not known as a companion."""
+        ...
+
+
+class ConversationControl(Protocol):
+    """The turn-taking of the running conversation: its state, and the user's say over it."""
+
+    def view(self) -> ConversationView: ...
+
+    def mute(self, companion_id: str, muted: bool) -> None: ...
+
+    def force(self, companion_id: str) -> None: ...
+
+    def interrupt(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class ConversationHistory(Protocol):
+    """The user's stored conversations: which is active, what was said, and the user's commands on them."""
+
+    def active_id(self) -> int | None: ...
+
+    async def stored(self) -> list[ConversationInfo]:
+        """The stored conversations, the most recently updated first."""
+        ...
+
+    async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]: ...
+
+    async def new(self) -> int: ...
+
+    async def switch(self, conversation_id: int) -> None: ...
+
+    async def delete(self, conversation_id: int) -> int: ...
+
+    async def revise(self, message_id: str, text: str | None) -> None: ...
+
+
+class SearchAccess(Protocol):
+    """Search as the search panel uses it: the search part (None when it could not start, or before the runtime
+    started), the language model research thinks with (None: none connected), and why search is missing."""
+
+    def service(self) -> SearchService | None: ...
+
+    def model(self) -> ChatModel | None: ...
+
+    def problems(self) -> Sequence[str]: ...

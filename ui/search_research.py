@@ -1,0 +1,129 @@
+"""The search panel's research box: the research agent's progress (planning, searching, reflecting, writing) and
+its cited answer. :meth:`ResearchBox.run` is one research, run in a task the panel owns; its progress comes from
+the bus (``ResearchProgress``, given to :meth:`ResearchBox.on_progress`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QDesktopServices, QPalette, QTextOption
+from PySide6.QtWidgets import QGroupBox, QLabel, QProgressBar, QTextBrowser, QVBoxLayout, QWidget
+
+from app.search_service import SearchService
+from companions.llm.types import ChatModel
+from companions.search.research import ResearchProgress, ResearchResult
+from ui.naming import named
+from ui.search_format import error_text, research_html, research_progress_values, research_result_style
+from ui.search_index_row import set_result
+from ui.search_names import SourceNames
+from ui.search_texts import search_text
+
+log = logging.getLogger(__name__)
+FINAL = ("stage.done", "stage.failed", "stage.cancelled")
+
+
+def browser() -> QTextBrowser:
+    """A read-only HTML view whose file links open in the user's own application."""
+    view = QTextBrowser()
+    view.setOpenLinks(False)  # file links open in the user's own application, not in the browser
+    view.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)  # long paths wrap too
+    view.anchorClicked.connect(lambda url: QDesktopServices.openUrl(url) if url.isLocalFile() else None)
+    return view
+
+
+class ResearchBox(QGroupBox):
+    changed = Signal()  # a progress step, the answer, an error, cancelled
+
+    def __init__(self, language: str, names: Callable[[str], SourceNames], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "researchBox")
+        self.language = language
+        self.status = named(QLabel(), "researchStatus")
+        self.status.setWordWrap(True)
+        self.busy = named(QProgressBar(), "researchBusy")
+        self.busy.setRange(0, 0)
+        self.busy.setTextVisible(False)
+        self.busy.setMaximumHeight(6)
+        self.view = named(browser(), "researchAnswer")
+        self.view.setMinimumHeight(24)  # a short window gives the rows to the results
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.status)
+        layout.addWidget(self.busy)
+        layout.addWidget(self.view, 1)
+        self.result: ResearchResult | None = None
+        self.names = names  # who is who in the citations, in a language
+        self._status: tuple[str, dict[str, object]] = ("research.idle", {})
+        self._running: object | None = None  # the running research's observer key
+        self._run_id: int | None = None  # its run id, learnt from its first progress event
+
+    @property
+    def running(self) -> bool:
+        return self._running is not None
+
+    def retranslate(self, language: str) -> None:
+        self.language = language
+        self.setTitle(search_text("research.title", language))
+        self.view.setAccessibleName(search_text("answer.name", language))
+        self.refresh()
+
+    def starting(self) -> None:
+        self.result = None
+        self.set_status("research.starting")
+
+    def cancelled(self) -> None:
+        """The panel cancelled the research it was running (which may not have begun yet)."""
+        self._running = None
+        self.set_status("stage.cancelled")
+
+    async def run(self, service: SearchService, model: ChatModel | None, question: str) -> None:
+        token = object()
+        self._running, self._run_id = token, None
+
+        def observe(event: ResearchProgress) -> None:
+            if self._running is token:
+                self._run_id = event.run_id
+
+        agent = service.research_agent(model, observer=observe)
+        try:
+            result = await agent.run(question)
+        except Exception as exc:
+            log.warning("research on %r failed", question, exc_info=True)
+            if self._running is token:
+                self._running = None
+            self.set_status("stage.failed", error=error_text(exc))
+            return
+        finally:
+            if self._running is token:
+                self._running = None
+        self.result = result
+        self.set_status("stage.done", n=len(result.citations), queries=len(result.queries))
+
+    def on_progress(self, item: ResearchProgress) -> None:
+        if self._running is not None and item.run_id == self._run_id and \
+                item.stage in ("planning", "searching", "reflecting", "synthesizing"):
+            self.set_status(f"stage.{item.stage}", **research_progress_values(item, self.language))
+
+    def set_status(self, key: str, **values: object) -> None:
+        self._status = (key, values)
+        self.refresh()
+        self.changed.emit()
+
+    def refresh(self) -> None:
+        key, values = self._status
+        self.status.setText(search_text(key, self.language, **values))
+        set_result(self.status, research_result_style(key))
+        self.busy.setVisible(self._running is not None and key not in FINAL)
+        if self.result is None:
+            if key in ("research.starting", "research.idle"):
+                self.view.clear()
+            return
+        dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        self.view.setHtml(research_html(self.result, self.language, dim, self.names(self.language)))
+
+
+def log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:  # the search itself will report it
+        log.warning("search panel: loading the query model failed", exc_info=task.exception())
