@@ -11,7 +11,8 @@ SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 fonts-noto-cjk libxcb-icccm4 
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
   libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
 # binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.
-if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils); fi
+# icewm, xdotool, wmctrl: the window under a real window manager (tests/ui/test_window_geometry.py).
+if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils icewm xdotool wmctrl); fi
 # npm installs the reference framework's libp2p stack and Node 24 for the interop tests (scripts/interop_node.py);
 # a machine with its own Node.js (npm on the PATH) keeps it.
 if [ "$flavour" = dev ] && ! command -v npm >/dev/null 2>&1; then SYSTEM_PACKAGES+=(npm); fi

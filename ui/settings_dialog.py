@@ -39,7 +39,7 @@ from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, Paths, Settings, VoiceSettings, save_settings
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
-from ui.settings_texts import Language, text
+from ui.settings_texts import Language, text, voice_problem_text
 
 log = logging.getLogger(__name__)
 VoiceTester = Callable[[VoiceSettings, str], Awaitable[None]]  # (voice, sample sentence)
@@ -375,13 +375,16 @@ class SettingsDialog(QDialog):
         voice = VoiceSettings(enabled=True, rate=self.rate.value(), volume=self.volume.value() / 100)
         self.test_voice_button.setEnabled(False)
         self._show_result(self.voice_result, "busy", self._t("testing"))
+        reason = ""
         try:
             await self._test_voice(voice, self._t("voice.sample"))
             ok, message = True, self._t("voice.ok")
         except Exception as err:  # no audio device is a message, not a crash
-            ok, message = False, self._t("voice.failed").format(error=str(err) or type(err).__name__)
+            reason = str(err) or type(err).__name__
+            ok, message = False, voice_problem_text(reason, self.language)
         finally:
             self.test_voice_button.setEnabled(True)
+        self.voice_result.setToolTip(reason)  # the speaker's own words, for whoever helps
         self._show_result(self.voice_result, "ok" if ok else "error", message)
         self.voice_tested.emit(ok, message)
 

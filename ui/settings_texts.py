@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from app.devices.voices import speech_problem
+
 Language = Literal["ja", "en"]
 
 TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
@@ -37,6 +39,14 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
     "voice.ok": ("Spoken.", "再生しました。"),
     "voice.none": ("Voice output is not available.", "音声出力が使えません。"),
     "voice.failed": ("Not heard: {error}", "再生できませんでした: {error}"),
+    "voice.off": ("speech is turned off in the settings", "設定で音声がオフになっています"),
+    "voice.no_device": ("no sound device or audio player was found",
+                        "音を出すデバイスか再生プログラムが見つかりません"),
+    "voice.no_engine": ("no speech engine (install espeak-ng)",
+                        "音声合成エンジンがありません（espeak-ng を入れてください）"),
+    "voice.not_started": ("the speaker has not started yet", "音声出力はまだ起動していません"),
+    "voice.interrupted": ("the test was interrupted", "テストが中断されました"),
+    "voice.failed_synthesis": ("speech synthesis failed", "音声合成に失敗しました"),
     "save": ("Save", "保存"), "cancel": ("Cancel", "キャンセル"),
     "bridge_enabled": ("Let other programs join over WebSocket", "他のプログラムを WebSocket で参加させる"),
     "host": ("Listen on", "待ち受けアドレス"), "port": ("Port", "ポート"),
@@ -53,3 +63,17 @@ TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
 def text(key: str, language: Language) -> str:
     en, ja = TEXTS[key]
     return ja if language == "ja" else en
+
+
+def voice_problem_text(reason: str, language: Language) -> str:
+    """The voice test's failure in ``language``: why nothing was heard, in the speaker's own words only when it
+    gave a reason no one foresaw (the full reason belongs in a tooltip)."""
+    problem = speech_problem(reason)
+    match problem.kind:
+        case "other":
+            why = problem.reason
+        case "failed":
+            why = text("voice.failed_synthesis", language)
+        case _:
+            why = text(f"voice.{problem.kind}", language)
+    return text("voice.failed", language).format(error=why)

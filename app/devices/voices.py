@@ -1,10 +1,12 @@
-"""Which engine voice says an utterance: the card's voice where it can read the text, else one of its language."""
+"""Which engine voice says an utterance: the card's voice where it can read the text, else one of its language;
+and what a reason for not being heard means, for a person (the settings' voice test words it in their language)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 from app.devices.japanese_reading import contains_japanese
 from companions.devices import Utterance
@@ -51,3 +53,29 @@ def is_language(voice: Any, language: str) -> bool:
     languages = [str(lang).lower() for lang in (getattr(voice, "languages", None) or [])]
     return any(lang == language or lang.startswith(language + "-") or lang.startswith(language + "_")
                for lang in languages)
+
+
+SpeechProblemKind = Literal["off", "no_device", "no_engine", "not_started", "interrupted", "failed", "other"]
+# How the speaker's reasons begin (app/devices/speaker.py, app/devices/wiring.py, the window's voice test).
+_REASON_KINDS: Final[tuple[tuple[str, SpeechProblemKind], ...]] = (
+    ("speech is turned off", "off"), ("no audio device", "no_device"), ("no speech engine", "no_engine"),
+    ("the speaker is not running", "not_started"), ("the speaker has not started", "not_started"),
+    ("interrupted", "interrupted"), ("the speech was interrupted", "interrupted"),
+    ("speech failed", "failed"), ("the speech engine did not finish", "failed"),
+)
+
+
+@dataclass(frozen=True)
+class SpeechProblem:
+    """Why nothing was heard: a ``kind`` an interface words in its own language, and the speaker's ``reason``
+    (with what the system said: the player's error, the engine's exception)."""
+
+    kind: SpeechProblemKind
+    reason: str
+
+
+def speech_problem(reason: str) -> SpeechProblem:
+    """The kind of the speaker's ``reason`` ("other" for one it does not know)."""
+    said = reason.strip()
+    return SpeechProblem(next((kind for start, kind in _REASON_KINDS if said.lower().startswith(start)), "other"),
+                         said)

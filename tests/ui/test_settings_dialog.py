@@ -199,7 +199,8 @@ async def test_voice_test_speaks_with_the_form_values_and_reports_failures(qtbot
     assert dialog.voice_result.property("result") == "ok"
     async with signal_fired(dialog.voice_tested):
         dialog.test_voice_button.click()
-    assert dialog.voice_result.text() == "再生できませんでした: no audio device"  # no exception class name
+    assert dialog.voice_result.text() == "再生できませんでした: 音を出すデバイスか再生プログラムが見つかりません"
+    assert dialog.voice_result.toolTip() == "no audio device"  # the speaker's words, without the class name
     assert dialog.voice_result.property("result") == "error"
 
 
