@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, Protocol
 
-from PySide6.QtCore import QSettings, QSize, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
@@ -33,6 +33,7 @@ from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.speech_notice import SpeechNotice
 from ui.turns_panel import TurnsPanel
+from ui.window_layout import WindowLayout
 from ui.window_menu import ConversationMenu
 
 _TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
@@ -117,8 +118,9 @@ class MainWindow(QMainWindow):
         self.conversation_menu = ConversationMenu(self, self.language, {
             "new": self.conversations.new_conversation, "interrupt": self._interrupt, "stop": self._stop,
             "quit": self.close})
-        self._layout_store = QSettings(str(runtime.paths.config_dir / "window.ini"), QSettings.Format.IniFormat)
-        self._restore_layout()
+        self.window_layout = WindowLayout(self, runtime.paths.config_dir / "window.ini",
+                                          {"splitter": self.splitter, "left": self.left}, self.side)
+        self.window_layout.restore()
         self._attached: list[Panel] = []
         self._tasks = TaskSet("window")
 
@@ -271,32 +273,8 @@ class MainWindow(QMainWindow):
             raise RuntimeError("the speaker has not started yet")
         await self.runtime.parts.devices.test_voice(voice, sentence)
 
-    # -- layout ----------------------------------------------------------------------------------------------
-    def _restore_layout(self) -> None:
-        geometry = self._layout_store.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:  # the first start: 1280x800, or the screen where it is smaller (a 1024x700 display)
-            screen = self.screen()
-            room = screen.availableGeometry().size() if screen is not None else QSize(1280, 800)
-            self.resize(QSize(1280, 800).boundedTo(room).expandedTo(self.minimumSize()))
-        for key, splitter in (("splitter", self.splitter), ("left", self.left)):
-            state = self._layout_store.value(key)
-            if state is not None:
-                splitter.restoreState(state)
-        tab = self._layout_store.value("sideTab")
-        if tab is not None and str(tab).isdigit():
-            self.side.setCurrentIndex(int(str(tab)))
-
-    def save_layout(self) -> None:
-        self._layout_store.setValue("geometry", self.saveGeometry())
-        self._layout_store.setValue("splitter", self.splitter.saveState())
-        self._layout_store.setValue("left", self.left.saveState())
-        self._layout_store.setValue("sideTab", self.side.currentIndex())
-        self._layout_store.sync()
-
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.save_layout()
+        self.window_layout.save()
         self.detach()
         self.closed.emit()
         super().closeEvent(event)
