@@ -1,8 +1,10 @@
 """Keeps the stored conversations searchable, so companions (and the search panel) find what was said before.
 
 On start, every stored conversation is indexed in the background (unchanged ones cost one hash each). Afterwards a
-conversation is re-indexed when it ends (the conversation read model says ``ended``) and when the user leaves it
-for another one, and forgotten when it is deleted.
+conversation is re-indexed when it ends (the conversation read model says ``ended``), when the user leaves it for
+another one, and as soon as the user edits or deletes one of its messages (``MessageRevised``: a search right after
+finds the new words, not the old ones); it is forgotten when it is deleted. One conversation is indexed by one pass
+at a time; a request during a pass runs one more pass after it (the running one may have read the old words).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from app.conversations import MessageRevised
 from app.storage import ConversationStore
 from companions.bus import Bus, Subscription
 from companions.conversation.readmodel import ConversationChanged
@@ -39,6 +42,8 @@ class ConversationIndexer:
         self._progress = asyncio.Condition()
         self._subscription: Subscription | None = None
         self._was_running = False
+        self._busy: set[int] = set()  # conversations with a pass under way
+        self._again: set[int] = set()  # ... and those asked for again meanwhile
 
     async def start(self) -> None:
         self._subscription = self.bus.subscribe("events", self._on_event, name="conversation-indexing", maxsize=256)
@@ -51,6 +56,11 @@ class ConversationIndexer:
         await self.tasks.aclose()
 
     def _on_event(self, item: object) -> None:
+        if isinstance(item, MessageRevised):  # an edit applies to the active conversation (app/conversations.py)
+            conversation = self.current()
+            if conversation is not None:
+                self.request(conversation)
+            return
         if not isinstance(item, ConversationChanged):
             return
         running = item.view.status == "running"
@@ -62,7 +72,22 @@ class ConversationIndexer:
 
     def request(self, conversation_id: int) -> None:
         """Re-indexes ``conversation_id`` in the background (e.g. when the user switches away from it)."""
-        self.tasks.spawn(self.index(conversation_id), name=f"index-conversation-{conversation_id}")
+        if conversation_id in self._busy:
+            self._again.add(conversation_id)
+            return
+        self._busy.add(conversation_id)
+        self.tasks.spawn(self._passes(conversation_id), name=f"index-conversation-{conversation_id}")
+
+    async def _passes(self, conversation_id: int) -> None:
+        """Index passes over one conversation (call with it marked busy) until no request came during the last."""
+        try:
+            while True:
+                self._again.discard(conversation_id)
+                await self.index(conversation_id)
+                if conversation_id not in self._again:
+                    return
+        finally:
+            self._busy.discard(conversation_id)
 
     async def index(self, conversation_id: int) -> None:
         try:
@@ -88,5 +113,10 @@ class ConversationIndexer:
 
     async def _index_all(self) -> None:
         for info in await self.store.list_conversations():
-            if info.message_count:
-                await self.index(info.id)
+            if not info.message_count:
+                continue
+            if info.id in self._busy:
+                self._again.add(info.id)
+            else:
+                self._busy.add(info.id)
+                await self._passes(info.id)
