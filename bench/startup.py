@@ -45,6 +45,7 @@ def main() -> None:
         env = {**os.environ, "MADOI_HOME": home, "MADOI_BRIDGE_PORT": "0", "PYTHONPATH": str(_report.REPO)}
         time_to_ready(["--headless"], env)  # warm the file cache and create the database
         baseline = statistics.median(bare_python() for _ in range(RUNS))
+        report("startup_bare_python_median", baseline, "s")  # how loaded the machine was
         headless = statistics.median(time_to_ready(["--headless"], env) for _ in range(RUNS))
         report("startup_headless_median", headless, "s", "bare_python_start", baseline)
         if os.environ.get("DISPLAY"):
