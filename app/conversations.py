@@ -4,6 +4,10 @@ A runtime part (:class:`Conversations`, first in start order after the store ope
 conversation (or a new one), stores every message and state published on the bus into the active conversation,
 and carries out what the user asks of conversations: send, start a new one, switch, delete, edit or delete a
 message. Views follow the bus (``ActiveConversationChanged``, ``MessageRevised``); nothing here knows Qt.
+
+Every companion's memory follows the active conversation: it is told before the views hear of the change
+(:meth:`Memory.follow`), so by then each companion's prompt carries what it heard in the conversation now shown.
+A deleted conversation is forgotten by every memory and by search.
 """
 
 from __future__ import annotations
@@ -48,7 +52,11 @@ class Talk(Protocol):
 
 
 class Memory(Protocol):
-    """A companion's memory, which follows the user's edits."""
+    """A companion's memory (companions/memory.py), which follows the active conversation and the user's edits."""
+
+    async def follow(self, conversation: int) -> None: ...
+
+    async def forget_conversation(self, conversation: int) -> None: ...
 
     async def revise(self, message_id: str, text: str | None) -> bool: ...
 
@@ -79,6 +87,7 @@ class Conversations:
 
     async def start(self) -> None:
         self.active_id = await self.store.latest_conversation() or await self.store.create_conversation()
+        await self._follow(self.active_id)  # before the companions start hearing
         self._subscription = self.bus.subscribe(("messages", "states"), self._record, name="storage",
                                                 maxsize=10_000, overflow="drop_newest")
 
@@ -119,7 +128,7 @@ class Conversations:
 
     async def new(self) -> int:
         await self._leave()
-        self._activate(await self.store.create_conversation())
+        await self._activate(await self.store.create_conversation())
         assert self.active_id is not None
         return self.active_id
 
@@ -127,10 +136,11 @@ class Conversations:
         if conversation_id == self.active_id:
             return
         await self._leave()
-        self._activate(conversation_id)
+        await self._activate(conversation_id)
 
     async def delete(self, conversation_id: int) -> int:
-        """Deletes a stored conversation (messages and votes) and removes it from the search index.
+        """Deletes a stored conversation (messages and votes), removes it from every companion's memory and from
+        the search index.
 
         When it is the active one, the most recently updated other conversation becomes active, or a new empty
         one when none is left. Returns the active conversation's id.
@@ -138,8 +148,10 @@ class Conversations:
         if conversation_id == self.active_id:
             await self._leave(index=False)
             remaining = [c.id for c in await self.store.list_conversations() if c.id != conversation_id]
-            self._activate(remaining[0] if remaining else await self.store.create_conversation())
+            await self._activate(remaining[0] if remaining else await self.store.create_conversation())
         await self.store.delete_conversation(conversation_id)
+        for memory in self._memories():
+            await memory.forget_conversation(conversation_id)
         if self.indexing is not None:
             await self.indexing.forget(conversation_id)
         assert self.active_id is not None
@@ -152,6 +164,12 @@ class Conversations:
         if index and self.active_id is not None and self.indexing is not None:
             self.indexing.request(self.active_id)  # the conversation left becomes searchable with all said in it
 
-    def _activate(self, conversation_id: int) -> None:
+    async def _activate(self, conversation_id: int) -> None:
         previous, self.active_id = self.active_id, conversation_id
+        await self._follow(conversation_id)
         self.bus.publish(ActiveConversationChanged(conversation_id, previous))
+
+    async def _follow(self, conversation_id: int) -> None:
+        """Every companion's memory now holds what it heard in ``conversation_id`` (within its budget)."""
+        for memory in self._memories():
+            await memory.follow(conversation_id)

@@ -3,6 +3,14 @@
 A companion's context never holds what it did not hear, and it never speaks for others: :func:`strip_impersonation`
 removes the lines a model writes in someone else's name (``"Bob: ..."``) and its own name prefix. Memory is kept
 in a :class:`MemoryStore` (SQLite in production, :class:`SqliteMemoryStore`) so that a restart remembers.
+
+Memory follows the user's conversations: each entry is kept under the conversation it was heard in, and a memory
+holds one conversation at a time (:meth:`CompanionMemory.follow`, called when the user starts, switches to or
+reopens one), so a companion's prompt carries the conversation on the screen and nothing of the others. Deleting a
+conversation forgets its entries (:meth:`CompanionMemory.forget_conversation`). The entries are kept per
+conversation rather than rebuilt from the stored conversation because only the memory knows what each companion
+heard: it was absent for some lines, was not addressed by others, and a trimmed memory stays trimmed. Conversation
+ids are the app's; ``None`` is the memory of a companion used without conversations (tests, benches).
 """
 
 from __future__ import annotations
@@ -37,16 +45,24 @@ class MemoryEntry:
 
 
 class MemoryStore(Protocol):
-    """Where a companion's memory lives between runs."""
+    """Where companions' memories live between runs, each entry under the conversation it was heard in."""
 
-    async def append(self, companion_id: str, entry: MemoryEntry) -> None: ...
+    async def append(self, companion_id: str, conversation: int | None, entry: MemoryEntry) -> None: ...
 
-    async def load(self, companion_id: str) -> list[MemoryEntry]:
-        """Every kept entry of ``companion_id``, oldest first."""
+    async def load(self, companion_id: str, conversation: int | None) -> list[MemoryEntry]:
+        """Every kept entry of ``companion_id`` in ``conversation``, oldest first."""
         ...
 
-    async def forget_before(self, companion_id: str, seq: int) -> None:
-        """Drops the entries with a sequence number below ``seq``."""
+    async def last_seq(self, companion_id: str) -> int:
+        """The highest sequence number ``companion_id`` used in any conversation (0 for none)."""
+        ...
+
+    async def forget_before(self, companion_id: str, conversation: int | None, seq: int) -> None:
+        """Drops the entries of ``conversation`` with a sequence number below ``seq``."""
+        ...
+
+    async def forget_conversation(self, conversation: int) -> None:
+        """Drops every companion's entries of ``conversation`` (it was deleted)."""
         ...
 
     async def revise(self, companion_id: str, message_id: str, text: str | None) -> None:
@@ -114,15 +130,17 @@ def strip_impersonation(text: str, own_names: Iterable[str], other_names: Iterab
 
 
 class CompanionMemory:
-    """One companion's remembered conversation, bounded by ``budget_tokens``."""
+    """One companion's remembered conversation (the one it follows), bounded by ``budget_tokens``."""
 
     def __init__(self, companion_id: str, *, budget_tokens: int = 2000, store: MemoryStore | None = None) -> None:
         self.companion_id = companion_id
         self.budget_tokens = budget_tokens
         self.store = store
+        self.conversation: int | None = None  # the conversation whose entries this memory holds
         self._entries: list[MemoryEntry] = []
         self._tokens = 0
         self._next_seq = 1
+        self._restored = False  # whether the entries are the store's of ``conversation``
         self._lock = asyncio.Lock()
 
     @property
@@ -134,14 +152,43 @@ class CompanionMemory:
         return self._tokens
 
     async def load(self) -> None:
-        """Restores the entries kept by the store (within the budget)."""
-        if self.store is None:
-            return
+        """Restores the entries the store keeps of the conversation followed (within the budget), unless they
+        were restored already."""
         async with self._lock:
-            self._entries = await self.store.load(self.companion_id)
+            if not self._restored:
+                await self._restore()
+
+    async def follow(self, conversation: int) -> None:
+        """Holds what this companion heard in ``conversation`` from now on: the user started it, switched to it or
+        reopened it. What is heard from now on is remembered under it; the entries of the conversation left stay
+        in the store for when the user comes back (without a store, they are gone)."""
+        if conversation == self.conversation and self._restored:
+            return
+        self.conversation, self._restored = conversation, False  # at once: a line heard meanwhile belongs to it
+        async with self._lock:
+            if self._restored:
+                return
+            if self.store is None:
+                self._entries, self._tokens = [], 0
+            await self._restore()
+
+    async def forget_conversation(self, conversation: int) -> None:
+        """The user deleted ``conversation``: nothing of it is remembered any more, by this companion or (in the
+        store) by any other."""
+        async with self._lock:
+            if self.store is not None:
+                await self.store.forget_conversation(conversation)
+            if conversation == self.conversation:
+                self._entries, self._tokens = [], 0
+
+    async def _restore(self) -> None:
+        if self.store is not None:
+            self._entries = await self.store.load(self.companion_id, self.conversation)
             self._tokens = sum(estimate_tokens(e.text) for e in self._entries)
-            self._next_seq = max((e.seq for e in self._entries), default=0) + 1
-            await self._trim()
+            # Sequence numbers are the companion's, across its conversations.
+            self._next_seq = max(self._next_seq, await self.store.last_seq(self.companion_id) + 1)
+        self._restored = True
+        await self._trim()
 
     async def remember(self, message: Message, speaker_name: str) -> MemoryEntry:
         """Records ``message``: as said when it is this companion's own, as heard otherwise."""
@@ -153,7 +200,7 @@ class CompanionMemory:
             self._entries.append(entry)
             self._tokens += estimate_tokens(entry.text)
             if self.store is not None:
-                await self.store.append(self.companion_id, entry)
+                await self.store.append(self.companion_id, self.conversation, entry)
             await self._trim()
         return entry
 
@@ -181,7 +228,7 @@ class CompanionMemory:
             self._tokens -= estimate_tokens(self._entries.pop(0).text)
             dropped += 1
         if dropped and self.store is not None:
-            await self.store.forget_before(self.companion_id, self._entries[0].seq)
+            await self.store.forget_before(self.companion_id, self.conversation, self._entries[0].seq)
 
     def as_messages(self) -> list[ChatMessage]:
         """The memory as chat messages: others as named user lines, this companion's own words as assistant."""
@@ -195,7 +242,12 @@ class CompanionMemory:
 
 
 class SqliteMemoryStore:
-    """A :class:`MemoryStore` in one SQLite file (WAL), used from executor threads so the loop never blocks."""
+    """A :class:`MemoryStore` in one SQLite file (WAL), used from executor threads so the loop never blocks.
+
+    In Madoi's database (beside the ``messages`` table), a memory table from before memories followed conversations
+    is upgraded once: each entry goes under the conversation its message is stored in, and the entries whose
+    message is stored nowhere (their conversation was deleted) are dropped.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -204,30 +256,33 @@ class SqliteMemoryStore:
         self._lock = threading.Lock()
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-                " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
-                " message_id TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (companion_id, seq))"
-            )
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                _create_or_upgrade(self._conn)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def _run(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         with self._lock:
             return self._conn.execute(sql, args).fetchall()
 
-    async def append(self, companion_id: str, entry: MemoryEntry) -> None:
+    async def append(self, companion_id: str, conversation: int | None, entry: MemoryEntry) -> None:
         await asyncio.to_thread(
             self._run,
-            "INSERT OR REPLACE INTO companion_memory VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name, text,"
+            " message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (companion_id, entry.seq, entry.role, entry.speaker_id, entry.speaker_name, entry.text,
-             entry.message_id, entry.at),
+             entry.message_id, entry.at, conversation),
         )
 
-    async def load(self, companion_id: str) -> list[MemoryEntry]:
+    async def load(self, companion_id: str, conversation: int | None) -> list[MemoryEntry]:
         rows = await asyncio.to_thread(
             self._run,
             "SELECT seq, role, speaker_id, speaker_name, text, message_id, at FROM companion_memory"
-            " WHERE companion_id = ? ORDER BY seq",
-            (companion_id,),
+            " WHERE companion_id = ? AND conversation_id IS ? ORDER BY seq",
+            (companion_id, conversation),
         )
         return [
             MemoryEntry(int(str(r[0])), "said" if r[1] == "said" else "heard", str(r[2]), str(r[3]), str(r[4]),
@@ -235,10 +290,19 @@ class SqliteMemoryStore:
             for r in rows
         ]
 
-    async def forget_before(self, companion_id: str, seq: int) -> None:
+    async def last_seq(self, companion_id: str) -> int:
+        rows = await asyncio.to_thread(self._run, "SELECT MAX(seq) FROM companion_memory WHERE companion_id = ?",
+                                       (companion_id,))
+        return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
+
+    async def forget_before(self, companion_id: str, conversation: int | None, seq: int) -> None:
         await asyncio.to_thread(
-            self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND seq < ?", (companion_id, seq)
+            self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND conversation_id IS ? AND seq < ?",
+            (companion_id, conversation, seq),
         )
+
+    async def forget_conversation(self, conversation: int) -> None:
+        await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE conversation_id = ?", (conversation,))
 
     async def revise(self, companion_id: str, message_id: str, text: str | None) -> None:
         if text is None:
@@ -251,3 +315,22 @@ class SqliteMemoryStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _create_or_upgrade(conn: sqlite3.Connection) -> None:
+    """Creates the memory table, or gives one from before conversations their column (see SqliteMemoryStore)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
+        " message_id TEXT NOT NULL, at REAL NOT NULL, conversation_id INTEGER, PRIMARY KEY (companion_id, seq))"
+    )
+    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(companion_memory)")}
+    if "conversation_id" not in columns:
+        conn.execute("ALTER TABLE companion_memory ADD COLUMN conversation_id INTEGER")
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone():
+            conn.execute("UPDATE companion_memory SET conversation_id = (SELECT MIN(m.conversation_id) FROM messages m"
+                         " WHERE m.id = companion_memory.message_id)")
+            conn.execute("DELETE FROM companion_memory WHERE conversation_id IS NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_conversation"
+                 " ON companion_memory (companion_id, conversation_id, seq)")
+    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_of_conversation ON companion_memory (conversation_id)")

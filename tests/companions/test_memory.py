@@ -98,3 +98,56 @@ async def test_an_edited_or_deleted_message_is_remembered_as_it_stands_after_a_r
     restored = CompanionMemory("akari", store=SqliteMemoryStore(path))
     await restored.load()
     assert [e.text for e in restored.entries] == ["I saw five meteors"]
+
+
+async def test_memory_holds_the_conversation_it_follows_and_keeps_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    store = SqliteMemoryStore(path)
+    memory = CompanionMemory("akari", budget_tokens=60, store=store)
+    await memory.follow(1)
+    await memory.remember(msg("user", "about the mountain"), "User")
+    await memory.remember(msg("akari", "I love mountains"), "Akari")
+    await memory.follow(2)
+    assert len(memory.entries) == 0
+    for i in range(20):  # trimmed within the second conversation only
+        await memory.remember(msg("user", f"about the sea {i} " + "z" * 40), "User")
+    assert memory.tokens <= 60
+    await memory.follow(1)
+    assert [e.text for e in memory.entries] == ["about the mountain", "I love mountains"]
+    store.close()
+
+    restarted = CompanionMemory("akari", budget_tokens=60, store=SqliteMemoryStore(path))
+    await restarted.follow(3)
+    await restarted.remember(msg("user", "about the forest"), "User")  # numbered after every conversation's
+    await restarted.follow(1)
+    assert [e.text for e in restarted.entries] == ["about the mountain", "I love mountains"]
+    await restarted.follow(2)
+    assert restarted.entries[-1].text.startswith("about the sea 19 ")
+    await restarted.follow(3)
+    assert [e.text for e in restarted.entries] == ["about the forest"]
+
+
+async def test_a_forgotten_conversation_is_gone_for_every_companion(tmp_path: Path) -> None:
+    store = SqliteMemoryStore(tmp_path / "memory.sqlite3")
+    akari, hina = CompanionMemory("akari", store=store), CompanionMemory("hina", store=store)
+    for memory in (akari, hina):
+        await memory.follow(1)
+        await memory.remember(msg("user", "the code is 4721"), "User")
+    await hina.follow(2)
+    await hina.remember(msg("user", "a nice day"), "User")
+    await akari.forget_conversation(1)
+    assert len(akari.entries) == 0  # the one it follows
+    await hina.follow(1)
+    assert len(hina.entries) == 0  # the store forgot every companion's entries of it
+    await hina.follow(2)
+    assert [e.text for e in hina.entries] == ["a nice day"]
+    store.close()
+
+
+async def test_without_a_store_a_followed_conversation_starts_empty() -> None:
+    memory = CompanionMemory("akari")
+    await memory.remember(msg("user", "before any conversation"), "User")
+    await memory.load()
+    assert [e.text for e in memory.entries] == ["before any conversation"]
+    await memory.follow(1)
+    assert len(memory.entries) == 0

@@ -1,0 +1,177 @@
+"""Companions' memory follows the user's conversations (issue 15 item 6): the real runtime, its real SQLite database
+and the sample companions on scripted chat models. A companion's prompt carries the conversation on the screen,
+nothing of the others, and nothing of a deleted one, also after a restart."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from app.runtime import Runtime
+from app.settings import load_settings
+from app.storage import ConversationStore
+from companions.cards import CompanionCard
+from companions.conversation.readmodel import ConversationReadModel
+from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json, say
+from companions.memory import CompanionMemory, SqliteMemoryStore
+from companions.protocol import Message
+
+COMPANIONS = ("akari", "hina", "souta")
+EVENT_PARAMS: dict[str, dict[str, Any]] = {
+    "akari": {"already_replied": True, "need_response": True, "wants_to_see": False},
+    "hina": {"need_response": True, "user_mood": "happy"},
+    "souta": {"need_response": True, "needs_facts": False},
+}
+
+
+def scripted_cast() -> ScriptedCast:
+    """Every companion listens, unless a test queues more."""
+    cast = ScriptedCast(*COMPANIONS)
+    for name, model in cast.items():
+        model.lane("event_params").always(reply_json(EVENT_PARAMS[name]))
+        model.lane("vote").always(reply_json({"state": "listen", "importance": 0, "reason": ""}))
+    return cast
+
+
+@asynccontextmanager
+async def running(cast: ScriptedCast) -> AsyncIterator[tuple[Runtime, ConversationReadModel]]:
+    def make_model(card: CompanionCard) -> ScriptedModel:
+        return cast[card.id]
+
+    runtime = Runtime(load_settings(), make_model=make_model)
+    await runtime.start()
+    talk = ConversationReadModel()
+    talk.attach(runtime.bus)
+    try:
+        yield runtime, talk
+    finally:
+        talk.close()
+        await runtime.stop()
+
+
+async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str | None = None) -> None:
+    """The user says ``text`` to everyone; Akari answers ``akari_says`` (when given); the conversation ends."""
+    if akari_says is not None:
+        runtime.parts.cast.companions["akari"].model.lane("vote").add(  # type: ignore[attr-defined]
+            reply_json({"state": "speak", "importance": 8, "reason": "I know"}))
+        runtime.parts.cast.companions["akari"].model.lane("chat").add(say(akari_says))  # type: ignore[attr-defined]
+    message = runtime.parts.conversations.send(text)
+    await talk.wait_for(lambda v: v.status == "ended" and any(t.turn_id == message.params.id for t in talk.turns()),
+                        timeout=20)
+    await runtime.bus.drain()
+
+
+def prompts(runtime: Runtime) -> dict[str, str]:
+    """Each companion's prompt (its system message and memory), as the next request would send it."""
+    return {c.id: "\n".join(m.text for m in c.context()) for c in runtime.parts.cast}
+
+
+def holding(runtime: Runtime, text: str) -> list[str]:
+    """The companions whose prompt holds ``text``."""
+    return [name for name, prompt in prompts(runtime).items() if text in prompt]
+
+
+ALL = list(COMPANIONS)
+
+
+async def test_switching_conversations_gives_the_companions_that_conversations_lines(madoi_home: Path) -> None:
+    cast = scripted_cast()
+    async with running(cast) as (runtime, talk):
+        conversations = runtime.parts.conversations
+        first = conversations.active_id
+        assert first is not None
+        await chat(runtime, talk, "明日、高尾山に登ろうと思うんだ", akari_says="高尾山、紅葉がきれいな時期だね！")
+        assert holding(runtime, "高尾山に登ろう") == ALL
+        assert holding(runtime, "紅葉がきれい") == ALL  # Akari's own line, and the others heard it
+
+        second = await conversations.new()
+        assert holding(runtime, "高尾山") == []  # a new conversation: nothing of the one left
+        await chat(runtime, talk, "おすすめのカレーのレシピを教えて")
+        assert holding(runtime, "カレーのレシピ") == ALL
+
+        await conversations.switch(first)
+        assert holding(runtime, "高尾山に登ろう") == ALL
+        assert holding(runtime, "紅葉がきれい") == ALL
+        assert holding(runtime, "カレー") == []
+        await chat(runtime, talk, "天気はどうかな")  # heard in the first conversation, not in the second
+        await conversations.switch(second)
+        assert holding(runtime, "カレーのレシピ") == ALL
+        assert holding(runtime, "高尾山") == holding(runtime, "天気") == []
+        await conversations.switch(first)
+
+    async with running(scripted_cast()) as (runtime, talk):  # a restart opens the latest conversation, the first
+        assert runtime.parts.conversations.active_id == first
+        for line in ("高尾山に登ろう", "紅葉がきれい", "天気はどうかな"):
+            assert holding(runtime, line) == ALL
+        assert holding(runtime, "カレー") == []
+        await runtime.parts.conversations.switch(second)
+        assert holding(runtime, "カレーのレシピ") == ALL
+        assert holding(runtime, "高尾山") == []
+    cast.assert_used_up()
+
+
+async def test_a_deleted_conversation_is_gone_from_every_companions_memory(madoi_home: Path) -> None:
+    cast = scripted_cast()
+    async with running(cast) as (runtime, talk):
+        conversations = runtime.parts.conversations
+        secret = conversations.active_id
+        assert secret is not None
+        await chat(runtime, talk, "金庫の暗証番号は4721だよ", akari_says="4721ね、覚えておく！")
+        kept = await conversations.new()
+        await chat(runtime, talk, "今日はいい天気だね")
+        await conversations.switch(secret)
+        assert holding(runtime, "4721") == ALL
+
+        assert await conversations.delete(secret) == kept  # the conversation on the screen is deleted
+        assert holding(runtime, "4721") == []
+        assert holding(runtime, "いい天気") == ALL
+        doomed = await conversations.new()
+        await chat(runtime, talk, "合言葉はやまびこ")
+        await conversations.switch(kept)
+        assert await conversations.delete(doomed) == kept  # one not on the screen
+        rows = runtime.parts.cast.store._run(  # type: ignore[union-attr]
+            "SELECT COUNT(*) FROM companion_memory WHERE conversation_id IN (?, ?)", (secret, doomed))
+        assert rows[0][0] == 0
+
+    async with running(scripted_cast()) as (runtime, talk):
+        assert runtime.parts.conversations.active_id == kept
+        assert holding(runtime, "いい天気") == ALL
+        for conversation in (secret, doomed):  # nothing comes back, whichever conversation the companions follow
+            for memory in (c.memory for c in runtime.parts.cast):
+                await memory.follow(conversation)
+            assert holding(runtime, "4721") == holding(runtime, "やまびこ") == []
+    cast.assert_used_up()
+
+
+async def test_a_memory_from_before_conversations_goes_under_the_conversations_of_its_messages(tmp_path: Path) -> None:
+    database = tmp_path / "madoi.sqlite3"
+    store = ConversationStore(database)
+    await store.open()
+    kept, other = await store.create_conversation(), await store.create_conversation()
+    said = [Message.create(from_="user", message=text) for text in ("高尾山に登ろう", "カレーを作ろう")]
+    await store.add_message(kept, said[0])
+    await store.add_message(other, said[1])
+    # The memory table as it was: one rolling list per companion; its third line's conversation was deleted.
+    with sqlite3.connect(database) as old:
+        old.execute("CREATE TABLE companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+                    " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
+                    " message_id TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (companion_id, seq))")
+        lines = [(m.params.id, m.params.message) for m in said] + [("gone", "暗証番号は4721")]
+        old.executemany("INSERT INTO companion_memory VALUES ('akari', ?, 'heard', 'user', 'User', ?, ?, 0)",
+                        [(seq, text, mid) for seq, (mid, text) in enumerate(lines, 1)])
+    memories = SqliteMemoryStore(database)
+    akari = CompanionMemory("akari", store=memories)
+    await akari.follow(kept)
+    assert [e.text for e in akari.entries] == ["高尾山に登ろう"]
+    await akari.remember(Message.create(from_="user", message="紅葉も見たい"), "User")
+    await akari.follow(other)
+    assert [e.text for e in akari.entries] == ["カレーを作ろう"]
+    assert memories._run("SELECT COUNT(*) FROM companion_memory WHERE text LIKE '%4721%'", ())[0][0] == 0
+    memories.close()
+    reopened = CompanionMemory("akari", store=SqliteMemoryStore(database))  # upgraded once: opening again keeps it
+    await reopened.follow(kept)
+    assert [e.text for e in reopened.entries] == ["高尾山に登ろう", "紅葉も見たい"]
+    await store.close()
