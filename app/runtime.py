@@ -93,12 +93,15 @@ class Runtime:
         self.started_at = time.monotonic()
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Takes the settings the user just saved: the camera is checked again when its source changed, and the
-        companions get a language model again when the LLM section changed. Other sections apply at next start."""
+        """Takes the settings the user just saved: the camera is checked again when its source changed, the
+        companions speak the new language and get a language model again when the LLM section changed. Other
+        sections apply at next start."""
         previous, self.loaded.settings = self.loaded.settings, settings
         if self._parts is None:
             return
         await self._parts.devices.apply_settings(settings)
+        if settings.general.language != previous.general.language:
+            self._parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
         if settings.llm != previous.llm:
             await self.reconnect_models()
 

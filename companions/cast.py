@@ -54,6 +54,11 @@ class CompanionCast:
         if self.store is not None:
             self.store.close()
 
+    def set_language(self, language: str) -> None:
+        """Every companion speaks ``language`` from its next prompt on (the user switched the interface's)."""
+        for companion in self.companions.values():
+            companion.language = language
+
 
 def build_cast(
     folders: Sequence[Path],

@@ -25,6 +25,9 @@ _UNUSED_PLUGINS = re.compile(
 )
 
 
+_QT_CATALOGUES_KEPT = frozenset({"qtbase_ja.qm"})  # a message box's standard buttons in Japanese
+
+
 def left_out(dest: str) -> bool:
     """Whether the bundle leaves out the file that PyInstaller would put at ``dest`` (relative to the bundle)."""
     parts = dest.replace("\\", "/").split("/")
@@ -35,8 +38,8 @@ def left_out(dest: str) -> bool:
         return True
     if parts[0] != "PySide6":
         return False
-    if "translations" in parts[:-1]:
-        return True
+    if "translations" in parts[:-1]:  # Qt's own texts: only in the interface's languages (ui/i18n.py)
+        return name not in _QT_CATALOGUES_KEPT
     if "plugins" in parts[:-1]:
         folder = parts[parts.index("plugins") + 1] if len(parts) > parts.index("plugins") + 2 else ""
         return folder in _UNUSED_PLUGIN_FOLDERS or bool(_UNUSED_PLUGINS.match(name))

@@ -45,6 +45,11 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
+# The interface's Japanese: Qt's compiled catalogue, built from resources/i18n/*.ts (a second, when they changed).
+if [ ! -f resources/i18n/madoi_ja.qm ] || [ resources/i18n/madoi_ja.ts -nt resources/i18n/madoi_ja.qm ]; then
+  .venv/bin/python scripts/i18n.py build
+fi
+
 # Tests and benchmarks also run against a real local model server (tests/realmodel): llama-cpp-python in its own
 # .venv-llama and a small model cached outside the repository. Built once (~5 min), seconds on later runs.
 if [ "$flavour" = dev ]; then

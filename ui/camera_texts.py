@@ -9,50 +9,53 @@ from __future__ import annotations
 import re
 from typing import Final
 
-TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "title": ("Camera", "カメラ"),
-    "indicator.on": ("Camera on", "カメラ使用中"),
-    "indicator.tooltip": ("The camera is on: the companions can look through it",
-                          "カメラが動いています。コンパニオンはこのカメラで見ることができます"),
-    "state.live": ("Live preview", "ライブプレビュー"),
-    "state.waiting": ("Waiting for the camera…", "カメラの映像を待っています…"),
-    "state.off": ("No camera", "カメラを使えません"),
-    "state.error": ("The preview failed", "プレビューを表示できません"),
-    "looked": ("{who} looked", "{who}が見ました"),
-    "looked.accessible": ("{who} looked through the camera", "{who}がカメラで見ました"),
-}
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, translate
+
+TEXTS: Final = Texts("camera", {
+    "title": QT_TRANSLATE_NOOP("camera", "Camera"),
+    "indicator.on": QT_TRANSLATE_NOOP("camera", "Camera on"),
+    "indicator.tooltip": QT_TRANSLATE_NOOP("camera", "The camera is on: the companions can look through it"),
+    "state.live": QT_TRANSLATE_NOOP("camera", "Live preview"),
+    "state.waiting": QT_TRANSLATE_NOOP("camera", "Waiting for the camera…"),
+    "state.off": QT_TRANSLATE_NOOP("camera", "No camera"),
+    "state.error": QT_TRANSLATE_NOOP("camera", "The preview failed"),
+    "looked": QT_TRANSLATE_NOOP("camera", "{who} looked"),
+    "looked.accessible": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera"),
+})
 
 NO_DEVICES: Final = "no camera: the devices are not running"  # the runtime has not started them (yet)
 UNREADABLE_FRAME: Final = "a preview frame could not be decoded"
 
 # The adapter's reasons (app/devices/camera.py) in Japanese; the groups are carried over as they are.
-_REASONS_JA: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
-    (re.compile(r"not started"), "まだ起動していません"),
-    (re.compile(r"turned off in the settings"), "設定でオフになっています"),
-    (re.compile(r"no video device (?P<x>.+)"), "ビデオデバイス {x} がありません"),
-    (re.compile(r"no such device or video file (?P<x>.+)"), "デバイスまたは動画ファイル {x} が見つかりません"),
-    (re.compile(r"cannot open (?P<x>.+)"), "{x} を開けません"),
-    (re.compile(r"the source stopped delivering frames"), "映像が届かなくなりました"),
-    (re.compile(r"no frame within (?P<x>.+) s"), "{x} 秒以内に映像が届きませんでした"),
-    (re.compile(r"the devices are not running"), "デバイスが動いていません"),
-    (re.compile(r"a preview frame could not be decoded"), "プレビューの映像を読み取れませんでした"),
+# The camera adapter's reasons (app/devices/camera.py), as patterns, and how each is said (its English words
+# with the pattern's parts as {x}; translated like every other text).
+_REASONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"not started"), QT_TRANSLATE_NOOP("camera.reason", "not started")),
+    (re.compile(r"turned off in the settings"), QT_TRANSLATE_NOOP("camera.reason", "turned off in the settings")),
+    (re.compile(r"no video device (?P<x>.+)"), QT_TRANSLATE_NOOP("camera.reason", "no video device {x}")),
+    (re.compile(r"no such device or video file (?P<x>.+)"),
+     QT_TRANSLATE_NOOP("camera.reason", "no such device or video file {x}")),
+    (re.compile(r"cannot open (?P<x>.+)"), QT_TRANSLATE_NOOP("camera.reason", "cannot open {x}")),
+    (re.compile(r"the source stopped delivering frames"),
+     QT_TRANSLATE_NOOP("camera.reason", "the source stopped delivering frames")),
+    (re.compile(r"no frame within (?P<x>.+) s"), QT_TRANSLATE_NOOP("camera.reason", "no frame within {x} s")),
+    (re.compile(r"the devices are not running"), QT_TRANSLATE_NOOP("camera.reason", "the devices are not running")),
+    (re.compile(r"a preview frame could not be decoded"),
+     QT_TRANSLATE_NOOP("camera.reason", "a preview frame could not be decoded")),
 )
 _PREFIX: Final = re.compile(r"^\s*no camera\s*:\s*", re.IGNORECASE)
 
 
 def camera_text(key: str, language: str, **values: object) -> str:
-    en, ja = TEXTS[key]
-    text = ja if language == "ja" else en
-    return text.format(**values) if values else text
+    return TEXTS.text(key, language, **values)
 
 
 def reason_text(reason: str, language: str) -> str:
     """The detail under "No camera": the adapter's reason without its "no camera:" prefix, in ``language`` when
     it is a known one."""
     detail = _PREFIX.sub("", reason).strip()
-    if language == "ja":
-        for pattern, words in _REASONS_JA:
-            match = pattern.fullmatch(detail)
-            if match is not None:
-                return words.format(**match.groupdict())
+    for pattern, words in _REASONS:
+        match = pattern.fullmatch(detail)
+        if match is not None:
+            return translate("camera.reason", words, language).format(**match.groupdict())
     return detail

@@ -4,54 +4,50 @@ from __future__ import annotations
 
 from typing import Final
 
-TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
+
+TEXTS: Final = Texts("chat", {
     # chat view
-    "you": ("You", "あなた"),
-    "everyone": ("Everyone", "全員"),
-    "to": ("To: {names}", "宛先: {names}"),
-    "to.tooltip": ("Who receives your next message (everyone, or the companions you tick)",
-                   "次のメッセージの宛先（全員、またはチェックしたコンパニオン）"),
-    "placeholder": ("Write to the companions… (Enter sends, Shift+Enter: new line)",
-                    "コンパニオンに話しかける…（Enter で送信、Shift+Enter で改行）"),
-    "send": ("Send", "送信"),
-    "composing": ("composing…", "考え中…"),
-    "waiting": ("waiting for the floor…", "話す順番を待っています…"),
-    "speaking": ("speaking", "話しています"),
-    "send_failed": ("Not sent: {error}. Your text is still in the box.",
-                    "送信できませんでした: {error}。入力した文はそのまま残っています。"),
-    "not_started": ("the companions have not started yet", "コンパニオンがまだ起動していません"),
-    "no_model": ("the companions have no language model yet (see above, or the settings: Ctrl+,)",
-                 "コンパニオンにまだ言語モデルがありません（上の案内か、設定 Ctrl+, から）"),
-    "earlier": ("Earlier messages of this conversation are not shown here; search finds them.",
-                "この会話のこれより前のメッセージは表示していません（検索で見つかります）。"),
-    "emotion.happy": ("happy", "うれしい"),
-    "emotion.sad": ("sad", "かなしい"),
-    "emotion.angry": ("angry", "おこっている"),
-    "emotion.neutral": ("neutral", "ふつう"),
+    "you": QT_TRANSLATE_NOOP("chat", "You"),
+    "everyone": QT_TRANSLATE_NOOP("chat", "Everyone"),
+    "to": QT_TRANSLATE_NOOP("chat", "To: {names}"),
+    "to.tooltip": QT_TRANSLATE_NOOP("chat", "Who receives your next message (everyone, or the companions you tick)"),
+    "placeholder": QT_TRANSLATE_NOOP("chat", "Write to the companions… (Enter sends, Shift+Enter: new line)"),
+    "send": QT_TRANSLATE_NOOP("chat", "Send"),
+    "composing": QT_TRANSLATE_NOOP("chat", "composing…"),
+    "waiting": QT_TRANSLATE_NOOP("chat", "waiting for the floor…"),
+    "speaking": QT_TRANSLATE_NOOP("chat", "speaking"),
+    "send_failed": QT_TRANSLATE_NOOP("chat", "Not sent: {error}. Your text is still in the box."),
+    "not_started": QT_TRANSLATE_NOOP("chat", "the companions have not started yet"),
+    "no_model": QT_TRANSLATE_NOOP(
+        "chat", "the companions have no language model yet (see above, or the settings: Ctrl+,)"),
+    "earlier": QT_TRANSLATE_NOOP(
+        "chat", "Earlier messages of this conversation are not shown here; search finds them."),
+    "emotion.happy": QT_TRANSLATE_NOOP("chat", "happy"),
+    "emotion.sad": QT_TRANSLATE_NOOP("chat", "sad"),
+    "emotion.angry": QT_TRANSLATE_NOOP("chat", "angry"),
+    "emotion.neutral": QT_TRANSLATE_NOOP("chat", "neutral"),
     # conversation list
-    "conversations": ("Conversations", "会話"),
-    "new": ("New", "新しい会話"),
-    "new.tooltip": ("Start a new conversation", "新しい会話を始めます"),
-    "delete": ("Delete…", "削除…"),
-    "delete.tooltip": ("Delete the selected conversation", "選んだ会話を削除します"),
-    "untitled": ("New conversation", "新しい会話"),
-    "summary": ("{n} messages · {when}", "{n} 件 · {when}"),
-    "confirm.title": ("Delete this conversation?", "この会話を削除しますか？"),
-    "confirm.body": ("“{title}” and its {n} messages will be deleted for good.",
-                     "「{title}」と {n} 件のメッセージを完全に削除します。元に戻せません。"),
-    "confirm.delete": ("Delete", "削除する"),
-    "confirm.cancel": ("Cancel", "キャンセル"),
-    "failed": ("Could not do it: {error}", "できませんでした: {error}"),
-}
+    "conversations": QT_TRANSLATE_NOOP("chat", "Conversations"),
+    "new": QT_TRANSLATE_NOOP("chat", "New"),
+    "new.tooltip": QT_TRANSLATE_NOOP("chat", "Start a new conversation"),
+    "delete": QT_TRANSLATE_NOOP("chat", "Delete…"),
+    "delete.tooltip": QT_TRANSLATE_NOOP("chat", "Delete the selected conversation"),
+    "untitled": QT_TRANSLATE_NOOP("chat", "New conversation"),
+    "summary": QT_TRANSLATE_NOOP("chat", "{n} messages · {when}"),
+    "confirm.title": QT_TRANSLATE_NOOP("chat", "Delete this conversation?"),
+    "confirm.body": QT_TRANSLATE_NOOP("chat", "“{title}” and its {n} messages will be deleted for good."),
+    "confirm.delete": QT_TRANSLATE_NOOP("chat", "Delete"),
+    "confirm.cancel": QT_TRANSLATE_NOOP("chat", "Cancel"),
+    "failed": QT_TRANSLATE_NOOP("chat", "Could not do it: {error}"),
+})
 
 EMOTION_MARKS: Final[dict[str, str]] = {"happy": "😊", "sad": "😢", "angry": "😠", "neutral": "😐"}
 
 
 def chat_text(key: str, language: str, **values: object) -> str:
     """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
-    en, ja = TEXTS[key]
-    template = ja if language == "ja" else en
-    return template.format(**values) if values else template
+    return TEXTS.text(key, language, **values)
 
 
 def emotion_label(emotion: str, language: str) -> str:

@@ -4,6 +4,8 @@ the theme, the Settings action and dialog, error notifications, and the first-ru
 
 from __future__ import annotations
 
+from typing import Final
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
@@ -15,19 +17,19 @@ from app.settings import Paths, Settings
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.first_run import FirstRunPanel
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.notifications import NotificationArea
 from ui.settings_dialog import SettingsDialog, VoiceTester
 from ui.settings_texts import Language
 from ui.theme import ThemeManager, apply_theme
 
-_TEXTS: dict[str, tuple[str, str]] = {
-    "menu": ("&Madoi", "円居(&M)"),
-    "settings": ("&Settings…", "設定(&S)…"),
-    "saved.title": ("Settings saved", "設定を保存しました"),
-    "saved.body": ("Some changes (camera, bridge, model) apply after a restart.",
-                   "カメラ・ブリッジ・モデルの変更は再起動後に反映されます。"),
-}
+_TEXTS: Final = Texts("desktop_extras", {
+    "menu": QT_TRANSLATE_NOOP("desktop_extras", "&Madoi"),
+    "settings": QT_TRANSLATE_NOOP("desktop_extras", "&Settings…"),
+    "saved.title": QT_TRANSLATE_NOOP("desktop_extras", "Settings saved"),
+    "saved.body": QT_TRANSLATE_NOOP("desktop_extras", "Some changes (camera, bridge, model) apply after a restart."),
+})
 
 
 class DesktopExtras(QObject):
@@ -67,8 +69,7 @@ class DesktopExtras(QObject):
         return self.settings.general.language
 
     def _t(self, key: str) -> str:
-        en, ja = _TEXTS[key]
-        return ja if self.language == "ja" else en
+        return _TEXTS.text(key, self.language)
 
     def wrap_chat(self, chat: ChatPanel) -> ChatPanel:
         """The chat area: its transcript gives way to the first-run panel until a model is configured; the message

@@ -7,45 +7,37 @@ why the last connection attempt failed, and offers to open the settings. Everyth
 from __future__ import annotations
 
 import html
+from typing import Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.settings_texts import Language
 
-TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
-    "title": ("Let's connect a language model", "言語モデルをつなぎましょう"),
-    "intro": ("The companions need a language model to think and talk. Camera, voice and search already work; "
-              "choose one of these and enter it in the settings:",
-              "コンパニオンが考えて話すには言語モデルが必要です。カメラ・音声・検索はもう使えます。"
-              "次のどちらかを選んで、設定に入力してください。"),
-    "local.title": ("A local server — free, private, no key", "ローカルサーバー — 無料・プライベート・キー不要"),
-    "local.body": ("<b>Ollama</b>: install it, run <code>ollama pull qwen2.5:3b</code>, endpoint "
-                   "<code>http://127.0.0.1:11434/v1</code><br>"
-                   "<b>LM Studio</b>: load a model and start the local server, endpoint "
-                   "<code>http://127.0.0.1:1234/v1</code><br>"
-                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf</code>, endpoint "
-                   "<code>http://127.0.0.1:8080/v1</code>",
-                   "<b>Ollama</b>: インストールして <code>ollama pull qwen2.5:3b</code> を実行。エンドポイントは "
-                   "<code>http://127.0.0.1:11434/v1</code><br>"
-                   "<b>LM Studio</b>: モデルを読み込んでローカルサーバーを開始。エンドポイントは "
-                   "<code>http://127.0.0.1:1234/v1</code><br>"
-                   "<b>llama.cpp</b>: <code>llama-server -m model.gguf</code> を実行。エンドポイントは "
-                   "<code>http://127.0.0.1:8080/v1</code>"),
-    "cloud.title": ("An API key from an OpenAI-compatible service", "OpenAI 互換サービスの API キー"),
-    "cloud.body": ("Enter the service's endpoint (e.g. <code>https://api.openai.com/v1</code>) and your key. "
-                   "The key is stored in the system keyring, never in the settings file.",
-                   "サービスのエンドポイント（例: <code>https://api.openai.com/v1</code>）とキーを入力します。"
-                   "キーはシステムのキーリングに保存され、設定ファイルには書かれません。"),
-    "open_settings": ("Open settings…", "設定を開く…"),
-    "retry": ("Check again", "もう一度確認"),
-    "problem": ("Last attempt: {problem}", "前回の接続: {problem}"),
-    "not_found": ("No model server answered on this machine (Ollama, LM Studio, llama.cpp at the addresses "
-                  "above). Start one, or enter an endpoint in the settings.",
-                  "このパソコンではモデルサーバーが見つかりませんでした（上の Ollama・LM Studio・llama.cpp の"
-                  "アドレス）。どれかを起動するか、設定にエンドポイントを入力してください。"),
-}
+TEXTS: Final = Texts("first_run", {
+    "title": QT_TRANSLATE_NOOP("first_run", "Let's connect a language model"),
+    "intro": QT_TRANSLATE_NOOP(
+        "first_run", "The companions need a language model to think and talk. Camera, voice and search already work; "
+                     "choose one of these and enter it in the settings:"),
+    "local.title": QT_TRANSLATE_NOOP("first_run", "A local server — free, private, no key"),
+    "local.body": QT_TRANSLATE_NOOP(
+        "first_run", "<b>Ollama</b>: install it, run <code>ollama pull qwen2.5:3b</code>, endpoint "
+                     "<code>http://127.0.0.1:11434/v1</code><br><b>LM Studio</b>: load a model and start the local "
+                     "server, endpoint <code>http://127.0.0.1:1234/v1</code><br><b>llama.cpp</b>: <code>llama-server "
+                     "-m model.gguf</code>, endpoint <code>http://127.0.0.1:8080/v1</code>"),
+    "cloud.title": QT_TRANSLATE_NOOP("first_run", "An API key from an OpenAI-compatible service"),
+    "cloud.body": QT_TRANSLATE_NOOP(
+        "first_run", "Enter the service's endpoint (e.g. <code>https://api.openai.com/v1</code>) and your key. The "
+                     "key is stored in the system keyring, never in the settings file."),
+    "open_settings": QT_TRANSLATE_NOOP("first_run", "Open settings…"),
+    "retry": QT_TRANSLATE_NOOP("first_run", "Check again"),
+    "problem": QT_TRANSLATE_NOOP("first_run", "Last attempt: {problem}"),
+    "not_found": QT_TRANSLATE_NOOP(
+        "first_run", "No model server answered on this machine (Ollama, LM Studio, llama.cpp at the addresses "
+                     "above). Start one, or enter an endpoint in the settings."),
+})
 
 
 
@@ -131,8 +123,7 @@ class FirstRunPanel(QWidget):
         return title, body
 
     def _t(self, key: str) -> str:
-        en, ja = TEXTS[key]
-        return ja if self.language == "ja" else en
+        return TEXTS.text(key, self.language)
 
     def set_language(self, language: Language) -> None:
         self.language = language

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 from app.error_reporting import install_error_reporting
 from app.runtime import Runtime
 from app.settings import LoadedSettings
+from ui.i18n import use_language
 from ui.icons import app_icon
 from ui.main_thread_gc import MainThreadGC
 from ui.main_window import MainWindow, run_until_closed
@@ -49,6 +50,7 @@ def run_window(loaded: LoadedSettings, only_companions: list[str] | None = None)
     app.setOrganizationName("Madoi")
     app.setDesktopFileName("madoi")
     app.setWindowIcon(app_icon())
+    use_language(loaded.settings.general.language, app)  # Qt's own texts (standard buttons) and self.tr()
     app.setQuitOnLastWindowClosed(False)  # the loop below decides when to stop, after an orderly shutdown
     MainThreadGC(app)  # Qt objects in reference cycles are freed on this thread only (see ui/main_thread_gc.py)
     loop = qasync.QEventLoop(app)

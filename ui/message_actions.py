@@ -25,27 +25,29 @@ from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
 from ui.chat_transcript import KEY_PROPERTY
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.ports import ConversationControl, ConversationHistory, People
 
-_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "stop": ("Stop", "止める"),
-    "stop.tooltip": ("The companions stop speaking and thinking; the conversation ends until you write (Shift+Esc)",
-                     "話すのと考えるのをやめ、あなたが書くまで会話を終えます（Shift+Esc）"),
-    "copy_message": ("Copy this message", "このメッセージをコピー"),
-    "copy": ("Copy the selection", "選択した部分をコピー"),
-    "edit": ("Edit…", "編集…"),
-    "edit.title": ("Edit the message", "メッセージを編集"),
-    "edit.label": ("The companions will remember it as written here:", "コンパニオンはここに書いたとおりに覚えます:"),
-    "delete": ("Delete (the companions forget it)", "削除（コンパニオンも忘れます）"),
-    "again": ("Say it again", "言い直してもらう"),
-    "ok": ("Save", "保存"), "cancel": ("Cancel", "キャンセル"),
-}
+_TEXTS: Final = Texts("message_actions", {
+    "stop": QT_TRANSLATE_NOOP("message_actions", "Stop"),
+    "stop.tooltip": QT_TRANSLATE_NOOP(
+        "message_actions", "The companions stop speaking and thinking; the conversation ends until you write "
+                           "(Shift+Esc)"),
+    "copy_message": QT_TRANSLATE_NOOP("message_actions", "Copy this message"),
+    "copy": QT_TRANSLATE_NOOP("message_actions", "Copy the selection"),
+    "edit": QT_TRANSLATE_NOOP("message_actions", "Edit…"),
+    "edit.title": QT_TRANSLATE_NOOP("message_actions", "Edit the message"),
+    "edit.label": QT_TRANSLATE_NOOP("message_actions", "The companions will remember it as written here:"),
+    "delete": QT_TRANSLATE_NOOP("message_actions", "Delete (the companions forget it)"),
+    "again": QT_TRANSLATE_NOOP("message_actions", "Say it again"),
+    "ok": QT_TRANSLATE_NOOP("message_actions", "Save"),
+    "cancel": QT_TRANSLATE_NOOP("message_actions", "Cancel"),
+})
 
 
 def _text(key: str, language: str) -> str:
-    en, ja = _TEXTS[key]
-    return ja if language == "ja" else en
+    return _TEXTS.text(key, language)
 
 
 class MessageActions:

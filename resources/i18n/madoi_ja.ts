@@ -1,0 +1,1063 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="ja_JP">
+<context>
+    <name>NotificationArea</name>
+    <message>
+        <source>Madoi keeps running; details are in the log file.</source>
+        <translation>円居は動き続けます。詳しくはログファイルにあります。</translation>
+    </message>
+    <message>
+        <source>Error in {where}</source>
+        <translation>{where} でエラーが起きました</translation>
+    </message>
+</context>
+<context>
+    <name>Toast</name>
+    <message>
+        <source>Dismiss</source>
+        <translation>閉じる</translation>
+    </message>
+    <message>
+        <source>Dismiss notification</source>
+        <translation>通知を閉じる</translation>
+    </message>
+</context>
+<context>
+    <name>camera</name>
+    <message>
+        <source>Camera</source>
+        <translation>カメラ</translation>
+    </message>
+    <message>
+        <source>Camera on</source>
+        <translation>カメラ使用中</translation>
+    </message>
+    <message>
+        <source>The camera is on: the companions can look through it</source>
+        <translation>カメラが動いています。コンパニオンはこのカメラで見ることができます</translation>
+    </message>
+    <message>
+        <source>Live preview</source>
+        <translation>ライブプレビュー</translation>
+    </message>
+    <message>
+        <source>Waiting for the camera…</source>
+        <translation>カメラの映像を待っています…</translation>
+    </message>
+    <message>
+        <source>No camera</source>
+        <translation>カメラを使えません</translation>
+    </message>
+    <message>
+        <source>The preview failed</source>
+        <translation>プレビューを表示できません</translation>
+    </message>
+    <message>
+        <source>{who} looked</source>
+        <translation>{who}が見ました</translation>
+    </message>
+    <message>
+        <source>{who} looked through the camera</source>
+        <translation>{who}がカメラで見ました</translation>
+    </message>
+</context>
+<context>
+    <name>camera.reason</name>
+    <message>
+        <source>not started</source>
+        <translation>まだ起動していません</translation>
+    </message>
+    <message>
+        <source>turned off in the settings</source>
+        <translation>設定でオフになっています</translation>
+    </message>
+    <message>
+        <source>no video device {x}</source>
+        <translation>ビデオデバイス {x} がありません</translation>
+    </message>
+    <message>
+        <source>no such device or video file {x}</source>
+        <translation>デバイスまたは動画ファイル {x} が見つかりません</translation>
+    </message>
+    <message>
+        <source>cannot open {x}</source>
+        <translation>{x} を開けません</translation>
+    </message>
+    <message>
+        <source>the source stopped delivering frames</source>
+        <translation>映像が届かなくなりました</translation>
+    </message>
+    <message>
+        <source>no frame within {x} s</source>
+        <translation>{x} 秒以内に映像が届きませんでした</translation>
+    </message>
+    <message>
+        <source>the devices are not running</source>
+        <translation>デバイスが動いていません</translation>
+    </message>
+    <message>
+        <source>a preview frame could not be decoded</source>
+        <translation>プレビューの映像を読み取れませんでした</translation>
+    </message>
+</context>
+<context>
+    <name>chat</name>
+    <message>
+        <source>You</source>
+        <translation>あなた</translation>
+    </message>
+    <message>
+        <source>Everyone</source>
+        <translation>全員</translation>
+    </message>
+    <message>
+        <source>To: {names}</source>
+        <translation>宛先: {names}</translation>
+    </message>
+    <message>
+        <source>Who receives your next message (everyone, or the companions you tick)</source>
+        <translation>次のメッセージの宛先（全員、またはチェックしたコンパニオン）</translation>
+    </message>
+    <message>
+        <source>Write to the companions… (Enter sends, Shift+Enter: new line)</source>
+        <translation>コンパニオンに話しかける…（Enter で送信、Shift+Enter で改行）</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>送信</translation>
+    </message>
+    <message>
+        <source>composing…</source>
+        <translation>考え中…</translation>
+    </message>
+    <message>
+        <source>waiting for the floor…</source>
+        <translation>話す順番を待っています…</translation>
+    </message>
+    <message>
+        <source>speaking</source>
+        <translation>話しています</translation>
+    </message>
+    <message>
+        <source>Not sent: {error}. Your text is still in the box.</source>
+        <translation>送信できませんでした: {error}。入力した文はそのまま残っています。</translation>
+    </message>
+    <message>
+        <source>the companions have not started yet</source>
+        <translation>コンパニオンがまだ起動していません</translation>
+    </message>
+    <message>
+        <source>the companions have no language model yet (see above, or the settings: Ctrl+,)</source>
+        <translation>コンパニオンにまだ言語モデルがありません（上の案内か、設定 Ctrl+, から）</translation>
+    </message>
+    <message>
+        <source>Earlier messages of this conversation are not shown here; search finds them.</source>
+        <translation>この会話のこれより前のメッセージは表示していません（検索で見つかります）。</translation>
+    </message>
+    <message>
+        <source>happy</source>
+        <translation>うれしい</translation>
+    </message>
+    <message>
+        <source>sad</source>
+        <translation>かなしい</translation>
+    </message>
+    <message>
+        <source>angry</source>
+        <translation>おこっている</translation>
+    </message>
+    <message>
+        <source>neutral</source>
+        <translation>ふつう</translation>
+    </message>
+    <message>
+        <source>Conversations</source>
+        <translation>会話</translation>
+    </message>
+    <message>
+        <source>New</source>
+        <translation>新しい会話</translation>
+    </message>
+    <message>
+        <source>Start a new conversation</source>
+        <translation>新しい会話を始めます</translation>
+    </message>
+    <message>
+        <source>Delete…</source>
+        <translation>削除…</translation>
+    </message>
+    <message>
+        <source>Delete the selected conversation</source>
+        <translation>選んだ会話を削除します</translation>
+    </message>
+    <message>
+        <source>New conversation</source>
+        <translation>新しい会話</translation>
+    </message>
+    <message>
+        <source>{n} messages · {when}</source>
+        <translation>{n} 件 · {when}</translation>
+    </message>
+    <message>
+        <source>Delete this conversation?</source>
+        <translation>この会話を削除しますか？</translation>
+    </message>
+    <message>
+        <source>“{title}” and its {n} messages will be deleted for good.</source>
+        <translation>「{title}」と {n} 件のメッセージを完全に削除します。元に戻せません。</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>削除する</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>キャンセル</translation>
+    </message>
+    <message>
+        <source>Could not do it: {error}</source>
+        <translation>できませんでした: {error}</translation>
+    </message>
+</context>
+<context>
+    <name>desktop_extras</name>
+    <message>
+        <source>&amp;Madoi</source>
+        <translation>円居(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Settings…</source>
+        <translation>設定(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Settings saved</source>
+        <translation>設定を保存しました</translation>
+    </message>
+    <message>
+        <source>Some changes (camera, bridge, model) apply after a restart.</source>
+        <translation>カメラ・ブリッジ・モデルの変更は再起動後に反映されます。</translation>
+    </message>
+</context>
+<context>
+    <name>first_run</name>
+    <message>
+        <source>Let&apos;s connect a language model</source>
+        <translation>言語モデルをつなぎましょう</translation>
+    </message>
+    <message>
+        <source>The companions need a language model to think and talk. Camera, voice and search already work; choose one of these and enter it in the settings:</source>
+        <translation>コンパニオンが考えて話すには言語モデルが必要です。カメラ・音声・検索はもう使えます。次のどちらかを選んで、設定に入力してください。</translation>
+    </message>
+    <message>
+        <source>A local server — free, private, no key</source>
+        <translation>ローカルサーバー — 無料・プライベート・キー不要</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Ollama&lt;/b&gt;: install it, run &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt;, endpoint &lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: load a model and start the local server, endpoint &lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: &lt;code&gt;llama-server -m model.gguf&lt;/code&gt;, endpoint &lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</source>
+        <translation>&lt;b&gt;Ollama&lt;/b&gt;: インストールして &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt; を実行。エンドポイントは &lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: モデルを読み込んでローカルサーバーを開始。エンドポイントは &lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: &lt;code&gt;llama-server -m model.gguf&lt;/code&gt; を実行。エンドポイントは &lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</translation>
+    </message>
+    <message>
+        <source>An API key from an OpenAI-compatible service</source>
+        <translation>OpenAI 互換サービスの API キー</translation>
+    </message>
+    <message>
+        <source>Enter the service&apos;s endpoint (e.g. &lt;code&gt;https://api.openai.com/v1&lt;/code&gt;) and your key. The key is stored in the system keyring, never in the settings file.</source>
+        <translation>サービスのエンドポイント（例: &lt;code&gt;https://api.openai.com/v1&lt;/code&gt;）とキーを入力します。キーはシステムのキーリングに保存され、設定ファイルには書かれません。</translation>
+    </message>
+    <message>
+        <source>Open settings…</source>
+        <translation>設定を開く…</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>もう一度確認</translation>
+    </message>
+    <message>
+        <source>Last attempt: {problem}</source>
+        <translation>前回の接続: {problem}</translation>
+    </message>
+    <message>
+        <source>No model server answered on this machine (Ollama, LM Studio, llama.cpp at the addresses above). Start one, or enter an endpoint in the settings.</source>
+        <translation>このパソコンではモデルサーバーが見つかりませんでした（上の Ollama・LM Studio・llama.cpp のアドレス）。どれかを起動するか、設定にエンドポイントを入力してください。</translation>
+    </message>
+</context>
+<context>
+    <name>message_actions</name>
+    <message>
+        <source>Stop</source>
+        <translation>止める</translation>
+    </message>
+    <message>
+        <source>The companions stop speaking and thinking; the conversation ends until you write (Shift+Esc)</source>
+        <translation>話すのと考えるのをやめ、あなたが書くまで会話を終えます（Shift+Esc）</translation>
+    </message>
+    <message>
+        <source>Copy this message</source>
+        <translation>このメッセージをコピー</translation>
+    </message>
+    <message>
+        <source>Copy the selection</source>
+        <translation>選択した部分をコピー</translation>
+    </message>
+    <message>
+        <source>Edit…</source>
+        <translation>編集…</translation>
+    </message>
+    <message>
+        <source>Edit the message</source>
+        <translation>メッセージを編集</translation>
+    </message>
+    <message>
+        <source>The companions will remember it as written here:</source>
+        <translation>コンパニオンはここに書いたとおりに覚えます:</translation>
+    </message>
+    <message>
+        <source>Delete (the companions forget it)</source>
+        <translation>削除（コンパニオンも忘れます）</translation>
+    </message>
+    <message>
+        <source>Say it again</source>
+        <translation>言い直してもらう</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>キャンセル</translation>
+    </message>
+</context>
+<context>
+    <name>network</name>
+    <message>
+        <source>Where they run</source>
+        <translation>いる場所</translation>
+    </message>
+    <message>
+        <source>this computer</source>
+        <translation>このコンピューター</translation>
+    </message>
+    <message>
+        <source>reachable</source>
+        <translation>つながっている</translation>
+    </message>
+    <message>
+        <source>unreachable</source>
+        <translation>つながらない</translation>
+    </message>
+    <message>
+        <source>Network: {address}</source>
+        <translation>ネットワーク: {address}</translation>
+    </message>
+    <message>
+        <source>Network not available ({reason})</source>
+        <translation>ネットワーク: 使えません ({reason})</translation>
+    </message>
+    <message>
+        <source>Network: starting</source>
+        <translation>ネットワーク: 準備中</translation>
+    </message>
+</context>
+<context>
+    <name>query_answerers</name>
+    <message>
+        <source>Ask connected clients for the camera picture first</source>
+        <translation>カメラ画像を先に接続中のクライアントに頼む</translation>
+    </message>
+    <message>
+        <source>Let connected clients speak the lines first</source>
+        <translation>発言の読み上げを先に接続中のクライアントに頼む</translation>
+    </message>
+    <message>
+        <source>Camera: connected clients first, the app&apos;s camera if none answers within {s:g} s.</source>
+        <translation>カメラ: 接続中のクライアントが先に答えます。{s:g} 秒以内に答えがなければアプリのカメラ。</translation>
+    </message>
+    <message>
+        <source>Voice: connected clients first (the app stays silent on lines they say), the app&apos;s voice if none answers in time.</source>
+        <translation>音声: 接続中のクライアントが先に話します（クライアントが話した発言をアプリは読み上げません）。間に合わなければアプリの音声。</translation>
+    </message>
+    <message>
+        <source>Camera: the app&apos;s camera; only clients that announce it (hello) or kyoko&apos;s older client for its companion are asked first.</source>
+        <translation>カメラ: アプリのカメラ。hello で名乗ったクライアントと、旧 kyoko クライアント（自分のコンパニオン）だけが先に答えます。</translation>
+    </message>
+    <message>
+        <source>Voice: the app&apos;s voice; only clients that announce it (hello) are asked first, and kyoko&apos;s older client says its companion&apos;s lines itself.</source>
+        <translation>音声: アプリの音声。hello で名乗ったクライアントだけが先に話します。旧 kyoko クライアントは自分のコンパニオンの発言を自分で話します。</translation>
+    </message>
+</context>
+<context>
+    <name>search</name>
+    <message>
+        <source>Search</source>
+        <translation>検索</translation>
+    </message>
+    <message>
+        <source>Search your documents and past conversations… (Enter searches)</source>
+        <translation>資料と過去の会話を検索…（Enter で検索）</translation>
+    </message>
+    <message>
+        <source>Search query</source>
+        <translation>検索語</translation>
+    </message>
+    <message>
+        <source>Search the index (Enter in the box does the same)</source>
+        <translation>索引を検索します（入力欄で Enter でも同じ）</translation>
+    </message>
+    <message>
+        <source>Research</source>
+        <translation>調べる</translation>
+    </message>
+    <message>
+        <source>Let the research agent plan several searches and write an answer with citations</source>
+        <translation>リサーチエージェントが複数の検索を計画して、出典つきの答えを書きます</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>中止</translation>
+    </message>
+    <message>
+        <source>Stop the search or research in progress</source>
+        <translation>実行中の検索・調査を止めます</translation>
+    </message>
+    <message>
+        <source>Update index</source>
+        <translation>索引を更新</translation>
+    </message>
+    <message>
+        <source>Index new and changed files of the knowledge folders now</source>
+        <translation>資料フォルダーの新しいファイルと変更されたファイルを今すぐ索引に入れます</translation>
+    </message>
+    <message>
+        <source>Search is not available.</source>
+        <translation>検索は利用できません。</translation>
+    </message>
+    <message>
+        <source>Search is not available: {reason}</source>
+        <translation>検索は利用できません: {reason}</translation>
+    </message>
+    <message>
+        <source>Type a question first.</source>
+        <translation>先に質問を入力してください。</translation>
+    </message>
+    <message>
+        <source>Searching “{query}”…</source>
+        <translation>「{query}」を検索中…</translation>
+    </message>
+    <message>
+        <source>{n} hits for “{query}” in {ms} ms</source>
+        <translation>「{query}」: {n} 件（{ms} ms）</translation>
+    </message>
+    <message>
+        <source>No hits for “{query}”.</source>
+        <translation>「{query}」に一致するものはありませんでした。</translation>
+    </message>
+    <message>
+        <source>The index is empty: nothing to search yet. Add knowledge folders in the settings.</source>
+        <translation>索引が空です。まだ検索できるものがありません。設定で資料フォルダーを追加してください。</translation>
+    </message>
+    <message>
+        <source> (indexing is still running: more may be found soon)</source>
+        <translation>（索引の作成中です。後でもっと見つかるかもしれません）</translation>
+    </message>
+    <message>
+        <source>Search failed: {error}</source>
+        <translation>検索に失敗しました: {error}</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>中止しました。</translation>
+    </message>
+    <message>
+        <source>Search has stopped.</source>
+        <translation>検索は停止しました。</translation>
+    </message>
+    <message>
+        <source>Indexing %v / %m</source>
+        <translation>索引を作成中 %v / %m</translation>
+    </message>
+    <message>
+        <source>Indexing…</source>
+        <translation>索引を作成中…</translation>
+    </message>
+    <message>
+        <source>Indexing {file}</source>
+        <translation>索引に追加中: {file}</translation>
+    </message>
+    <message>
+        <source>{n} documents indexed</source>
+        <translation>{n} 件の文書を索引済み</translation>
+    </message>
+    <message>
+        <source>{n} documents indexed ({changed} new or changed)</source>
+        <translation>{n} 件の文書を索引済み（新規・変更 {changed} 件）</translation>
+    </message>
+    <message>
+        <source>The index is empty.</source>
+        <translation>索引は空です。</translation>
+    </message>
+    <message>
+        <source>Indexing problems: {problems}</source>
+        <translation>索引作成の問題: {problems}</translation>
+    </message>
+    <message>
+        <source>Could not update the index: {error}</source>
+        <translation>索引を更新できませんでした: {error}</translation>
+    </message>
+    <message>
+        <source>Query</source>
+        <translation>質問の分類</translation>
+    </message>
+    <message>
+        <source>Search to see how the question is understood.</source>
+        <translation>検索すると、質問がどう解釈されたかがここに出ます。</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>種類</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>確信度</translation>
+    </message>
+    <message>
+        <source>Entities</source>
+        <translation>エンティティ</translation>
+    </message>
+    <message>
+        <source>Keywords</source>
+        <translation>キーワード</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>重み</translation>
+    </message>
+    <message>
+        <source>Intent</source>
+        <translation>意図</translation>
+    </message>
+    <message>
+        <source>local — a specific fact</source>
+        <translation>ローカル — 特定の情報</translation>
+    </message>
+    <message>
+        <source>global — the overall picture</source>
+        <translation>グローバル — 全体像</translation>
+    </message>
+    <message>
+        <source>relationship — how things relate</source>
+        <translation>関係 — 物事の関係</translation>
+    </message>
+    <message>
+        <source>hybrid — overall and related</source>
+        <translation>ハイブリッド — 全体と関係</translation>
+    </message>
+    <message>
+        <source>classified by rules</source>
+        <translation>ルールで分類</translation>
+    </message>
+    <message>
+        <source>classified by the language model</source>
+        <translation>言語モデルで分類</translation>
+    </message>
+    <message>
+        <source>classified by rules (the language model failed: {reason})</source>
+        <translation>ルールで分類（言語モデルが失敗: {reason}）</translation>
+    </message>
+    <message>
+        <source>{intent} ({by})</source>
+        <translation>{intent}（{by}）</translation>
+    </message>
+    <message>
+        <source>—</source>
+        <translation>—</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>“{text}”</source>
+        <translation>「{text}」</translation>
+    </message>
+    <message>
+        <source>Fused</source>
+        <translation>統合</translation>
+    </message>
+    <message>
+        <source>Keyword</source>
+        <translation>キーワード</translation>
+    </message>
+    <message>
+        <source>Semantic</source>
+        <translation>意味</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>グラフ</translation>
+    </message>
+    <message>
+        <source>{name} ({n})</source>
+        <translation>{name} ({n})</translation>
+    </message>
+    <message>
+        <source>Search results</source>
+        <translation>検索結果</translation>
+    </message>
+    <message>
+        <source>{rank}. {source} · {score}</source>
+        <translation>{rank}. {source} · {score}</translation>
+    </message>
+    <message>
+        <source>score {score}</source>
+        <translation>スコア {score}</translation>
+    </message>
+    <message>
+        <source>{score}</source>
+        <translation>{score}</translation>
+    </message>
+    <message>
+        <source>keyword {keyword} · semantic {semantic} · graph {graph}</source>
+        <translation>キーワード {keyword} · 意味 {semantic} · グラフ {graph}</translation>
+    </message>
+    <message>
+        <source>This channel found nothing.</source>
+        <translation>このチャンネルでは見つかりませんでした。</translation>
+    </message>
+    <message>
+        <source>This channel is off: the embedding model is not installed.</source>
+        <translation>このチャンネルは無効です（埋め込みモデルが入っていません）。</translation>
+    </message>
+    <message>
+        <source>Research answers a question from several searches, with citations.</source>
+        <translation>「調べる」は複数の検索から出典つきで質問に答えます。</translation>
+    </message>
+    <message>
+        <source>Starting the research…</source>
+        <translation>調査を始めています…</translation>
+    </message>
+    <message>
+        <source>Planning the searches…</source>
+        <translation>検索を計画中…</translation>
+    </message>
+    <message>
+        <source>Searching (round {round}): {queries}</source>
+        <translation>検索中（{round} 回目）: {queries}</translation>
+    </message>
+    <message>
+        <source>Checking what is still missing (round {round})…</source>
+        <translation>足りない情報を確認中（{round} 回目）…</translation>
+    </message>
+    <message>
+        <source>Writing the answer from {detail}…</source>
+        <translation>{detail} から答えを書いています…</translation>
+    </message>
+    <message>
+        <source>Done: {n} citations from {queries} searches.</source>
+        <translation>完了: {queries} 回の検索から出典 {n} 件。</translation>
+    </message>
+    <message>
+        <source>Research cancelled.</source>
+        <translation>調査を中止しました。</translation>
+    </message>
+    <message>
+        <source>Research failed: {error}</source>
+        <translation>調査に失敗しました: {error}</translation>
+    </message>
+    <message>
+        <source>{n} sources</source>
+        <translation>{n} 件の資料</translation>
+    </message>
+    <message>
+        <source>Research answer</source>
+        <translation>調査の答え</translation>
+    </message>
+    <message>
+        <source>Extractive answer: no language model is configured, so these are the best sentences of the sources.</source>
+        <translation>抜粋による答え: 言語モデルが設定されていないため、資料から最適な文を選んでいます。</translation>
+    </message>
+    <message>
+        <source>Extractive answer: the language model did not write one ({reason}), so these are the best sentences of the sources.</source>
+        <translation>抜粋による答え: 言語モデルが答えを書けなかったため（{reason}）、資料から最適な文を選んでいます。</translation>
+    </message>
+    <message>
+        <source>Answer written by the language model from the sources.</source>
+        <translation>資料をもとに言語モデルが書いた答えです。</translation>
+    </message>
+    <message>
+        <source>Citations</source>
+        <translation>出典</translation>
+    </message>
+    <message>
+        <source>[{n}] {source}</source>
+        <translation>[{n}] {source}</translation>
+    </message>
+    <message>
+        <source>conversation {id}</source>
+        <translation>会話 {id}</translation>
+    </message>
+</context>
+<context>
+    <name>search.names</name>
+    <message>
+        <source>Conversation {id}</source>
+        <translation>会話 {id}</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>あなた</translation>
+    </message>
+</context>
+<context>
+    <name>search.title</name>
+    <message>
+        <source>Research</source>
+        <translation>調査</translation>
+    </message>
+</context>
+<context>
+    <name>speech_notice</name>
+    <message>
+        <source>Speech is off</source>
+        <translation>音声はオフです</translation>
+    </message>
+    <message>
+        <source>The companions&apos; lines are shown but not spoken: {reason}</source>
+        <translation>コンパニオンの発言は表示されますが、読み上げられません: {reason}</translation>
+    </message>
+</context>
+<context>
+    <name>tool_uses</name>
+    <message>
+        <source>Tools used</source>
+        <translation>使ったツール</translation>
+    </message>
+    <message>
+        <source>No tool used yet.</source>
+        <translation>まだツールは使われていません。</translation>
+    </message>
+    <message>
+        <source>built-in</source>
+        <translation>組み込み</translation>
+    </message>
+    <message>
+        <source>MCP server {name}</source>
+        <translation>MCP サーバー {name}</translation>
+    </message>
+    <message>
+        <source>plugin {name}</source>
+        <translation>プラグイン {name}</translation>
+    </message>
+    <message>
+        <source>{who} · {tool} ({origin}) → {result}</source>
+        <translation>{who} · {tool}（{origin}）→ {result}</translation>
+    </message>
+    <message>
+        <source>{who} · {tool} ({origin}) failed: {result}</source>
+        <translation>{who} · {tool}（{origin}）失敗: {result}</translation>
+    </message>
+    <message>
+        <source>⚠ {text}</source>
+        <translation>⚠ {text}</translation>
+    </message>
+</context>
+<context>
+    <name>turns</name>
+    <message>
+        <source>Companions</source>
+        <translation>コンパニオン</translation>
+    </message>
+    <message>
+        <source>listening</source>
+        <translation>聞いています</translation>
+    </message>
+    <message>
+        <source>thinking…</source>
+        <translation>考え中…</translation>
+    </message>
+    <message>
+        <source>speaking</source>
+        <translation>話しています</translation>
+    </message>
+    <message>
+        <source>muted</source>
+        <translation>ミュート中</translation>
+    </message>
+    <message>
+        <source>not here</source>
+        <translation>不在</translation>
+    </message>
+    <message>
+        <source>Mute</source>
+        <translation>ミュート</translation>
+    </message>
+    <message>
+        <source>Unmute</source>
+        <translation>ミュート解除</translation>
+    </message>
+    <message>
+        <source>Speak next</source>
+        <translation>次に話す</translation>
+    </message>
+    <message>
+        <source>Mute the chosen companion: it neither votes nor speaks until unmuted</source>
+        <translation>選んだコンパニオンをミュートします（解除するまで投票も発言もしません）</translation>
+    </message>
+    <message>
+        <source>The chosen companion takes the next turn (a finished conversation resumes)</source>
+        <translation>選んだコンパニオンが次のターンで話します（終わった会話も再開します）</translation>
+    </message>
+    <message>
+        <source>Turn-taking</source>
+        <translation>発言の順番</translation>
+    </message>
+    <message>
+        <source>you</source>
+        <translation>あなた</translation>
+    </message>
+    <message>
+        <source>No conversation yet: write to the companions.</source>
+        <translation>まだ会話はありません。話しかけてみましょう。</translation>
+    </message>
+    <message>
+        <source>Conversation running</source>
+        <translation>会話中</translation>
+    </message>
+    <message>
+        <source>Conversation ended</source>
+        <translation>会話は終わりました</translation>
+    </message>
+    <message>
+        <source>This conversation has {n} messages: write to continue it.</source>
+        <translation>この会話には {n} 件のメッセージがあります。話しかけると続きます。</translation>
+    </message>
+    <message>
+        <source>Turn {n} · after {who} · {phase}</source>
+        <translation>ターン {n} · {who} の発言のあと · {phase}</translation>
+    </message>
+    <message>
+        <source>No turn yet</source>
+        <translation>まだターンはありません</translation>
+    </message>
+    <message>
+        <source>voting</source>
+        <translation>投票中</translation>
+    </message>
+    <message>
+        <source>composing</source>
+        <translation>発言を考え中</translation>
+    </message>
+    <message>
+        <source>waiting for the floor</source>
+        <translation>話す順番待ち</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>完了</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>取り消し</translation>
+    </message>
+    <message>
+        <source>last turn</source>
+        <translation>最後のターン</translation>
+    </message>
+    <message>
+        <source>Companion</source>
+        <translation>コンパニオン</translation>
+    </message>
+    <message>
+        <source>Vote</source>
+        <translation>投票</translation>
+    </message>
+    <message>
+        <source>Importance</source>
+        <translation>重要度</translation>
+    </message>
+    <message>
+        <source>Named</source>
+        <translation>指名</translation>
+    </message>
+    <message>
+        <source>Closing</source>
+        <translation>締め</translation>
+    </message>
+    <message>
+        <source>Reason</source>
+        <translation>理由</translation>
+    </message>
+    <message>
+        <source>voting…</source>
+        <translation>投票中…</translation>
+    </message>
+    <message>
+        <source>stopped before voting</source>
+        <translation>投票の前に止まりました</translation>
+    </message>
+    <message>
+        <source>speak</source>
+        <translation>話したい</translation>
+    </message>
+    <message>
+        <source>listen</source>
+        <translation>聞く</translation>
+    </message>
+    <message>
+        <source>no vote: listens</source>
+        <translation>投票なし（聞く扱い）</translation>
+    </message>
+    <message>
+        <source>unreadable vote: listens</source>
+        <translation>読めない投票（聞く扱い）</translation>
+    </message>
+    <message>
+        <source>not asked</source>
+        <translation>対象外</translation>
+    </message>
+    <message>
+        <source>✓ named</source>
+        <translation>✓ 指名</translation>
+    </message>
+    <message>
+        <source>open</source>
+        <translation>継続</translation>
+    </message>
+    <message>
+        <source>pre-closing</source>
+        <translation>終わりの気配</translation>
+    </message>
+    <message>
+        <source>closing</source>
+        <translation>まとめ</translation>
+    </message>
+    <message>
+        <source>goodbye</source>
+        <translation>お別れ</translation>
+    </message>
+    <message>
+        <source>Closing:</source>
+        <translation>締め:</translation>
+    </message>
+    <message>
+        <source>Speaker: {who}</source>
+        <translation>話し手: {who}</translation>
+    </message>
+    <message>
+        <source>Nobody takes the floor</source>
+        <translation>話し手はいません</translation>
+    </message>
+    <message>
+        <source>Speaker: not chosen yet</source>
+        <translation>話し手: まだ決まっていません</translation>
+    </message>
+    <message>
+        <source>Speaking now: {who}</source>
+        <translation>発話中: {who}</translation>
+    </message>
+    <message>
+        <source>Nobody is speaking</source>
+        <translation>誰も話していません</translation>
+    </message>
+    <message>
+        <source>Next: {who} (asked by you)</source>
+        <translation>次: {who}（あなたの指定）</translation>
+    </message>
+    <message>
+        <source>{who} was asked to speak next</source>
+        <translation>{who} が次に話すよう指定されました</translation>
+    </message>
+    <message>
+        <source>{who} was named</source>
+        <translation>{who} が名指しされました</translation>
+    </message>
+    <message>
+        <source>{who} wants to speak most (importance {importance})</source>
+        <translation>{who} が一番話したがっています（重要度 {importance}）</translation>
+    </message>
+    <message>
+        <source>{who} speaks: the most eager one just spoke</source>
+        <translation>直前に話した人を避けて {who} が話します</translation>
+    </message>
+    <message>
+        <source>{who} answers first (the model server takes one request at a time: the others vote on the next line)</source>
+        <translation>{who} が最初に答えます（モデルサーバーは一度に1件ずつなので、ほかの人は次の発言で投票します）</translation>
+    </message>
+    <message>
+        <source>{who} spoke first, chosen on another machine</source>
+        <translation>{who} が別のマシンで選ばれ、先に話しました</translation>
+    </message>
+    <message>
+        <source>nobody wants to speak</source>
+        <translation>誰も話したがっていません</translation>
+    </message>
+    <message>
+        <source>Ended: {reason}</source>
+        <translation>終了: {reason}</translation>
+    </message>
+    <message>
+        <source>{who} said goodbye</source>
+        <translation>{who} が会話を締めくくりました</translation>
+    </message>
+    <message>
+        <source>nobody wanted to speak</source>
+        <translation>話したい人がいませんでした</translation>
+    </message>
+    <message>
+        <source>the limit of {n} turns was reached</source>
+        <translation>ターンの上限（{n}）に達しました</translation>
+    </message>
+    <message>
+        <source>stopped by you</source>
+        <translation>あなたが止めました</translation>
+    </message>
+    <message>
+        <source>you cut in; the companions are waiting for you</source>
+        <translation>あなたが割り込みました。コンパニオンはあなたの発言を待っています</translation>
+    </message>
+    <message>
+        <source>the message was addressed to no companion</source>
+        <translation>宛先のコンパニオンがいませんでした</translation>
+    </message>
+    <message>
+        <source>something went wrong ({detail})</source>
+        <translation>問題が起きました（{detail}）</translation>
+    </message>
+    <message>
+        <source>Earlier turns</source>
+        <translation>これまでのターン</translation>
+    </message>
+    <message>
+        <source>{n}. {who} — {why}</source>
+        <translation>{n}. {who} — {why}</translation>
+    </message>
+    <message>
+        <source>{n}. nobody spoke — {why}</source>
+        <translation>{n}. 発言なし — {why}</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>止める</translation>
+    </message>
+    <message>
+        <source>End the conversation now</source>
+        <translation>会話を今すぐ終わらせます</translation>
+    </message>
+    <message>
+        <source>Interrupt</source>
+        <translation>割り込む</translation>
+    </message>
+    <message>
+        <source>Cut in: the speech and the thinking in progress stop, and the companions wait for you</source>
+        <translation>割り込み: 今の発話と考え中の発言を止め、コンパニオンはあなたの発言を待ちます</translation>
+    </message>
+</context>
+<context>
+    <name>turns.phase</name>
+    <message>
+        <source>speaking</source>
+        <translation>発話中</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,73 @@
+"""The interface's languages through Qt's translation machinery (ui/i18n.py, scripts/i18n.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from pytestqt.qtbot import QtBot
+
+from ui.i18n import translate, use_language
+from ui.notifications import Notification, Toast
+from ui.search_texts import search_text
+from ui.turns_texts import turns_text
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("i18n_script", REPO / "scripts" / "i18n.py")
+assert _spec is not None
+assert _spec.loader is not None
+i18n_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(i18n_script)
+
+
+def test_every_text_in_the_code_has_its_japanese_in_the_catalogue() -> None:
+    assert i18n_script.check() == []
+
+
+def test_an_untranslated_text_is_found(tmp_path: Path) -> None:
+    ts = tmp_path / "madoi_ja.ts"
+    ts.write_text('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE TS>\n<TS version="2.1" language="ja_JP">\n'
+                  "<context><name>turns</name>\n"
+                  "<message><source>Stop</source><translation>止める</translation></message>\n"
+                  '<message><source>Go on</source><translation type="unfinished"></translation></message>\n'
+                  "</context></TS>\n", encoding="utf-8")
+    assert i18n_script.unfinished(ts) == [("turns", "Go on")]
+
+
+def test_texts_come_from_the_compiled_catalogue_in_either_language() -> None:
+    assert turns_text("stop", "ja") == "止める"
+    assert turns_text("stop", "en") == "Stop"
+    assert turns_text("status.resumable", "ja", n=3).startswith("この会話には 3 件のメッセージがあります。")
+    # the same English in two places, two translations (told apart by their contexts)
+    assert (turns_text("state.speaking", "ja"), turns_text("phase.speaking", "ja")) == ("話しています", "発話中")
+    assert (search_text("research", "ja"), search_text("research.title", "ja")) == ("調べる", "調査")
+
+
+def test_a_language_without_a_catalogue_shows_english_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR):
+        assert translate("turns", "Stop", "fr") == "Stop"
+    assert "scripts/i18n.py build" in caplog.text
+
+
+def test_qt_own_texts_and_tr_follow_the_language_switched_live(qtbot: QtBot) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+    qtbot.addWidget(buttons)
+    try:
+        use_language("ja", app)
+        fresh = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        qtbot.addWidget(fresh)
+        assert fresh.button(QDialogButtonBox.StandardButton.Cancel).text() == "キャンセル"
+        toast = Toast(Notification("title", "body"), 1000)
+        qtbot.addWidget(toast)
+        assert toast.close_button.toolTip() == "閉じる"  # a widget's own self.tr()
+        use_language("en", app)
+        again = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        qtbot.addWidget(again)
+        assert again.button(QDialogButtonBox.StandardButton.Cancel).text() == "Cancel"
+    finally:
+        use_language("en", app)

@@ -1,0 +1,114 @@
+"""The interface's languages through Qt's translation machinery.
+
+Texts are written in English in the code, each table marked for Qt's ``lupdate`` with
+``QT_TRANSLATE_NOOP(context, text)`` (:class:`Texts`, one per module). Their Japanese lives in
+``resources/i18n/madoi_ja.ts``, kept by ``pyside6-lupdate`` (``python scripts/i18n.py update`` after changing a
+text), and is compiled to ``madoi_ja.qm`` at install time (``python scripts/i18n.py build``: scripts/bootstrap.sh
+and the bundle's build run it; the ``.qm`` is generated, not kept in git).
+
+A ``QTranslator`` per language answers every lookup, so each view can be shown in either language and the window
+switches language live (``set_language`` on the panels). :func:`use_language` also installs the language's
+translators in the application, so Qt's own texts (a message box's standard buttons) follow.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+
+from resources import RESOURCES_DIR
+
+log = logging.getLogger(__name__)
+
+SOURCE_LANGUAGE: Final = "en"
+I18N_DIR: Final = RESOURCES_DIR / "i18n"
+CATALOGUE: Final = "madoi"
+
+_translators: dict[str, QTranslator | None] = {}
+_installed: list[QTranslator] = []
+
+
+def QT_TRANSLATE_NOOP(context: str, source: str) -> str:
+    """Marks ``source`` as a text of ``context`` for ``pyside6-lupdate`` and returns it as it is (Qt's own
+    ``QT_TRANSLATE_NOOP``, typed: PySide's returns ``object``)."""
+    return source
+
+
+def qm_path(language: str) -> Path:
+    return I18N_DIR / f"{CATALOGUE}_{language}.qm"
+
+
+def translator(language: str) -> QTranslator | None:
+    """The translator of Madoi's texts into ``language``; None for English (the texts' own language) or when the
+    compiled catalogue is missing (then English shows, and the log says how to build it)."""
+    if language == SOURCE_LANGUAGE:
+        return None
+    if language not in _translators:
+        loaded: QTranslator | None = QTranslator()
+        assert loaded is not None
+        if not loaded.load(str(qm_path(language))):
+            log.error("interface texts in %r not found (%s): run `python scripts/i18n.py build` "
+                      "(scripts/bootstrap.sh does); English is shown", language, qm_path(language))
+            loaded = None
+        _translators[language] = loaded
+    return _translators[language]
+
+
+def translate(context: str, source: str, language: str) -> str:
+    """``source`` (an English text marked in ``context``) in ``language``; the English itself when untranslated."""
+    found = translator(language)
+    text = found.translate(context, source) if found is not None else ""
+    return text or source
+
+
+class Texts:
+    """One module's texts: keys to English texts marked with ``QT_TRANSLATE_NOOP(context, ...)``.
+
+    An entry may be ``(context, text)`` for a text whose English is the same as another's in ``context`` but whose
+    translation differs (Qt tells messages apart by context and source text).
+    """
+
+    def __init__(self, context: str, entries: Mapping[str, str | tuple[str, str]]) -> None:
+        self.context = context
+        self._entries = {key: (value if isinstance(value, tuple) else (context, value))
+                         for key, value in entries.items()}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._entries)
+
+    def source(self, key: str) -> str:
+        return self._entries[key][1]
+
+    def text(self, key: str, language: str, **values: object) -> str:
+        """The text for ``key`` in ``language``, with ``values`` filled in (``str.format``)."""
+        context, source = self._entries[key]
+        template = translate(context, source, language)
+        return template.format(**values) if values else template
+
+
+def use_language(language: str, app: QCoreApplication | None = None) -> None:
+    """Installs ``language``'s translators in the application (Madoi's texts and Qt's own), replacing the last
+    language's; Qt then sends every widget a ``LanguageChange`` event."""
+    app = app or QCoreApplication.instance()
+    if app is None:
+        return
+    for old in _installed:
+        app.removeTranslator(old)
+    _installed.clear()
+    if language == SOURCE_LANGUAGE:
+        return
+    qt_own = QTranslator(app)
+    if qt_own.load(QLocale(language), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt_own)
+        _installed.append(qt_own)
+    ours = translator(language)
+    if ours is not None:
+        app.installTranslator(ours)
+        _installed.append(ours)
