@@ -133,8 +133,11 @@ class Conversations:
         return self.active_id
 
     async def switch(self, conversation_id: int) -> None:
+        """Makes the stored conversation ``conversation_id`` the active one; LookupError when there is none."""
         if conversation_id == self.active_id:
             return
+        if not await self.store.has_conversation(conversation_id):
+            raise LookupError(f"there is no conversation {conversation_id} (deleted?)")
         await self._leave()
         await self._activate(conversation_id)
 

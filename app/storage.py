@@ -168,6 +168,13 @@ class ConversationStore:
 
         return await self._run(latest)
 
+    async def has_conversation(self, conversation_id: int) -> bool:
+        def found() -> bool:
+            row = self.conn.execute("SELECT 1 FROM conversations WHERE id=?", (conversation_id,)).fetchone()
+            return row is not None
+
+        return await self._run(found)
+
     async def list_conversations(self) -> list[ConversationInfo]:
         def listing() -> list[ConversationInfo]:
             rows = self.conn.execute(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from app.conversations import ActiveConversationChanged
 from app.runtime import Runtime
 from app.settings import load_settings
@@ -71,5 +73,23 @@ async def test_leaving_a_conversation_stops_its_talk_and_announces_the_next(mado
         assert (announced[-1].conversation_id, announced[-1].previous) == (third, first)
         assert [c.id for c in await runtime.store.list_conversations()] == [third]
         talk.close()
+    finally:
+        await runtime.stop()
+
+
+async def test_switching_to_a_conversation_that_is_not_there_is_refused(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        conversations = runtime.parts.conversations
+        gone = await conversations.new()
+        kept = await conversations.new()
+        await conversations.delete(gone)
+        with pytest.raises(LookupError, match=f"no conversation {gone}"):
+            await conversations.switch(gone)  # e.g. a list not yet refreshed after a deletion
+        assert conversations.active_id == kept
+        said = conversations.send("まだここにいるよ")
+        await runtime.bus.drain()
+        assert [s.message for s in await runtime.store.messages(kept)] == [said]
     finally:
         await runtime.stop()
