@@ -35,7 +35,7 @@ from companions.conversation.participant import Participant, TurnContext, Uttera
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
 from companions.conversation.selection import Selection, select_speaker, settled_by
 from companions.conversation.turns import addressees, only_companion_addressed
-from companions.conversation.vote_round import vote_round
+from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 from companions.tasks import TaskSet
@@ -204,6 +204,8 @@ class ConversationManager:
         turn = TurnView(turn_id, trigger.params.from_, self._turn_number, "voting")
         self._update("turn", turn=turn, forced_next=None)
         if self._turns_taken >= self.config.turn_cap and forced is None:
+            abstain(self.bus, turn_id, [self._participants[c] for c in addressees(trigger, present, self.user_id)],
+                    networked=any(described(p).remote for p in self._participants.values()))
             await self._finish(turn, "turn-cap", f"{self._turns_taken} turns reached the cap")
             return None
         voters = [v for v in addressees(trigger, present, self.user_id) if v in eligible]

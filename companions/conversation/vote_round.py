@@ -43,6 +43,16 @@ def publish_vote(bus: Bus, voter: str, turn_id: str, vote: Vote) -> None:
                              selected=vote.selected, closing=vote.closing))
 
 
+def abstain(bus: Bus, turn_id: str, addressed: Iterable[Participant], *, networked: bool) -> None:
+    """This node takes no vote round on the turn though other nodes may (its turn cap was reached: the nodes'
+    settings may differ): each of its companions the turn addresses says ``listen``, so that no node waits for
+    them. Nothing is said without companions elsewhere (``networked``)."""
+    if networked:
+        for participant in addressed:
+            if not described(participant).remote:
+                publish_vote(bus, participant.id, turn_id, LISTEN)
+
+
 async def vote_round(turn: TurnView, voters: Mapping[str, Participant], contexts: Mapping[str, TurnContext], *,
                      silent: Iterable[str], bus: Bus, calls: ParticipantCalls, config: ConversationConfig,
                      update: Callable[..., None], settle: asyncio.Future[str] | None = None,

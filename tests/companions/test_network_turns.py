@@ -79,7 +79,8 @@ class Node:
         await self.manager.stop()
 
 
-async def node(peer: str, companions: list[Companion], *, deadline_s: float, delay: Delay | None = None) -> Node:
+async def node(peer: str, companions: list[Companion], *, deadline_s: float, delay: Delay | None = None,
+               turn_cap: int = 1) -> Node:
     bus = InProcessBus()
     seen: list[Any] = []
     arrived = asyncio.Event()
@@ -90,7 +91,7 @@ async def node(peer: str, companions: list[Companion], *, deadline_s: float, del
 
     bus.subscribe(("messages", "states", "events"), record, direct=True)
     manager = ConversationManager(bus, user_id="user", participants=companions,
-                                  config=ConversationConfig(vote_deadline_s=deadline_s, turn_cap=1))
+                                  config=ConversationConfig(vote_deadline_s=deadline_s, turn_cap=turn_cap))
     port = PairPort(peer, delay)
     link = NetworkLink(bus, port, local=[CompanionMetadata(id=c.id, name=c.id) for c in companions], user_id="user",
                        roster=manager)
@@ -159,7 +160,8 @@ async def test_a_vote_late_on_its_own_node_is_published_as_listen_and_counted_so
     await a.wait_for(lambda: ended(a))
     await b.wait_for(lambda: ended(b))
     assert a.speakers() == b.speakers() == ["souta"]
-    listen = [s for s in b.seen if isinstance(s, State) and s.params.from_ == "akari"]
+    listen = [s for s in b.seen if isinstance(s, State) and s.params.from_ == "akari"
+              and s.params.messageId == user.params.id]
     assert [(s.params.messageId, s.params.state, s.params.importance) for s in listen] == [
         (user.params.id, "listen", 0)]
     assert akari.composed == []
@@ -190,12 +192,14 @@ async def test_a_message_to_everyone_naming_a_companion_elsewhere_is_its_turn_on
     a = await node("peer-a", [akari], deadline_s=0.3)
     b = await node("peer-b", [souta], deadline_s=0.3)
     await pair(a, b, [akari], [souta])
-    a.bus.publish(Message.create(from_="user", message="Souta, how are you?"))
+    user = Message.create(from_="user", message="Souta, how are you?")
+    a.bus.publish(user)
     await a.wait_for(lambda: ended(a))
     await b.wait_for(lambda: ended(b))
     assert a.speakers() == b.speakers() == ["souta"]
     assert a.lines()[1] == b.lines()[1] == ("souta", "souta answers")
-    assert not [s for n in (a, b) for s in n.seen if isinstance(s, State)]  # named: no vote round anywhere
+    # named: no vote round anywhere
+    assert not [s for n in (a, b) for s in n.seen if isinstance(s, State) and s.params.messageId == user.params.id]
     await a.stop()
     await b.stop()
 
@@ -230,3 +234,18 @@ async def test_a_vote_lost_on_the_way_does_not_hold_the_turn_the_speakers_line_s
     assert turns[-1].selection_rule == "settled"
     await a.stop()
     await b.stop()
+
+
+async def test_a_node_whose_turn_cap_is_reached_says_its_companions_listen_so_the_other_node_goes_on() -> None:
+    # The nodes' settings differ: B stops after one turn, A would take two. On akari's line B takes no vote round,
+    # and A, which does, learns at once that souta listens (it would wait for souta's vote otherwise).
+    akari, souta = Company.akari(), Company.souta()
+    a = await node("peer-a", [akari], deadline_s=0.3, turn_cap=2)
+    b = await node("peer-b", [souta], deadline_s=0.3, turn_cap=1)
+    await pair(a, b, [akari], [souta])
+    a.bus.publish(Message.create(from_="user", message="tell me something"))
+    await a.wait_for(lambda: ended(a))
+    await b.wait_for(lambda: ended(b))
+    assert a.speakers() == b.speakers() == ["akari"]
+    assert b.manager.view.ended_reason == "turn-cap"
+    assert a.manager.view.ended_reason == "no-speaker"  # souta listens; akari just spoke and is not asked
