@@ -101,10 +101,14 @@ async def test_switching_conversations_gives_the_companions_that_conversations_l
         assert holding(runtime, "カレーのレシピ") == ALL
         assert holding(runtime, "高尾山") == holding(runtime, "天気") == []
         await conversations.switch(first)
+        asked = next(s.message for s in await runtime.store.messages(first) if "天気" in s.message.params.message)
+        await conversations.revise(asked.params.id, "雨は降るかな")  # an edit in a conversation switched back to
+        assert holding(runtime, "雨は降るかな") == ALL
+        assert holding(runtime, "天気はどうかな") == []
 
     async with running(scripted_cast()) as (runtime, talk):  # a restart opens the latest conversation, the first
         assert runtime.parts.conversations.active_id == first
-        for line in ("高尾山に登ろう", "紅葉がきれい", "天気はどうかな"):
+        for line in ("高尾山に登ろう", "紅葉がきれい", "雨は降るかな"):
             assert holding(runtime, line) == ALL
         assert holding(runtime, "カレー") == []
         await runtime.parts.conversations.switch(second)
