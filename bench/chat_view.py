@@ -23,8 +23,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from companions.loop_health import percentile
+from ui.chat_bubble import Header
 from ui.chat_panel import HISTORY_CHUNK
-from ui.chat_transcript import ChatTranscript, Header
+from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color
 
 SPEAKERS = ("akari", "hina", "souta")

@@ -29,9 +29,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ui.chat_bubble import HIGHLIGHT_BORDER, BubbleSnapshot, Header
+
 KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kept in its frame format
 SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
-HIGHLIGHT_BORDER: Final = 3
 PADDING: Final = 8  # inside a bubble's border; a highlighted bubble's thicker border takes from it (same size)
 # The thin line between two bubbles holds a space. Qt's text layout works out which part of the view a change in
 # a bubble (a frame) needs repainted from the lines around the frame, and an empty line counts for nothing there:
@@ -39,35 +40,6 @@ PADDING: Final = 8  # inside a bubble's border; a highlighted bubble's thicker b
 SEPARATOR: Final = " "
 MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
 _HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
-
-
-@dataclass(frozen=True)
-class Header:
-    """The first line of a bubble: who, with what feeling, to whom, when (or what is going on)."""
-
-    name: str
-    color: QColor
-    emotion: str = ""
-    recipients: str = ""
-    time: str = ""
-    status: str = ""
-
-
-@dataclass(frozen=True)
-class BubbleSnapshot:
-    """What a bubble looks like, read back from the document (for tests and accessibility checks)."""
-
-    key: str
-    header: str
-    text: str
-    name_color: str  # "#rrggbb" of the sender's name
-    background: QColor
-    border: float
-    provisional: bool
-
-    @property
-    def highlighted(self) -> bool:
-        return self.border >= HIGHLIGHT_BORDER
 
 
 @dataclass

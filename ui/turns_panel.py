@@ -37,7 +37,7 @@ from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
-from ui.turns_votes import COLUMNS, COMPANION_ROLE, ImportanceDelegate, VoteRow, VotesModel
+from ui.turns_votes import COLUMNS, COMPANION_ROLE, ImportanceDelegate, VoteRow, VotesModel, fit_columns
 from ui.turns_wording import TurnsWording, display_name
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
@@ -345,13 +345,7 @@ class TurnsPanel(QWidget):
             self.choose(chosen)
 
     def _fit_columns(self, columns: Iterable[int] = range(len(COLUMNS))) -> None:
-        """Each of ``columns`` as wide as its widest cell or its title (the last one takes the rest)."""
-        columns = list(columns)
-        for column in columns:
-            if column < len(COLUMNS) - 1:
-                self.votes.resizeColumnToContents(column)
-        if columns:  # the wrapped reasons decide the rows' height (a few rows; only when a cell changed)
-            self.votes.resizeRowsToContents()
+        fit_columns(self.votes, columns)
 
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))

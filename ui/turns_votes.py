@@ -8,12 +8,13 @@ importance as a bar in the companion's colour. Nothing here knows the bus or the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from ui.companion_colors import companion_color
 
@@ -156,3 +157,14 @@ class ImportanceDelegate(QStyledItemDelegate):
             painter.drawRoundedRect(QRectF(rect.x(), rect.y(), rect.width() * value / 10, rect.height()), 3, 3)
             painter.restore()
         super().paint(painter, option, index)
+
+
+def fit_columns(table: QTableView, columns: Iterable[int] = range(len(COLUMNS))) -> None:
+    """Each of ``columns`` as wide as its widest cell or its title (the last one, the reasons, takes the rest);
+    then the rows as tall as their wrapped reasons (a few rows; only when a cell changed)."""
+    columns = list(columns)
+    for column in columns:
+        if column < len(COLUMNS) - 1:
+            table.resizeColumnToContents(column)
+    if columns:
+        table.resizeRowsToContents()

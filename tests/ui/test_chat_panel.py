@@ -19,8 +19,8 @@ from companions.llm.types import ChatRequest, StreamEvent, TextDelta
 from companions.protocol import Emotion, Message
 from companions.worker import TextStreamed, TurnEnded
 from tests.ui.conftest import signal_fired, started_runtime
+from ui.chat_bubble import BubbleSnapshot
 from ui.chat_panel import ChatPanel
-from ui.chat_transcript import BubbleSnapshot
 from ui.companion_colors import companion_color
 
 
