@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,41 +18,13 @@ from companions.conversation import (
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
-    TurnContext,
-    Utterance,
-    Vote,
 )
 from companions.network.link import NetworkLink
-from companions.protocol import Closing, CompanionMetadata, Message
+from companions.protocol import CompanionMetadata, Message
 from tests.app.test_network_interop import subscribed
+from tests.companions.test_network_turns import Companion
 
 pytestmark = pytest.mark.slow
-
-
-@dataclass(eq=False)
-class Companion:
-    """A participant double: votes ``importance`` after ``vote_s`` (its model's time), says its line."""
-
-    id: str
-    importance: int
-    vote_s: float = 0.0
-    voting: asyncio.Event = field(default_factory=asyncio.Event)
-    composed: list[str] = field(default_factory=list)
-
-    async def vote(self, turn: TurnContext) -> Vote:
-        self.voting.set()
-        await asyncio.sleep(self.vote_s)
-        return Vote(state="speak", importance=self.importance)
-
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
-        self.composed.append(turn.turn_id)
-        return Utterance(text=f"{self.id} answers")
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
-        return None
 
 
 @dataclass

@@ -32,8 +32,10 @@ class Companion:
     importance: int
     vote_s: float = 0.0
     composed: list[str] = field(default_factory=list)  # the turns it composed for
+    voting: asyncio.Event = field(default_factory=asyncio.Event)  # set once it was asked to vote
 
     async def vote(self, turn: TurnContext) -> Vote:
+        self.voting.set()
         await asyncio.sleep(self.vote_s)  # the model's time to vote
         return Vote(state="speak", importance=self.importance)
 
