@@ -12,6 +12,7 @@ A deleted conversation is forgotten by every memory and by search.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -173,6 +174,6 @@ class Conversations:
         self.bus.publish(ActiveConversationChanged(conversation_id, previous))
 
     async def _follow(self, conversation_id: int) -> None:
-        """Every companion's memory now holds what it heard in ``conversation_id`` (within its budget)."""
-        for memory in self._memories():
-            await memory.follow(conversation_id)
+        """Every companion's memory now holds what it heard in ``conversation_id`` (within its budget). All together:
+        a line from elsewhere (the bridge, the network) heard during the switch is not split between two."""
+        await asyncio.gather(*(memory.follow(conversation_id) for memory in self._memories()))

@@ -8,48 +8,34 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from app.runtime import Runtime
-from app.settings import load_settings
 from app.storage import ConversationStore
-from companions.cards import CompanionCard
 from companions.conversation.readmodel import ConversationReadModel
-from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json, say
+from companions.llm.scripted import ScriptedCast, reply_json, say
 from companions.memory import CompanionMemory, SqliteMemoryStore
 from companions.protocol import Message
-
-COMPANIONS = ("akari", "hina", "souta")
-EVENT_PARAMS: dict[str, dict[str, Any]] = {
-    "akari": {"already_replied": True, "need_response": True, "wants_to_see": False},
-    "hina": {"need_response": True, "user_mood": "happy"},
-    "souta": {"need_response": True, "needs_facts": False},
-}
+from tests.ui.scripted_runtime import COMPANIONS, scripted_cast, scripted_runtime
 
 
-def scripted_cast() -> ScriptedCast:
-    """Every companion listens, unless a test queues more."""
-    cast = ScriptedCast(*COMPANIONS)
-    for name, model in cast.items():
-        model.lane("event_params").always(reply_json(EVENT_PARAMS[name]))
+def listening_cast() -> ScriptedCast:
+    """The sample companions' scripted models; every companion listens, unless a test queues more."""
+    cast = scripted_cast()
+    for model in cast.values():
         model.lane("vote").always(reply_json({"state": "listen", "importance": 0, "reason": ""}))
     return cast
 
 
 @asynccontextmanager
 async def running(cast: ScriptedCast) -> AsyncIterator[tuple[Runtime, ConversationReadModel]]:
-    def make_model(card: CompanionCard) -> ScriptedModel:
-        return cast[card.id]
-
-    runtime = Runtime(load_settings(), make_model=make_model)
-    await runtime.start()
-    talk = ConversationReadModel()
-    talk.attach(runtime.bus)
-    try:
-        yield runtime, talk
-    finally:
-        talk.close()
-        await runtime.stop()
+    """The runtime on ``cast``'s models, and the conversation as a person watching it sees it."""
+    async with scripted_runtime(cast) as runtime:
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        try:
+            yield runtime, talk
+        finally:
+            talk.close()
 
 
 async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str | None = None) -> None:
@@ -78,7 +64,7 @@ ALL = list(COMPANIONS)
 
 
 async def test_switching_conversations_gives_the_companions_that_conversations_lines(madoi_home: Path) -> None:
-    cast = scripted_cast()
+    cast = listening_cast()
     async with running(cast) as (runtime, talk):
         conversations = runtime.parts.conversations
         first = conversations.active_id
@@ -106,7 +92,7 @@ async def test_switching_conversations_gives_the_companions_that_conversations_l
         assert holding(runtime, "雨は降るかな") == ALL
         assert holding(runtime, "天気はどうかな") == []
 
-    async with running(scripted_cast()) as (runtime, talk):  # a restart opens the latest conversation, the first
+    async with running(listening_cast()) as (runtime, talk):  # a restart opens the latest conversation, the first
         assert runtime.parts.conversations.active_id == first
         for line in ("高尾山に登ろう", "紅葉がきれい", "雨は降るかな"):
             assert holding(runtime, line) == ALL
@@ -118,7 +104,7 @@ async def test_switching_conversations_gives_the_companions_that_conversations_l
 
 
 async def test_a_deleted_conversation_is_gone_from_every_companions_memory(madoi_home: Path) -> None:
-    cast = scripted_cast()
+    cast = listening_cast()
     async with running(cast) as (runtime, talk):
         conversations = runtime.parts.conversations
         secret = conversations.active_id
@@ -140,7 +126,7 @@ async def test_a_deleted_conversation_is_gone_from_every_companions_memory(madoi
             "SELECT COUNT(*) FROM companion_memory WHERE conversation_id IN (?, ?)", (secret, doomed))
         assert rows[0][0] == 0
 
-    async with running(scripted_cast()) as (runtime, talk):
+    async with running(listening_cast()) as (runtime, talk):
         assert runtime.parts.conversations.active_id == kept
         assert holding(runtime, "いい天気") == ALL
         for conversation in (secret, doomed):  # nothing comes back, whichever conversation the companions follow
