@@ -7,7 +7,8 @@ count on one and be missing on the other. So a vote is judged where it is cast:
 
 - **A companion's own node judges its vote.** It closes the ballot of each of its companions at its own deadline
   and publishes exactly one State for it per turn (``messageId``): the vote, or ``listen`` when the vote was late,
-  unreadable, or the companion is muted there. That State is the fact every node uses.
+  unreadable, the companion is muted there, or that node's turn cap ended its conversation (:func:`abstain`).
+  That State is the fact every node uses.
 - **Other nodes wait for that State**, not for their own deadline: a remote companion's vote is awaited until it
   arrives, or its peer leaves (a missing vote at once), bounded by ``remote_vote_wait_s`` (the longest deadline any
   node may set, plus delivery) for a node that never votes at all.
