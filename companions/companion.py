@@ -19,6 +19,7 @@ or its own; what it heard is all its context ever contains.
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
@@ -60,6 +61,7 @@ USER_NAMES = ("User", "user", "ユーザー", "あなた")
 REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
 TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
+HEARD_KEPT: Final = 512  # message ids remembered as heard (a turn's history is at most a few dozen)
 
 
 class VoteChoice(BaseModel):
@@ -124,6 +126,7 @@ class Companion:
         self._names = names
         self.present = True
         self.memory = CompanionMemory(card.id, budget_tokens=memory_budget_tokens, store=store)
+        self._heard: collections.OrderedDict[str, None] = collections.OrderedDict()  # ids of messages heard lately
         self.tools = ToolRegistry()
         self.builtins = BuiltinTools(
             card.id,
@@ -201,9 +204,14 @@ class Companion:
         return not p.to or self.id in p.to or p.from_ == self.id
 
     async def hear(self, message: Message) -> bool:
-        """Remembers ``message`` if this companion is present and it is meant for it; returns whether it did."""
-        if not self.present or not self.addressed(message):
+        """Remembers ``message`` if this companion is present, it is meant for it and not heard already (a turn
+        may catch up on its history before the bus delivers it: see companion_participant.py); returns whether it
+        did."""
+        if not self.present or not self.addressed(message) or message.params.id in self._heard:
             return False
+        self._heard[message.params.id] = None
+        if len(self._heard) > HEARD_KEPT:
+            self._heard.popitem(last=False)
         sender = message.params.from_
         await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
         return True

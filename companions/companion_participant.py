@@ -73,7 +73,14 @@ class CompanionParticipant:
         request = ChatRequest(messages=tuple(self.companion.context(language)), max_tokens=1, priority=WARM_PRIORITY)
         await complete(self.companion.model, request)
 
+    async def _catch_up(self, turn: TurnContext) -> None:
+        """Remembers what the turn's history holds that the bus has not delivered yet: a line from elsewhere ends
+        one turn and opens the next at once, while this companion may still be storing the message before it."""
+        for message in turn.history:
+            await self.companion.hear(message)
+
     async def vote(self, turn: TurnContext) -> Vote:
+        await self._catch_up(turn)
         choice = await self.companion.vote(turn.message, closing_hint=turn.closing_hint)
         return Vote(
             state=choice.state,
@@ -85,6 +92,7 @@ class CompanionParticipant:
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         self._line_id, self._part = f"{turn.message.params.id}:{self.id}", -1
+        await self._catch_up(turn)
         follower = _SentenceFollower(self.companion, turn) if turn.early is not None else None
         try:
             planned = await self.companion.compose(turn.message, closing)

@@ -174,8 +174,8 @@ class BridgeGuests:
 
     def take(self, client: ClientSession, item: Message | State | Action | Query) -> bool:
         """An item from a guest's client, checked against its companion and heard by its participant; ``True``
-        when it goes on the bus as it is (a line, a gesture), ``False`` for a vote (the manager publishes the vote
-        it counted).
+        when the caller is to put it on the bus (a gesture), ``False`` when it is there already (a line) or never
+        goes there as it is (a vote: the manager publishes the vote it counted).
 
         Raises:
             FrameRejected: a ``from`` that is not its companion, or a query.
@@ -195,7 +195,10 @@ class BridgeGuests:
             participant.heard_state(item)
             return False
         if isinstance(item, Message):
+            # On the bus first: the companions here hear the line (their memory) before the turn it ends goes on.
+            self._bus.publish(item)
             participant.heard_line(item)
+            return False
         return True
 
     def left(self, client: ClientSession) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QListWidgetItem, QMenu
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from app.runtime import Runtime
@@ -26,14 +27,22 @@ def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:
     return panel
 
 
-def _item(panel: RosterPanel, companion_id: str) -> QListWidgetItem:
-    item = panel.item_of(companion_id)
-    assert item is not None
-    return item
+def _index(panel: RosterPanel, companion_id: str) -> QModelIndex:
+    index = panel.index_of(companion_id)
+    assert index is not None
+    return index
+
+
+def _icon(panel: RosterPanel, companion_id: str) -> QIcon:
+    icon = panel.icon_of(companion_id)
+    assert icon is not None
+    return icon
 
 
 def _text(panel: RosterPanel, companion_id: str) -> str:
-    return _item(panel, companion_id).text()
+    text = panel.text_of(companion_id)
+    assert text is not None
+    return text
 
 
 def _actions(menu: QMenu) -> dict[str, bool]:
@@ -54,14 +63,14 @@ async def test_rows_follow_a_three_companion_conversation_and_a_muted_companion_
         assert [_text(panel, c) for c in panel.companion_ids()] == [
             "あかり\n聞いています", "ひな\n聞いています", "颯太\n聞いています"]
         for companion in panel.companion_ids():  # the avatar is the companion's own colour, the same as in the chat
-            image = _item(panel, companion).icon().pixmap(AVATAR_SIZE, AVATAR_SIZE).toImage()
+            image = _icon(panel, companion).pixmap(AVATAR_SIZE, AVATAR_SIZE).toImage()
             assert image.pixelColor(4, AVATAR_SIZE // 2).name() == companion_color(companion).name()
 
         # Keyboard only: into the list, down to Hina, Tab to the mute button, Space.
         panel.list.setFocus()
         qtbot.keyClick(panel.list, Qt.Key.Key_Down)
         qtbot.keyClick(panel.list, Qt.Key.Key_Down)
-        assert panel.list.currentItem() is _item(panel, "hina")
+        assert panel.current_id() == "hina"
         assert panel.mute_button.text() == "ミュート"
         async with signal_fired(panel.state_changed):
             qtbot.keyClick(panel.mute_button, Qt.Key.Key_Space)
@@ -124,7 +133,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
 
         # Shift+F10 (or the Menu key) opens the current row's menu; Down and Enter choose "Speak next".
         panel.list.setFocus()
-        panel.list.setCurrentItem(_item(panel, "souta"))
+        panel.list.setCurrentIndex(_index(panel, "souta"))
         qtbot.keyClick(panel.list, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
         opened = panel.menu
         assert opened is not None
@@ -144,7 +153,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         await until(panel.state_changed, lambda: panel.state_of("hina") == "absent")
         assert _text(panel, "hina") == "Hina\nnot here"
         assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False}
-        panel.list.setCurrentItem(_item(panel, "hina"))
+        panel.list.setCurrentIndex(_index(panel, "hina"))
         assert not panel.mute_button.isEnabled()
         assert not panel.next_button.isEnabled()
         cast.assert_used_up()
