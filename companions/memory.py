@@ -141,6 +141,7 @@ class CompanionMemory:
         self._tokens = 0
         self._next_seq = 1
         self._restored = False  # whether the entries are the store's of ``conversation``
+        self._numbered = False  # whether ``_next_seq`` follows every number the store holds
         self._lock = asyncio.Lock()
 
     @property
@@ -185,8 +186,9 @@ class CompanionMemory:
         if self.store is not None:
             self._entries = await self.store.load(self.companion_id, self.conversation)
             self._tokens = sum(estimate_tokens(e.text) for e in self._entries)
-            # Sequence numbers are the companion's, across its conversations.
-            self._next_seq = max(self._next_seq, await self.store.last_seq(self.companion_id) + 1)
+            if not self._numbered:  # sequence numbers are the companion's, across its conversations and runs
+                self._next_seq = max(self._next_seq, await self.store.last_seq(self.companion_id) + 1)
+                self._numbered = True
         self._restored = True
         await self._trim()
 
