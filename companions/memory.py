@@ -246,9 +246,10 @@ class CompanionMemory:
 class SqliteMemoryStore:
     """A :class:`MemoryStore` in one SQLite file (WAL), used from executor threads so the loop never blocks.
 
-    In Madoi's database (beside the ``messages`` table), a memory table from before memories followed conversations
-    is upgraded once: each entry goes under the conversation its message is stored in, and the entries whose
-    message is stored nowhere (their conversation was deleted) are dropped.
+    In Madoi's database (beside its ``conversations`` and ``messages`` tables), a memory table from before memories
+    followed conversations is upgraded once: each entry goes under the conversation its message is stored in, and
+    the entries whose message is stored nowhere (their conversation was deleted) are dropped. At every opening, the
+    entries of a conversation no longer stored are dropped too (deleted while their companion was not running).
     """
 
     def __init__(self, path: Path) -> None:
@@ -320,7 +321,8 @@ class SqliteMemoryStore:
 
 
 def _create_or_upgrade(conn: sqlite3.Connection) -> None:
-    """Creates the memory table, or gives one from before conversations their column (see SqliteMemoryStore)."""
+    """Creates the memory table, or gives one from before conversations their column, and drops the entries of
+    deleted conversations (see SqliteMemoryStore)."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
         " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
@@ -333,6 +335,8 @@ def _create_or_upgrade(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE companion_memory SET conversation_id = (SELECT MIN(m.conversation_id) FROM messages m"
                          " WHERE m.id = companion_memory.message_id)")
             conn.execute("DELETE FROM companion_memory WHERE conversation_id IS NULL")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'conversations'").fetchone():
+        conn.execute("DELETE FROM companion_memory WHERE conversation_id NOT IN (SELECT id FROM conversations)")
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_conversation"
                  " ON companion_memory (companion_id, conversation_id, seq)")
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_of_conversation ON companion_memory (conversation_id)")

@@ -161,7 +161,10 @@ async def test_a_memory_from_before_conversations_goes_under_the_conversations_o
     assert [e.text for e in akari.entries] == ["カレーを作ろう"]
     assert memories._run("SELECT COUNT(*) FROM companion_memory WHERE text LIKE '%4721%'", ())[0][0] == 0
     memories.close()
+    await store.delete_conversation(other)  # while no companion runs (one whose card is gone, another process)
     reopened = CompanionMemory("akari", store=SqliteMemoryStore(database))  # upgraded once: opening again keeps it
     await reopened.follow(kept)
     assert [e.text for e in reopened.entries] == ["高尾山に登ろう", "紅葉も見たい"]
+    await reopened.follow(other)
+    assert len(reopened.entries) == 0
     await store.close()
