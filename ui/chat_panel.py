@@ -34,9 +34,10 @@ from companions.devices import SpeakingChanged
 from companions.protocol import Message
 from companions.worker import TextStreamed, TurnEnded
 from ui.bus_bridge import BusFollower
+from ui.chat_bubble import Header
 from ui.chat_input import AddressSelector, MessageInput
 from ui.chat_texts import chat_text, emotion_label
-from ui.chat_transcript import ChatTranscript, Header
+from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color, user_color
 from ui.naming import named
 
@@ -221,6 +222,8 @@ class ChatPanel(QWidget):
         elif isinstance(item, TurnEnded):
             self._on_turn_ended(item)
         elif isinstance(item, ConversationChanged):
+            if item.change in ("joined", "left"):  # e.g. a companion from the network or the bridge
+                self._refresh_addressees()
             self._on_conversation(item)
         elif isinstance(item, SpeakingChanged):
             self._on_speaking(item)
