@@ -35,7 +35,7 @@ from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
 from companions.search.semantic import Embedder, EmbedderClosed, Vectors
 from companions.search.tokenize import TokenMode, words
-from companions.search.vector_search import ANN_MIN_VECTORS, VectorSearch
+from companions.search.vector_search import ANN_MIN_VECTORS, Nearest, VectorSearch
 from companions.search.worker_thread import DaemonWorkerExecutor
 
 T = TypeVar("T")
@@ -132,24 +132,29 @@ class SearchCore:
         return self._semantic_started(text, k)()
 
     def _semantic_started(self, text: str, k: int) -> Callable[[], list[tuple[int, float]]]:
-        """Starts the semantic channel and returns what finishes it: the query embedding runs on the helper
-        thread unless cached; the query cache and the vector search (read from SQLite) stay in this thread."""
+        """Starts the semantic channel and returns what finishes it (call it, in this thread, also on errors: it
+        waits for the helper). The helper thread embeds the query (unless cached) and searches the vectors (faiss
+        or numpy, both without the GIL and without SQLite); the exact rescoring from SQLite stays here."""
         if self.embedder is None:
             return list
         vectors = self.vectors
         vectors.refresh()
-        query = self._query_vectors.get(text)
-        if query is not None:  # the research agent and the UI repeat queries; embedding is the costly step
-            return lambda: vectors.top(query, k)
+        cached = self._query_vectors.get(text)  # the research agent and the UI repeat queries
         embedder = self.embedder
-        embedding: Future[Vectors] = self._embedding_thread.submit(lambda: embedder.embed([text], query=True)[0])
+
+        def on_helper() -> tuple[Vectors, Nearest]:
+            vector = cached if cached is not None else embedder.embed([text], query=True)[0]
+            return vector, vectors.nearest(vector, k)
+
+        helper: Future[tuple[Vectors, Nearest]] = self._embedding_thread.submit(on_helper)
 
         def finish() -> list[tuple[int, float]]:
-            vector = embedding.result()
-            if len(self._query_vectors) >= QUERY_CACHE:
-                self._query_vectors.pop(next(iter(self._query_vectors)))
-            self._query_vectors[text] = vector
-            return vectors.top(vector, k)
+            vector, nearest = helper.result()  # no write may start while the helper searches the index
+            if cached is None:
+                if len(self._query_vectors) >= QUERY_CACHE:
+                    self._query_vectors.pop(next(iter(self._query_vectors)))
+                self._query_vectors[text] = vector
+            return vectors.rescored(vector, nearest, k)
 
         return finish
 
@@ -164,12 +169,16 @@ class SearchCore:
         # The keyword channel first: SQLite releases the GIL while it walks the posting lists, which lets the
         # embedding thread tokenize the query and enter onnxruntime (which runs without the GIL) before the graph
         # channel's PageRank, pure Python, holds the GIL (JSQuAD: the encoder starts its layers ~1.5 ms sooner).
-        keyword = self.keyword(text, k)
-        communities: list[CommunitySummary] = []
-        if classification.type == "global":
-            graph_hits, communities = self.graph.global_search(text, k)
-        else:
-            graph_hits = self.graph.local_search(text, k, list(classification.extracted_entities))
+        try:
+            keyword = self.keyword(text, k)
+            communities: list[CommunitySummary] = []
+            if classification.type == "global":
+                graph_hits, communities = self.graph.global_search(text, k)
+            else:
+                graph_hits = self.graph.local_search(text, k, list(classification.extracted_entities))
+        except BaseException:
+            _wait_quietly(semantic)  # the helper may still be searching the vector index: no write before it ends
+            raise
         return {"keyword": keyword, "semantic": semantic(), "graph": graph_hits}, communities
 
     def search(self, text: str, classification: QueryClassification, limit: int = 10,
@@ -183,6 +192,13 @@ class SearchCore:
         hits = [_hit(records[f.chunk_id], text, f.score, f.channel_scores) for f in fused if f.chunk_id in records]
         return SearchResponse(text, classification, get_search_weights(classification.type), hits, rankings,
                               communities, (time.perf_counter() - started) * 1000)
+
+
+def _wait_quietly(finish: Callable[[], object]) -> None:
+    try:
+        finish()
+    except Exception:
+        log.debug("the semantic channel failed too", exc_info=True)
 
 
 def _log_warm_up_failure(loading: Future[Vectors]) -> None:

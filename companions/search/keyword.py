@@ -35,8 +35,12 @@ def keyword_search(db: sqlite3.Connection, text: str, k: int, mode: TokenMode = 
     expression = match_expression(terms)
     if expression is None or k <= 0:
         return []
+    # ORDER BY the bm25() column, not FTS5's ``rank``: FTS5 sorts every match by rank before the LIMIT applies,
+    # while SQLite keeps only the best k in its sorter (the same scores; ties by rowid). Best of five, loaded
+    # machine: a JSQuAD question matching 45,000 of 1,000,000 chunks 97 against 164 ms, a query matching 24,000 of
+    # 100,000 45 against 67 ms; one matching 255,000 of 1,000,000 452 ms either way (scoring them is the cost).
     rows = db.execute(
-        "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
-        (expression, k)).fetchall()
+        "SELECT rowid, bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY score, rowid LIMIT ?", (expression, k)).fetchall()
     # SQLite's bm25() is "smaller is better" (negative); flip it so every channel ranks by higher = better.
     return [(int(rowid), -float(score)) for rowid, score in rows]

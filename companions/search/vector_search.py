@@ -9,6 +9,7 @@ collection that shrinks below ``ann_min * 0.8`` goes back to the exact scan and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from companions.search.ann import AnnIndex, ann_path, forget_log, last_seq
@@ -19,6 +20,14 @@ from companions.search.semantic import VectorMatrix, Vectors
 # against ~2-4 ms for the inverted file with its rescoring (bench/search_scale.py); below it, recall stays exactly 1.
 ANN_MIN_VECTORS = 50_000
 SHRINK_FACTOR = 0.8
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """What :meth:`VectorSearch.nearest` found: the final hits (exact scan) or the candidates to rescore."""
+
+    hits: list[tuple[int, float]] | None = None
+    candidates: list[int] = field(default_factory=list)
 
 
 class VectorSearch:
@@ -74,9 +83,25 @@ class VectorSearch:
 
     def top(self, query: Vectors, k: int) -> list[tuple[int, float]]:
         """The ``k`` chunks most similar to ``query`` with their cosine similarity, best first."""
+        self.refresh()
+        return self.rescored(query, self.nearest(query, k), k)
+
+    def nearest(self, query: Vectors, k: int) -> Nearest:
+        """The half of :meth:`top` that reads no SQLite and runs without the GIL (faiss, or numpy's product over
+        the matrix read by :meth:`refresh`), so any thread may run it while no write runs."""
         if self._ann is not None:
-            return self._ann.top(query, k)
-        return self._exact().top(query, k)
+            return Nearest(candidates=self._ann.candidates(query, k))
+        if self._matrix is None:  # not read yet (refresh was not called): rescored reads it in the index's thread
+            return Nearest()
+        return Nearest(hits=self._matrix.top(query, k))
+
+    def rescored(self, query: Vectors, nearest: Nearest, k: int) -> list[tuple[int, float]]:
+        """The other half, in the index's thread: the candidates scored with their exact vectors from SQLite."""
+        if nearest.hits is not None:
+            return nearest.hits[:k]
+        if self._ann is None:  # the matrix was not read, or a write switched to the exact scan since
+            return self._exact().top(query, k)
+        return self._ann.rescored(query, nearest.candidates, k)
 
     def close(self) -> None:
         """Writes the approximate index's unsaved changes (the log would replay them at the next open otherwise)."""

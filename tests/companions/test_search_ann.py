@@ -3,6 +3,7 @@ it takes over at its size, agrees with the exact scan, follows every write, and 
 
 from __future__ import annotations
 
+import sqlite3
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,4 +170,31 @@ def test_deleting_everything_leaves_an_empty_exact_channel(tmp_path: Path) -> No
     assert core.vectors.top(HashEmbedder().embed(["note 1"])[0], 10) == []
     write(core, 0, 10)
     assert len(core.vectors.top(HashEmbedder().embed(["note 1"])[0], 10)) == 10
+    core.close()
+
+
+def test_an_index_file_laid_out_by_another_version_is_built_again(tmp_path: Path) -> None:
+    import faiss
+
+    path = tmp_path / "search.sqlite3"
+    core = open_core(path)
+    write(core, 0, ANN_MIN + 100)
+    stored = core.index.vector_matrix()
+    core.close()
+    # What an earlier version saved: other clusters, a valid file of the right size, no layout recorded.
+    old = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(DIM), DIM, 2, faiss.ScalarQuantizer.QT_8bit,
+                                        faiss.METRIC_INNER_PRODUCT)
+    old.train(stored.vectors)
+    old.add_with_ids(stored.vectors, stored.ids)
+    faiss.write_index(old, str(ann_path(path)))
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("DELETE FROM meta WHERE key = 'ann_layout'")
+    db.close()
+    core = open_core(path)
+    ann = core.vectors._ann
+    assert ann is not None
+    assert faiss.extract_index_ivf(ann._index).nlist > 2  # clustered again by this version's rule
+    assert ann_ids(core) == stored_ids(core)
+    query = HashEmbedder().embed(["note 42"])[0]
+    assert core.vectors.top(query, 1)[0][1] == pytest.approx(1.0, abs=1e-5)
     core.close()
