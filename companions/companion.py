@@ -14,7 +14,8 @@ Typical use (the conversation engine owns the turn order)::
 :class:`~companions.companion_participant.CompanionParticipant` adapts a Companion to conversation control.
 
 A companion hears a message only while ``present`` and only when it is addressed to it, broadcast (empty ``to``)
-or its own; what it heard is all its context ever contains.
+or its own; what it heard is all its context ever contains, and its memory holds one of the user's conversations
+at a time, the one on the screen (:meth:`~companions.memory.CompanionMemory.follow`).
 """
 
 from __future__ import annotations
