@@ -51,6 +51,8 @@ class Talk(Protocol):
 
     def revise_message(self, message_id: str, text: str | None) -> None: ...
 
+    def switched(self) -> None: ...
+
 
 class Memory(Protocol):
     """A companion's memory (companions/memory.py), which follows the active conversation and the user's edits."""
@@ -171,6 +173,8 @@ class Conversations:
     async def _activate(self, conversation_id: int) -> None:
         previous, self.active_id = self.active_id, conversation_id
         await self._follow(conversation_id)
+        if previous is not None:
+            self._talk.switched()  # the turn history starts afresh; the next speaker is warmed with this context
         self.bus.publish(ActiveConversationChanged(conversation_id, previous))
 
     async def _follow(self, conversation_id: int) -> None:

@@ -49,6 +49,11 @@ class Hearing:
             heard = self._heard[since] = heard_since(self._history, since, self.limit)
         return heard
 
+    def clear(self) -> None:
+        """Forgets every message (the user opened another conversation); who is present stays present."""
+        self._history.clear()
+        self._heard.clear()
+
     def revise(self, message_id: str, text: str | None) -> None:
         """The user edited (``text``) or deleted (None) a message."""
         revised = ((seq, m if m.params.id != message_id else m.model_copy(

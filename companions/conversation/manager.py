@@ -133,6 +133,16 @@ class ConversationManager:
         """The user edited (``text``) or deleted (None) a message: the history turns are built from follows."""
         self._hearing.revise(message_id, text)
 
+    def switched(self) -> None:
+        """The user opened another conversation (the companions' memories already hold it): nothing heard in the
+        last one is anyone's history any more, and whoever would answer next is warmed with the new context."""
+        self._hearing.clear()
+        self._repetition.reset()
+        self._last_speaker = None
+        self._recent.clear()
+        if not self.running:
+            self._warmer.schedule(self._warm_up)
+
     async def stop_conversation(self) -> ControlOutcome:
         return await self._cut_in("stopped", "stopped by the user")
 

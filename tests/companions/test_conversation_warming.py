@@ -95,3 +95,20 @@ async def test_a_muted_companion_is_not_warmed_and_nothing_is_warmed_when_turned
     await sim_factory(warmed("akari", listens, "", off), warm_after_s=None)  # type: ignore[arg-type]
     await asyncio.sleep(5 * SOON)
     assert off == []
+
+
+async def test_opening_another_conversation_forgets_the_last_ones_history_and_warms_again(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    akari = warmed("akari", wants(9), "こんばんは！", log)
+    sim = await sim_factory(akari, turn_cap=1, warm_after_s=SOON, direct_turns=False)
+    await until(lambda: log == ["akari"])
+    sim.send("みなさん、こんばんは！")
+    await sim.ended()
+    await until(lambda: len(log) == 2)
+    sim.manager.switched()  # the user opened another conversation while nothing ran
+    await until(lambda: len(log) == 3)  # warmed again, with the new conversation's context
+    sim.send("はじめまして")
+    await until(lambda: len(akari.turns) == 2)
+    assert [len(t.history) for t in akari.turns] == [1, 1]  # the new turn's history: its own message, nothing older
