@@ -32,8 +32,11 @@ class CompanionCast:
         return [*(c.metadata for c in self.companions.values() if c.present), *self.guests()]
 
     def name_of(self, companion_id: str) -> str | None:
+        """The name of a companion here, or of one present from elsewhere (a guest); None for anyone else."""
         companion = self.companions.get(companion_id)
-        return companion.name if companion is not None else None
+        if companion is not None:
+            return companion.name
+        return next((m.name for m in self.guests() if m.id == companion_id), None)
 
     def add(self, companion: Companion) -> None:
         self.companions[companion.id] = companion

@@ -15,7 +15,7 @@ from websockets.asyncio.client import connect
 
 from app.runtime import Runtime
 from companions.bus import InProcessBus
-from companions.protocol import CompanionMetadata
+from companions.protocol import CompanionMetadata, Message, to_wire
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.chat_panel import ChatPanel
 from ui.roster import RosterPanel
@@ -70,6 +70,10 @@ async def test_a_companion_through_the_bridge_is_listed_and_addressable_until_it
             assert roster.current_id() == "hina"  # rows came, the user's place in the list stayed
             await until(chat.address.changed, lambda: "Kumo" in _to_chooser(chat))
             assert _to_chooser(chat) == ["あかり", "ひな", "颯太", "Kumo"]
+            line = Message.create(from_="kumo", message="Hello from the hill.", to=["user"])
+            await ws.send(json.dumps({"topic": "messages", "body": to_wire(line)}))
+            await until(chat.message_shown, lambda: chat.message_count == 1)
+            assert chat.view.bubbles()[0].header.startswith("Kumo")  # its name, not its id
             chat.address.companion_action("kumo").trigger()  # the user writes to Kumo alone
             assert chat.address.text() == "To: Kumo"
             assert chat.address.addressees() == ["kumo"]
