@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from app.runtime import Runtime
 from app.storage import ConversationInfo, StoredMessage
+from companions.companion_participant import seat
 from companions.conversation.control import ForceNextSpeaker, InterruptConversation, MuteCompanion, StopConversation
 from companions.conversation.readmodel import ConversationView
 from companions.devices import DeviceStatus
 from companions.llm.types import ChatModel
+from companions.network.link import RemoteCompanion
 
 if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
     from app.devices.camera import OpenCVCamera
@@ -47,6 +49,17 @@ class RuntimePeople:
         guest = next((m for m in self.runtime.parts.cast.roster() if m.id == who), None)
         return guest.name if guest is not None else None
 
+    def away(self, who: str) -> bool:
+        if not self.runtime.started:
+            return False
+        companion = self.runtime.parts.cast.companions.get(who)
+        return companion is not None and not companion.present
+
+    def present(self) -> Sequence[tuple[str, str]]:
+        if not self.runtime.started:
+            return ()
+        return [(m.id, m.name) for m in self.runtime.parts.cast.roster()]
+
 
 @dataclass(frozen=True)
 class RuntimeControl:
@@ -68,6 +81,13 @@ class RuntimeControl:
 
     def stop(self) -> None:
         self.runtime.bus.publish(StopConversation())
+
+    def set_present(self, companion_id: str, present: bool) -> None:
+        if not self.runtime.started:
+            return
+        companion = self.runtime.parts.cast.companions.get(companion_id)
+        if companion is not None:  # one of this app's; those from elsewhere come and go by themselves
+            seat(self.runtime.parts.conversation, companion, present)
 
 
 @dataclass(frozen=True)
@@ -96,6 +116,27 @@ class RuntimeHistory:
 
     async def revise(self, message_id: str, text: str | None) -> None:
         await self.runtime.parts.conversations.revise(message_id, text)
+
+    def send(self, text: str, to: list[str] | None = None) -> None:
+        self.runtime.parts.conversations.send(text, to)
+
+
+@dataclass(frozen=True)
+class RuntimeElsewhere:
+    """``ui.ports.Elsewhere``: the network's companions and the bridge's guests as they are now."""
+
+    runtime: Runtime
+
+    def network(self) -> Sequence[RemoteCompanion]:
+        network = self.runtime.parts.network if self.runtime.started else None
+        if network is None:
+            return ()
+        return [RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
+                for p in sorted(network.remote.values(), key=lambda p: p.id)]
+
+    def guests(self) -> Sequence[RemoteCompanion]:
+        bridge = self.runtime.parts.bridge if self.runtime.started else None
+        return bridge.guests.listed() if bridge is not None else ()
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ companion can answer without a vote round and the vote deadline can follow the e
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import Final, Protocol
 
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
-from companions.conversation.participant import Description, Pace, TurnContext, Utterance, Vote
+from companions.conversation.participant import Description, Pace, Participant, TurnContext, Utterance, Vote
 from companions.lines import detect_language
 from companions.llm.capabilities import capabilities_of
 from companions.llm.types import ChatRequest, complete
@@ -150,3 +150,25 @@ class _SentenceFollower:
     def close(self) -> None:
         self._done = True
         self._subscription.close()
+
+
+class Seats(Protocol):
+    """Who sits in the conversation (the conversation manager)."""
+
+    @property
+    def present(self) -> frozenset[str]: ...
+
+    def add_participant(self, participant: Participant) -> None: ...
+
+    def remove_participant(self, companion: str) -> None: ...
+
+
+def seat(conversation: Seats, companion: Companion, present: bool) -> None:
+    """Lets ``companion`` leave the conversation (it no longer hears, votes, or is named to the others as present;
+    its memory keeps what it heard) or brings it back (it hears from the next message on)."""
+    companion.present = present
+    seated = companion.id in conversation.present
+    if present and not seated:
+        conversation.add_participant(CompanionParticipant(companion))
+    elif not present and seated:
+        conversation.remove_participant(companion.id)

@@ -49,6 +49,12 @@ class AddressSelector(QToolButton):
         self._names: dict[str, str] = {}
         self.set_companions([])
 
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self.setToolTip(chat_text("to.tooltip", language))
+        self.everyone.setText(chat_text("everyone", language))
+        self._refresh()
+
     def set_companions(self, companions: list[tuple[str, str]]) -> None:
         """``(id, name)`` of the companions who can be addressed; ticks of those still present are kept."""
         chosen = set(self.addressees())

@@ -1,6 +1,6 @@
 """The chat view: the stored conversation, messages as they arrive, what companions are composing, who is speaking.
 
-What it shows, and where it comes from (all from the runtime's bus, on the GUI thread):
+What it shows, and where it comes from (all from the bus it follows, on the GUI thread):
 - ``Message`` (messages): a bubble in the sender's colour, with the sender's name, the emotion, the addressees.
 - ``ConversationChanged`` (events): while conversation control lets a companion compose, a provisional bubble says
   so ("composing…", then "waiting for the floor…" once composed and the previous speech still plays).
@@ -27,8 +27,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.conversations import ActiveConversationChanged
-from app.runtime import Runtime
-from companions.bus import BusItem
+from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
 from companions.devices import SpeakingChanged
 from companions.protocol import Message
@@ -40,6 +39,7 @@ from ui.chat_texts import chat_text, emotion_label
 from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color, user_color
 from ui.naming import named
+from ui.ports import ConversationHistory, People
 
 log = logging.getLogger(__name__)
 
@@ -48,22 +48,20 @@ HISTORY_CHUNK: Final = 10  # messages laid out per event-loop turn while a histo
 
 
 class ChatPanel(QWidget):
-    """The chat view of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops.
-
-    Without a runtime (the window shell of the first milestone) it only shows what :meth:`add_message` is given and
-    emits ``send_requested``; with one it follows the bus and sends through ``runtime.parts.conversations.send`` itself.
+    """The chat view: the bus it follows, the conversations' history (and sending), who is who. Call :meth:`attach`
+    once the runtime started, :meth:`detach` before it stops.
     """
 
-    send_requested = Signal(str)  # only without a runtime
     message_shown = Signal(str)  # a final message's id, once its bubble is shown
     history_loaded = Signal(int)  # the conversation id, once its stored messages are shown
     send_failed = Signal(str)  # the reason; the text stays in the box
     composing_changed = Signal(str)  # a provisional bubble's key: created, grown, relabelled or removed
     speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
 
-    def __init__(self, runtime: Runtime | None = None, language: str = "en", parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, history: ConversationHistory, people: People, language: str,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.history, self.people = history, people
         self.language = language
         self.view = named(ChatTranscript(), "chatView")
         self.address = named(AddressSelector(language), "addressButton")
@@ -88,9 +86,8 @@ class ChatPanel(QWidget):
         layout.addWidget(self.address, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.error)
         layout.addLayout(row)
-        self.address.setVisible(runtime is not None)
         self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
-        self._bus_link = BusFollower(runtime.bus, ("messages", "events")) if runtime is not None else None
+        self._bus_link = BusFollower(bus, ("messages", "events"))
         self._tasks: set[asyncio.Task[Any]] = set()
         self._generation = 0
         self._loading = False
@@ -107,21 +104,27 @@ class ChatPanel(QWidget):
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
-        """Follows the runtime's bus and shows the active conversation's stored history."""
-        if self.runtime is None:
-            raise RuntimeError("a ChatPanel without a runtime has nothing to attach to")
+        """Follows the bus and shows the active conversation's stored history."""
         self._refresh_addressees()
         self._loading = True  # what arrives while the history loads is shown after it
-        assert self._bus_link is not None
         self._bus_link.follow(self, self._on_item)
-        await self._load(self.runtime.parts.conversations.active_id)
+        await self._load(self.history.active_id())
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
-        if self._bus_link is not None:
-            self._bus_link.stop()
+        self._bus_link.stop()
         for task in list(self._tasks):
             task.cancel()
+
+    def set_language(self, language: str) -> None:
+        """Says everything in ``language`` from now on: the box, the button, the "To" chooser, and the bubbles (the
+        conversation is shown again: names, feelings and states are words too)."""
+        self.language = language
+        self.input.setPlaceholderText(chat_text("placeholder", language))
+        self.send_button.setText(chat_text("send", language))
+        self.address.set_language(language)
+        if self._bus_link.active:
+            self._spawn(self._load(self.history.active_id()))
 
     # -- sending ---------------------------------------------------------------------------------------------
     def submit(self) -> None:
@@ -129,14 +132,10 @@ class ChatPanel(QWidget):
         text = self.input.toPlainText().strip()
         if not text:
             return
-        if self.runtime is None:
-            self.send_requested.emit(text)
-            self.input.clear()
-            return
         try:
-            if not self.runtime.started or self._bus_link is None or not self._bus_link.active:  # not started/stopping
+            if self.history.active_id() is None or not self._bus_link.active:  # not started, or stopping
                 raise RuntimeError(chat_text("not_started", self.language))
-            self.runtime.parts.conversations.send(text, to=self.address.addressees() or None)
+            self.history.send(text, to=self.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are
             log.warning("sending a message failed: %s", err)
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
@@ -152,9 +151,9 @@ class ChatPanel(QWidget):
             self.error.hide()
 
     def _refresh_addressees(self) -> None:
-        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
-        if cast is not None:
-            self.address.set_companions([(m.id, m.name) for m in cast.roster()])
+        present = self.people.present()
+        if present:
+            self.address.set_companions(list(present))
 
     # -- showing ---------------------------------------------------------------------------------------------
     def add_message(self, message: Message, *, when: float | None = None) -> None:
@@ -232,8 +231,7 @@ class ChatPanel(QWidget):
         self._generation += 1
         generation = self._generation
         self._loading = True
-        stored = [] if conversation_id is None or self.runtime is None else \
-            await self.runtime.store.messages(conversation_id, limit=HISTORY_LIMIT)
+        stored = [] if conversation_id is None else await self.history.messages(conversation_id, limit=HISTORY_LIMIT)
         if generation != self._generation:
             return  # another conversation was chosen meanwhile
         self._shown.clear()
@@ -381,14 +379,12 @@ class ChatPanel(QWidget):
         self._current_turn = None
 
     def _is_user(self, sender: str) -> bool:
-        return self.runtime is not None and sender == self.runtime.settings.general.user_name
+        return sender == self.people.user_id()
 
     def _name(self, sender: str) -> str:
         if self._is_user(sender):
             return chat_text("you", self.language)
-        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
-        name = cast.name_of(sender) if cast is not None else None
-        return name or sender
+        return self.people.name(sender, self.language) or sender
 
     def _color(self, sender: str) -> QColor:
         return user_color() if self._is_user(sender) else companion_color(sender)
@@ -397,10 +393,7 @@ class ChatPanel(QWidget):
         """The addressees worth showing: none when a message goes to everyone present."""
         if not to:
             return ""
-        cast = self.runtime.parts.cast if self.runtime is not None and self.runtime.started else None
-        everyone = {c.id for c in cast} if cast is not None else set()
-        if self.runtime is not None:
-            everyone.add(self.runtime.settings.general.user_name)
+        everyone = {*self.people.companion_ids(), self.people.user_id()}
         everyone.discard(sender)
         if everyone and everyone <= set(to):
             return ""

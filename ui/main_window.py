@@ -16,7 +16,14 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
-from app.faces import RuntimeControl, RuntimeDevices, RuntimeHistory, RuntimePeople, RuntimeSearch
+from app.faces import (
+    RuntimeControl,
+    RuntimeDevices,
+    RuntimeElsewhere,
+    RuntimeHistory,
+    RuntimePeople,
+    RuntimeSearch,
+)
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
@@ -26,6 +33,7 @@ from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, use_language
 from ui.message_actions import MessageActions
 from ui.naming import named
 from ui.network_panel import NetworkPanel
@@ -36,19 +44,19 @@ from ui.turns_panel import TurnsPanel
 from ui.window_layout import WindowLayout
 from ui.window_menu import ConversationMenu
 
-_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "title": ("Madoi — 円居", "円居 — Madoi"),
-    "tab.turns": ("&Turns", "発言の順番(&T)"),
-    "tab.search": ("Searc&h", "検索(&H)"),
-    "tab.camera": ("&Camera", "カメラ(&C)"),
-    "starting": ("Starting…", "起動中…"),
-    "ready": ("Ready", "準備ができました"),
-    "connected.title": ("The companions can talk", "コンパニオンが話せるようになりました"),
-    "failed.title": ("Could not apply the settings", "設定を反映できませんでした"),
-    "still.title": ("Still no language model", "言語モデルはまだ見つかりません"),
-    "problems.title": ("Madoi started with {n} problem(s)", "円居は {n} 件の問題を抱えて起動しました"),
-    "problems.more": (" (and {n} more: see the details)", "（ほか {n} 件は詳細を参照）"),
-}
+_TEXTS: Final = Texts("main_window", {
+    "title": QT_TRANSLATE_NOOP("main_window", "Madoi — 円居"),
+    "tab.turns": QT_TRANSLATE_NOOP("main_window", "&Turns"),
+    "tab.search": QT_TRANSLATE_NOOP("main_window", "Searc&h"),
+    "tab.camera": QT_TRANSLATE_NOOP("main_window", "&Camera"),
+    "starting": QT_TRANSLATE_NOOP("main_window", "Starting…"),
+    "ready": QT_TRANSLATE_NOOP("main_window", "Ready"),
+    "connected.title": QT_TRANSLATE_NOOP("main_window", "The companions can talk"),
+    "failed.title": QT_TRANSLATE_NOOP("main_window", "Could not apply the settings"),
+    "still.title": QT_TRANSLATE_NOOP("main_window", "Still no language model"),
+    "problems.title": QT_TRANSLATE_NOOP("main_window", "Madoi started with {n} problem(s)"),
+    "problems.more": QT_TRANSLATE_NOOP("main_window", " (and {n} more: see the details)"),
+})
 SIDE_TABS: Final = ("turns", "search", "camera")
 
 
@@ -59,8 +67,7 @@ class Panel(Protocol):
 
 
 def _text(key: str, language: str) -> str:
-    en, ja = _TEXTS[key]
-    return ja if language == "ja" else en
+    return _TEXTS.text(key, language)
 
 
 class MainWindow(QMainWindow):
@@ -76,10 +83,10 @@ class MainWindow(QMainWindow):
         bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
             RuntimeHistory(runtime)
         devices = RuntimeDevices(runtime)
-        self.roster = RosterPanel(runtime, self.language)
+        self.roster = RosterPanel(bus, control, people, RuntimeElsewhere(runtime), language=self.language)
         self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
         self.conversations = ConversationList(bus, history, self.language)
-        self.chat = ChatPanel(runtime, self.language)
+        self.chat = ChatPanel(bus, history, people, self.language)
         self.turns = TurnsPanel(bus, control, people, self.language)
         self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people, self.language)
         self.camera_panel = CameraPreview(bus, devices.camera, people, self.language)
@@ -171,7 +178,8 @@ class MainWindow(QMainWindow):
         language = settings.general.language
         if language != self.language:
             self.language = language
-            for panel in (self.roster, self.network, self.conversations, self.turns, self.search_panel,
+            use_language(language)  # Qt's own texts and every widget's self.tr()
+            for panel in (self.roster, self.network, self.conversations, self.chat, self.turns, self.search_panel,
                           self.camera_panel, self.speech_notice, self.message_actions):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from app.storage import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
 from companions.llm.types import ChatModel
+from companions.network.link import RemoteCompanion
 
 if TYPE_CHECKING:
     from app.search_service import SearchService  # numpy and the embedding model: only where search runs
@@ -31,6 +32,14 @@ class People(Protocol):
         """A companion's name in ``language``; None for anyone not known as a companion."""
         ...
 
+    def away(self, who: str) -> bool:
+        """Whether one of this app's companions has left the current conversation (the user let it go)."""
+        ...
+
+    def present(self) -> Sequence[tuple[str, str]]:
+        """``(id, name)`` of every companion in the conversation now, this app's and those from elsewhere."""
+        ...
+
 
 class ConversationControl(Protocol):
     """The turn-taking of the running conversation: its state, and the user's say over it."""
@@ -44,6 +53,10 @@ class ConversationControl(Protocol):
     def interrupt(self) -> None: ...
 
     def stop(self) -> None: ...
+
+    def set_present(self, companion_id: str, present: bool) -> None:
+        """Lets one of this app's companions leave the conversation, or brings it back."""
+        ...
 
 
 class ConversationHistory(Protocol):
@@ -64,6 +77,18 @@ class ConversationHistory(Protocol):
     async def delete(self, conversation_id: int) -> int: ...
 
     async def revise(self, message_id: str, text: str | None) -> None: ...
+
+    def send(self, text: str, to: list[str] | None = None) -> None:
+        """Sends the user's message (to everyone present when ``to`` is empty); raises when it cannot go out."""
+        ...
+
+
+class Elsewhere(Protocol):
+    """The companions that run elsewhere as they are when a view opens (what changes later comes over the bus)."""
+
+    def network(self) -> Sequence[RemoteCompanion]: ...
+
+    def guests(self) -> Sequence[RemoteCompanion]: ...
 
 
 class SearchAccess(Protocol):

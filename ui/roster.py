@@ -4,7 +4,8 @@ runs elsewhere, where (on the network's peer, or through the bridge) and whether
 Qt's model/view: the rows and their states are a :class:`~ui.roster_model.RosterModel` (roles for the id, state,
 name, place, reachability; what each state means is told there), painted by a
 :class:`~ui.roster_delegate.RosterDelegate`. Mute / unmute and "speak next" act on the current row: the buttons
-under the list, or the row's context menu (the Menu key and Shift+F10 open it too). They are commands on the bus;
+under the list, or the row's context menu (the Menu key and Shift+F10 open it too), which also lets one of this
+app's companions leave the conversation or come back. They are commands (``ui.ports.ConversationControl``);
 conversation control decides.
 """
 
@@ -24,12 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.runtime import Runtime
-from companions.bus import BusItem
-from companions.conversation.control import ForceNextSpeaker, MuteCompanion
-from companions.network.link import RemoteCompanion
+from companions.bus import Bus, BusItem
 from ui.bus_bridge import BusFollower
 from ui.naming import named
+from ui.ports import ConversationControl, Elsewhere, People
 from ui.roster_delegate import AVATAR_SIZE, RosterDelegate, state_icon
 from ui.roster_model import COMPANION_ROLE, PLACE_ROLE, RosterModel, RosterState
 from ui.turns_texts import turns_text
@@ -50,13 +49,15 @@ class _RosterList(QListView):
 
 
 class RosterPanel(QWidget):
-    """The roster of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
+    """The roster: ``people`` present and away, ``elsewhere`` those that run elsewhere when it opens, the bus what
+    changes. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
     state_changed = Signal(str, str)  # a companion id and its new RosterState
 
-    def __init__(self, runtime: Runtime, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, control: ConversationControl, people: People, elsewhere: Elsewhere, *,
+                 language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.runtime = runtime
+        self.control, self.people, self.elsewhere = control, people, elsewhere
         self.language = language
         self._icons: dict[tuple[str, str, RosterState, float], QIcon] = {}  # painted once per look, then reused
         self.model = RosterModel(self._local_companions, self._icon, language, self)
@@ -85,19 +86,15 @@ class RosterPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.menu: QMenu | None = None  # the open context menu, if any
-        self._bus_link = BusFollower(runtime.bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events",))
         self._retranslate()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def attach(self) -> None:
         """Lists the runtime's companions and follows the bus (call after ``runtime.start()``)."""
-        parts = self.runtime.parts
-        self.model.view = parts.conversation.view
-        network, bridge = parts.network, parts.bridge  # who is elsewhere already; from now on, the bus says
-        self.model.set_remote(
-            network=[] if network is None else [RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
-                                                for p in sorted(network.remote.values(), key=lambda p: p.id)],
-            guests=[] if bridge is None else bridge.guests.listed())
+        self.model.view = self.control.view()
+        # who is elsewhere already; from now on, the bus says
+        self.model.set_remote(network=self.elsewhere.network(), guests=self.elsewhere.guests())
         self._bus_link.follow(self, self._on_item)
 
     def detach(self) -> None:
@@ -154,10 +151,13 @@ class RosterPanel(QWidget):
 
     # -- commands --------------------------------------------------------------------------------------------
     def set_muted(self, companion_id: str, muted: bool) -> None:
-        self.runtime.bus.publish(MuteCompanion(companion_id, muted))
+        self.control.mute(companion_id, muted)
 
     def speak_next(self, companion_id: str) -> None:
-        self.runtime.bus.publish(ForceNextSpeaker(companion_id))
+        self.control.force(companion_id)
+
+    def set_present(self, companion_id: str, present: bool) -> None:
+        self.control.set_present(companion_id, present)
 
     def menu_for(self, companion_id: str) -> QMenu:
         """The context menu of a row (shown by :meth:`_open_menu`; tests trigger its actions)."""
@@ -170,6 +170,10 @@ class RosterPanel(QWidget):
         speak = menu.addAction(turns_text("speak_next", self.language))
         speak.setData(("next", companion_id, True))
         speak.setEnabled(state not in ("absent", "muted"))
+        if companion_id in self.people.companion_ids():  # this app's own: it can leave and come back
+            away = state == "absent"
+            seat = menu.addAction(turns_text("join" if away else "leave", self.language))
+            seat.setData(("seat", companion_id, away))
         menu.triggered.connect(self._on_menu_action)
         return menu
 
@@ -177,6 +181,8 @@ class RosterPanel(QWidget):
         kind, companion_id, flag = action.data()
         if kind == "mute":
             self.set_muted(companion_id, flag)
+        elif kind == "seat":
+            self.set_present(companion_id, flag)
         else:
             self.speak_next(companion_id)
 
@@ -226,8 +232,8 @@ class RosterPanel(QWidget):
     # -- rendering -------------------------------------------------------------------------------------------
     def _local_companions(self) -> list[tuple[str, str, bool]]:
         """This app's companions: ``(id, name in the language, away?)`` in the cast's order."""
-        cast = self.runtime.parts.cast if self.runtime.started else None
-        return [(c.id, c.card.name(self.language), not c.present) for c in cast or ()]
+        return [(who, self.people.name(who, self.language) or who, self.people.away(who))
+                for who in self.people.companion_ids()]
 
     def _icon(self, companion_id: str, name: str, state: RosterState) -> QIcon:
         """The row's icon; painting an avatar and its badge costs about half a millisecond, and states come and

@@ -29,6 +29,7 @@ from companions.devices import SpeakingChanged
 from companions.guests import BridgeGuestsChanged
 from companions.network.link import NetworkChanged, RemoteCompanion
 from companions.worker import TextStreamed, TurnEnded
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.turns_texts import turns_text
 
 RosterState: TypeAlias = Literal["absent", "muted", "speaking", "thinking", "listening"]
@@ -40,11 +41,11 @@ PLACE_ROLE: Final = Qt.ItemDataRole.UserRole + 3  # where it runs, as shown ("" 
 REACHABLE_ROLE: Final = Qt.ItemDataRole.UserRole + 4
 WORDS_ROLE: Final = Qt.ItemDataRole.UserRole + 5  # the state in words
 
-PLACES: Final[dict[str, dict[str, str]]] = {
-    "network": {"en": "on {peer}", "ja": "{peer} で"},
-    "bridge": {"en": "via bridge", "ja": "ブリッジ経由"},
-    "unreachable": {"en": "unreachable", "ja": "つながらない"},
-}
+PLACES: Final = Texts("roster", {
+    "network": QT_TRANSLATE_NOOP("roster", "on {peer}"),
+    "bridge": QT_TRANSLATE_NOOP("roster", "via bridge"),
+    "unreachable": QT_TRANSLATE_NOOP("roster", "unreachable"),
+})
 
 
 def roster_state(companion_id: str, view: ConversationView, *, present: bool, speaking: bool,
@@ -72,11 +73,9 @@ def place_text(where: Where, peer: str, reachable: bool, language: str) -> str:
     """``on 12D3Ko…a1b2c3``, ``via bridge``, ``unreachable (on 12D3Ko…a1b2c3)``; empty for this app's own."""
     if where == "here":
         return ""
-    words = PLACES[where]
-    text = words.get(language, words["en"]).format(peer=f"{peer[:6]}…{peer[-6:]}")
+    text = PLACES.text(where, language, peer=f"{peer[:6]}…{peer[-6:]}")
     if not reachable:  # first: what matters most when the row is narrow
-        gone = PLACES["unreachable"]
-        text = f"{gone.get(language, gone['en'])} ({text})"
+        text = f"{PLACES.text('unreachable', language)} ({text})"
     return text
 
 

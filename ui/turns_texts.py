@@ -17,6 +17,8 @@ TEXTS: Final = Texts("turns", {
     "mute": QT_TRANSLATE_NOOP("turns", "Mute"),
     "unmute": QT_TRANSLATE_NOOP("turns", "Unmute"),
     "speak_next": QT_TRANSLATE_NOOP("turns", "Speak next"),
+    "leave": QT_TRANSLATE_NOOP("turns", "Leave the conversation"),
+    "join": QT_TRANSLATE_NOOP("turns", "Join the conversation"),
     "mute.tooltip": QT_TRANSLATE_NOOP("turns", "Mute the chosen companion: it neither votes nor speaks until unmuted"),
     "speak_next.tooltip": QT_TRANSLATE_NOOP(
         "turns", "The chosen companion takes the next turn (a finished conversation resumes)"),

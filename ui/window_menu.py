@@ -12,20 +12,20 @@ from typing import Final
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
-_TEXTS: Final[dict[str, tuple[str, str]]] = {  # key: (en, ja)
-    "menu": ("&Conversation", "会話(&C)"),
-    "new": ("&New conversation", "新しい会話(&N)"),
-    "interrupt": ("&Interrupt (they stop and listen)", "割り込む(&I)（話すのをやめて聞く）"),
-    "stop": ("&Stop the conversation", "会話を止める(&S)"),
-    "quit": ("&Quit Madoi", "円居を終了(&Q)"),
-}
+_TEXTS: Final = Texts("window_menu", {
+    "menu": QT_TRANSLATE_NOOP("window_menu", "&Conversation"),
+    "new": QT_TRANSLATE_NOOP("window_menu", "&New conversation"),
+    "interrupt": QT_TRANSLATE_NOOP("window_menu", "&Interrupt (they stop and listen)"),
+    "stop": QT_TRANSLATE_NOOP("window_menu", "&Stop the conversation"),
+    "quit": QT_TRANSLATE_NOOP("window_menu", "&Quit Madoi"),
+})
 
 
 def _text(key: str, language: str) -> str:
-    en, ja = _TEXTS[key]
-    return ja if language == "ja" else en
+    return _TEXTS.text(key, language)
 
 
 class ConversationMenu:

@@ -283,6 +283,53 @@
     </message>
 </context>
 <context>
+    <name>main_window</name>
+    <message>
+        <source>Madoi — 円居</source>
+        <translation>円居 — Madoi</translation>
+    </message>
+    <message>
+        <source>&amp;Turns</source>
+        <translation>発言の順番(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Searc&amp;h</source>
+        <translation>検索(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;Camera</source>
+        <translation>カメラ(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Starting…</source>
+        <translation>起動中…</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>準備ができました</translation>
+    </message>
+    <message>
+        <source>The companions can talk</source>
+        <translation>コンパニオンが話せるようになりました</translation>
+    </message>
+    <message>
+        <source>Could not apply the settings</source>
+        <translation>設定を反映できませんでした</translation>
+    </message>
+    <message>
+        <source>Still no language model</source>
+        <translation>言語モデルはまだ見つかりません</translation>
+    </message>
+    <message>
+        <source>Madoi started with {n} problem(s)</source>
+        <translation>円居は {n} 件の問題を抱えて起動しました</translation>
+    </message>
+    <message>
+        <source> (and {n} more: see the details)</source>
+        <translation>（ほか {n} 件は詳細を参照）</translation>
+    </message>
+</context>
+<context>
     <name>message_actions</name>
     <message>
         <source>Stop</source>
@@ -385,6 +432,21 @@
     <message>
         <source>Voice: the app&apos;s voice; only clients that announce it (hello) are asked first, and kyoko&apos;s older client says its companion&apos;s lines itself.</source>
         <translation>音声: アプリの音声。hello で名乗ったクライアントだけが先に話します。旧 kyoko クライアントは自分のコンパニオンの発言を自分で話します。</translation>
+    </message>
+</context>
+<context>
+    <name>roster</name>
+    <message>
+        <source>on {peer}</source>
+        <translation>{peer} で</translation>
+    </message>
+    <message>
+        <source>via bridge</source>
+        <translation>ブリッジ経由</translation>
+    </message>
+    <message>
+        <source>unreachable</source>
+        <translation>つながらない</translation>
     </message>
 </context>
 <context>
@@ -801,6 +863,14 @@
         <translation>次に話す</translation>
     </message>
     <message>
+        <source>Leave the conversation</source>
+        <translation>会話から外れる</translation>
+    </message>
+    <message>
+        <source>Join the conversation</source>
+        <translation>会話に戻る</translation>
+    </message>
+    <message>
         <source>Mute the chosen companion: it neither votes nor speaks until unmuted</source>
         <translation>選んだコンパニオンをミュートします（解除するまで投票も発言もしません）</translation>
     </message>
@@ -1058,6 +1128,29 @@
     <message>
         <source>speaking</source>
         <translation>発話中</translation>
+    </message>
+</context>
+<context>
+    <name>window_menu</name>
+    <message>
+        <source>&amp;Conversation</source>
+        <translation>会話(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;New conversation</source>
+        <translation>新しい会話(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Interrupt (they stop and listen)</source>
+        <translation>割り込む(&amp;I)（話すのをやめて聞く）</translation>
+    </message>
+    <message>
+        <source>&amp;Stop the conversation</source>
+        <translation>会話を止める(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Quit Madoi</source>
+        <translation>円居を終了(&amp;Q)</translation>
     </message>
 </context>
 </TS>

@@ -25,6 +25,12 @@ class FakePeople:
     def name(self, who: str, language: str) -> str | None:
         return self.names.get(who)
 
+    def away(self, who: str) -> bool:
+        return False
+
+    def present(self) -> Sequence[tuple[str, str]]:
+        return list(self.names.items())
+
 
 @dataclass
 class FakeControl:
@@ -45,6 +51,9 @@ class FakeControl:
 
     def stop(self) -> None:
         self.commands.append(("stop",))
+
+    def set_present(self, companion_id: str, present: bool) -> None:
+        self.commands.append(("present", companion_id, str(present)))
 
 
 @dataclass
@@ -80,6 +89,9 @@ class FakeHistory:
 
     async def revise(self, message_id: str, text: str | None) -> None:
         self.commands.append(("revise", message_id, text or ""))
+
+    def send(self, text: str, to: list[str] | None = None) -> None:
+        self.commands.append(("send", text, ",".join(to or [])))
 
 
 @dataclass

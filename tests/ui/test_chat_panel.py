@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
 from companions.companion import Companion
 from companions.companion_participant import CompanionParticipant
@@ -25,7 +26,7 @@ from ui.companion_colors import companion_color
 
 
 async def _panel(qtbot: QtBot, runtime: Runtime, language: str = "ja") -> ChatPanel:
-    panel = ChatPanel(runtime, language)
+    panel = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), language)
     qtbot.addWidget(panel)
     panel.resize(600, 500)
     panel.show()
@@ -211,7 +212,7 @@ async def test_a_companion_message_shows_name_colour_and_emotion(qtbot: QtBot, m
                                                    to=["souta", "akari", "user"]))
             bubble = panel.view.bubbles()[-1]
             assert shown in bubble.header
-            assert bubble.header.startswith("ひな")  # the companion's name (the cast speaks Japanese here)
+            assert bubble.header.startswith("Hina")  # the companion's name in the interface's language
             assert "→" not in bubble.header  # said to everyone: no addressees shown
             assert bubble.name_color == companion_color("hina").name()
             assert bubble.background.rgb() == companion_color("hina").rgb()  # the companion's tint

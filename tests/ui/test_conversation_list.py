@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeHistory
+from app.faces import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
 from companions.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
@@ -30,7 +30,7 @@ async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
 
 async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, ChatPanel]:
     listing = ConversationList(runtime.bus, RuntimeHistory(runtime), "ja")
-    chat = ChatPanel(runtime, "ja")
+    chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), "ja")
     for widget in (listing, chat):
         qtbot.addWidget(widget)
         widget.resize(400, 400)

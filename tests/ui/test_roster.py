@@ -9,6 +9,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
+from app.faces import RuntimeControl, RuntimeElsewhere, RuntimePeople
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
@@ -19,7 +20,8 @@ from ui.roster import AVATAR_SIZE, RosterPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:
-    panel = RosterPanel(runtime, language)
+    panel = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeElsewhere(runtime),
+                        language=language)
     qtbot.addWidget(panel)
     panel.resize(240, 360)
     panel.show()
@@ -121,12 +123,12 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         assert _text(panel, "akari") == "Akari\nlistening"
 
         menu = panel.menu_for("akari")
-        assert _actions(menu) == {"Mute": True, "Speak next": True}
+        assert _actions(menu) == {"Mute": True, "Speak next": True, "Leave the conversation": True}
         async with signal_fired(panel.state_changed):
             menu.actions()[0].trigger()
         assert _text(panel, "akari") == "Akari\nmuted"
         menu = panel.menu_for("akari")
-        assert _actions(menu) == {"Unmute": True, "Speak next": False}
+        assert _actions(menu) == {"Unmute": True, "Speak next": False, "Leave the conversation": True}
         async with signal_fired(panel.state_changed):
             menu.actions()[0].trigger()
         assert _text(panel, "akari") == "Akari\nlistening"
@@ -138,7 +140,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         opened = panel.menu
         assert opened is not None
         assert opened.isVisible()
-        assert _actions(opened) == {"Mute": True, "Speak next": True}
+        assert _actions(opened) == {"Mute": True, "Speak next": True, "Leave the conversation": True}
         qtbot.keyClick(opened, Qt.Key.Key_Down)
         qtbot.keyClick(opened, Qt.Key.Key_Return)
         await talk.wait_for(lambda v: v.forced_next == "souta")
@@ -152,10 +154,41 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         runtime.parts.conversation.remove_participant("hina")  # Hina leaves the conversation
         await until(panel.state_changed, lambda: panel.state_of("hina") == "absent")
         assert _text(panel, "hina") == "Hina\nnot here"
-        assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False}
+        assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False, "Join the conversation": True}
         panel.list.setCurrentIndex(_index(panel, "hina"))
         assert not panel.mute_button.isEnabled()
         assert not panel.next_button.isEnabled()
         cast.assert_used_up()
         panel.detach()
         talk.close()
+
+
+async def test_a_companion_leaves_the_conversation_from_the_roster_and_comes_back(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    cast = scripted_cast()
+    votes(cast["akari"], ("speak", 9))
+    votes(cast["souta"], ("listen", 0))
+    lines(cast["akari"], say("おかえり！"))
+    async with scripted_runtime(cast) as runtime:
+        talk = ConversationReadModel()
+        talk.attach(runtime.bus)
+        panel = _panel(qtbot, runtime, "en")
+        menu = panel.menu_for("hina")
+        leave = next(a for a in menu.actions() if a.text() == "Leave the conversation")
+        async with signal_fired(panel.state_changed):
+            leave.trigger()
+        assert _text(panel, "hina") == "Hina\nnot here"
+        assert "hina" not in runtime.parts.conversation.present
+        assert [m.id for m in runtime.parts.cast.roster()] == ["akari", "souta"]  # the others' prompts: not here
+        runtime.parts.conversations.send("みんな、ただいま")  # Hina neither votes nor hears it
+        await talk.wait_for(lambda v: v.status == "ended", timeout=20)
+        hina = runtime.parts.cast.companions["hina"]
+        assert all("ただいま" not in m.text for m in hina.context())
+
+        menu = panel.menu_for("hina")
+        join = next(a for a in menu.actions() if a.text() == "Join the conversation")
+        async with signal_fired(panel.state_changed):
+            join.trigger()
+        assert _text(panel, "hina") == "Hina\nlistening"
+        assert "hina" in runtime.parts.conversation.present
+        panel.detach()
