@@ -59,7 +59,7 @@ class RosterPanel(QWidget):
         super().__init__(parent)
         self.control, self.people, self.elsewhere = control, people, elsewhere
         self.language = language
-        self._icons: dict[tuple[str, str, RosterState, float], QIcon] = {}  # painted once per look, then reused
+        self._icons: dict[tuple[str, str, RosterState, str | None, float], QIcon] = {}  # painted once per look
         self.model = RosterModel(self._local_companions, self._icon, language, self)
         self.title = named(QLabel(), "rosterTitle")
         self.list = named(_RosterList(), "roster")
@@ -86,7 +86,7 @@ class RosterPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.menu: QMenu | None = None  # the open context menu, if any
-        self._bus_link = BusFollower(bus, ("events",))
+        self._bus_link = BusFollower(bus, ("events", "messages", "actions"))  # states; feelings and gestures
         self._retranslate()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -235,13 +235,14 @@ class RosterPanel(QWidget):
         return [(who, self.people.name(who, self.language) or who, self.people.away(who))
                 for who in self.people.companion_ids()]
 
-    def _icon(self, companion_id: str, name: str, state: RosterState) -> QIcon:
+    def _icon(self, companion_id: str, name: str, state: RosterState, expression: str | None = None) -> QIcon:
         """The row's icon; painting an avatar and its badge costs about half a millisecond, and states come and
         go several times a turn."""
-        key = (companion_id, name, state, self.devicePixelRatioF())
+        key = (companion_id, name, state, expression, self.devicePixelRatioF())
         icon = self._icons.get(key)
         if icon is None:
-            icon = self._icons[key] = state_icon(companion_id, name, state, device_pixel_ratio=key[3])
+            icon = self._icons[key] = state_icon(companion_id, name, state, expression=expression,
+                                                 device_pixel_ratio=key[4])
         return icon
 
     def _retranslate(self) -> None:

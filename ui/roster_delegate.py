@@ -17,14 +17,47 @@ BADGE_COLORS: Final[dict[RosterState, str]] = {"speaking": "#2e9e5b", "thinking"
 PLACE_GAP: Final = 12  # pixels at least between the state's words and the place
 
 
-def state_icon(companion_id: str, name: str, state: RosterState, size: int = AVATAR_SIZE,
-               device_pixel_ratio: float = 1.0) -> QIcon:
-    """The avatar with a badge for the state (none while listening; greyed out when absent)."""
+def state_icon(companion_id: str, name: str, state: RosterState, size: int = AVATAR_SIZE, *,
+               expression: str | None = None, device_pixel_ratio: float = 1.0) -> QIcon:
+    """The avatar with a badge for the state (none while listening; greyed out when absent) and, while it speaks,
+    the feeling of its line as a small face (``expression``: happy, sad or angry; none for neutral)."""
     pixmap = avatar_pixmap(companion_id, name, size, dimmed=state == "absent", device_pixel_ratio=device_pixel_ratio)
     badge = BADGE_COLORS.get(state)
     if badge is not None:
         _paint_badge(pixmap, size, state, QColor(badge))
+    if expression in FACE_COLORS:
+        paint_face(pixmap, size, expression)
     return QIcon(pixmap)
+
+
+FACE_COLORS: Final = {"happy": "#f4b400", "sad": "#4f86c6", "angry": "#d9534f"}
+
+
+def paint_face(pixmap: QPixmap, size: int, expression: str) -> None:
+    """A small face at the avatar's top left: a smile (happy), a frown (sad), a frown under slanted brows (angry)."""
+    r = size * 0.24
+    cx, cy = r + 0.5, r + 0.5
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(QPen(QColor("#ffffff"), max(1.0, size / 24)))
+    painter.setBrush(QColor(FACE_COLORS[expression]))
+    painter.drawEllipse(QRectF(cx - r, cy - r, 2 * r, 2 * r))
+    ink = QPen(QColor("#1f2328"), max(1.0, size / 28))
+    ink.setCapStyle(Qt.PenCapStyle.RoundCap)
+    painter.setPen(ink)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    eye = r * 0.32
+    for dx in (-eye, eye):
+        painter.drawPoint(QPointF(cx + dx, cy - r * 0.18))
+    mouth = QRectF(cx - r * 0.45, cy - r * 0.05, r * 0.9, r * 0.6)
+    if expression == "happy":
+        painter.drawArc(mouth, 200 * 16, 140 * 16)  # the lower arc: a smile
+    else:
+        painter.drawArc(mouth.translated(0, r * 0.3), 20 * 16, 140 * 16)  # the upper arc: a frown
+    if expression == "angry":
+        for sign in (-1, 1):
+            painter.drawLine(QPointF(cx + sign * r * 0.55, cy - r * 0.55), QPointF(cx + sign * r * 0.12, cy - r * 0.35))
+    painter.end()
 
 
 def _paint_badge(pixmap: QPixmap, size: int, state: RosterState, color: QColor) -> None:

@@ -18,22 +18,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QIcon
 
+from companions.actions import Gesture
 from companions.bus import BusItem
 from companions.conversation.readmodel import ConversationChanged, ConversationView
 from companions.devices import SpeakingChanged
 from companions.guests import BridgeGuestsChanged
 from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.protocol import Action, Message
 from companions.worker import TextStreamed, TurnEnded
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.turns_texts import turns_text
 
 RosterState: TypeAlias = Literal["absent", "muted", "speaking", "thinking", "listening"]
 Where: TypeAlias = Literal["here", "network", "bridge"]
+GESTURES: Final = frozenset(get_args(Gesture))  # shown in words beside "speaking" (ui/turns_texts.py "gesture.*")
 COMPANION_ROLE: Final = Qt.ItemDataRole.UserRole
 STATE_ROLE: Final = Qt.ItemDataRole.UserRole + 1
 NAME_ROLE: Final = Qt.ItemDataRole.UserRole + 2
@@ -94,7 +97,7 @@ class RosterModel(QAbstractListModel):
     paints a row's avatar with its state's badge (the delegate module's, cached by the panel)."""
 
     def __init__(self, local: Callable[[], Sequence[tuple[str, str, bool]]],
-                 icon: Callable[[str, str, RosterState], QIcon], language: str,
+                 icon: Callable[[str, str, RosterState, str | None], QIcon], language: str,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._local = local  # (id, name, away?) of this app's companions
@@ -107,6 +110,8 @@ class RosterModel(QAbstractListModel):
         self.view = ConversationView()
         self._speaking: set[str] = set()
         self._streaming: set[str] = set()
+        self._feeling: dict[str, str] = {}  # the emotion of a companion's latest line
+        self._gesture: dict[str, str] = {}  # the gesture it made while this line is spoken
 
     # -- Qt's model ------------------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -117,12 +122,15 @@ class RosterModel(QAbstractListModel):
             return None
         row = self._rows[index.row()]
         words = turns_text(f"state.{row.state}", self.language)
+        speaking = row.state == "speaking"
+        if speaking and row.id in self._gesture:  # "speaking · waving"
+            words += " · " + turns_text(f"gesture.{self._gesture[row.id]}", self.language)
         place = place_text(row.where, row.peer, row.reachable, self.language)
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return f"{row.name}\n{words}"
             case Qt.ItemDataRole.DecorationRole:
-                return self._icon(row.id, row.name, row.state)
+                return self._icon(row.id, row.name, row.state, self._feeling.get(row.id) if speaking else None)
             case Qt.ItemDataRole.ToolTipRole:
                 return f"{row.name} ({row.id}): {words}" + (f" — {place}" if place else "")
             case Qt.ItemDataRole.AccessibleTextRole:
@@ -191,6 +199,14 @@ class RosterModel(QAbstractListModel):
             self.view = item.view
         elif isinstance(item, SpeakingChanged):
             (self._speaking.add if item.speaking else self._speaking.discard)(item.speaker_id)
+            if not item.speaking:
+                self._gesture.pop(item.speaker_id, None)  # a gesture goes with the line it was made for
+        elif isinstance(item, Message):
+            emotion = item.params.metadata.emotion if item.params.metadata is not None else None
+            return self._shown(item.params.from_, self._feeling, emotion or "neutral")
+        elif isinstance(item, Action):
+            gesture = item.params.params.get("type") if item.params.name == "gesture" else None
+            return self._shown(item.params.from_, self._gesture, gesture) if isinstance(gesture, str) else []
         elif isinstance(item, TextStreamed):
             if item.done or item.companion_id in self._streaming:
                 return []  # every streamed piece after the first changes nothing here
@@ -204,6 +220,16 @@ class RosterModel(QAbstractListModel):
         else:
             return None
         return self._restate()
+
+    def _shown(self, companion_id: str, kept: dict[str, str], value: str) -> list[tuple[str, RosterState]]:
+        """Keeps a companion's feeling or gesture; its row is painted again when it shows (while it speaks)."""
+        row = self.row_of(companion_id)
+        if row is None or kept.get(companion_id) == value or (value not in GESTURES and kept is self._gesture):
+            return []
+        kept[companion_id] = value
+        if self._rows[row].state == "speaking":
+            self.dataChanged.emit(self.index(row), self.index(row))
+        return []
 
     def _restate(self) -> list[tuple[str, RosterState]]:
         changed: list[tuple[str, RosterState]] = []

@@ -18,6 +18,12 @@ TEXTS: Final = Texts("turns", {
     "unmute": QT_TRANSLATE_NOOP("turns", "Unmute"),
     "speak_next": QT_TRANSLATE_NOOP("turns", "Speak next"),
     "leave": QT_TRANSLATE_NOOP("turns", "Leave the conversation"),
+    "gesture.wave": QT_TRANSLATE_NOOP("turns", "waving"),
+    "gesture.nod": QT_TRANSLATE_NOOP("turns", "nodding"),
+    "gesture.shake_head": QT_TRANSLATE_NOOP("turns", "shaking the head"),
+    "gesture.bow": QT_TRANSLATE_NOOP("turns", "bowing"),
+    "gesture.jump": QT_TRANSLATE_NOOP("turns", "jumping"),
+    "gesture.think": QT_TRANSLATE_NOOP("turns", "thinking it over"),
     "join": QT_TRANSLATE_NOOP("turns", "Join the conversation"),
     "mute.tooltip": QT_TRANSLATE_NOOP("turns", "Mute the chosen companion: it neither votes nor speaks until unmuted"),
     "speak_next.tooltip": QT_TRANSLATE_NOOP(

@@ -779,6 +779,313 @@
     </message>
 </context>
 <context>
+    <name>settings</name>
+    <message>
+        <source>Madoi settings</source>
+        <translation>円居の設定</translation>
+    </message>
+    <message>
+        <source>General</source>
+        <translation>全般</translation>
+    </message>
+    <message>
+        <source>Language model</source>
+        <translation>言語モデル</translation>
+    </message>
+    <message>
+        <source>Camera and voice</source>
+        <translation>カメラと音声</translation>
+    </message>
+    <message>
+        <source>Bridge</source>
+        <translation>ブリッジ</translation>
+    </message>
+    <message>
+        <source>Companions</source>
+        <translation>コンパニオン</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>検索</translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation>言語</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>テーマ</translation>
+    </message>
+    <message>
+        <source>Your name</source>
+        <translation>あなたの名前</translation>
+    </message>
+    <message>
+        <source>Follow the system</source>
+        <translation>システムに合わせる</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>ライト</translation>
+    </message>
+    <message>
+        <source>Dark</source>
+        <translation>ダーク</translation>
+    </message>
+    <message>
+        <source>Endpoint URL</source>
+        <translation>エンドポイント URL</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API キー</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>モデル</translation>
+    </message>
+    <message>
+        <source>Test connection</source>
+        <translation>接続テスト</translation>
+    </message>
+    <message>
+        <source>e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1</source>
+        <translation>例: http://127.0.0.1:11434/v1 (Ollama) または https://api.openai.com/v1</translation>
+    </message>
+    <message>
+        <source>Empty: the server&apos;s default</source>
+        <translation>空欄: サーバーの既定のモデル</translation>
+    </message>
+    <message>
+        <source>Stored in the system keyring, never in the settings file or the logs.</source>
+        <translation>システムのキーリングに保存します。設定ファイルやログには書きません。</translation>
+    </message>
+    <message>
+        <source>No system keyring found: the key is kept in memory for this session only (set MADOI_LLM_API_KEY to keep it).</source>
+        <translation>システムのキーリングがありません。キーはこのセッションの間だけメモリに保持します（保存するには MADOI_LLM_API_KEY を設定してください）。</translation>
+    </message>
+    <message>
+        <source>OK: {n} models</source>
+        <translation>接続できました（モデル {n} 個）</translation>
+    </message>
+    <message>
+        <source>Failed: {error}</source>
+        <translation>接続できません: {error}</translation>
+    </message>
+    <message>
+        <source>Testing…</source>
+        <translation>テスト中…</translation>
+    </message>
+    <message>
+        <source>Enter an endpoint URL first.</source>
+        <translation>先に URL を入力してください。</translation>
+    </message>
+    <message>
+        <source>Camera</source>
+        <translation>カメラ</translation>
+    </message>
+    <message>
+        <source>Device number (0, 1 …), a video file, a stream URL, or none</source>
+        <translation>デバイス番号 (0, 1 …)、動画ファイル、ストリーム URL、または none</translation>
+    </message>
+    <message>
+        <source>Preview frames per second</source>
+        <translation>プレビューのフレームレート</translation>
+    </message>
+    <message>
+        <source>Speak the companions&apos; messages aloud</source>
+        <translation>コンパニオンの発言を読み上げる</translation>
+    </message>
+    <message>
+        <source>Speaking rate (words per minute)</source>
+        <translation>話す速さ（語/分）</translation>
+    </message>
+    <message>
+        <source>Volume</source>
+        <translation>音量</translation>
+    </message>
+    <message>
+        <source>Test voice</source>
+        <translation>音声テスト</translation>
+    </message>
+    <message>
+        <source>Hello! This is Madoi.</source>
+        <translation>こんにちは、円居です。</translation>
+    </message>
+    <message>
+        <source>Spoken.</source>
+        <translation>再生しました。</translation>
+    </message>
+    <message>
+        <source>Voice output is not available.</source>
+        <translation>音声出力が使えません。</translation>
+    </message>
+    <message>
+        <source>Not heard: {error}</source>
+        <translation>再生できませんでした: {error}</translation>
+    </message>
+    <message>
+        <source>speech is turned off in the settings</source>
+        <translation>設定で音声がオフになっています</translation>
+    </message>
+    <message>
+        <source>no sound device or audio player was found</source>
+        <translation>音を出すデバイスか再生プログラムが見つかりません</translation>
+    </message>
+    <message>
+        <source>no speech engine (install espeak-ng)</source>
+        <translation>音声合成エンジンがありません（espeak-ng を入れてください）</translation>
+    </message>
+    <message>
+        <source>the speaker has not started yet</source>
+        <translation>音声出力はまだ起動していません</translation>
+    </message>
+    <message>
+        <source>the test was interrupted</source>
+        <translation>テストが中断されました</translation>
+    </message>
+    <message>
+        <source>speech synthesis failed</source>
+        <translation>音声合成に失敗しました</translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>キャンセル</translation>
+    </message>
+    <message>
+        <source>Let other programs join over WebSocket</source>
+        <translation>他のプログラムを WebSocket で参加させる</translation>
+    </message>
+    <message>
+        <source>Listen on</source>
+        <translation>待ち受けアドレス</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>ポート</translation>
+    </message>
+    <message>
+        <source>Access token</source>
+        <translation>アクセストークン</translation>
+    </message>
+    <message>
+        <source>Generate</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>Choose a port from 1 to 65535, or turn the bridge off.</source>
+        <translation>1〜65535 のポートを選ぶか、ブリッジをオフにしてください。</translation>
+    </message>
+    <message>
+        <source>A token is required when the bridge listens beyond this computer.</source>
+        <translation>このコンピューター以外から接続できる場合はトークンが必要です。</translation>
+    </message>
+    <message>
+        <source>Could not save: {error}</source>
+        <translation>保存できませんでした: {error}</translation>
+    </message>
+    <message>
+        <source>Each companion&apos;s model and voice. Empty: what its card says.</source>
+        <translation>コンパニオンごとのモデルと声。空欄ならカードの設定を使います。</translation>
+    </message>
+    <message>
+        <source>As the card says ({model})</source>
+        <translation>カードのとおり（{model}）</translation>
+    </message>
+    <message>
+        <source>the default model</source>
+        <translation>既定のモデル</translation>
+    </message>
+    <message>
+        <source>Voice</source>
+        <translation>声</translation>
+    </message>
+    <message>
+        <source>As the card says ({voice})</source>
+        <translation>カードのとおり（{voice}）</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s choice</source>
+        <translation>音声エンジンの既定</translation>
+    </message>
+    <message>
+        <source>{name}, female voice {n}</source>
+        <translation>{name}・女声 {n}</translation>
+    </message>
+    <message>
+        <source>{name}, male voice {n}</source>
+        <translation>{name}・男声 {n}</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>テスト</translation>
+    </message>
+    <message>
+        <source>Hello, I am {name}. Nice to meet you!</source>
+        <translation>こんにちは、{name}です。よろしくね！</translation>
+    </message>
+    <message>
+        <source>{model} answered in {s:.1f} s.</source>
+        <translation>{model} が {s:.1f} 秒で答えました。</translation>
+    </message>
+    <message>
+        <source>The server refused the API key.</source>
+        <translation>サーバーが API キーを受け付けませんでした。</translation>
+    </message>
+    <message>
+        <source>The server has no model named {model}.</source>
+        <translation>サーバーに {model} というモデルはありません。</translation>
+    </message>
+    <message>
+        <source>No model server answers at {url}.</source>
+        <translation>{url} でモデルサーバーが応答しません。</translation>
+    </message>
+    <message>
+        <source>{model} did not answer in time.</source>
+        <translation>{model} が時間内に答えませんでした。</translation>
+    </message>
+    <message>
+        <source>No language model is set up: choose one in the Language model tab.</source>
+        <translation>言語モデルが設定されていません。「言語モデル」タブで選んでください。</translation>
+    </message>
+    <message>
+        <source>{model} did not answer: {error}</source>
+        <translation>{model} が答えませんでした: {error}</translation>
+    </message>
+    <message>
+        <source>No companion cards were found.</source>
+        <translation>コンパニオンのカードが見つかりません。</translation>
+    </message>
+    <message>
+        <source>Knowledge folders</source>
+        <translation>知識フォルダー</translation>
+    </message>
+    <message>
+        <source>The companions and the search panel search the documents in these folders. New folders are indexed as soon as you save.</source>
+        <translation>コンパニオンと検索パネルは、これらのフォルダーの文書を検索します。新しいフォルダーは保存するとすぐに索引が作られます。</translation>
+    </message>
+    <message>
+        <source>Add…</source>
+        <translation>追加…</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>削除</translation>
+    </message>
+    <message>
+        <source>Choose a knowledge folder</source>
+        <translation>知識フォルダーを選ぶ</translation>
+    </message>
+    <message>
+        <source>{folder} does not exist.</source>
+        <translation>{folder} がありません。</translation>
+    </message>
+</context>
+<context>
     <name>speech_notice</name>
     <message>
         <source>Speech is off</source>
@@ -865,6 +1172,30 @@
     <message>
         <source>Leave the conversation</source>
         <translation>会話から外れる</translation>
+    </message>
+    <message>
+        <source>waving</source>
+        <translation>手を振っています</translation>
+    </message>
+    <message>
+        <source>nodding</source>
+        <translation>うなずいています</translation>
+    </message>
+    <message>
+        <source>shaking the head</source>
+        <translation>首を振っています</translation>
+    </message>
+    <message>
+        <source>bowing</source>
+        <translation>おじぎしています</translation>
+    </message>
+    <message>
+        <source>jumping</source>
+        <translation>跳びはねています</translation>
+    </message>
+    <message>
+        <source>thinking it over</source>
+        <translation>考え込んでいます</translation>
     </message>
     <message>
         <source>Join the conversation</source>

@@ -3,19 +3,25 @@ they give. Each panel here is built and checked in milliseconds; tests on the re
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.storage import ConversationInfo
 from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from companions.network.link import RemoteCompanion
+from companions.protocol import Action, Message
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
 from ui.camera_preview import CameraPreview
 from ui.conversation_list import ConversationList
+from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.turns_panel import TurnsPanel
 
@@ -143,3 +149,42 @@ async def test_a_vote_coming_in_repaints_its_row_only(qtbot: QtBot, bus: InProce
     assert structure == []
     assert panel.row_of("hina") is not None
     panel.detach()
+
+
+async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gesture(
+        qtbot: QtBot, bus: InProcessBus) -> None:
+    class NobodyElsewhere:
+        def network(self) -> list[RemoteCompanion]:
+            return []
+
+        def guests(self) -> list[RemoteCompanion]:
+            return []
+
+    speaking = ConversationView(1, "running", floor="akari", present=("akari", "hina"))
+    roster = RosterPanel(bus, FakeControl(speaking), FakePeople(), NobodyElsewhere(), language="ja")
+    qtbot.addWidget(roster)
+    roster.show()
+    roster.attach()
+    index = roster.index_of("akari")
+    assert index is not None
+    plain = index.data(Qt.ItemDataRole.DecorationRole).pixmap(32, 32).toImage()
+    assert index.data(Qt.ItemDataRole.DisplayRole) == "あかり\n話しています"
+    changed: list[int] = []
+    roster.model.dataChanged.connect(lambda first, *_: changed.append(first.row()))
+    bus.publish(Message.create(from_="akari", message="やったね！", emotion="happy"))
+    bus.publish(Action.create(from_="akari", name="gesture", params={"type": "wave"}))
+    await until_true(lambda: len(changed) == 2)
+    assert index.data(Qt.ItemDataRole.DisplayRole) == "あかり\n話しています · 手を振っています"
+    happy = index.data(Qt.ItemDataRole.DecorationRole).pixmap(32, 32).toImage()
+    assert happy != plain  # a face on the avatar while it speaks
+    hina = roster.index_of("hina")
+    assert hina is not None
+    assert hina.data(Qt.ItemDataRole.DisplayRole) == "ひな\n聞いています"  # the others' rows stay as they were
+    assert changed == [0, 0]
+    roster.detach()
+
+
+async def until_true(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 - the bus delivers through the event loop
+            await asyncio.sleep(0.01)
