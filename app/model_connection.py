@@ -33,6 +33,17 @@ async def resolve_default_model(settings: Settings) -> ModelResolution:
     return await resolve_chat_model(s.base_url, s.model, key, autodetect=s.autodetect_local, timeout_s=s.timeout_s)
 
 
+def companion_llm(settings: Settings, card: CompanionCard) -> tuple[str | None, str | None, str | None]:
+    """``(base_url, model, api_key_env)`` of ``card``'s companion: the settings' choice for it over its card's.
+
+    A model chosen without an endpoint runs where the card's model would (its endpoint, else the default one); the
+    card's key variable goes only to the card's own endpoint."""
+    chosen = settings.companion(card.id)
+    base_url = chosen.base_url or card.llm.base_url
+    same_server = (base_url or "").rstrip("/") == (card.llm.base_url or "").rstrip("/")
+    return base_url, chosen.model or card.llm.model, card.llm.api_key_env if same_server else None
+
+
 def companion_models(settings: Settings, resolution: ModelResolution, problems: list[str]) -> ModelFactory:
     """Each companion's ChatModel: its card's endpoint over the resolved default; a model that cannot be built
     becomes an :class:`UnavailableModel` that says why (and the reason goes to ``problems``)."""
@@ -40,11 +51,12 @@ def companion_models(settings: Settings, resolution: ModelResolution, problems: 
     default = default_endpoint(resolution, key, settings.llm.timeout_s)
 
     def make_model(card: CompanionCard) -> ChatModel:
-        if default is None and not (card.llm.base_url or card.llm.model):
+        base_url, model, api_key_env = companion_llm(settings, card)
+        if default is None and not (base_url or model):
             return UnavailableModel(resolution.message)
         try:
-            return model_for_card(card.name(settings.general.language), base_url=card.llm.base_url,
-                                  model=card.llm.model, api_key_env=card.llm.api_key_env, default=default)
+            return model_for_card(card.name(settings.general.language), base_url=base_url, model=model,
+                                  api_key_env=api_key_env, default=default)
         except LLMError as err:
             problems.append(str(err))
             return UnavailableModel(str(err))
@@ -85,6 +97,19 @@ class ModelConnection:
         self.factory = companion_models(settings, self.resolution, problems)
         for companion in companions:
             companion.use_model(self.factory(companion.card))
+        return problems
+
+    def use_choices(self, previous: Settings, settings: Settings, companions: Iterable[Companion]) -> list[str]:
+        """Hands each companion whose model choice differs between ``previous`` and ``settings`` its new model,
+        over the default already resolved (the LLM section unchanged); returns the problems met. Each thinks with
+        it from its next request."""
+        if self.given:
+            return []
+        problems: list[str] = []
+        self.factory = companion_models(settings, self.resolution, problems)
+        for companion in companions:
+            if companion_llm(settings, companion.card) != companion_llm(previous, companion.card):
+                companion.use_model(self.factory(companion.card))
         return problems
 
     @staticmethod

@@ -9,12 +9,15 @@ order and stop in reverse; each stop is bounded so shutdown always finishes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Collection
-from typing import Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from app.assembly import Setup, assemble
+from app.companion_choices import use_voices
 from app.model_connection import ModelConnection, ModelFactory
 from app.parts import Component, Parts
 from app.settings import LoadedSettings, Paths, Settings
@@ -22,9 +25,38 @@ from app.storage import ConversationStore
 from companions.bus import Bus, InProcessBus
 from companions.loop_health import LagProbe
 
+if TYPE_CHECKING:
+    from app.search_service import SearchService
+
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S: Final = 1.5
+
+
+class SettingsNotApplied(RuntimeError):
+    """Saved settings a part could not take (the message says which and why, for the user)."""
+
+
+def _bridge_place(settings: Settings) -> tuple[str, int, str | None]:
+    token = settings.bridge.token.get_secret_value() if settings.bridge.token is not None else None
+    return settings.bridge.host, settings.bridge.port, token
+
+
+def index_folders(search: SearchService, folders: list[Path]) -> None:
+    """Search indexes ``folders`` (beside the sample documents) from now on, and starts a pass over them (after
+    the pass under way, if any)."""
+    from app.search_cli import SAMPLES  # loaded already: search runs
+
+    search.folders = [SAMPLES, *folders]  # as build_search_service gives them
+    running = search.progress is not None
+    task = search.reindex()
+    if running:
+        search.tasks.spawn(_reindex_after(search, task), name="search-index-new-folders")
+
+
+async def _reindex_after(search: SearchService, running: asyncio.Task[None]) -> None:
+    await asyncio.wait([running])
+    await search.reindex()
 
 
 class NotStarted(RuntimeError):
@@ -89,21 +121,75 @@ class Runtime:
                 continue
             self._running.append(component)
             log.info("started %s", component.name)
+        use_voices(self.settings, parts.cast)  # the voices the user chose over the cards'
         self._parts = parts
         self.started_at = time.monotonic()
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Takes the settings the user just saved: the camera is checked again when its source changed, the
-        companions speak the new language and get a language model again when the LLM section changed. Other
-        sections apply at next start."""
+        """Takes the settings the user just saved, at once: the camera is checked again when its source changed,
+        the voice's rate and volume hold from the next utterance, the companions speak the new language, get a
+        language model again when the LLM section changed (or their own model when only that changed) and speak
+        with their chosen voice, new knowledge folders are indexed, and the bridge moves to a new port. Other
+        settings apply at next start.
+
+        Raises:
+            SettingsNotApplied: a part could not take its new settings (the bridge's port is taken: the old bridge
+                keeps running); everything else was applied.
+        """
         previous, self.loaded.settings = self.loaded.settings, settings
         if self._parts is None:
             return
-        await self._parts.devices.apply_settings(settings)
+        parts = self._parts
+        await parts.devices.apply_settings(settings)
         if settings.general.language != previous.general.language:
-            self._parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
+            parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
         if settings.llm != previous.llm:
             await self.reconnect_models()
+        elif settings.companions != previous.companions:
+            for reason in parts.models.use_choices(previous, settings, parts.cast):
+                log.warning("language model: %s", reason)
+        use_voices(settings, parts.cast)
+        if settings.search.folders != previous.search.folders and parts.search is not None:
+            index_folders(parts.search, settings.search.folders)
+        if _bridge_place(settings) != _bridge_place(previous):
+            problem = await self._move_bridge(settings)
+            if problem is not None:
+                raise SettingsNotApplied(problem)
+
+    async def _move_bridge(self, settings: Settings) -> str | None:
+        """Starts the bridge where ``settings`` say, then stops the old one (which keeps running when the new one
+        cannot listen; on the same address, with a new token, the old one stops first); returns why the new one
+        could not start, or None."""
+        from app.bridge import BridgeConfigError, build_bridge
+
+        parts = self.parts
+        old = parts.bridge
+        try:
+            new = build_bridge(self.bus, parts.broker, settings, reserved_ids=lambda: set(parts.cast.companions),
+                               roster=parts.conversation, cast=parts.cast)
+        except BridgeConfigError as err:
+            return f"bridge not moved: {err}"
+        if old is not None and (not old.running or new is None
+                                or (old.host, old.port) == (settings.bridge.host, settings.bridge.port)):
+            await self._stop_bridge(old)
+            old = None
+        if new is not None:
+            await new.start()
+            if not new.running:
+                await new.stop()
+                still = f"; it keeps listening on port {old.port}" if old is not None else ""
+                return f"{new.error}{still}"
+            self._running.append(new)
+        if old is not None:
+            await self._stop_bridge(old)
+        self._parts = dataclasses.replace(self.parts, bridge=new)
+        return None
+
+    async def _stop_bridge(self, bridge: Component) -> None:
+        await bridge.stop()
+        if bridge in self._running:
+            self._running.remove(bridge)
+        self._parts = dataclasses.replace(self.parts, bridge=None)
 
     async def reconnect_models(self) -> str | None:
         """Looks for the language model again (settings, then a local server); returns :meth:`model_problem`."""

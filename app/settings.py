@@ -130,6 +130,28 @@ class SearchSettings(_Section):
     folders: list[Path] = Field(default_factory=list)
 
 
+class CompanionSettings(_Section):
+    """One companion's choices over its card (``[companions.<id>]``): its model (on its card's endpoint or the
+    default one, or on ``base_url``) and its voice per language (an engine voice id, or a language, with an espeak
+    variant: ``jpx/ja+f3``). Unset: what the card says."""
+
+    model: str | None = None
+    base_url: str | None = None
+    voice: dict[Literal["ja", "en"], str] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+    @field_validator("model")
+    @classmethod
+    def _stripped(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
+
+
 class McpSettings(_Section):
     """MCP servers whose tools every companion may use (``[[mcp.servers]]``; a card lists its own under ``mcp``)."""
 
@@ -216,6 +238,11 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     research: ResearchSettings = Field(default_factory=ResearchSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    companions: dict[str, CompanionSettings] = Field(default_factory=dict)  # by companion id
+
+    def companion(self, companion_id: str) -> CompanionSettings:
+        """The user's choices for one companion (all unset when none were made)."""
+        return self.companions.get(companion_id) or CompanionSettings()
 
     @classmethod
     def settings_customise_sources(
@@ -289,29 +316,43 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _valid_keys(model: type[_Section], value: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    """The keys of ``value`` that ``model`` accepts; every invalid one becomes a problem naming it."""
+    kept = dict(value)
+    for _ in range(len(value) + 1):
+        try:
+            model.model_validate(kept)
+            break
+        except ValidationError as err:
+            for e in err.errors(include_url=False):
+                key = str(e["loc"][0]) if e["loc"] else "?"
+                if key in kept:
+                    problems.append(f"{where}.{key}: {e['msg']}; using the default")
+                    kept.pop(key)
+    return kept
+
+
 def _validate_sections(raw: dict[str, Any], origin: str, problems: list[str]) -> dict[str, Any]:
     """Keeps the valid keys of ``raw``; every invalid one becomes a problem naming it and falls back."""
     clean: dict[str, Any] = {}
     for section, value in raw.items():
         model = _SECTIONS.get(section)
-        if model is None:
+        if model is None and section != "companions":
             problems.append(f"{origin}: unknown section [{section}] ignored")
             continue
         if not isinstance(value, dict):
             problems.append(f"{origin}: [{section}] must be a table, ignored")
             continue
-        kept = dict(value)
-        for _ in range(len(value) + 1):
-            try:
-                model.model_validate(kept)
-                break
-            except ValidationError as err:
-                for e in err.errors(include_url=False):
-                    key = str(e["loc"][0]) if e["loc"] else "?"
-                    if key in kept:
-                        problems.append(f"{origin}: {section}.{key}: {e['msg']}; using the default")
-                        kept.pop(key)
-        clean[section] = kept
+        if model is not None:
+            clean[section] = _valid_keys(model, value, f"{origin}: {section}", problems)
+            continue
+        clean[section] = {}
+        for companion_id, choices in value.items():  # [companions.<id>]
+            if isinstance(choices, dict):
+                clean[section][companion_id] = _valid_keys(CompanionSettings, choices,
+                                                           f"{origin}: companions.{companion_id}", problems)
+            else:
+                problems.append(f"{origin}: [companions.{companion_id}] must be a table, ignored")
     return clean
 
 
@@ -339,6 +380,9 @@ def settings_to_toml(settings: Settings) -> str:
     data = settings.model_dump(mode="json", exclude_none=True)
     data.get("llm", {}).pop("api_key", None)
     data.get("bridge", {}).pop("token", None)
+    chosen = {i: {k: v for k, v in c.items() if v} for i, c in data.pop("companions", {}).items()}
+    if any(chosen.values()):  # only the companions the user chose something for
+        data["companions"] = {i: c for i, c in chosen.items() if c}
     return tomli_w.dumps(data)
 
 

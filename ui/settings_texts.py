@@ -1,68 +1,110 @@
-"""The settings dialog's words in English and Japanese (the language setting picks one)."""
+"""The settings dialog's words: English in the code, Japanese in resources/i18n/madoi_ja.ts (ui/i18n.py)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from app.devices.voices import speech_problem
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 
 Language = Literal["ja", "en"]
 
-TEXTS: dict[str, tuple[str, str]] = {  # key: (en, ja)
-    "title": ("Madoi settings", "円居の設定"),
-    "tab.general": ("General", "全般"), "tab.llm": ("Language model", "言語モデル"),
-    "tab.devices": ("Camera and voice", "カメラと音声"), "tab.bridge": ("Bridge", "ブリッジ"),
-    "language": ("Language", "言語"), "theme": ("Theme", "テーマ"), "user_name": ("Your name", "あなたの名前"),
-    "theme.system": ("Follow the system", "システムに合わせる"), "theme.light": ("Light", "ライト"),
-    "theme.dark": ("Dark", "ダーク"),
-    "base_url": ("Endpoint URL", "エンドポイント URL"), "api_key": ("API key", "API キー"),
-    "model": ("Model", "モデル"), "test_connection": ("Test connection", "接続テスト"),
-    "base_url.hint": ("e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1",
-                      "例: http://127.0.0.1:11434/v1 (Ollama) または https://api.openai.com/v1"),
-    "model.hint": ("Empty: the server's default", "空欄: サーバーの既定のモデル"),
-    "key.keyring": ("Stored in the system keyring, never in the settings file or the logs.",
-                    "システムのキーリングに保存します。設定ファイルやログには書きません。"),
-    "key.session": ("No system keyring found: the key is kept in memory for this session only "
-                    "(set MADOI_LLM_API_KEY to keep it).",
-                    "システムのキーリングがありません。キーはこのセッションの間だけメモリに保持します"
-                    "（保存するには MADOI_LLM_API_KEY を設定してください）。"),
-    "conn.ok": ("OK: {n} models", "接続できました（モデル {n} 個）"),
-    "conn.failed": ("Failed: {error}", "接続できません: {error}"),
-    "testing": ("Testing…", "テスト中…"), "need_url": ("Enter an endpoint URL first.", "先に URL を入力してください。"),
-    "camera_source": ("Camera", "カメラ"),
-    "camera_source.hint": ("Device number (0, 1 …), a video file, a stream URL, or none",
-                           "デバイス番号 (0, 1 …)、動画ファイル、ストリーム URL、または none"),
-    "preview_fps": ("Preview frames per second", "プレビューのフレームレート"),
-    "voice_enabled": ("Speak the companions' messages aloud", "コンパニオンの発言を読み上げる"),
-    "rate": ("Speaking rate (words per minute)", "話す速さ（語/分）"), "volume": ("Volume", "音量"),
-    "test_voice": ("Test voice", "音声テスト"), "voice.sample": ("Hello! This is Madoi.", "こんにちは、円居です。"),
-    "voice.ok": ("Spoken.", "再生しました。"),
-    "voice.none": ("Voice output is not available.", "音声出力が使えません。"),
-    "voice.failed": ("Not heard: {error}", "再生できませんでした: {error}"),
-    "voice.off": ("speech is turned off in the settings", "設定で音声がオフになっています"),
-    "voice.no_device": ("no sound device or audio player was found",
-                        "音を出すデバイスか再生プログラムが見つかりません"),
-    "voice.no_engine": ("no speech engine (install espeak-ng)",
-                        "音声合成エンジンがありません（espeak-ng を入れてください）"),
-    "voice.not_started": ("the speaker has not started yet", "音声出力はまだ起動していません"),
-    "voice.interrupted": ("the test was interrupted", "テストが中断されました"),
-    "voice.failed_synthesis": ("speech synthesis failed", "音声合成に失敗しました"),
-    "save": ("Save", "保存"), "cancel": ("Cancel", "キャンセル"),
-    "bridge_enabled": ("Let other programs join over WebSocket", "他のプログラムを WebSocket で参加させる"),
-    "host": ("Listen on", "待ち受けアドレス"), "port": ("Port", "ポート"),
-    "token": ("Access token", "アクセストークン"),
-    "generate": ("Generate", "生成"),
-    "err.port_off": ("Choose a port from 1 to 65535, or turn the bridge off.",
-                     "1〜65535 のポートを選ぶか、ブリッジをオフにしてください。"),
-    "err.token": ("A token is required when the bridge listens beyond this computer.",
-                  "このコンピューター以外から接続できる場合はトークンが必要です。"),
-    "save_failed": ("Could not save: {error}", "保存できませんでした: {error}"),
-}
+TEXTS: Final = Texts("settings", {
+    "title": QT_TRANSLATE_NOOP("settings", "Madoi settings"),
+    "tab.general": QT_TRANSLATE_NOOP("settings", "General"),
+    "tab.llm": QT_TRANSLATE_NOOP("settings", "Language model"),
+    "tab.devices": QT_TRANSLATE_NOOP("settings", "Camera and voice"),
+    "tab.bridge": QT_TRANSLATE_NOOP("settings", "Bridge"),
+    "tab.companions": QT_TRANSLATE_NOOP("settings", "Companions"),
+    "tab.search": QT_TRANSLATE_NOOP("settings", "Search"),
+    "language": QT_TRANSLATE_NOOP("settings", "Language"),
+    "theme": QT_TRANSLATE_NOOP("settings", "Theme"),
+    "user_name": QT_TRANSLATE_NOOP("settings", "Your name"),
+    "theme.system": QT_TRANSLATE_NOOP("settings", "Follow the system"),
+    "theme.light": QT_TRANSLATE_NOOP("settings", "Light"),
+    "theme.dark": QT_TRANSLATE_NOOP("settings", "Dark"),
+    "base_url": QT_TRANSLATE_NOOP("settings", "Endpoint URL"),
+    "api_key": QT_TRANSLATE_NOOP("settings", "API key"),
+    "model": QT_TRANSLATE_NOOP("settings", "Model"),
+    "test_connection": QT_TRANSLATE_NOOP("settings", "Test connection"),
+    "base_url.hint": QT_TRANSLATE_NOOP(
+        "settings", "e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1"),
+    "model.hint": QT_TRANSLATE_NOOP("settings", "Empty: the server's default"),
+    "key.keyring": QT_TRANSLATE_NOOP(
+        "settings", "Stored in the system keyring, never in the settings file or the logs."),
+    "key.session": QT_TRANSLATE_NOOP(
+        "settings", "No system keyring found: the key is kept in memory for this session only "
+                    "(set MADOI_LLM_API_KEY to keep it)."),
+    "conn.ok": QT_TRANSLATE_NOOP("settings", "OK: {n} models"),
+    "conn.failed": QT_TRANSLATE_NOOP("settings", "Failed: {error}"),
+    "testing": QT_TRANSLATE_NOOP("settings", "Testing…"),
+    "need_url": QT_TRANSLATE_NOOP("settings", "Enter an endpoint URL first."),
+    "camera_source": QT_TRANSLATE_NOOP("settings", "Camera"),
+    "camera_source.hint": QT_TRANSLATE_NOOP(
+        "settings", "Device number (0, 1 …), a video file, a stream URL, or none"),
+    "preview_fps": QT_TRANSLATE_NOOP("settings", "Preview frames per second"),
+    "voice_enabled": QT_TRANSLATE_NOOP("settings", "Speak the companions' messages aloud"),
+    "rate": QT_TRANSLATE_NOOP("settings", "Speaking rate (words per minute)"),
+    "volume": QT_TRANSLATE_NOOP("settings", "Volume"),
+    "test_voice": QT_TRANSLATE_NOOP("settings", "Test voice"),
+    "voice.sample": QT_TRANSLATE_NOOP("settings", "Hello! This is Madoi."),
+    "voice.ok": QT_TRANSLATE_NOOP("settings", "Spoken."),
+    "voice.none": QT_TRANSLATE_NOOP("settings", "Voice output is not available."),
+    "voice.failed": QT_TRANSLATE_NOOP("settings", "Not heard: {error}"),
+    "voice.off": QT_TRANSLATE_NOOP("settings", "speech is turned off in the settings"),
+    "voice.no_device": QT_TRANSLATE_NOOP("settings", "no sound device or audio player was found"),
+    "voice.no_engine": QT_TRANSLATE_NOOP("settings", "no speech engine (install espeak-ng)"),
+    "voice.not_started": QT_TRANSLATE_NOOP("settings", "the speaker has not started yet"),
+    "voice.interrupted": QT_TRANSLATE_NOOP("settings", "the test was interrupted"),
+    "voice.failed_synthesis": QT_TRANSLATE_NOOP("settings", "speech synthesis failed"),
+    "save": QT_TRANSLATE_NOOP("settings", "Save"),
+    "cancel": QT_TRANSLATE_NOOP("settings", "Cancel"),
+    "bridge_enabled": QT_TRANSLATE_NOOP("settings", "Let other programs join over WebSocket"),
+    "host": QT_TRANSLATE_NOOP("settings", "Listen on"),
+    "port": QT_TRANSLATE_NOOP("settings", "Port"),
+    "token": QT_TRANSLATE_NOOP("settings", "Access token"),
+    "generate": QT_TRANSLATE_NOOP("settings", "Generate"),
+    "err.port_off": QT_TRANSLATE_NOOP("settings", "Choose a port from 1 to 65535, or turn the bridge off."),
+    "err.token": QT_TRANSLATE_NOOP(
+        "settings", "A token is required when the bridge listens beyond this computer."),
+    "save_failed": QT_TRANSLATE_NOOP("settings", "Could not save: {error}"),
+    # the Companions tab
+    "companions.intro": QT_TRANSLATE_NOOP(
+        "settings", "Each companion's model and voice. Empty: what its card says."),
+    "companion.model": QT_TRANSLATE_NOOP("settings", "Model"),
+    "companion.model.card": QT_TRANSLATE_NOOP("settings", "As the card says ({model})"),
+    "companion.model.default": QT_TRANSLATE_NOOP("settings", "the default model"),
+    "companion.voice": QT_TRANSLATE_NOOP("settings", "Voice"),
+    "companion.voice.card": QT_TRANSLATE_NOOP("settings", "As the card says ({voice})"),
+    "companion.voice.engine": QT_TRANSLATE_NOOP("settings", "the engine's choice"),
+    "companion.voice.female": QT_TRANSLATE_NOOP("settings", "{name}, female voice {n}"),
+    "companion.voice.male": QT_TRANSLATE_NOOP("settings", "{name}, male voice {n}"),
+    "companion.test_model": QT_TRANSLATE_NOOP("settings", "Test"),
+    "companion.test_voice": QT_TRANSLATE_NOOP("settings", "Test voice"),
+    "companion.voice.sample": QT_TRANSLATE_NOOP("settings", "Hello, I am {name}. Nice to meet you!"),
+    "model.ok": QT_TRANSLATE_NOOP("settings", "{model} answered in {s:.1f} s."),
+    "model.refused": QT_TRANSLATE_NOOP("settings", "The server refused the API key."),
+    "model.unknown": QT_TRANSLATE_NOOP("settings", "The server has no model named {model}."),
+    "model.unreachable": QT_TRANSLATE_NOOP("settings", "No model server answers at {url}."),
+    "model.timeout": QT_TRANSLATE_NOOP("settings", "{model} did not answer in time."),
+    "model.none": QT_TRANSLATE_NOOP("settings", "No language model is set up: choose one in the Language model tab."),
+    "model.failed": QT_TRANSLATE_NOOP("settings", "{model} did not answer: {error}"),
+    "companions.none": QT_TRANSLATE_NOOP("settings", "No companion cards were found."),
+    # the Search tab
+    "folders": QT_TRANSLATE_NOOP("settings", "Knowledge folders"),
+    "folders.hint": QT_TRANSLATE_NOOP(
+        "settings", "The companions and the search panel search the documents in these folders. "
+                    "New folders are indexed as soon as you save."),
+    "folders.add": QT_TRANSLATE_NOOP("settings", "Add…"),
+    "folders.remove": QT_TRANSLATE_NOOP("settings", "Remove"),
+    "folders.choose": QT_TRANSLATE_NOOP("settings", "Choose a knowledge folder"),
+    "folders.missing": QT_TRANSLATE_NOOP("settings", "{folder} does not exist."),
+})
 
 
-def text(key: str, language: Language) -> str:
-    en, ja = TEXTS[key]
-    return ja if language == "ja" else en
+def text(key: str, language: Language, **values: object) -> str:
+    """The text for ``key`` in ``language``, with ``values`` filled in."""
+    return TEXTS.text(key, language, **values)
 
 
 def voice_problem_text(reason: str, language: Language) -> str:
@@ -76,4 +118,4 @@ def voice_problem_text(reason: str, language: Language) -> str:
             why = text("voice.failed_synthesis", language)
         case _:
             why = text(f"voice.{problem.kind}", language)
-    return text("voice.failed", language).format(error=why)
+    return text("voice.failed", language, error=why)

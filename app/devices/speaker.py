@@ -38,7 +38,7 @@ from typing import Any, Final
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
-from app.devices.voices import choose_voice
+from app.devices.voices import VoiceChoice, choose_voice, voice_choices
 from companions.bus import Bus
 from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
 
@@ -99,6 +99,14 @@ class Pyttsx3Speaker:
     @property
     def status(self) -> DeviceStatus:
         return self._status
+
+    def voice_choices(self, language: str) -> list[VoiceChoice]:
+        """The engine's voices for ``language`` (none before the speaker started, or without an engine)."""
+        return voice_choices(self._voices, language, espeak=self._espeak)
+
+    def set_prosody(self, rate: int, volume: float) -> None:
+        """The rate (words per minute) and volume (0-1) of the next utterances (the settings changed)."""
+        self._rate, self._volume = rate, volume
 
     # -- Component ---------------------------------------------------------------------------------------------
 

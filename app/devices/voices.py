@@ -79,3 +79,30 @@ def speech_problem(reason: str) -> SpeechProblem:
     said = reason.strip()
     return SpeechProblem(next((kind for start, kind in _REASON_KINDS if said.lower().startswith(start)), "other"),
                          said)
+
+
+# espeak-ng's voice variants (espeak-ng-data/voices/!v) offered beside each voice: a few women's and men's voices.
+ESPEAK_VARIANTS: Final = ("f1", "f2", "f3", "f4", "m1", "m3", "m7")
+
+
+@dataclass(frozen=True)
+class VoiceChoice:
+    """A voice the settings may name for a companion: ``id`` is what is kept (``jpx/ja``, ``jpx/ja+f3``), ``name``
+    the engine's name for its voice, ``variant`` espeak's variant (``f3``: a woman's voice, ``m7`` a man's)."""
+
+    id: str
+    name: str
+    variant: str = ""
+
+
+def voice_choices(voices: Sequence[Any], language: str, *, espeak: bool) -> list[VoiceChoice]:
+    """The engine's ``voices`` that speak ``language`` ("ja", "en"), each with espeak's variants on espeak."""
+    choices = []
+    for voice in voices:
+        if not is_language(voice, language):
+            continue
+        name = str(getattr(voice, "name", "") or voice.id)
+        choices.append(VoiceChoice(str(voice.id), name))
+        if espeak:
+            choices += [VoiceChoice(f"{voice.id}+{variant}", name, variant) for variant in ESPEAK_VARIANTS]
+    return choices

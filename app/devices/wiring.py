@@ -34,17 +34,21 @@ class Devices:
     def responders(self) -> list[VisionResponder | SpeakResponder]:
         return [self.vision, self.speak]
 
-    async def test_voice(self, voice: VoiceSettings, sentence: str) -> None:
-        """The settings dialog's "test voice": says ``sentence`` at ``voice``'s rate; raises with the reason when
-        nothing could be heard (speech off, no audio device, synthesis failed)."""
+    async def test_voice(self, voice: VoiceSettings, sentence: str, voice_id: str | None = None) -> None:
+        """The settings dialog's "test voice": says ``sentence`` at ``voice``'s rate (in the engine voice
+        ``voice_id``: a companion's); raises with the reason when nothing could be heard (speech off, no audio
+        device, synthesis failed)."""
         if not voice.enabled:
             raise RuntimeError("speech is turned off")
-        result = await self.speaker.speak(Utterance(sentence, rate=voice.rate, speaker_id="settings"))
+        result = await self.speaker.speak(Utterance(sentence, rate=voice.rate, speaker_id="settings",
+                                                    voice=voice_id))
         if not result.success or result.skipped:
             raise RuntimeError(result.reason or "the speech was interrupted")
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Re-checks the camera when its source changed (the speaker's rate/volume apply from the next start)."""
+        """Re-checks the camera when its source changed; the speaker's rate and volume apply from the next
+        utterance (turning speech on or off applies from the next start)."""
+        self.speaker.set_prosody(settings.voice.rate, settings.voice.volume)
         if settings.camera.source != self.camera.source:
             await self.camera.reconfigure(settings.camera.source)
 

@@ -1,0 +1,62 @@
+"""The settings dialog's Bridge tab: whether other programs may join over WebSocket, where the bridge listens, its
+access token, and who answers camera and voice queries (ui/query_answerers.py)."""
+
+from __future__ import annotations
+
+import secrets as token_source
+from typing import Any, Final
+
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
+
+from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
+from ui.naming import named
+from ui.query_answerers import QueryAnswerers
+from ui.settings_form import SettingsPage, Spawn, button_row
+from ui.settings_texts import Language
+
+LOOPBACK_HOSTS: Final = {"127.0.0.1", "localhost", "::1"}
+
+
+class BridgePage(SettingsPage):
+    def __init__(self, bridge: BridgeSettings, language: Language, errors: dict[str, QLabel],
+                 spawn: Spawn) -> None:
+        super().__init__(language, errors, spawn)
+        form = self.form()
+        self.bridge_enabled = named(QCheckBox(self.t("bridge_enabled")), "bridgeEnabledCheck")
+        self.bridge_enabled.setChecked(bridge.enabled)
+        self.host = named(QLineEdit(bridge.host), "bridgeHostEdit")
+        self.port = named(QLineEdit(str(bridge.port if bridge.enabled else DEFAULT_BRIDGE_PORT)), "bridgePortEdit")
+        self.token = named(QLineEdit(bridge.token.get_secret_value() if bridge.token else ""), "bridgeTokenEdit")
+        self.token.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+        generate = named(QPushButton(self.t("generate")), "generateTokenButton")
+        generate.clicked.connect(self.generate_token)
+        token_row = button_row(self.token, generate, stretch_last=False)
+        form.addRow("", self.bridge_enabled)
+        self.row(form, "host", self.host, "bridge.host")
+        self.row(form, "port", self.port, "bridge.port")
+        self.row(form, "token", token_row, "bridge.token")
+        self.answerers = QueryAnswerers(bridge, language)  # who answers vision and speak queries
+        form.addRow("", self.answerers)
+        for widget in (self.host, self.port, token_row):
+            widget.setEnabled(bridge.enabled)
+            self.bridge_enabled.toggled.connect(widget.setEnabled)
+        self.changed_signal(self.bridge_enabled.toggled, self.host.textChanged, self.port.textChanged,
+                            self.token.textChanged)
+
+    def generate_token(self) -> None:
+        self.token.setText(token_source.token_urlsafe(24))
+
+    def values(self) -> dict[str, dict[str, Any]]:
+        return {"bridge": {"host": self.host.text().strip(),
+                           "port": self.port.text().strip() if self.bridge_enabled.isChecked() else 0,
+                           "token": self.token.text().strip() or None,
+                           "client_answers": self.answerers.client_answers()}}
+
+    def rules(self, errors: dict[str, str]) -> None:
+        """The rules beyond each field's own: a port when the bridge is on, a token beyond this computer."""
+        if not self.bridge_enabled.isChecked():
+            return
+        if "bridge.port" not in errors and self.port.text().strip() == "0":
+            errors["bridge.port"] = self.t("err.port_off")
+        if self.host.text().strip() not in LOOPBACK_HOSTS and not self.token.text().strip():
+            errors["bridge.token"] = self.t("err.token")

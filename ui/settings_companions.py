@@ -1,0 +1,222 @@
+"""The settings dialog's Companions tab: every companion (its name in the interface language) with its model and its
+voice, each with a test.
+
+The model is an editable list: the models the default server lists (asked when the tab is built) or any name;
+empty means what the companion's card says. "Test" sends one short request to that model the way the companion
+would (app/companion_checks.py) and says how it went. The voice lists the speech engine's voices for the interface
+language (espeak-ng's variants too); "Test voice" says a sentence in it through the app's one speaker. Saving
+applies both at once (``Runtime.apply_settings``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.companion_checks import ModelCheck
+from app.devices.voices import VoiceChoice
+from app.settings import CompanionSettings, Settings, VoiceSettings
+from companions.cards import CompanionCard
+from ui.naming import named
+from ui.settings_form import SettingsPage, Spawn, button_row, show_result
+from ui.settings_texts import Language, voice_problem_text
+
+
+class CompanionAccess(Protocol):
+    """What the tab asks of the app (:class:`app.companion_checks.CompanionChecks`; a fake in tests)."""
+
+    def cards(self) -> list[CompanionCard]: ...
+
+    async def models(self, settings: Settings) -> list[str]: ...
+
+    async def test_model(self, settings: Settings, card: CompanionCard) -> ModelCheck: ...
+
+    def voices(self, language: str) -> list[VoiceChoice]: ...
+
+    @property
+    def can_speak(self) -> bool: ...
+
+    async def say(self, voice: VoiceSettings, sentence: str, voice_id: str | None) -> None: ...
+
+
+class CompanionRow(QGroupBox):
+    """One companion's model and voice, with their tests."""
+
+    def __init__(self, card: CompanionCard, chosen: CompanionSettings, page: CompanionsPage) -> None:
+        super().__init__(card.name(page.language))
+        named(self, f"companion_{card.id}")
+        self.card = card
+        t = page.t
+        form = QFormLayout(self)
+        self.model = named(QComboBox(), "companionModelCombo")
+        self.model.setEditable(True)
+        self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        line = self.model.lineEdit()
+        assert line is not None
+        line.setPlaceholderText(t("companion.model.card", model=card.llm.model or t("companion.model.default")))
+        self.model.setEditText(chosen.model or "")
+        self.test_model_button = named(QPushButton(t("companion.test_model")), "testModelButton")
+        self.model_result = named(QLabel(), "modelResult")
+        self.model_result.setWordWrap(True)
+        self.voice = named(QComboBox(), "companionVoiceCombo")
+        self.voice.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        card_voice = card.voice.for_language(page.language)
+        self.voice.addItem(t("companion.voice.card", voice=card_voice or t("companion.voice.engine")), "")
+        for choice in page.voice_choices:
+            self.voice.addItem(page.voice_label(choice), choice.id)
+        wanted = chosen.voice.get(page.language, "")
+        if wanted and self.voice.findData(wanted) < 0:
+            self.voice.addItem(wanted, wanted)  # kept although the engine does not offer it now
+        self.voice.setCurrentIndex(max(0, self.voice.findData(wanted)))
+        self.test_voice_button = named(QPushButton(t("companion.test_voice")), "testCompanionVoiceButton")
+        self.test_voice_button.setEnabled(page.access.can_speak)
+        self.voice_result = named(QLabel("" if page.access.can_speak else t("voice.none")), "companionVoiceResult")
+        self.voice_result.setWordWrap(True)
+        form.addRow(t("companion.model"), self.model)
+        form.addRow("", button_row(self.test_model_button, self.model_result))
+        form.addRow("", page.error_label(f"companions.{card.id}.model"))
+        form.addRow(t("companion.voice"), self.voice)
+        form.addRow("", button_row(self.test_voice_button, self.voice_result))
+
+    def chosen_voice(self) -> str:
+        return str(self.voice.currentData() or "")
+
+
+class CompanionsPage(SettingsPage):
+    model_tested = Signal(str, object)  # companion id, ModelCheck
+    voice_tested = Signal(str, bool, str)  # companion id, ok, message
+
+    def __init__(self, settings: Settings, access: CompanionAccess, *, candidate: Callable[[], Settings],
+                 voice: Callable[[], VoiceSettings], language: Language, errors: dict[str, QLabel],
+                 spawn: Spawn) -> None:
+        super().__init__(language, errors, spawn)
+        self.access = access
+        self._settings = settings
+        self._candidate = candidate
+        self._voice = voice
+        self.voice_choices = access.voices(language)
+        self.rows: dict[str, CompanionRow] = {}
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        intro = named(QLabel(self.t("companions.intro")), "fieldHint")
+        intro.setWordWrap(True)
+        outer.addWidget(intro)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        body = QWidget()
+        column = QVBoxLayout(body)
+        for card in access.cards():
+            row = CompanionRow(card, settings.companion(card.id), self)
+            row.test_model_button.clicked.connect(self._test_model_clicked)
+            row.test_voice_button.clicked.connect(self._test_voice_clicked)
+            self.changed_signal(row.model.editTextChanged, row.voice.currentIndexChanged)
+            self.rows[card.id] = row
+            column.addWidget(row)
+        if not self.rows:
+            column.addWidget(QLabel(self.t("companions.none")))
+        column.addStretch(1)
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        spawn(self._offer_models())
+
+    def voice_label(self, choice: VoiceChoice) -> str:
+        if not choice.variant:
+            return choice.name
+        kind = "companion.voice.female" if choice.variant.startswith("f") else "companion.voice.male"
+        return self.t(kind, name=choice.name, n=choice.variant[1:])
+
+    async def _offer_models(self) -> None:
+        """Fills every model list with the default server's models (nothing when it does not answer)."""
+        models = await self.access.models(self._settings)
+        for row in self.rows.values():
+            typed = row.model.currentText()
+            row.model.addItems([m for m in models if row.model.findText(m) < 0])
+            row.model.setEditText(typed)
+
+    def values(self) -> dict[str, dict[str, Any]]:
+        chosen: dict[str, Any] = {}
+        for companion_id, row in self.rows.items():
+            before = self._settings.companion(companion_id)
+            voices = {k: v for k, v in before.voice.items() if k != self.language}
+            if row.chosen_voice():
+                voices[self.language] = row.chosen_voice()
+            chosen[companion_id] = {"model": row.model.currentText().strip() or None, "base_url": before.base_url,
+                                    "voice": voices}
+        kept = {i: c.model_dump() for i, c in self._settings.companions.items() if i not in self.rows}
+        return {"companions": kept | chosen}
+
+    def _row_of(self, button: object) -> CompanionRow | None:
+        return next((r for r in self.rows.values() if button in (r.test_model_button, r.test_voice_button)), None)
+
+    def _test_model_clicked(self) -> None:
+        row = self._row_of(self.sender())
+        if row is not None:
+            self.test_model(row.card.id)
+
+    def _test_voice_clicked(self) -> None:
+        row = self._row_of(self.sender())
+        if row is not None:
+            self.test_voice(row.card.id)
+
+    def test_model(self, companion_id: str) -> None:
+        self._spawn(self._run_model_test(self.rows[companion_id]))
+
+    def test_voice(self, companion_id: str) -> None:
+        self._spawn(self._run_voice_test(self.rows[companion_id]))
+
+    def model_check_text(self, check: ModelCheck) -> str:
+        match check.kind:
+            case "ok":
+                return self.t("model.ok", model=check.model, s=check.seconds)
+            case "refused" | "none":
+                return self.t(f"model.{check.kind}")
+            case "unreachable":
+                return self.t("model.unreachable", url=check.url)
+            case "unknown" | "timeout":
+                return self.t(f"model.{check.kind}", model=check.model)
+            case _:
+                return self.t("model.failed", model=check.model, error=check.error)
+
+    async def _run_model_test(self, row: CompanionRow) -> None:
+        row.test_model_button.setEnabled(False)
+        show_result(row.model_result, "busy", self.t("testing"))
+        try:
+            check = await self.access.test_model(self._candidate(), row.card)
+        except Exception as err:  # an injected tester that raises is still a result for the user
+            check = ModelCheck("failed", error=f"{type(err).__name__}: {err}")
+        finally:
+            row.test_model_button.setEnabled(True)
+        row.model_result.setToolTip(check.error)  # the server's own words, for whoever helps
+        show_result(row.model_result, "ok" if check.ok else "error", self.model_check_text(check))
+        self.model_tested.emit(row.card.id, check)
+
+    async def _run_voice_test(self, row: CompanionRow) -> None:
+        row.test_voice_button.setEnabled(False)
+        show_result(row.voice_result, "busy", self.t("testing"))
+        voice_id = row.chosen_voice() or row.card.voice.for_language(self.language)
+        reason = ""
+        try:
+            await self.access.say(self._voice(), self.t("companion.voice.sample", name=row.card.name(self.language)),
+                                  voice_id)
+            ok, message = True, self.t("voice.ok")
+        except Exception as err:  # no audio device is a message, not a crash
+            reason = str(err) or type(err).__name__
+            ok, message = False, voice_problem_text(reason, self.language)
+        finally:
+            row.test_voice_button.setEnabled(True)
+        row.voice_result.setToolTip(reason)
+        show_result(row.voice_result, "ok" if ok else "error", message)
+        self.voice_tested.emit(row.card.id, ok, message)
