@@ -19,8 +19,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections.abc import Coroutine
-from typing import Any, Final
+from typing import Final
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -31,6 +30,7 @@ from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
 from companions.devices import SpeakingChanged
 from companions.protocol import Message
+from companions.tasks import TaskSet
 from companions.worker import TextStreamed, TurnEnded
 from ui.bus_bridge import BusFollower
 from ui.chat_bubble import Header
@@ -88,7 +88,7 @@ class ChatPanel(QWidget):
         layout.addLayout(row)
         self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
         self._bus_link = BusFollower(bus, ("messages", "events"))
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet("chat-view")  # a failure is logged there
         self._generation = 0
         self._loading = False
         self._pending: list[BusItem] = []
@@ -113,8 +113,7 @@ class ChatPanel(QWidget):
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
         self._bus_link.stop()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
 
     def set_language(self, language: str) -> None:
         """Says everything in ``language`` from now on: the box, the button, the "To" chooser, and the bubbles (the
@@ -124,7 +123,7 @@ class ChatPanel(QWidget):
         self.send_button.setText(chat_text("send", language))
         self.address.set_language(language)
         if self._bus_link.active:
-            self._spawn(self._load(self.history.active_id()))
+            self._tasks.spawn(self._load(self.history.active_id()), name="chat-history")
 
     # -- sending ---------------------------------------------------------------------------------------------
     def submit(self) -> None:
@@ -206,7 +205,7 @@ class ChatPanel(QWidget):
         if isinstance(item, ActiveConversationChanged):
             self._loading = True
             self._pending.clear()
-            self._spawn(self._load(item.conversation_id))
+            self._tasks.spawn(self._load(item.conversation_id), name="chat-history")
             return
         if self._loading:
             self._pending.append(item)
@@ -398,13 +397,3 @@ class ChatPanel(QWidget):
         if everyone and everyone <= set(to):
             return ""
         return ", ".join(self._name(t) for t in to)
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("chat view: %s failed", task.get_coro(), exc_info=task.exception())

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from app.network.addresses import dialable
 from app.network.metadata import COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
 from companions.protocol import CompanionMetadata, Topic, to_wire
@@ -228,7 +229,7 @@ class Libp2pNetwork:
             if self.config.mdns:
                 nursery.start_soon(self._dial_discovered, host)
             peer_id = host.get_id().to_string()
-            addresses = _dialable(tuple(f"{a}" for a in host.get_addrs()))
+            addresses = dialable(tuple(f"{a}" for a in host.get_addrs()))
             self._status = NetworkStatus(running=True, peer_id=peer_id, addresses=addresses)
             log.info("network: listening as %s on %s", peer_id, ", ".join(addresses))
             self._resolve_start(self._status)
@@ -391,23 +392,3 @@ class _PeerWatcher:
     async def listen(self, network: Any, multiaddr: Any) -> None: ...
 
     async def listen_close(self, network: Any, multiaddr: Any) -> None: ...
-
-
-def _dialable(addresses: tuple[str, ...]) -> tuple[str, ...]:
-    """Addresses another machine can dial: ``/ip4/0.0.0.0/`` becomes each of this machine's IPv4 addresses (the
-    ones a user copies into the other computer's ``MADOI_NETWORK_PEERS``), loopback last."""
-    wildcard = "/ip4/0.0.0.0/"
-    if not any(a.startswith(wildcard) for a in addresses):
-        return addresses
-    try:
-        import ifaddr
-
-        ips = sorted({str(ip.ip) for adapter in ifaddr.get_adapters() for ip in adapter.ips
-                      if isinstance(ip.ip, str)}, key=lambda ip: (ip.startswith("127."), ip))
-    except Exception:  # no interface list: the wildcard stays (the user then names the machine's address)
-        return addresses
-    out: list[str] = []
-    for address in addresses:
-        out += [address.replace(wildcard, f"/ip4/{ip}/", 1) for ip in ips] if address.startswith(wildcard) \
-            else [address]
-    return tuple(out)
