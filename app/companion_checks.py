@@ -66,7 +66,11 @@ async def check_companion_model(settings: Settings, card: CompanionCard,
     resolution = await resolve_default_model(settings)
     model = companion_models(settings, resolution, [])(card)
     if isinstance(model, UnavailableModel):
-        return ModelCheck("none", error=model.reason)
+        url = settings.llm.base_url
+        if url is None or resolution.model is not None:
+            return ModelCheck("none", error=model.reason)
+        refused = "401" in resolution.message or "403" in resolution.message
+        return ModelCheck("refused" if refused else "unreachable", url=url, error=resolution.message)
     url = str(getattr(model, "base_url", "") or "")
     request = ChatRequest(messages=(ChatMessage.user("Say hello in three words."),), max_tokens=12,
                           tool_choice="none")

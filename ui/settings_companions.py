@@ -97,6 +97,7 @@ class CompanionRow(QGroupBox):
 
 class CompanionsPage(SettingsPage):
     model_tested = Signal(str, object)  # companion id, ModelCheck
+    models_offered = Signal(list)  # the default server's models (empty when it did not answer)
     voice_tested = Signal(str, bool, str)  # companion id, ok, message
 
     def __init__(self, settings: Settings, access: CompanionAccess, *, candidate: Callable[[], Settings],
@@ -108,6 +109,7 @@ class CompanionsPage(SettingsPage):
         self._candidate = candidate
         self._voice = voice
         self.voice_choices = access.voices(language)
+        self.offered: list[str] | None = None  # the default server's models, once asked
         self.rows: dict[str, CompanionRow] = {}
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -145,6 +147,8 @@ class CompanionsPage(SettingsPage):
             typed = row.model.currentText()
             row.model.addItems([m for m in models if row.model.findText(m) < 0])
             row.model.setEditText(typed)
+        self.offered = models
+        self.models_offered.emit(models)
 
     def values(self) -> dict[str, dict[str, Any]]:
         chosen: dict[str, Any] = {}
