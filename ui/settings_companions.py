@@ -1,7 +1,7 @@
 """The settings dialog's Companions tab: every companion (its name in the interface language) with its model and its
 voice, each with a test.
 
-The model is an editable list: the models the default server lists (asked when the tab is built) or any name;
+The model is an editable list: the models the default server lists (asked when the tab is first shown) or any name;
 empty means what the companion's card says. "Test" sends one short request to that model the way the companion
 would (app/companion_checks.py) and says how it went. The voice lists the speech engine's voices for the interface
 language (espeak-ng's variants too); "Test voice" says a sentence in it through the app's one speaker. Saving
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -132,7 +133,14 @@ class CompanionsPage(SettingsPage):
         column.addStretch(1)
         scroll.setWidget(body)
         outer.addWidget(scroll, 1)
-        spawn(self._offer_models())
+        self._asked = False
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """The default server is asked for its models when the tab is first shown (not for every dialog)."""
+        super().showEvent(event)
+        if not self._asked:
+            self._asked = True
+            self._spawn(self._offer_models())
 
     def voice_label(self, choice: VoiceChoice) -> str:
         if not choice.variant:

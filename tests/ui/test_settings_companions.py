@@ -33,9 +33,8 @@ async def _dialog(qtbot: QtBot, language: str, checks: CompanionChecks | None = 
                             companions=checks, language=language)  # type: ignore[arg-type]
     qtbot.addWidget(dialog)
     dialog.show()
-    if dialog.companions.offered is None:  # the request runs on the loop: nothing has arrived before this await
-        async with signal_fired(dialog.companions.models_offered, 10):
-            pass
+    async with signal_fired(dialog.companions.models_offered, 10):
+        dialog.tabs.setCurrentWidget(dialog.companions)  # asks the default server for its models
     return dialog
 
 
