@@ -25,6 +25,7 @@ from companions.llm.unavailable import UnavailableModel
 
 if TYPE_CHECKING:
     from app.devices.wiring import Devices
+    from app.runtime import Runtime
 
 MODEL_TEST_TIMEOUT_S = 60.0
 ModelCheckKind = Literal["ok", "refused", "unknown", "unreachable", "timeout", "none", "failed"]
@@ -98,6 +99,16 @@ class CompanionChecks:
     def from_files(cls, paths: Paths) -> CompanionChecks:
         """The sample and the user's cards read from disk, no devices (a dialog opened outside the app)."""
         return cls(lambda: load_cards([sample_cards_dir(), paths.cards_dir]).cards)
+
+    @classmethod
+    def for_runtime(cls, runtime: Runtime) -> CompanionChecks:
+        """The running app's companions (its cards from disk before it started) and devices."""
+        from_files = cls.from_files(runtime.paths)
+
+        def cards() -> Sequence[CompanionCard]:
+            return [c.card for c in runtime.parts.cast] if runtime.started else from_files.cards()
+
+        return cls(cards, lambda: runtime.parts.devices if runtime.started else None)
 
     def cards(self) -> list[CompanionCard]:
         return list(self._cards())

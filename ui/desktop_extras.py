@@ -20,6 +20,7 @@ from ui.first_run import FirstRunPanel
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.notifications import NotificationArea
+from ui.settings_companions import CompanionAccess
 from ui.settings_dialog import SettingsDialog, VoiceTester
 from ui.settings_texts import Language
 from ui.theme import ThemeManager, apply_theme
@@ -28,7 +29,7 @@ _TEXTS: Final = Texts("desktop_extras", {
     "menu": QT_TRANSLATE_NOOP("desktop_extras", "&Madoi"),
     "settings": QT_TRANSLATE_NOOP("desktop_extras", "&Settings…"),
     "saved.title": QT_TRANSLATE_NOOP("desktop_extras", "Settings saved"),
-    "saved.body": QT_TRANSLATE_NOOP("desktop_extras", "Some changes (camera, bridge, model) apply after a restart."),
+    "saved.body": QT_TRANSLATE_NOOP("desktop_extras", "In effect now (turning speech on or off takes a restart)."),
 })
 
 
@@ -37,7 +38,8 @@ class DesktopExtras(QObject):
 
     def __init__(self, window: QMainWindow, settings: Settings, paths: Paths, *,
                  secrets: SecretStore | None = None, reporter: ErrorReporter | None = None,
-                 test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None) -> None:
+                 test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None,
+                 companions: CompanionAccess | None = None) -> None:
         super().__init__(window)
         self._window = window
         self.settings = settings
@@ -45,6 +47,7 @@ class DesktopExtras(QObject):
         self._secrets = secrets
         self._test_connection = test_connection
         self._test_voice = test_voice
+        self._companions = companions  # the Companions tab's port onto the running app
         self.dialog: SettingsDialog | None = None
         app = QApplication.instance()
         assert isinstance(app, QApplication)
@@ -114,7 +117,7 @@ class DesktopExtras(QObject):
             return self.dialog
         dialog = SettingsDialog(self.settings, self._paths, secrets=self._secrets,
                                 test_connection=self._test_connection, test_voice=self._test_voice,
-                                parent=self._window)
+                                companions=self._companions, parent=self._window)
         dialog.saved.connect(self._saved)
         dialog.finished.connect(self._dialog_finished)
         dialog.show()

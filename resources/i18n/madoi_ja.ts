@@ -235,8 +235,8 @@
         <translation>設定を保存しました</translation>
     </message>
     <message>
-        <source>Some changes (camera, bridge, model) apply after a restart.</source>
-        <translation>カメラ・ブリッジ・モデルの変更は再起動後に反映されます。</translation>
+        <source>In effect now (turning speech on or off takes a restart).</source>
+        <translation>すぐに反映されます（音声のオン・オフは再起動後に反映されます）。</translation>
     </message>
 </context>
 <context>
