@@ -11,11 +11,13 @@ Uses a throw-away MADOI_HOME: your own settings and keyring are neither read nor
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -24,6 +26,7 @@ sys.path.insert(0, str(REPO))
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, nargs="?", default=REPO / "docs" / "screenshots")
+    parser.add_argument("--settings-only", action="store_true", help="the settings dialog and first-run panel only")
     args = parser.parse_args()
     if os.environ.get("DISPLAY") and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "xcb"
@@ -39,10 +42,13 @@ def main() -> int:
     import keyring.backends.fail
     from PySide6.QtWidgets import QApplication, QWidget
 
+    from app.companion_checks import CompanionChecks, ModelCheck
+    from app.devices.speaker import Pyttsx3Speaker
     from app.secrets import SecretStore
     from app.settings import load_settings
     from ui.first_run import FirstRunPanel
     from ui.settings_dialog import SettingsDialog
+    from ui.settings_form import show_result
     from ui.theme import apply_theme
 
     app = QApplication.instance() or QApplication(sys.argv)
@@ -66,13 +72,19 @@ def main() -> int:
 
     no_keyring = SecretStore(backend=keyring.backends.fail.Keyring())
 
+    speaker = Pyttsx3Speaker(None, output_dir=Path(home) / "speech")  # the engine's voices for the Companions tab
+    asyncio.run(speaker.start())
+    checks = CompanionChecks(CompanionChecks.from_files(loaded.paths).cards,
+                             lambda: SimpleNamespace(speaker=speaker))  # type: ignore[arg-type,return-value]
+
     def dialog(language: str) -> SettingsDialog:
-        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, language=language)  # type: ignore[arg-type]
+        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, language=language,  # type: ignore[arg-type]
+                              companions=checks)
 
     ja = dialog("ja")
     ja.base_url.setText("http://127.0.0.1:11434/v1")
     ja.model.setEditText("qwen2.5:3b")
-    ja._show_result(ja.connection_result, "ok", ja._t("conn.ok").format(n=3))
+    show_result(ja.connection_result, "ok", ja._t("conn.ok", n=3))
     ja.tabs.setCurrentIndex(1)
     shoot(ja, "settings-llm-ja")
 
@@ -91,6 +103,26 @@ def main() -> int:
     bridge.host.setText("0.0.0.0")
     shoot(bridge, "settings-bridge-en")
 
+    for language in ("ja", "en"):
+        people = dialog(language)
+        people.tabs.setCurrentWidget(people.companions)
+        page = people.companions
+        hina = page.rows["hina"]
+        hina.model.addItems(["llama3.2:1b", "qwen2.5:3b"])
+        hina.model.setEditText("qwen2.5:3b")
+        show_result(hina.model_result, "ok", page.model_check_text(ModelCheck("ok", "qwen2.5:3b", seconds=1.4)))
+        hina.voice.setCurrentIndex(hina.voice.findData("jpx/ja+f3" if language == "ja" else "gmw/en-us+f3"))
+        show_result(hina.voice_result, "ok", people._t("voice.ok"))
+        shoot(people, f"settings-companions-{language}", (760, 640))
+
+    knowledge = dialog("ja")
+    knowledge.tabs.setCurrentWidget(knowledge.search)
+    for folder in (Path(home) / "Documents" / "notes", Path(home) / "Documents" / "recipes"):
+        folder.mkdir(parents=True, exist_ok=True)  # under the throw-away home
+        knowledge.search.add_folder(folder)
+    shoot(knowledge, "settings-search-ja", (760, 520))
+    asyncio.run(speaker.stop())
+
     first_ja = FirstRunPanel("ja")
     shoot(first_ja, "first-run-ja", (820, 620))
 
@@ -102,7 +134,8 @@ def main() -> int:
     dark_dialog.tabs.setCurrentIndex(0)
     shoot(dark_dialog, "settings-general-en-dark")
 
-    written += _main_windows(app, args.out, Path(home))
+    if not args.settings_only:
+        written += _main_windows(app, args.out, Path(home))
     for path in written:
         print(path)
     shutil.rmtree(home, ignore_errors=True)

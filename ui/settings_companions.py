@@ -113,7 +113,6 @@ class CompanionsPage(SettingsPage):
         self.offered: list[str] | None = None  # the default server's models, once asked
         self.rows: dict[str, CompanionRow] = {}
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
         intro = named(QLabel(self.t("companions.intro")), "fieldHint")
         intro.setWordWrap(True)
         outer.addWidget(intro)
