@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from app.connection_check import check_connection
-from app.devices.voices import VoiceChoice
+from app.devices.voices import VoiceChoice, voice_choices
 from app.model_connection import companion_models, resolve_default_model
 from app.settings import Paths, Settings, VoiceSettings
 from companions.cards import CompanionCard, load_cards, sample_cards_dir
@@ -130,7 +130,9 @@ class CompanionChecks:
 
     def voices(self, language: str) -> list[VoiceChoice]:
         devices = self._devices()
-        return devices.speaker.voice_choices(language) if devices is not None else []
+        if devices is None:
+            return []
+        return voice_choices(devices.speaker.voices, language, espeak=devices.speaker.espeak)
 
     @property
     def can_speak(self) -> bool:

@@ -38,7 +38,7 @@ from typing import Any, Final
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
-from app.devices.voices import VoiceChoice, choose_voice, voice_choices
+from app.devices.voices import choose_voice
 from companions.bus import Bus
 from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
 
@@ -75,8 +75,7 @@ class Pyttsx3Speaker:
                  volume: float = 1.0, player: Sequence[str] | None = None, driver_name: str | None = None) -> None:
         self._bus = bus
         self._output_dir = output_dir
-        self._rate = rate
-        self._volume = volume
+        self.rate, self.volume = rate, volume  # the settings' (the next utterance takes a new value)
         self._player_command = tuple(player) if player is not None else None
         self._driver_name = driver_name
         self.enabled = True
@@ -90,8 +89,8 @@ class Pyttsx3Speaker:
         self._player: WavPlayer | None = None
         self._audio_problem: str | None = None
         self._status = DeviceStatus("speaker", False, "no audio device: not started")
-        self._voices: list[Any] = []
-        self._espeak = False
+        self.voices: list[Any] = []  # the engine's, once started
+        self.espeak = False
         self._count = 0
         self._scratch: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -99,14 +98,6 @@ class Pyttsx3Speaker:
     @property
     def status(self) -> DeviceStatus:
         return self._status
-
-    def voice_choices(self, language: str) -> list[VoiceChoice]:
-        """The engine's voices for ``language`` (none before the speaker started, or without an engine)."""
-        return voice_choices(self._voices, language, espeak=self._espeak)
-
-    def set_prosody(self, rate: int, volume: float) -> None:
-        """The rate (words per minute) and volume (0-1) of the next utterances (the settings changed)."""
-        self._rate, self._volume = rate, volume
 
     # -- Component ---------------------------------------------------------------------------------------------
 
@@ -189,9 +180,9 @@ class Pyttsx3Speaker:
                 import pyttsx3
 
                 engine = pyttsx3.init(self._driver_name)
-                self._voices = list(engine.getProperty("voices") or [])
-                self._espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
-                if self._espeak:
+                self.voices = list(engine.getProperty("voices") or [])
+                self.espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
+                if self.espeak:
                     quiet_driver_prints(engine.proxy._driver)
             except Exception as err:  # missing espeak-ng / SAPI: speech is off, the app goes on
                 self._fail_all(ready, f"no speech engine: {err}")
@@ -277,12 +268,12 @@ class Pyttsx3Speaker:
     def _say(self, engine: Any, job: _Job) -> SpeechResult:
         self._settle(engine)
         utterance = job.utterance
-        voice_id, japanese = choose_voice(self._voices, utterance, espeak=self._espeak)
+        voice_id, japanese = choose_voice(self.voices, utterance, espeak=self.espeak)
         text = to_kana(utterance.text) if japanese else utterance.text
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
         engine.setProperty("voice", voice_id)
-        engine.setProperty("rate", round((utterance.rate or self._rate) * rate_factor))
-        engine.setProperty("volume", max(0.0, min(1.0, self._volume * volume_factor)))
+        engine.setProperty("rate", round((utterance.rate or self.rate) * rate_factor))
+        engine.setProperty("volume", max(0.0, min(1.0, self.volume * volume_factor)))
         with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
             engine.setProperty("pitch", pitch)
         self._count += 1

@@ -48,7 +48,7 @@ class Devices:
     async def apply_settings(self, settings: Settings) -> None:
         """Re-checks the camera when its source changed; the speaker's rate and volume apply from the next
         utterance (turning speech on or off applies from the next start)."""
-        self.speaker.set_prosody(settings.voice.rate, settings.voice.volume)
+        self.speaker.rate, self.speaker.volume = settings.voice.rate, settings.voice.volume
         if settings.camera.source != self.camera.source:
             await self.camera.reconfigure(settings.camera.source)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import websockets
 
+from app.companion_checks import CompanionChecks
 from app.runtime import Runtime, SettingsNotApplied, index_folders
 from app.search_service import SearchIndexUpdated, build_search_service
 from app.settings import CompanionSettings, Settings, load_settings
@@ -155,3 +156,21 @@ async def test_new_knowledge_folders_are_indexed_at_once(madoi_home: Path, tmp_p
     finally:
         await service.stop()
         await bus.aclose()
+
+
+async def test_the_companions_tab_sees_the_running_apps_companions_and_voices(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    checks = CompanionChecks.for_runtime(runtime)
+    assert [c.id for c in checks.cards()] == ["akari", "hina", "souta"]  # from the card files before the start
+    assert not checks.can_speak
+    await runtime.start()
+    try:
+        assert [c.id for c in checks.cards()] == list(runtime.parts.cast.companions)
+        ids = [v.id for v in checks.voices("ja")]
+        assert ids[:2] == ["jpx/ja", "jpx/ja+f1"]  # espeak-ng's Japanese voice and its variants
+        assert all(v.startswith("jpx/ja") for v in ids)
+        spoken = len(list((madoi_home / "speech").glob("*.wav")))
+        await checks.say(runtime.settings.voice, "こんにちは", "jpx/ja+f3")  # through the app's one speaker
+        assert len(list((madoi_home / "speech").glob("*.wav"))) == spoken + 1
+    finally:
+        await runtime.stop()
