@@ -42,16 +42,17 @@ def _bridge_place(settings: Settings) -> tuple[str, int, str | None]:
     return settings.bridge.host, settings.bridge.port, token
 
 
-def index_folders(search: SearchService, folders: list[Path]) -> None:
-    """Search indexes ``folders`` (beside the sample documents) from now on, and starts a pass over them (after
-    the pass under way, if any)."""
+def index_folders(search: SearchService, folders: list[Path]) -> asyncio.Task[None]:
+    """Search indexes ``folders`` (beside the sample documents) from now on; returns the pass that takes them in
+    (started now, or after the pass under way)."""
     from app.search_cli import SAMPLES  # loaded already: search runs
 
     search.folders = [SAMPLES, *folders]  # as build_search_service gives them
     running = search.progress is not None
     task = search.reindex()
     if running:
-        search.tasks.spawn(_reindex_after(search, task), name="search-index-new-folders")
+        return search.tasks.spawn(_reindex_after(search, task), name="search-index-new-folders")
+    return task
 
 
 async def _reindex_after(search: SearchService, running: asyncio.Task[None]) -> None:

@@ -32,8 +32,8 @@ from app.devices.voices import VoiceChoice
 from app.settings import CompanionSettings, Settings, VoiceSettings
 from companions.cards import CompanionCard
 from ui.naming import named
-from ui.settings_form import SettingsPage, Spawn, button_row, show_result
-from ui.settings_texts import Language, voice_problem_text
+from ui.settings_form import SettingsPage, Spawn, button_row, show_result, voice_test
+from ui.settings_texts import Language
 
 
 class CompanionAccess(Protocol):
@@ -215,19 +215,8 @@ class CompanionsPage(SettingsPage):
         self.model_tested.emit(row.card.id, check)
 
     async def _run_voice_test(self, row: CompanionRow) -> None:
-        row.test_voice_button.setEnabled(False)
-        show_result(row.voice_result, "busy", self.t("testing"))
         voice_id = row.chosen_voice() or row.card.voice.for_language(self.language)
-        reason = ""
-        try:
-            await self.access.say(self._voice(), self.t("companion.voice.sample", name=row.card.name(self.language)),
-                                  voice_id)
-            ok, message = True, self.t("voice.ok")
-        except Exception as err:  # no audio device is a message, not a crash
-            reason = str(err) or type(err).__name__
-            ok, message = False, voice_problem_text(reason, self.language)
-        finally:
-            row.test_voice_button.setEnabled(True)
-        row.voice_result.setToolTip(reason)
-        show_result(row.voice_result, "ok" if ok else "error", message)
+        sentence = self.t("companion.voice.sample", name=row.card.name(self.language))
+        ok, message = await voice_test(self.access.say(self._voice(), sentence, voice_id), row.test_voice_button,
+                                       row.voice_result, self.language)
         self.voice_tested.emit(row.card.id, ok, message)

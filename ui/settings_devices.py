@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QPus
 
 from app.settings import CameraSettings, VoiceSettings
 from ui.naming import named
-from ui.settings_form import SettingsPage, Spawn, button_row, show_result
-from ui.settings_texts import Language, voice_problem_text
+from ui.settings_form import SettingsPage, Spawn, button_row, voice_test
+from ui.settings_texts import Language
 
 VoiceTester = Callable[[VoiceSettings, str], Awaitable[None]]  # (voice, sample sentence)
 
@@ -66,17 +66,6 @@ class DevicesPage(SettingsPage):
     async def _run_voice_test(self) -> None:
         if self._test_voice is None:
             return
-        self.test_voice_button.setEnabled(False)
-        show_result(self.voice_result, "busy", self.t("testing"))
-        reason = ""
-        try:
-            await self._test_voice(self.voice_settings(), self.t("voice.sample"))
-            ok, message = True, self.t("voice.ok")
-        except Exception as err:  # no audio device is a message, not a crash
-            reason = str(err) or type(err).__name__
-            ok, message = False, voice_problem_text(reason, self.language)
-        finally:
-            self.test_voice_button.setEnabled(True)
-        self.voice_result.setToolTip(reason)  # the speaker's own words, for whoever helps
-        show_result(self.voice_result, "ok" if ok else "error", message)
+        ok, message = await voice_test(self._test_voice(self.voice_settings(), self.t("voice.sample")),
+                                       self.test_voice_button, self.voice_result, self.language)
         self.voice_tested.emit(ok, message)

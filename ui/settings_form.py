@@ -3,14 +3,14 @@ message under it, result labels styled by state, and the dialog's task owner for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from ui.naming import named
-from ui.settings_texts import Language, text
+from ui.settings_texts import Language, text, voice_problem_text
 
 Spawn = Callable[[Coroutine[Any, Any, None]], None]
 """Runs a coroutine as a task the dialog owns (cancelled when it closes)."""
@@ -22,6 +22,26 @@ def show_result(label: QLabel, state: str, message: str) -> None:
     label.setText(message)
     label.style().unpolish(label)
     label.style().polish(label)
+
+
+async def voice_test(speech: Awaitable[None], button: QPushButton, result: QLabel,
+                     language: Language) -> tuple[bool, str]:
+    """Runs a voice test (``speech``: a sentence said by the app's speaker) with ``button`` disabled meanwhile, and
+    says in ``result`` whether it was heard, or why not (the speaker's own words in its tooltip)."""
+    button.setEnabled(False)
+    show_result(result, "busy", text("testing", language))
+    reason = ""
+    try:
+        await speech
+        ok, message = True, text("voice.ok", language)
+    except Exception as err:  # no audio device is a message, not a crash
+        reason = str(err) or type(err).__name__
+        ok, message = False, voice_problem_text(reason, language)
+    finally:
+        button.setEnabled(True)
+    result.setToolTip(reason)
+    show_result(result, "ok" if ok else "error", message)
+    return ok, message
 
 
 def button_row(*widgets: QWidget, stretch_last: bool = True) -> QWidget:

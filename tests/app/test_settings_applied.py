@@ -6,7 +6,6 @@ and new knowledge folders indexed."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import wave
 from pathlib import Path
@@ -16,9 +15,8 @@ import websockets
 
 from app.companion_checks import CompanionChecks
 from app.runtime import Runtime, SettingsNotApplied, index_folders
-from app.search_service import SearchIndexUpdated, build_search_service
+from app.search_service import build_search_service
 from app.settings import CompanionSettings, Settings, load_settings
-from companions.bus import InProcessBus
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.companions.search_doubles import HashingEmbedder
@@ -131,31 +129,19 @@ async def test_the_bridge_moves_to_a_new_port_and_stays_when_the_new_one_is_take
 
 async def test_new_knowledge_folders_are_indexed_at_once(madoi_home: Path, tmp_path: Path) -> None:
     loaded = load_settings()
-    bus = InProcessBus()
-    updates: asyncio.Queue[SearchIndexUpdated] = asyncio.Queue()
-
-    async def on_event(item: object) -> None:
-        if isinstance(item, SearchIndexUpdated):
-            await updates.put(item)
-
-    bus.subscribe(["events"], on_event, name="test")
-    service = build_search_service(loaded.settings, loaded.paths.ensure(), bus, embedder=HashingEmbedder())
-    await service.start()
+    service = build_search_service(loaded.settings, loaded.paths.ensure(), embedder=HashingEmbedder())
+    await service.start()  # the samples' first pass runs
     try:
         folder = tmp_path / "garden"
         folder.mkdir()
         (folder / "tomatoes.txt").write_text("The greenhouse tomatoes ripen in late July.", encoding="utf-8")
-        index_folders(service, [folder])  # while the samples' first pass may still run
-        found = None
-        while found is None:
-            await asyncio.wait_for(updates.get(), 60)
-            with contextlib.suppress(IndexError):
-                response = await service.engine.search("When do the tomatoes ripen?", limit=1)
-                found = response.hits[0].source if response.hits[0].source.endswith("tomatoes.txt") else None
-        assert found.endswith("tomatoes.txt")
+        await asyncio.wait_for(index_folders(service, [folder]), 60)
+        response = await service.engine.search("When do the tomatoes ripen?", limit=1)
+        assert response.hits[0].source.endswith("tomatoes.txt")
+        assert service.indexed is not None
+        assert service.indexed.documents == 5  # the four samples and the new file
     finally:
         await service.stop()
-        await bus.aclose()
 
 
 async def test_the_companions_tab_sees_the_running_apps_companions_and_voices(madoi_home: Path) -> None:
