@@ -256,17 +256,19 @@ def run_size(n: int, args: argparse.Namespace, docs: list[tuple[str, str]], ques
             Path(str(db_path) + suffix).unlink(missing_ok=True)
     embedder = PlantedEmbedder(known)
     # The approximate index is built by the first write that finds ann_min vectors: after the bulk load, timed alone.
-    core = SearchCore(db_path, embedder, ann_min=10**12)
-    if not reuse:
+    if not reuse:  # (a reused corpus keeps its index file: opening it with such an ann_min would delete it)
+        core = SearchCore(db_path, embedder, ann_min=10**12)
         bulk_s = bulk_load(core, n - len(known), rng, vocab, StandIns(np.stack(list(known.values())), n))
         report("bulk write (synthetic chunks: FTS5, vectors, graph rows)", (n - len(known)) / bulk_s, "chunks/s")
-    core.close()
+        core.close()
+    saved = ann_path(db_path).stat().st_mtime_ns if ann_path(db_path).exists() else None
     t0 = time.perf_counter()
     core = SearchCore(db_path, embedder)  # opens (or builds, then saves) the approximate index
     open_s = time.perf_counter() - t0
     assert core.vectors.approximate, "the approximate index should be in use at this size"
     vectors_n = len(core.vectors)
-    report("approximate index (IVF-SQ8) build + save" if not reuse else "approximate index load", vectors_n / open_s,
+    built = saved is None or ann_path(db_path).stat().st_mtime_ns != saved  # new, or of another version's layout
+    report("approximate index (IVF-SQ8) build + save" if built else "approximate index load", vectors_n / open_s,
            "vectors/s")
     if not reuse:  # the app's write path into the large index (vector log, index catch-up), 16 docs per call
         empty = SearchCore(args.work / "empty.sqlite3", embedder)
