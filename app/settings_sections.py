@@ -1,0 +1,164 @@
+"""The settings' sections: one validated pydantic model per ``[section]`` of ``settings.toml`` (app/settings.py
+reads, layers and writes them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from companions.mcp_config import McpServer
+
+# No model server people run uses it (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM and llama-cpp-python 8000,
+# text-generation-webui 5000/7860, KoboldCpp 5001), so the bridge never takes their port nor answers their clients.
+DEFAULT_BRIDGE_PORT: Final = 8737
+
+
+class SettingsSection(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+def system_language(environ: os._Environ[str] | dict[str, str] | None = None) -> Literal["ja", "en"]:
+    """Japanese on a Japanese system, English elsewhere (``LANG=C.UTF-8`` too): the language until one is chosen.
+
+    The POSIX variables in their order of precedence, else the platform's locale (Windows has no ``LANG``)."""
+    env = os.environ if environ is None else environ
+    name = next((env[v] for v in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE") if env.get(v)), None)
+    if name is None:
+        import locale
+
+        name = locale.getlocale()[0] or ""
+    return "ja" if name.lower().startswith("ja") else "en"
+
+
+class GeneralSettings(SettingsSection):
+    language: Literal["ja", "en"] = Field(default_factory=system_language)
+    theme: Literal["system", "light", "dark"] = "system"
+    user_name: str = Field(default="user", min_length=1, max_length=64)
+
+
+class LLMSettings(SettingsSection):
+    """The default endpoint; a companion card may name its own."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    autodetect_local: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class CameraSettings(SettingsSection):
+    source: str = Field(default="0", description="device index, video file path, stream URL, or 'none'")
+    preview_fps: float = Field(default=10.0, gt=0, le=60)
+
+    @property
+    def enabled(self) -> bool:
+        return self.source.strip().lower() not in {"", "none", "off"}
+
+
+class VoiceSettings(SettingsSection):
+    enabled: bool = True
+    rate: int = Field(default=170, ge=50, le=400)
+    volume: float = Field(default=1.0, ge=0.0, le=1.0)
+    output_dir: Path | None = Field(default=None, description="write speech to WAV files here instead of playing it")
+
+
+class BridgeSettings(SettingsSection):
+    host: str = "127.0.0.1"
+    port: int = Field(default=DEFAULT_BRIDGE_PORT, ge=0, le=65535, description="0 turns the bridge off")
+    token: SecretStr | None = None
+    max_frame_bytes: int = Field(default=1_048_576, ge=1024)
+    max_frames_per_second: float = Field(default=50.0, gt=0)
+    # Clients whose URL, hello or first frame does not say: "reference" (the firehose's bare JSON-RPC bodies),
+    # "legacy" (kyoko's flat items) or "madoi" ({topic, body}, states too). See app/bridge/dialects.py.
+    dialect: Literal["reference", "legacy", "madoi"] = "reference"
+    # Query types every connected client is asked before the app's camera / voice (app/bridge/answering.py).
+    client_answers: list[Literal["vision", "speak"]] = Field(default_factory=list)
+    client_timeout_s: float = Field(default=3.0, gt=0, le=60, description="then the app answers itself")
+
+    @field_validator("client_answers", mode="before")
+    @classmethod
+    def _comma_separated_types(cls, value: Any) -> Any:  # MADOI_BRIDGE_CLIENT_ANSWERS=vision,speak
+        return [t.strip() for t in value.split(",") if t.strip()] if isinstance(value, str) else value
+
+    @property
+    def enabled(self) -> bool:
+        return self.port != 0
+
+
+class ConversationSettings(SettingsSection):
+    vote_deadline_s: float = Field(default=4.0, gt=0, le=60)
+    turn_cap: int = Field(default=12, ge=1, le=1000)
+    # While the conversation is idle, the likely next speaker's prompt is evaluated on a local model server so that
+    # the user's next message is answered sooner (companions/conversation/warming.py).
+    warm_prompts: bool = True
+
+
+class SearchSettings(SettingsSection):
+    folders: list[Path] = Field(default_factory=list)
+
+
+class CompanionSettings(SettingsSection):
+    """One companion's choices over its card (``[companions.<id>]``): its model (on its card's endpoint or the
+    default one, or on ``base_url``) and its voice per language (an engine voice id, or a language, with an espeak
+    variant: ``jpx/ja+f3``). Unset: what the card says."""
+
+    model: str | None = None
+    base_url: str | None = None
+    voice: dict[Literal["ja", "en"], str] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+    @field_validator("model")
+    @classmethod
+    def _stripped(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
+
+
+class McpSettings(SettingsSection):
+    """MCP servers whose tools every companion may use (``[[mcp.servers]]``; a card lists its own under ``mcp``)."""
+
+    servers: list[McpServer] = Field(default_factory=list)
+
+
+class ResearchSettings(SettingsSection):
+    """The research agent searches the web too when ``web_search_url`` names a SearXNG instance (off by default)."""
+
+    web_search_url: str | None = None
+    web_results: int = Field(default=5, ge=1, le=20)
+    web_timeout_s: float = Field(default=10.0, gt=0, le=60)
+
+    @field_validator("web_search_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value or None
+
+
+class NetworkSettings(SettingsSection):
+    """The reference's peer-to-peer network (libp2p): companions on other machines take part (app/network)."""
+
+    enabled: bool = False
+    listen: str = "/ip4/0.0.0.0/tcp/0"
+    peers: list[str] = Field(default_factory=list, description="multiaddrs to dial (MADOI_NETWORK_PEERS: commas)")
+    mdns: bool = True
+
+    @field_validator("peers", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else value
