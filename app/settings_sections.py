@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from companions.mcp_config import McpServer
 
 # No model server people run uses it (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM and llama-cpp-python 8000,
 # text-generation-webui 5000/7860, KoboldCpp 5001), so the bridge never takes their port nor answers their clients.
 DEFAULT_BRIDGE_PORT: Final = 8737
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+HttpUrl: TypeAlias = Annotated[str, AfterValidator(_http_url)]
 
 
 class SettingsSection(BaseModel):
@@ -42,18 +51,11 @@ class GeneralSettings(SettingsSection):
 class LLMSettings(SettingsSection):
     """The default endpoint; a companion card may name its own."""
 
-    base_url: str | None = None
+    base_url: HttpUrl | None = None
     model: str | None = None
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     autodetect_local: bool = True
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
 
 
 class CameraSettings(SettingsSection):
@@ -113,15 +115,8 @@ class CompanionSettings(SettingsSection):
     variant: ``jpx/ja+f3``). Unset: what the card says."""
 
     model: str | None = None
-    base_url: str | None = None
+    base_url: HttpUrl | None = None
     voice: dict[Literal["ja", "en"], str] = Field(default_factory=dict)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value or None
 
     @field_validator("model")
     @classmethod
@@ -138,16 +133,9 @@ class McpSettings(SettingsSection):
 class ResearchSettings(SettingsSection):
     """The research agent searches the web too when ``web_search_url`` names a SearXNG instance (off by default)."""
 
-    web_search_url: str | None = None
+    web_search_url: HttpUrl | None = None
     web_results: int = Field(default=5, ge=1, le=20)
     web_timeout_s: float = Field(default=10.0, gt=0, le=60)
-
-    @field_validator("web_search_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value or None
 
 
 class NetworkSettings(SettingsSection):
