@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
+from app.companion_checks import CompanionChecks
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
 from app.faces import (
@@ -100,7 +101,7 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.conversations)
         self.left.setSizes([300, 120, 260])
         self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
-                                    test_voice=self._test_voice)
+                                    test_voice=self._test_voice, companions=CompanionChecks.for_runtime(runtime))
         self.extras.settings_saved.connect(self._settings_saved)
         self.extras.first_run.retry_requested.connect(self._retry_model)
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")

@@ -110,12 +110,16 @@ def text(key: str, language: Language, **values: object) -> str:
 def voice_problem_text(reason: str, language: Language) -> str:
     """The voice test's failure in ``language``: why nothing was heard, in the speaker's own words only when it
     gave a reason no one foresaw (the full reason belongs in a tooltip)."""
+    return text("voice.failed", language, error=speech_reason_text(reason, language))
+
+
+def speech_reason_text(reason: str, language: Language) -> str:
+    """Why speech did not work, in ``language``; the speaker's own words when the reason is not a known one."""
     problem = speech_problem(reason)
     match problem.kind:
         case "other":
-            why = problem.reason
+            return problem.reason
         case "failed":
-            why = text("voice.failed_synthesis", language)
+            return text("voice.failed_synthesis", language)
         case _:
-            why = text(f"voice.{problem.kind}", language)
-    return text("voice.failed", language, error=why)
+            return text(f"voice.{problem.kind}", language)

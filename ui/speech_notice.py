@@ -17,6 +17,7 @@ from companions.devices import DeviceStatus
 from ui.bus_bridge import BusFollower
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
+from ui.settings_texts import speech_reason_text
 
 _TEXTS: Final = Texts("speech_notice", {
     "off": QT_TRANSLATE_NOOP("speech_notice", "Speech is off"),
@@ -64,6 +65,7 @@ class SpeechNotice(QLabel):
 
     def _render(self) -> None:
         self.setText(self._t("off"))
-        self.setToolTip(self._t("tooltip").format(reason=self.reason))
+        reason = speech_reason_text(self.reason, "ja" if self.language == "ja" else "en")
+        self.setToolTip(self._t("tooltip").format(reason=reason))
         self.setAccessibleName(self.toolTip())
         self.setVisible(bool(self.reason))

@@ -48,3 +48,17 @@ async def test_a_taken_port_is_said_and_the_rest_applies(qtbot: QtBot, madoi_hom
         assert runtime.parts.bridge.port == port  # the old bridge still serves
         assert runtime.parts.devices.speaker.rate == 260  # applied before the bridge's trouble
         window.close()
+
+
+async def test_the_windows_settings_offer_each_companion_the_running_apps_voices(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        await window.attach()
+        dialog = window.extras.open_settings()
+        akari = dialog.companions.rows["akari"]
+        assert akari.voice.count() > 1  # the card's voice, then the speech engine's voices for the language
+        assert akari.test_voice_button.isEnabled()
+        dialog.reject()
+        window.close()

@@ -22,11 +22,12 @@ async def test_speech_off_is_shown_in_the_status_bar_with_the_reason(
         notice = window.speech_notice
         assert notice.isVisible()
         assert notice.text() == "音声はオフです"
-        assert "turned off in the settings" in notice.toolTip()
+        assert "設定で" in notice.toolTip()  # why, in the interface's language
         english = runtime.settings.model_copy(
             update={"general": runtime.settings.general.model_copy(update={"language": "en"})})
         window.extras.settings_saved.emit(english)
         assert notice.text() == "Speech is off"
+        assert "speech is turned off in the settings" in notice.toolTip()
         window.close()
 
 
