@@ -37,7 +37,7 @@ from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
-from ui.turns_votes import COLUMNS, COMPANION_ROLE, ImportanceDelegate, VoteRow, VotesModel, fit_columns
+from ui.turns_votes import COLUMNS, COMPANION_ROLE, Changes, ImportanceDelegate, VoteRow, VotesModel, fit_columns
 from ui.turns_wording import TurnsWording, display_name
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
@@ -344,8 +344,8 @@ class TurnsPanel(QWidget):
         if chosen is not None and chosen != self.chosen():
             self.choose(chosen)
 
-    def _fit_columns(self, columns: Iterable[int] = range(len(COLUMNS))) -> None:
-        fit_columns(self.votes, columns)
+    def _fit_columns(self, changes: Changes | None = None) -> None:
+        fit_columns(self.votes, changes)
 
     def _retranslate(self) -> None:
         self.closing_title.setText(turns_text("closing.label", self.language))

@@ -8,7 +8,6 @@ importance as a bar in the companion's colour. Nothing here knows the bus or the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -47,14 +46,48 @@ class VoteRow:
         return self.name, self.vote, self.importance, self.selected, self.closing, self.reason
 
 
+@dataclass(frozen=True)
+class Changes:
+    """What :meth:`VotesModel.set_rows` changed: the columns and rows of changed cells; ``rows_moved`` when rows
+    came or went (every row's height is then measured again)."""
+
+    columns: frozenset[int]
+    rows: frozenset[int]
+    rows_moved: bool = False
+
+
 class VotesModel(QAbstractTableModel):
-    """The rows of the votes table; :meth:`set_rows` replaces them and signals only what changed."""
+    """The rows of the votes table; :meth:`set_rows` replaces them and signals only what changed.
+
+    The view asks ``data`` for every role of every cell it paints or measures: the answers are worked out when the
+    rows change (texts, colours, the speaker's bold font), not on every question."""
 
     def __init__(self, parent: object = None) -> None:
         super().__init__(parent)  # type: ignore[arg-type]
         self._rows: list[VoteRow] = []
+        self._texts: list[tuple[str, ...]] = []
         self._headers: list[str] = list(COLUMNS)
-        self.font = QFont()
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._colors: dict[str, tuple[QColor, QColor]] = {}  # companion -> (its colour, the speaker's tint)
+
+    @property
+    def font(self) -> QFont:
+        return self._bold
+
+    @font.setter
+    def font(self, font: QFont) -> None:
+        """The table's font: the speaker's row is shown in it, bold."""
+        self._bold = QFont(font)
+        self._bold.setBold(True)
+
+    def _color(self, companion: str) -> tuple[QColor, QColor]:
+        colors = self._colors.get(companion)
+        if colors is None:
+            tint = QColor(companion_color(companion))
+            tint.setAlpha(SPEAKER_TINT)
+            colors = self._colors[companion] = (companion_color(companion), tint)
+        return colors
 
     # -- what the view asks --------------------------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
@@ -68,7 +101,7 @@ class VotesModel(QAbstractTableModel):
             return None
         row, column = self._rows[index.row()], index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return row.texts()[column]
+            return self._texts[index.row()][column]
         if role == COMPANION_ROLE:
             return row.companion
         if role == IMPORTANCE_ROLE:
@@ -76,19 +109,11 @@ class VotesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return row.reason if column == REASON and row.reason else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return companion_color(row.companion) if column == 0 else None
+            return self._color(row.companion)[0] if column == 0 else None
         if role == Qt.ItemDataRole.FontRole:
-            if not row.speaker:
-                return None
-            bold = QFont(self.font)
-            bold.setBold(True)
-            return bold
+            return self._bold if row.speaker else None
         if role == Qt.ItemDataRole.BackgroundRole:
-            if not row.speaker:
-                return None
-            tint = QColor(companion_color(row.companion))
-            tint.setAlpha(SPEAKER_TINT)
-            return tint
+            return self._color(row.companion)[1] if row.speaker else None
         if role == Qt.ItemDataRole.TextAlignmentRole and column == IMPORTANCE:
             return Qt.AlignmentFlag.AlignCenter
         return None
@@ -113,33 +138,37 @@ class VotesModel(QAbstractTableModel):
         self._headers = labels
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS) - 1)
 
-    def set_rows(self, rows: list[VoteRow]) -> set[int]:
-        """Shows ``rows``; returns the columns whose cells changed (the panel fits those columns' widths)."""
-        changed: set[int] = set()
+    def set_rows(self, rows: list[VoteRow]) -> Changes:
+        """Shows ``rows``; returns what changed (the panel fits those columns' widths and those rows' heights)."""
+        columns: set[int] = set()
+        changed_rows: set[int] = set()
         old = self._rows
+        moved = len(rows) != len(old)
         if len(rows) < len(old):
             self.beginRemoveRows(QModelIndex(), len(rows), len(old) - 1)
-            self._rows = old[:len(rows)]
+            self._rows, self._texts = old[:len(rows)], self._texts[:len(rows)]
             self.endRemoveRows()
-            changed.update(range(len(COLUMNS)))
         for i, row in enumerate(rows[:len(self._rows)]):
             before = self._rows[i]
             if before == row and before.importance_value == row.importance_value:  # most rows stay as they are
                 continue
-            self._rows[i] = row
-            columns = range(len(COLUMNS)) if (before.companion, before.speaker) != (row.companion, row.speaker) \
-                else [c for c, (a, b) in enumerate(zip(before.texts(), row.texts(), strict=True)) if a != b] + \
+            texts = row.texts()
+            changed = range(len(COLUMNS)) if (before.companion, before.speaker) != (row.companion, row.speaker) \
+                else [c for c, (a, b) in enumerate(zip(self._texts[i], texts, strict=True)) if a != b] + \
                 ([IMPORTANCE] if before.importance_value != row.importance_value else [])
-            if columns:
-                changed.update(columns)
-                self.dataChanged.emit(self.index(i, min(columns)), self.index(i, max(columns)))
+            self._rows[i], self._texts[i] = row, texts
+            if changed:
+                columns.update(changed)
+                changed_rows.add(i)
+                self.dataChanged.emit(self.index(i, min(changed)), self.index(i, max(changed)))
         if len(rows) > len(self._rows):
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, len(rows) - 1)
             self._rows = self._rows + rows[first:]
+            self._texts = self._texts + [r.texts() for r in rows[first:]]
             self.endInsertRows()
-            changed.update(range(len(COLUMNS)))
-        return changed
+            columns.update(range(len(COLUMNS)))
+        return Changes(frozenset(columns), frozenset(changed_rows), moved)
 
 
 class ImportanceDelegate(QStyledItemDelegate):
@@ -159,12 +188,17 @@ class ImportanceDelegate(QStyledItemDelegate):
         super().paint(painter, option, index)
 
 
-def fit_columns(table: QTableView, columns: Iterable[int] = range(len(COLUMNS))) -> None:
-    """Each of ``columns`` as wide as its widest cell or its title (the last one, the reasons, takes the rest);
-    then the rows as tall as their wrapped reasons (a few rows; only when a cell changed)."""
-    columns = list(columns)
-    for column in columns:
-        if column < len(COLUMNS) - 1:
+def fit_columns(table: QTableView, changes: Changes | None = None) -> None:
+    """The changed columns as wide as their widest cell or their title (the last one, the reasons, takes the rest),
+    then the changed rows as tall as their wrapped reasons; every row when a width changed or rows came or went
+    (all columns and rows without ``changes``)."""
+    last = len(COLUMNS) - 1
+    widths = [table.columnWidth(c) for c in range(last)]
+    for column in (changes.columns if changes is not None else range(len(COLUMNS))):
+        if column < last:
             table.resizeColumnToContents(column)
-    if columns:
+    if changes is None or changes.rows_moved or widths != [table.columnWidth(c) for c in range(last)]:
         table.resizeRowsToContents()
+    else:
+        for row in changes.rows:
+            table.resizeRowToContents(row)
