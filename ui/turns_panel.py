@@ -345,6 +345,8 @@ class TurnsPanel(QWidget):
             self.choose(chosen)
 
     def _fit_columns(self, changes: Changes | None = None) -> None:
+        if changes is None:  # another language or font: the texts measure differently
+            self.votes_model.forget_widths()
         fit_columns(self.votes, changes)
 
     def _retranslate(self) -> None:

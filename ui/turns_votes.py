@@ -48,8 +48,9 @@ class VoteRow:
 
 @dataclass(frozen=True)
 class Changes:
-    """What :meth:`VotesModel.set_rows` changed: the columns and rows of changed cells; ``rows_moved`` when rows
-    came or went (every row's height is then measured again)."""
+    """What :meth:`VotesModel.set_rows` changed: the columns that show a text they never showed before (their width
+    is measured again; texts repeat from turn to turn, so this soon stops), the rows of changed cells (their
+    height), and ``rows_moved`` when rows came or went (everything is measured again)."""
 
     columns: frozenset[int]
     rows: frozenset[int]
@@ -70,6 +71,11 @@ class VotesModel(QAbstractTableModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self._colors: dict[str, tuple[QColor, QColor]] = {}  # companion -> (its colour, the speaker's tint)
+        self._seen: list[set[str]] = [set() for _ in COLUMNS]  # every text each column has shown (its width fits)
+
+    def forget_widths(self) -> None:
+        """The texts' widths no longer hold (another language or font): every column is measured again."""
+        self._seen = [set() for _ in COLUMNS]
 
     @property
     def font(self) -> QFont:
@@ -158,7 +164,7 @@ class VotesModel(QAbstractTableModel):
                 ([IMPORTANCE] if before.importance_value != row.importance_value else [])
             self._rows[i], self._texts[i] = row, texts
             if changed:
-                columns.update(changed)
+                columns.update(c for c in changed if texts[c] not in self._seen[c])
                 changed_rows.add(i)
                 self.dataChanged.emit(self.index(i, min(changed)), self.index(i, max(changed)))
         if len(rows) > len(self._rows):
@@ -168,6 +174,9 @@ class VotesModel(QAbstractTableModel):
             self._texts = self._texts + [r.texts() for r in rows[first:]]
             self.endInsertRows()
             columns.update(range(len(COLUMNS)))
+        for texts in self._texts:
+            for column, text in enumerate(texts):
+                self._seen[column].add(text)
         return Changes(frozenset(columns), frozenset(changed_rows), moved)
 
 
