@@ -47,16 +47,20 @@ def index_folders(search: SearchService, folders: list[Path]) -> asyncio.Task[No
     (started now, or after the pass under way)."""
     from app.search_cli import SAMPLES  # loaded already: search runs
 
+    removed = [f for f in search.folders if f not in (SAMPLES, *folders)]
     search.folders = [SAMPLES, *folders]  # as build_search_service gives them
     running = search.progress is not None
     task = search.reindex()
-    if running:
-        return search.tasks.spawn(_reindex_after(search, task), name="search-index-new-folders")
+    if running or removed:
+        return search.tasks.spawn(_reindex_after(search, task, removed), name="search-index-new-folders")
     return task
 
 
-async def _reindex_after(search: SearchService, running: asyncio.Task[None]) -> None:
+async def _reindex_after(search: SearchService, running: asyncio.Task[None], removed: list[Path]) -> None:
+    """The pass under way ends, the folders no longer wanted leave the index, and a pass takes the new ones in."""
     await asyncio.wait([running])
+    for folder in removed:
+        await search.engine.forget_folder(folder)
     await search.reindex()
 
 

@@ -339,6 +339,10 @@ class SearchEngine:
     async def remove(self, source: str) -> Change:
         return await self._run(lambda c: c.index.remove(source))
 
+    async def forget_folder(self, folder: Path) -> dict[str, Change]:
+        """Removes the documents of every file under ``folder`` from the index."""
+        return await self._run(lambda c: c.index.forget_folder(folder))
+
     async def stats(self) -> dict[str, int]:
         return await self._run(lambda c: c.index.stats())
 

@@ -296,6 +296,13 @@ class SearchIndex:
                         changes[source] = self.remove(source)
         return todo, changes
 
+    def forget_folder(self, folder: Path) -> dict[str, Change]:
+        """Removes every document of a file under ``folder`` (the user no longer wants it searched)."""
+        prefix = os.path.join(str(folder.resolve()), "")  # the folder with a trailing separator
+        sources = self.db.execute("SELECT source FROM documents WHERE kind = 'file' AND substr(source, 1, ?) = ?",
+                                  (len(prefix), prefix)).fetchall()
+        return {source: self.remove(source) for (source,) in sources}
+
     def index_paths(self, paths: Sequence[Path], *, prune: bool = True) -> dict[str, Change]:
         """Indexes the new and changed text files under ``paths`` (see :meth:`pending_files`)."""
         todo, changes = self.pending_files(paths, prune=prune)

@@ -140,6 +140,10 @@ async def test_new_knowledge_folders_are_indexed_at_once(madoi_home: Path, tmp_p
         assert response.hits[0].source.endswith("tomatoes.txt")
         assert service.indexed is not None
         assert service.indexed.documents == 5  # the four samples and the new file
+        await asyncio.wait_for(index_folders(service, []), 60)  # the folder taken out of the settings again
+        response = await service.engine.search("When do the tomatoes ripen?", limit=5)
+        assert not any(hit.source.endswith("tomatoes.txt") for hit in response.hits)
+        assert (await service.engine.stats())["documents"] == 4
     finally:
         await service.stop()
 
