@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: onl
 
 @dataclass(frozen=True)
 class RuntimePeople:
-    """``ui.ports.People``: the user and the runtime's companions (the cast, then those that joined)."""
+    """``ui.ports.People``: the user, the runtime's cast, and the names of those that joined from elsewhere."""
 
     runtime: Runtime
 

@@ -22,11 +22,13 @@ if TYPE_CHECKING:
 
 
 class People(Protocol):
-    """Who takes part: the user and the companions (local ones in the cast's order, then the others)."""
+    """Who takes part: the user, this app's companions, and by name those from elsewhere."""
 
     def user_id(self) -> str: ...
 
-    def companion_ids(self) -> Sequence[str]: ...
+    def companion_ids(self) -> Sequence[str]:
+        """This app's companions, in the cast's order (those from elsewhere: :meth:`present`, ``Elsewhere``)."""
+        ...
 
     def name(self, who: str, language: str) -> str | None:
         """A companion's name in ``language``; None for anyone not known as a companion."""
