@@ -129,10 +129,7 @@ class RuntimeElsewhere:
 
     def network(self) -> Sequence[RemoteCompanion]:
         network = self.runtime.parts.network if self.runtime.started else None
-        if network is None:
-            return ()
-        return [RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
-                for p in sorted(network.remote.values(), key=lambda p: p.id)]
+        return network.listed() if network is not None else ()
 
     def guests(self) -> Sequence[RemoteCompanion]:
         bridge = self.runtime.parts.bridge if self.runtime.started else None

@@ -13,7 +13,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import Collection
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from app.assembly import Setup, assemble
@@ -26,7 +25,7 @@ from companions.bus import Bus, InProcessBus
 from companions.loop_health import LagProbe
 
 if TYPE_CHECKING:
-    from app.search_service import SearchService
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -40,28 +39,6 @@ class SettingsNotApplied(RuntimeError):
 def _bridge_place(settings: Settings) -> tuple[str, int, str | None]:
     token = settings.bridge.token.get_secret_value() if settings.bridge.token is not None else None
     return settings.bridge.host, settings.bridge.port, token
-
-
-def index_folders(search: SearchService, folders: list[Path]) -> asyncio.Task[None]:
-    """Search indexes ``folders`` (beside the sample documents) from now on; returns the pass that takes them in
-    (started now, or after the pass under way)."""
-    from app.search_cli import SAMPLES  # loaded already: search runs
-
-    removed = [f for f in search.folders if f not in (SAMPLES, *folders)]
-    search.folders = [SAMPLES, *folders]  # as build_search_service gives them
-    running = search.progress is not None
-    task = search.reindex()
-    if running or removed:
-        return search.tasks.spawn(_reindex_after(search, task, removed), name="search-index-new-folders")
-    return task
-
-
-async def _reindex_after(search: SearchService, running: asyncio.Task[None], removed: list[Path]) -> None:
-    """The pass under way ends, the folders no longer wanted leave the index, and a pass takes the new ones in."""
-    await asyncio.wait([running])
-    for folder in removed:
-        await search.engine.forget_folder(folder)
-    await search.reindex()
 
 
 class NotStarted(RuntimeError):
@@ -155,7 +132,7 @@ class Runtime:
                 log.warning("language model: %s", reason)
         use_voices(settings, parts.cast)
         if settings.search.folders != previous.search.folders and parts.search is not None:
-            index_folders(parts.search, settings.search.folders)
+            parts.search.use_folders(settings.search.folders)
         if _bridge_place(settings) != _bridge_place(previous):
             problem = await self._move_bridge(settings)
             if problem is not None:

@@ -74,6 +74,24 @@ class SearchService:
             self._pass = self.tasks.spawn(self._index_folders(), name="search-index-folders")
         return self._pass
 
+    def use_folders(self, folders: list[Path]) -> asyncio.Task[None]:
+        """Indexes ``folders`` (beside the sample documents) from now on and forgets the documents of those left
+        out; returns the pass that takes them in (after the pass under way, if one is)."""
+        removed = [f for f in self.folders if f not in (SAMPLES, *folders)]
+        self.folders = [SAMPLES, *folders]  # as build_search_service gives them
+        running = self._pass if self._pass is not None and not self._pass.done() else None
+        if running is None and not removed:
+            return self.reindex()
+        return self.tasks.spawn(self._reindex_after(running, removed), name="search-index-new-folders")
+
+    async def _reindex_after(self, running: asyncio.Task[None] | None, removed: list[Path]) -> None:
+        """The pass under way ends, the folders no longer wanted leave the index, and a pass takes the new ones in."""
+        if running is not None:
+            await asyncio.wait([running])
+        for folder in removed:
+            await self.engine.forget_folder(folder)
+        await self.reindex()
+
     def _publish_progress(self, done: int, total: int, current: str) -> None:
         self.progress = SearchIndexProgress(done, total, current)
         if self.bus is not None:

@@ -71,8 +71,7 @@ class NetworkPanel(QWidget):
         self.setVisible(network is not None)
         if network is not None:
             self._status = network.status
-            self._remote = tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
-                                 for p in sorted(network.remote.values(), key=lambda p: p.id))
+            self._remote = network.listed()
         self._render()
         self._bus_link.follow(self, self._on_item)
 

@@ -212,7 +212,10 @@ class NetworkLink:
         if once:
             log.warning("network: dropped a %s item from %s: %s", topic, peer, why[:300])
 
+    def listed(self) -> tuple[RemoteCompanion, ...]:
+        """The companions on the network as the window lists them, by id."""
+        return tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
+                     for p in sorted(self.remote.values(), key=lambda p: p.id))
+
     def _changed(self) -> None:
-        remote = tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
-                       for p in sorted(self.remote.values(), key=lambda p: p.id))
-        self.bus.publish(NetworkChanged(self.port.status() if self.status.running else self.status, remote))
+        self.bus.publish(NetworkChanged(self.port.status() if self.status.running else self.status, self.listed()))

@@ -14,7 +14,7 @@ import pytest
 import websockets
 
 from app.companion_checks import CompanionChecks
-from app.runtime import Runtime, SettingsNotApplied, index_folders
+from app.runtime import Runtime, SettingsNotApplied
 from app.search_service import build_search_service
 from app.settings import CompanionSettings, Settings, load_settings
 from companions.llm.types import ChatMessage, ChatRequest, complete
@@ -135,12 +135,12 @@ async def test_new_knowledge_folders_are_indexed_at_once(madoi_home: Path, tmp_p
         folder = tmp_path / "garden"
         folder.mkdir()
         (folder / "tomatoes.txt").write_text("The greenhouse tomatoes ripen in late July.", encoding="utf-8")
-        await asyncio.wait_for(index_folders(service, [folder]), 60)
+        await asyncio.wait_for(service.use_folders([folder]), 60)
         response = await service.engine.search("When do the tomatoes ripen?", limit=1)
         assert response.hits[0].source.endswith("tomatoes.txt")
         assert service.indexed is not None
         assert service.indexed.documents == 5  # the four samples and the new file
-        await asyncio.wait_for(index_folders(service, []), 60)  # the folder taken out of the settings again
+        await asyncio.wait_for(service.use_folders([]), 60)  # the folder taken out of the settings again
         response = await service.engine.search("When do the tomatoes ripen?", limit=5)
         assert not any(hit.source.endswith("tomatoes.txt") for hit in response.hits)
         assert (await service.engine.stats())["documents"] == 4
