@@ -13,7 +13,9 @@ from typing import Final, Protocol
 
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
+from companions.composing import FillerLine
 from companions.conversation.participant import Description, Pace, Participant, TurnContext, Utterance, Vote
+from companions.filler import filler_metadata
 from companions.lines import detect_language
 from companions.llm.capabilities import capabilities_of
 from companions.llm.types import ChatRequest, complete
@@ -101,7 +103,9 @@ class CompanionParticipant:
                 follower.close()
         if planned is None:
             return None
-        return Utterance(text=planned.text, to=planned.to, emotion=planned.emotion)
+        # A stock filler is marked on the published message, with the reason (companions/filler.py).
+        metadata = filler_metadata(planned.reason) if isinstance(planned, FillerLine) else {}
+        return Utterance(text=planned.text, to=planned.to, emotion=planned.emotion, metadata=metadata)
 
     async def speak_part(self, text: str) -> None:
         """Voices one sentence of the line being composed (early speech); returns when it was said."""

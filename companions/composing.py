@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from companions.actions import PlannedSpeech
+from companions.filler import FillerReason
 from companions.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.lines import (
     FALLBACK_WORDINGS,
@@ -41,6 +42,14 @@ IDENTITY_NOTE: Final = {"ja": "あなたは{name}です。{name}として、自�
                          "en": "You are {name}. Speak as {name}, in your own words."}
 REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
                       "en": "Do not repeat what was just said; say something new, briefly."}
+
+
+@dataclass(frozen=True)
+class FillerLine(PlannedSpeech):
+    """A stock line said because the model gave nothing worth saying; ``reason`` says why (companions/filler.py:
+    the published message is marked with it)."""
+
+    reason: FillerReason = "repeat"
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,7 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
     nothing twice passes the floor on (``None``)."""
     parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
     notes: list[str] = []
+    reason: FillerReason = "empty"
     for round_ in range(2):
         planned = await attempt(notes)
         if planned is None:
@@ -201,19 +211,21 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
         written_in = detect_language(line.text)
         if speaks_as_other(line.text) or sounds_like_an_assistant(line.text):
-            flaw, notes = "is not said as the companion itself", [identity_note] if identity_note else []
+            reason, notes = "not-itself", [identity_note] if identity_note else []
         elif written_in is not None and written_in != language:
-            flaw, notes = f"is in {written_in}, not {language}", [ONLY_LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"])]
-        elif is_repeat(line.text, recent) or is_repeat(line.text, parrot, threshold=0.8):
-            flaw, notes = "repeats a recent line or the message it answers", [repeat_note(language)]
+            reason, notes = "language", [ONLY_LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"])]
+        elif is_repeat(line.text, recent):
+            reason, notes = "repeat", [repeat_note(language)]
+        elif is_repeat(line.text, parrot, threshold=0.8):
+            reason, notes = "parrot", [repeat_note(language)]
         else:
             return line
-        log.info("the line %s: %r", flaw, line.text[:80])
+        log.info("the line is flawed (%s): %r", reason, line.text[:80])
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
     said = {_plain(text) for text in (*recent, answered)}
     variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said), 0)
-    return PlannedSpeech(fallback_line(language, variant), (), emotion)
+    return FillerLine(fallback_line(language, variant), (), emotion, reason)
 
 
 def _without_echo(text: str, answered: str) -> str:
