@@ -3,13 +3,17 @@ reads, layers and writes them)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from companions.mcp_config import McpServer
+from companions.trust import DEFAULT_ASK_TIMEOUT_S, MAX_DECISIONS, TrustDecision
+
+log = logging.getLogger(__name__)
 
 # No model server people run uses it (Ollama 11434, llama.cpp 8080, LM Studio 1234, vLLM and llama-cpp-python 8000,
 # text-generation-webui 5000/7860, KoboldCpp 5001), so the bridge never takes their port nor answers their clients.
@@ -61,6 +65,7 @@ class LLMSettings(SettingsSection):
 class CameraSettings(SettingsSection):
     source: str = Field(default="0", description="device index, video file path, stream URL, or 'none'")
     preview_fps: float = Field(default=10.0, gt=0, le=60)
+    on: bool = Field(default=True, description="the status bar's camera switch: off, nobody looks through the camera")
 
     @property
     def enabled(self) -> bool:
@@ -150,3 +155,28 @@ class NetworkSettings(SettingsSection):
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         return [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else value
+
+
+class TrustSettings(SettingsSection):
+    """What the user decided about sources from outside the window (companions/trust.py): ``[[trust.decisions]]``
+    (a source's key ``id@place``, a capability, ``always`` or ``never``), revocable in the settings' Privacy tab;
+    and how long a consent prompt waits for an answer before the request is refused."""
+
+    decisions: list[TrustDecision] = Field(default_factory=list, max_length=MAX_DECISIONS)
+    ask_timeout_s: float = Field(default=DEFAULT_ASK_TIMEOUT_S, gt=0, le=600)
+
+    @field_validator("decisions", mode="before")
+    @classmethod
+    def _valid_decisions(cls, value: Any) -> Any:
+        """A decision the file got wrong is left out (logged), not every decision with it: its source is asked
+        again."""
+        if not isinstance(value, list):
+            return value
+        kept = []
+        for entry in value:
+            try:
+                kept.append(TrustDecision.model_validate(entry))
+            except ValidationError as err:
+                log.warning("settings: a trust decision left out (%s): %r", err.errors(include_url=False)[0]["msg"],
+                            entry)
+        return kept
