@@ -1,15 +1,19 @@
 """Which queries a bridge client is asked first, and the ``speak`` queries the bridge answers for a client.
 
-A client is asked a query type first (before the app's camera or voice; see companions/query_broker.py) when:
-* its hello lists it (``"answers": ["vision"]``, optionally ``"companions": ["akari"]``);
-* its dialect implies it: the older client (``legacy``) answers ``vision`` for its companion, and says every line
-  of its companion itself, so the bridge answers that companion's ``speak`` queries for it at once (the app then
-  never says those lines aloud);
-* the settings list the type (``bridge.client_answers``) for clients that do not announce themselves;
-* it answered a query of that type the app had already answered: from then on it is asked first.
+A client is asked a query type first (before the app's camera or voice; see companions/query_broker.py) only in the
+documented ways, and only for the companions it stands for:
+* its hello lists the types and the companions (``"answers": ["vision"], "companions": ["akari"]``; a hello with
+  ``answers`` and no companion, neither in the hello nor in the URL's ``?companion=``, is refused);
+* its dialect implies it: the older client (``legacy``) answers ``vision`` for its one companion (the URL's
+  ``?companion=``, or the one companion its messages are addressed to), and says every line of that companion
+  itself, so the bridge answers that companion's ``speak`` queries for it at once (the app then never says those
+  lines aloud);
+* the settings list the type (``bridge.client_answers``) for the reference framework's clients, which do not
+  announce themselves: the user chose to ask every such client first, for every companion (or for the URL's
+  ``?companion=``, or for the companion whose query it answered first).
 
-A client's companion is its URL's ``?companion=``, its hello's ``companions``, or learnt: the one companion a
-``legacy`` client's messages are addressed to, or the companion whose query it answered.
+Nothing else makes a client an answerer: a client that answers a query it was not asked is refused, and learns
+nothing from it (it used to be asked first from then on, so any client could silence the app's voice).
 """
 
 from __future__ import annotations
@@ -35,10 +39,12 @@ class Answering:
 
     def admitted(self, client: ClientSession) -> None:
         """A client is in (or changed its hello or dialect): what it answers follows from them."""
+        client.any_companion = False
         if client.dialect is Dialect.LEGACY:
             client.speaks_itself = True
             self.add(client, ["vision"])
         elif client.dialect is Dialect.REFERENCE and self.settings_types:
+            client.any_companion = True  # the user's choice: see the module's docstring
             self.add(client, self.settings_types)
         else:
             self.register(client)
@@ -51,10 +57,15 @@ class Answering:
         types = [t for t in client.answers if not (t == "speak" and client.speaks_itself)]
         if client.speaks_itself and client.companions:
             types.append("speak")  # only for its own companion: the bridge answers them (see speak_for)
-        if types:
+        if types and (client.companions or client.any_companion):
             self._broker.register_external(client.key, types, companions=client.companions, grace_s=self.grace_s)
         else:
             self._broker.unregister_external(client.key)
+
+    def may_answer(self, client: ClientSession, query: Query) -> bool:
+        """True when ``client`` is asked ``query`` (so its answer is worth reading at all)."""
+        external = self._broker.externals().get(client.key)
+        return external is not None and external.answers(query)
 
     def learn_companion(self, client: ClientSession, companion: str) -> None:
         """``companion`` is the one this client stands for (only the first one learnt counts)."""
@@ -63,16 +74,6 @@ class Answering:
         client.companions = {companion}
         log.info("bridge: client %s stands for %s", client.key, companion)
         self.register(client)
-
-    def learn_from_late_answer(self, client: ClientSession, query: Query | None) -> None:
-        """The client answered ``query`` after the app did: ask it first for that type (and companion)."""
-        if query is None:
-            return
-        if query.params.type not in client.answers:
-            log.info("bridge: client %s answers %s queries; it is asked first from now on", client.key,
-                     query.params.type)
-            self.add(client, [query.params.type])
-        self.learn_companion(client, query.params.from_)
 
     def speak_for(self, client: ClientSession, query: Query) -> QueryResult | None:
         """The answer the bridge gives for a client that says its companion's lines itself, or ``None``."""

@@ -18,20 +18,21 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from app.bridge.dialects import Dialect
-from app.bridge.limits import AbuseMeter, TokenBucket
+from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
 
 _DIRECT_MAX_BYTES = 16_384  # half the websockets write limit (32 KiB)
 
 
 class ClientSession:
     def __init__(self, ws: ServerConnection, key: str, *, queue_size: int, bucket: TokenBucket,
-                 abuse: AbuseMeter) -> None:
+                 abuse: AbuseMeter, quota: StoreQuota) -> None:
         self.ws = ws
         self.key = key  # connection-unique; the broker knows the client as a responder by this id
         self.identity: str | None = None  # the `from` it declared in its hello, if any
         self.guest: str | None = None  # the companion it announced and speaks for (guests.py), if any
         self.answers: list[str] = []  # query types it is asked first for (its hello, dialect, the settings)
-        self.companions: set[str] | None = None  # ... for these companions' queries only (None: any companion)
+        self.companions: set[str] | None = None  # ... for these companions' queries only (None: not known yet)
+        self.any_companion = False  # ... or for every companion's (the settings' client_answers, answering.py)
         self.speaks_itself = False  # says its companion's lines itself (legacy): its speak queries are answered
         self.dialect = Dialect.REFERENCE
         self.dialect_known = False  # chosen (URL, hello) or detected from a frame: no more detection
@@ -45,6 +46,7 @@ class ClientSession:
         self.close_reason: str | None = None
         self.bucket = bucket
         self.abuse = abuse
+        self.quota = quota  # what it may have stored: messages and bytes per minute
         self._queue: collections.deque[str | bytes] = collections.deque()
         self._queue_size = queue_size
         self._wakeup = asyncio.Event()

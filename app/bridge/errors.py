@@ -17,6 +17,7 @@ class ErrorCode(enum.IntEnum):
     TOO_LARGE = -32003
     RATE_LIMITED = -32004
     REJECTED_RESULT = -32005  # a QueryResult for no pending query, or answered already
+    OVER_QUOTA = -32006  # the connection stored as many messages (or bytes) as it may this minute
 
 
 class FrameRejected(Exception):

@@ -1,4 +1,5 @@
-"""Per-client limits: a token bucket for the frame rate and a leaky strike counter for repeated abuse."""
+"""Per-client limits: a token bucket for the frame rate, a leaky strike counter for repeated abuse, and the quota of
+what one connection may have stored (messages per minute and their bytes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable
 
 
 class TokenBucket:
-    """Allows ``rate`` frames per second on average and bursts of up to ``burst`` frames."""
+    """Allows ``rate`` units per second on average and bursts of up to ``burst`` units (one unit: a frame)."""
 
     def __init__(self, rate: float, burst: float | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -19,13 +20,19 @@ class TokenBucket:
         self._clock = clock
         self._last = clock()
 
-    def take(self) -> bool:
-        """Takes one token; False when the client is over its rate."""
+    def _refill(self) -> None:
         now = self._clock()
         self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate)
         self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
+
+    def has(self, amount: float = 1.0) -> bool:
+        self._refill()
+        return self._tokens >= amount
+
+    def take(self, amount: float = 1.0) -> bool:
+        """Takes ``amount`` tokens; False (and nothing taken) when the client is over its rate."""
+        if self.has(amount):
+            self._tokens -= amount
             return True
         return False
 
@@ -46,3 +53,25 @@ class AbuseMeter:
         self.level = max(0.0, self.level - (now - self._last) * self.leak_per_s) + 1.0
         self._last = now
         return self.level > self.limit
+
+
+class StoreQuota:
+    """What one connection may have stored: ``messages`` per minute and ``size`` bytes per minute, each with a
+    burst of one minute's worth (a message larger than a minute's bytes is never stored)."""
+
+    def __init__(self, messages_per_minute: int, bytes_per_minute: int, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.messages = TokenBucket(messages_per_minute / 60, messages_per_minute, clock=clock)
+        self.bytes = TokenBucket(bytes_per_minute / 60, bytes_per_minute, clock=clock)
+        self.stored_messages = 0
+        self.stored_bytes = 0
+
+    def take(self, size: int) -> bool:
+        """Counts one message of ``size`` bytes; False (nothing counted) when it would exceed the quota."""
+        if not (self.messages.has() and self.bytes.has(size)):
+            return False
+        self.messages.take()
+        self.bytes.take(size)
+        self.stored_messages += 1
+        self.stored_bytes += size
+        return True

@@ -8,6 +8,7 @@ query of a companion whose client says its lines itself is answered for that cli
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Final
 
 from app.bridge.answering import Answering
@@ -17,12 +18,14 @@ from app.bridge.guests import BridgeGuests
 from app.bridge.streams import StreamFrames
 from app.bridge.turn_frames import TurnFrames
 from companions.bus import BusItem, LocalEvent
-from companions.protocol import Query, QueryResult
+from companions.protocol import Query, QueryResult, WireItem
 from companions.query_broker import QueryBroker
 from companions.worker import TextStreamed, TurnEnded
 
+log = logging.getLogger(__name__)
+
 _ORIGINS_CAP: Final = 10_000
-_RECENT_QUERIES: Final = 256  # queries relayed lately: a late answer tells what a client answers
+_RECENT_QUERIES: Final = 256  # queries relayed lately: what a client's answer answers
 
 
 class Relay:
@@ -36,6 +39,7 @@ class Relay:
         self._recent: dict[str, Query] = {}
         self._stream_frames = StreamFrames()
         self._turn_frames = TurnFrames()
+        self._unwritable: set[str] = set()  # the kinds of items that could not be written out, logged once each
 
     def is_origin(self, query_id: str) -> bool:
         return query_id in self._origins
@@ -54,7 +58,7 @@ class Relay:
         if isinstance(item, QueryResult):
             origin = self._origins.pop(item.id, None)
             if origin is not None and origin in self._clients:
-                frame = encode(item, origin.dialect)
+                frame = self._encoded(item, origin.dialect)
                 if frame is not None:
                     origin.send_now_or_offer(frame)
             return
@@ -67,13 +71,26 @@ class Relay:
         frames: dict[Dialect, bytes | None] = {}
         for client in list(self._clients):
             if client.dialect not in frames:
-                frames[client.dialect] = encode(item, client.dialect)
+                frames[client.dialect] = self._encoded(item, client.dialect)
             frame = frames[client.dialect]
             if frame is not None:
                 client.send_now_or_offer(frame)
             if isinstance(item, Query) and (said := self._answering.speak_for(client, item)) is not None:
                 # after publish returns: the broker arms a query's timers once its own publish is done
                 asyncio.get_running_loop().call_soon(self._broker.submit_result, said, client.key)
+
+    def _encoded(self, item: WireItem, dialect: Dialect) -> bytes | None:
+        """``encode``, or ``None`` and a log line (not a traceback) for an item that cannot be written out. The door
+        refuses such frames from clients (frame_checks.py); this keeps an item from elsewhere from costing a
+        traceback on every relay."""
+        try:
+            return encode(item, dialect)
+        except (ValueError, RecursionError) as err:  # PydanticSerializationError and UnicodeError are ValueErrors
+            kind = f"{type(item).__name__}: {type(err).__name__}"
+            level = logging.DEBUG if kind in self._unwritable else logging.WARNING
+            self._unwritable.add(kind)
+            log.log(level, "bridge: a %s cannot be written out and is not relayed: %s", kind, str(err)[:200])
+            return None
 
     def streams(self, item: BusItem) -> None:
         """Streamed text and turn phases (``events``) to Madoi's clients that asked for them; turn phases to every
@@ -89,3 +106,4 @@ class Relay:
         for client in list(self._clients):
             if getattr(client, wanted) and (client.dialect is Dialect.MADOI or client.guest is not None):
                 client.send_now_or_offer(frame)
+

@@ -1,5 +1,8 @@
 """A client's answer to a query (a QueryResult): to the broker, a client's picture first described as the app's
-camera pictures are (client_vision.py); what the answer tells of the client is learnt (answering.py)."""
+camera pictures are (client_vision.py); the companion a client answers for is learnt (answering.py).
+
+An answer from a client that was not asked that query (answering.py) goes to the broker as it came, which refuses
+it: its picture is never decoded, and the client learns nothing from it."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ from collections.abc import Callable
 from app.bridge.answering import Answering
 from app.bridge.client import ClientSession
 from app.bridge.client_vision import picture_of, with_description
-from app.bridge.dialects import Dialect
 from app.bridge.errors import ErrorCode, FrameRejected
 from app.bridge.relay import Relay
 from companions.protocol import QueryResult
@@ -31,7 +33,9 @@ class ClientResults:
     def answer(self, client: ClientSession, result: QueryResult) -> None:
         """Raises :class:`FrameRejected` for a result the broker does not take."""
         query = self._relay.recent_query(result.id)
-        picture = picture_of(result) if query is not None and query.params.type == "vision" else None
+        picture = None
+        if query is not None and query.params.type == "vision" and self._answering.may_answer(client, query):
+            picture = picture_of(result)  # only the picture of a client that was asked is decoded
         if picture is not None and self._broker.is_pending(result.id):
             self._tasks.spawn(self._answer_described(client, result, picture), name=f"bridge-vision:{result.id}")
         else:
@@ -53,7 +57,5 @@ class ClientResults:
             if query is not None:
                 self._answering.learn_companion(client, query.params.from_)
             return
-        if verdict is Verdict.DUPLICATE or (verdict is Verdict.NOT_ALLOWED and client.dialect is not Dialect.MADOI):
-            self._answering.learn_from_late_answer(client, self._relay.recent_query(result.id))
         code = ErrorCode.FORBIDDEN if verdict is Verdict.NOT_ALLOWED else ErrorCode.REJECTED_RESULT
         raise FrameRejected(code, verdict.value, result.id)

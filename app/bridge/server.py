@@ -28,14 +28,17 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.protocol import State as ConnectionState
 
 from app.bridge.answering import Answering
 from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
 from app.bridge.client import ClientSession
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
+from app.bridge.frame_checks import check_writable, may_nest_deeply
 from app.bridge.guests import METADATA_TOPIC, BridgeGuests, ConversationRoster, guest_states
-from app.bridge.limits import AbuseMeter, TokenBucket
+from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
+from app.bridge.origins import LOOPBACK_ORIGINS, BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
 from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
@@ -57,6 +60,9 @@ class BridgeStats:
     rejected: int = 0
     dropped: int = 0  # frames dropped from slow clients' send queues (closed clients included)
     closed_by_policy: int = 0  # abuse, failed authentication, authentication timeout
+    refused_origins: int = 0  # handshakes of web pages whose origin is not allowed
+    refused_connections: int = 0  # handshakes over the bounds on connections (in all, per address)
+    over_quota: int = 0  # messages refused because their connection had stored its quota
 
 
 class BridgeServer:
@@ -87,6 +93,11 @@ class BridgeServer:
         client_answers: Iterable[str] = (),
         client_grace_s: float = 3.0,
         roster: ConversationRoster | None = None,  # where companions of clients take part (guests.py)
+        allowed_origins: Iterable[str] = LOOPBACK_ORIGINS,  # the web pages admitted (origins.py)
+        max_connections: int = 32,  # open and opening connections, in all ...
+        max_connections_per_address: int = 8,  # ... and from one address
+        max_messages_per_minute: int = 30,  # what one connection may have stored (limits.StoreQuota)
+        max_stored_bytes_per_minute: int = 1_048_576,
     ) -> None:
         check_bind(host, token)
         self._bus = bus
@@ -107,6 +118,10 @@ class BridgeServer:
         self._ping_timeout = ping_timeout
         self._close_timeout = close_timeout
         self._auth_timeout = auth_timeout
+        self.origins = OriginPolicy(allowed_origins)
+        self._max_connections = max_connections
+        self._max_per_address = max_connections_per_address
+        self._quota = (max_messages_per_minute, max_stored_bytes_per_minute)
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
         self.guests = BridgeGuests(bus, roster, user_name=user_name)
@@ -197,6 +212,20 @@ class BridgeServer:
     # -- connections -------------------------------------------------------------------------------------------
 
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Refuses a handshake before it opens: a web page whose origin is not allowed (403), one connection too
+        many (503 in all, 429 from one address), an unknown dialect (400), a wrong token (401)."""
+        origins = request.headers.get_all("Origin")
+        if len(origins) > 1 or not self.origins.allows(origins[0] if origins else None):
+            origin = ", ".join(origins)
+            self.stats.refused_origins += 1
+            if self.origins.refuse(origin):
+                self._bus.publish(BridgeOriginRefused(origin[:200]))
+            return connection.respond(HTTPStatus.FORBIDDEN, f"web pages from {origin[:200]} may not use this bridge: "
+                                      "allow the origin in Madoi's settings (Bridge tab) if you trust it\n")
+        too_many = self._too_many(connection)
+        if too_many is not None:
+            self.stats.refused_connections += 1
+            return too_many
         try:
             options = options_of(request.path)
         except FrameRejected as refused:
@@ -208,6 +237,22 @@ class BridgeServer:
             return connection.respond(HTTPStatus.UNAUTHORIZED, "invalid bridge token\n")
         return None
 
+    def _too_many(self, connection: ServerConnection) -> Response | None:
+        """A refusal when this connection would be one too many, in all or from its address; else ``None``."""
+        assert self._server is not None
+        address = connection.remote_address[0] if connection.remote_address else None
+        others = [c for c in self._server.all_connections
+                  if c is not connection and c.state is not ConnectionState.CLOSED]
+        if len(others) >= self._max_connections:
+            status, why = HTTPStatus.SERVICE_UNAVAILABLE, f"the bridge has {len(others)} connections already"
+        elif sum(1 for c in others if c.remote_address and c.remote_address[0] == address) >= self._max_per_address:
+            status, why = HTTPStatus.TOO_MANY_REQUESTS, f"{address} has {self._max_per_address} connections already"
+        else:
+            return None
+        if self.stats.refused_connections % 100 == 0:  # a flood of handshakes must not flood the log
+            log.warning("bridge: connection refused: %s (%d refused so far)", why, self.stats.refused_connections + 1)
+        return connection.respond(status, why + "\n")
+
     def _authenticated_by_handshake(self, headers: Headers, options: ConnectOptions) -> bool:
         if self._token is None:
             return True
@@ -218,7 +263,8 @@ class BridgeServer:
         self.stats.connections += 1
         client = ClientSession(ws, f"bridge:{self._counter}", queue_size=self._send_queue_size,
                                bucket=TokenBucket(self._rate),
-                               abuse=AbuseMeter(self._abuse_limit, self._abuse_forgiven))
+                               abuse=AbuseMeter(self._abuse_limit, self._abuse_forgiven),
+                               quota=StoreQuota(*self._quota))
         assert ws.request is not None
         options = options_of(ws.request.path)  # checked in the handshake
         client.dialect = options.dialect or self._dialect
@@ -300,7 +346,7 @@ class BridgeServer:
             size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
             if size > self._max_frame_bytes:
                 raise FrameRejected(ErrorCode.TOO_LARGE, f"frame of {size} bytes exceeds {self._max_frame_bytes}")
-        if client.authenticated:
+        if client.authenticated and not may_nest_deeply(raw):
             valid = parse_valid_frame(raw)  # one pass over the text; None: the full checks below say why
             if valid is not None:
                 self._detected(client, Dialect.REFERENCE)
@@ -310,6 +356,7 @@ class BridgeServer:
             data = json.loads(raw)
         except (ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise FrameRejected(ErrorCode.PARSE_ERROR, f"invalid JSON: {err}") from None
+        check_writable(raw, data)  # no lone surrogate, no deep nesting (frame_checks.py)
         hello = hello_of(data)
         if hello is not None:
             if not first:
@@ -351,21 +398,36 @@ class BridgeServer:
         if isinstance(item, QueryResult):
             self.results.answer(client, item)
         elif client.guest is not None:  # a companion's connection: it speaks as its companion only
+            if isinstance(item, Message):
+                self._stored(client, item)
             if self.guests.take(client, item):
                 self._bus.publish(item)
                 self.stats.published += 1
-        elif isinstance(item, Message | Query):
+        elif isinstance(item, Query):
+            # The app's camera and voice answer this app's companions, never a client (issue 22): a query from a
+            # client as itself, as a user or as a companion never reaches the broker.
+            raise FrameRejected(ErrorCode.FORBIDDEN, "clients may not send queries: the app's camera and voice "
+                                "answer this app's own companions only", item.id)
+        elif isinstance(item, Message):
             self._senders.check(client.key, client.identity, item.params.from_)
-            if isinstance(item, Query):
-                if self._relay.is_origin(item.id) or self._broker.is_pending(item.id):
-                    raise FrameRejected(ErrorCode.FORBIDDEN, "query id already in use", item.id)
-                self._relay.sent_by(item, client)
+            self._stored(client, item)
             self._bus.publish(item)
             self.stats.published += 1
         else:
             what = "actions (a companion's gestures)" if isinstance(item, Action) else "states (a companion's votes)"
             raise FrameRejected(ErrorCode.FORBIDDEN, f"clients may not publish {what}: Madoi refuses them, "
                                 "unlike the reference firehose; send messages, queries and query results")
+
+    def _stored(self, client: ClientSession, message: Message) -> None:
+        """Counts ``message`` against its connection's quota of what it may have stored, or raises."""
+        params = message.params
+        size = (len(params.message.encode("utf-8", "surrogatepass")) + len(params.id) + len(params.from_)
+                + sum(len(t) for t in params.to))
+        if not client.quota.take(size):
+            self.stats.over_quota += 1
+            messages, size_quota = self._quota
+            raise FrameRejected(ErrorCode.OVER_QUOTA, f"this connection has stored its quota ({messages} messages and "
+                                f"{size_quota} bytes a minute): the message was not stored", params.id)
 
     def _greet(self, client: ClientSession, hello: Hello) -> None:
         if not client.authenticated and self._token is not None and not token_matches(hello.token, self._token):
@@ -377,9 +439,13 @@ class BridgeServer:
             else:
                 client.identity = hello.id
         if refused is None:
-            client.answers = list(dict.fromkeys(hello.answers))
             if hello.companions is not None:
                 client.companions = set(hello.companions)
+            if hello.answers and not client.companions:
+                refused = FrameRejected(ErrorCode.INVALID_REQUEST, "a client answers queries for the companions it "
+                                        "names: add 'companions' to the hello (or ?companion= to the URL)")
+            else:
+                client.answers = list(dict.fromkeys(hello.answers))
         client.stream, client.turns = hello.stream, hello.turns
         client.dialect, client.dialect_known = Dialect(hello.dialect), True
         if client not in self._clients:

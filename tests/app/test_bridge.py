@@ -140,7 +140,7 @@ async def test_a_client_answers_vision_and_speak_queries_for_a_companion(broker:
     bridge = await make_bridge()
     image = base64.b64encode(b"\xff\xd8 fake jpeg").decode()
     async with client(bridge) as ws:
-        welcome = await hello(ws, answers=["vision", "speak"])
+        welcome = await hello(ws, answers=["vision", "speak"], companions=["companion_a"])
         assert welcome["body"]["answers"] == ["vision", "speak"]
 
         async def answer() -> None:
@@ -165,7 +165,7 @@ async def test_a_client_may_not_answer_types_it_did_not_announce_nor_twice(broke
                                                                            make_bridge: MakeBridge) -> None:
     bridge = await make_bridge()
     async with client(bridge) as responder, client(bridge) as intruder:
-        await hello(responder, answers=["vision"])
+        await hello(responder, answers=["vision"], companions=["companion_a"])
         await bridge.wait_for_clients(2)
         query = Query.create(from_="companion_a", type="vision")
         pending = asyncio.ensure_future(broker.send_query(query, timeout=5))
@@ -187,35 +187,54 @@ async def test_a_disconnecting_responder_fails_its_pending_query_at_once(broker:
                                                                          make_bridge: MakeBridge) -> None:
     bridge = await make_bridge()
     async with client(bridge) as ws:
-        await hello(ws, answers=["vision"])
+        await hello(ws, answers=["vision"], companions=["c"])
         pending = asyncio.ensure_future(broker.send_query(Query.create(from_="c", type="vision"), timeout=30))
         await recv(ws)
     result = await asyncio.wait_for(pending, 5)
     assert result.error == "the responder for query type 'vision' disconnected"
 
 
-async def test_a_clients_query_is_answered_in_process_and_only_it_gets_the_result(
-        bus: InProcessBus, broker: QueryBroker, make_bridge: MakeBridge) -> None:
+async def test_a_hello_that_answers_for_no_companion_is_refused(broker: QueryBroker,
+                                                                make_bridge: MakeBridge) -> None:
+    bridge = await make_bridge()
+    async with client(bridge) as ws:
+        await ws.send(json.dumps({"topic": "hello", "body": {"answers": ["speak"]}}))
+        refused = await recv(ws)
+        assert error_code(refused) == -32600
+        assert "companions it names" in refused["error"]["message"]
+        assert broker.externals() == {}  # it is not asked first for anyone's speak queries
+        speak = await broker.send_query(Query.create(from_="companion_a", type="speak"), timeout=5)
+    assert speak.error == "unsupported query type: speak"  # nobody answers here: no client was asked
+
+
+async def test_a_clients_queries_are_refused_and_never_reach_the_apps_responders(
+        bus: InProcessBus, broker: QueryBroker, make_bridge: MakeBridge, wire: list[WireItem]) -> None:
     class Clock:
         query_type = "time"
+        asked: list[Query] = []
 
         async def respond(self, query: Query) -> QueryResult:
+            self.asked.append(query)
             return QueryResult.ok(query.id, {"now": "12:00"})
 
-    broker.register(Clock())
-    bridge = await make_bridge()
-    async with client(bridge) as asker, client(bridge) as other:
-        await hello(asker, id="robot_1")
-        await bridge.wait_for_clients(2)
-        query = Query.create(from_="robot_1", type="time")
-        await asker.send(frame_of(query))
-        assert parse_frame(await asyncio.wait_for(asker.recv(), 5)) == ("queries", query)
-        result = parse_frame(await asyncio.wait_for(asker.recv(), 5))[1]
-        assert result == QueryResult.ok(query.id, {"now": "12:00"})
-        assert parse_frame(await asyncio.wait_for(other.recv(), 5)) == ("queries", query)
-        marker = Message.create(from_="companion_a", message="after the result")
-        bus.publish(marker)
-        assert parse_frame(await asyncio.wait_for(other.recv(), 5)) == ("messages", marker)  # no result before it
+    clock = Clock()
+    broker.register(clock)
+    bridge = await make_bridge(reserved_ids=lambda: {"companion_a"})
+    async with client(bridge) as ws:
+        await hello(ws, id="robot_1")
+        for sender in ("robot_1", "user", "user_evil", "companion_a"):
+            query = Query.create(from_=sender, type="time")
+            await ws.send(frame_of(query))
+            refused = await recv(ws)
+            assert error_code(refused) == -32002, sender
+            assert refused["id"] == query.id
+            assert "clients may not send queries" in refused["error"]["message"]
+        await ws.send(frame_of(Query.create(from_="robot_1", type="smell")))  # an unknown type, the same
+        assert error_code(await recv(ws)) == -32002
+        await bus.drain()
+    assert not [item for item in wire if isinstance(item, Query)]
+    assert clock.asked == []
+    assert broker.stats.observed == 0
 
 
 async def test_forged_from_is_rejected_and_the_connection_survives(bus: InProcessBus, make_bridge: MakeBridge,
@@ -427,13 +446,3 @@ async def test_a_taken_port_is_a_clear_error_not_a_crash(bus: InProcessBus, make
     assert second.error is not None
     assert f"cannot listen on 127.0.0.1:{first.port}" in second.error
     assert first.running
-
-
-async def test_a_clients_query_of_an_unknown_type_gets_an_error_result_at_once(make_bridge: MakeBridge) -> None:
-    bridge = await make_bridge()
-    async with client(bridge) as ws:
-        query = Query.create(from_="user", type="smell")
-        await ws.send(frame_of(query))
-        assert parse_frame(await asyncio.wait_for(ws.recv(), 5)) == ("queries", query)
-        _, result = parse_frame(await asyncio.wait_for(ws.recv(), 5))
-        assert result == QueryResult.fail(query.id, "unsupported query type: smell")

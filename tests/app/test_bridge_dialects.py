@@ -171,17 +171,21 @@ async def test_kyoko_answers_its_companions_vision_and_speak_queries_before_the_
         await app.bus.aclose()
 
 
-async def test_a_client_that_answers_late_is_asked_first_from_then_on(app: App) -> None:
+async def test_a_client_that_answers_unasked_is_refused_and_never_asked_first(app: App) -> None:
     async with running(KyokoClient, app.url(), companion_id="akari") as kyoko:
         await app.bridge.wait_for_clients(1)
-        first = await app.ask("akari", "vision")  # nobody knew kyoko answers: the app's camera did
-        await kyoko.wait_for(lambda: any("error" in f for f in kyoko.frames))  # its late answer was refused
-        second = await app.ask("akari", "vision")
+        first = await app.ask("akari", "vision")  # kyoko was not asked (no hello, no settings): the app's camera
+        await kyoko.wait_for(lambda: any("error" in f for f in kyoko.frames))  # its unasked answer was refused
+        second = await app.ask("akari", "speak", message="まだ私の声")
     assert first.result is not None
     assert first.result.body == {"by": "app"}
     assert second.result is not None
-    assert second.result.body == {"image": PNG}
+    assert second.result.body == {"by": "app"}  # it did not silence the app's voice by answering
     assert len(app.camera.answered) == 1
+    assert len(app.voice.answered) == 1
+    assert app.broker.externals() == {}
+    refused = next(f for f in kyoko.frames if "error" in f)
+    assert refused["error"]["code"] in (-32002, -32005)  # not asked, or answered already: refused either way
 
 
 # -- the older client's dialect -----------------------------------------------------------------------------------

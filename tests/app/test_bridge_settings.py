@@ -28,10 +28,12 @@ async def test_the_settings_choose_the_default_dialect_and_the_clients_grace() -
     try:
         async with running(LegacyKyokoClient, app.url(), companion_id="akari") as kyoko:  # no URL parameters
             await app.bridge.wait_for_clients(1)
+            await app.heard(await kyoko.speak_to_companion("見て"))  # flat frames from the start: it stands for akari
+            seen = await app.ask("akari", "vision")  # kyoko answers
+            kyoko.companion_id = "nobody"  # it no longer answers akari's queries
             started = asyncio.get_running_loop().time()
-            slow = await app.ask("hina", "vision")  # kyoko ignores it: the app's camera after the 0.2 s grace
+            slow = await app.ask("akari", "vision")  # the app's camera, after the 0.2 s grace
             waited = asyncio.get_running_loop().time() - started
-            seen = await app.ask("akari", "vision")  # flat frames from the start: kyoko answers
         assert 0.2 <= waited < 2.0
         assert seen.result is not None
         assert seen.result.body["mime"] == "image/png"
