@@ -63,7 +63,7 @@ def fill_secrets(loaded: LoadedSettings) -> None:
     from app.secrets import SecretStore
 
     try:
-        loaded.settings = SecretStore().fill(loaded.settings)
+        loaded.settings = SecretStore.for_paths(loaded.paths).fill(loaded.settings)
     except Exception as err:  # a broken keyring backend must not keep the app from starting
         log.warning("the keyring could not be read: %s", err)
         loaded.problems.append(f"stored secrets could not be read: {err}")

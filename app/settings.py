@@ -36,15 +36,17 @@ from app.settings_sections import (
     ResearchSettings,
     SearchSettings,
     SettingsSection,
+    TrustSettings,
     VoiceSettings,
     system_language,
 )
+from companions.atomic_write import write_atomically
 
 __all__ = [  # the sections are defined in app/settings_sections.py and belong to the settings' interface
     "DEFAULT_BRIDGE_PORT", "BridgeSettings", "CameraSettings", "CompanionSettings", "ConversationSettings",
     "GeneralSettings", "LLMSettings", "LoadedSettings", "McpSettings", "NetworkSettings", "Paths",
-    "ResearchSettings", "SearchSettings", "Settings", "VoiceSettings", "env_overrides", "load_settings",
-    "save_settings", "settings_to_toml", "system_language",
+    "ResearchSettings", "SearchSettings", "Settings", "TrustSettings", "VoiceSettings", "env_overrides",
+    "load_settings", "save_settings", "settings_to_toml", "system_language",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,7 @@ _SECTIONS: Final[dict[str, type[SettingsSection]]] = {
     "mcp": McpSettings,
     "research": ResearchSettings,
     "network": NetworkSettings,
+    "trust": TrustSettings,
 }
 
 
@@ -109,6 +112,7 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     research: ResearchSettings = Field(default_factory=ResearchSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    trust: TrustSettings = Field(default_factory=TrustSettings)
     companions: dict[str, CompanionSettings] = Field(default_factory=dict)  # by companion id
 
     def companion(self, companion_id: str) -> CompanionSettings:
@@ -153,8 +157,13 @@ class Paths:
         return self.config_dir / "companions"
 
     def ensure(self) -> Paths:
-        self.config_dir.mkdir(parents=True, exist_ok=True)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Creates both directories readable by the user only, and tightens files an older Madoi left readable
+        by others (app/private_files.py)."""
+        from app.private_files import private_dir, tighten
+
+        private_dir(self.config_dir)
+        private_dir(self.data_dir)
+        tighten([self.config_dir, self.data_dir])
         return self
 
     @classmethod
@@ -259,7 +268,8 @@ def settings_to_toml(settings: Settings) -> str:
 
 def save_settings(settings: Settings, paths: Paths,
                   environ: os._Environ[str] | dict[str, str] | None = None) -> None:
-    """Writes the settings file atomically (a crash leaves either the old or the new file).
+    """Writes the settings file atomically (a crash leaves either the old or the new file; temp file, fsync,
+    rename, fsync of the directory: companions/atomic_write.py), readable by the user only.
 
     A key a ``MADOI_*`` variable overrides is an override for this run, never a setting: the file keeps what it had
     for it (or nothing)."""
@@ -280,6 +290,4 @@ def save_settings(settings: Settings, paths: Paths,
                     data.get(section, {}).pop(name, None)
         text = tomli_w.dumps(data)
     paths.ensure()
-    tmp = paths.settings_file.with_suffix(".toml.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, paths.settings_file)
+    write_atomically(paths.settings_file, text)  # 0600: the file names the user's servers and folders

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
+from app.private_files import private_file
 from companions.protocol import Message, MessageMetadata, State
 
 T = TypeVar("T")
@@ -78,8 +79,12 @@ class StoredMessage:
 def open_database(path: Path) -> sqlite3.Connection:
     """Opens (creating if needed) and migrates the database at ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # 0600 before SQLite opens it: SQLite gives its -wal and -shm the database file's mode
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
     conn.execute("PRAGMA journal_mode=WAL")
+    for companion in ("-wal", "-shm"):  # made by an older Madoi before the database was private
+        if (side := path.with_name(path.name + companion)).exists():
+            private_file(side)
     # NORMAL in WAL mode survives a process crash (SIGKILL); only a power cut can lose the last commits.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")

@@ -8,10 +8,12 @@ from typing import Any, Final
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
 
+from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
 from ui.settings_form import SettingsPage, Spawn, button_row
+from ui.settings_llm import secret_note
 from ui.settings_texts import Language
 
 LOOPBACK_HOSTS: Final = {"127.0.0.1", "localhost", "::1"}
@@ -19,7 +21,7 @@ LOOPBACK_HOSTS: Final = {"127.0.0.1", "localhost", "::1"}
 
 class BridgePage(SettingsPage):
     def __init__(self, bridge: BridgeSettings, language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn) -> None:
+                 spawn: Spawn, secrets: SecretStore | None = None) -> None:
         super().__init__(language, errors, spawn)
         form = self.form()
         self.bridge_enabled = named(QCheckBox(self.t("bridge_enabled")), "bridgeEnabledCheck")
@@ -34,7 +36,8 @@ class BridgePage(SettingsPage):
         form.addRow("", self.bridge_enabled)
         self.row(form, "host", self.host, "bridge.host")
         self.row(form, "port", self.port, "bridge.port")
-        self.row(form, "token", token_row, "bridge.token")
+        self.token_note = secret_note(self, "token", secrets) if secrets is not None else None
+        self.row(form, "token", token_row, "bridge.token", note=self.token_note)
         self.answerers = QueryAnswerers(bridge, language)  # who answers vision and speak queries
         form.addRow("", self.answerers)
         for widget in (self.host, self.port, token_row):

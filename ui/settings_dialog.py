@@ -51,7 +51,7 @@ class SettingsDialog(QDialog):
         named(self, "settingsDialog")
         self._settings = settings
         self._paths = paths
-        self._secrets = secrets if secrets is not None else SecretStore()
+        self._secrets = secrets if secrets is not None else SecretStore.for_paths(paths)
         self.language: Language = language or settings.general.language
         self._tasks: set[asyncio.Task[Any]] = set()
         self._errors: dict[str, QLabel] = {}
@@ -60,10 +60,10 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(640)
         page_args: dict[str, Any] = {"language": self.language, "errors": self._errors, "spawn": self._spawn}
         self.general = GeneralPage(settings.general, **page_args)
-        self.llm = LlmPage(settings.llm, keyring=self._secrets.persistent,
+        self.llm = LlmPage(settings.llm, secrets=self._secrets,
                            test_connection=test_connection or check_connection, **page_args)
         self.devices = DevicesPage(settings.camera, settings.voice, test_voice=test_voice, **page_args)
-        self.bridge = BridgePage(settings.bridge, **page_args)
+        self.bridge = BridgePage(settings.bridge, secrets=self._secrets, **page_args)
         self.companions = CompanionsPage(settings, companions or CompanionChecks.from_files(paths),
                                          candidate=self._current, voice=self.devices.voice_settings, **page_args)
         self.search = SearchPage(settings.search, **page_args)

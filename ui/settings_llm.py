@@ -9,16 +9,26 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy
 
 from app.connection_check import ConnectionResult, ConnectionTester
+from app.secrets import SecretStore
 from app.settings import LLMSettings
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result
 from ui.settings_texts import Language
 
 
+def secret_note(page: SettingsPage, what: str, secrets: SecretStore) -> QLabel:
+    """Where a secret saved on this page goes (``what``: ``key`` or ``token``): the keyring, or the file only the
+    user can read (named), or this session only when even that file cannot be written."""
+    note = named(QLabel(page.t(f"{what}.{secrets.where}", path=secrets.fallback_file)), "secretNote")
+    note.setWordWrap(True)
+    note.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+    return note
+
+
 class LlmPage(SettingsPage):
     connection_checked = Signal(object)  # ConnectionResult
 
-    def __init__(self, llm: LLMSettings, *, keyring: bool, test_connection: ConnectionTester,
+    def __init__(self, llm: LLMSettings, *, secrets: SecretStore, test_connection: ConnectionTester,
                  language: Language, errors: dict[str, QLabel], spawn: Spawn) -> None:
         super().__init__(language, errors, spawn)
         self._test_connection = test_connection
@@ -28,9 +38,7 @@ class LlmPage(SettingsPage):
         self.api_key = named(QLineEdit(llm.api_key.get_secret_value() if llm.api_key else ""), "apiKeyEdit")
         self.api_key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
         self.api_key.setPlaceholderText("sk-…")
-        self.secret_note = named(QLabel(self.t("key.keyring" if keyring else "key.session")), "secretNote")
-        self.secret_note.setWordWrap(True)
-        self.secret_note.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.secret_note = secret_note(self, "key", secrets)
         self.model = named(QComboBox(), "modelCombo")
         self.model.setEditable(True)
         self.model.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)

@@ -32,9 +32,19 @@ TEXTS: Final = Texts("settings", {
     "model.hint": QT_TRANSLATE_NOOP("settings", "Empty: the server's default"),
     "key.keyring": QT_TRANSLATE_NOOP(
         "settings", "Stored in the system keyring, never in the settings file or the logs."),
+    "key.file": QT_TRANSLATE_NOOP(
+        "settings", "No system keyring found: the key is kept in {path}, readable only by you "
+                    "(never in the settings file or the logs)."),
     "key.session": QT_TRANSLATE_NOOP(
-        "settings", "No system keyring found: the key is kept in memory for this session only "
-                    "(set MADOI_LLM_API_KEY to keep it)."),
+        "settings", "No system keyring, and {path} cannot be written: the key is kept in memory for this "
+                    "session only (set MADOI_LLM_API_KEY to keep it)."),
+    "token.keyring": QT_TRANSLATE_NOOP(
+        "settings", "The token is stored in the system keyring, never in the settings file or the logs."),
+    "token.file": QT_TRANSLATE_NOOP(
+        "settings", "No system keyring found: the token is kept in {path}, readable only by you."),
+    "token.session": QT_TRANSLATE_NOOP(
+        "settings", "No system keyring, and {path} cannot be written: the token is kept in memory for this "
+                    "session only (set MADOI_BRIDGE_TOKEN to keep it)."),
     "conn.ok": QT_TRANSLATE_NOOP("settings", "OK: {n} models"),
     "conn.failed": QT_TRANSLATE_NOOP("settings", "Failed: {error}"),
     "testing": QT_TRANSLATE_NOOP("settings", "Testing…"),

@@ -861,8 +861,24 @@
         <translation>システムのキーリングに保存します。設定ファイルやログには書きません。</translation>
     </message>
     <message>
-        <source>No system keyring found: the key is kept in memory for this session only (set MADOI_LLM_API_KEY to keep it).</source>
-        <translation>システムのキーリングがありません。キーはこのセッションの間だけメモリに保持します（保存するには MADOI_LLM_API_KEY を設定してください）。</translation>
+        <source>No system keyring found: the key is kept in {path}, readable only by you (never in the settings file or the logs).</source>
+        <translation>システムのキーリングがありません。キーは {path} に保存し、あなただけが読めます（設定ファイルやログには書きません）。</translation>
+    </message>
+    <message>
+        <source>No system keyring, and {path} cannot be written: the key is kept in memory for this session only (set MADOI_LLM_API_KEY to keep it).</source>
+        <translation>システムのキーリングがなく、{path} にも書き込めません。キーはこのセッションの間だけメモリに保持します（保存するには MADOI_LLM_API_KEY を設定してください）。</translation>
+    </message>
+    <message>
+        <source>The token is stored in the system keyring, never in the settings file or the logs.</source>
+        <translation>トークンはシステムのキーリングに保存します。設定ファイルやログには書きません。</translation>
+    </message>
+    <message>
+        <source>No system keyring found: the token is kept in {path}, readable only by you.</source>
+        <translation>システムのキーリングがありません。トークンは {path} に保存し、あなただけが読めます。</translation>
+    </message>
+    <message>
+        <source>No system keyring, and {path} cannot be written: the token is kept in memory for this session only (set MADOI_BRIDGE_TOKEN to keep it).</source>
+        <translation>システムのキーリングがなく、{path} にも書き込めません。トークンはこのセッションの間だけメモリに保持します（保存するには MADOI_BRIDGE_TOKEN を設定してください）。</translation>
     </message>
     <message>
         <source>OK: {n} models</source>

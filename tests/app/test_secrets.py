@@ -41,21 +41,41 @@ class LockedKeyring(DictKeyring):
         raise keyring.errors.KeyringLocked("the user dismissed the unlock prompt")
 
 
-def test_without_a_keyring_secrets_live_in_memory_for_the_session(caplog: pytest.LogCaptureFixture) -> None:
+def test_without_a_keyring_a_secret_is_kept_in_a_file_only_the_user_can_read(
+        madoi_home: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    store = SecretStore(backend=keyring.backends.fail.Keyring())  # what this machine really has
+    paths = load_settings().paths
+    store = SecretStore.for_paths(paths, backend=keyring.backends.fail.Keyring())  # what this machine really has
+    assert store.persistent
+    assert store.where == "file"
+    assert store.set(LLM_API_KEY, "sk-kept-in-a-file-123456") == "file"
+    kept = paths.data_dir / "secrets.json"
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert paths.data_dir.stat().st_mode & 0o777 == 0o700
+    again = SecretStore.for_paths(paths, backend=keyring.backends.fail.Keyring())  # after a restart
+    assert again.get(LLM_API_KEY) == "sk-kept-in-a-file-123456"
+    assert "readable only by you" in caplog.text
+    assert "sk-kept" not in caplog.text
+    again.set(LLM_API_KEY, None)
+    assert SecretStore.for_paths(paths, backend=keyring.backends.fail.Keyring()).get(LLM_API_KEY) is None
+
+
+def test_when_the_file_cannot_be_written_either_the_secret_lives_for_the_session_and_says_so(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the data directory should be")
+    store = SecretStore(backend=keyring.backends.fail.Keyring(), fallback_file=blocked / "secrets.json")
+    assert store.set(BRIDGE_TOKEN, "tok-session-only-1") == "session"
+    assert store.where == "session"
     assert not store.persistent
-    assert store.set(LLM_API_KEY, "sk-session-only-123456") == "session"
-    assert store.get(LLM_API_KEY) == "sk-session-only-123456"
-    assert SecretStore(backend=keyring.backends.fail.Keyring()).get(LLM_API_KEY) is None  # gone after a restart
-    assert "memory" in caplog.text
-    assert "sk-session" not in caplog.text
+    assert store.get(BRIDGE_TOKEN) == "tok-session-only-1"
+    assert "this session only" in caplog.text
 
 
-def test_the_default_backend_is_the_systems_and_works_either_way() -> None:
+def test_the_default_backend_is_the_systems_and_works_either_way(madoi_home: Path) -> None:
     store = SecretStore(service="madoi-test")
     where = store.set("probe", "value")
-    assert where == ("keyring" if store.persistent else "session")
+    assert where == ("keyring" if store.where == "keyring" else "file")
     assert store.get("probe") == "value"
     store.delete("probe")
     assert store.get("probe") is None
@@ -71,12 +91,13 @@ def test_with_a_keyring_the_key_survives_a_restart_and_can_be_deleted() -> None:
     again.delete(LLM_API_KEY)  # deleting twice is fine
 
 
-def test_a_failing_keyring_falls_back_to_memory_instead_of_losing_the_key() -> None:
-    store = SecretStore(backend=LockedKeyring())
-    assert store.persistent
-    assert store.set(BRIDGE_TOKEN, "tok-123") == "session"
-    assert not store.persistent
+def test_a_failing_keyring_falls_back_to_the_file_instead_of_losing_the_key(madoi_home: Path) -> None:
+    store = SecretStore.for_paths(load_settings().paths, backend=LockedKeyring())
+    assert store.where == "keyring"
+    assert store.set(BRIDGE_TOKEN, "tok-123") == "file"
+    assert store.where == "file"
     assert store.get(BRIDGE_TOKEN) == "tok-123"
+    assert SecretStore.for_paths(load_settings().paths, backend=DictKeyring()).get(BRIDGE_TOKEN) == "tok-123"
 
 
 def test_fill_and_store_round_trip_while_the_toml_stays_clean(madoi_home: Path) -> None:

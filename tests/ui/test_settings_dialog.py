@@ -70,11 +70,12 @@ async def test_bridge_port_and_token_rules(qtbot: QtBot, madoi_home: Path) -> No
     assert dialog.is_valid
 
 
-async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_for_the_session(
+async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_in_a_private_file(
         qtbot: QtBot, madoi_home: Path) -> None:
-    secrets = SecretStore(backend=keyring.backends.fail.Keyring())
+    secrets = SecretStore.for_paths(load_settings().paths, backend=keyring.backends.fail.Keyring())
     dialog = _dialog(qtbot, secrets, language="en")
-    assert "this session only" in dialog.secret_note.text()
+    assert "readable only by you" in dialog.secret_note.text()
+    assert str(madoi_home / "secrets.json") in dialog.secret_note.text()
     dialog.base_url.setText("http://127.0.0.1:11434/v1")
     dialog.api_key.setText(KEY)
     dialog.model.setEditText("qwen2.5:3b")
@@ -98,6 +99,8 @@ async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_for_the_se
     assert again.general.theme == "dark"
     assert again.voice.rate == 200
     assert secrets.get(LLM_API_KEY) == KEY
+    restarted = SecretStore.for_paths(load_settings().paths, backend=keyring.backends.fail.Keyring())
+    assert restarted.get(LLM_API_KEY) == KEY  # not lost at restart
 
 
 async def test_with_a_keyring_the_note_says_so_and_the_key_goes_there(qtbot: QtBot, madoi_home: Path) -> None:

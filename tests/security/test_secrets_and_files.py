@@ -1,0 +1,214 @@
+"""Issue 22 item 7: the user's files are readable by the user only, the settings file is written whole or not at
+all, a secret saved without a keyring survives a restart, and no log line holds a token or a key."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import textwrap
+from pathlib import Path
+
+import keyring.backends.fail
+import pytest
+from websockets.asyncio.client import connect
+
+from app.main import fill_secrets
+from app.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
+from app.settings import load_settings
+from companions.protocol import Message, frame_of
+from companions.testing.openai_server import OpenAITestServer
+from companions.testing.openai_server.demo_director import DemoDirector
+from tests.conftest import PYTHON, REPO, subprocess_env
+
+API_KEY = "sk-test-never-in-a-log-4f9a2c7e1b"
+BRIDGE_SECRET = "bridge-secret-7d3e9a1c5b2f"
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _umask_022() -> None:  # the usual desktop umask: without explicit modes every file would be world-readable
+    os.umask(0o022)
+
+
+async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
+    async with asyncio.timeout(timeout):
+        while line := (await stream.readline()).decode(errors="replace"):
+            if text in line:
+                return line
+    raise AssertionError(f"the process ended without printing {text!r}")
+
+
+async def _headless(home: Path, *args: str, **env: str) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(
+        PYTHON, "-m", "app.main", "--headless", *args, cwd=REPO, env=subprocess_env(home, PYTHONPATH=str(REPO), **env),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, preexec_fn=_umask_022)
+    assert proc.stdout is not None
+    ready = (await asyncio.wait_for(proc.stdout.readline(), 90)).decode()
+    assert ready.startswith("madoi: ready"), ready
+    return proc
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> bytes:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode(errors="replace")
+    return err
+
+
+async def test_the_data_directory_database_log_and_settings_are_readable_only_by_the_user(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    for name in ("settings.toml", "madoi.log", "madoi.log.1"):  # left world-readable by an older Madoi
+        (home / name).write_text("[general]\nuser_name = \"me\"\n" if name == "settings.toml" else "old log\n")
+        os.chmod(home / name, 0o644)
+    proc = await _headless(home)
+    try:
+        running = {p.name: _mode(p) for p in home.iterdir() if p.is_file()}  # -wal and -shm exist while it runs
+    finally:
+        await _stop(proc)
+    assert _mode(home) == 0o700
+    assert {"madoi.sqlite3", "madoi.sqlite3-wal", "madoi.sqlite3-shm", "madoi.log", "settings.toml"} <= set(running)
+    for name in ("madoi.sqlite3", "madoi.sqlite3-wal", "madoi.sqlite3-shm", "madoi.log", "madoi.log.1",
+                 "settings.toml"):
+        assert running[name] == 0o600, (name, oct(running[name]))
+
+
+def test_a_new_database_and_its_wal_are_private_from_the_first_byte(tmp_path: Path) -> None:
+    from app.storage import open_database
+
+    old = os.umask(0o022)
+    try:
+        conn = open_database(tmp_path / "data" / "madoi.sqlite3")
+        conn.execute("CREATE TABLE t (x)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        modes = {p.name: _mode(p) for p in (tmp_path / "data").iterdir()}
+        conn.close()
+    finally:
+        os.umask(old)
+    assert modes == {"madoi.sqlite3": 0o600, "madoi.sqlite3-wal": 0o600, "madoi.sqlite3-shm": 0o600}
+
+
+_CRASHING_SAVE = textwrap.dedent("""
+    import os, signal, sys
+    from app.settings import load_settings, save_settings
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    def fsync(fd):
+        real_fsync(fd)
+        events.append("fsync")
+    def replace(src, dst):
+        events.append("replace")
+        print(" ".join(events), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # the machine dies between the write and the rename
+    os.fsync, os.replace = fsync, replace
+    loaded = load_settings()
+    loaded.settings.general.user_name = "changed-by-a-save-that-never-finished"
+    loaded.settings.voice.rate = 222
+    save_settings(loaded.settings, loaded.paths)
+""")
+
+
+def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_whole(madoi_home: Path) -> None:
+    loaded = load_settings()
+    loaded.settings.general.user_name = "before"
+    from app.settings import save_settings
+
+    save_settings(loaded.settings, loaded.paths)
+    before = loaded.paths.settings_file.read_bytes()
+    env = subprocess_env(madoi_home, PYTHONPATH=str(REPO))
+    crashed = subprocess.run([PYTHON, "-c", _CRASHING_SAVE], cwd=REPO, env=env, capture_output=True, text=True,
+                             timeout=60, check=False)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert crashed.stdout.split() == ["fsync", "replace"]  # the new text was on disk before the rename was tried
+    assert loaded.paths.settings_file.read_bytes() == before
+    again = load_settings()
+    assert again.problems == []
+    assert again.settings.general.user_name == "before"
+    again.settings.voice.rate = 190
+    save_settings(again.settings, again.paths)  # the next save finishes and clears what the crash left behind
+    assert [p.name for p in madoi_home.iterdir() if "settings" in p.name] == ["settings.toml"]
+    assert load_settings().settings.voice.rate == 190
+    assert _mode(loaded.paths.settings_file) == 0o600
+
+
+def test_a_failing_write_keeps_the_old_settings_leaves_nothing_behind_and_raises(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.settings import save_settings
+
+    loaded = load_settings()
+    loaded.settings.general.user_name = "kept"
+    save_settings(loaded.settings, loaded.paths)
+
+    def disk_full(src: object, dst: object) -> None:  # fails between the write and the rename
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    loaded.settings.general.user_name = "lost"
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", disk_full)
+        with pytest.raises(OSError, match="No space left"):  # the dialog says so (its save_failed text)
+            save_settings(loaded.settings, loaded.paths)
+    assert load_settings().settings.general.user_name == "kept"
+    assert [p.name for p in madoi_home.iterdir() if "settings" in p.name] == ["settings.toml"]
+
+
+def test_a_secret_saved_without_a_keyring_is_there_after_a_restart(madoi_home: Path) -> None:
+    paths = load_settings().paths
+    store = SecretStore.for_paths(paths, backend=keyring.backends.fail.Keyring())
+    assert store.set(LLM_API_KEY, API_KEY) == "file"
+    assert store.set(BRIDGE_TOKEN, BRIDGE_SECRET) == "file"
+    secrets_file = paths.data_dir / "secrets.json"
+    assert _mode(secrets_file) == 0o600
+    assert json.loads(secrets_file.read_text()) == {LLM_API_KEY: API_KEY, BRIDGE_TOKEN: BRIDGE_SECRET}
+    restarted = load_settings()  # what `madoi` does at start
+    fill_secrets(restarted)
+    assert restarted.settings.llm.api_key is not None
+    assert restarted.settings.llm.api_key.get_secret_value() == API_KEY
+    assert restarted.settings.bridge.token is not None
+    assert restarted.settings.bridge.token.get_secret_value() == BRIDGE_SECRET
+
+
+async def test_a_verbose_log_of_a_conversation_through_the_bridge_holds_no_token_or_key(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    port = _free_port()
+    async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector()) as server:
+        proc = await _headless(home, "--verbose", MADOI_LLM_BASE_URL=server.base_url, MADOI_LLM_API_KEY=API_KEY,
+                               MADOI_BRIDGE_PORT=str(port), MADOI_BRIDGE_TOKEN=BRIDGE_SECRET)
+        assert proc.stderr is not None
+        try:
+            headers = {"Authorization": f"Bearer {BRIDGE_SECRET}"}
+            async with connect(f"ws://127.0.0.1:{port}/?token={BRIDGE_SECRET}&dialect=reference",
+                               additional_headers=headers, proxy=None) as client:
+                await client.send(frame_of(Message.create(from_="user", message="あかり、こんばんは！", to=["akari"])))
+                await _line_containing(proc.stderr, "conversation ended:", timeout=120)
+        finally:
+            stderr = await _stop(proc)
+    chats = server.chat_requests()
+    assert chats
+    assert all(r.headers.get("authorization") == f"Bearer {API_KEY}" for r in chats)
+    log = (home / "madoi.log").read_text(encoding="utf-8")
+    # The debug log did see the traffic (so the test would catch a leak)...
+    assert "websockets" in log
+    assert "Authorization: ***" in log
+    assert "token=***" in log
+    assert "openai._base_client" in log
+    assert "httpcore" in log
+    # ...and holds neither secret, in any form.
+    for text in (log, stderr.decode(errors="replace")):
+        assert BRIDGE_SECRET not in text
+        assert API_KEY not in text
+        assert API_KEY[8:] not in text
