@@ -211,7 +211,9 @@ async def test_a_clients_queries_are_refused_and_never_reach_the_apps_responders
         bus: InProcessBus, broker: QueryBroker, make_bridge: MakeBridge, wire: list[WireItem]) -> None:
     class Clock:
         query_type = "time"
-        asked: list[Query] = []
+
+        def __init__(self) -> None:
+            self.asked: list[Query] = []
 
         async def respond(self, query: Query) -> QueryResult:
             self.asked.append(query)
