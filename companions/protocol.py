@@ -25,6 +25,7 @@ Closing: TypeAlias = Literal["none", "pre-closing", "closing", "terminal"]
 CLOSING_ORDER: Final[tuple[Closing, ...]] = ("none", "pre-closing", "closing", "terminal")
 
 NonEmpty = Annotated[str, Field(min_length=1, max_length=256)]
+MAX_RECIPIENTS: Final = 64  # ids in one message's ``to`` (Madoi's limit: the reference's schema sets none)
 MessageText = Annotated[str, Field(max_length=100_000)]
 
 
@@ -56,7 +57,7 @@ class MessageMetadata(_Open):
 class MessageParams(_Wire):
     id: NonEmpty
     from_: NonEmpty = Field(alias="from")
-    to: list[NonEmpty] = Field(default_factory=list, max_length=64)
+    to: list[NonEmpty] = Field(default_factory=list, max_length=MAX_RECIPIENTS)
     message: MessageText
     metadata: MessageMetadata | None = None
 

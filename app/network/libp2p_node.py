@@ -18,9 +18,9 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from app.network.addresses import dialable
 from app.network.metadata import COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
@@ -28,6 +28,7 @@ from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink
 from companions.protocol import CompanionMetadata, Topic, to_wire
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 TOPICS: Final = ("messages", "states", "queries", "actions")
 START_TIMEOUT_S: Final = 20.0
@@ -102,20 +103,40 @@ class Libp2pNetwork:
 
     async def topic_peers(self, topic: str) -> tuple[str, ...]:
         """The peers known to be subscribed to ``topic`` (what a publish reaches now)."""
-        loop, token, pubsub = asyncio.get_running_loop(), self._trio_token, self._pubsub
-        if token is None or pubsub is None:
-            return ()
-        answer: asyncio.Future[tuple[str, ...]] = loop.create_future()
 
-        def read() -> None:
-            peers = tuple(sorted(p.to_string() for p in pubsub.peer_topics.get(topic, ())))
-            loop.call_soon_threadsafe(settle, peers)
+        async def read(host: Any, pubsub: Any) -> tuple[str, ...]:
+            return tuple(sorted(p.to_string() for p in pubsub.peer_topics.get(topic, ())))
 
-        def settle(peers: tuple[str, ...]) -> None:
-            if not answer.done():
-                answer.set_result(peers)
+        return await self.in_trio(read) if self._pubsub is not None else ()
 
-        token.run_sync_soon(read)
+    async def in_trio(self, work: Callable[[Any, Any], Awaitable[T]]) -> T:
+        """Runs ``work(host, pubsub)`` in the libp2p thread and returns its result (tools and tests: what a peer
+        sees, or a hostile peer's raw streams). Raises :class:`NetworkError` when the node is not running."""
+        loop, token, nursery = asyncio.get_running_loop(), self._trio_token, self._nursery
+        if token is None or nursery is None:
+            raise NetworkError("the network is not running")
+        answer: asyncio.Future[T] = loop.create_future()
+
+        def settle(outcome: T | BaseException) -> None:
+            if answer.done():
+                return
+            if isinstance(outcome, BaseException):
+                answer.set_exception(outcome)
+            else:
+                answer.set_result(outcome)
+
+        async def run() -> None:
+            try:
+                outcome: T | BaseException = await work(self._host, self._pubsub)
+            except Exception as err:
+                outcome = err
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, outcome)
+
+        try:
+            token.run_sync_soon(nursery.start_soon, run)
+        except RuntimeError:  # the trio loop has ended
+            raise NetworkError("the network is not running") from None
         return await answer
 
     async def stop(self) -> None:

@@ -2,44 +2,51 @@
 
 Out: what this process's companions and user say (messages, votes, actions) goes to the network as the reference
 puts it there: the bare JSON-RPC object on its topic, votes as an array of states. A user's message to everyone
-(an empty ``to``) is sent addressed to every companion known, so that reference nodes (which answer only messages
-naming them) take part.
+(an empty ``to``) is sent addressed to every companion known (within the protocol's ``to`` limit), so that
+reference nodes (which answer only messages naming them) take part.
 
-In: everything is untrusted. A payload is dropped, with a log line, when it is oversized, comes in a flood (a token
-bucket per peer), is not JSON, is not a valid item of its topic, is a query or a query result (this process's
-devices answer only its own companions), or its ``from`` does not belong to the signing peer (peers.py). What is
-left goes on the bus as if said here, and a remote companion's votes and lines also reach its
+In: everything is untrusted. A payload is dropped, counted by kind and logged (a bounded number of lines), when its
+peer is one too many, it comes in a flood (token buckets per peer, and one shared by peers that run no companion
+here), it is oversized, not JSON, nested too deep or holds text that cannot be encoded again (untrusted.py), is not
+a valid item of its topic, is a query or a query result (this process's devices answer only its own companions),
+or its ``from`` is not the signing peer's to use (peers.py: this app's user and companions are never accepted; a
+companion id belongs to one peer; anyone else a peer speaks as is a person there, ``<name>@<peer>`` on this bus,
+people.py). What is left goes on the bus as if said here, and a remote companion's votes and lines also reach its
 :class:`~companions.network.remote.RemoteParticipant`, so it takes part in this process's turn-taking as an equal.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.participant import Participant
-from companions.network.peers import PeerDirectory, RateLimit
+from companions.network.peers import PeerDirectory, RateLimit, Refusal
+from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
 from companions.network.remote import MessageOrder, RemoteParticipant
+from companions.network.untrusted import Drops, Refused, read_json
 from companions.protocol import (
+    MAX_RECIPIENTS,
+    WIRE_TOPICS,
     Action,
     CompanionMetadata,
     Message,
     ProtocolError,
     Query,
+    QueryResult,
     State,
     WireItem,
     parse_body,
-    sender_of,
     to_json_bytes,
 )
 
 log = logging.getLogger(__name__)
-MAX_STATES_PER_PAYLOAD: Final = 32
+MAX_STATES_PER_PAYLOAD: Final = 32  # votes in one payload (the reference sends an array: one per companion)
+MAX_UNREACHABLE_LISTED: Final = 16  # companions whose peer left, still listed as unreachable (the oldest go first)
 
 
 class Roster(Protocol):
@@ -62,10 +69,12 @@ class RemoteCompanion:
 
 @dataclass(frozen=True)
 class NetworkChanged(LocalEvent):
-    """The network's state for views: this process's status and the remote companions seen (reachable or not)."""
+    """The network's state for views: this process's status, the remote companions seen (reachable or not) and the
+    people on other machines who spoke here."""
 
     status: NetworkStatus
     remote: tuple[RemoteCompanion, ...]
+    people: tuple[RemotePerson, ...] = ()
 
 
 class NetworkLink:
@@ -80,15 +89,20 @@ class NetworkLink:
         self.local = tuple(local)
         self.user_id = user_id
         self.roster = roster
-        self.peers = PeerDirectory(m.id for m in self.local)
+        self.peers = PeerDirectory((m.id for m in self.local), user_id)
+        self.person_ids = PersonIds(user_id, lambda: self.status.peer_id)
         self.rate = rate or RateLimit()
         self.order = MessageOrder()
         self.remote: dict[str, RemoteParticipant] = {}
         self.status = NetworkStatus(running=False)
-        self.dropped = 0
+        self.drops = Drops(log)
         self._inbound: dict[int, BusItem] = {}  # items this link put on the bus (not to be sent back)
         self._subscription: Subscription | None = None
-        self._flooding: set[str] = set()
+
+    @property
+    def dropped(self) -> int:
+        """How many items from the network were dropped, of every kind (``drops.counts`` has them by kind)."""
+        return self.drops.total
 
     # -- component ------------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -125,51 +139,71 @@ class NetworkLink:
         local = sender in self.peers.local_ids
         if isinstance(item, Message) and (local or sender == self.user_id):
             if not item.params.to and sender == self.user_id:
-                everyone = sorted({*self.peers.local_ids, *(i for i, p in self.remote.items() if p.reachable)})
-                item = item.model_copy(update={"params": item.params.model_copy(update={"to": everyone})})
+                item = item.model_copy(update={"params": item.params.model_copy(update={"to": self.everyone()})})
             self.port.publish("messages", to_json_bytes(item))
         elif isinstance(item, State) and local:
             self.port.publish("states", b"[" + to_json_bytes(item) + b"]")  # the reference reads an array
         elif isinstance(item, Action) and local:
             self.port.publish("actions", to_json_bytes(item))
 
+    def everyone(self) -> list[str]:
+        """Every companion a message to everyone names on the network: this app's, then those elsewhere that can
+        be reached, within the protocol's ``to`` limit (the bounds of peers.py keep them all within it)."""
+        remote = sorted(i for i, p in self.remote.items() if p.reachable and i not in self.peers.local_ids)
+        return [*sorted(self.peers.local_ids), *remote][:MAX_RECIPIENTS]
+
     # -- in (the NetworkSink: called on the loop) -----------------------------------------------------------
     def received(self, peer: str, topic: str, payload: bytes) -> None:
-        if not self.rate.allow(peer):
-            self._drop(peer, topic, "flood", once=peer not in self._flooding)
-            self._flooding.add(peer)
-            return
-        self._flooding.discard(peer)
-        if len(payload) > MAX_PAYLOAD_BYTES:
-            self._drop(peer, topic, f"{len(payload)} bytes")
-            return
+        """A payload ``peer`` signed; whatever it holds, nothing but a drop (counted, logged) can come of a bad one."""
         try:
-            data = json.loads(payload)
-        except (ValueError, UnicodeDecodeError):
-            self._drop(peer, topic, "not JSON")
-            return
-        bodies: Iterable[Any] = data[:MAX_STATES_PER_PAYLOAD] if topic == "states" and isinstance(data, list) \
-            else (data,)
+            self._receive(peer, topic, payload)
+        except Refusal as refused:
+            self.drops.drop(refused.kind, peer, topic, str(refused))
+        except Refused as refused:
+            self.drops.drop(refused.kind, peer, topic, str(refused))
+        except Exception as err:  # a bug must not let a peer's bytes take the network down: drop, and say so
+            log.exception("network: a %s item from %s could not be taken", topic, peer)
+            self.drops.drop("invalid", peer, topic, f"{type(err).__name__}: {err}")
+
+    def _receive(self, peer: str, topic: str, payload: bytes) -> None:
+        for forgotten in self.peers.hear(peer):
+            self.rate.forget(forgotten)
+        if not self.rate.allow(peer, len(payload), stranger=not self.peers.known(peer)):
+            raise Refusal("flood", f"over the rate of {'strangers' if not self.peers.known(peer) else 'its peer'}")
+        if topic not in WIRE_TOPICS:
+            raise Refusal("invalid", f"unknown topic {topic[:64]!r}")
+        data = read_json(payload, max_bytes=MAX_PAYLOAD_BYTES)
+        if topic == "states" and isinstance(data, list):
+            if len(data) > MAX_STATES_PER_PAYLOAD:
+                self.drops.drop("too many", peer, topic, f"{len(data)} votes in one payload; the first "
+                                f"{MAX_STATES_PER_PAYLOAD} are read")
+            bodies: list[Any] = data[:MAX_STATES_PER_PAYLOAD]
+        else:
+            bodies = [data]
         for body in bodies:
             try:
-                item = parse_body(topic, body)
+                self._admit(peer, topic, parse_body(topic, body))
             except ProtocolError as err:
-                self._drop(peer, topic, str(err))
-                continue
-            self._admit(peer, topic, item)
+                self.drops.drop("invalid", peer, topic, str(err))
+            except Refusal as refused:
+                self.drops.drop(refused.kind, peer, topic, str(refused))
 
     def _admit(self, peer: str, topic: str, item: WireItem) -> None:
-        if isinstance(item, Query):
-            self._drop(peer, topic, "queries are answered only for this process's companions")
-            return
-        refused = self.peers.admit(peer, item)
-        if refused is not None:
-            self._drop(peer, topic, refused)
-            return
-        if isinstance(item, State) and item.params.from_ not in self.remote:
-            # A companion that votes but never announced itself (its metadata was withheld): it takes part too.
-            self.announced(peer, (CompanionMetadata(id=item.params.from_, name=item.params.from_),))
-        participant = self.remote.get(sender_of(item) or "")
+        if isinstance(item, (Query, QueryResult)):
+            raise Refusal("query", "queries are answered only for this process's companions; results are not "
+                          "taken from the network")
+        if isinstance(item, State):
+            if item.params.from_ not in self.remote or self.remote[item.params.from_].peer != peer \
+                    or not self.remote[item.params.from_].reachable:
+                # A companion that votes but never announced itself (its metadata was withheld): it takes part too.
+                self.peers.claim(peer, item.params.from_)
+                self.announced(peer, (CompanionMetadata(id=item.params.from_, name=item.params.from_),))
+            self.peers.companion_of(peer, item.params.from_)
+        elif isinstance(item, Action):
+            self.peers.companion_of(peer, item.params.from_)
+        elif isinstance(item, Message):
+            item = self._as_said_here(peer, item)
+        participant = self.remote.get(item.params.from_)
         if isinstance(item, Message):
             self.order.saw(item.params.id)
             if participant is not None:
@@ -181,11 +215,30 @@ class NetworkLink:
             self._inbound.pop(next(iter(self._inbound)))
         self.bus.publish(item)
 
+    def _as_said_here(self, peer: str, message: Message) -> Message:
+        """``message`` as this bus names who said it and whom it addresses (people.py): a person's ``from``
+        becomes ``<name>@<peer>``, and people in ``to`` the ids this bus knows them by."""
+        p = message.params
+        new_person = not self.peers.person_of(peer, p.from_)
+        sender = p.from_
+        if not self.peers.speaker(peer, p.from_):
+            person = self.person_ids.incoming_from(p.from_, peer)
+            if person is None:
+                raise Refusal("invalid", f"the person {p.from_[:64]!r}'s id would be too long here")
+            sender = person
+            if new_person:
+                self._changed()  # the window lists the people elsewhere
+        to = self.person_ids.incoming_to(p.to, peer, lambda name: self.peers.person_of(peer, name))
+        if sender == p.from_ and to == p.to:
+            return message
+        return message.model_copy(update={"params": p.model_copy(update={"from_": sender, "to": to})})
+
     def announced(self, peer: str, companions: tuple[CompanionMetadata, ...]) -> None:
         for metadata in companions:
-            refused = self.peers.claim(peer, metadata.id)
-            if refused is not None:
-                log.warning("network: peer %s announced %s: refused (%s)", peer, metadata.id, refused)
+            try:
+                self.peers.claim(peer, metadata.id)
+            except Refusal as refused:
+                self.drops.drop(refused.kind, peer, "metadata", f"announced {metadata.id[:64]!r}: {refused}")
                 continue
             known = self.remote.get(metadata.id)
             if known is not None and known.peer == peer and known.reachable:
@@ -205,17 +258,20 @@ class NetworkLink:
             if self.roster is not None:
                 self.roster.remove_participant(participant.id)
             log.info("network: %s left (peer %s gone)", participant.id, peer)
+        unreachable = [i for i, p in self.remote.items() if not p.reachable]
+        for companion in unreachable[:max(0, len(unreachable) - MAX_UNREACHABLE_LISTED)]:
+            del self.remote[companion]  # the oldest listings of companions that left go first
         self._changed()
-
-    def _drop(self, peer: str, topic: str, why: str, *, once: bool = True) -> None:
-        self.dropped += 1
-        if once:
-            log.warning("network: dropped a %s item from %s: %s", topic, peer, why[:300])
 
     def listed(self) -> tuple[RemoteCompanion, ...]:
         """The companions on the network as the window lists them, by id."""
         return tuple(RemoteCompanion(p.id, p.metadata.name, p.peer, p.reachable)
                      for p in sorted(self.remote.values(), key=lambda p: p.id))
 
+    def people(self) -> tuple[RemotePerson, ...]:
+        """The people on other machines who spoke here (while their peer is known), sorted by peer and name."""
+        return tuple(RemotePerson(person_id(name, peer), name, peer) for peer, name in self.peers.people())
+
     def _changed(self) -> None:
-        self.bus.publish(NetworkChanged(self.port.status() if self.status.running else self.status, self.listed()))
+        self.bus.publish(NetworkChanged(self.port.status() if self.status.running else self.status, self.listed(),
+                                        self.people()))

@@ -1,96 +1,249 @@
-"""Who speaks for whom on the network: every ``from`` is checked against the peer that signed the message.
+"""Who speaks for whom on the network: every ``from`` is checked against the peer that signed it, within bounds.
 
-A companion id belongs to the peer that announced it in its metadata; an id nobody announced (a user behind the
-reference's firehose, a reference companion whose metadata was not sent) belongs to the first peer that uses it.
-This process's own companions are never accepted from the network, and query results (which name no sender) are
-never taken from it: only this process's broker asks questions of its devices.
+The signer of a gossipsub message is proven by its signature (strict signing); nothing inside the message is. So:
+
+- **This app's own ids are reserved.** This app's companions and its user never come from a peer: a peer's
+  ``from`` equal to one of this app's companions is dropped; a peer's person called like this app's user is that
+  peer's user (``user@<peer>``, companions/network/people.py), never this one. No peer may announce, vote or act as
+  any of them, nor as an id in the form of a person elsewhere (``<name>@<peer>``), nor announce or vote as
+  ``user``/``user_<name>`` (people's names, by Madoi's and the reference's convention: a person never votes).
+- **A companion belongs to one peer**: the one that announced it in its metadata, or (a reference companion whose
+  metadata this node never got) that first voted as it. Another peer using that id is forging.
+- **Anyone else a peer speaks as is a person there**: its own ``<name>@<peer>`` on this bus, so two machines'
+  users never merge and no peer can take over another's people.
+- **Bounds**: companions per peer and in all (a message to everyone names every companion, within the protocol's
+  ``to`` limit), people per peer and in all, peers with anything kept here at once; past a bound the new one is
+  refused, never an old one's place taken.
+
+Rates: a token bucket per peer for items and one for bytes; peers that run no companion here (strangers: a
+firehose, a signer nobody announced) share one more bucket, so a crowd of fresh keys cannot flood either.
 """
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from companions.protocol import QueryResult, WireItem, sender_of
+from companions.network.people import SEPARATOR, looks_like_a_user
+from companions.network.untrusted import DropKind
+from companions.protocol import MAX_RECIPIENTS
 
 RATE_PER_S: Final = 50.0  # sustained items per second and peer (a turn of ten companions is ~12 items)
 BURST: Final = 200
+BYTES_PER_S: Final = 64 * 1024  # sustained bytes per second and peer (a line is well under 1 KiB)
+BYTES_BURST: Final = 512 * 1024
+STRANGERS_RATE_PER_S: Final = 50.0  # all peers that run no companion here, together
+STRANGERS_BURST: Final = 200
+
+MAX_COMPANIONS_PER_PEER: Final = 16  # a reference node runs one companion, a Madoi process its cast (3 samples)
+MAX_REMOTE_COMPANIONS: Final = 48
+"""Companions from elsewhere in all. A user's message to everyone names every companion (reference nodes answer only
+messages naming them), so this app's own and these must fit the protocol's ``to`` limit (MAX_RECIPIENTS, 64) with
+room for the user; every name is also in every local companion's prompt."""
+MAX_PEOPLE_PER_PEER: Final = 8  # a Madoi process has one user; a reference firehose relays the users of its clients
+MAX_PEOPLE: Final = 64
+MAX_PEERS: Final = 64  # signers with companions, people or a rate bucket kept here at once
+
+
+class Refusal(Exception):
+    """Why an id or a peer is refused: ``kind`` for the drop counter, ``str()`` for the log."""
+
+    def __init__(self, kind: DropKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind: DropKind = kind
+
+
+def remote_companion_limit(local_companions: int) -> int:
+    """How many companions from elsewhere fit beside ``local_companions`` of this app's own: a message to everyone
+    names them all and the user within MAX_RECIPIENTS."""
+    return max(0, min(MAX_REMOTE_COMPANIONS, MAX_RECIPIENTS - 1 - local_companions))
 
 
 class PeerDirectory:
-    """The ``from`` check: which peer owns which id."""
+    """The ``from`` check: which peer owns which companion id, and which people each peer has spoken as."""
 
-    def __init__(self, local_ids: Iterable[str]) -> None:
+    def __init__(self, local_ids: Iterable[str], user_id: str = "user", *,
+                 max_companions: int | None = None) -> None:
         self.local_ids = frozenset(local_ids)
+        self.user_id = user_id
+        self.max_companions = remote_companion_limit(len(self.local_ids)) if max_companions is None \
+            else max_companions
         self._owner: dict[str, str] = {}
+        self._people: dict[str, set[str]] = {}  # peer -> names of its people heard here
+        self._peers: collections.OrderedDict[str, None] = collections.OrderedDict()  # least recently heard first
 
+    # -- peers --------------------------------------------------------------------------------------------------
+    def hear(self, peer: str) -> tuple[str, ...]:
+        """Notes ``peer`` as heard now; returns the peers forgotten to make room for it (they owned no companion).
+
+        Raises:
+            Refusal: MAX_PEERS peers that run companions here are known already.
+        """
+        if peer in self._peers:
+            self._peers.move_to_end(peer)
+            return ()
+        forgotten: list[str] = []
+        while len(self._peers) >= MAX_PEERS:
+            idle = next((p for p in self._peers if not self.ids_of(p)), None)
+            if idle is None:
+                raise Refusal("too many", f"{MAX_PEERS} peers with companions here already")
+            forgotten.append(idle)
+            self.release(idle)
+        self._peers[peer] = None
+        return tuple(forgotten)
+
+    def known(self, peer: str) -> bool:
+        """Whether ``peer`` runs a companion here (else it is a stranger, rated with the other strangers)."""
+        return any(owner == peer for owner in self._owner.values())
+
+    def release(self, peer: str) -> tuple[str, ...]:
+        """Forgets everything ``peer`` owned (it left); returns its companions' ids."""
+        ids = self.ids_of(peer)
+        for i in ids:
+            del self._owner[i]
+        self._people.pop(peer, None)
+        self._peers.pop(peer, None)
+        return ids
+
+    # -- companions ---------------------------------------------------------------------------------------------
     def owner(self, sender: str) -> str | None:
         return self._owner.get(sender)
 
     def ids_of(self, peer: str) -> tuple[str, ...]:
         return tuple(sorted(i for i, p in self._owner.items() if p == peer))
 
-    def claim(self, peer: str, sender: str) -> str | None:
-        """Binds ``sender`` to ``peer``; returns why it cannot (``None`` when bound)."""
-        if sender in self.local_ids:
-            return f"{sender!r} runs in this process"
-        owner = self._owner.get(sender)
-        if owner is not None and owner != peer:
-            return f"{sender!r} belongs to peer {owner}"
-        self._owner[sender] = peer
+    def reserved(self, who: str) -> str | None:
+        """Why no peer may ever speak as ``who`` (``None``: it is not reserved)."""
+        if who in self.local_ids:
+            return f"{who!r} is one of this app's companions"
+        if who == self.user_id:
+            return f"{who!r} is this app's user"
+        if SEPARATOR in who:
+            return f"{who!r} is in the form of a person elsewhere (<name>{SEPARATOR}<peer>)"
         return None
 
-    def admit(self, peer: str, item: WireItem) -> str | None:
-        """Why ``item``, signed by ``peer``, must be dropped (``None``: it may go on)."""
-        if isinstance(item, QueryResult):
-            return "query results are not taken from the network"
-        sender = sender_of(item)
-        assert sender is not None
-        refused = self.claim(peer, sender)
-        return f"forged from: {refused}" if refused is not None else None
+    def claim(self, peer: str, companion: str) -> None:
+        """Binds the companion id ``companion`` to ``peer`` (announced, or voted as).
 
-    def release(self, peer: str) -> tuple[str, ...]:
-        """Forgets everything ``peer`` owned (it left); returns those ids."""
-        ids = self.ids_of(peer)
-        for i in ids:
-            del self._owner[i]
-        return ids
+        Raises:
+            Refusal: a reserved id or a person's name, another peer's companion, or past a bound.
+        """
+        why = self.reserved(companion)
+        if why is not None:
+            raise Refusal("reserved", why)
+        if looks_like_a_user(companion):
+            raise Refusal("reserved", f"{companion!r} is a person's name, never a companion's")
+        owner = self._owner.get(companion)
+        if owner == peer:
+            return
+        if owner is not None:
+            raise Refusal("forged", f"{companion!r} belongs to peer {owner}")
+        if len(self.ids_of(peer)) >= MAX_COMPANIONS_PER_PEER:
+            raise Refusal("too many", f"peer {peer} runs {MAX_COMPANIONS_PER_PEER} companions here already")
+        if len(self._owner) >= self.max_companions:
+            raise Refusal("too many", f"{self.max_companions} companions from elsewhere already")
+        self._owner[companion] = peer
+
+    def companion_of(self, peer: str, sender: str) -> None:
+        """Checks that ``sender`` is a companion of ``peer`` (a vote or an action must come from one).
+
+        Raises:
+            Refusal: it is not.
+        """
+        why = self.reserved(sender)
+        if why is not None:
+            raise Refusal("reserved", why)
+        owner = self._owner.get(sender)
+        if owner is None:
+            raise Refusal("not a companion", f"{sender!r} is no companion of peer {peer}")
+        if owner != peer:
+            raise Refusal("forged", f"{sender!r} belongs to peer {owner}")
+
+    # -- people -------------------------------------------------------------------------------------------------
+    def speaker(self, peer: str, sender: str) -> bool:
+        """Whether a message ``from`` ``sender``, signed by ``peer``, is its companion's (``True``) or a person's
+        there (``False``: the caller names them ``<sender>@<peer>``).
+
+        Raises:
+            Refusal: ``sender`` is one of this app's companions, in a person's form, another peer's companion, or
+                a new person past the bounds.
+        """
+        owner = self._owner.get(sender)
+        if owner == peer:
+            return True
+        if sender in self.local_ids or SEPARATOR in sender:
+            raise Refusal("reserved", self.reserved(sender) or sender)
+        if owner is not None:
+            raise Refusal("forged", f"{sender!r} belongs to peer {owner}")
+        people = self._people.setdefault(peer, set())
+        if sender not in people:
+            if len(people) >= MAX_PEOPLE_PER_PEER:
+                raise Refusal("too many", f"peer {peer} spoke as {MAX_PEOPLE_PER_PEER} people already")
+            if sum(len(p) for p in self._people.values()) >= MAX_PEOPLE:
+                raise Refusal("too many", f"{MAX_PEOPLE} people from elsewhere already")
+            people.add(sender)
+        return False
+
+    def person_of(self, peer: str, name: str) -> bool:
+        """Whether ``peer`` has spoken as the person ``name`` here."""
+        return name in self._people.get(peer, ())
+
+    def people(self) -> tuple[tuple[str, str], ...]:
+        """Every (peer, name) of the people heard, sorted."""
+        return tuple(sorted((peer, name) for peer, names in self._people.items() for name in names))
 
 
 @dataclass
 class _Bucket:
     tokens: float
     stamp: float
-    dropped: int = 0
+
+    def take(self, now: float, rate: float, burst: float, amount: float) -> bool:
+        self.tokens = min(burst, self.tokens + (now - self.stamp) * rate)
+        self.stamp = now
+        if self.tokens >= amount:
+            self.tokens -= amount
+            return True
+        return False
 
 
 @dataclass
 class RateLimit:
-    """A token bucket per peer: floods are dropped (and counted), never queued."""
+    """Token buckets per peer (items and bytes) and one shared by strangers: floods are dropped, never queued."""
 
     rate_per_s: float = RATE_PER_S
     burst: int = BURST
+    bytes_per_s: float = BYTES_PER_S
+    bytes_burst: int = BYTES_BURST
+    strangers_rate_per_s: float = STRANGERS_RATE_PER_S
+    strangers_burst: int = STRANGERS_BURST
     clock: Callable[[], float] = time.monotonic
-    _buckets: dict[str, _Bucket] = field(default_factory=dict)
+    _buckets: dict[str, tuple[_Bucket, _Bucket]] = field(default_factory=dict)
+    _strangers: _Bucket | None = None
+    _dropped: collections.Counter[str] = field(default_factory=collections.Counter)
 
-    def allow(self, peer: str) -> bool:
+    def allow(self, peer: str, size: int = 0, *, stranger: bool = False) -> bool:
         now = self.clock()
-        bucket = self._buckets.get(peer)
-        if bucket is None:
-            bucket = self._buckets[peer] = _Bucket(float(self.burst), now)
-        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.stamp) * self.rate_per_s)
-        bucket.stamp = now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
-            return True
-        bucket.dropped += 1
-        return False
+        buckets = self._buckets.get(peer)
+        if buckets is None:
+            buckets = self._buckets[peer] = (_Bucket(float(self.burst), now), _Bucket(float(self.bytes_burst), now))
+        items, volume = buckets
+        allowed = items.take(now, self.rate_per_s, self.burst, 1.0) and \
+            volume.take(now, self.bytes_per_s, self.bytes_burst, float(min(size, self.bytes_burst)))
+        if allowed and stranger:
+            if self._strangers is None:
+                self._strangers = _Bucket(float(self.strangers_burst), now)
+            allowed = self._strangers.take(now, self.strangers_rate_per_s, self.strangers_burst, 1.0)
+        if not allowed:
+            self._dropped[peer] += 1
+        return allowed
 
     def dropped(self, peer: str) -> int:
-        bucket = self._buckets.get(peer)
-        return bucket.dropped if bucket is not None else 0
+        return self._dropped.get(peer, 0)
 
     def forget(self, peer: str) -> None:
         self._buckets.pop(peer, None)
+        self._dropped.pop(peer, None)

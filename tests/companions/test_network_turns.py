@@ -62,6 +62,10 @@ class Node:
     def lines(self) -> list[tuple[str, str]]:
         return [(m.params.from_, m.params.message) for m in self.seen if isinstance(m, Message)]
 
+    def ids(self) -> list[str]:
+        """The messages' ids, in order: the same on every node (a user elsewhere has another name here)."""
+        return [m.params.id for m in self.seen if isinstance(m, Message)]
+
     def speakers(self) -> list[str]:
         """Who each turn of this node chose, in order."""
         chosen: dict[int, str] = {}
@@ -129,7 +133,9 @@ async def test_a_vote_that_reaches_the_other_node_after_its_deadline_still_count
     await b.wait_for(lambda: ended(b))
     # both nodes chose akari from the same two votes: one line, said by akari, heard on both
     assert a.speakers() == b.speakers() == ["akari"]
-    assert a.lines() == b.lines() == [("user", "what shall we do today?"), ("akari", "akari answers")]
+    assert a.lines() == [("user", "what shall we do today?"), ("akari", "akari answers")]
+    assert b.lines() == [("user@peer-a", "what shall we do today?"), ("akari", "akari answers")]  # A's user
+    assert a.ids() == b.ids()
     assert souta.composed == []
     await a.stop()
     await b.stop()
@@ -146,7 +152,9 @@ async def test_nodes_with_different_deadlines_wait_for_the_vote_its_own_node_jud
     await b.wait_for(lambda: ended(b))
     await a.wait_for(lambda: ended(a))
     assert a.speakers() == b.speakers() == ["akari"]
-    assert a.lines() == b.lines() == [("user", "anyone?"), ("akari", "akari answers")]
+    assert b.lines() == [("user", "anyone?"), ("akari", "akari answers")]
+    assert a.lines() == [("user@peer-b", "anyone?"), ("akari", "akari answers")]  # B's user, not A's
+    assert a.ids() == b.ids()
     await a.stop()
     await b.stop()
 
@@ -229,7 +237,7 @@ async def test_a_vote_lost_on_the_way_does_not_hold_the_turn_the_speakers_line_s
     await b.wait_for(lambda: ended(b))
     assert asyncio.get_running_loop().time() - started < 3
     assert a.speakers() == b.speakers() == ["akari"]
-    assert a.lines() == b.lines()
+    assert a.ids() == b.ids()
     assert souta.composed == []
     turns = [e.view.turn for e in b.seen if isinstance(e, ConversationChanged) and e.view.turn is not None
              and e.view.turn.number == 1]

@@ -1,0 +1,93 @@
+"""People on other machines: a user elsewhere gets an id of their own on this node's bus, never this app's user's.
+
+Every Madoi calls its user ``user`` (``[general] user_name``) and the reference's clients call theirs
+``user_<name>``, so the ``from`` of a person's message names them only on the machine that sent it. Here such a
+message is said by ``<from>@<peer id>`` (the peer that signed it): ``user@16Uiu2HAm...`` is the user of that
+machine, distinct from this app's user and from every other machine's, and no peer can speak under another peer's
+ids because the peer id comes from the signature, not from the message.
+
+The same id stands for that person on every node except their own, so it travels as it is: a line from here
+addressed to ``user@<peer>`` reaches that peer, whose link reads ``<its user>@<its own peer id>`` as its own
+user again (:meth:`PersonIds.incoming_to`). Turns are keyed by message ids, which no node changes, so every node
+takes the same turns; only who a line is shown as coming from differs, as it should.
+
+An id holding ``@`` is never a companion, and never a person a peer may speak as (a peer speaks only as itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+SEPARATOR: Final = "@"
+MAX_ID_CHARS: Final = 256  # the protocol's longest id (companions/protocol.py NonEmpty)
+
+
+@dataclass(frozen=True)
+class RemotePerson:
+    """Someone who speaks on another machine (its user, or a user of a reference firehose there)."""
+
+    id: str  # on this node's bus: ``<name>@<peer>``
+    name: str  # as that machine calls them
+    peer: str
+
+    @property
+    def place(self) -> str:
+        """The peer, shortened as the window shows it (``16Uiu2H…a1b2c3``)."""
+        return short_peer(self.peer)
+
+
+def short_peer(peer: str) -> str:
+    return f"{peer[:6]}…{peer[-6:]}" if len(peer) > 14 else peer
+
+
+def person_id(name: str, peer: str) -> str:
+    return f"{name}{SEPARATOR}{peer}"
+
+
+def remote_person(person: str) -> RemotePerson | None:
+    """The person a ``<name>@<peer>`` id names, or ``None`` for any other id."""
+    name, sep, peer = person.rpartition(SEPARATOR)
+    if not sep or not name or not peer:
+        return None
+    return RemotePerson(person, name, peer)
+
+
+def is_remote_person(who: str) -> bool:
+    """Whether ``who`` is a person on another machine (as this node's bus names them)."""
+    return remote_person(who) is not None
+
+
+def looks_like_a_user(name: str) -> bool:
+    """``user`` or ``user_<name>``: how Madoi and the reference's clients name people; never a companion's id."""
+    return name == "user" or name.startswith("user_")
+
+
+class PersonIds:
+    """How the ids of people are translated between the wire and this node's bus."""
+
+    def __init__(self, user_id: str, own_peer: Callable[[], str]) -> None:
+        self.user_id = user_id
+        self.own_peer = own_peer
+
+    def incoming_from(self, name: str, peer: str) -> str | None:
+        """The id on this bus of the person ``name`` who speaks on ``peer`` (``None``: too long to be one)."""
+        person = person_id(name, peer)
+        return person if len(person) <= MAX_ID_CHARS else None
+
+    def incoming_to(self, to: Sequence[str], peer: str, is_person_of_peer: Callable[[str], bool]) -> list[str]:
+        """A ``to`` list from ``peer`` as this bus names them: this app's user, addressed as the person it is
+        elsewhere (``<user>@<this peer>``), is the user again; a person of ``peer`` that this node has heard speak,
+        addressed by the name that machine knows them by, is ``<name>@<peer>``; every other id is left as it is
+        (companions, people of third machines, ids this node knows nothing of)."""
+        mine = person_id(self.user_id, self.own_peer())
+        out: list[str] = []
+        for who in to:
+            if who == mine:
+                out.append(self.user_id)
+            elif SEPARATOR not in who and is_person_of_peer(who):
+                out.append(person_id(who, peer))
+            else:
+                out.append(who)
+        return list(dict.fromkeys(out))
