@@ -20,6 +20,16 @@ Who may answer (decided when the query is opened):
 A result from any responder that was not allowed is rejected (``rejected``), so a client cannot answer another
 client's queries.
 
+Who may use the app's devices (issue 22; companions/trust.py): a query sent through :meth:`QueryBroker.send_query`
+comes from this app's own companions (their tools and lines) and is answered. A query *published on the bus by
+others* (a bridge client: the bridge puts it there) reaches the in-process responder (the camera, the voice) only
+when its ``from`` is a companion elsewhere (a guest) and the trust policy allows it: a remembered *Always*, or the
+user's answer to the prompt in the window; headless or without an answer in time it is refused. Such a query from
+the user's id, a ``user_<name>`` id, this app's own companions' ids or any other id is refused at once, without
+asking (``refused``): none of them is who it says, since the window's user and companions never publish queries.
+The check runs where the device would be used (the in-process responder is about to answer: at once, or as the
+fallback of clients asked first), so a client that answers for its own companion is never held up by it.
+
 Results therefore reach the broker *attributed*, never as anonymous bus items: a QueryResult that someone else
 publishes on the bus cannot say who answered, so it is counted (``unattributed``) and ignored. Every final result
 (accepted, timeout, failure) is then published on the ``queries`` topic, so observers and the client that asked
@@ -40,6 +50,7 @@ from companions.bus import Bus, BusItem, Subscription
 from companions.ports import QueryResponder
 from companions.protocol import Query, QueryResult
 from companions.tasks import TaskSet
+from companions.trust import Capability, Permission, Relation, TrustPolicy, refusal
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +60,7 @@ _RECENT_IDS: Final = 4096  # answered ids kept to tell a duplicate from a stray
 _OWN_ITEMS_CAP: Final = 65_536  # bound on items published and not yet seen back (the bus may drop some)
 DEFAULT_GRACE_S: Final = 3.0
 SPOKEN_CHARS_PER_S: Final = 5.0  # slower than any voice reads (Japanese ~8, English ~15 characters/s)
+DEVICE_CAPABILITIES: Final[dict[str, Capability]] = {"vision": Capability.CAMERA, "speak": Capability.VOICE}
 
 
 def client_grace(query: Query, grace_s: float) -> float:
@@ -84,6 +96,7 @@ class BrokerStats:
     rejected: int = 0
     unattributed: int = 0
     fallbacks: int = 0  # queries the app answered after asking a client first
+    refused: int = 0  # queries from others that the app's devices did not answer (trust)
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,7 @@ class _Pending:
     task: asyncio.Task[None] | None = None
     fallback: QueryResponder | None = None  # the in-process responder, while the clients are asked first
     fallback_timer: asyncio.TimerHandle | None = None
+    observed: bool = False  # published on the bus by others (not through send_query): the trust rule applies
 
 
 class QueryBroker:
@@ -115,11 +129,14 @@ class QueryBroker:
 
     name = "query-broker"
 
-    def __init__(self, bus: Bus, *, default_timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, bus: Bus, *, default_timeout: float = DEFAULT_TIMEOUT_S,
+                 trust: TrustPolicy | None = None) -> None:
         if default_timeout <= 0:
             raise ValueError("default_timeout must be positive")
         self._bus = bus
         self.default_timeout = default_timeout
+        # Without a policy nobody can be asked: a query published by others never reaches the app's devices.
+        self.trust = trust or TrustPolicy(bus=bus)
         self.stats = BrokerStats()
         self._responders: dict[str, QueryResponder] = {}
         self._external: dict[str, External] = {}
@@ -278,7 +295,7 @@ class QueryBroker:
         asked = {rid: ext for rid, ext in self._external.items() if ext.answers(query)}
         responder = self._responders.get(query_type)
         entry = _Pending(query, frozenset(asked) if asked or responder is None else frozenset({IN_PROCESS}),
-                         future, timeout)
+                         future, timeout, observed=not publish)
         self._pending[query.id] = entry
         if publish:
             self._publish_own(query)
@@ -311,9 +328,31 @@ class QueryBroker:
         entry.responders = entry.responders | {IN_PROCESS}
         entry.task = self._tasks.spawn(self._run_responder(responder, entry), name=f"query:{entry.query.params.type}")
 
+    async def _permitted(self, query: Query) -> Permission | str:
+        """Whether the app's device may answer ``query``, published on the bus by someone else (see the module's
+        docstring): the policy's answer for a guest companion, the reason of the refusal for anyone else."""
+        capability = DEVICE_CAPABILITIES.get(query.params.type)
+        if capability is None:
+            return f"Not allowed: nobody outside this app may ask its {query.params.type!r} responder."
+        source = self.trust.source(query.params.from_)
+        if source.relation is Relation.GUEST:
+            return await self.trust.permit(source, capability, query.params.type)
+        log.warning("query %s (%s) from %r (%s) published by others: refused", query.id, query.params.type,
+                    source.id, source.relation)
+        return refusal(source, capability, "the app's devices answer only its own companions, and companions "
+                                           "elsewhere that the user allowed")
+
     async def _run_responder(self, responder: QueryResponder, entry: _Pending) -> None:
         query = entry.query
         try:
+            if entry.observed:
+                permission = await self._permitted(query)
+                if isinstance(permission, str) or not permission.allowed:
+                    self.stats.refused += 1
+                    if self._pending.get(query.id) is entry:
+                        reason = permission if isinstance(permission, str) else permission.reason
+                        self._finish(entry, QueryResult.fail(query.id, reason))
+                    return
             result = await responder.respond(query)
             if not isinstance(result, QueryResult) or result.id != query.id:
                 raise TypeError("the responder did not return a QueryResult for this query")

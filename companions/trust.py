@@ -46,7 +46,7 @@ from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ASK_TIMEOUT_S: Final = 30.0
+DEFAULT_ASK_TIMEOUT_S: Final = 20.0  # shorter than a query's default timeout (30 s): the asker hears the refusal
 MAX_DECISIONS: Final = 1000  # remembered decisions kept (the oldest go first): a settings file stays readable
 
 
@@ -191,10 +191,12 @@ class TrustPolicy:
 
     def __init__(self, *, asker: ConsentAsker | None = None, decisions: Iterable[TrustDecision] = (),
                  bus: Bus | None = None, ask_timeout_s: float = DEFAULT_ASK_TIMEOUT_S,
-                 on_change: Callable[[tuple[TrustDecision, ...]], object] | None = None) -> None:
+                 on_change: Callable[[tuple[TrustDecision, ...]], object] | None = None,
+                 sources: Callable[[str], Source] | None = None) -> None:
         if ask_timeout_s <= 0:
             raise ValueError("ask_timeout_s must be positive")
         self.asker = asker
+        self.sources = sources or (lambda sender: Source(sender, Relation.OTHER))  # who an id is (trust_sources.py)
         self.bus = bus
         self.ask_timeout_s = ask_timeout_s
         self.on_change = on_change
@@ -259,6 +261,10 @@ class TrustPolicy:
         if remembered.allowed:
             return Permission(True, "you allowed it", source, capability)
         return Permission(False, refusal(source, capability, "the user said never"), source, capability)
+
+    def source(self, sender: str) -> Source:
+        """Who ``sender`` (a ``from``) is now."""
+        return self.sources(sender)
 
     async def permit(self, source: Source, capability: Capability, detail: str = "") -> Permission:
         """May ``source`` use ``capability`` now? Asks the user when nothing is remembered; never raises (but for

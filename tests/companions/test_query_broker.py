@@ -11,6 +11,7 @@ import pytest
 from companions.bus import InProcessBus
 from companions.protocol import Query, QueryResult
 from companions.query_broker import IN_PROCESS, QueryBroker, Verdict
+from companions.trust import Capability, Relation, Source, TrustDecision, TrustPolicy
 
 
 class EchoResponder:
@@ -159,8 +160,14 @@ async def test_a_failing_responder_becomes_an_error_result(broker: QueryBroker) 
     assert broker.stats.responder_failures == 1
 
 
-async def test_in_process_responder_answers_queries_published_by_others(bus: InProcessBus,
-                                                                        broker: QueryBroker) -> None:
+async def test_in_process_responder_answers_queries_published_by_others_once_allowed(bus: InProcessBus) -> None:
+    """A guest companion's query (the bridge publishes it) that the user allowed always (trust tests:
+    test_query_broker_trust.py)."""
+    guest = Source("companion_a", Relation.GUEST, "A", "bridge")
+    trust = TrustPolicy(sources=lambda _id: guest, decisions=[
+        TrustDecision(source=guest.key, capability=Capability.VOICE, decision="always")])
+    broker = QueryBroker(bus, trust=trust)
+    await broker.start()
     broker.register(EchoResponder("speak"))
     results: list[QueryResult] = []
     done = asyncio.Event()
@@ -178,6 +185,7 @@ async def test_in_process_responder_answers_queries_published_by_others(bus: InP
     assert results[0].succeeded
     assert broker.stats.observed == 1
     assert broker.pending_count == 0
+    await broker.aclose()
 
 
 async def test_disconnecting_the_only_responder_fails_its_queries_at_once(broker: QueryBroker) -> None:
