@@ -37,6 +37,33 @@ class SpeakingChanged(LocalEvent):
     speaking: bool
 
 
+@dataclass(frozen=True)
+class CameraInUse(LocalEvent):
+    """Published on the ``events`` topic when the camera device is opened (a webcam's light goes on) or closed.
+
+    The device is open only while its preview is on screen or someone is looking (``app/devices/camera.py``)."""
+
+    in_use: bool
+
+
+@dataclass(frozen=True, eq=False)
+class CameraLooked(LocalEvent):
+    """Published on the ``events`` topic for every look through the camera, so the window can show it: who looked
+    (a companion's id, or the user's for a picture the user showed them), when, and what was seen.
+
+    ``jpeg`` is the picture itself (``b""`` when nothing was seen); nothing else keeps it, so a view that shows
+    looks decides how many pictures it keeps. ``refused`` says why nothing was seen (the user switched the camera
+    off), else ``""``."""
+
+    looker: str
+    at: float  # wall-clock seconds (time.time()): when the frame was grabbed, or the refusal
+    jpeg: bytes = b""
+    width: int = 0
+    height: int = 0
+    description: str = ""  # the on-device description's sentence, when one was made
+    refused: str = ""
+
+
 class DeviceUnavailable(Exception):
     """The device cannot serve the request now; ``str(err)`` is the user-facing reason."""
 
@@ -53,13 +80,15 @@ class CameraFrame:
 
 
 class Camera(Protocol):
-    """A source of frames that is always grabbing in the background (never opened per request)."""
+    """A source of frames, opened while it is used (a preview on screen, a look) and closed otherwise."""
 
     @property
     def status(self) -> DeviceStatus: ...
 
-    async def capture(self, *, describe: bool = False) -> CameraFrame:
-        """The latest frame (at most one frame period old); raises :class:`DeviceUnavailable` with the reason."""
+    async def capture(self, *, describe: bool = False, looker: str = "") -> CameraFrame:
+        """The latest frame (at most one frame period old; the device is opened for it when it was closed);
+        raises :class:`DeviceUnavailable` with the reason. ``looker`` (a companion's id) is who looks: every look
+        is published as a :class:`CameraLooked`."""
         ...
 
 

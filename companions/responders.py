@@ -63,7 +63,7 @@ class VisionResponder:
         if not isinstance(describe, bool):
             return QueryResult.fail(query.id, "vision: 'describe' must be true or false")
         try:
-            frame = await self._camera.capture(describe=describe)
+            frame = await self._camera.capture(describe=describe, looker=query.params.from_)
         except DeviceUnavailable as err:
             return QueryResult.fail(query.id, str(err))
         except asyncio.CancelledError:

@@ -4,14 +4,17 @@ is no camera when there is none.
 Frames: a QTimer asks the runtime's camera for a small preview JPEG (``OpenCVCamera.preview``, cached per frame and
 encoded in an executor thread) at a modest rate, with at most one request in flight (an owned task; a tick that
 finds one running is skipped). Only a *new* frame is decoded, on the GUI thread: about 0.6 ms for a 320 px JPEG
-(measured under Xvfb). The timer runs only while the panel is attached and visible, so a hidden tab costs nothing.
+(measured under Xvfb). The timer runs only while the panel is attached and visible, so a hidden tab costs nothing;
+and only then does the panel *hold* the camera: the device is open while its preview is on screen (or someone
+looks), closed otherwise (``app/devices/camera.py``).
 
 States (:data:`PreviewState`): ``off`` (no camera, with the adapter's reason, from ``DeviceStatus`` events and the
 camera's status), ``waiting`` (the camera is available but has no frame yet), ``live`` (frames flow: the
 indicator is on) and ``error`` (the last preview request failed; it is logged and polling goes on).
 
-Looks: every ``vision`` query on the bus's ``queries`` topic (a companion, or a bridge client, asking for a frame)
-flashes the panel's border and says who looked.
+Looks: every look through the camera (``CameraLooked`` on the bus: a companion's ``vision`` query that was
+answered, or a picture the user showed them) flashes the panel's border and says who looked; a look refused by
+the camera switch does not.
 """
 
 from __future__ import annotations
@@ -27,8 +30,7 @@ from PySide6.QtGui import QHideEvent, QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from companions.bus import BusItem
-from companions.devices import CameraFrame, DeviceStatus
-from companions.protocol import Query
+from companions.devices import CameraFrame, CameraLooked, DeviceStatus
 from ui.bus_bridge import BusFollower
 from ui.camera_frame import FrameView
 from ui.camera_texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
@@ -51,11 +53,19 @@ CAPTION_MS: Final = 3000  # "<name> looked" stays long enough to be read
 INDICATOR_COLOR: Final = "#e53935"
 
 
+class CameraHold(Protocol):
+    def release(self) -> None: ...
+
+
 class PreviewCamera(Protocol):
     """What the panel needs of the camera (``app.devices.camera.OpenCVCamera`` is one)."""
 
     @property
     def status(self) -> DeviceStatus: ...
+
+    def hold(self, purpose: str) -> CameraHold:
+        """Keeps the device open until the hold is released."""
+        ...
 
     async def preview(self, max_width: int = 320) -> CameraFrame | None: ...
 
@@ -124,7 +134,8 @@ class CameraPreview(QWidget):
         self._caption_timer.setInterval(CAPTION_MS)
         self._caption_timer.timeout.connect(self._clear_caption)
 
-        self._bus_link = BusFollower(bus, ("queries", "events"))
+        self._bus_link = BusFollower(bus, ("events",))
+        self._hold: CameraHold | None = None  # the device is held open while the preview polls
         self._attached = False
         self._poll_task: asyncio.Task[None] | None = None
         self._state: PreviewState = "off"
@@ -146,6 +157,7 @@ class CameraPreview(QWidget):
         """Stops polling and following the bus, and cancels the request in flight (before the runtime stops)."""
         self._attached = False
         self.timer.stop()
+        self._let_go()
         self._bus_link.stop()
         task = self._poll_task
         if task is not None:
@@ -200,10 +212,25 @@ class CameraPreview(QWidget):
     def _update_polling(self) -> None:
         if self._attached and self.isVisible():
             if not self.timer.isActive():
+                self._hold_camera()
                 self.timer.start()
                 self._tick()  # a panel that comes into view shows the camera at once
         else:
             self.timer.stop()
+            self._let_go()
+
+    def _hold_camera(self) -> None:
+        if self._hold is None:
+            camera = self._camera()
+            if camera is not None:
+                self._hold = camera.hold("preview")
+
+    def _let_go(self) -> None:
+        """The device may close: nothing is shown any more (the last frame goes too: it would be stale)."""
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.release()
+            self._clear_frame()
 
     def _camera(self) -> PreviewCamera | None:
         return self.camera()
@@ -224,6 +251,7 @@ class CameraPreview(QWidget):
 
     def _tick(self) -> None:
         try:
+            self._hold_camera()  # (the camera may have come later than the panel)
             camera = self._check_status()
             if camera is None:
                 return
@@ -333,8 +361,8 @@ class CameraPreview(QWidget):
     # -- the bus ---------------------------------------------------------------------------------------------
     def _on_item(self, item: BusItem) -> None:
         try:
-            if isinstance(item, Query) and item.params.type == "vision":
-                self._show_look(item.params.from_)
+            if isinstance(item, CameraLooked) and not item.refused:
+                self._show_look(item.looker)
             elif isinstance(item, DeviceStatus) and item.device == "camera" and self._attached:
                 if item.available:
                     if self._check_status() is not None and self.timer.isActive():

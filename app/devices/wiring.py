@@ -46,9 +46,10 @@ class Devices:
             raise RuntimeError(result.reason or "the speech was interrupted")
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Re-checks the camera when its source changed; the speaker's rate and volume apply from the next
-        utterance (turning speech on or off applies from the next start)."""
+        """Re-checks the camera when its source changed and follows the camera switch; the speaker's rate and volume
+        apply from the next utterance (turning speech on or off applies from the next start)."""
         self.speaker.rate, self.speaker.volume = settings.voice.rate, settings.voice.volume
+        await self.camera.switch(settings.camera.on)
         if settings.camera.source != self.camera.source:
             await self.camera.reconfigure(settings.camera.source)
 
@@ -56,7 +57,7 @@ class Devices:
 def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = None,
                   speech_dir: Path | None = None) -> Devices:
     """The devices for ``settings``. ``speech_dir`` renders speech to WAV files there instead of playing it."""
-    camera = build_camera(settings.camera.source, bus)
+    camera = build_camera(settings.camera.source, bus, switched_on=settings.camera.on)
     speaker = build_speaker(bus, rate=settings.voice.rate, volume=settings.voice.volume,
                             enabled=settings.voice.enabled, output_dir=speech_dir)
     return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices))

@@ -32,7 +32,7 @@ class FakeCamera:
     def status(self) -> DeviceStatus:
         return DeviceStatus("camera", self.frame is not None)
 
-    async def capture(self, *, describe: bool = False) -> CameraFrame:
+    async def capture(self, *, describe: bool = False, looker: str = "") -> CameraFrame:
         self.describe_requests.append(describe)
         if self.error is not None:
             raise self.error

@@ -12,10 +12,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QTabWidget
 from pytestqt.qtbot import QtBot
 
+from app.devices.camera import SWITCHED_OFF
 from app.faces import RuntimeDevices, RuntimePeople
 from app.runtime import Runtime
 from app.settings import load_settings
-from companions.devices import CameraFrame
+from companions.devices import CameraFrame, CameraInUse, CameraLooked
 from companions.protocol import Query
 from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired, started_runtime
@@ -168,6 +169,7 @@ async def test_a_vision_query_flashes_the_panel_with_the_companions_name(
 
         panel.flashed.connect(on_flash)
         runtime.bus.publish(Query.create(from_="akari", type="weather"))  # not a look: no flash
+        runtime.bus.publish(CameraLooked("akari", time.time(), refused=SWITCHED_OFF))  # nothing seen: no flash
         broker = runtime.parts.broker
         assert broker is not None
         async with signal_fired(panel.flashed):
@@ -187,11 +189,14 @@ async def test_a_vision_query_flashes_the_panel_with_the_companions_name(
         assert panel.view.flash == 0.0
         assert panel.look_text() == "あかりが見ました"
 
-        # Someone the cast does not know (a bridge client) is named by its id; English words in English.
+        # English words in English; someone the cast does not know is named by their id.
         panel.set_language("en")
         async with signal_fired(panel.flashed):
-            runtime.bus.publish(Query.create(from_="robot-arm", type="vision"))
-        assert looked == ["akari", "robot-arm"]
+            await broker.send_query(Query.create(from_="hina", type="vision"), timeout=5)
+        assert panel.look_text() == "Hina looked"
+        async with signal_fired(panel.flashed):
+            runtime.bus.publish(CameraLooked("robot-arm", time.time(), b"jpeg"))
+        assert looked == ["akari", "hina", "robot-arm"]
         assert panel.look_text() == "robot-arm looked"
         panel.detach()
         await _settle(panel)
@@ -309,3 +314,50 @@ def test_reasons_in_japanese_and_unknown_ones_as_they_are() -> None:
     assert reason_text("no camera: cannot open '0'", "en") == "cannot open '0'"
     assert reason_text("no camera: no video device /dev/video0", "ja") == "ビデオデバイス /dev/video0 がありません"
     assert reason_text("the driver says no", "ja") == "the driver says no"
+
+
+async def test_the_device_is_open_only_while_the_preview_is_shown_or_someone_looks(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch, video: Path) -> None:
+    monkeypatch.setenv("MADOI_CAMERA", str(video))
+    async with started_runtime() as runtime:
+        assert runtime.parts.devices is not None
+        camera = runtime.parts.devices.camera
+        camera.linger_s = 0.05
+        in_use: list[bool] = []
+        opened = asyncio.Event()
+        closed = asyncio.Event()
+
+        def on_event(item: object) -> None:
+            if isinstance(item, CameraInUse):
+                in_use.append(item.in_use)
+                (opened if item.in_use else closed).set()
+
+        runtime.bus.subscribe("events", on_event, name="test-in-use")
+        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), "en")
+        tabs = QTabWidget()
+        qtbot.addWidget(tabs)
+        tabs.addTab(QLabel("chat"), "Chat")
+        tabs.addTab(panel, "Camera")
+        tabs.show()
+        panel.attach()
+        assert not camera.in_use  # the panel is in a hidden tab and nobody looks: the device stays closed
+        assert camera.stats.opened == 0
+
+        broker = runtime.parts.broker
+        assert (await broker.send_query(Query.create(from_="akari", type="vision"), timeout=5)).succeeded
+        await asyncio.wait_for(closed.wait(), 5)  # opened for the look, closed after it
+        assert in_use == [True, False]
+
+        opened.clear()
+        closed.clear()
+        tabs.setCurrentWidget(panel)
+        await asyncio.wait_for(opened.wait(), 5)
+        await until(panel.frame_shown, lambda: panel.state == "live")
+        assert camera.holders == ["preview"]
+        tabs.setCurrentIndex(0)
+        await asyncio.wait_for(closed.wait(), 5)
+        assert in_use == [True, False, True, False]
+        assert camera.holders == []
+        assert panel.frame() is None  # a hidden preview keeps no stale picture
+        panel.detach()
+        await _settle(panel)
