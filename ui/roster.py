@@ -37,13 +37,15 @@ from ui.turns_texts import turns_text
 class _RosterList(QListView):
     """The list, with the Menu key and Shift+F10 opening the current row's menu wherever the platform does not."""
 
+    keyboard_menu_requested = Signal(QPoint)  # the Menu key or Shift+F10 on the current row (its centre)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
         menu_key = event.key() == Qt.Key.Key_Menu and not event.modifiers()
         shift_f10 = event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier
         current = self.currentIndex()
         if (menu_key or shift_f10) and current.isValid():
             event.accept()  # accepted: Qt synthesizes no second context-menu event from it
-            self.customContextMenuRequested.emit(self.visualRect(current).center())
+            self.keyboard_menu_requested.emit(self.visualRect(current).center())
             return
         super().keyPressEvent(event)
 
@@ -70,6 +72,7 @@ class RosterPanel(QWidget):
         self.list.setUniformItemSizes(True)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._open_menu)
+        self.list.keyboard_menu_requested.connect(self._open_menu_from_keyboard)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.modelReset.connect(self._update_buttons)
         self.title.setBuddy(self.list)
@@ -186,12 +189,16 @@ class RosterPanel(QWidget):
         else:
             self.speak_next(companion_id)
 
-    def _open_menu(self, pos: QPoint) -> None:
+    def _open_menu(self, pos: QPoint) -> QMenu | None:
+        """The row's menu at the mouse. No entry is made current: the right button is still held when the menu
+        opens under the pointer (X11 asks for a context menu on the press), and its release over a current entry
+        would choose it (the first, "Mute", muted the companion on a plain right-click); the person points at an
+        entry, or presses an arrow key."""
         index = self.list.indexAt(pos)
         if not index.isValid():
             index = self.list.currentIndex()
         if not index.isValid():
-            return
+            return None
         self.list.setCurrentIndex(index)
         if self.menu is not None:
             self.menu.close()
@@ -201,7 +208,12 @@ class RosterPanel(QWidget):
         rect = self.list.visualRect(index)
         at = pos if rect.contains(pos) else rect.center()  # a keyboard request: next to the current row
         self.menu.popup(self.list.viewport().mapToGlobal(at))
-        self.menu.setActiveAction(self.menu.actions()[0])  # arrow keys and Enter work at once
+        return self.menu
+
+    def _open_menu_from_keyboard(self, pos: QPoint) -> None:
+        menu = self._open_menu(pos)
+        if menu is not None:
+            menu.setActiveAction(menu.actions()[0])  # no button is held: Enter and the arrow keys work at once
 
     def _menu_closed(self) -> None:
         self.menu = None

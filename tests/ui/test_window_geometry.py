@@ -8,61 +8,18 @@ the screen).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import PYTHON, REPO
+from tests.ui.x_desktop import MISSING, SCREEN, WHY_MISSING, desktop, eventually
 
-TOOLS = ("Xvfb", "icewm", "xdotool", "wmctrl")
-pytestmark = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS),
-                                reason="needs Xvfb, icewm, xdotool and wmctrl (scripts/bootstrap.sh dev)")
-SCREEN = (1440, 900)
+pytestmark = pytest.mark.skipif(MISSING, reason=WHY_MISSING)
 LEFT_AT = (200, 150, 1000, 640)  # x, y, width, height of the window's inside
-T = TypeVar("T")
-
-
-def _eventually(probe: Callable[[], T], ok: Callable[[T], bool], timeout: float = 15.0) -> T:
-    """``probe()`` once it satisfies ``ok`` (the X server has no event to wait on from outside), or its last value."""
-    deadline = time.monotonic() + timeout
-    value = probe()
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.1)
-        value = probe()
-    return value
-
-
-@contextlib.contextmanager
-def _desktop(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """An X server of its own with icewm managing it; yields the environment for programs on it."""
-    read, write = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24",
-                             "-nolisten", "tcp"], pass_fds=(write,), stderr=subprocess.DEVNULL)
-    os.close(write)
-    with os.fdopen(read) as numbers:
-        display = numbers.readline().strip()
-    user = tmp_path / "user"
-    user.mkdir()
-    env = subprocess_env(tmp_path / "home", DISPLAY=f":{display}", HOME=str(user), QT_QPA_PLATFORM="xcb",
-                         PYTHONPATH=str(REPO), PYTHONFAULTHANDLER="1")
-    wm = subprocess.Popen(["icewm"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        managed = _eventually(
-            lambda: subprocess.run(["wmctrl", "-m"], env=env, capture_output=True, check=False).returncode,
-            lambda rc: rc == 0)
-        assert managed == 0, "icewm did not start"
-        yield env
-    finally:
-        for process in (wm, xvfb):
-            process.terminate()
-            process.wait(timeout=10)
 
 
 class Madoi:
@@ -75,7 +32,7 @@ class Madoi:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         assert line.startswith("madoi: ready"), line + self._stderr()
-        self.window = _eventually(self._find_window, lambda w: w is not None)
+        self.window = eventually(self._find_window, lambda w: w is not None)
         assert self.window is not None, "no window of madoi's is managed"
 
     def _stderr(self) -> str:
@@ -99,7 +56,7 @@ class Madoi:
         return int(values["X"]), int(values["Y"]), int(values["WIDTH"]), int(values["HEIGHT"])
 
     def settle_at(self, wanted: Callable[[tuple[int, int, int, int]], bool]) -> tuple[int, int, int, int]:
-        return _eventually(self.geometry, wanted)
+        return eventually(self.geometry, wanted)
 
     def maximized(self, on: bool) -> None:
         """The window manager's maximize button (or un-maximize)."""
@@ -131,7 +88,7 @@ def _fills_screen(g: tuple[int, int, int, int]) -> bool:
 
 
 def test_size_and_place_come_back_as_left_maximized_or_not(tmp_path: Path) -> None:
-    with _desktop(tmp_path) as env:
+    with desktop(tmp_path) as env:
         first = Madoi(env)
         first.place(*LEFT_AT)
         assert first.settle_at(lambda g: g == LEFT_AT) == LEFT_AT
