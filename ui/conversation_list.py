@@ -57,6 +57,7 @@ class ConversationList(QWidget):
     refreshed = Signal()  # the list shows the store's current conversations
     confirmation_shown = Signal(QMessageBox)  # the delete question, open (window-modal, not blocking the loop)
     failed = Signal(str)
+    new_requested = Signal()  # New or Ctrl+N: the window puts the focus in the message box at once
 
     def __init__(self, bus: Bus, history: ConversationHistory, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -165,6 +166,7 @@ class ConversationList(QWidget):
 
     # -- actions ---------------------------------------------------------------------------------------------
     def new_conversation(self) -> None:
+        self.new_requested.emit()
         self._spawn(self._run(self._new()))
 
     async def _new(self) -> None:

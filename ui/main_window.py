@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.roster = RosterPanel(bus, control, people, RuntimeElsewhere(runtime), language=self.language)
         self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
         self.conversations = ConversationList(bus, history, self.language)
+        self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next
         self.chat = ChatPanel(bus, history, people, self.language)
         self.turns = TurnsPanel(bus, control, people, self.language)
         self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people, self.language)
@@ -239,6 +240,9 @@ class MainWindow(QMainWindow):
     def _history_loaded(self) -> None:
         """The Turns panel says that the conversation shown can be continued (not "no conversation yet")."""
         self.turns.set_stored_messages(self.chat.message_count)
+
+    def _focus_message_box(self) -> None:
+        self.focus_area(self.chat.input)
 
     def _interrupt(self) -> None:
         self.turns.interrupt()

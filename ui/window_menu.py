@@ -1,4 +1,5 @@
-"""The main window's Conversation menu and its keys: a new conversation, interrupt (Esc), stop, quit (Ctrl+Q).
+"""The main window's Conversation menu and its keys: a new conversation (Ctrl+N), interrupt (Esc), stop
+(Ctrl+Shift+S, or Shift+Esc where the window manager leaves it to the window), quit (Ctrl+Q).
 
 Every command is a window action, so its key works wherever the focus is in the window, even with the menu bar
 hidden; the menu says which key does what.
@@ -35,7 +36,8 @@ class ConversationMenu:
         keys: dict[str, list[QKeySequence]] = {
             "new": [QKeySequence("Ctrl+N")],
             "interrupt": [QKeySequence("Esc")],
-            "stop": [QKeySequence("Shift+Esc")],
+            # Shift+Esc first was taken by window managers (icewm's window menu): Ctrl+Shift+S is the one shown.
+            "stop": [QKeySequence("Ctrl+Shift+S"), QKeySequence("Shift+Esc")],
             # The platform's Quit key where it has one (Cmd+Q on macOS); Ctrl+Q elsewhere (Qt gives Linux none).
             "quit": QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")],
         }
