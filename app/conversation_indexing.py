@@ -1,6 +1,8 @@
 """Keeps the stored conversations searchable, so companions (and the search panel) find what was said before.
 
-On start, every stored conversation is indexed in the background (unchanged ones cost one hash each). Afterwards a
+Each message is a chunk of its own, with its message id, speaker and time, written "Name: words" (the speaker's
+name where known): long-term recall (app/memory_recall.py) finds lines and dates them. On start, every stored
+conversation is indexed in the background (unchanged ones cost one hash each). Afterwards a
 conversation is re-indexed when it ends (the conversation read model says ``ended``), when the user leaves it for
 another one, and as soon as the user edits or deletes one of its messages (``MessageRevised``: a search right after
 finds the new words, not the old ones); it is forgotten when it is deleted. One conversation is indexed by one pass
@@ -18,6 +20,7 @@ from app.storage import ConversationStore
 from companions.bus import Bus, Subscription
 from companions.conversation.readmodel import ConversationChanged
 from companions.search.engine import SearchEngine
+from companions.search.index import IndexedLine
 from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -32,8 +35,9 @@ class ConversationIndexer:
     name = "conversation-indexing"
 
     def __init__(self, store: ConversationStore, engine: SearchEngine, bus: Bus,
-                 current: Callable[[], int | None]) -> None:
+                 current: Callable[[], int | None], names: Callable[[str], str | None] = lambda _id: None) -> None:
         self.store = store
+        self.names = names  # a speaker's name for its id (a companion's; None: the id is written)
         self.engine = engine
         self.bus = bus
         self.current = current
@@ -92,7 +96,10 @@ class ConversationIndexer:
     async def index(self, conversation_id: int) -> None:
         try:
             stored = await self.store.messages(conversation_id)
-            await self.engine.index_messages(str(conversation_id), [s.message for s in stored])
+            lines = [IndexedLine(s.message.params.id, s.message.params.from_, s.created_at,
+                                 f"{self.names(s.message.params.from_) or s.message.params.from_}: "
+                                 f"{s.message.params.message}") for s in stored]
+            await self.engine.index_conversation(str(conversation_id), lines)
         except Exception:  # the search index is a convenience: never let it take a conversation down
             log.exception("indexing conversation %s failed", conversation_id)
         async with self._progress:

@@ -11,6 +11,11 @@ conversation forgets its entries (:meth:`CompanionMemory.forget_conversation`). 
 conversation rather than rebuilt from the stored conversation because only the memory knows what each companion
 heard: it was absent for some lines, was not addressed by others, and a trimmed memory stays trimmed. Conversation
 ids are the app's; ``None`` is the memory of a companion used without conversations (tests, benches).
+
+The store keeps every entry, also those trimmed out of the context: it is the record of who heard what, which
+long-term recall (companions/recall.py) searches through. Deleting a conversation, editing or deleting a message,
+and the user's "forget" (:meth:`SqliteMemoryStore.forget_messages`, :meth:`SqliteMemoryStore.forget_companion`)
+remove entries from it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import sqlite3
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal, Protocol
@@ -44,21 +49,33 @@ class MemoryEntry:
     at: float = 0.0
 
 
+@dataclass(frozen=True)
+class HeardLine:
+    """A line a companion heard (or said), as its memory keeps it, with the conversation it was heard in."""
+
+    entry: MemoryEntry
+    conversation: int | None
+
+
+CONTEXT_ROWS: Final = 2000  # entries loaded into a context at most (a 2,000-token context holds fewer)
+
+
+def _entry(row: Sequence[object]) -> MemoryEntry:
+    return MemoryEntry(int(str(row[0])), "said" if row[1] == "said" else "heard", str(row[2]), str(row[3]),
+                       str(row[4]), str(row[5]), float(str(row[6])))
+
+
 class MemoryStore(Protocol):
     """Where companions' memories live between runs, each entry under the conversation it was heard in."""
 
     async def append(self, companion_id: str, conversation: int | None, entry: MemoryEntry) -> None: ...
 
     async def load(self, companion_id: str, conversation: int | None) -> list[MemoryEntry]:
-        """Every kept entry of ``companion_id`` in ``conversation``, oldest first."""
+        """The newest entries of ``companion_id`` in ``conversation`` (at least a context's worth), oldest first."""
         ...
 
     async def last_seq(self, companion_id: str) -> int:
         """The highest sequence number ``companion_id`` used in any conversation (0 for none)."""
-        ...
-
-    async def forget_before(self, companion_id: str, conversation: int | None, seq: int) -> None:
-        """Drops the entries of ``conversation`` with a sequence number below ``seq``."""
         ...
 
     async def forget_conversation(self, conversation: int) -> None:
@@ -190,7 +207,7 @@ class CompanionMemory:
                 self._next_seq = max(self._next_seq, await self.store.last_seq(self.companion_id) + 1)
                 self._numbered = True
         self._restored = True
-        await self._trim()
+        self._trim()
 
     async def remember(self, message: Message, speaker_name: str) -> MemoryEntry:
         """Records ``message``: as said when it is this companion's own, as heard otherwise."""
@@ -203,15 +220,18 @@ class CompanionMemory:
             self._tokens += estimate_tokens(entry.text)
             if self.store is not None:
                 await self.store.append(self.companion_id, self.conversation, entry)
-            await self._trim()
+            self._trim()
         return entry
 
     async def revise(self, message_id: str, text: str | None) -> bool:
-        """The user edited (``text``) or deleted (None) a message: what this companion remembers follows.
-        Returns whether it remembered that message at all."""
+        """The user edited (``text``) or deleted (None) a message: what this companion remembers follows, in its
+        context and in the store (which keeps the lines trimmed out of the context too). Returns whether the
+        context held that message."""
         async with self._lock:
             index = next((i for i, e in enumerate(self._entries) if e.message_id == message_id), None)
             if index is None:
+                if self.store is not None:
+                    await self.store.revise(self.companion_id, message_id, text)
                 return False
             old = self._entries[index]
             self._tokens -= estimate_tokens(old.text)
@@ -224,13 +244,10 @@ class CompanionMemory:
                 await self.store.revise(self.companion_id, message_id, text)
         return True
 
-    async def _trim(self) -> None:
-        dropped = 0
+    def _trim(self) -> None:
+        """Drops the oldest entries from the context until it fits the budget (the store keeps them)."""
         while len(self._entries) > 1 and self._tokens > self.budget_tokens:
             self._tokens -= estimate_tokens(self._entries.pop(0).text)
-            dropped += 1
-        if dropped and self.store is not None:
-            await self.store.forget_before(self.companion_id, self.conversation, self._entries[0].seq)
 
     def as_messages(self) -> list[ChatMessage]:
         """The memory as chat messages: others as named user lines, this companion's own words as assistant."""
@@ -284,25 +301,89 @@ class SqliteMemoryStore:
         rows = await asyncio.to_thread(
             self._run,
             "SELECT seq, role, speaker_id, speaker_name, text, message_id, at FROM companion_memory"
-            " WHERE companion_id = ? AND conversation_id IS ? ORDER BY seq",
-            (companion_id, conversation),
+            " WHERE companion_id = ? AND conversation_id IS ? ORDER BY seq DESC LIMIT ?",
+            (companion_id, conversation, CONTEXT_ROWS),
         )
-        return [
-            MemoryEntry(int(str(r[0])), "said" if r[1] == "said" else "heard", str(r[2]), str(r[3]), str(r[4]),
-                        str(r[5]), float(str(r[6])))
-            for r in rows
-        ]
+        return [_entry(r) for r in reversed(rows)]
+
+    async def heard(self, companion_id: str, message_ids: Collection[str]) -> dict[str, HeardLine]:
+        """The lines among ``message_ids`` that ``companion_id`` heard (or said), in their current words."""
+        ids = list(dict.fromkeys(message_ids))
+        found: dict[str, HeardLine] = {}
+        for start in range(0, len(ids), 500):  # within SQLite's limit on bound parameters
+            part = ids[start : start + 500]
+            rows = await asyncio.to_thread(
+                self._run,
+                "SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
+                f" companion_memory WHERE companion_id = ? AND message_id IN ({','.join('?' * len(part))})",
+                (companion_id, *part),
+            )
+            for r in rows:
+                found[str(r[5])] = HeardLine(_entry(r), None if r[7] is None else int(str(r[7])))
+        return found
+
+    async def remembered(self, companion_id: str, *, containing: str = "", limit: int = 200,
+                         before_seq: int | None = None) -> list[HeardLine]:
+        """What ``companion_id`` remembers, newest first (``limit`` lines from ``before_seq`` down), only lines
+        containing ``containing`` (case-insensitive) when given: the Memory view's list."""
+        sql = ("SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
+               " companion_memory WHERE companion_id = ?")
+        args: list[object] = [companion_id]
+        if containing.strip():
+            sql += " AND instr(lower(text), ?) > 0"
+            args.append(containing.strip().lower())
+        if before_seq is not None:
+            sql += " AND seq < ?"
+            args.append(before_seq)
+        rows = await asyncio.to_thread(self._run, sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
+        return [HeardLine(_entry(r), None if r[7] is None else int(str(r[7]))) for r in rows]
+
+    async def count(self, companion_id: str) -> int:
+        rows = await asyncio.to_thread(self._run, "SELECT COUNT(*) FROM companion_memory WHERE companion_id = ?",
+                                       (companion_id,))
+        return int(str(rows[0][0]))
+
+    async def append_many(self, companion_id: str, conversation: int | None, entries: Sequence[MemoryEntry]) -> None:
+        """Stores ``entries`` at once (an imported conversation: one transaction)."""
+        rows = [(companion_id, e.seq, e.role, e.speaker_id, e.speaker_name, e.text, e.message_id, e.at, conversation)
+                for e in entries]
+
+        def write() -> None:
+            with self._lock:
+                self._conn.execute("BEGIN")
+                try:
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name,"
+                        " text, message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+
+        await asyncio.to_thread(write)
+
+    async def forget_messages(self, companion_id: str, message_ids: Collection[str]) -> int:
+        """``companion_id`` no longer remembers these lines (the user said forget). Returns how many went."""
+        ids = list(dict.fromkeys(message_ids))
+        gone = 0
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = await asyncio.to_thread(
+                self._run, f"DELETE FROM companion_memory WHERE companion_id = ? AND message_id IN"
+                f" ({','.join('?' * len(part))}) RETURNING 1", (companion_id, *part))
+            gone += len(rows)
+        return gone
+
+    async def forget_companion(self, companion_id: str) -> int:
+        """``companion_id`` remembers nothing any more (the user said forget everything)."""
+        rows = await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE companion_id = ? RETURNING 1",
+                                       (companion_id,))
+        return len(rows)
 
     async def last_seq(self, companion_id: str) -> int:
         rows = await asyncio.to_thread(self._run, "SELECT MAX(seq) FROM companion_memory WHERE companion_id = ?",
                                        (companion_id,))
         return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
-
-    async def forget_before(self, companion_id: str, conversation: int | None, seq: int) -> None:
-        await asyncio.to_thread(
-            self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND conversation_id IS ? AND seq < ?",
-            (companion_id, conversation, seq),
-        )
 
     async def forget_conversation(self, conversation: int) -> None:
         await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE conversation_id = ?", (conversation,))
@@ -340,3 +421,4 @@ def _create_or_upgrade(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_conversation"
                  " ON companion_memory (companion_id, conversation_id, seq)")
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_of_conversation ON companion_memory (conversation_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_message ON companion_memory (companion_id, message_id)")

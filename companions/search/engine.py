@@ -30,7 +30,7 @@ from companions.search.evidence import RERANK_DEPTH, rerank
 from companions.search.fusion import DEFAULT_FUSION, Fused, FusionMethod, fuse
 from companions.search.graph import Extraction
 from companions.search.graph_channel import CommunitySummary, GraphChannel
-from companions.search.index import Change, ChunkRecord, SearchIndex, split_chunks
+from companions.search.index import Change, ChunkRecord, IndexedLine, SearchIndex, Upsert, split_chunks
 from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
 from companions.search.semantic import Embedder, EmbedderClosed, Vectors
@@ -64,6 +64,18 @@ class SearchHit:
     def to_json(self) -> dict[str, object]:
         return {"source": self.source, "title": self.title, "kind": self.kind, "snippet": self.snippet,
                 "score": round(self.score, 6), "channels": {k: round(v, 6) for k, v in self.channel_scores.items()}}
+
+
+@dataclass(frozen=True)
+class RecallCandidate:
+    """A fused hit for long-term recall (companions/recall.py): a chunk, and its line when it is one."""
+
+    chunk_id: int
+    score: float
+    kind: str
+    source: str
+    text: str
+    line: IndexedLine | None
 
 
 @dataclass(frozen=True)
@@ -192,6 +204,18 @@ class SearchCore:
         hits = [_hit(records[f.chunk_id], text, f.score, f.channel_scores) for f in fused if f.chunk_id in records]
         return SearchResponse(text, classification, get_search_weights(classification.type), hits, rankings,
                               communities, (time.perf_counter() - started) * 1000)
+
+
+    def recall_candidates(self, text: str, classification: QueryClassification, depth: int,
+                          weights: dict[str, float] | None = None) -> list[RecallCandidate]:
+        """The ``depth`` best chunks for ``text`` fused over the channels (``weights``: the classifier's by default),
+        with each conversation line's message, speaker and time: recall filters them by who heard what."""
+        rankings, _ = self.channel_rankings(text, classification, depth)
+        fused = fuse(rankings, weights or weights_for(classification, self.embedder is not None))[:depth]
+        ids = [f.chunk_id for f in fused]
+        records, lines = self.index.chunks(ids), self.index.lines(ids)
+        return [RecallCandidate(f.chunk_id, f.score, r.kind, r.source, r.text, lines.get(f.chunk_id))
+                for f in fused if (r := records.get(f.chunk_id)) is not None]
 
 
 def _wait_quietly(finish: Callable[[], object]) -> None:
@@ -327,14 +351,29 @@ class SearchEngine:
         return changes
 
     async def index_messages(self, conversation_id: str, messages: Sequence[Message]) -> Change:
-        """Indexes (or re-indexes) one stored conversation so companions can find what was said."""
-        text = conversation_text(messages)
+        """Indexes (or re-indexes) one stored conversation so companions can find what was said (one chunk per
+        message, untimed: the app's conversation indexer gives times and names, :meth:`index_conversation`)."""
+        return await self.index_conversation(conversation_id, [
+            IndexedLine(m.params.id, m.params.from_, 0.0, f"{m.params.from_}: {m.params.message}") for m in messages])
+
+    async def index_conversation(self, conversation_id: str, lines: Sequence[IndexedLine]) -> Change:
+        """Indexes (or re-indexes) one conversation, each line a chunk of its own with its message id, speaker and
+        time (long-term recall finds lines); an empty one leaves the index."""
         source = f"conversation:{conversation_id}"
-        if not text:
+        if not lines:
             return await self._run(lambda c: c.index.remove(source))
-        extractions = await self._extractions(text)
-        return await self._run(lambda c: c.index.upsert(source, text, title=f"conversation {conversation_id}",
-                                                        kind="conversation", extractions=extractions))
+        text = "\n\n".join(f"{line.message_id}\t{line.speaker}\t{line.at}\t{line.text}" for line in lines)
+        extractions = None
+        if self.chat_model is not None:
+            model = self.chat_model
+
+            async def one(line: IndexedLine) -> Extraction:
+                async with self._extraction_limit:
+                    return await extract_with_model(model, line.text)
+
+            extractions = list(await asyncio.gather(*(one(line) for line in lines)))
+        return await self._run(lambda c: c.index.upsert_many([Upsert(
+            source, text, f"conversation {conversation_id}", "conversation", extractions, lines)])[0])
 
     async def remove(self, source: str) -> Change:
         return await self._run(lambda c: c.index.remove(source))
@@ -361,6 +400,12 @@ class SearchEngine:
         """Classifies ``text`` (unless given), runs the three channels and fuses them. Raises EmptyQueryError."""
         cls = classification or await self.classifier.classify(text)
         return await self._run(lambda c: c.search(text, cls, limit, method))
+
+    async def recall_candidates(self, text: str, *, depth: int,
+                                weights: dict[str, float] | None = None) -> list[RecallCandidate]:
+        """Candidates for long-term recall (see :meth:`SearchCore.recall_candidates`). Raises EmptyQueryError."""
+        cls = await self.classifier.classify(text)
+        return await self._run(lambda c: c.recall_candidates(text, cls, depth, weights))
 
     async def communities(self) -> list[CommunitySummary]:
         return await self._run(lambda c: c.graph.communities())

@@ -48,6 +48,9 @@ CREATE INDEX IF NOT EXISTS relations_chunk ON relations(chunk_id);
 CREATE TABLE IF NOT EXISTS communities (
     id INTEGER PRIMARY KEY, size INTEGER NOT NULL, entities TEXT NOT NULL, summary TEXT NOT NULL,
     chunk_ids TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunk_lines (
+    chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL, speaker TEXT NOT NULL, at REAL NOT NULL);
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
@@ -61,14 +64,27 @@ TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".text"})
 
 
 @dataclass(frozen=True)
+class IndexedLine:
+    """One message of a conversation, indexed as a chunk of its own: long-term recall (companions/recall.py) finds
+    lines, each with who said it and when, not pages of a conversation."""
+
+    message_id: str
+    speaker: str  # the speaker's id
+    at: float  # when it was said (seconds since the epoch)
+    text: str  # what is indexed and embedded ("Name: words")
+
+
+@dataclass(frozen=True)
 class Upsert:
-    """One document to add or replace (see :meth:`SearchIndex.upsert`)."""
+    """One document to add or replace (see :meth:`SearchIndex.upsert`). With ``lines``, each line is one chunk
+    (in that order) instead of ``text`` split into paragraphs; ``text`` still decides whether it changed."""
 
     source: str
     text: str
     title: str | None = None
     kind: DocKind = "file"
     extractions: Sequence[Extraction] | None = None
+    lines: Sequence[IndexedLine] | None = None
 
 
 @dataclass
@@ -199,7 +215,7 @@ class SearchIndex:
             if row is not None and row[1] == digest:
                 changes.append("unchanged")
                 continue
-            chunks = split_chunks(doc.text)
+            chunks = split_chunks(doc.text) if doc.lines is None else [line.text for line in doc.lines]
             extractions = doc.extractions
             if extractions is None:
                 extractions = [self.extractor(c) if self.extractor else Extraction() for c in chunks]
@@ -236,6 +252,10 @@ class SearchIndex:
                 self.db.execute("INSERT INTO chunks_fts(rowid, terms) VALUES (?, ?)",
                                 (cid, index_text(chunk, self.token_mode)))
                 self._store_extraction(int(cid or 0), ext)
+                if doc.lines is not None:
+                    line = doc.lines[ord_]
+                    self.db.execute("INSERT INTO chunk_lines(chunk_id, message_id, speaker, at) VALUES (?, ?, ?, ?)",
+                                    (cid, line.message_id, line.speaker, line.at))
             self._set_meta("communities_dirty", "1")
         self._changed()
 
@@ -357,6 +377,16 @@ class SearchIndex:
             f"SELECT c.id, d.source, d.title, d.kind, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
             f"WHERE c.id IN ({marks})", list(ids)).fetchall()
         return {r[0]: ChunkRecord(*r) for r in rows}
+
+    def lines(self, ids: Sequence[int]) -> dict[int, IndexedLine]:
+        """The conversation lines among the chunks ``ids`` (chunk id -> line; its text is the chunk's)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(
+            f"SELECT l.chunk_id, l.message_id, l.speaker, l.at, c.text FROM chunk_lines l JOIN chunks c"
+            f" ON c.id = l.chunk_id WHERE l.chunk_id IN ({marks})", list(ids)).fetchall()
+        return {int(r[0]): IndexedLine(str(r[1]), str(r[2]), float(r[3]), str(r[4])) for r in rows}
 
     def stats(self) -> dict[str, int]:
         def count(table: str) -> int:

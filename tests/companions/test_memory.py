@@ -66,8 +66,9 @@ async def test_memory_persists_in_sqlite(tmp_path: Path) -> None:
     assert all("only for hina" not in e.text for e in restored.entries)
     await restored.remember(msg("user", "after restart"), "User")
     assert restored.entries[-1].seq > max(e.seq for e in memory.entries)
-    rows = reopened._run("SELECT COUNT(*) FROM companion_memory WHERE companion_id = 'akari'", ())
-    assert rows[0][0] == len(restored.entries), "trimmed entries were not forgotten on disk"
+    # The lines trimmed out of the context stay on disk: long-term recall searches them (companions/recall.py).
+    assert await reopened.count("akari") == 11
+    assert len(restored.entries) < 10
     reopened.close()
 
 

@@ -132,7 +132,7 @@ async def test_conversations_are_searchable(engine: SearchEngine) -> None:
     response = await engine.search("紅葉を見に行く予定はどこ？", limit=3)
     assert response.hits[0].source == "conversation:c-1"
     assert response.hits[0].kind == "conversation"
-    assert "hana:" in response.hits[0].text
+    assert response.hits[0].text == "user: 来週の金曜日に嵐山へ紅葉を見に行きたい"  # each line a chunk of its own
 
 
 async def test_blocking_work_runs_off_the_event_loop(tmp_path: Path, docs: Path) -> None:
