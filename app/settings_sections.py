@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
@@ -79,6 +80,23 @@ class VoiceSettings(SettingsSection):
     output_dir: Path | None = Field(default=None, description="write speech to WAV files here instead of playing it")
 
 
+# The web pages the bridge admits when nothing else is said: those served from this computer (app/bridge/origins.py).
+LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
+_ORIGIN = re.compile(r"https?://(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:(\*|[0-9]{1,5}))?")
+
+
+def _origin(value: str) -> str:
+    origin = value.strip().lower().rstrip("/")
+    match = _ORIGIN.fullmatch(origin)
+    if match is None or (match[4] not in (None, "*") and not 0 < int(match[4]) < 65536):
+        raise ValueError(f"{value!r} is not a web page's origin: write scheme://host[:port], e.g. "
+                         "http://localhost:5173, or http://localhost:* for any port")
+    return origin
+
+
+Origin: TypeAlias = Annotated[str, AfterValidator(_origin)]
+
+
 class BridgeSettings(SettingsSection):
     host: str = "127.0.0.1"
     port: int = Field(default=DEFAULT_BRIDGE_PORT, ge=0, le=65535, description="0 turns the bridge off")
@@ -91,10 +109,17 @@ class BridgeSettings(SettingsSection):
     # Query types every connected client is asked before the app's camera / voice (app/bridge/answering.py).
     client_answers: list[Literal["vision", "speak"]] = Field(default_factory=list)
     client_timeout_s: float = Field(default=3.0, gt=0, le=60, description="then the app answers itself")
+    # Web pages (a handshake with an Origin header) are admitted from these origins only; programs that send no
+    # Origin are not concerned. ``http://localhost:*``: any port. See app/bridge/origins.py.
+    allowed_origins: list[Origin] = Field(default_factory=lambda: list(LOOPBACK_ORIGINS), max_length=256)
+    max_connections: int = Field(default=32, ge=1, le=4096)  # open at once, in all ...
+    max_connections_per_address: int = Field(default=8, ge=1, le=4096)  # ... and from one address
+    max_messages_per_minute: int = Field(default=30, ge=1)  # what one connection may have stored: messages ...
+    max_stored_bytes_per_minute: int = Field(default=1_048_576, ge=1024)  # ... and their UTF-8 bytes
 
-    @field_validator("client_answers", mode="before")
+    @field_validator("client_answers", "allowed_origins", mode="before")
     @classmethod
-    def _comma_separated_types(cls, value: Any) -> Any:  # MADOI_BRIDGE_CLIENT_ANSWERS=vision,speak
+    def _comma_separated(cls, value: Any) -> Any:  # MADOI_BRIDGE_CLIENT_ANSWERS=vision,speak
         return [t.strip() for t in value.split(",") if t.strip()] if isinstance(value, str) else value
 
     @property

@@ -1,15 +1,18 @@
 """The settings dialog's Bridge tab: whether other programs may join over WebSocket, where the bridge listens, its
-access token, and who answers camera and voice queries (ui/query_answerers.py)."""
+access token, the web pages it admits (``bridge.allowed_origins``, app/bridge/origins.py), and who answers camera
+and voice queries (ui/query_answerers.py)."""
 
 from __future__ import annotations
 
+import re
 import secrets as token_source
 from typing import Any, Final
 
-from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton
 
 from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
 from ui.settings_form import SettingsPage, Spawn, button_row
@@ -17,6 +20,12 @@ from ui.settings_llm import secret_note
 from ui.settings_texts import Language
 
 LOOPBACK_HOSTS: Final = {"127.0.0.1", "localhost", "::1"}
+_TEXTS: Final = Texts("settings_bridge", {
+    "origins": QT_TRANSLATE_NOOP("settings_bridge", "Web pages allowed"),
+    "origins.hint": QT_TRANSLATE_NOOP(
+        "settings_bridge", "One per line, e.g. http://localhost:5173 (:* for any port). Pages from elsewhere "
+        "cannot connect; programs that are not web pages are not concerned."),
+})
 
 
 class BridgePage(SettingsPage):
@@ -38,13 +47,33 @@ class BridgePage(SettingsPage):
         self.row(form, "port", self.port, "bridge.port")
         self.token_note = secret_note(self, "token", secrets) if secrets is not None else None
         self.row(form, "token", token_row, "bridge.token", note=self.token_note)
+        self.origins = named(QPlainTextEdit("\n".join(bridge.allowed_origins)), "bridgeOriginsEdit")
+        self.origins.setTabChangesFocus(True)
+        self.origins.setFixedHeight(4 * self.origins.fontMetrics().lineSpacing() + 12)
+        self.origins.setAccessibleName(_TEXTS.text("origins", language))
+        self.origins_row = self.origin_row(form)
         self.answerers = QueryAnswerers(bridge, language)  # who answers vision and speak queries
         form.addRow("", self.answerers)
-        for widget in (self.host, self.port, token_row):
+        for widget in (self.host, self.port, token_row, self.origins):
             widget.setEnabled(bridge.enabled)
             self.bridge_enabled.toggled.connect(widget.setEnabled)
         self.changed_signal(self.bridge_enabled.toggled, self.host.textChanged, self.port.textChanged,
-                            self.token.textChanged)
+                            self.token.textChanged, self.origins.textChanged)
+
+    def origin_row(self, form: QFormLayout) -> QLabel:
+        """The row of the allowed web pages, its hint and the field's error under it; returns the row's label."""
+        label = QLabel(_TEXTS.text("origins", self.language))
+        label.setBuddy(self.origins)
+        hint = named(QLabel(_TEXTS.text("origins.hint", self.language)), "fieldHint")
+        hint.setWordWrap(True)
+        form.addRow(label, self.origins)
+        form.addRow("", hint)
+        form.addRow("", self.error_label("bridge.allowed_origins"))
+        return label
+
+    def allowed_origins(self) -> list[str]:
+        """The origins the form lists (one per line; commas and spaces separate them too)."""
+        return [o for o in re.split(r"[\s,]+", self.origins.toPlainText()) if o]
 
     def generate_token(self) -> None:
         self.token.setText(token_source.token_urlsafe(24))
@@ -53,7 +82,8 @@ class BridgePage(SettingsPage):
         return {"bridge": {"host": self.host.text().strip(),
                            "port": self.port.text().strip() if self.bridge_enabled.isChecked() else 0,
                            "token": self.token.text().strip() or None,
-                           "client_answers": self.answerers.client_answers()}}
+                           "client_answers": self.answerers.client_answers(),
+                           "allowed_origins": self.allowed_origins()}}
 
     def rules(self, errors: dict[str, str]) -> None:
         """The rules beyond each field's own: a port when the bridge is on, a token beyond this computer."""

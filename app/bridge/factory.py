@@ -35,7 +35,10 @@ def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
         user_name=settings.general.user_name, reserved_ids=reserved_ids,
         max_frame_bytes=section.max_frame_bytes, max_frames_per_second=section.max_frames_per_second,
         dialect=Dialect(section.dialect), client_answers=section.client_answers,
-        client_grace_s=section.client_timeout_s,
+        client_grace_s=section.client_timeout_s, allowed_origins=section.allowed_origins,
+        max_connections=section.max_connections, max_connections_per_address=section.max_connections_per_address,
+        max_messages_per_minute=section.max_messages_per_minute,
+        max_stored_bytes_per_minute=section.max_stored_bytes_per_minute,
     )
     if cast is not None:
         others = cast.guests  # the network's, if it is on

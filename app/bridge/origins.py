@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from app.settings_sections import LOOPBACK_ORIGINS
 from companions.bus import LocalEvent
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
 _REMEMBERED_CAP: Final = 256  # refused origins remembered (a program can send any Origin it likes)
 
 

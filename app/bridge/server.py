@@ -38,10 +38,11 @@ from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.frame_checks import check_writable, may_nest_deeply
 from app.bridge.guests import METADATA_TOPIC, BridgeGuests, ConversationRoster, guest_states
 from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
-from app.bridge.origins import LOOPBACK_ORIGINS, BridgeOriginRefused, OriginPolicy
+from app.bridge.origins import BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
 from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
+from app.settings_sections import LOOPBACK_ORIGINS
 from companions.bus import Bus, Subscription
 from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.query_broker import QueryBroker

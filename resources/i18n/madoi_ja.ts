@@ -435,6 +435,17 @@
     </message>
 </context>
 <context>
+    <name>refused_origins</name>
+    <message>
+        <source>A web page was refused</source>
+        <translation>ウェブページの接続を拒否しました</translation>
+    </message>
+    <message>
+        <source>A page from {origin} tried to connect to Madoi. If it is yours, allow it in Settings, Bridge tab, &quot;Web pages allowed&quot;.</source>
+        <translation>{origin} のページが Madoi に接続しようとしました。ご自分のページなら、設定の「ブリッジ」タブの「許可するウェブページ」で許可してください。</translation>
+    </message>
+</context>
+<context>
     <name>roster</name>
     <message>
         <source>on {peer}</source>
@@ -1099,6 +1110,17 @@
     <message>
         <source>{folder} does not exist.</source>
         <translation>{folder} がありません。</translation>
+    </message>
+</context>
+<context>
+    <name>settings_bridge</name>
+    <message>
+        <source>Web pages allowed</source>
+        <translation>許可するウェブページ</translation>
+    </message>
+    <message>
+        <source>One per line, e.g. http://localhost:5173 (:* for any port). Pages from elsewhere cannot connect; programs that are not web pages are not concerned.</source>
+        <translation>1 行に 1 つ（例: http://localhost:5173、:* はすべてのポート）。ほかのページは接続できません。ウェブページでないプログラムには関係しません。</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,101 @@
+"""What the user sees of the web pages the bridge admits: the Bridge tab's list (``bridge.allowed_origins``), and a
+notification in the window, once per origin, when a page was refused (a real bridge, a real `websockets` client
+sending ``Origin`` as a browser does)."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import keyring.backends.fail
+import pytest
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from app.bridge import BridgeServer
+from app.secrets import SecretStore
+from app.settings import load_settings
+from companions.bus import InProcessBus
+from companions.query_broker import QueryBroker
+from tests.ui.conftest import signal_fired
+from ui.notifications import NotificationArea
+from ui.refused_origins import RefusedOrigins
+from ui.settings_dialog import SettingsDialog
+
+
+def _dialog(qtbot: QtBot) -> SettingsDialog:
+    loaded = load_settings()
+    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
+                            language="en")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    return dialog
+
+
+async def test_the_bridge_tab_lists_the_allowed_web_pages_refuses_a_bad_one_and_saves_them(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    dialog = _dialog(qtbot)
+    dialog.bridge_enabled.setChecked(True)
+    origins = dialog.bridge.origins
+    assert origins.isEnabled()
+    assert origins.toPlainText().splitlines() == ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+    origins.setPlainText("http://localhost:*\nnull")  # any sandboxed frame of any site is "null"
+    assert "is not a web page's origin" in dialog.field_error("bridge.allowed_origins")
+    assert not dialog.save_button.isEnabled()
+    origins.setPlainText("http://localhost:*\nhttps://Avatar.example\n\nhttp://127.0.0.1:5173")
+    assert dialog.field_error("bridge.allowed_origins") == ""
+    async with signal_fired(dialog.saved):
+        dialog.save_button.click()
+    data = tomllib.loads(load_settings().paths.settings_file.read_text(encoding="utf-8"))
+    assert data["bridge"]["allowed_origins"] == ["http://localhost:*", "https://avatar.example",
+                                                 "http://127.0.0.1:5173"]
+    assert load_settings().settings.bridge.allowed_origins == data["bridge"]["allowed_origins"]
+
+
+@pytest.fixture
+async def bridge() -> AsyncIterator[tuple[InProcessBus, BridgeServer]]:
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    server = BridgeServer(bus, broker, port=0)
+    await server.start()
+    yield bus, server
+    await server.stop()
+    await broker.aclose()
+    await bus.aclose()
+
+
+async def _knock(port: int, origin: str) -> int:
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(f"ws://127.0.0.1:{port}", origin=origin, proxy=None):  # type: ignore[arg-type]
+            pass
+    return refused.value.response.status_code
+
+
+async def test_a_refused_web_page_is_said_in_the_window_once_per_origin(
+        qtbot: QtBot, bridge: tuple[InProcessBus, BridgeServer]) -> None:
+    bus, server = bridge
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.resize(900, 600)
+    window.show()
+    notifications = NotificationArea(window)
+    refused = RefusedOrigins(bus, notifications, "en")
+    refused.attach()
+    try:
+        assert await _knock(server.port, "https://evil.example") == 403
+        assert await _knock(server.port, "https://evil.example") == 403
+        assert await _knock(server.port, "http://evil.localhost:8000") == 403
+        await bus.drain()  # the window's subscription has every event published so far
+    finally:
+        refused.detach()
+    texts = [n.text for n in notifications.history]
+    assert len(texts) == 2
+    assert "https://evil.example" in texts[0]
+    assert "http://evil.localhost:8000" in texts[1]
+    assert "Web pages allowed" in texts[0]
+    assert {n.level for n in notifications.history} == {"warning"}
+    assert server.origins.refused == {"https://evil.example": 2, "http://evil.localhost:8000": 1}
