@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 from app.conversations import Conversations
 from app.model_connection import ModelConnection, ModelFactory
 from app.parts import Parts
-from app.settings import LoadedSettings
+from app.settings import LoadedSettings, Settings
 from app.storage import ConversationStore
 from companions.bus import Bus
+from companions.card_trust import CardTrust
 from companions.cards import sample_cards_dir
 from companions.cast import CompanionCast, build_cast
 from companions.companion_participant import CompanionParticipant
@@ -47,6 +48,11 @@ class Setup:
         self.loaded.problems.append(text)
 
 
+def card_trust(settings: Settings) -> CardTrust:
+    """Which cards may run and send what they ask: the samples, and those the user approved ([[trust.cards]])."""
+    return CardTrust.of([sample_cards_dir()], settings.trust.cards)
+
+
 def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection,
                      search: SearchPort | None = None) -> CompanionCast:
     """The cast from the sample and user cards; a companion whose model cannot be built still appears."""
@@ -59,7 +65,8 @@ def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection,
         user_id=s.general.user_name,
         search_engine=search,
         mcp_servers=s.mcp.servers,  # every companion's, beside its card's own
-        report=setup.problem,  # plugins that do not load, MCP servers that fail (also on the bus)
+        report=setup.problem,  # plugins that do not load, MCP servers that fail (also on the bus), held cards
+        trust=card_trust(s),  # the user's own cards run nothing and send no key until approved
     )
     if setup.only_companions is not None:  # `madoi --headless --companions souta`: the others run elsewhere
         for unknown in sorted(setup.only_companions - set(cast.companions)):
@@ -99,11 +106,13 @@ async def assemble(setup: Setup) -> Parts:
 
     # Resolve the model before the bridge listens: the local-server probe must never find Madoi's own port.
     model_problems: list[str] = []
-    models = await ModelConnection.connect(settings, model_problems, given=setup.make_model)
+    models = await ModelConnection.connect(settings, model_problems, given=setup.make_model,
+                                           data_dir=setup.loaded.paths.data_dir)
     search = build_search(setup, models.resolution.model)
     cast = build_companions(setup, broker, models, TextSearch(search.engine) if search is not None else None)
     for problem in model_problems:
         setup.problem(problem)
+    models.learn(cast)  # what the model servers can do, learned before the user speaks (companions/llm/learning.py)
 
     manager: ConversationManager = conversation_manager_from_settings(
         setup.bus, settings.conversation, user_id=settings.general.user_name,

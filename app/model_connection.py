@@ -4,12 +4,18 @@
 machine, else none), builds each companion's ChatModel from its card over that default, and connects them again
 when the settings change. A model that cannot be built becomes an :class:`UnavailableModel` that says why, so the
 companion still appears and the window can tell the user what is missing.
+
+From the moment the models are connected (the start, Save, Check again) their endpoints are learned in the
+background at the lowest priority (companions/llm/learning.py), and what was learned is kept in the data directory
+for the next start: the user's first turn pays for none of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TypeAlias
 
 from app.settings import Settings
@@ -17,8 +23,10 @@ from companions.cards import CompanionCard
 from companions.companion import Companion
 from companions.llm.choice import default_endpoint, model_for_card
 from companions.llm.detect import ModelResolution, resolve_chat_model
+from companions.llm.learning import FILE_NAME, LearnedEndpoints, keep_learned, learn_endpoints
 from companions.llm.types import ChatModel, LLMError
 from companions.llm.unavailable import UnavailableModel
+from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -70,20 +78,46 @@ class ModelConnection:
     ``given`` (tests, demos, benchmarks) replaces the settings' choice: then nothing is resolved or reconnected.
     """
 
-    def __init__(self, resolution: ModelResolution, factory: ModelFactory, *, given: bool = False) -> None:
+    def __init__(self, resolution: ModelResolution, factory: ModelFactory, *, given: bool = False,
+                 data_dir: Path | None = None) -> None:
         self.resolution = resolution
         self.factory = factory
         self.given = given
+        self.learned = LearnedEndpoints(data_dir / FILE_NAME if data_dir is not None else None)
+        self._tasks = TaskSet("model-learning")
+        self._learning: asyncio.Task[None] | None = None
+        self._models: list[ChatModel] = []
 
     @classmethod
-    async def connect(cls, settings: Settings, problems: list[str],
-                      given: ModelFactory | None = None) -> ModelConnection:
-        """Resolves the default model for ``settings``; a model that cannot be built adds to ``problems``."""
+    async def connect(cls, settings: Settings, problems: list[str], given: ModelFactory | None = None,
+                      data_dir: Path | None = None) -> ModelConnection:
+        """Resolves the default model for ``settings``; a model that cannot be built adds to ``problems``.
+        ``data_dir`` keeps what is learned of the model servers across restarts."""
         resolution = await resolve_default_model(settings)
         log.info("language model: %s (%s)", resolution.message, resolution.source)
         if given is not None:
-            return cls(resolution, given, given=True)
-        return cls(resolution, companion_models(settings, resolution, problems))
+            return cls(resolution, given, given=True, data_dir=data_dir)
+        return cls(resolution, companion_models(settings, resolution, problems), data_dir=data_dir)
+
+    def learn(self, companions: Iterable[Companion]) -> asyncio.Task[None] | None:
+        """Learns what the companions' model endpoints can do, in the background at the lowest priority (a learning
+        still running for models replaced since is cancelled); returns the task (tests and benchmarks await it), or
+        None for models given by the caller (their endpoints are learned from the turns' answers)."""
+        if self._learning is not None and not self._learning.done():
+            self._learning.cancel()
+        if self.given:
+            return None
+        self._models = [c.model for c in companions]
+        self._learning = self._tasks.spawn(learn_endpoints(list(self._models), self.learned), name="learn-models")
+        return self._learning
+
+    async def aclose(self) -> None:
+        """Stops learning and keeps what the endpoints know now (their speed measured since the start too)."""
+        await self._tasks.aclose()
+        try:
+            await keep_learned(self._models, self.learned)
+        except Exception:  # what is not kept is learned again at the next start
+            log.exception("could not keep what was learned of the model servers")
 
     async def reconnect(self, settings: Settings, companions: Iterable[Companion]) -> list[str]:
         """Resolves the default model again (an endpoint just saved, or a local server started since) and hands
@@ -95,8 +129,10 @@ class ModelConnection:
         log.info("language model: %s (%s)", self.resolution.message, self.resolution.source)
         problems: list[str] = []
         self.factory = companion_models(settings, self.resolution, problems)
+        companions = list(companions)
         for companion in companions:
             companion.use_model(self.factory(companion.card))
+        self.learn(companions)
         return problems
 
     def use_choices(self, previous: Settings, settings: Settings, companions: Iterable[Companion]) -> list[str]:
@@ -107,9 +143,11 @@ class ModelConnection:
             return []
         problems: list[str] = []
         self.factory = companion_models(settings, self.resolution, problems)
+        companions = list(companions)
         for companion in companions:
             if companion_llm(settings, companion.card) != companion_llm(previous, companion.card):
                 companion.use_model(self.factory(companion.card))
+        self.learn(companions)
         return problems
 
     @staticmethod

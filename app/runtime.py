@@ -197,6 +197,12 @@ class Runtime:
                 log.exception("stopping %s failed", component.name)
             log.debug("stopped %s in %.3f s", component.name, time.perf_counter() - began)
         self._running = []
+        if self._parts is not None:  # learning stops; what was learned of the model servers is kept for next time
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await self._parts.models.aclose()
+            except Exception:
+                log.exception("stopping the model connection failed")
         self._parts = None
         await self.lag_probe.stop()
         await self.bus.aclose()

@@ -17,11 +17,14 @@ import ipaddress
 import logging
 import re
 import threading
-from typing import Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from companions.llm.gate import ConcurrencyGate
 from companions.llm.types import ChatModel
+
+if TYPE_CHECKING:
+    from companions.llm.server_probe import ServerIdentity
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,8 @@ class EndpointCapabilities:
         self.include_usage = True  # stream_options={"include_usage": true} is accepted (until an error says not)
         self.token_limit_parameter: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
         self.sends_finish_reason = False  # set by the first stream that carried one; then a stream without is cut
+        self.identity: ServerIdentity | None = None  # what the GETs of the probe told (server_probe.py)
+        self.tools_known = not local  # whether tools_as_text is a fact (known or learned), not a default
         self._lock = threading.Lock()
         self._mode_index = 0
         self._mode_confirmed = False
@@ -107,6 +112,13 @@ class EndpointCapabilities:
             if MODES[self._mode_index] == mode:
                 self._mode_confirmed = True
 
+    def use_mode(self, mode: StructuredMode, *, confirmed: bool) -> None:
+        """Takes ``mode`` as this endpoint's structured-output mode: known for its server, or learned before (then
+        ``confirmed``: its errors are ordinary errors), so no request is spent finding it."""
+        with self._lock:
+            self._mode_index = MODES.index(mode)
+            self._mode_confirmed = confirmed
+
     def refuse_mode(self, mode: StructuredMode, why: str) -> StructuredMode | None:
         """Records that an HTTP error on a request sent in ``mode`` refused that mode; returns the mode to try
         next, or None when the error is not a capability fact (``mode`` is "text", or the mode this endpoint
@@ -137,16 +149,47 @@ class EndpointCapabilities:
             claimed, self._probe_claimed = self._probe_claimed, True
         return not claimed
 
-    def learn_server(self, kind: str | None, slots: int | None) -> None:
-        """Applies what a probe found: the server's kind and how many requests it runs at once."""
-        self.server_kind = kind
-        if kind == "llama-cpp-python":
-            self.tools_as_text = True  # tool_choice "auto" never gave a call there; the tools were echoed as text
-            # Its request model takes response_format "text" or "json_object" only (HTTP 500 otherwise): no need
-            # to learn that from a refused request.
-            self.refuse_mode("json_schema", "llama-cpp-python takes only json_object (docs/real-servers.md)")
-        self.gate.set_limit(slots)
-        log.info("%s: %s server, %s", self.base_url, kind or "unknown", f"{slots} slot(s)" if slots else "parallel")
+    def learn_server(self, identity: ServerIdentity, *, mode: StructuredMode | None = None,
+                     tools_as_text: bool | None = None) -> None:
+        """Applies what a probe found: the server's kind, version and slots, and what is known of that server
+        (known_servers.py: its structured-output ``mode``, whether its model's tool calls come back as text; None:
+        not known). A server that is not the one identified before (another kind, version, slots or model list)
+        is learned afresh."""
+        if self.identity is not None and self.identity.fingerprint != identity.fingerprint:
+            log.info("%s: the server changed (%s -> %s); learning it again", self.base_url,
+                     self.identity.describe(), identity.describe())
+            self.forget_facts()
+        self.identity = identity
+        self.server_kind = identity.kind
+        if mode is not None and not self._mode_confirmed:
+            self.use_mode(mode, confirmed=True)
+        if tools_as_text is not None:
+            self.tools_as_text, self.tools_known = tools_as_text, True
+        self.gate.set_limit(identity.slots)
+        log.info("%s: %s", self.base_url, identity.describe())
+
+    def forget_facts(self) -> None:
+        """Forgets what was learned of the server (it changed): modes, tools, speed."""
+        with self._lock:
+            self._mode_index, self._mode_confirmed = 0, False
+            self._ttft_s = self._prompt_tps = self._gen_tps = None
+            self._samples = 0
+        self.tools_as_text, self.tools_known = False, not self.local
+        self.sends_finish_reason = False
+
+    @property
+    def facts_known(self) -> bool:
+        """Whether nothing is left to learn: the structured mode is confirmed and tools are a known fact."""
+        return self._mode_confirmed and self.tools_known
+
+    def restore(self, *, mode: StructuredMode, tools_as_text: bool, ttft_s: float | None,
+                prompt_tps: float | None, gen_tps: float | None, samples: int) -> None:
+        """Takes what was learned of this endpoint at an earlier start (the same server: companions/llm/learning.py)."""
+        self.use_mode(mode, confirmed=True)
+        self.tools_as_text, self.tools_known = tools_as_text, True
+        with self._lock:
+            if self._samples == 0:
+                self._ttft_s, self._prompt_tps, self._gen_tps, self._samples = ttft_s, prompt_tps, gen_tps, samples
 
     def stream_cut_off(self) -> None:
         """A stream ended without a finish reason: the server cut it off for another request. One at a time now."""

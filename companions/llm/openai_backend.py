@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from companions.llm.capabilities import EndpointCapabilities, StructuredMode, endpoint_capabilities, estimate_tokens
+from companions.llm.known_servers import known_facts
 from companions.llm.negotiation import apply_mode, is_refusal, structured_completion
-from companions.llm.server_probe import probe_server
+from companions.llm.server_probe import ServerIdentity, probe_server
 from companions.llm.stream_assembly import StreamAssembler
 from companions.llm.system_messages import with_one_system_message
 from companions.llm.types import (
@@ -134,14 +135,29 @@ class OpenAIChatModel:
         for last_chance in (False, True):
             run = _Run(last_chance)
             async with caps.gate.slot(priority):
-                if caps.claim_probe():
-                    facts = await probe_server(self._client, self._base_url)
-                    caps.learn_server(facts.kind, facts.slots)
+                if caps.claim_probe():  # not identified before this request (learning.py does it at start)
+                    await self._identify()
                 async for event in self._run(request, run):
                     yield event
             if not run.cut_off:
                 return
             caps.stream_cut_off()
+
+    async def identify(self, priority: int) -> ServerIdentity | None:
+        """Asks the server what it is (GETs, no completion) at ``priority`` through the endpoint's gate, even when it
+        was asked before (it may have changed since), and applies what is known of it; None for a hosted API."""
+        caps = self._caps
+        if not caps.local:
+            return None
+        async with caps.gate.slot(priority):
+            caps.claim_probe()
+            return await self._identify()
+
+    async def _identify(self) -> ServerIdentity:
+        identity = await probe_server(self._client, self._base_url)
+        known = known_facts(identity)
+        self._caps.learn_server(identity, mode=known.structured_mode, tools_as_text=known.tools_as_text)
+        return identity
 
     async def _run(self, request: ChatRequest, run: _Run) -> AsyncIterator[StreamEvent]:
         """One request inside the gate: structured mode negotiation, bounded retries, measurement."""

@@ -16,7 +16,7 @@ from companions.llm.capabilities import capabilities_of, endpoint_capabilities, 
 from companions.llm.gate import ConcurrencyGate
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
 from companions.llm.scripted import ScriptedModel, say
-from companions.llm.server_probe import probe_server
+from companions.llm.server_probe import ServerIdentity, probe_server
 from companions.llm.structured import generate_structured
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
@@ -165,7 +165,7 @@ async def test_a_stream_cut_off_by_the_server_is_retried_once_and_the_gate_close
 ) -> None:
     caps = model.capabilities
     caps.claim_probe()
-    caps.learn_server("vLLM", None)  # a server that said it runs requests in parallel
+    caps.learn_server(ServerIdentity("vLLM", None))  # a server that said it runs requests in parallel
     server.script(text_reply("ok"), text_reply('{"state": "sp', finish_reason=""), text_reply(json.dumps(SPEAK)))
     await complete(model, ChatRequest(messages=(ChatMessage.user("hi"),)))  # it does send finish reasons
     assert await generate_structured(model, ASK, Vote, default=DEFAULT, name="vote") == Vote(**SPEAK)
@@ -243,10 +243,10 @@ async def test_the_first_request_probes_once_and_applies_the_slots(server: OpenA
     await complete(m, ChatRequest(messages=(ChatMessage.user("hi"),)))
     await m.aclose()
     probes = [r.path for r in server.requests if r.method == "GET"]
-    assert probes == ["/props", "/v1/models"]  # once, before the first chat request
-    assert server.requests[2].path.endswith("/chat/completions")
-    assert caps.slots == 1  # the test server is no server it knows: one at a time
-    assert caps.server_kind is None
+    assert probes == ["/v1/models"]  # once, before the first chat request: the owner names the server
+    assert server.requests[1].path.endswith("/chat/completions")
+    assert caps.slots == 1  # the test server may play any server: one at a time
+    assert caps.server_kind == "Madoi test server"
 
 
 def test_a_hosted_api_is_not_probed_and_runs_in_parallel() -> None:

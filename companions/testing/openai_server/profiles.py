@@ -60,7 +60,10 @@ class ServerProfile:
         seconds_per_request: a fixed cost per request (network and scheduling of a hosted API), before the prompt.
         owned_by: what ``GET /v1/models`` says owns the models (each server says its own: llama-cpp-python "me",
             Ollama "library", LM Studio "organization_owner", vLLM "vllm", llama-server "llamacpp").
-        props_slots: llama-server answers ``GET /props`` with ``{"total_slots": N}``; ``None``: 404 like the others.
+        identity: what the server answers at the addresses where servers tell what they are and their version
+            (GET path -> JSON body: llama-cpp-python's ``/openapi.json``, llama-server's ``/props``, Ollama's
+            ``/api/version``, vLLM's ``/version``); every other GET outside the API is a 404 with ``not_found``.
+        not_found: the server's own 404 body (llama-cpp-python and vLLM are FastAPI: ``{"detail": "Not Found"}``).
     """
 
     name: str = "default"
@@ -77,7 +80,8 @@ class ServerProfile:
     named_tool_native: bool = True
     seconds_per_request: float = 0.0
     owned_by: str = "madoi-test"
-    props_slots: int | None = None
+    identity: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    not_found: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def scaled(self, time_scale: float) -> ServerProfile:
         """The same profile with every delay multiplied by ``time_scale``."""
@@ -164,20 +168,30 @@ LLAMA_CPP_PYTHON_JSON_SCHEMA: Final = _llama_cpp_python_500(  # docs/real-server
 CPU_PROMPT_TPS: Final = 170.0  # local-models.md: ~170 prompt tokens/s on a 2-core machine
 CPU_GEN_TPS: Final = 50.0  # local-models.md: 52-63; real-servers.md: 38-49 generated tokens/s
 _LOCAL_CPU: Final = ServerProfile(slots=1, prompt_cache=True, prompt_tps=CPU_PROMPT_TPS, gen_tps=CPU_GEN_TPS)
+FASTAPI_NOT_FOUND: Final = {"detail": "Not Found"}
+# docs/real-servers.md, "Identification": GET /openapi.json (FastAPI's schema, its info shown here; the paths left out)
+LLAMA_CPP_PYTHON_OPENAPI: Final = {"openapi": "3.1.0", "info": {"title": "🦙 llama.cpp Python API",
+                                                                "version": "0.3.36"}, "paths": {}}
 _LLAMA_CPP_PYTHON: Final = dataclasses.replace(_LOCAL_CPU, interrupt_on_new=True, owned_by="me",
-                                               refuses={"json_schema": LLAMA_CPP_PYTHON_JSON_SCHEMA})
+                                               refuses={"json_schema": LLAMA_CPP_PYTHON_JSON_SCHEMA},
+                                               identity={"/openapi.json": LLAMA_CPP_PYTHON_OPENAPI},
+                                               not_found=FASTAPI_NOT_FOUND)
 
 PROFILES: Final[dict[str, ServerProfile]] = {
     # Hosted APIs (OpenAI and the like): parallel, native tools and both structured kinds; a fixed round trip.
     "openai": ServerProfile("openai", prompt_tps=5000.0, gen_tps=80.0, seconds_per_request=0.3, owned_by="system"),
     # Ollama (its documentation): OLLAMA_NUM_PARALLEL=1 queues requests (no interrupt); same llama.cpp engine as
     # llama-cpp-python on the same CPU, with a prompt cache; tools native; json_schema (recent) and json_object.
-    "ollama": dataclasses.replace(_LOCAL_CPU, name="ollama", owned_by="library"),
+    "ollama": dataclasses.replace(_LOCAL_CPU, name="ollama", owned_by="library",
+                                  identity={"/api/version": {"version": "0.6.2"}}),
     # llama.cpp llama-server (its documentation): parallel slots (-np 4) each with its own prompt cache
     # (cache_prompt), grammar-constrained json_schema and json_object, tools with --jinja. The slots share the CPU,
     # which this profile does not model.
-    "llama-server": dataclasses.replace(_LOCAL_CPU, name="llama-server", slots=4, owned_by="llamacpp",
-                                        props_slots=4),
+    "llama-server": dataclasses.replace(
+        _LOCAL_CPU, name="llama-server", slots=4, owned_by="llamacpp",
+        identity={"/props": {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 4,
+                             "model_path": "model.gguf", "build_info": "b5298-5b8fa4f7"}},
+        not_found={"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}}),
     # llama-cpp-python's server, default chat format (the model's own template): one request at a time, a new
     # streamed one cuts off the one in flight, the prompt cache holds only the last prompt, json_schema refused with
     # 500, json_object grammar-constrained; with tool_choice "auto" the model answers in plain text, a named
@@ -201,6 +215,7 @@ PROFILES: Final[dict[str, ServerProfile]] = {
     # with "auto" choice need --enable-auto-tool-choice and a parser, else 400 (a named tool_choice works).
     "vllm": ServerProfile(
         "vllm", prompt_tps=4000.0, gen_tps=90.0, prompt_cache=True, owned_by="vllm",
+        identity={"/version": {"version": "0.6.3"}}, not_found=FASTAPI_NOT_FOUND,
         refuses_auto_tools=Refusal(400, {"object": "error", "message": '"auto" tool choice requires '
                                          "--enable-auto-tool-choice and --tool-call-parser to be set",
                                          "type": "BadRequestError", "param": None, "code": 400})),

@@ -168,8 +168,10 @@ class OpenAITestServer:
             owner = self.profile.owned_by
             data = [{"id": m, "object": "model", "created": 0, "owned_by": owner} for m in self.models]
             await send_json(writer, 200, {"object": "list", "data": data})
-        elif method == "GET" and path == "/props" and self.profile.props_slots:
-            await send_json(writer, 200, {"total_slots": self.profile.props_slots})
+        elif method == "GET" and path in self.profile.identity:
+            await send_json(writer, 200, self.profile.identity[path])
+        elif method == "GET" and self.profile.not_found is not None:
+            await send_json(writer, 404, self.profile.not_found)
         elif method == "POST" and path.endswith("/chat/completions"):
             try:
                 return await self._chat(reader, writer, record)
