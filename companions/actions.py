@@ -18,6 +18,7 @@ from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart,
 from companions.ports import QuerySender
 from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
 from companions.tools import ToolRegistry, tool
+from companions.trust import Capability
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class BuiltinTools:
             return "No other companion is present."
         return "\n".join(json.dumps(m.model_dump(), ensure_ascii=False) for m in present)
 
-    @tool(timeout=60.0)
+    @tool(timeout=60.0, needs=[Capability.CAMERA])
     async def vision(self) -> str:
         """Look through the camera and describe what you see."""
         query = Query.create(from_=self.companion_id, type="vision", body={})
@@ -184,7 +185,7 @@ class BuiltinTools:
             return f"On-device description of the camera picture (not your own eyes): {description}"
         return "You got a picture but could not make out anything in it."
 
-    @tool(timeout=60.0)
+    @tool(timeout=60.0, needs=[Capability.FILES, Capability.MEMORY])
     async def search(self, query: Annotated[str, "What to look up, in a few words."]) -> str:
         """Search the user's documents and past conversations for facts."""
         if self.search_engine is None:

@@ -1,9 +1,10 @@
 """What companions did with their tools, for the people watching: each call and each tool source's trouble.
 
 The worker publishes a :class:`ToolUsed` on the bus ``events`` topic after every tool call of a turn (built-in,
-plugin or MCP: ``origin`` says which); a companion publishes a :class:`ToolProblem` when one of its tool sources
-fails (an MCP server that cannot start or dies, a plugin that does not load). :class:`ToolUseLog` is the read
-model the Turns panel shows: the calls of each turn, in order.
+plugin or MCP: ``origin`` says which; ``refused``: a turn started from outside the window was not allowed it); a
+companion publishes a :class:`ToolProblem` when one of its tool sources fails (an MCP server that cannot start or
+dies, a plugin that does not load). :class:`ToolUseLog` is the read model the Turns panel shows: the calls of each
+turn, in order.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ class ToolUsed(LocalEvent):
     arguments: str
     result: str
     is_error: bool = False
+    refused: bool = False  # not run: the turn began outside the window and its source was not allowed the tool
 
     @classmethod
     def of(cls, companion_id: str, turn_id: str, tool: str, *, origin: str, arguments: str, result: str,
-           is_error: bool) -> ToolUsed:
+           is_error: bool, refused: bool = False) -> ToolUsed:
         flat = " ".join(result.split())
         short = flat if len(flat) <= RESULT_CHARS else flat[: RESULT_CHARS - 1] + "…"
-        return cls(companion_id, turn_id, tool, origin, arguments, short, is_error)
+        return cls(companion_id, turn_id, tool, origin, arguments, short, is_error or refused, refused)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from companions.llm.types import ToolSpec
+from companions.trust import Capability
 
 BUILT_IN: Final = "built-in"
 
@@ -116,7 +117,8 @@ def render(value: Any) -> str:
 
 class BaseTool:
     """What every tool shares: a name, a description, a JSON Schema of its arguments, a timeout, where it comes
-    from (``origin``: built-in, ``mcp:<server>``, ``plugin:<name>``), and :meth:`run`.
+    from (``origin``: built-in, ``mcp:<server>``, ``plugin:<name>``), what of the user's it reaches (``needs``:
+    the camera, the user's files, past conversations; see :attr:`capabilities`), and :meth:`run`.
 
     Subclasses say how arguments are validated (:meth:`_validate`) and how the tool is called (:meth:`_invoke`).
     """
@@ -124,6 +126,13 @@ class BaseTool:
     name: str
     timeout: float | None
     origin: str = BUILT_IN
+    needs: frozenset[Capability] = frozenset()
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What a turn started from outside the window must be allowed before this tool runs (the worker's gate):
+        what it ``needs``, and for a tool from elsewhere (an MCP server, a plugin), tools from elsewhere."""
+        return self.needs if self.origin == BUILT_IN else self.needs | {Capability.TOOLS}
 
     @property
     def description(self) -> str:
@@ -203,6 +212,7 @@ class Tool(BaseTool):
         description: str | None = None,
         timeout: float | None = None,
         origin: str = BUILT_IN,
+        needs: Iterable[Capability] = (),
         _bound: bool = False,
         _unbound: Tool | None = None,
         _method: bool | None = None,
@@ -211,6 +221,7 @@ class Tool(BaseTool):
         self.name = name or fn.__name__
         self.timeout = timeout
         self.origin = origin
+        self.needs = frozenset(needs)
         self._description = description
         self._params = list(inspect.signature(fn).parameters.values())
         first = self._params[0].name if self._params else ""
@@ -265,6 +276,7 @@ class Tool(BaseTool):
             name=self.name,
             timeout=self.timeout,
             origin=self.origin,
+            needs=self.needs,
             _bound=True,
             _unbound=self,
             _method=True,
@@ -305,7 +317,8 @@ def tool(fn: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None,
+    needs: Iterable[Capability] = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -316,6 +329,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    needs: Iterable[Capability] = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turns a function or method into a :class:`Tool`. Usable bare (``@tool``) or with options.
 
@@ -324,12 +338,14 @@ def tool(
         name: The tool's name for the model; the function's name by default.
         description: Overrides the docstring summary.
         timeout: Seconds after which the call gives up and reports a timeout to the model.
+        needs: What of the user's the tool reaches (the camera, the user's files, past conversations): a turn
+            started from outside the window must be allowed it (companions/trust.py).
     """
     if fn is not None:
-        return Tool(fn, name=name, description=description, timeout=timeout)
+        return Tool(fn, name=name, description=description, timeout=timeout, needs=needs)
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name=name, description=description, timeout=timeout)
+        return Tool(f, name=name, description=description, timeout=timeout, needs=needs)
 
     return wrap
 

@@ -5,6 +5,13 @@ A turn: ``on_message_send`` -> streamed request (text published for the UI as it
 again while tools ran -> ``on_turn_end``, which may add messages and continue (self-correction) -> finish.
 ``max_steps`` bounds the number of model requests in one turn.
 
+The gate (issue 22): a turn has an *origin*, the source of the latest message of its chain that did not come from
+this app's own companions (the conversation manager knows it; ``run(origin=...)``). When it is not the user in the
+window, every tool call that reaches something of the user's (the tool's ``capabilities``: the camera, the user's
+files, past conversations, tools of MCP servers and plugins) is put to the trust policy first, once per call and
+before the hooks; a call the source was not allowed is not run: the model reads the refusal as its result, and
+the ``ToolUsed`` says ``refused`` (the Turns panel shows it).
+
 History stays consistent whatever happens: the messages of a turn are appended to ``record`` only when they are
 complete, and when the turn is cancelled while tools run, every open tool call gets an "interrupted" result, so no
 assistant tool call is ever left without its answer. Text streamed by a request that was cancelled is dropped (it
@@ -51,6 +58,7 @@ from companions.llm.types import (
 from companions.speech_stream import MessageFieldExtractor, ToolTextGuard
 from companions.tool_use import ToolUsed
 from companions.tools import ToolRegistry, ToolResult
+from companions.trust import Source, TrustPolicy
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +131,7 @@ class Worker:
         speech_tool: str = "speak",
         tools_offered: Callable[[], bool] = lambda: True,
         speech_field: str = "message",
+        trust: TrustPolicy | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -138,6 +147,8 @@ class Worker:
         self.speech_tool = speech_tool
         self.tools_offered = tools_offered  # False: the model answers in plain text (its tools come back as text)
         self.speech_field = speech_field
+        # Without a policy nobody can be asked: a turn from outside the window gets none of the user's things.
+        self.trust = trust or TrustPolicy(bus=bus)
 
     async def run(
         self,
@@ -145,8 +156,11 @@ class Worker:
         *,
         record: list[ChatMessage] | None = None,
         turn_id: str | None = None,
+        origin: Source | None = None,
     ) -> TurnResult:
         """Runs one turn on ``context`` (not modified). New messages go to ``record`` as they complete.
+
+        ``origin`` is who the turn answers in the end (see the module's docstring); ``None``: the app itself.
 
         Raises:
             asyncio.CancelledError: the turn was cancelled; ``record`` is left consistent.
@@ -162,7 +176,7 @@ class Worker:
             working.append(message)
 
         try:
-            await self._run(working, add, result)
+            await self._run(working, add, result, origin)
         except asyncio.CancelledError:
             self._close_open_calls(added, start)
             result.messages = added[start:]
@@ -172,7 +186,7 @@ class Worker:
         self._publish(TurnEnded(self.owner, turn_id, result.status, result.reason))
         return result
 
-    async def _run(self, working: list[ChatMessage], add: _Add, result: TurnResult) -> None:
+    async def _run(self, working: list[ChatMessage], add: _Add, result: TurnResult, origin: Source | None) -> None:
         flow = await self._ask_all(lambda h: h.on_message_send(working))
         match flow:
             case Continue():
@@ -199,7 +213,7 @@ class Worker:
             message = completion.message
             add(ChatMessage(role="assistant", content=message.content or None, tool_calls=message.tool_calls))
             if message.tool_calls:
-                aborted = await self._run_tools(message.tool_calls, add, result)
+                aborted = await self._run_tools(message.tool_calls, add, result, origin)
                 if aborted is not None:
                     result.status, result.reason = "aborted", aborted
                     return
@@ -243,16 +257,23 @@ class Worker:
             raise LLMError(f"{self.model.name}: the stream ended without a completion")
         return completion
 
-    async def _run_tools(self, calls: tuple[ToolCall, ...], add: _Add, result: TurnResult) -> str | None:
+    async def _run_tools(self, calls: tuple[ToolCall, ...], add: _Add, result: TurnResult,
+                         origin: Source | None) -> str | None:
         """Runs one batch of tool calls; returns the abort reason if a hook aborted the turn."""
         pending = [PendingToolCall(c.id, c.name, c.arguments) for c in calls]
         outcomes: dict[str, ToolCallResult] = {}
         allowed: list[PendingToolCall] = []
+        refused: set[str] = set()
         abort: str | None = None
         for call in pending:
             if abort is not None:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
                                                    True, call.arguments)
+                continue
+            refusal = await self._refusal(call, origin)
+            if refusal is not None:
+                outcomes[call.id] = ToolCallResult(call.id, call.name, refusal, True, call.arguments)
+                refused.add(call.id)
                 continue
             flow = await self._ask_all(lambda h, c=call: h.before_tool_call(c))  # type: ignore[misc]
             match flow:
@@ -296,8 +317,19 @@ class Worker:
             known = self.tools.get(call.name)
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
                                       origin=known.origin if known else "unknown", result=outcome.content,
-                                      is_error=outcome.is_error))
+                                      is_error=outcome.is_error, refused=call.id in refused))
         return abort
+
+    async def _refusal(self, call: PendingToolCall, origin: Source | None) -> str | None:
+        """Why ``call`` may not run in a turn from ``origin`` (the policy's words), or ``None``: it may."""
+        known = self.tools.get(call.name)
+        if origin is None or origin.trusted or known is None:
+            return None
+        for capability in sorted(known.capabilities):
+            permission = await self.trust.permit(origin, capability, call.name)
+            if not permission.allowed:
+                return permission.reason
+        return None
 
     async def _turn_end(self, turn_messages: list[ChatMessage]) -> TurnEndDecision:
         for hook in self.hooks:

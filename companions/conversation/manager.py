@@ -5,8 +5,10 @@ select a speaker, let it compose (possibly while the previous speech still plays
 message, start its speech, and open the next turn on that message. A user message cancels the driver, cuts the
 speech, calls the participants' interrupt hooks, and starts a new driver: conversations never fork.
 Companion messages that arrive from elsewhere while a driver runs are heard (kept in the history) but do not open
-a second thread. Every participant call runs as an owned task with a bound, so nothing a participant does can
-stall the conversation or the shutdown.
+a second thread. Each turn knows its *origin* (``TurnContext.origin``, companions/trust.py): the ``from`` of the
+latest message of its chain that did not come from this app's own companions, so a companion answering a line of
+another one it asked from outside the window is still answering the outside. Every participant call runs as an
+owned task with a bound, so nothing a participant does can stall the conversation or the shutdown.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 INTERRUPT_TIMEOUT_S: Final = 0.5
+ORIGINS_KEPT: Final = 256  # the origins of the latest lines of this app's companions (a turn resumed on one)
 
 
 class ConversationManager:
@@ -58,6 +61,7 @@ class ConversationManager:
         self._participants: dict[str, Participant] = {}
         self._hearing = Hearing(self.config.history_limit)
         self._own: collections.deque[str] = collections.deque(maxlen=64)
+        self._origins: collections.OrderedDict[str, str] = collections.OrderedDict()  # own line's id -> its origin
         self._recent: collections.deque[str] = collections.deque(maxlen=self.config.recent_window)
         self._repetition = RepetitionDetector(threshold=self.config.repetition_threshold)
         self._tasks = TaskSet("conversation")
@@ -196,16 +200,26 @@ class ConversationManager:
                      closing=self._repetition.pressure)
         self._driver = self._tasks.spawn(self._drive(trigger), name=f"conversation:{trigger.params.id}")
 
+    def _origin_of(self, message: Message, chain: str | None) -> str:
+        """Who a turn on ``message`` answers in the end: its ``from``, unless it is a line of this app's own
+        companions, which answered the chain's origin (the one recorded for it when the turn was resumed)."""
+        sender = self._participants.get(message.params.from_)
+        if sender is None or not described(sender).own:
+            return message.params.from_
+        return chain if chain is not None else self._origins.get(message.params.id, message.params.from_)
+
     async def _drive(self, trigger: Message) -> None:
         next_message: Message | None = trigger
+        origin: str | None = None
         try:
             while next_message is not None:
-                next_message = await self._run_turn(next_message)
+                origin = self._origin_of(next_message, origin)
+                next_message = await self._run_turn(next_message, origin)
         except Exception as exc:  # a bug here must still leave a conversation that says it ended, and why
             log.exception("the conversation driver failed")
             self._end("failed", f"internal error: {type(exc).__name__}: {exc}")
 
-    async def _run_turn(self, trigger: Message) -> Message | None:
+    async def _run_turn(self, trigger: Message, origin: str) -> Message | None:
         self._turn_number += 1
         turn_id = trigger.params.id
         present = self.present
@@ -223,7 +237,7 @@ class ConversationManager:
             await self._finish(turn, "no-addressee", "the message was not addressed to any companion")
             return None
         pressure = self._repetition.pressure
-        contexts = {v: self._context(v, trigger, pressure) for v in voters}
+        contexts = {v: self._context(v, trigger, pressure, origin) for v in voters}
         direct = self._direct(trigger, voters) if forced is None else None
         if direct is not None:
             votes: dict[str, Vote] = {}
@@ -239,7 +253,7 @@ class ConversationManager:
             closing = later_stage(vote.closing if vote is not None else "none", self._repetition.pressure)
             turn = evolve(turn, phase="composing", speaker=candidate, closing=closing)
             self._update("composing", turn=turn, closing=closing)
-            context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure)
+            context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure, origin)
             early = self._early_speech(speaker)
             delivered = False
             try:
@@ -254,7 +268,7 @@ class ConversationManager:
                     utterance = Utterance(early.offered_text) if early is not None and early.started else None
                 if isinstance(utterance, Utterance) and utterance.text.strip():
                     delivered = True
-                    return await self._deliver(turn, speaker, utterance, closing, early)
+                    return await self._deliver(turn, speaker, utterance, closing, early, origin=origin)
             finally:
                 if early is not None and not delivered:
                     await early.cancel()
@@ -297,7 +311,7 @@ class ConversationManager:
                            max_chars=self.config.early_speech_chars)
 
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
-                       closing: Closing, early: EarlySpeech | None = None) -> Message | None:
+                       closing: Closing, early: EarlySpeech | None = None, *, origin: str = "") -> Message | None:
         self._update("waiting", turn=evolve(turn, phase="waiting"))
         self._waiting = speaker.id  # composed but not yet said: told on interrupt that its words were dropped
         try:
@@ -311,6 +325,9 @@ class ConversationManager:
         message = utterance.published or Message(params=MessageParams(
             id=new_id(), from_=speaker.id, to=to, message=utterance.text, metadata=metadata))
         if utterance.published is None:  # a line published elsewhere is on the bus
+            self._origins[message.params.id] = origin
+            while len(self._origins) > ORIGINS_KEPT:
+                self._origins.popitem(last=False)
             self._own.append(message.params.id)
             self._hearing.hear(message)
             self.bus.publish(message)
@@ -379,11 +396,11 @@ class ConversationManager:
             if results[1]:
                 log.warning("%d interrupt hooks did not return in time", len(results[1]))
 
-    def _context(self, who: str, trigger: Message, pressure: Closing) -> TurnContext:
+    def _context(self, who: str, trigger: Message, pressure: Closing, origin: str) -> TurnContext:
         return TurnContext(turn_id=trigger.params.id, message=trigger, history=self._hearing.heard_by(who),
                            present=tuple(sorted(self.present)), user_id=self.user_id,
                            addressed_directly=only_companion_addressed(trigger, who, self.user_id),
-                           closing_hint=pressure)
+                           closing_hint=pressure, origin=origin)
 
     def _update(self, change: str, **fields: Any) -> None:
         self.view = evolve(self.view, revision=self.view.revision + 1, **fields)

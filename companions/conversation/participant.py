@@ -68,6 +68,9 @@ class TurnContext:
         addressed_directly: this participant is the only companion the message's ``to`` names.
         closing_hint: the stage the framework pushes toward (the repetition detector); a vote or an utterance
             should not be less closed than this.
+        origin: who the turn answers in the end: the ``from`` of the latest message of its chain that did not come
+            from this app's own companions (the user in the window, or someone outside; companions/trust.py).
+            ``None``: not known (the message's own ``from`` is taken).
     """
 
     turn_id: str
@@ -77,6 +80,7 @@ class TurnContext:
     user_id: str
     addressed_directly: bool = False
     closing_hint: Closing = "none"
+    origin: str | None = None
     # While composing, the participant may offer each finished sentence of its line here: it is said at once
     # (once the floor is clear) while the rest is generated. Set by the manager for a participant that can
     # ``speak_part``; ``None`` otherwise.
@@ -155,6 +159,9 @@ class Description:
     # Evaluates the participant's prompt prefix on its model server ahead of its next turn (warming.py); ``None``
     # where that does not pay (a hosted API, a model without a server).
     warm: Callable[[], Awaitable[None]] | None = None
+    # One of this app's own companions: a turn answering its line answers what its line answered (the turn's
+    # ``origin``). Any other participant's line (from elsewhere, a test double) is an origin of its own.
+    own: bool = False
 
     def pace(self) -> Pace | None:
         return self.pace_of()

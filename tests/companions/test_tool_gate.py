@@ -1,0 +1,103 @@
+"""The tool gate: a turn that began outside the window may not use the camera, the user's files or past
+conversations, or tools from elsewhere, unless the user allowed its source; the model reads the refusal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from companions.bus import InProcessBus
+from companions.llm.scripted import ScriptedModel, call, last_message_mentions, say
+from companions.llm.types import ChatMessage
+from companions.testing.consent import ScriptedUser
+from companions.tool_use import ToolUsed
+from companions.tools import Tool, ToolRegistry, tool
+from companions.trust import Answer, Capability, Relation, Source, TrustPolicy
+from companions.worker import Worker
+
+SOUTA_ELSEWHERE = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
+
+
+@pytest.fixture
+async def bus() -> AsyncIterator[InProcessBus]:
+    bus = InProcessBus()
+    yield bus
+    await bus.aclose()
+
+
+def tool_uses(bus: InProcessBus) -> list[ToolUsed]:
+    seen: list[ToolUsed] = []
+    bus.subscribe("events", lambda e: seen.append(e) if isinstance(e, ToolUsed) else None, name="test-tools",
+                  direct=True)
+    return seen
+
+
+@dataclass
+class Toolbox:
+    looks: int = 0
+    lanterns: int = 0
+    waves: int = 0
+
+    def registry(self) -> ToolRegistry:
+        @tool(needs=[Capability.CAMERA])
+        async def look() -> str:
+            """Look through the camera."""
+            self.looks += 1
+            return "a cat"
+
+        @tool
+        async def lantern() -> str:
+            """A plugin's tool."""
+            self.lanterns += 1
+            return "lit"
+
+        @tool
+        async def wave() -> str:
+            """A built-in that reaches nothing of the user's."""
+            self.waves += 1
+            return "waved"
+
+        plugin: Tool = lantern
+        plugin.origin = "plugin:lantern"
+        return ToolRegistry([look, plugin, wave])
+
+
+async def test_a_turn_from_outside_asks_for_what_each_tool_reaches_and_the_model_reads_a_refusal(
+        bus: InProcessBus) -> None:
+    seen = tool_uses(bus)
+    box = Toolbox()
+    user = ScriptedUser([Answer.NEVER, Answer.ONCE])  # the camera: never; tools from elsewhere: once
+    model = ScriptedModel("akari").add(
+        call("look", {}, id="c1"),
+        call("lantern", {}, id="c2"),
+        call("wave", {}, id="c3"),
+        say("done", expect=last_message_mentions("waved")))
+    worker = Worker(model, box.registry(), bus=bus, owner="akari", trust=TrustPolicy(asker=user, bus=bus))
+    result = await worker.run([ChatMessage.user("look at the user")], turn_id="t1", origin=SOUTA_ELSEWHERE)
+
+    assert (box.looks, box.lanterns, box.waves) == (0, 1, 1)
+    assert [(r.source.id, r.capability, r.detail) for r in user.asked] == [
+        ("souta", Capability.CAMERA, "look"), ("souta", Capability.TOOLS, "lantern")]
+    refused = result.tool_results[0]
+    assert refused.is_error
+    assert refused.content == "Not allowed: Souta may not look through your camera (the user said no)."
+    second_request = model.requests[1].messages
+    assert second_request[-1].text == refused.content  # what the model read
+    await bus.drain()
+    assert [(u.tool, u.refused, u.is_error) for u in seen] == [
+        ("look", True, True), ("lantern", False, False), ("wave", False, False)]
+    model.assert_used_up()
+    user.assert_used_up()
+
+
+@pytest.mark.parametrize("origin", [None, Source("user", Relation.USER), Source("hina", Relation.OWN)])
+async def test_a_turn_of_the_window_runs_every_tool_without_asking(bus: InProcessBus, origin: Source | None) -> None:
+    box = Toolbox()
+    user = ScriptedUser()
+    model = ScriptedModel("akari").add(call("look", {}), call("lantern", {}), say("done"))
+    worker = Worker(model, box.registry(), bus=bus, owner="akari", trust=TrustPolicy(asker=user))
+    await worker.run([ChatMessage.user("look")], origin=origin)
+    assert (box.looks, box.lanterns) == (1, 1)
+    assert user.asked == []
