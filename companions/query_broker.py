@@ -173,6 +173,7 @@ class QueryBroker:
         if self._subscription is not None:
             self._subscription.close()
         await self._tasks.aclose()
+        await self.trust.aclose()  # consent prompts still on screen go away (their requests are refused)
         self._own.clear()
 
     # -- registration ------------------------------------------------------------------------------------------

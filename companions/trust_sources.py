@@ -26,8 +26,8 @@ class SourceDirectory:
     def __init__(self, *, user_id: str, own: Callable[[], Iterable[str]],
                  names: Callable[[str], str | None] = lambda _id: None) -> None:
         self.user_id = user_id
-        self._own = own
-        self._names = names
+        self.own = own  # this app's companions' ids, asked each time (the cast may change)
+        self.names = names  # the name of an id as the window shows it (the cast's and the user's)
         self._network: dict[str, Source] = {}
         self._bridge: dict[str, Source] = {}
         self._subscription: Subscription | None = None
@@ -51,13 +51,13 @@ class SourceDirectory:
     def source(self, sender: str) -> Source:
         """Who ``sender`` is now."""
         if sender == self.user_id:
-            return Source(sender, Relation.USER, self._names(sender) or "")
-        if sender in set(self._own()):
-            return Source(sender, Relation.OWN, self._names(sender) or "")
+            return Source(sender, Relation.USER, self.names(sender) or "")
+        if sender in set(self.own()):
+            return Source(sender, Relation.OWN, self.names(sender) or "")
         guest = self._bridge.get(sender) or self._network.get(sender)
         if guest is not None:
             return guest
-        return Source(sender, Relation.OTHER, self._names(sender) or "")
+        return Source(sender, Relation.OTHER, self.names(sender) or "")
 
     def guests(self) -> list[Source]:
         """The companions elsewhere known now (for the settings: who may be asked about)."""

@@ -1,0 +1,55 @@
+"""The app's trust policy (companions/trust.py) built from the settings: the user's remembered decisions come from
+``[trust]`` and every new one is saved there at once; who an id is comes from the cast (this app's companions),
+the settings (the user's name) and the bus (the companions elsewhere).
+
+The window plugs its consent prompt in with :meth:`Consent.use_asker` once it is up (ui/consent_prompt.py); until
+then, and in a headless run, nobody can be asked and every request from outside is refused (``[trust]``'s
+*Always* decisions still hold).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from app.settings import LoadedSettings, save_settings
+from companions.bus import Bus
+from companions.trust import ConsentAsker, TrustDecision, TrustPolicy
+from companions.trust_sources import SourceDirectory
+
+log = logging.getLogger(__name__)
+
+
+class Consent:
+    """The policy and the directory of one runtime (this app's companions are known once the cast is built:
+    :meth:`follow`)."""
+
+    def __init__(self, loaded: LoadedSettings, bus: Bus) -> None:
+        self.loaded = loaded
+        settings = loaded.settings
+        self.directory = SourceDirectory(user_id=settings.general.user_name, own=tuple)
+        self.directory.attach(bus)
+        self.policy = TrustPolicy(decisions=settings.trust.decisions, bus=bus,
+                                  ask_timeout_s=settings.trust.ask_timeout_s, on_change=self._save,
+                                  sources=self.directory.source)
+
+    def follow(self, own: Callable[[], Iterable[str]], names: Callable[[str], str | None]) -> None:
+        """This app's companions are ``own()`` from now on; ``names`` gives the name of an id (the cast's)."""
+        self.directory.own = own
+        self.directory.names = names
+
+    def use_asker(self, asker: ConsentAsker | None) -> None:
+        """The window's prompt asks the user from now on (``None``: nobody is there any more)."""
+        self.policy.asker = asker
+
+    def use_settings(self, decisions: Iterable[TrustDecision], ask_timeout_s: float) -> None:
+        """The user saved the settings (the Privacy tab may have forgotten decisions)."""
+        self.policy.use_decisions(decisions)
+        self.policy.ask_timeout_s = ask_timeout_s
+
+    def _save(self, decisions: tuple[TrustDecision, ...]) -> None:
+        settings = self.loaded.settings
+        trust = settings.trust.model_copy(update={"decisions": list(decisions)})
+        self.loaded.settings = settings.model_copy(update={"trust": trust})
+        save_settings(self.loaded.settings, self.loaded.paths)
+        log.info("trust: %d decision(s) saved", len(decisions))
