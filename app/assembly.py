@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.consent import Consent
 from app.conversations import Conversations
 from app.model_connection import ModelConnection, ModelFactory
 from app.parts import Parts
@@ -67,6 +68,7 @@ def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection,
         mcp_servers=s.mcp.servers,  # every companion's, beside its card's own
         report=setup.problem,  # plugins that do not load, MCP servers that fail (also on the bus), held cards
         trust=card_trust(s),  # the user's own cards run nothing and send no key until approved
+        trust_policy=broker.trust,  # what a turn from outside the window may use (app/consent.py)
     )
     if setup.only_companions is not None:  # `madoi --headless --companions souta`: the others run elsewhere
         for unknown in sorted(setup.only_companions - set(cast.companions)):
@@ -99,7 +101,8 @@ async def assemble(setup: Setup) -> Parts:
     from companions.search.tool import TextSearch
 
     settings = setup.loaded.settings
-    broker = QueryBroker(setup.bus)
+    consent = Consent(setup.loaded, setup.bus)  # who may use the camera, the voice, files and tools (issue 22)
+    broker = QueryBroker(setup.bus, trust=consent.policy)
     devices = build_devices(settings, setup.bus, speech_dir=settings.voice.output_dir)
     for responder in devices.responders:
         broker.register(responder)
@@ -110,6 +113,7 @@ async def assemble(setup: Setup) -> Parts:
                                            data_dir=setup.loaded.paths.data_dir)
     search = build_search(setup, models.resolution.model)
     cast = build_companions(setup, broker, models, TextSearch(search.engine) if search is not None else None)
+    consent.follow(lambda: cast.companions, cast.name_of)
     for problem in model_problems:
         setup.problem(problem)
     models.learn(cast)  # what the model servers can do, learned before the user speaks (companions/llm/learning.py)
@@ -126,8 +130,12 @@ async def assemble(setup: Setup) -> Parts:
     if search is not None:
         from app.conversation_indexing import ConversationIndexer
 
-        indexer = ConversationIndexer(setup.store, search.engine, setup.bus, lambda: conversations.active_id)
+        from app.memory_recall import attach_recall
+
+        indexer = ConversationIndexer(setup.store, search.engine, setup.bus, lambda: conversations.active_id,
+                                      names=cast.name_of)
         conversations.indexing = indexer
+        attach_recall(cast, search.engine, lambda: setup.loaded.settings, setup.bus)  # long-term memory
 
     try:
         bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: set(cast.companions),

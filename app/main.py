@@ -9,7 +9,9 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from app.companions_cli import add_companions_parser
 from app.logs import setup_logging
+from app.memory_cli import add_memory_parsers
 from app.runtime import Runtime
 from app.search_cli import add_search_parser
 from app.settings import LoadedSettings, load_settings
@@ -34,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
     parser.add_argument("--install-desktop-entry", action="store_true",
                         help="add Madoi to the desktop's application menu (a .desktop file and its icon), then exit")
-    add_search_parser(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_search_parser(commands)
+    add_memory_parsers(commands)  # memory recall; conversations export/import
+    add_companions_parser(commands)
     return parser
 
 
@@ -79,6 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.search_cli import run_search_command
 
         return run_search_command(args)
+    if args.command in ("memory", "conversations"):
+        from app.memory_cli import run_memory_command
+
+        return run_memory_command(args)
+    if args.command == "companions":
+        from app.companions_cli import run_companions_command
+
+        return run_companions_command(args)
     loaded = load_settings()
     setup_logging(loaded.paths.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
     for problem in loaded.problems:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from companions.card_trust import CardApproval
 from companions.mcp_config import McpServer
 from companions.trust import DEFAULT_ASK_TIMEOUT_S, MAX_DECISIONS, TrustDecision
 
@@ -133,6 +134,11 @@ class ConversationSettings(SettingsSection):
     # While the conversation is idle, the likely next speaker's prompt is evaluated on a local model server so that
     # the user's next message is answered sooner (companions/conversation/warming.py).
     warm_prompts: bool = True
+    # Long-term memory (companions/recall.py): what a companion recalls from earlier conversations goes into each
+    # turn's prompt within this many tokens (0: nothing is recalled); notes about the user written while idle
+    # (app/memory_notes.py) are off until they are shown to help recall (docs/ARCHITECTURE.md, "Memory").
+    recall_tokens: int = Field(default=300, ge=0, le=2000)
+    memory_notes: bool = False
 
 
 class SearchSettings(SettingsSection):
@@ -147,6 +153,7 @@ class CompanionSettings(SettingsSection):
     model: str | None = None
     base_url: HttpUrl | None = None
     voice: dict[Literal["ja", "en"], str] = Field(default_factory=dict)
+    memory: bool = True  # False: this companion recalls nothing from earlier conversations (the Memory view's switch)
 
     @field_validator("model")
     @classmethod
@@ -189,6 +196,9 @@ class TrustSettings(SettingsSection):
 
     decisions: list[TrustDecision] = Field(default_factory=list, max_length=MAX_DECISIONS)
     ask_timeout_s: float = Field(default=DEFAULT_ASK_TIMEOUT_S, gt=0, le=600)
+    # Companion cards whose programs and keys the user approved ([[trust.cards]]: id and digest of what the card
+    # runs and sends; a changed card asks again): companions/card_trust.py.
+    cards: list[CardApproval] = Field(default_factory=list, max_length=MAX_DECISIONS)
 
     @field_validator("decisions", mode="before")
     @classmethod

@@ -180,6 +180,7 @@ class CardProblem:
 class LoadedCards:
     cards: list[CompanionCard] = field(default_factory=list)
     problems: list[CardProblem] = field(default_factory=list)
+    files: dict[str, Path] = field(default_factory=dict)  # the file each card was read from, by id
 
     def by_id(self) -> dict[str, CompanionCard]:
         return {c.id: c for c in self.cards}
@@ -220,6 +221,7 @@ def load_cards(folders: Iterable[Path]) -> LoadedCards:
             outcome = load_card(path)
             if isinstance(outcome, CompanionCard):
                 by_id[outcome.id] = outcome
+                loaded.files[outcome.id] = path
             else:
                 loaded.problems.extend(outcome)
                 for problem in outcome:

@@ -1,30 +1,48 @@
-"""The cast: every companion of the app, built from the companion cards, sharing one roster (who is present)."""
+"""The cast: every companion of the app, built from the companion cards, sharing one roster (who is present).
+
+Cards that the user added run nothing and send no key until approved (companions/card_trust.py): such a card's
+companion takes part held, and the cast lists what it holds back in ``held``. The cast can take a card again while
+running (:meth:`CompanionCast.put`, :meth:`CompanionCast.remove`): the user edited, added, imported, approved or
+removed a companion; the caller hands the conversation the new companion.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from companions.actions import SearchEngine
 from companions.bus import Bus
-from companions.cards import CardProblem, CompanionCard, load_cards
+from companions.card_trust import CardTrust, HeldCard
+from companions.cards import CardProblem, CompanionCard, load_cards, sample_cards_dir
 from companions.companion import Companion
 from companions.llm.types import ChatModel
 from companions.mcp_config import McpServer
 from companions.memory import SqliteMemoryStore
 from companions.ports import QuerySender
 from companions.protocol import CompanionMetadata
+from companions.trust import TrustPolicy
+
+log = logging.getLogger(__name__)
 
 
 class CompanionCast:
-    """Every companion of the app, sharing one roster (who is present); a runtime component (start/stop)."""
+    """Every companion of the app, sharing one roster (who is present); a runtime component (start/stop).
+
+    ``make`` builds a companion from a card as it may run (held or trusted); :meth:`put` uses it."""
 
     name = "companions"
 
-    def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None) -> None:
+    def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None,
+                 make: Callable[[CompanionCard], Companion] | None = None) -> None:
         self.companions: dict[str, Companion] = {}
         self.problems = list(problems)
         self.store = store
+        self.held: dict[str, HeldCard] = {}  # by id: cards whose programs and keys wait for the user's approval
+        self.files: dict[str, Path] = {}  # by id: the card file each companion came from
+        self._make = make
+        self._started = False
         # Companions present from elsewhere (companions/network): they are in every companion's roster too.
         self.guests: Callable[[], Sequence[CompanionMetadata]] = tuple
 
@@ -48,10 +66,12 @@ class CompanionCast:
         return len(self.companions)
 
     async def start(self) -> None:
-        for companion in self.companions.values():
+        self._started = True
+        for companion in list(self.companions.values()):
             await companion.start()
 
     async def stop(self) -> None:
+        self._started = False
         for companion in reversed(list(self.companions.values())):
             await companion.aclose()
         if self.store is not None:
@@ -61,6 +81,35 @@ class CompanionCast:
         """Every companion speaks ``language`` from its next prompt on (the user switched the interface's)."""
         for companion in self.companions.values():
             companion.language = language
+
+    async def put(self, card: CompanionCard, *, conversation: int | None = None) -> Companion:
+        """The companion of ``card`` (as it may run) replaces the one with its id, or joins: built, its memory
+        following ``conversation`` (the one on the screen), started when the cast runs; the one it replaces is
+        stopped (its MCP servers close). Returns the new companion; the caller hands it to the conversation."""
+        if self._make is None:
+            raise RuntimeError("this cast was built without a way to make companions")
+        companion = self._make(card)
+        old = self.companions.get(card.id)
+        if old is not None:
+            companion.present = old.present
+            companion.language = old.language
+        if conversation is not None:
+            await companion.memory.follow(conversation)
+        if self._started:
+            await companion.start()
+        self.companions[card.id] = companion
+        if old is not None:
+            await old.aclose()
+        return companion
+
+    async def remove(self, companion_id: str) -> Companion | None:
+        """Takes a companion out of the cast and stops it (its memory stays stored)."""
+        self.held.pop(companion_id, None)
+        self.files.pop(companion_id, None)
+        companion = self.companions.pop(companion_id, None)
+        if companion is not None:
+            await companion.aclose()
+        return companion
 
 
 def build_cast(
@@ -77,22 +126,39 @@ def build_cast(
     user_names: Callable[[str], str | None] = lambda _id: None,
     mcp_servers: Sequence[McpServer] = (),
     report: Callable[[str], None] | None = None,
+    trust: CardTrust | None = None,
+    trust_policy: TrustPolicy | None = None,
 ) -> CompanionCast:
     """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
 
     ``make_model`` picks each companion's ChatModel (its card's ``llm`` section over the app settings). Broken
     cards end up in ``cast.problems`` for the UI; the others still come to life. ``mcp_servers`` are every
-    companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tool_sources.py).
+    companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tool_sources.py)
+    and each card held for approval. ``trust`` says which cards may run and send what they ask (default: the
+    sample cards only); the others are built held (companions/card_trust.py).
     """
     loaded = load_cards(folders)
     store = SqliteMemoryStore(memory_path) if memory_path is not None else None
-    cast = CompanionCast(loaded.problems, store)
+    trust = trust if trust is not None else CardTrust.of([sample_cards_dir()])
 
     def names(speaker_id: str) -> str | None:
         return cast.name_of(speaker_id) or user_names(speaker_id)
 
+    def make(card: CompanionCard) -> Companion:
+        return Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
+                         memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
+                         search_engine=search_engine, user_id=user_id, mcp_servers=mcp_servers, report=report,
+                         trust=trust_policy)  # what a turn from outside the window may use (companions/trust.py)
+
+    cast = CompanionCast(loaded.problems, store, make)
     for card in loaded.cards:
-        cast.add(Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
-                           memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
-                           search_engine=search_engine, user_id=user_id, mcp_servers=mcp_servers, report=report))
+        file = loaded.files[card.id]
+        admitted, held = trust.admit(card, file)
+        if held is not None:
+            cast.held[card.id] = held
+            log.warning("%s", held.describe())
+            if report is not None:
+                report(held.describe())
+        cast.files[card.id] = file
+        cast.add(make(admitted))
     return cast

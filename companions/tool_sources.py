@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from companions.bus import Bus
 from companions.cards import BUILTIN_ACTIONS, BUILTIN_KNOWLEDGE, CompanionCard
-from companions.mcp_config import McpServer
+from companions.mcp_config import McpServer, servers_for
 from companions.mcp_tools import McpTools
 from companions.plugins import PluginContext, add_plugins
 from companions.tool_use import ToolProblem
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 class ToolSources:
     """Plugins and MCP servers of one companion (``mcp_servers``: the settings' servers for every companion, then
-    the card's own; a card's server replaces a settings' one of the same name)."""
+    the card's own; a card's server never replaces a settings' one of the same name: companions/mcp_config.py)."""
 
     def __init__(self, card: CompanionCard, registry: ToolRegistry, *, bus: Bus | None = None, language: str = "ja",
                  mcp_servers: Sequence[McpServer] = (), report: Callable[[str], None] | None = None) -> None:
@@ -40,8 +40,10 @@ class ToolSources:
             *add_plugins(registry, "actions", plugin_actions, context, self.report),
             *add_plugins(registry, "knowledge", plugin_knowledge, context, self.report),
         ]
-        servers = {s.name: s for s in mcp_servers} | {s.name: s for s in card.mcp}
-        self.mcp = McpTools(list(servers.values()), card.id, self.report)
+        servers, renamed = servers_for(mcp_servers, card.mcp, card.id)  # the user's servers are never replaced
+        self.mcp = McpTools(servers, card.id, self.report)
+        for note in renamed:
+            self.report(note)
 
     def report(self, problem: str) -> None:
         text = f"companion {self.companion_id}: {problem}"

@@ -11,6 +11,7 @@ import pytest
 
 from companions.bus import BusItem, InProcessBus
 from companions.cards import CompanionCard, load_cards
+from companions.card_trust import CardTrust
 from companions.cast import build_cast
 from companions.companion import Companion
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, offers_tools
@@ -110,7 +111,7 @@ async def test_a_companion_uses_an_mcp_servers_tool_in_its_turn(
     )
     reported: list[str] = []
     cast = build_cast([tmp_path / "cards"], lambda _card: model, bus=bus, queries=broker, language="en",
-                      report=reported.append,
+                      report=reported.append, trust=CardTrust.of([tmp_path / "cards"]),  # trusted like the samples
                       mcp_servers=[McpServer(name="every", command=sys.executable, args=[str(MCP_SERVER), "stdio"],
                                              tools=["count_lanterns"])])
     tomo = cast.companions["tomo"]
