@@ -60,7 +60,7 @@ def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection,
     s = setup.loaded.settings
     cast = build_cast(
         [sample_cards_dir(), setup.loaded.paths.cards_dir],
-        models.factory,
+        lambda card: models.factory(card),  # noqa: PLW0108 (the factory of the moment: it changes on reconnect)
         bus=setup.bus, queries=broker, language=s.general.language,
         memory_path=setup.loaded.paths.database,  # one database: the memory table lives beside the conversations
         user_id=s.general.user_name,
