@@ -2,8 +2,8 @@
 ``[trust]`` and every new one is saved there at once; who an id is comes from the cast (this app's companions),
 the settings (the user's name) and the bus (the companions elsewhere).
 
-The window plugs its consent prompt in with :meth:`Consent.use_asker` once it is up (ui/consent_prompt.py); until
-then, and in a headless run, nobody can be asked and every request from outside is refused (``[trust]``'s
+The window plugs its consent prompt in once it is up (``RuntimeConsent`` in app/faces.py, ui/consent_prompt.py);
+until then, and in a headless run, nobody can be asked and every request from outside is refused (``[trust]``'s
 *Always* decisions still hold).
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from app.settings import LoadedSettings, save_settings
+from app.settings import LoadedSettings, Settings, save_settings
 from companions.bus import Bus
-from companions.trust import ConsentAsker, TrustDecision, TrustPolicy
+from companions.trust import TrustDecision, TrustPolicy
 from companions.trust_sources import SourceDirectory
 
 log = logging.getLogger(__name__)
@@ -38,18 +38,14 @@ class Consent:
         self.directory.own = own
         self.directory.names = names
 
-    def use_asker(self, asker: ConsentAsker | None) -> None:
-        """The window's prompt asks the user from now on (``None``: nobody is there any more)."""
-        self.policy.asker = asker
-
-    def use_settings(self, decisions: Iterable[TrustDecision], ask_timeout_s: float) -> None:
-        """The user saved the settings (the Privacy tab may have forgotten decisions)."""
-        self.policy.use_decisions(decisions)
-        self.policy.ask_timeout_s = ask_timeout_s
-
     def _save(self, decisions: tuple[TrustDecision, ...]) -> None:
-        settings = self.loaded.settings
-        trust = settings.trust.model_copy(update={"decisions": list(decisions)})
-        self.loaded.settings = settings.model_copy(update={"trust": trust})
+        # In place: the window's settings (and a settings dialog open meanwhile: its Privacy tab) are this object.
+        self.loaded.settings.trust.decisions = list(decisions)
         save_settings(self.loaded.settings, self.loaded.paths)
         log.info("trust: %d decision(s) saved", len(decisions))
+
+
+def use_trust_settings(policy: TrustPolicy, settings: Settings) -> None:
+    """The user saved the settings: the Privacy tab may have forgotten decisions (Runtime.apply_settings)."""
+    policy.use_decisions(settings.trust.decisions)
+    policy.ask_timeout_s = settings.trust.ask_timeout_s

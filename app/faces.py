@@ -19,6 +19,7 @@ from companions.conversation.readmodel import ConversationView
 from companions.devices import DeviceStatus
 from companions.llm.types import ChatModel
 from companions.network.link import RemoteCompanion
+from companions.trust import ConsentAsker
 
 if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
     from app.devices.camera import OpenCVCamera
@@ -166,3 +167,15 @@ class RuntimeSearch:
 
     def problems(self) -> Sequence[str]:
         return self.runtime.loaded.problems
+
+
+@dataclass(frozen=True)
+class RuntimeConsent:
+    """``ui.ports.ConsentPort``: the window's prompt asks the user for the runtime's trust policy
+    (companions/trust.py); ``None`` when the window goes away (requests from outside are then refused)."""
+
+    runtime: Runtime
+
+    def use_asker(self, asker: ConsentAsker | None) -> None:
+        if self.runtime.started:
+            self.runtime.parts.broker.trust.asker = asker

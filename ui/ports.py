@@ -16,6 +16,7 @@ from app.storage import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
 from companions.llm.types import ChatModel
 from companions.network.link import RemoteCompanion
+from companions.trust import ConsentAsker
 
 if TYPE_CHECKING:
     from app.search_service import SearchService  # numpy and the embedding model: only where search runs
@@ -102,3 +103,9 @@ class SearchAccess(Protocol):
     def model(self) -> ChatModel | None: ...
 
     def problems(self) -> Sequence[str]: ...
+
+
+class ConsentPort(Protocol):
+    """Where the window's consent prompt plugs in (the runtime's trust policy asks through it)."""
+
+    def use_asker(self, asker: ConsentAsker | None) -> None: ...

@@ -30,6 +30,7 @@ from ui.settings_devices import DevicesPage, VoiceTester
 from ui.settings_form import SettingsPage
 from ui.settings_general import GeneralPage
 from ui.settings_llm import LlmPage
+from ui.settings_privacy import PrivacyPage
 from ui.settings_search import SearchPage
 from ui.settings_texts import Language, text
 
@@ -74,6 +75,10 @@ class SettingsDialog(QDialog):
                              strict=True):
             self.tabs.addTab(page, self._t(f"tab.{key}"))
             page.changed.connect(self.revalidate)
+        self.privacy = PrivacyPage(settings.trust, **page_args)  # what was allowed or refused to those outside
+        self.pages.append(self.privacy)
+        self.tabs.addTab(self.privacy, PrivacyPage.title(self.language))
+        self.privacy.changed.connect(self.revalidate)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")
         self.save_button.setText(self._t("save"))  # Qt's own words stay English without its translations
@@ -116,7 +121,8 @@ class SettingsDialog(QDialog):
         """What the form says, section by section, as raw values for the pydantic models."""
         values: dict[str, Any] = {}
         for page in self.pages:
-            values |= page.values()
+            for section, fields in page.values().items():  # two tabs may edit one section ([trust])
+                values[section] = values.get(section, {}) | fields
         return values
 
     def _validate(self) -> tuple[Settings | None, dict[str, str]]:

@@ -30,6 +30,7 @@ TEXTS: Final = Texts("tool_uses", {
     "plugin": QT_TRANSLATE_NOOP("tool_uses", "plugin {name}"),
     "call": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) → {result}"),
     "error": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) failed: {result}"),
+    "refused": QT_TRANSLATE_NOOP("tool_uses", "⛔ {who} · {tool} ({origin}) not allowed: {result}"),
     "problem": QT_TRANSLATE_NOOP("tool_uses", "⚠ {text}"),
 })
 
@@ -84,7 +85,7 @@ class ToolUsesView(QWidget):
         if isinstance(item, ToolUsed):
             self.log.apply(item)
             who = display_name(self.people, self.language, item.companion_id)
-            key = "error" if item.is_error else "call"
+            key = "refused" if item.refused else "error" if item.is_error else "call"
             self._add(_text(key, self.language, who=who, tool=item.tool, result=item.result,
                             origin=origin_text(item.origin, self.language)), error=item.is_error,
                       tip=f"{item.tool}({item.arguments})\n{item.result}")
