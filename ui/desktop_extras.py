@@ -22,6 +22,7 @@ from ui.naming import named
 from ui.notifications import NotificationArea
 from ui.settings_companions import CompanionAccess
 from ui.settings_dialog import SettingsDialog, VoiceTester
+from ui.settings_form import show_result
 from ui.settings_texts import Language
 from ui.theme import ThemeManager, apply_theme
 
@@ -30,6 +31,7 @@ _TEXTS: Final = Texts("desktop_extras", {
     "settings": QT_TRANSLATE_NOOP("desktop_extras", "&Settings…"),
     "saved.title": QT_TRANSLATE_NOOP("desktop_extras", "Settings saved"),
     "saved.body": QT_TRANSLATE_NOOP("desktop_extras", "In effect now (turning speech on or off takes a restart)."),
+    "can_send": QT_TRANSLATE_NOOP("desktop_extras", "The companions have a language model now: press Enter to send."),
 })
 
 
@@ -63,7 +65,7 @@ class DesktopExtras(QObject):
         window.menuBar().addMenu(self._t("menu")).addAction(self.settings_action)
         window.addAction(self.settings_action)  # the shortcut works even with the menu bar hidden
         self.first_run = FirstRunPanel(self.language)
-        self.first_run.open_settings_requested.connect(self.open_settings)
+        self.first_run.open_settings_requested.connect(self.open_model_settings)
         self.chat_stack: QStackedWidget | None = None
         self._chat: ChatPanel | None = None
 
@@ -96,18 +98,43 @@ class DesktopExtras(QObject):
     def show_first_run(self, show: bool, problem: str | None = None) -> None:
         """Shows the first-run panel (with the reason the model is unreachable) or the chat's transcript."""
         self.first_run.set_problem(problem if show else None)
+        if show:
+            secrets = self._secrets if self._secrets is not None else SecretStore.for_paths(self._paths)
+            self.first_run.set_key_place(secrets.where)
         if self.chat_stack is not None:
+            was_shown = self.chat_stack.currentIndex() == 1
             self.chat_stack.setCurrentIndex(1 if show else 0)  # 0: the transcript, 1: this panel (see wrap_chat)
+            if was_shown and not show:
+                self._model_arrived()
+
+    def _model_arrived(self) -> None:
+        """A message refused for want of a model ("Not sent ...", in red) can go now: the box says so instead."""
+        chat = self._chat
+        if chat is None or not chat.error.isVisible() or chat.error.property("waiting_for_model") is not True:
+            return
+        chat.error.setProperty("waiting_for_model", False)
+        show_result(chat.error, "ok", self._t("can_send"))
 
     def _submit(self) -> None:
         chat = self._chat
         assert chat is not None
         assert self.chat_stack is not None
+        if chat.error.property("result") != "error":  # the note that a model arrived: errors are red again
+            chat.error.setProperty("waiting_for_model", False)
+            show_result(chat.error, "error", chat.error.text())
         if self.chat_stack.currentWidget() is not self.first_run or not chat.input.toPlainText().strip():
             chat.submit()
             return
-        chat.error.setText(chat_text("send_failed", self.language, error=chat_text("no_model", self.language)))
+        show_result(chat.error, "error",
+                    chat_text("send_failed", self.language, error=chat_text("no_model", self.language)))
+        chat.error.setProperty("waiting_for_model", True)
         chat.error.show()
+
+    def open_model_settings(self) -> SettingsDialog:
+        """Opens the dialog at its Language model tab (the first-run card's "Open settings…")."""
+        dialog = self.open_settings()
+        dialog.tabs.setCurrentWidget(dialog.llm)
+        return dialog
 
     def open_settings(self) -> SettingsDialog:
         """Opens the dialog (non-modal), or brings the open one to the front."""

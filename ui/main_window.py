@@ -145,6 +145,11 @@ class MainWindow(QMainWindow):
                       self.message_actions):
             panel.attach()
             self._attached.append(panel)
+        devices = RuntimeDevices(self.runtime)  # the first-run card says what works on this machine meanwhile
+        camera = devices.camera()
+        self.extras.first_run.attach(self.runtime.bus, (devices.speaker_status(), camera.status if camera else None),
+                                     search=RuntimeSearch(self.runtime).service() is not None)
+        self._attached.append(self.extras.first_run)
         self._show_model_problem(self.runtime.model_problem(), first=True)
         self._report_start_problems()
         self.statusBar().showMessage(_text("ready", self.language), 5000)

@@ -61,6 +61,54 @@
         <source>{who} looked through the camera</source>
         <translation>{who}がカメラで見ました</translation>
     </message>
+    <message>
+        <source>📷 {who} looked through the camera · {time}</source>
+        <translation>📷 {who}がカメラで見ました · {time}</translation>
+    </message>
+    <message>
+        <source>📷 You showed them the camera · {time}</source>
+        <translation>📷 カメラの映像を見せました · {time}</translation>
+    </message>
+    <message>
+        <source>📷 {who} wanted to look, but the camera is off · {time}</source>
+        <translation>📷 {who}がカメラで見ようとしましたが、カメラはオフです · {time}</translation>
+    </message>
+    <message>
+        <source>{who} looked at {time}</source>
+        <translation>{who}が{time}に見たもの</translation>
+    </message>
+    <message>
+        <source>You showed them this at {time}</source>
+        <translation>{time}に見せたもの</translation>
+    </message>
+    <message>
+        <source>This picture is no longer kept: only the last {n} looks keep their pictures.</source>
+        <translation>この画像はもう残っていません（画像が残るのは最近の{n}回分だけです）。</translation>
+    </message>
+    <message>
+        <source>{width} × {height} pixels</source>
+        <translation>{width} × {height} ピクセル</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>閉じる</translation>
+    </message>
+    <message>
+        <source>Show them</source>
+        <translation>見せる</translation>
+    </message>
+    <message>
+        <source>Send your message with what the camera sees now: the companions get a description of the picture, and the chat keeps the picture</source>
+        <translation>いまカメラに映っているものをメッセージと一緒に送ります。コンパニオンには映像の説明が届き、画像はチャットに残ります</translation>
+    </message>
+    <message>
+        <source>Looking…</source>
+        <translation>撮影中…</translation>
+    </message>
+    <message>
+        <source>Not shown: {error}. Your text is still in the box.</source>
+        <translation>見せられませんでした: {error}。入力した文はそのまま残っています。</translation>
+    </message>
 </context>
 <context>
     <name>camera.reason</name>
@@ -71,6 +119,18 @@
     <message>
         <source>turned off in the settings</source>
         <translation>設定でオフになっています</translation>
+    </message>
+    <message>
+        <source>you turned the camera off (the switch in the status bar)</source>
+        <translation>カメラをオフにしました（ステータスバーのスイッチ）</translation>
+    </message>
+    <message>
+        <source>closed while looking</source>
+        <translation>見ている途中で閉じられました</translation>
+    </message>
+    <message>
+        <source>the camera has not started yet</source>
+        <translation>カメラがまだ起動していません</translation>
     </message>
     <message>
         <source>no video device {x}</source>
@@ -99,6 +159,37 @@
     <message>
         <source>a preview frame could not be decoded</source>
         <translation>プレビューの映像を読み取れませんでした</translation>
+    </message>
+</context>
+<context>
+    <name>camera_switch</name>
+    <message>
+        <source>Camera on</source>
+        <translation>カメラ オン</translation>
+    </message>
+    <message>
+        <source>Camera off</source>
+        <translation>カメラ オフ</translation>
+    </message>
+    <message>
+        <source>in use</source>
+        <translation>使用中</translation>
+    </message>
+    <message>
+        <source>The companions may look through the camera when they need to; every look is shown in the chat. Click to turn the camera off for everyone.</source>
+        <translation>コンパニオンは必要なときにカメラで見ることができます。見たときは毎回チャットに表示されます。クリックすると全員に対してカメラをオフにします。</translation>
+    </message>
+    <message>
+        <source>The camera is open now.</source>
+        <translation>いまカメラが開いています。</translation>
+    </message>
+    <message>
+        <source>Nobody can look through the camera: it stays closed. Click to turn it on.</source>
+        <translation>誰もカメラで見ることはできません（カメラは閉じたままです）。クリックするとオンにします。</translation>
+    </message>
+    <message>
+        <source>The switch holds for now, but could not be saved: {error}</source>
+        <translation>切り替えは今回は有効ですが、保存できませんでした: {error}</translation>
     </message>
 </context>
 <context>
@@ -221,6 +312,113 @@
     </message>
 </context>
 <context>
+    <name>consent</name>
+    <message>
+        <source>{who} {where} wants to look through your camera.</source>
+        <translation>{who}（{where}）があなたのカメラを見ようとしています。</translation>
+    </message>
+    <message>
+        <source>{who} {where} wants to speak through your speakers.</source>
+        <translation>{who}（{where}）があなたのスピーカーで話そうとしています。</translation>
+    </message>
+    <message>
+        <source>{who} {where} wants to search your files.</source>
+        <translation>{who}（{where}）があなたのファイルを検索しようとしています。</translation>
+    </message>
+    <message>
+        <source>{who} {where} wants to search your past conversations.</source>
+        <translation>{who}（{where}）があなたの過去の会話を検索しようとしています。</translation>
+    </message>
+    <message>
+        <source>{who} {where} wants to use a tool of an MCP server or plugin ({tool}).</source>
+        <translation>{who}（{where}）が MCP サーバーまたはプラグインのツール（{tool}）を使おうとしています。</translation>
+    </message>
+    <message>
+        <source>on {peer}</source>
+        <translation>{peer} 上</translation>
+    </message>
+    <message>
+        <source>through the bridge</source>
+        <translation>ブリッジ経由</translation>
+    </message>
+    <message>
+        <source>from outside this window</source>
+        <translation>このウィンドウの外から</translation>
+    </message>
+    <message>
+        <source>Allow once</source>
+        <translation>今回だけ許可</translation>
+    </message>
+    <message>
+        <source>Always</source>
+        <translation>常に許可</translation>
+    </message>
+    <message>
+        <source>Never</source>
+        <translation>許可しない</translation>
+    </message>
+    <message>
+        <source>Allow this time only; ask again next time</source>
+        <translation>今回だけ許可します。次回はまた確認します</translation>
+    </message>
+    <message>
+        <source>Allow from now on (Settings, Privacy tab: forget it)</source>
+        <translation>今後は常に許可します（設定の「プライバシー」タブで取り消せます）</translation>
+    </message>
+    <message>
+        <source>Refuse from now on (Settings, Privacy tab: forget it)</source>
+        <translation>今後は常に断ります（設定の「プライバシー」タブで取り消せます）</translation>
+    </message>
+    <message>
+        <source>{n} more question(s) waiting</source>
+        <translation>ほかに {n} 件の確認が待っています</translation>
+    </message>
+    <message>
+        <source>Not allowed</source>
+        <translation>許可されていません</translation>
+    </message>
+    <message>
+        <source>{who} {where} may not look through your camera.</source>
+        <translation>{who}（{where}）はあなたのカメラを見られません。</translation>
+    </message>
+    <message>
+        <source>{who} {where} may not speak through your speakers.</source>
+        <translation>{who}（{where}）はあなたのスピーカーで話せません。</translation>
+    </message>
+    <message>
+        <source>{who} {where} may not search your files.</source>
+        <translation>{who}（{where}）はあなたのファイルを検索できません。</translation>
+    </message>
+    <message>
+        <source>{who} {where} may not search your past conversations.</source>
+        <translation>{who}（{where}）はあなたの過去の会話を検索できません。</translation>
+    </message>
+    <message>
+        <source>{who} {where} may not use tools of MCP servers and plugins.</source>
+        <translation>{who}（{where}）は MCP サーバーやプラグインのツールを使えません。</translation>
+    </message>
+    <message>
+        <source>Look through the camera</source>
+        <translation>カメラで見る</translation>
+    </message>
+    <message>
+        <source>Speak through the speakers</source>
+        <translation>スピーカーで話す</translation>
+    </message>
+    <message>
+        <source>Search your files</source>
+        <translation>ファイルを検索する</translation>
+    </message>
+    <message>
+        <source>Search past conversations</source>
+        <translation>過去の会話を検索する</translation>
+    </message>
+    <message>
+        <source>Tools of MCP servers and plugins</source>
+        <translation>MCP サーバーとプラグインのツール</translation>
+    </message>
+</context>
+<context>
     <name>desktop_extras</name>
     <message>
         <source>&amp;Madoi</source>
@@ -238,6 +436,10 @@
         <source>In effect now (turning speech on or off takes a restart).</source>
         <translation>すぐに反映されます（音声のオン・オフは再起動後に反映されます）。</translation>
     </message>
+    <message>
+        <source>The companions have a language model now: press Enter to send.</source>
+        <translation>コンパニオンに言語モデルがつながりました。Enter で送信できます。</translation>
+    </message>
 </context>
 <context>
     <name>first_run</name>
@@ -246,24 +448,60 @@
         <translation>言語モデルをつなぎましょう</translation>
     </message>
     <message>
-        <source>The companions need a language model to think and talk. Camera, voice and search already work; choose one of these and enter it in the settings:</source>
-        <translation>コンパニオンが考えて話すには言語モデルが必要です。カメラ・音声・検索はもう使えます。次のどちらかを選んで、設定に入力してください。</translation>
-    </message>
-    <message>
         <source>A local server — free, private, no key</source>
         <translation>ローカルサーバー — 無料・プライベート・キー不要</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Ollama&lt;/b&gt;: install it, run &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt;, endpoint &lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: load a model and start the local server, endpoint &lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: &lt;code&gt;llama-server -m model.gguf&lt;/code&gt;, endpoint &lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</source>
-        <translation>&lt;b&gt;Ollama&lt;/b&gt;: インストールして &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt; を実行。エンドポイントは &lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: モデルを読み込んでローカルサーバーを開始。エンドポイントは &lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: &lt;code&gt;llama-server -m model.gguf&lt;/code&gt; を実行。エンドポイントは &lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</translation>
     </message>
     <message>
         <source>An API key from an OpenAI-compatible service</source>
         <translation>OpenAI 互換サービスの API キー</translation>
     </message>
     <message>
-        <source>Enter the service&apos;s endpoint (e.g. &lt;code&gt;https://api.openai.com/v1&lt;/code&gt;) and your key. The key is stored in the system keyring, never in the settings file.</source>
-        <translation>サービスのエンドポイント（例: &lt;code&gt;https://api.openai.com/v1&lt;/code&gt;）とキーを入力します。キーはシステムのキーリングに保存され、設定ファイルには書かれません。</translation>
+        <source>The companions need a language model to think and talk. Choose one of these and enter it in the settings:</source>
+        <translation>コンパニオンが考えて話すには言語モデルが必要です。次のどちらかを選んで、設定に入力してください:</translation>
+    </message>
+    <message>
+        <source>Their voices work on this machine.</source>
+        <translation>このパソコンでは声が出せます。</translation>
+    </message>
+    <message>
+        <source>Speech is off on this machine ({reason}): lines are shown only.</source>
+        <translation>このパソコンでは音声が出せません（{reason}）。せりふは画面に表示されるだけです。</translation>
+    </message>
+    <message>
+        <source>The camera works.</source>
+        <translation>カメラは使えます。</translation>
+    </message>
+    <message>
+        <source>No camera ({reason}).</source>
+        <translation>カメラはありません（{reason}）。</translation>
+    </message>
+    <message>
+        <source>Search works.</source>
+        <translation>検索は使えます。</translation>
+    </message>
+    <message>
+        <source>Search is not available (the start-up problems say why).</source>
+        <translation>検索は使えません（理由は起動時の問題の通知にあります）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Ollama&lt;/b&gt;: install it, run &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt;; endpoint:&lt;br&gt;&lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: load a model and start the local server; endpoint:&lt;br&gt;&lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: run &lt;code&gt;llama-server -m model.gguf&lt;/code&gt;; endpoint:&lt;br&gt;&lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</source>
+        <translation>&lt;b&gt;Ollama&lt;/b&gt;: インストールして &lt;code&gt;ollama pull qwen2.5:3b&lt;/code&gt; を実行。エンドポイント:&lt;br&gt;&lt;code&gt;http://127.0.0.1:11434/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;LM Studio&lt;/b&gt;: モデルを読み込んでローカルサーバーを開始。エンドポイント:&lt;br&gt;&lt;code&gt;http://127.0.0.1:1234/v1&lt;/code&gt;&lt;br&gt;&lt;b&gt;llama.cpp&lt;/b&gt;: &lt;code&gt;llama-server -m model.gguf&lt;/code&gt; を実行。エンドポイント:&lt;br&gt;&lt;code&gt;http://127.0.0.1:8080/v1&lt;/code&gt;</translation>
+    </message>
+    <message>
+        <source>Enter the service&apos;s endpoint and your key; OpenAI&apos;s endpoint is&lt;br&gt;&lt;code&gt;https://api.openai.com/v1&lt;/code&gt;&lt;br&gt;</source>
+        <translation>サービスのエンドポイントとキーを入力します。OpenAI のエンドポイントは&lt;br&gt;&lt;code&gt;https://api.openai.com/v1&lt;/code&gt;&lt;br&gt;</translation>
+    </message>
+    <message>
+        <source>The key is stored in the system keyring, never in the settings file.</source>
+        <translation>キーはシステムのキーリングに保存され、設定ファイルには書かれません。</translation>
+    </message>
+    <message>
+        <source>This machine has no system keyring: the key is kept in a file only you can read, never in the settings file.</source>
+        <translation>このパソコンにはシステムのキーリングがありません。キーはあなただけが読めるファイルに保存され、設定ファイルには書かれません。</translation>
+    </message>
+    <message>
+        <source>This machine has no system keyring and the key file cannot be written: the key is kept for this session only.</source>
+        <translation>このパソコンにはシステムのキーリングがなく、キーのファイルも書き込めません。キーはこのセッションの間だけ保持されます。</translation>
     </message>
     <message>
         <source>Open settings…</source>
@@ -1124,6 +1362,57 @@
     </message>
 </context>
 <context>
+    <name>settings_privacy</name>
+    <message>
+        <source>Privacy</source>
+        <translation>プライバシー</translation>
+    </message>
+    <message>
+        <source>Companions and people outside this window (on the network or through the bridge) are asked before they use your camera, your voice, your files, your past conversations or tools from elsewhere. What you answered with Always or Never is listed here: forget an answer to be asked again.</source>
+        <translation>このウィンドウの外のコンパニオンや人（ネットワーク上やブリッジ経由）がカメラ、声、ファイル、過去の会話、外部のツールを使う前には、あなたに確認します。「常に許可」や「許可しない」と答えたものはここに並びます。答えを取り消すと、次回また確認します。</translation>
+    </message>
+    <message>
+        <source>Remembered answers</source>
+        <translation>記憶している答え</translation>
+    </message>
+    <message>
+        <source>Nothing remembered yet.</source>
+        <translation>まだ何も記憶していません。</translation>
+    </message>
+    <message>
+        <source>Who</source>
+        <translation>だれ</translation>
+    </message>
+    <message>
+        <source>What</source>
+        <translation>なに</translation>
+    </message>
+    <message>
+        <source>Answer</source>
+        <translation>答え</translation>
+    </message>
+    <message>
+        <source>When</source>
+        <translation>いつ</translation>
+    </message>
+    <message>
+        <source>Allowed</source>
+        <translation>許可</translation>
+    </message>
+    <message>
+        <source>Refused</source>
+        <translation>拒否</translation>
+    </message>
+    <message>
+        <source>Forget</source>
+        <translation>取り消す</translation>
+    </message>
+    <message>
+        <source>Ask again next time (applies when you save)</source>
+        <translation>次回また確認します（保存すると反映されます）</translation>
+    </message>
+</context>
+<context>
     <name>speech_notice</name>
     <message>
         <source>Speech is off</source>
@@ -1163,6 +1452,10 @@
     <message>
         <source>{who} · {tool} ({origin}) failed: {result}</source>
         <translation>{who} · {tool}（{origin}）失敗: {result}</translation>
+    </message>
+    <message>
+        <source>⛔ {who} · {tool} ({origin}) not allowed: {result}</source>
+        <translation>⛔ {who} · {tool}（{origin}）は許可されていません: {result}</translation>
     </message>
     <message>
         <source>⚠ {text}</source>

@@ -9,11 +9,14 @@ from urllib.parse import urlsplit
 
 import keyring.backends.fail
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from app.connection_check import check_connection, llm_configured
 from app.secrets import SecretStore
 from app.settings import load_settings
+from companions.devices import DeviceStatus
 from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
 from tests.app.test_connection_check import closed_port
 from tests.ui.conftest import signal_fired, started_runtime
@@ -112,4 +115,67 @@ async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agre
             ports = set(re.findall(r"127\.0\.0\.1:(\d+)", text))
             assert ports == {urlsplit(c.base_url).port and str(urlsplit(c.base_url).port)
                              for c in LOCAL_CANDIDATES}  # the addresses detection knocks on, no other
+        window.close()
+
+
+def _lines(label: QLabel, width: int) -> list[str]:
+    """The lines Qt lays ``label``'s rich text out in at ``width`` pixels (its own text layout, not a guess)."""
+    document = QTextDocument()
+    document.setDefaultFont(label.font())
+    document.setHtml(label.text())
+    document.setTextWidth(width)
+    document.size()  # lays the document out
+    lines = []
+    block = document.begin()
+    while block.isValid():
+        layout = block.layout()
+        for i in range(layout.lineCount()):
+            line = layout.lineAt(i)
+            lines.append(block.text()[line.textStart():line.textStart() + line.textLength()])
+        block = block.next()
+    return lines
+
+
+async def test_addresses_never_break_across_lines(qtbot: QtBot, madoi_home: Path) -> None:
+    panel = FirstRunPanel("en")
+    qtbot.addWidget(panel)
+    for language in ("en", "ja"):
+        panel.set_language(language)
+        for label in (panel.local_body, panel.cloud_body):
+            addresses = re.findall(r"https?://[^\s<]+", label.text())
+            assert addresses
+            for width in (260, 340, 420, 520):
+                lines = _lines(label, width)
+                for address in addresses:
+                    assert any(address in line for line in lines), (language, width, address, lines)
+
+
+async def test_the_card_says_what_works_on_this_machine_and_opens_the_model_tab(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    """Issue 23: the card said camera, voice and search "already work" and that the key goes to the keyring, while
+    the camera panel said no camera and the model tab said no keyring; "Open settings…" opened General."""
+    async with started_runtime() as runtime:  # no camera (MADOI_CAMERA=none), speech to files, no keyring
+        window = MainWindow(runtime, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        card = window.extras.first_run
+        assert card.machine.isVisible()
+        card.set_language("en")
+        said = "\n".join(label.text() for label in (card.machine, card.cloud_body))
+        assert "Their voices work on this machine." in said
+        assert "No camera (turned off in the settings)." in said
+        assert "Search works." in said
+        assert "no system keyring" in said
+        assert "stored in the system keyring" not in said
+        assert "already work" not in card.intro.text()
+        runtime.bus.publish(DeviceStatus("speaker", False, "no audio device: no output device"))
+        await runtime.bus.drain()  # the card follows the devices: speech stopped working
+        assert "Speech is off on this machine" in card.machine.text()
+        assert "Their voices work" not in card.machine.text()
+        card.open_button.click()
+        dialog = window.extras.dialog
+        assert dialog is not None
+        assert dialog.tabs.currentWidget() is dialog.llm
+        dialog.reject()
         window.close()

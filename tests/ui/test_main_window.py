@@ -172,6 +172,10 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
         assert stack.currentWidget() is window.extras.first_run
         assert "モデルサーバーが見つかりませんでした" in window.extras.first_run.problem.text()
         assert window.extras.notifications.history[-1].text.startswith("このパソコンでは")
+        window.chat.input.setPlainText("こんにちは")
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)  # no model yet: not sent, in red
+        assert window.chat.error.isVisible()
+        assert window.chat.error.property("result") == "error"
         async with OpenAITestServer(models=["qwen-test"]) as server:
             endpoint = runtime.settings.model_copy(
                 update={"llm": runtime.settings.llm.model_copy(update={"base_url": server.base_url})})
@@ -180,6 +184,15 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
             assert stack.currentWidget() is window.chat.view
             assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
             assert runtime.model_problem() is None
+            # Issue 23: the red "Not sent" stayed; now the box says what to do, and Enter sends.
+            assert window.chat.error.property("result") == "ok"
+            assert "Enter" in window.chat.error.text()
+            assert "送信できませんでした" not in window.chat.error.text()
+            qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+            assert not window.chat.error.isVisible()
+            assert window.chat.input.toPlainText() == ""
+            assert window.chat.error.property("result") == "error"  # the next problem is red again
+            window.turns.stop()
         window.close()
 
 
