@@ -99,6 +99,11 @@ class ModelConnection:
             return cls(resolution, given, given=True, data_dir=data_dir)
         return cls(resolution, companion_models(settings, resolution, problems), data_dir=data_dir)
 
+    @property
+    def learning(self) -> asyncio.Task[None] | None:
+        """The learning of the endpoints under way or done (None before any, or for given models)."""
+        return self._learning
+
     def learn(self, companions: Iterable[Companion]) -> asyncio.Task[None] | None:
         """Learns what the companions' model endpoints can do, in the background at the lowest priority (a learning
         still running for models replaced since is cancelled); returns the task (tests and benchmarks await it), or

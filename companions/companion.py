@@ -20,9 +20,10 @@ at a time, the one on the screen (:meth:`~companions.memory.CompanionMemory.foll
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
@@ -45,12 +46,13 @@ from companions.lines import clean_line, misidentified
 from companions.llm.capabilities import capabilities_of
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
-from companions.llm.types import ChatMessage, ChatModel
+from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEvent
 from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.tasks import TaskSet
 from companions.tool_sources import ToolSources
 from companions.tools import ToolRegistry
 from companions.worker import TurnResult, Worker
@@ -59,6 +61,7 @@ log = logging.getLogger(__name__)
 USER_NAMES = ("User", "user", "ユーザー", "あなた")
 
 
+EVENTS_AFTER_LINE_PRIORITY: Final = -50  # below votes (0) and turns (1), above prompt warm-ups (-100)
 REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
 TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
@@ -95,6 +98,25 @@ def vote_schema(card: CompanionCard) -> type[VoteChoice]:
     # Optional: a vote without them still counts, and the speaker then fills them in a request of their own.
     params: Any = (shape | None, Field(default=None, description=card.events.params.get("description", "")))
     return create_model("VoteWithParams", __base__=VoteChoice, params=params)
+
+
+class _AtPriority:
+    """``model`` with every request sent at ``priority`` on its endpoint's gate (llm/gate.py)."""
+
+    def __init__(self, model: ChatModel, priority: int) -> None:
+        self._model = model
+        self._priority = priority
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def supports_images(self) -> bool:
+        return self._model.supports_images
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        return self._model.stream(request.model_copy(update={"priority": self._priority}))
 
 
 class Companion:
@@ -157,6 +179,12 @@ class Companion:
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
         self._vote_params: dict[str, dict[str, Any]] = {}  # message id -> event parameters filled with the vote
+        # Event parameters filled after this companion's last line, for its next one (events_after_line), and the
+        # task filling them (owned: cancelled when the companion closes or a newer line replaces it).
+        self._params_for_next: dict[str, Any] | None = None
+        self._voted: collections.OrderedDict[str, None] = collections.OrderedDict()  # ids of messages voted on
+        self._later = TaskSet(f"companion-events:{card.id}")
+        self._events_later: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
 
     def _tools_offered(self) -> bool:
@@ -191,6 +219,7 @@ class Companion:
                                                     overflow="drop_newest")
 
     async def aclose(self) -> None:
+        await self._later.aclose()
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
@@ -267,9 +296,13 @@ class Companion:
         language = reply_language(message, self.language)
         context = self.context(language)
         voted = self._vote_params.get(message.params.id) if message is not None else None
+        if voted is None and self._params_for_next is not None:
+            voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
         if voted is not None:
             instructions, problems = evaluate_conditions(self.card.events.conditions, voted, language)
             guidance = Guidance(voted, instructions, problems)
+        elif self.events_after_line(message):
+            guidance = Guidance(params={})  # filled after the line (compose), for the next one
         else:
             guidance = await decide(self.model, context, self.card.events, language,
                                     prompt_texts(language).events, counter=self.structured_stats)
@@ -283,6 +316,34 @@ class Companion:
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id)
 
+    def events_after_line(self, message: Message | None) -> bool:
+        """Whether the card's events for answering ``message`` are filled after the line instead of before it: the
+        user's message to everyone (not to this companion alone) that this companion did not vote on. Such a line
+        is the first answer to the user's greeting on a one-request-at-a-time server (conversation/direct.py), and
+        the events request ahead of it cost a grammar-constrained completion (~5 s of a 27 s first line, issue 23).
+        (A companion's line is always voted on, and the vote fills the parameters.)"""
+        if not self.card.events.conditions or message is None or message.params.id in self._voted:
+            return False
+        sender = message.params.from_
+        if sender == self.id or any(m.id == sender for m in self.roster()):
+            return False
+        return message.params.to != [self.id]
+
+    def _fill_events_later(self, message: Message, language: str) -> None:
+        """Fills the card's event parameters after a line that was composed without them, at a priority below
+        every vote and turn; the next line of this companion follows their instructions."""
+        if self._events_later is not None and not self._events_later.done():
+            self._events_later.cancel()
+        context = self.context(language)
+        model = _AtPriority(self.model, EVENTS_AFTER_LINE_PRIORITY)
+
+        async def fill() -> None:
+            guidance = await decide(model, context, self.card.events, language, prompt_texts(language).events,
+                                    counter=self.structured_stats)
+            self._params_for_next = guidance.params if not guidance.params_fell_back else None
+
+        self._events_later = self._later.spawn(fill(), name=f"events-after-line:{self.id}:{message.params.id}")
+
     async def vote(self, message: Message, *, closing_hint: Closing = "none") -> VoteChoice:
         """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``).
 
@@ -291,6 +352,9 @@ class Companion:
         messages = [*self.context(language), ChatMessage.system(vote_prompt(language, closing_hint))]
         choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
+        self._voted[message.params.id] = None
+        while len(self._voted) > 8:
+            self._voted.popitem(last=False)
         params = getattr(choice, "params", None)
         if isinstance(params, BaseModel):
             self._vote_params[message.params.id] = params.model_dump()
@@ -341,10 +405,14 @@ class Companion:
         speakers = {m.id for m in self.roster()} | {self.id}
         recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
         others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
-        return await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
+        after = self.events_after_line(message)
+        line = await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
                                   recent=recent, answered=message.params.message if message is not None else "",
                                   speaks_as_other=lambda text: misidentified(text, other_names=others),
                                   identity_note=identity_note(language, localized(self.card.metadata.name, language)))
+        if after and message is not None:
+            self._fill_events_later(message, language)
+        return line
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

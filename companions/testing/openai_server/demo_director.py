@@ -17,7 +17,8 @@ Requests it understands (everything Madoi asks a model):
   parameters filled when the schema asks for them); ``event_params``: each field filled so the companion replies;
   anything else: its fields filled with empty values.
 - a turn: with tools offered, a ``speak`` call with the companion's next line (the server's profile renders it
-  the way that server would); without tools, the line as plain text. After a tool result, an empty answer.
+  the way that server would); without tools, the line as plain text. After a tool result, an empty answer. A
+  request from no companion (Madoi learning what the server does) gets "Hello!" and counts as no line.
 
 Each new message from the user starts a new little conversation: the closing stage advances with the lines said
 since, none -> pre-closing -> closing -> terminal, and it ends with a goodbye.
@@ -73,6 +74,8 @@ class DemoDirector:
             return text_reply(json.dumps(value, ensure_ascii=False))
         if kind == "after-tool":
             return TextReply("")
+        if companion == "?":  # no companion asks: a client learning what the server does (companions/llm/learning.py)
+            return tool_call_reply(("speak", {"message": "Hello!"})) if _offers(body, "speak") else text_reply("Hello!")
         line = self._line(companion, _language(messages))
         if _offers(body, "speak"):
             return tool_call_reply(("speak", {"message": line, "emotion": "happy"}))

@@ -1,0 +1,85 @@
+"""A new user's first minute on a server behaving like llama-cpp-python (issue 23): the app learns the server before
+the user speaks (no completion spent on it: it is a server Madoi knows), the greeting to everyone costs one request
+before its line (the card's events are filled after it), and a second start knows the server from the data
+directory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.runtime import Runtime
+from app.settings import load_settings
+from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
+from companions.llm.learning import FILE_NAME
+from companions.protocol import Message
+from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
+from companions.testing.openai_server.demo_director import DemoDirector, request_kind
+
+SCALE = 0.2  # the profile's delays x this
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 - the server's records have no event to wait on
+            await asyncio.sleep(0.02)
+
+
+def kind(request: RecordedRequest) -> str:
+    return "warm-up" if request.body.get("max_tokens") == 1 else request_kind(request.body)
+
+
+async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_home: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    forget_endpoints()
+    profile = PROFILES["llama-cpp-python"].scaled(SCALE)
+    async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector(), profile=profile) as server:
+        monkeypatch.setenv("MADOI_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("MADOI_LANGUAGE", "ja")
+        runtime = Runtime(load_settings())
+        await runtime.start()
+        try:
+            assert runtime.parts.models.learning is not None
+            await runtime.parts.models.learning
+            conversation = runtime.parts.conversation
+            await until(lambda: conversation.warm_ups >= 1)  # the user reads the window meanwhile
+            # a server Madoi knows: no completion was spent learning it (only the warm-up of the likely speaker)
+            assert [kind(r) for r in server.chat_requests()] == ["warm-up"]
+            caps = endpoint_capabilities(server.base_url, "demo-model")
+            assert (caps.server_kind, caps.structured_mode, caps.tools_as_text) == ("llama-cpp-python",
+                                                                                    "json_object", True)
+            lines: list[tuple[float, Message]] = []
+            runtime.bus.subscribe("messages", lambda m: lines.append((asyncio.get_running_loop().time(), m))
+                                  if isinstance(m, Message) and m.params.from_ != "user" else None, name="test")
+            before = len(server.chat_requests())
+            runtime.parts.conversations.send("みんな、こんばんは！")
+            await until(lambda: bool(lines))
+            line_at, first = lines[0]
+            asked = server.chat_requests()[before:]
+            ahead = [kind(r) for r in asked if r.arrived < line_at]
+            assert ahead == ["turn"], ahead  # one request before the first line: no events, no refused format
+            assert not asked[0].body.get("tools")  # llama-cpp-python's model writes tool calls as text: none offered
+            assert first.params.message
+            # the speaker's card events are filled after its line, for its next one
+            await until(lambda: any(kind(r) == "event_params" for r in server.chat_requests()[before:]))
+        finally:
+            await runtime.stop()
+        kept = json.loads((madoi_home / FILE_NAME).read_text())
+        assert [e["server"] for e in kept["endpoints"]] == ["llama-cpp-python"]
+        assert kept["endpoints"][0]["samples"] > 0  # the speed measured meanwhile is kept too
+
+        forget_endpoints()  # the next start is a new process: only the file remembers
+        runtime = Runtime(load_settings())
+        await runtime.start()
+        try:
+            assert runtime.parts.models.learning is not None
+            await runtime.parts.models.learning
+            caps = endpoint_capabilities(server.base_url, "demo-model")
+            assert caps.samples > 0  # the speed is known before the first request of this start
+            assert (caps.structured_mode, caps.tools_as_text) == ("json_object", True)
+        finally:
+            await runtime.stop()
