@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import LoadedSettings, save_settings
+from companions.atomic_write import write_atomically
 from companions.card_trust import CardApproval, CardPrivileges, CardTrust, privileges_of
 from companions.cards import CardProblem, CompanionCard, load_cards, sample_cards_dir
+from companions.character_cards import ImportResult, export_json, export_png, import_character
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,35 @@ class CardLibrary:
 
     def entry(self, card_id: str) -> CardEntry | None:
         return next((e for e in self.entries()[0] if e.id == card_id), None)
+
+    def import_file(self, source: Path, card_id: str | None = None) -> ImportResult:
+        """Imports a character card (PNG or JSON) into the user's folder.
+
+        Raises:
+            CardImportError: why it cannot be imported (its id is taken, the file is damaged ...).
+        """
+        existing = {e.id for e in self.entries()[0]}
+        return import_character(source, self.user_dir, existing=existing, card_id=card_id,
+                                user_name=self.loaded.settings.general.user_name)
+
+    def export_file(self, card_id: str, target: Path, language: str | None = None) -> Path:
+        """Writes companion ``card_id`` as a V3 character card: PNG (with its picture) or, for ``.json``, JSON.
+
+        Raises:
+            KeyError: no card has that id.
+            OSError: ``target`` cannot be written.
+        """
+        entry = self.entry(card_id)
+        if entry is None:
+            raise KeyError(card_id)
+        language = language or self.loaded.settings.general.language
+        if target.suffix.lower() == ".json":
+            write_atomically(target, export_json(entry.card, language), mode=0o644)
+        else:
+            avatar = entry.avatar_path()
+            picture = avatar.read_bytes() if avatar is not None and avatar.suffix.lower() == ".png" else None
+            write_atomically(target, export_png(entry.card, picture, language), mode=0o644)
+        return target
 
     def approve(self, card_id: str) -> CardApproval:
         """Approves what card ``card_id`` runs and sends as it is now, and saves it in the settings' ``[trust]``.

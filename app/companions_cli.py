@@ -5,6 +5,8 @@
     madoi companions approve ID           approve what a user's card runs and sends (its MCP commands, its model
                                           endpoint and key variable), as the card is now; a changed card asks again
     madoi companions revoke ID            forget that approval: the card is held again from the next start
+    madoi companions import FILE [--id ID]  import a character card (SillyTavern V2/V3, PNG or JSON) as a companion
+    madoi companions export ID FILE       write a companion as a V3 character card (FILE.png, or FILE.json)
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from app.card_library import CardLibrary
 from app.settings import load_settings
+from companions.character_cards import CardImportError
 
 
 def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -28,6 +32,12 @@ def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     approve.add_argument("id", help="the companion's id")
     revoke = commands.add_parser("revoke", help="forget the approval of a card")
     revoke.add_argument("id", help="the companion's id")
+    importing = commands.add_parser("import", help="import a character card (SillyTavern V2/V3: PNG or JSON)")
+    importing.add_argument("file", type=Path, help="the card: a .png picture carrying it, or its .json")
+    importing.add_argument("--id", dest="card_id", help="the new companion's id (derived from its name otherwise)")
+    exporting = commands.add_parser("export", help="write a companion as a V3 character card")
+    exporting.add_argument("id", help="the companion's id")
+    exporting.add_argument("file", type=Path, help="where: a .png (the card in its picture) or a .json")
     return companions
 
 
@@ -66,6 +76,37 @@ def _approve(library: CardLibrary, card_id: str, out: TextIO, err: TextIO) -> in
     return 0
 
 
+def _import(library: CardLibrary, file: Path, card_id: str | None, out: TextIO, err: TextIO) -> int:
+    try:
+        result = library.import_file(file, card_id)
+    except CardImportError as problem:
+        print(f"madoi companions import: {file.name} not imported: {problem}", file=err)
+        return 1
+    language = library.loaded.settings.general.language
+    print(f"{result.card.id}: {result.card.name(language)} imported from a {result.format} card into {result.file}",
+          file=out)
+    if result.avatar is not None:
+        print(f"  picture: {result.avatar}", file=out)
+    if result.card.lore:
+        print(f"  lorebook: {len(result.card.lore)} entries", file=out)
+    if result.unused:
+        print(f"  kept but not used by Madoi: {', '.join(result.unused)}", file=out)
+    return 0
+
+
+def _export(library: CardLibrary, card_id: str, file: Path, out: TextIO, err: TextIO) -> int:
+    try:
+        library.export_file(card_id, file)
+    except KeyError:
+        print(f"madoi companions export: no companion card has the id {card_id!r}", file=err)
+        return 1
+    except OSError as problem:
+        print(f"madoi companions export: {file} cannot be written ({problem.strerror or problem})", file=err)
+        return 1
+    print(f"{card_id}: written to {file} (a V3 character card)", file=out)
+    return 0
+
+
 def run_companions_command(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Runs a parsed ``madoi companions ...`` command; returns the exit code (0 ok, 1 failed)."""
     library = CardLibrary(load_settings())
@@ -74,6 +115,10 @@ def run_companions_command(args: argparse.Namespace, out: TextIO = sys.stdout, e
             return _list(library, args.json, out, err)
         case "approve":
             return _approve(library, args.id, out, err)
+        case "import":
+            return _import(library, args.file, args.card_id, out, err)
+        case "export":
+            return _export(library, args.id, args.file, out, err)
         case "revoke":
             if library.revoke(args.id):
                 print(f"{args.id}: approval forgotten; the card is held again from its next start", file=out)

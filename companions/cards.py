@@ -124,9 +124,24 @@ ActionName: TypeAlias = Annotated[str, _known(BUILTIN_ACTIONS, "madoi.actions", 
 KnowledgeName: TypeAlias = Annotated[str, _known(BUILTIN_KNOWLEDGE, "madoi.knowledge", "knowledge")]
 
 
+class LoreEntry(_Card):
+    """One entry of a character's lorebook (an imported card's ``character_book``): what the companion knows,
+    and the keywords that bring it up."""
+
+    keys: list[str] = Field(default_factory=list)
+    content: str = Field(min_length=1)
+    name: str = ""
+    enabled: bool = True
+
+
 class CompanionCard(_Card):
     metadata: CardMetadata
     role: Localized
+    greeting: Localized = ""  # the first thing it says to someone new (a character card's first message)
+    lore: list[LoreEntry] = Field(default_factory=list)  # what it knows, by keyword (an imported lorebook)
+    # What an imported character card holds that Madoi does not use (creator notes, tags, a system prompt ...):
+    # kept as it was, shown in the editor and written back on export, never silently dropped.
+    unused: dict[str, Any] = Field(default_factory=dict)
     # Built-in names or plugins' entry point names (companions/plugins.py).
     actions: list[ActionName] = Field(default_factory=lambda: ["speak"])
     knowledge: list[KnowledgeName] = Field(default_factory=list)
