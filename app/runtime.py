@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Final
 
 from app.assembly import Setup, assemble
+from app.cast_changes import CastChanged, CastChanges
 from app.companion_choices import use_voices
 from app.consent import use_trust_settings
 from app.model_connection import ModelConnection, ModelFactory
@@ -132,6 +133,8 @@ class Runtime:
             for reason in parts.models.use_choices(previous, settings, parts.cast):
                 log.warning("language model: %s", reason)
         use_voices(settings, parts.cast)
+        if settings.trust.cards != previous.trust.cards:  # a card approved or revoked: it runs as now allowed
+            await self.reload_companions()
         use_trust_settings(parts.broker.trust, settings)  # the Privacy tab may have forgotten answers
         if settings.search.folders != previous.search.folders and parts.search is not None:
             parts.search.use_folders(settings.search.folders)
@@ -139,6 +142,14 @@ class Runtime:
             problem = await self._move_bridge(settings)
             if problem is not None:
                 raise SettingsNotApplied(problem)
+
+    async def reload_companions(self) -> CastChanged:
+        """Takes the card files again (edited, made, imported, approved or removed): each changed companion is in
+        the conversation from its next turn (app/cast_changes.py)."""
+        parts = self.parts
+        changes = CastChanges(self.loaded, self.bus, parts.cast, parts.conversation,
+                              conversation=lambda: parts.conversations.active_id, only=self._setup.only_companions)
+        return await changes.reload()
 
     async def _move_bridge(self, settings: Settings) -> str | None:
         """Starts the bridge where ``settings`` say, then stops the old one (which keeps running when the new one
