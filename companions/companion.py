@@ -55,6 +55,7 @@ from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Messa
 from companions.tasks import TaskSet
 from companions.tool_sources import ToolSources
 from companions.tools import ToolRegistry
+from companions.trust import Relation, Source, TrustPolicy
 from companions.worker import TurnResult, Worker
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,7 @@ class Companion:
         user_id: str = "user",
         mcp_servers: Sequence[McpServer] = (),
         report: Callable[[str], None] | None = None,
+        trust: TrustPolicy | None = None,
     ) -> None:
         self.card = card
         self.model = model
@@ -171,7 +173,8 @@ class Companion:
         end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
         self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
-                             priority=1, tools_offered=self._tools_offered)
+                             priority=1, tools_offered=self._tools_offered,
+                             trust=trust or TrustPolicy(bus=bus, sources=self._alone))
         self.last_guidance: Guidance | None = None
         self.last_notes: list[str] = []  # the instructions of the last turn (a small model may copy them out)
         self.last_prompt = ""  # the system prompt of the last turn (a small model may recite it)
@@ -186,6 +189,12 @@ class Companion:
         self._later = TaskSet(f"companion-events:{card.id}")
         self._events_later: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
+
+    def _alone(self, sender: str) -> Source:
+        """Who ``sender`` is to a companion built without the app's trust policy: the user, itself, or outside."""
+        relation = (Relation.USER if sender == self.builtins.user_id else Relation.OWN if sender == self.id
+                    else Relation.OTHER)
+        return Source(sender, relation)
 
     def _tools_offered(self) -> bool:
         """Tools are offered unless this companion's endpoint is known to answer them as text."""
@@ -283,6 +292,7 @@ class Companion:
         closing: Closing = "none",
         record: list[ChatMessage] | None = None,
         extra_notes: Sequence[str] = (),
+        origin: str | None = None,
     ) -> TurnResult:
         """Takes the floor: the card's events choose guidance, then the worker runs (speaking via ``speak``).
 
@@ -291,7 +301,10 @@ class Companion:
         there are some; otherwise the model fills them first. The instructions come last, after the persona and
         the memory, so that a server's prompt cache reuses the same prefix for the vote, the events and the reply.
         Cancelling the task cancels the turn cleanly. The whole prompt is in the language of ``message`` (a small
-        model answers in the language of its persona text, whatever the instructions say).
+        model answers in the language of its persona text, whatever the instructions say). ``origin`` is who the
+        turn answers in the end (TurnContext.origin; ``message``'s ``from`` when not given): from outside the
+        window, its tools reach the user's camera, files, conversations and tools from elsewhere only as the trust
+        policy allows (the worker's gate).
         """
         language = reply_language(message, self.language)
         context = self.context(language)
@@ -314,7 +327,9 @@ class Companion:
         self.last_notes = notes
         self.last_prompt = context[0].text
         turn_id = message.params.id if message is not None else None
-        return await self.worker.run(context, record=record, turn_id=turn_id)
+        asker = origin if origin is not None else message.params.from_ if message is not None else None
+        source = self.worker.trust.source(asker) if asker is not None else None
+        return await self.worker.run(context, record=record, turn_id=turn_id, origin=source)
 
     def events_after_line(self, message: Message | None) -> bool:
         """Whether the card's events for answering ``message`` are filled after the line instead of before it: the
@@ -365,7 +380,8 @@ class Companion:
         return VoteChoice(state=choice.state, importance=choice.importance, selected=selected, closing=closing,
                           reason=choice.reason)
 
-    async def compose(self, message: Message | None, closing: Closing = "none") -> PlannedSpeech | None:
+    async def compose(self, message: Message | None, closing: Closing = "none", *,
+                      origin: str | None = None) -> PlannedSpeech | None:
         """Thinks of what to say without saying it: ``speak`` is planned, not voiced, and nothing is published.
 
         For conversation control, which publishes the message and then calls :meth:`say`. A model that answers in
@@ -379,7 +395,7 @@ class Companion:
             offered = self._tools_offered()
             self.builtins.planned = []
             try:
-                result = await self.take_turn(message, closing=closing, extra_notes=notes)
+                result = await self.take_turn(message, closing=closing, extra_notes=notes, origin=origin)
                 planned = list(self.builtins.planned)
             finally:
                 self.builtins.planned = None

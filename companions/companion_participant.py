@@ -46,7 +46,7 @@ class CompanionParticipant:
         persona = " ".join(localized(text, lang) for text in (meta.personality, meta.story, companion.card.role)
                            for lang in ("ja", "en"))
         self.description = Description(names=tuple(sorted(names)), persona=persona, pace_of=self.pace,
-                                       warm=self.warm)
+                                       warm=self.warm, own=True)
         self._line_id = ""
         self._part = -1
 
@@ -97,7 +97,7 @@ class CompanionParticipant:
         await self._catch_up(turn)
         follower = _SentenceFollower(self.companion, turn) if turn.early is not None else None
         try:
-            planned = await self.companion.compose(turn.message, closing)
+            planned = await self.companion.compose(turn.message, closing, origin=turn.origin)
         finally:
             if follower is not None:
                 follower.close()
