@@ -101,7 +101,10 @@ class ConsentPrompt(QFrame):
         self.language = language
         self.question = named(QLabel(), "consentQuestion")
         self.question.setWordWrap(True)
-        self.question.setTextFormat(Qt.TextFormat.PlainText)
+        self.question.setTextFormat(Qt.TextFormat.PlainText)  # names come from outside: never rich text
+        font = self.question.font()
+        font.setBold(True)
+        self.question.setFont(font)
         self.waiting = named(QLabel(), "consentWaiting")
         self.once = named(QPushButton(), "consentOnce")
         self.always = named(QPushButton(), "consentAlways")

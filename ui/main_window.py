@@ -18,6 +18,7 @@ from app.companion_checks import CompanionChecks
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
 from app.faces import (
+    RuntimeConsent,
     RuntimeControl,
     RuntimeDevices,
     RuntimeElsewhere,
@@ -31,6 +32,7 @@ from app.settings import Settings, VoiceSettings
 from companions.tasks import TaskSet
 from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
+from ui.consent_prompt import ConsentPrompt, RefusalNotes
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
@@ -108,6 +110,9 @@ class MainWindow(QMainWindow):
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
+        self.consent_prompt = ConsentPrompt(self.language)  # asks before anything from outside uses the camera...
+        self.consent_prompt.place_in(self.chat)
+        self.refusal_notes = RefusalNotes(bus, self._note_refusal, self.language, parent=self)
         self.message_actions = MessageActions(self.chat, bus, control, history, people=people,
                                               language=self.language)  # Stop, copy a message
         self.splitter.addWidget(self.side)
@@ -145,6 +150,9 @@ class MainWindow(QMainWindow):
                       self.message_actions):
             panel.attach()
             self._attached.append(panel)
+        self.consent_prompt.attach(RuntimeConsent(self.runtime))
+        self.refusal_notes.attach()
+        self._attached += [self.consent_prompt, self.refusal_notes]
         devices = RuntimeDevices(self.runtime)  # the first-run card says what works on this machine meanwhile
         camera = devices.camera()
         self.extras.first_run.attach(self.runtime.bus, (devices.speaker_status(), camera.status if camera else None),
@@ -169,6 +177,9 @@ class MainWindow(QMainWindow):
         self.extras.notifications.notify(_text("problems.title", self.language).format(n=len(problems)), text,
                                          "warning", details="\n".join(problems))
 
+    def _note_refusal(self, title: str, text: str, details: str) -> None:
+        self.extras.notifications.notify(title, text, "warning", details=details)
+
     def detach(self) -> None:
         """Every panel stops following the bus (before the runtime stops); safe to call twice."""
         self._tasks.cancel()
@@ -190,6 +201,8 @@ class MainWindow(QMainWindow):
                           self.camera_panel, self.speech_notice, self.message_actions):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
+            self.consent_prompt.set_language(language)
+            self.refusal_notes.language = language
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")
 

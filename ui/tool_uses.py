@@ -30,7 +30,7 @@ TEXTS: Final = Texts("tool_uses", {
     "plugin": QT_TRANSLATE_NOOP("tool_uses", "plugin {name}"),
     "call": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) → {result}"),
     "error": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) failed: {result}"),
-    "refused": QT_TRANSLATE_NOOP("tool_uses", "⛔ {who} · {tool} ({origin}) not allowed: {result}"),
+    "refused": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) was not run: {result}"),
     "problem": QT_TRANSLATE_NOOP("tool_uses", "⚠ {text}"),
 })
 

@@ -1454,8 +1454,8 @@
         <translation>{who} · {tool}（{origin}）失敗: {result}</translation>
     </message>
     <message>
-        <source>⛔ {who} · {tool} ({origin}) not allowed: {result}</source>
-        <translation>⛔ {who} · {tool}（{origin}）は許可されていません: {result}</translation>
+        <source>{who} · {tool} ({origin}) was not run: {result}</source>
+        <translation>{who} · {tool}（{origin}）は実行されませんでした: {result}</translation>
     </message>
     <message>
         <source>⚠ {text}</source>
