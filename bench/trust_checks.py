@@ -1,0 +1,100 @@
+"""The trust checks cost the user no time: bench/first_word.py's cases (the cold greeting, the second start's, the
+warm greeting and the named question; time to the first kept word against the floor, one cold completion on the same
+server) with the checks on and off, alternating in one run on one server (issue 22).
+
+"Off" is the app without them, patched here and never in the app: no turn origin kept down the chain
+(``ConversationManager._origin_of`` answers the message's own ``from``), no tool gate (``Worker._refusal`` lets
+every call run) and no device rule (``QueryBroker._permitted`` allows every query). Each case prints the median of
+its ratios to the floor, checks on and off, and on/off.
+
+Run: ``python bench/trust_checks.py [--runs 2]`` (note ``uptime`` with every figure; first_word's options apply).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+from collections.abc import Iterator
+from typing import Any
+
+import first_word  # bench/first_word.py: the cases and their measurement
+from _report import report
+
+from companions.testing.openai_server import PROFILES, OpenAITestServer
+from companions.testing.openai_server.demo_director import DemoDirector
+
+Results = dict[str, list[tuple[float, float, int, int]]]
+
+
+@contextlib.contextmanager
+def checks_off() -> Iterator[None]:
+    """The app as it was before issue 22's checks: every origin is the message's sender, every tool runs, every
+    query is answered."""
+    from companions.conversation.manager import ConversationManager
+    from companions.query_broker import QueryBroker
+    from companions.trust import Capability, Permission, Relation, Source
+    from companions.worker import Worker
+
+    async def no_refusal(self: Worker, call: Any, origin: Any) -> None:
+        return None
+
+    async def allowed(self: QueryBroker, query: Any) -> Permission:
+        return Permission(True, "", Source(query.params.from_, Relation.OWN), Capability.CAMERA)
+
+    def own_sender(self: ConversationManager, message: Any, chain: str | None) -> str:
+        return str(message.params.from_)
+
+    saved = (Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of)
+    Worker._refusal = no_refusal  # type: ignore[method-assign,assignment]
+    QueryBroker._permitted = allowed  # type: ignore[method-assign,assignment]
+    ConversationManager._origin_of = own_sender  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of = saved  # type: ignore[method-assign]
+
+
+def _empty() -> Results:
+    return {"cold": [], "second_start": [], "warm_greeting": [], "warm_named": []}
+
+
+async def run(options: argparse.Namespace) -> None:
+    profile = PROFILES[options.profile].scaled(options.time_scale)
+    server = OpenAITestServer(models=[options.model], fallback=DemoDirector(), profile=profile)
+    await server.start()
+    first_word.record_requests_once()
+    results = {True: _empty(), False: _empty()}
+    print(f"-- server: {options.profile}; load average {os.getloadavg()[0]:.2f}", flush=True)
+    try:
+        for index in range(options.runs):
+            order = (True, False) if index % 2 == 0 else (False, True)  # neither always goes first
+            for on in order:
+                print(f"-- run {index + 1} of {options.runs}, checks {'on' if on else 'off'}", flush=True)
+                with contextlib.nullcontext() if on else checks_off():
+                    await first_word.one_run(options, server.base_url, options.model, server, results[on])
+    finally:
+        await server.stop()
+    print(f"-- medians over {options.runs} run(s) each; load average now {os.getloadavg()[0]:.2f}", flush=True)
+    for case in results[True]:
+        on = statistics.median(r[0] for r in results[True][case])
+        off = statistics.median(r[0] for r in results[False][case])
+        report(f"{case}_checks_on_to_floor", on, "x", f"{case}_checks_off_to_floor", off)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="llama-cpp-python")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="the profile's delays x this (1: real rates)")
+    parser.add_argument("--model", default="demo-model")
+    parser.add_argument("--runs", type=int, default=2, help="runs of each (on and off alternate which goes first)")
+    parser.add_argument("--voice", action="store_true", help="to the first audio of the line (speech to files)")
+    parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--pause", type=float, default=3.0)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
