@@ -9,6 +9,7 @@ on Save (the runtime then stops using it at once).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Final
 
 from PySide6.QtCore import Qt
@@ -46,6 +47,14 @@ KEY_ROLE: Final = Qt.ItemDataRole.UserRole
 
 def _key(decision: TrustDecision) -> str:
     return f"{decision.capability}\n{decision.source}"
+
+
+def _local_time(stamp: str) -> str:
+    """``2026-11-26 11:40``: when it was decided, in this computer's time zone (kept in UTC)."""
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:  # a hand-edited file: shown as it is
+        return stamp
 
 
 class PrivacyPage(SettingsPage):
@@ -93,7 +102,7 @@ class PrivacyPage(SettingsPage):
         self.decisions.clear()
         for decision in self.kept():
             who = f"{decision.name} ({decision.source})" if decision.name else decision.source
-            when = decision.decided_at.replace("T", " ").removesuffix("+00:00")
+            when = _local_time(decision.decided_at)
             row = QTreeWidgetItem([who, capability_text(decision.capability, self.language),
                                    self.tt(decision.decision), when])
             row.setData(0, KEY_ROLE, _key(decision))
