@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from companions.bus import Bus, BusItem, Subscription
 from companions.guests import BridgeGuestsChanged
 from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.network.people import remote_person
 from companions.trust import Relation, Source
 
 BRIDGE_PLACE = "bridge"
@@ -57,6 +58,9 @@ class SourceDirectory:
         guest = self._bridge.get(sender) or self._network.get(sender)
         if guest is not None:
             return guest
+        person = remote_person(sender)  # a user on another machine: <name>@<peer> (companions/network/people.py)
+        if person is not None:
+            return Source(sender, Relation.OTHER, person.name, f"{NETWORK_PLACE}:{person.peer}")
         return Source(sender, Relation.OTHER, self.names(sender) or "")
 
     def guests(self) -> list[Source]:

@@ -163,6 +163,9 @@ async def test_the_directory_tells_who_an_id_is(bus: InProcessBus) -> None:
     assert directory.source("souta") == SOUTA
     assert directory.source("kumo") == Source("kumo", Relation.GUEST, "Kumo", "bridge")
     assert directory.source("user_evil").relation is Relation.OTHER
+    # a user on another machine, as the network names them on this bus
+    assert directory.source("user@16Uiu2HAmPeer") == Source("user@16Uiu2HAmPeer", Relation.OTHER, "user",
+                                                             "network:16Uiu2HAmPeer")
     bus.publish(BridgeGuestsChanged(()))
     await asyncio.sleep(0)
     assert directory.source("kumo").relation is Relation.OTHER  # gone: no longer a guest
