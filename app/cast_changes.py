@@ -5,7 +5,7 @@ conversation at once, without a restart.
 run: held or approved, companions/card_trust.py) differs from the running one, builds it anew
 (:meth:`companions.cast.CompanionCast.put`: its memory follows the conversation on the screen, its MCP servers
 start, the old companion stops) and hands it to the conversation manager, which counts it from the next turn. A
-companion whose card is gone leaves the conversation (its memory stays stored). Afterwards :class:`CastChanged`
+companion whose card is gone leaves the conversation (its memory stays stored). Afterwards ``CastChanged``
 tells the window's views which ids came, changed or went.
 """
 
@@ -13,29 +13,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from app.companion_choices import use_voices
 from app.settings import LoadedSettings
-from companions.bus import Bus, LocalEvent
+from companions.bus import Bus
 from companions.card_trust import CardTrust
 from companions.cards import load_cards, sample_cards_dir
-from companions.cast import CompanionCast
+from companions.cast import CastChanged, CompanionCast
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationManager
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CastChanged(LocalEvent):
-    """The app's companions changed while running: ``added``, ``changed`` (a new card: name, colour, avatar, words,
-    tools) and ``removed`` ids; ``held`` the ids whose cards wait for the user's approval now."""
-
-    added: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    held: tuple[str, ...] = ()
 
 
 class CastChanges:

@@ -16,7 +16,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Final
 
 from app.assembly import Setup, assemble
-from app.cast_changes import CastChanged, CastChanges
+from app.cast_changes import CastChanges
 from app.companion_choices import use_voices
 from app.consent import use_trust_settings
 from app.model_connection import ModelConnection, ModelFactory
@@ -24,6 +24,7 @@ from app.parts import Component, Parts
 from app.settings import LoadedSettings, Paths, Settings
 from app.storage import ConversationStore
 from companions.bus import Bus, InProcessBus
+from companions.cast import CastChanged
 from companions.loop_health import LagProbe
 
 if TYPE_CHECKING:

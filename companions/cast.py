@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from companions.actions import SearchEngine
-from companions.bus import Bus
+from companions.bus import Bus, LocalEvent
 from companions.card_trust import CardTrust, HeldCard
 from companions.cards import CardProblem, CompanionCard, load_cards, sample_cards_dir
 from companions.companion import Companion
@@ -25,6 +26,17 @@ from companions.protocol import CompanionMetadata
 from companions.trust import TrustPolicy
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CastChanged(LocalEvent):
+    """The app's companions changed while running: ``added``, ``changed`` (a new card: name, colour, avatar, words,
+    tools) and ``removed`` ids; ``held`` the ids whose cards wait for the user's approval now."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
 
 
 class CompanionCast:

@@ -1,11 +1,13 @@
-"""A companion's avatar: its initials on a circle of its colour (see ui/companion_colors.py)."""
+"""A companion's avatar: its picture in a circle (ui/companion_faces.py), else its initials on a circle of its colour
+(see ui/companion_colors.py)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPixmap
 
 from ui.companion_colors import companion_color
+from ui.companion_faces import FACES
 
 
 def initials(name: str) -> str:
@@ -27,6 +29,9 @@ def avatar_pixmap(companion_id: str, name: str, size: int, *, dimmed: bool = Fal
     pixmap.setDevicePixelRatio(device_pixel_ratio)
     pixmap.fill(Qt.GlobalColor.transparent)
     color = companion_color(companion_id)
+    picture = FACES.image(companion_id)
+    if picture is not None:
+        return _picture_avatar(pixmap, picture, size, dimmed)
     if dimmed:
         grey = round(0.3 * color.red() + 0.59 * color.green() + 0.11 * color.blue())
         color = QColor(grey, grey, grey, 150)
@@ -41,5 +46,22 @@ def avatar_pixmap(companion_id: str, name: str, size: int, *, dimmed: bool = Fal
     painter.setFont(font)
     painter.setPen(QColor("#ffffff"))
     painter.drawText(QRectF(0, 0, size, size), Qt.AlignmentFlag.AlignCenter, initials(name))
+    painter.end()
+    return pixmap
+
+
+def _picture_avatar(pixmap: QPixmap, picture: QImage, size: int, dimmed: bool) -> QPixmap:
+    """``picture`` in a circle on ``pixmap`` (greyed out and faded when ``dimmed``)."""
+    if dimmed:
+        picture = picture.convertToFormat(QImage.Format.Format_Grayscale8)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+    clip = QPainterPath()
+    clip.addEllipse(QRectF(0.5, 0.5, size - 1, size - 1))
+    painter.setClipPath(clip)
+    if dimmed:
+        painter.setOpacity(0.6)
+    painter.drawImage(QRectF(0, 0, size, size), picture)
     painter.end()
     return pixmap

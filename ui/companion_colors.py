@@ -11,6 +11,8 @@ from typing import Final
 
 from PySide6.QtGui import QColor
 
+from ui.companion_faces import FACES
+
 PALETTE: Final[tuple[str, ...]] = (
     "#2a9d8f",  # teal
     "#d1495b",  # rose
@@ -31,6 +33,9 @@ USER_COLOR: Final = "#6b7a8f"  # slate: the user's own messages
 def companion_color(companion_id: str) -> QColor:
     """The stable colour of ``companion_id`` (a hash of the id picks one of :data:`PALETTE`; the sample
     companions akari, hina and souta get three different ones)."""
+    own = FACES.colour(companion_id)  # a colour the user chose in the companion editor
+    if own is not None:
+        return own
     digest = hashlib.sha256(companion_id.encode("utf-8")).digest()
     return QColor(PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)])
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from companions.bus import Bus, BusItem
 from ui.bus_bridge import BusFollower
+from ui.companion_faces import FACES
 from ui.naming import named
 from ui.ports import ConversationControl, Elsewhere, People
 from ui.roster_delegate import AVATAR_SIZE, RosterDelegate, state_icon
@@ -61,7 +62,7 @@ class RosterPanel(QWidget):
         super().__init__(parent)
         self.control, self.people, self.elsewhere = control, people, elsewhere
         self.language = language
-        self._icons: dict[tuple[str, str, RosterState, str | None, float], QIcon] = {}  # painted once per look
+        self._icons: dict[tuple[str, str, RosterState, str | None, float, int], QIcon] = {}  # painted once per look
         self.model = RosterModel(self._local_companions, self._icon, language, self)
         self.title = named(QLabel(), "rosterTitle")
         self.list = named(_RosterList(), "roster")
@@ -250,7 +251,7 @@ class RosterPanel(QWidget):
     def _icon(self, companion_id: str, name: str, state: RosterState, expression: str | None = None) -> QIcon:
         """The row's icon; painting an avatar and its badge costs about half a millisecond, and states come and
         go several times a turn."""
-        key = (companion_id, name, state, expression, self.devicePixelRatioF())
+        key = (companion_id, name, state, expression, self.devicePixelRatioF(), FACES.revision)  # a new picture
         icon = self._icons.get(key)
         if icon is None:
             icon = self._icons[key] = state_icon(companion_id, name, state, expression=expression,

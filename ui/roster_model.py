@@ -25,6 +25,7 @@ from PySide6.QtGui import QIcon
 
 from companions.actions import Gesture
 from companions.bus import BusItem
+from companions.cast import CastChanged
 from companions.conversation.readmodel import ConversationChanged, ConversationView
 from companions.devices import SpeakingChanged
 from companions.guests import BridgeGuestsChanged
@@ -217,6 +218,11 @@ class RosterModel(QAbstractListModel):
             return self.set_remote(network=item.remote)
         elif isinstance(item, BridgeGuestsChanged):
             return self.set_remote(guests=item.guests)
+        elif isinstance(item, CastChanged):  # a companion edited, made, imported or removed in the window
+            changed = self.rebuild()
+            if self._rows:  # a new picture or colour under the same name: every row is painted again
+                self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
+            return changed
         else:
             return None
         return self._restate()

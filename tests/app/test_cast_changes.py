@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cast_changes import CastChanged
 from app.runtime import Runtime
 from app.settings import load_settings
 from companions.card_trust import CardTrust
 from companions.cards import load_card
+from companions.cast import CastChanged
 
 
 def _write(home: Path, name: str, text: str) -> Path:
