@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,8 +23,6 @@ from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.main_window import MainWindow
-
-SHOTS = Path(os.environ.get("MADOI_TEST_SHOTS", "/tmp/madoi-shots"))
 
 
 @pytest.fixture
@@ -79,8 +76,6 @@ async def test_the_window_asks_and_remembers_and_the_turns_panel_says_what_was_r
                 runtime.bus.publish(look)
             assert bar.isVisible()
             assert bar.question.text() == "Kumo through the bridge wants to look through your camera."
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            window.grab().save(str(SHOTS / "consent_prompt_en.png"))
             qtbot.mouseClick(bar.always, Qt.MouseButton.LeftButton)
             result = await asyncio.wait_for(results[look.id], 20)
             assert result.succeeded
@@ -100,7 +95,5 @@ async def test_the_window_asks_and_remembers_and_the_turns_panel_says_what_was_r
             refused = [line for line in tools.lines() if "was not run" in line]
             assert refused == ["Akari · vision (built-in) was not run: Not allowed: user_evil may not look through "
                                "your camera (the user said no)."]
-            window.side.setCurrentWidget(window.turns)
-            window.grab().save(str(SHOTS / "consent_refused_turns_en.png"))
         window.close()
     cast.assert_used_up()
