@@ -21,6 +21,23 @@ TEXTS: Final = Texts("camera", {
     "state.error": QT_TRANSLATE_NOOP("camera", "The preview failed"),
     "looked": QT_TRANSLATE_NOOP("camera", "{who} looked"),
     "looked.accessible": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera"),
+    # looks in the chat (ui/chat_looks.py)
+    "chat.looked": QT_TRANSLATE_NOOP("camera", "📷 {who} looked through the camera · {time}"),
+    "chat.shown": QT_TRANSLATE_NOOP("camera", "📷 You showed them the camera · {time}"),
+    "chat.refused": QT_TRANSLATE_NOOP("camera", "📷 {who} wanted to look, but the camera is off · {time}"),
+    "picture.title": QT_TRANSLATE_NOOP("camera", "{who} looked at {time}"),
+    "picture.shown_title": QT_TRANSLATE_NOOP("camera", "You showed them this at {time}"),
+    "picture.gone": QT_TRANSLATE_NOOP(
+        "camera", "This picture is no longer kept: only the last {n} looks keep their pictures."),
+    "picture.size": QT_TRANSLATE_NOOP("camera", "{width} × {height} pixels"),
+    "picture.close": QT_TRANSLATE_NOOP("camera", "Close"),
+    # the "Show them" button (ui/show_them.py)
+    "show": QT_TRANSLATE_NOOP("camera", "Show them"),
+    "show.tooltip": QT_TRANSLATE_NOOP(
+        "camera", "Send your message with what the camera sees now: the companions get a description of the "
+        "picture, and the chat keeps the picture"),
+    "show.busy": QT_TRANSLATE_NOOP("camera", "Looking…"),
+    "show.failed": QT_TRANSLATE_NOOP("camera", "Not shown: {error}. Your text is still in the box."),
 })
 
 NO_DEVICES: Final = "no camera: the devices are not running"  # the runtime has not started them (yet)
@@ -32,6 +49,11 @@ UNREADABLE_FRAME: Final = "a preview frame could not be decoded"
 _REASONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"not started"), QT_TRANSLATE_NOOP("camera.reason", "not started")),
     (re.compile(r"turned off in the settings"), QT_TRANSLATE_NOOP("camera.reason", "turned off in the settings")),
+    (re.compile(r"the user turned the camera off"),
+     QT_TRANSLATE_NOOP("camera.reason", "you turned the camera off (the switch in the status bar)")),
+    (re.compile(r"closed while looking"), QT_TRANSLATE_NOOP("camera.reason", "closed while looking")),
+    (re.compile(r"the camera has not started yet"),
+     QT_TRANSLATE_NOOP("camera.reason", "the camera has not started yet")),
     (re.compile(r"no video device (?P<x>.+)"), QT_TRANSLATE_NOOP("camera.reason", "no video device {x}")),
     (re.compile(r"no such device or video file (?P<x>.+)"),
      QT_TRANSLATE_NOOP("camera.reason", "no such device or video file {x}")),

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from app.conversations import ActiveConversationChanged
 from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
-from companions.devices import SpeakingChanged
+from companions.devices import CameraLooked, SpeakingChanged
 from companions.protocol import Message
 from companions.tasks import TaskSet
 from companions.worker import TextStreamed, TurnEnded
@@ -57,6 +57,7 @@ class ChatPanel(QWidget):
     send_failed = Signal(str)  # the reason; the text stays in the box
     composing_changed = Signal(str)  # a provisional bubble's key: created, grown, relabelled or removed
     speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
+    looked = Signal(object)  # a CameraLooked, in the conversation's order (ui/chat_looks.py shows it)
 
     def __init__(self, bus: Bus, history: ConversationHistory, people: People, language: str,
                  parent: QWidget | None = None) -> None:
@@ -77,7 +78,7 @@ class ChatPanel(QWidget):
         self.send_button.clicked.connect(self.submit)
         self.input.submit_requested.connect(self.submit)
         self.input.textChanged.connect(self._on_typing)
-        row = QHBoxLayout()
+        row = self.input_row = QHBoxLayout()  # others may add buttons here (ui/show_them.py)
         row.addWidget(self.input, 1)
         row.addWidget(self.send_button)
         layout = QVBoxLayout(self)
@@ -225,6 +226,8 @@ class ChatPanel(QWidget):
             self._on_conversation(item)
         elif isinstance(item, SpeakingChanged):
             self._on_speaking(item)
+        elif isinstance(item, CameraLooked):
+            self.looked.emit(item)
 
     async def _load(self, conversation_id: int | None) -> None:
         self._generation += 1

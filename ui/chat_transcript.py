@@ -138,6 +138,39 @@ class ChatTranscript(QTextBrowser):
         frame = self._insert(position, key, header, text, user=user, provisional=False)
         self._bubbles[key] = _Bubble(frame, header, user, provisional=False)
 
+    def add_entry(self, key: str, text: str, link: str = "", *, after: str | None = None) -> None:
+        """A small line in the conversation's flow that is nobody's message (e.g. "Akari looked through the
+        camera"): after the bubble or line ``after``, or above the provisional bubbles; the whole line is a link to
+        ``link`` when given (``anchorClicked``)."""
+        cursor = QTextCursor(self.document())
+        if after is not None and after in self._bubbles:
+            separator = self.document().findBlock(self._bubbles[after].frame.lastPosition() + 1)
+            cursor.setPosition(separator.position() + separator.length() - 1)
+        else:
+            cursor.setPosition(self._insert_position())
+        cursor.beginEditBlock()
+        try:
+            fmt = QTextFrameFormat()
+            fmt.setPadding(2)
+            fmt.setLeftMargin(PADDING)
+            fmt.setProperty(KEY_PROPERTY, key)
+            frame = cursor.insertFrame(fmt)
+            line = QTextCharFormat()
+            line.setForeground(MUTED_TEXT)
+            line.setFontPointSize(max(1.0, self.font().pointSizeF() * 0.9))
+            if link:
+                line.setAnchor(True)
+                line.setAnchorHref(link)
+                line.setFontUnderline(True)
+            cursor.insertText(text, line)
+            following = QTextCursor(self.document())
+            following.setPosition(frame.lastPosition() + 1)
+            following.setBlockFormat(self._separator_format(False))
+            self._set_line(following, SEPARATOR)
+        finally:
+            cursor.endEditBlock()
+        self._bubbles[key] = _Bubble(frame, Header(text, MUTED_TEXT), False, provisional=False)
+
     def add_provisional(self, key: str, header: Header) -> None:
         """A bubble for something being composed; its text grows with :meth:`append_text`."""
         frame = self._insert(self._end_position(), key, header, "", user=False, provisional=True)

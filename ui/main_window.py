@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
+from app.camera_controls import RuntimeCamera
 from app.companion_checks import CompanionChecks
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
@@ -31,6 +32,8 @@ from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
 from companions.tasks import TaskSet
 from ui.camera_preview import CameraPreview
+from ui.camera_switch import CameraSwitch
+from ui.chat_looks import ChatLooks
 from ui.chat_panel import ChatPanel
 from ui.consent_prompt import ConsentPrompt, RefusalNotes
 from ui.conversation_list import ConversationList
@@ -42,6 +45,7 @@ from ui.naming import named
 from ui.network_panel import NetworkPanel
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
+from ui.show_them import ShowThemButton
 from ui.speech_notice import SpeechNotice
 from ui.turns_panel import TurnsPanel
 from ui.window_layout import WindowLayout
@@ -127,6 +131,12 @@ class MainWindow(QMainWindow):
         self._retranslate()
         self.speech_notice = SpeechNotice(bus, devices.speaker_status, self.language)
         self.statusBar().addPermanentWidget(self.speech_notice)
+        camera = RuntimeCamera(runtime)  # the camera switch, the looks in the chat and "Show them"
+        self.camera_switch = CameraSwitch(bus, camera, self.language)
+        self.statusBar().addPermanentWidget(self.camera_switch)
+        self.chat_looks = ChatLooks(self.chat, people, self.language)
+        self.show_them = ShowThemButton(self.chat, camera, self.language)
+        self.show_them.place()
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, self.language, {
@@ -147,9 +157,10 @@ class MainWindow(QMainWindow):
         await self.conversations.attach()
         self._attached.append(self.conversations)
         for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice,
-                      self.message_actions):
+                      self.message_actions, self.camera_switch, self.chat_looks):
             panel.attach()
             self._attached.append(panel)
+        self._attached.append(self.show_them)  # follows nothing; its task in flight is cancelled at detach
         self.consent_prompt.attach(RuntimeConsent(self.runtime))
         self.refusal_notes.attach()
         self._attached += [self.consent_prompt, self.refusal_notes]
@@ -198,7 +209,8 @@ class MainWindow(QMainWindow):
             self.language = language
             use_language(language)  # Qt's own texts and every widget's self.tr()
             for panel in (self.roster, self.network, self.conversations, self.chat, self.turns, self.search_panel,
-                          self.camera_panel, self.speech_notice, self.message_actions):
+                          self.camera_panel, self.speech_notice, self.message_actions, self.camera_switch,
+                          self.chat_looks, self.show_them):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)

@@ -141,6 +141,7 @@ class OpenCVCamera:
         self._thread: threading.Thread | None = None
         self._previous: threading.Thread | None = None  # a worker told to stop that may still hold the device
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
         self._frame_waiters: set[asyncio.Future[None]] = set()
         self._encoded: tuple[int, bytes] | None = None
         self._preview: tuple[int, int, CameraFrame] | None = None
@@ -157,6 +158,7 @@ class OpenCVCamera:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         if self._started:
             return
         self._started = True
@@ -385,27 +387,30 @@ class OpenCVCamera:
         return CameraFrame(jpeg=encode_jpeg(image, 70), width=width, height=height, timestamp=grab.timestamp)
 
     def _publish(self, event: DeviceStatus | CameraInUse | CameraLooked) -> None:
-        """Thread-safe: via the loop (the bus may not be bound yet when the grabber thread reports)."""
+        """Thread-safe: from the grabber thread via the loop (the bus may not be bound yet when it reports); on the
+        loop at once (a look is published before whatever its caller publishes next)."""
         loop = self._loop
-        if self._bus is not None and loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed in between
-                loop.call_soon_threadsafe(self._bus.publish, event)
+        if self._bus is None or loop is None or loop.is_closed():
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._bus.publish(event)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed in between
+            loop.call_soon_threadsafe(self._bus.publish, event)
 
     def _set_status(self, available: bool, reason: str) -> None:
         """Called from the grabber thread too: only assigns an immutable value and publishes (thread-safe)."""
         self._opening = False
-        if not available:
-            self._wake_waiters()  # a look waiting for the first frame gets the reason at once
-        previous = self._status
         status = DeviceStatus("camera", available, reason, self._source)
-        if previous == status:
-            return
-        self._status = status
-        if available:
-            log.info("camera %r: available", self._source)
-        else:
-            log.warning("camera %r: %s", self._source, reason)
-        self._publish(status)
+        if status != self._status:
+            self._status = status
+            if available:
+                log.info("camera %r: available", self._source)
+            else:
+                log.warning("camera %r: %s", self._source, reason)
+            self._publish(status)
+        if not available:
+            self._wake_waiters()  # a look waiting for the first frame gets the reason at once (set above)
 
     def _set_in_use(self, in_use: bool) -> None:
         """Called from the grabber thread."""

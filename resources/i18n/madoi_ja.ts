@@ -223,7 +223,7 @@
         <translation>考え中…</translation>
     </message>
     <message>
-        <source>waiting for the floor…</source>
+        <source>waiting to speak…</source>
         <translation>話す順番を待っています…</translation>
     </message>
     <message>
@@ -309,6 +309,256 @@
     <message>
         <source>Could not do it: {error}</source>
         <translation>できませんでした: {error}</translation>
+    </message>
+</context>
+<context>
+    <name>companion_editor</name>
+    <message>
+        <source>Companions</source>
+        <translation type="unfinished">コンパニオン</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Duplicate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation type="unfinished">削除</translation>
+    </message>
+    <message>
+        <source>Restore sample</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save</source>
+        <translation type="unfinished">保存</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation type="unfinished">閉じる</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Made from the name; it stays once saved.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Words in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Japanese</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Personality</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Story</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How it talks (sample lines, one per line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>First greeting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No picture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished">モデル</translation>
+    </message>
+    <message>
+        <source>Empty: as the card says, else the default model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Voice</source>
+        <translation type="unfinished">声</translation>
+    </message>
+    <message>
+        <source>As the card says</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Events (for those who want them)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add a condition</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>When (CEL), e.g. need_response == true</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Then (an instruction)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>valid CEL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not valid CEL: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What this card runs and sends</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Held until you approve it: it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Approved by you: it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A sample shipped with Madoi: it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Approve</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Revoke</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kept from the imported card, not used by Madoi: {fields}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lorebook: {n} entries ({keys} …)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A companion needs a name.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use letters, digits, &apos;-&apos;, &apos;_&apos; or &apos;.&apos; (at most 64).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Another companion has this id.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved: {name} talks like this from its next turn.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} left the conversation; its card was removed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} is back as shipped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} joined from a {format} card.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{file} was not imported: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Written to {file}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not saved: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drop a character card (PNG or JSON) here to import it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New companion</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} (copy)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>companions_desk</name>
+    <message>
+        <source>&amp;Companions…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A companion card asks for more</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>These companions take part already. What their cards would also do waits for you: approve only what you trust.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} ({file}) would:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}&apos;s card changed since you approved it; it would:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Approve</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1581,10 +1831,6 @@
         <translation>発言を考え中</translation>
     </message>
     <message>
-        <source>waiting for the floor</source>
-        <translation>話す順番待ち</translation>
-    </message>
-    <message>
         <source>done</source>
         <translation>完了</translation>
     </message>
@@ -1605,20 +1851,12 @@
         <translation>投票</translation>
     </message>
     <message>
-        <source>Importance</source>
-        <translation>重要度</translation>
-    </message>
-    <message>
         <source>Named</source>
         <translation>指名</translation>
     </message>
     <message>
         <source>Closing</source>
         <translation>締め</translation>
-    </message>
-    <message>
-        <source>Reason</source>
-        <translation>理由</translation>
     </message>
     <message>
         <source>voting…</source>
@@ -1653,15 +1891,19 @@
         <translation>✓ 指名</translation>
     </message>
     <message>
-        <source>open</source>
+        <source>waiting to speak</source>
+        <translation>話す順番待ち</translation>
+    </message>
+    <message>
+        <source>going on</source>
         <translation>継続</translation>
     </message>
     <message>
-        <source>pre-closing</source>
+        <source>winding down</source>
         <translation>終わりの気配</translation>
     </message>
     <message>
-        <source>closing</source>
+        <source>wrapping up</source>
         <translation>まとめ</translation>
     </message>
     <message>
@@ -1723,6 +1965,34 @@
     <message>
         <source>nobody wants to speak</source>
         <translation>誰も話したがっていません</translation>
+    </message>
+    <message>
+        <source>{named} was named but could not answer, so {who} answers</source>
+        <translation>{named} が名指しされましたが答えられなかったので、{who} が答えます</translation>
+    </message>
+    <message>
+        <source>{passed} could not answer, so {who} answers</source>
+        <translation>{passed} が答えられなかったので、{who} が答えます</translation>
+    </message>
+    <message>
+        <source>no vote within {n} s</source>
+        <translation>{n} 秒以内に投票がありませんでした</translation>
+    </message>
+    <message>
+        <source>not needed: {who} took the turn</source>
+        <translation>不要: {who} が発言しました</translation>
+    </message>
+    <message>
+        <source>not needed: the turn was decided</source>
+        <translation>不要: 話し手はもう決まりました</translation>
+    </message>
+    <message>
+        <source>the vote was called off</source>
+        <translation>投票は取りやめになりました</translation>
+    </message>
+    <message>
+        <source>the answer was not a vote</source>
+        <translation>返事が投票の形になっていませんでした</translation>
     </message>
     <message>
         <source>Ended: {reason}</source>

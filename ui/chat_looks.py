@@ -1,0 +1,212 @@
+"""Every look through the camera, shown in the chat's flow: who looked, when, and the picture on click.
+
+A look (``CameraLooked`` on the bus: a companion's ``vision`` query the camera answered, a picture the user showed
+them with "Show them", or a look the camera switch refused) becomes a small line between the messages, not a bubble:
+"📷 Akari looked through the camera · 14:02". The line is a link; clicking it opens the picture with the time,
+its size and the on-device description (:class:`LookPicture`).
+
+Pictures are kept for the last :data:`KEEP_PICTURES` looks only (the camera keeps none itself); an older line says
+that its picture is no longer kept. The lines belong to the conversation they happened in and come back when the
+chat shows it again (after a switch or a change of language): each one is put after the message it followed. They
+last for the session; pictures are never written to disk.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import itertools
+import logging
+from dataclasses import dataclass
+from typing import Final
+
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+
+from companions.devices import CameraLooked
+from ui.camera_texts import camera_text
+from ui.chat_panel import ChatPanel
+from ui.naming import named
+from ui.ports import People
+from ui.turns_wording import display_name
+
+log = logging.getLogger(__name__)
+
+KEEP_PICTURES: Final = 30  # looks whose picture is kept (the newest); about 2 MB of JPEGs at 640x480
+KEEP_LOOKS: Final = 500  # looks remembered at all (the lines of every conversation of the session)
+LINK_SCHEME: Final = "madoi-look"
+PICTURE_MAX: Final = (640, 480)
+
+
+@dataclass
+class _Look:
+    key: str
+    event: CameraLooked
+    conversation: int | None
+    after: str | None  # the key of the message or line it followed in the chat
+
+
+class LookPicture(QDialog):
+    """The picture of one look, its time and size, and what the camera's description said."""
+
+    def __init__(self, title: str, picture: QPixmap | None, details: str, language: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "lookPicture")
+        self.setWindowTitle(title)
+        self.image = named(QLabel(), "lookImage")
+        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        if picture is not None:
+            self.image.setPixmap(picture)
+        self.details = named(QLabel(details), "lookDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QDialogButtonBox()
+        close = buttons.addButton(camera_text("picture.close", language), QDialogButtonBox.ButtonRole.RejectRole)
+        close.clicked.connect(self.close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.image, 1)
+        layout.addWidget(self.details)
+        layout.addWidget(buttons)
+
+
+class ChatLooks(QObject):
+    """The looks' lines in ``chat``. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
+
+    entry_added = Signal(str)  # a line's key
+    picture_opened = Signal(str)  # a line's key, once its picture (or that it is gone) is on screen
+
+    def __init__(self, chat: ChatPanel, people: People, language: str) -> None:
+        super().__init__(chat)
+        self.chat = chat
+        self.people = people
+        self.language = language
+        self.dialog: LookPicture | None = None
+        self._looks: collections.OrderedDict[str, _Look] = collections.OrderedDict()
+        self._pictures: collections.OrderedDict[str, bytes] = collections.OrderedDict()
+        self._last: str | None = None  # the newest message or line in the chat
+        self._numbers = itertools.count(1)
+        chat.message_shown.connect(self._on_message_shown)
+        chat.history_loaded.connect(self._on_history_loaded)
+        chat.view.anchorClicked.connect(self._on_link)
+
+    def attach(self) -> None:
+        """Shows the looks the chat hears of (in the order of its messages: the chat follows the bus)."""
+        self.chat.looked.connect(self._on_look)
+
+    def detach(self) -> None:
+        self.chat.looked.disconnect(self._on_look)
+
+    def set_language(self, language: str) -> None:
+        """The lines are written again in ``language`` when the chat shows the conversation again (it does)."""
+        self.language = language
+
+    # -- what is kept --------------------------------------------------------------------------------------------
+    def keys(self) -> list[str]:
+        """Every look remembered, oldest first."""
+        return list(self._looks)
+
+    def picture(self, key: str) -> bytes | None:
+        """The JPEG of look ``key`` while it is kept."""
+        return self._pictures.get(key)
+
+    @property
+    def pictures_kept(self) -> int:
+        return len(self._pictures)
+
+    # -- the bus and the chat --------------------------------------------------------------------------------
+    def _on_look(self, item: object) -> None:
+        if not isinstance(item, CameraLooked):
+            return
+        try:
+            key = f"look-{next(self._numbers)}"
+            look = _Look(key, item, self.chat.history.active_id(), self._last)
+            self._looks[key] = look
+            while len(self._looks) > KEEP_LOOKS:
+                self._looks.popitem(last=False)
+            if item.jpeg:
+                self._pictures[key] = item.jpeg
+                while len(self._pictures) > KEEP_PICTURES:
+                    self._pictures.popitem(last=False)
+            self._add(look)
+        except Exception:  # a slot never raises
+            log.exception("chat: a look could not be shown")
+
+    def _on_message_shown(self, message_id: str) -> None:
+        self._last = message_id
+
+    def _on_history_loaded(self, conversation_id: int) -> None:
+        """The chat shows a conversation again: its looks go back after the messages they followed."""
+        try:
+            last = self._last  # the newest message shown
+            for look in self._looks.values():
+                if look.conversation == conversation_id and not self.chat.view.has(look.key):
+                    self._add(look, after=look.after or "")
+                    if look.after == last:  # it came after the newest message: it is the newest line now
+                        last = look.key
+            self._last = last
+        except Exception:
+            log.exception("chat: looks not shown again")
+
+    def _add(self, look: _Look, *, after: str | None = None) -> None:
+        event = look.event
+        link = "" if event.refused else f"{LINK_SCHEME}:{look.key}"
+        view = self.chat.view
+        view.add_entry(look.key, self._line(event), link, after=after if after and view.has(after) else None)
+        if after is None:  # a new look: the newest line
+            self._last = look.key
+        self.entry_added.emit(look.key)
+
+    def _who(self, looker: str) -> str:
+        return display_name(self.people, self.language, looker)
+
+    def _line(self, event: CameraLooked) -> str:
+        time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M")
+        if event.refused:
+            return camera_text("chat.refused", self.language, who=self._who(event.looker), time=time)
+        if event.looker == self.people.user_id():
+            return camera_text("chat.shown", self.language, time=time)
+        return camera_text("chat.looked", self.language, who=self._who(event.looker), time=time)
+
+    # -- the picture -----------------------------------------------------------------------------------------
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == LINK_SCHEME:
+            self.open_picture(url.path())
+
+    def open_picture(self, key: str) -> LookPicture | None:
+        """Shows look ``key``'s picture (one window at a time: a new one replaces the last)."""
+        look = self._looks.get(key)
+        if look is None:
+            return None
+        event = look.event
+        time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M:%S")
+        if event.looker == self.people.user_id():
+            title = camera_text("picture.shown_title", self.language, time=time)
+        else:
+            title = camera_text("picture.title", self.language, who=self._who(event.looker), time=time)
+        jpeg = self._pictures.get(key)
+        pixmap: QPixmap | None = None
+        details: list[str] = []
+        if jpeg is not None:
+            image = QImage()
+            image.loadFromData(jpeg, "JPG")
+            if not image.isNull():
+                pixmap = QPixmap.fromImage(image)
+                if pixmap.width() > PICTURE_MAX[0] or pixmap.height() > PICTURE_MAX[1]:
+                    pixmap = pixmap.scaled(*PICTURE_MAX, Qt.AspectRatioMode.KeepAspectRatio,
+                                           Qt.TransformationMode.SmoothTransformation)
+            details.append(camera_text("picture.size", self.language, width=event.width, height=event.height))
+        else:
+            details.append(camera_text("picture.gone", self.language, n=KEEP_PICTURES))
+        if event.description:
+            details.append(event.description)
+        if self.dialog is not None:
+            self.dialog.close()
+            self.dialog.deleteLater()
+        dialog = LookPicture(title, pixmap, "\n".join(details), self.language, self.chat.window())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+        dialog.show()
+        self.dialog = dialog
+        self.picture_opened.emit(key)
+        return dialog
