@@ -42,7 +42,8 @@ def _environment(home: Path, language: str, theme: str) -> None:
 
 
 async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
-                            tab: int = 0, before_shot: Callable[[MainWindow], Awaitable[None]] | None = None) -> Path:
+                            tab: int = 0, before_shot: Callable[[MainWindow], Awaitable[None]] | None = None,
+                            size: tuple[int, int] = (1360, 820)) -> Path:
     """Renders the window of a runtime on ``home`` in ``language`` and ``theme`` mid-conversation to
     ``out/name.png``."""
     scene = SCENES[language]
@@ -57,7 +58,7 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
     lines(cast["souta"], stall(text_first=souta_start))
     async with scripted_runtime(cast) as runtime:
         window = MainWindow(runtime)
-        window.resize(1360, 820)
+        window.resize(*size)
         window.side.setCurrentIndex(tab)
         window.show()
         await window.attach()

@@ -15,7 +15,7 @@ TEXTS: Final = Texts("chat", {
     "placeholder": QT_TRANSLATE_NOOP("chat", "Write to the companions… (Enter sends, Shift+Enter: new line)"),
     "send": QT_TRANSLATE_NOOP("chat", "Send"),
     "composing": QT_TRANSLATE_NOOP("chat", "composing…"),
-    "waiting": QT_TRANSLATE_NOOP("chat", "waiting for the floor…"),
+    "waiting": QT_TRANSLATE_NOOP("chat", "waiting to speak…"),
     "speaking": QT_TRANSLATE_NOOP("chat", "speaking"),
     "send_failed": QT_TRANSLATE_NOOP("chat", "Not sent: {error}. Your text is still in the box."),
     "not_started": QT_TRANSLATE_NOOP("chat", "the companions have not started yet"),

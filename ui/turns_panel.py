@@ -9,19 +9,18 @@ model, put into the user's language.
 from __future__ import annotations
 
 import functools
+import html
 from collections.abc import Iterable
 from typing import Final
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtGui import QPalette, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QListWidget,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +36,7 @@ from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
-from ui.turns_votes import COLUMNS, COMPANION_ROLE, Changes, ImportanceDelegate, VoteRow, VotesModel, fit_columns
+from ui.turns_votes import COLUMNS, COMPANION_ROLE, Changes, VoteRow, VotesModel, VotesTable, fit_columns
 from ui.turns_wording import TurnsWording, display_name
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
@@ -56,15 +55,18 @@ class TurnsPanel(QWidget):
         self.people = people
         self.language = language
         self.status = named(QLabel(), "turnsStatus")
-        self.closing_title = named(QLabel(), "closingTitle")
-        self.closing_steps = [named(QLabel(), f"closingStage-{stage}") for stage in CLOSING_ORDER]
+        # "Closing: going on → winding down → wrapping up → goodbye" in one label that wraps (four labels in a row
+        # made the panel as wide as the words: the chat lost that width at 1024 px).
+        self.closing = named(QLabel(), "closingStages")
+        self.closing.setWordWrap(True)
+        self.closing.setTextFormat(Qt.TextFormat.RichText)
         self.turn_label = named(QLabel(), "turnsTurn")
         self.floor = named(QLabel(), "turnsFloor")
         self.floor.setWordWrap(True)
         self.speaking = named(QLabel(), "turnsSpeaking")
         self.next_up = named(QLabel(), "turnsNext")
         self.votes_model = VotesModel(self)
-        self.votes = named(QTableView(), "turnsVotes")
+        self.votes = named(VotesTable(), "turnsVotes")
         self.votes.setModel(self.votes_model)
         self.votes_model.font = self.votes.font()  # the speaker's row: the table's font, bold
         self.votes.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -72,18 +74,10 @@ class TurnsPanel(QWidget):
         self.votes.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.votes.setTabKeyNavigation(False)  # Tab leaves the table for the buttons
         self.votes.verticalHeader().setVisible(False)
-        self.votes.setItemDelegateForColumn(COLUMNS.index("importance"), ImportanceDelegate(self.votes))
-        header = self.votes.horizontalHeader()
-        # Fitted to the contents by _fit_columns when cells change, not by ResizeToContents: that mode measures the
-        # column again on every change of every item (text, data, font), a tenth of a millisecond each.
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        # The reasons take the rest, however narrow (a stretched last section never goes below 100 px).
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
-        # A narrow window wraps the reasons (rows as tall as they need) instead of cutting them off to the right.
-        self.votes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.votes.setWordWrap(True)
-        rows = self.votes.verticalHeader()
-        rows.setMinimumSectionSize(rows.defaultSectionSize())  # fitted rows never get lower than before
+        # Columns fitted to the contents and the table's width by fit_columns when cells change (turns_votes.py),
+        # not by ResizeToContents: that mode measures the column again on every change of every item (text, data,
+        # font), a tenth of a millisecond each. Each reason is a row of its own under its companion's cells.
+        self.votes.setShowGrid(False)
         self.votes.selectionModel().selectionChanged.connect(self._update_buttons)
         self.ended = named(QLabel(), "turnsEnded")
         self.ended.setWordWrap(True)
@@ -105,13 +99,6 @@ class TurnsPanel(QWidget):
         self.history_title.setBuddy(self.history)
         self.tools_used = named(ToolUsesView(bus, people, language), "turnsToolsUsed")  # every tool call, MCP ones too
 
-        steps = QHBoxLayout()
-        steps.addWidget(self.closing_title)
-        for i, step in enumerate(self.closing_steps):
-            if i:
-                steps.addWidget(QLabel("→"))
-            steps.addWidget(step)
-        steps.addStretch(1)
         companion_buttons = QHBoxLayout()
         companion_buttons.addWidget(self.mute_button)
         companion_buttons.addWidget(self.next_button)
@@ -127,7 +114,7 @@ class TurnsPanel(QWidget):
         layout = QVBoxLayout(self.page)
         layout.addWidget(self.status)
         layout.addWidget(self.ended)
-        layout.addLayout(steps)
+        layout.addWidget(self.closing)
         layout.addWidget(self.turn_label)
         layout.addWidget(self.floor)
         layout.addWidget(self.speaking)
@@ -229,6 +216,13 @@ class TurnsPanel(QWidget):
         """The closing stage shown as current."""
         return str(self.view.closing)
 
+    def closing_steps(self) -> list[tuple[str, str]]:
+        """The stages as shown: each one's words and how: "current" (bold), "reached" or "ahead" (greyed out)."""
+        current = CLOSING_ORDER.index(self.view.closing)
+        return [(turns_text(f"closing.{stage}", self.language),
+                 "current" if i == current else "reached" if i < current else "ahead")
+                for i, stage in enumerate(CLOSING_ORDER)]
+
     def history_lines(self) -> list[str]:
         return self.turn_history.lines()
 
@@ -241,8 +235,7 @@ class TurnsPanel(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.page.setGeometry(self.rect())
-        self.votes.resizeRowsToContents()  # the reasons wrap anew
+        self.page.setGeometry(self.rect())  # the table fits its columns and wraps its rows when it is resized
 
     def _check_fits(self) -> None:
         """Tells the tab widget when the page no longer fits (after new texts), so that it makes room as it would
@@ -317,16 +310,14 @@ class TurnsPanel(QWidget):
         if view.closing == self._closing_shown:
             return
         self._closing_shown = view.closing
-        current = CLOSING_ORDER.index(view.closing)
-        for i, (stage, label) in enumerate(zip(CLOSING_ORDER, self.closing_steps, strict=True)):
-            label.setText(turns_text(f"closing.{stage}", self.language))
-            font = label.font()
-            font.setBold(i == current)
-            label.setFont(font)
-            label.setEnabled(i <= current)
-            label.setStyleSheet("" if i <= current else "color: palette(mid);")  # not reached yet: greyed out
-        words = turns_text(f"closing.{view.closing}", self.language)
-        self.closing_title.setAccessibleDescription(words)
+        ahead = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText).name()
+        shown = []
+        for stage, how in self.closing_steps():
+            words = html.escape(stage).replace(" ", "&nbsp;")  # a stage never breaks; the arrows between may
+            shown.append(f"<b>{words}</b>" if how == "current" else
+                         f'<span style="color: {ahead}">{words}</span>' if how == "ahead" else words)
+        self.closing.setText(f"{html.escape(turns_text('closing.label', self.language))} {' → '.join(shown)}")
+        self.closing.setAccessibleDescription(turns_text(f"closing.{view.closing}", self.language))
 
     def _render_votes(self, view: ConversationView, turn: TurnView | None) -> None:
         chosen = self.chosen()
@@ -350,7 +341,6 @@ class TurnsPanel(QWidget):
         fit_columns(self.votes, changes)
 
     def _retranslate(self) -> None:
-        self.closing_title.setText(turns_text("closing.label", self.language))
         self.votes_model.set_headers([turns_text(f"column.{c}", self.language) for c in COLUMNS])
         self._fit_columns()
         self.votes.setAccessibleName(turns_text("turns.title", self.language))

@@ -1,9 +1,18 @@
-"""The Turns panel's votes table on Qt's model/view: one row per companion present (or voting), its vote's cells.
+"""The Turns panel's votes table on Qt's model/view: per companion present (or voting), a row of its vote's cells
+and, under it, a row with its reason in words, across the whole table.
+
+The reason used to be the last column: at 1024 px and in Japanese it was squeezed to "You're not res… to the me…"
+or to one character a line, and pushed Closing out of sight. So a companion has two rows in the model: its cells
+(name, vote with its importance, named, closing stage) and its reason (only the first column holds it; the panel
+spans it over every column, and hides it while there is none). :func:`fit_columns` gives the columns their
+contents' widths and, when the table is narrower than that, takes the difference from the widest (their cells
+wrap), so that every column stays in sight.
 
 :class:`VotesModel` (a ``QAbstractTableModel``) takes the rows the panel works out from each conversation view and
 tells the view only what changed: a row's cells that differ (``dataChanged`` for those columns), rows that came or
-went (``rowsInserted``/``rowsRemoved``), so Qt repaints only those. :class:`ImportanceDelegate` draws a vote's
-importance as a bar in the companion's colour. Nothing here knows the bus or the conversation.
+went (``rowsInserted``/``rowsRemoved``), so Qt repaints only those. :class:`VotesDelegate` draws a vote's importance
+as a bar in the companion's colour behind it, and indents the reasons. Nothing here knows the bus or the
+conversation.
 """
 
 from __future__ import annotations
@@ -11,17 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from PySide6.QtWidgets import QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from ui.companion_colors import companion_color
 
-COLUMNS: Final = ("companion", "vote", "importance", "selected", "closing", "reason")
+COLUMNS: Final = ("companion", "vote", "selected", "closing")
 COMPANION_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 1  # the companion id of a row's cells
 IMPORTANCE_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 2  # the vote's importance (0-10), None without one
-IMPORTANCE: Final = COLUMNS.index("importance")
-REASON: Final = COLUMNS.index("reason")
+REASON_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 3  # True on a companion's reason row
+VOTE: Final = COLUMNS.index("vote")  # shows the importance too ("speak · 8", a bar behind)
+REASON_INDENT: Final = 18  # pixels: a reason sits under its companion's name, a little in
+MIN_COLUMN: Final = 44  # pixels: a column narrowed to fit keeps at least this (its cells wrap)
 SPEAKER_TINT: Final = 45  # the alpha of the speaker's row background in its companion's colour
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -29,8 +40,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 @dataclass(frozen=True)
 class VoteRow:
-    """One row of the votes table as the user reads it (``companion`` is the id; ``name`` as shown, "▶ " before
-    the speaker's)."""
+    """One companion's vote as the user reads it (``companion`` is the id; ``name`` as shown, "▶ " before the
+    speaker's); the table shows it as two rows: its cells, and its reason under them."""
 
     companion: str
     name: str
@@ -43,14 +54,16 @@ class VoteRow:
     importance_value: int | None = field(default=None, compare=False)  # the bar drawn behind the number
 
     def texts(self) -> tuple[str, ...]:
-        return self.name, self.vote, self.importance, self.selected, self.closing, self.reason
+        """The cells of its first row, as shown: the vote with its importance ("speak · 8")."""
+        vote = f"{self.vote} · {self.importance}" if self.importance else self.vote
+        return self.name, vote, self.selected, self.closing
 
 
 @dataclass(frozen=True)
 class Changes:
     """What :meth:`VotesModel.set_rows` changed: the columns that show a text they never showed before (their width
-    is measured again; texts repeat from turn to turn, so this soon stops), the rows of changed cells (their
-    height), and ``rows_moved`` when rows came or went (everything is measured again)."""
+    is measured again; texts repeat from turn to turn, so this soon stops), the table's rows of changed cells or
+    reasons (their height), and ``rows_moved`` when rows came or went (everything is measured again)."""
 
     columns: frozenset[int]
     rows: frozenset[int]
@@ -65,7 +78,7 @@ class VotesModel(QAbstractTableModel):
 
     def __init__(self, parent: object = None) -> None:
         super().__init__(parent)  # type: ignore[arg-type]
-        self._rows: list[VoteRow] = []
+        self._rows: list[VoteRow] = []  # one per companion: the table shows rows 2i (cells) and 2i + 1 (reason)
         self._texts: list[tuple[str, ...]] = []
         self._headers: list[str] = list(COLUMNS)
         self._bold = QFont()
@@ -97,31 +110,41 @@ class VotesModel(QAbstractTableModel):
 
     # -- what the view asks --------------------------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
-        return 0 if parent.isValid() else len(self._rows)
+        return 0 if parent.isValid() else 2 * len(self._rows)
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or index.row() >= len(self._rows):
+        if not index.isValid() or index.row() >= 2 * len(self._rows):
             return None
-        row, column = self._rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._texts[index.row()][column]
+        number, reason_row = divmod(index.row(), 2)
+        row, column = self._rows[number], index.column()
         if role == COMPANION_ROLE:
             return row.companion
+        if reason_row:
+            return self._reason_data(row, column, role)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._texts[number][column]
         if role == IMPORTANCE_ROLE:
-            return row.importance_value if column == IMPORTANCE else None
+            return row.importance_value if column == VOTE else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.reason if column == REASON and row.reason else None
+            return row.reason or None
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._color(row.companion)[0] if column == 0 else None
         if role == Qt.ItemDataRole.FontRole:
             return self._bold if row.speaker else None
         if role == Qt.ItemDataRole.BackgroundRole:
             return self._color(row.companion)[1] if row.speaker else None
-        if role == Qt.ItemDataRole.TextAlignmentRole and column == IMPORTANCE:
-            return Qt.AlignmentFlag.AlignCenter
+        return None
+
+    def _reason_data(self, row: VoteRow, column: int, role: int) -> object:
+        if role == REASON_ROLE:
+            return True
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.reason if column == 0 else ""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._color(row.companion)[1] if row.speaker else None
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,
@@ -131,14 +154,19 @@ class VotesModel(QAbstractTableModel):
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable if index.isValid() else Qt.ItemFlag.NoItemFlags
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        if index.row() % 2:  # a reason: read, not chosen (the row above it is)
+            return Qt.ItemFlag.ItemIsEnabled
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     # -- what the panel gives -----------------------------------------------------------------------------------
     def rows(self) -> list[VoteRow]:
         return list(self._rows)
 
     def row_of(self, companion: str) -> int | None:
-        return next((i for i, r in enumerate(self._rows) if r.companion == companion), None)
+        """The table row of ``companion``'s cells (its reason is the next one)."""
+        return next((2 * i for i, r in enumerate(self._rows) if r.companion == companion), None)
 
     def set_headers(self, labels: list[str]) -> None:
         self._headers = labels
@@ -151,7 +179,7 @@ class VotesModel(QAbstractTableModel):
         old = self._rows
         moved = len(rows) != len(old)
         if len(rows) < len(old):
-            self.beginRemoveRows(QModelIndex(), len(rows), len(old) - 1)
+            self.beginRemoveRows(QModelIndex(), 2 * len(rows), 2 * len(old) - 1)
             self._rows, self._texts = old[:len(rows)], self._texts[:len(rows)]
             self.endRemoveRows()
         for i, row in enumerate(rows[:len(self._rows)]):
@@ -161,15 +189,18 @@ class VotesModel(QAbstractTableModel):
             texts = row.texts()
             changed = range(len(COLUMNS)) if (before.companion, before.speaker) != (row.companion, row.speaker) \
                 else [c for c, (a, b) in enumerate(zip(self._texts[i], texts, strict=True)) if a != b] + \
-                ([IMPORTANCE] if before.importance_value != row.importance_value else [])
+                ([VOTE] if before.importance_value != row.importance_value else [])
             self._rows[i], self._texts[i] = row, texts
             if changed:
                 columns.update(c for c in changed if texts[c] not in self._seen[c])
-                changed_rows.add(i)
-                self.dataChanged.emit(self.index(i, min(changed)), self.index(i, max(changed)))
+                changed_rows.add(2 * i)
+                self.dataChanged.emit(self.index(2 * i, min(changed)), self.index(2 * i, max(changed)))
+            if (before.reason, before.speaker) != (row.reason, row.speaker):
+                changed_rows.add(2 * i + 1)
+                self.dataChanged.emit(self.index(2 * i + 1, 0), self.index(2 * i + 1, len(COLUMNS) - 1))
         if len(rows) > len(self._rows):
             first = len(self._rows)
-            self.beginInsertRows(QModelIndex(), first, len(rows) - 1)
+            self.beginInsertRows(QModelIndex(), 2 * first, 2 * len(rows) - 1)
             self._rows = self._rows + rows[first:]
             self._texts = self._texts + [r.texts() for r in rows[first:]]
             self.endInsertRows()
@@ -180,10 +211,16 @@ class VotesModel(QAbstractTableModel):
         return Changes(frozenset(columns), frozenset(changed_rows), moved)
 
 
-class ImportanceDelegate(QStyledItemDelegate):
-    """Draws the importance (0-10) as a bar in the companion's colour behind the number."""
+class VotesDelegate(QStyledItemDelegate):
+    """Draws the importance (0-10) as a bar in the companion's colour behind the vote, and a reason a little in
+    from the left, wrapped over the whole table's width (its row spans every column)."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        if index.data(REASON_ROLE):
+            opt = QStyleOptionViewItem(option)
+            opt.rect = option.rect.adjusted(REASON_INDENT, 0, 0, 0)
+            super().paint(painter, opt, index)
+            return
         value = index.data(IMPORTANCE_ROLE)
         if isinstance(value, int):
             rect = QRectF(option.rect).adjusted(3, 4, -3, -4)
@@ -196,18 +233,83 @@ class ImportanceDelegate(QStyledItemDelegate):
             painter.restore()
         super().paint(painter, option, index)
 
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        if not index.data(REASON_ROLE):
+            return super().sizeHint(option, index)
+        # The table asks with the width of the whole span: the reason's height wrapped there; no width of its own
+        # (the first column must not grow to a whole reason's length).
+        opt = QStyleOptionViewItem(option)
+        opt.rect = option.rect.adjusted(REASON_INDENT, 0, 0, 0)
+        return QSize(0, super().sizeHint(opt, index).height())
 
-def fit_columns(table: QTableView, changes: Changes | None = None) -> None:
-    """The changed columns as wide as their widest cell or their title (the last one, the reasons, takes the rest),
-    then the changed rows as tall as their wrapped reasons; every row when a width changed or rows came or went
-    (all columns and rows without ``changes``)."""
-    last = len(COLUMNS) - 1
-    widths = [table.columnWidth(c) for c in range(last)]
+
+class VotesTable(QTableView):
+    """The votes table: its columns fit its width again whenever it is resized (see :func:`fit_columns`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.natural: list[int] = [0] * len(COLUMNS)  # each column's contents' width, as last measured
+        self.setItemDelegate(VotesDelegate(self))
+        self.setWordWrap(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # every column in sight
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # set by fit_columns
+        self.horizontalHeader().setMinimumSectionSize(MIN_COLUMN)
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        if _apply_widths(self):
+            self.resizeRowsToContents()  # the cells and the reasons wrap anew
+
+    def show_reasons(self) -> None:
+        """Each reason row spans the table and shows only while its companion has a reason."""
+        model = self.model()
+        for row in range(1, model.rowCount(), 2):
+            if self.columnSpan(row, 0) != len(COLUMNS):
+                self.setSpan(row, 0, 1, len(COLUMNS))
+            hidden = not model.index(row, 0).data()
+            if self.isRowHidden(row) != hidden:
+                self.setRowHidden(row, hidden)
+
+
+def fitted(natural: list[int], available: int) -> list[int]:
+    """Column widths for ``available`` pixels: the contents' widths, the last column taking what is left over; when
+    they do not fit, the widest are narrowed to one width (never below :data:`MIN_COLUMN`) until they do."""
+    if sum(natural) <= available:
+        return [*natural[:-1], available - sum(natural[:-1])]
+    low, high = MIN_COLUMN, max(natural)
+    while low < high:  # the largest cap at which the capped widths still fit
+        cap = (low + high + 1) // 2
+        if sum(min(w, cap) for w in natural) <= available:
+            low = cap
+        else:
+            high = cap - 1
+    return [min(w, low) for w in natural]
+
+
+def _apply_widths(table: VotesTable) -> bool:
+    """Sets the columns' widths for the table's width now; whether any changed."""
+    header = table.horizontalHeader()
+    changed = False
+    for column, width in enumerate(fitted(table.natural, table.viewport().width())):
+        if header.sectionSize(column) != width:
+            header.resizeSection(column, width)
+            changed = True
+    return changed
+
+
+def fit_columns(table: VotesTable, changes: Changes | None = None) -> None:
+    """The changed columns measured again (their widest cell or their title), the widths fitted to the table (see
+    :func:`fitted`), then the changed rows as tall as their wrapped cells and reasons; every row when a width
+    changed or rows came or went (all columns and rows without ``changes``)."""
+    if changes is None or changes.rows_moved:
+        table.show_reasons()
+    header = table.horizontalHeader()
     for column in (changes.columns if changes is not None else range(len(COLUMNS))):
-        if column < last:
-            table.resizeColumnToContents(column)
-    if changes is None or changes.rows_moved or widths != [table.columnWidth(c) for c in range(last)]:
+        table.natural[column] = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+    if _apply_widths(table) or changes is None or changes.rows_moved:
         table.resizeRowsToContents()
     else:
+        if any(row % 2 for row in changes.rows):
+            table.show_reasons()  # a reason came or went
         for row in changes.rows:
             table.resizeRowToContents(row)

@@ -3,14 +3,25 @@ conversation ended, in the user's language (ui/turns_texts.py holds the words)."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING, Final, assert_never
 
 from companions.conversation.readmodel import ConversationView, TurnView, VoteView
 from ui.turns_texts import turns_text
 
 if TYPE_CHECKING:
     from ui.ports import People
+
+# Why a vote is missing, as conversation control says it (companions/conversation/turns.py), and its text here.
+_PROBLEMS: Final = (
+    (re.compile(r"no vote within (?P<seconds>[\d.]+) s"), "problem.late"),
+    (re.compile(r"not needed: the turn went to (?P<who>\S+)"), "problem.settled"),
+    (re.compile(r"not needed: .*"), "problem.settled_elsewhere"),
+    (re.compile(r"the vote was cancelled"), "problem.cancelled"),
+    (re.compile(r"not a Vote: .*"), "problem.unreadable"),
+)
+_DECIMALS: Final = re.compile(r"\d+\.\d+")
 
 
 def display_name(people: People, language: str, who: str | None) -> str:
@@ -33,10 +44,18 @@ class TurnsWording:
         return turns_text(key, self.language, **values)
 
     def why(self, turn: TurnView) -> str:
-        """Why the turn's speaker takes the floor (the selection rule), or "" when there is no speaker."""
+        """Why the turn's speaker takes the floor (the selection rule), or "" when there is no speaker. When those
+        ranked first could not answer, the rule named them, not the speaker: "Hina was named but could not answer,
+        so Akari answers" (it said "Akari was named")."""
         rule = turn.selection_rule
         if turn.speaker is None or rule is None or rule == "nobody":
             return ""
+        if turn.passed_over:
+            if rule == "named":
+                return self.text("rule.named.passed", named=self.name(turn.passed_over[0]),
+                                 who=self.name(turn.speaker))
+            return self.text("rule.passed", passed=", ".join(self.name(p) for p in turn.passed_over),
+                             who=self.name(turn.speaker))
         vote = turn.vote_of(turn.speaker)
         importance = vote.importance if vote is not None and vote.importance is not None else 0
         return self.text(f"rule.{rule}", who=self.name(turn.speaker), importance=importance)
@@ -67,8 +86,21 @@ class TurnsWording:
             str(importance) if importance is not None else "",
             self.text("selected.yes") if vote.selected else "",
             self.text(f"closing.{vote.closing}") if answered else "",
-            vote.reason or vote.error,
+            vote.reason or self.problem(vote.error),
         ], importance
+
+    def problem(self, error: str) -> str:
+        """Why a vote is missing, in words and with whole seconds ("no vote within 12 s", not 11.9293 s)."""
+        for pattern, key in _PROBLEMS:
+            match = pattern.fullmatch(error.strip())
+            if match is not None:
+                values = match.groupdict()
+                if "seconds" in values:
+                    values["n"] = str(max(1, round(float(values.pop("seconds")))))
+                if "who" in values:
+                    values["who"] = self.name(values["who"])
+                return self.text(key, **values)
+        return _DECIMALS.sub(lambda m: f"{float(m.group()):.1f}".removesuffix(".0"), error)
 
     def history_line(self, view: ConversationView) -> str:
         """One finished (or cancelled) turn of ``view``: who spoke and why, or why nobody did."""

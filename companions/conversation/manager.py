@@ -251,7 +251,8 @@ class ConversationManager:
                 continue
             vote = votes.get(candidate)
             closing = later_stage(vote.closing if vote is not None else "none", self._repetition.pressure)
-            turn = evolve(turn, phase="composing", speaker=candidate, closing=closing)
+            passed_over = turn.passed_over + ((turn.speaker,) if turn.speaker is not None else ())
+            turn = evolve(turn, phase="composing", speaker=candidate, closing=closing, passed_over=passed_over)
             self._update("composing", turn=turn, closing=closing)
             context = contexts.get(candidate) or self._context(candidate, trigger, self._repetition.pressure, origin)
             early = self._early_speech(speaker)

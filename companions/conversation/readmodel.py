@@ -73,6 +73,7 @@ class TurnView:
     selection_reason: str = ""
     selection_rule: SelectionRule | None = None
     closing: Closing = "none"
+    passed_over: tuple[str, ...] = ()  # ranked before the speaker, they could not answer (the floor passed on)
 
     def vote_of(self, companion: str) -> VoteView | None:
         return next((v for v in self.votes if v.companion == companion), None)

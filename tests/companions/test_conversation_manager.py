@@ -406,6 +406,8 @@ async def test_a_speaker_that_fails_to_compose_passes_the_floor(sim_factory: Cal
     view = await sim.ended()
     assert sim.said() == [("ben", "ben saves the day")]
     assert view.ended_reason == "turn-cap"
+    first = sim.model.turns()[0]  # the view says who could not answer: the rule ranked aoi first, not ben
+    assert (first.speaker, first.selection_rule, first.passed_over) == ("ben", "wants", ("aoi",))
 
 
 async def test_a_message_to_one_companion_is_answered_by_it_without_a_vote(

@@ -50,7 +50,7 @@ async def test_the_turns_panel_shows_the_view_it_is_given_and_its_buttons_give_c
     assert [(r.companion, r.name, r.importance) for r in panel.rows()] == [("akari", "あかり", "8"),
                                                                             ("hina", "ひな", "2")]
     assert panel.stop_button.isEnabled()
-    panel.votes.selectRow(1)
+    panel.choose("hina")
     panel.mute_button.click()
     panel.next_button.click()
     panel.stop_button.click()
@@ -145,7 +145,7 @@ async def test_a_vote_coming_in_repaints_its_row_only(qtbot: QtBot, bus: InProce
         getattr(panel.votes_model, signal).connect(lambda *_, name=signal: structure.append(name))
     bus.publish(ConversationChanged(_voting(2), "vote"))  # hina's vote comes in; akari's row stays as it was
     await until(panel.rendered, lambda: panel.view.revision == 2)
-    assert changed == [(1, 1)]
+    assert changed == [(2, 2), (3, 3)]  # hina's cells, and her reason under them
     assert structure == []
     assert panel.row_of("hina") is not None
     panel.detach()

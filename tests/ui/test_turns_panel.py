@@ -84,7 +84,7 @@ async def test_votes_the_floor_and_why_then_stop_ends_the_conversation_and_says_
         assert (akari.name, akari.vote, akari.importance, akari.reason, akari.speaker) == (
             "▶ Akari", "speak", "8", "I love meteors", True)
         assert (hina.vote, hina.importance, hina.reason, hina.speaker) == ("speak", "5", "I saw it too", False)
-        assert (souta.vote, souta.importance, souta.closing) == ("listen", "2", "open")
+        assert (souta.vote, souta.importance, souta.closing) == ("listen", "2", "going on")
         assert chosen.floor == "Speaker: Akari — Akari wants to speak most (importance 8)"
 
         speaking = await _shown_when(panel, lambda v: v.floor == "akari")
@@ -167,9 +167,9 @@ async def test_mute_interrupt_and_speak_next_in_japanese_and_the_closing_progres
 
         assert view.ended_reason == "closed"
         assert panel.ended.text() == "終了: 颯太 が会話を締めくくりました"
-        assert [label.text() for label in panel.closing_steps] == ["継続", "終わりの気配", "まとめ", "お別れ"]
-        assert [label.font().bold() for label in panel.closing_steps] == [False, False, False, True]
-        assert all(label.isEnabled() for label in panel.closing_steps)  # every stage reached
+        assert panel.closing_steps() == [("継続", "reached"), ("終わりの気配", "reached"), ("まとめ", "reached"),
+                                         ("お別れ", "current")]  # every stage reached
+        assert panel.closing.text().endswith("<b>お別れ</b>")
         assert not cast["hina"].requests  # muted all along
         await runtime.bus.drain()  # storage is a bus subscriber: let it write what was said
         assert [m.params.from_ for m in [s.message for s in await runtime.store.messages(
