@@ -156,6 +156,11 @@ class DesktopExtras(QObject):
             self.dialog.deleteLater()
             self.dialog = None
 
+    def saved_elsewhere(self, settings: Settings) -> None:
+        """Settings written by another part of the window (the companion editor, a card approved): the dialog
+        opens on them next time, and the window applies them as after Save."""
+        self._saved(settings)
+
     def _saved(self, settings: Settings) -> None:
         self.settings = settings
         self.theme.apply(settings.general.theme)

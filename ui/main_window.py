@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
 from app.camera_controls import RuntimeCamera
 from app.companion_checks import CompanionChecks
+from app.companion_editing import RuntimeCompanionEditing
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
 from app.faces import (
@@ -35,6 +36,7 @@ from ui.camera_preview import CameraPreview
 from ui.camera_switch import CameraSwitch
 from ui.chat_looks import ChatLooks
 from ui.chat_panel import ChatPanel
+from ui.companions_desk import CompanionsDesk
 from ui.consent_prompt import ConsentPrompt, RefusalNotes
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
@@ -110,6 +112,8 @@ class MainWindow(QMainWindow):
         self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
                                     test_voice=self._test_voice, companions=CompanionChecks.for_runtime(runtime))
         self.extras.settings_saved.connect(self._settings_saved)
+        self.companions_desk = CompanionsDesk(self, RuntimeCompanionEditing(runtime, self.extras.saved_elsewhere),
+                                              bus, self.language, self.extras.settings_action)  # the editor
         self.extras.first_run.retry_requested.connect(self._retry_model)
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
@@ -161,6 +165,8 @@ class MainWindow(QMainWindow):
             panel.attach()
             self._attached.append(panel)
         self._attached.append(self.show_them)  # follows nothing; its task in flight is cancelled at detach
+        self.companions_desk.attach()  # faces, and the cards waiting for the user's approval
+        self._attached.append(self.companions_desk)
         self.consent_prompt.attach(RuntimeConsent(self.runtime))
         self.refusal_notes.attach()
         self._attached += [self.consent_prompt, self.refusal_notes]
@@ -214,6 +220,7 @@ class MainWindow(QMainWindow):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)
+            self.companions_desk.set_language(language)
             self.refusal_notes.language = language
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")

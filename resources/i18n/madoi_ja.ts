@@ -315,250 +315,262 @@
     <name>companion_editor</name>
     <message>
         <source>Companions</source>
-        <translation type="unfinished">コンパニオン</translation>
+        <translation>コンパニオン</translation>
     </message>
     <message>
         <source>Add</source>
-        <translation type="unfinished"></translation>
+        <translation>追加</translation>
     </message>
     <message>
         <source>Duplicate</source>
-        <translation type="unfinished"></translation>
+        <translation>複製</translation>
     </message>
     <message>
         <source>Remove</source>
-        <translation type="unfinished">削除</translation>
+        <translation>削除</translation>
     </message>
     <message>
         <source>Restore sample</source>
-        <translation type="unfinished"></translation>
+        <translation>サンプルに戻す</translation>
     </message>
     <message>
         <source>Import…</source>
-        <translation type="unfinished"></translation>
+        <translation>読み込む…</translation>
     </message>
     <message>
         <source>Export…</source>
-        <translation type="unfinished"></translation>
+        <translation>書き出す…</translation>
     </message>
     <message>
         <source>Save</source>
-        <translation type="unfinished">保存</translation>
+        <translation>保存</translation>
     </message>
     <message>
         <source>Close</source>
-        <translation type="unfinished">閉じる</translation>
+        <translation>閉じる</translation>
     </message>
     <message>
         <source>Name</source>
-        <translation type="unfinished"></translation>
+        <translation>名前</translation>
     </message>
     <message>
         <source>Id</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Made from the name; it stays once saved.</source>
-        <translation type="unfinished"></translation>
+        <translation>ID</translation>
     </message>
     <message>
         <source>Words in</source>
-        <translation type="unfinished"></translation>
+        <translation>言葉の言語</translation>
     </message>
     <message>
         <source>Japanese</source>
-        <translation type="unfinished"></translation>
+        <translation>日本語</translation>
     </message>
     <message>
         <source>English</source>
-        <translation type="unfinished"></translation>
+        <translation>英語</translation>
     </message>
     <message>
         <source>Personality</source>
-        <translation type="unfinished"></translation>
+        <translation>性格</translation>
     </message>
     <message>
         <source>Story</source>
-        <translation type="unfinished"></translation>
+        <translation>生い立ち</translation>
     </message>
     <message>
         <source>How it talks (sample lines, one per line)</source>
-        <translation type="unfinished"></translation>
+        <translation>話し方（セリフの例、1 行に 1 つ）</translation>
     </message>
     <message>
         <source>First greeting</source>
-        <translation type="unfinished"></translation>
+        <translation>最初のあいさつ</translation>
     </message>
     <message>
         <source>Colour</source>
-        <translation type="unfinished"></translation>
+        <translation>色</translation>
     </message>
     <message>
         <source>Picture</source>
-        <translation type="unfinished"></translation>
+        <translation>画像</translation>
     </message>
     <message>
         <source>Choose…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>No picture</source>
-        <translation type="unfinished"></translation>
+        <translation>選ぶ…</translation>
     </message>
     <message>
         <source>Model</source>
-        <translation type="unfinished">モデル</translation>
+        <translation>モデル</translation>
     </message>
     <message>
         <source>Empty: as the card says, else the default model</source>
-        <translation type="unfinished"></translation>
+        <translation>空欄: カードの指定、なければ既定のモデル</translation>
     </message>
     <message>
         <source>Voice</source>
-        <translation type="unfinished">声</translation>
+        <translation>声</translation>
     </message>
     <message>
         <source>As the card says</source>
-        <translation type="unfinished"></translation>
+        <translation>カードの指定どおり</translation>
     </message>
     <message>
         <source>Events (for those who want them)</source>
-        <translation type="unfinished"></translation>
+        <translation>イベント（使いたい人向け）</translation>
     </message>
     <message>
         <source>Add a condition</source>
-        <translation type="unfinished"></translation>
+        <translation>条件を追加</translation>
     </message>
     <message>
         <source>When (CEL), e.g. need_response == true</source>
-        <translation type="unfinished"></translation>
+        <translation>条件（CEL）、例: need_response == true</translation>
     </message>
     <message>
         <source>Then (an instruction)</source>
-        <translation type="unfinished"></translation>
+        <translation>そのときの指示</translation>
     </message>
     <message>
         <source>valid CEL</source>
-        <translation type="unfinished"></translation>
+        <translation>正しい CEL です</translation>
     </message>
     <message>
         <source>not valid CEL: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>CEL として正しくありません: {error}</translation>
     </message>
     <message>
         <source>What this card runs and sends</source>
-        <translation type="unfinished"></translation>
+        <translation>このカードが実行・送信するもの</translation>
     </message>
     <message>
         <source>Held until you approve it: it</source>
-        <translation type="unfinished"></translation>
+        <translation>あなたが承認するまで保留中。このカードは:</translation>
     </message>
     <message>
         <source>Approved by you: it</source>
-        <translation type="unfinished"></translation>
+        <translation>あなたが承認済み。このカードは:</translation>
     </message>
     <message>
         <source>A sample shipped with Madoi: it</source>
-        <translation type="unfinished"></translation>
+        <translation>Madoi 同梱のサンプル。このカードは:</translation>
     </message>
     <message>
         <source>Approve</source>
-        <translation type="unfinished"></translation>
+        <translation>承認</translation>
     </message>
     <message>
         <source>Revoke</source>
-        <translation type="unfinished"></translation>
+        <translation>承認を取り消す</translation>
     </message>
     <message>
         <source>Kept from the imported card, not used by Madoi: {fields}</source>
-        <translation type="unfinished"></translation>
+        <translation>読み込んだカードから保持（Madoi では使わない項目）: {fields}</translation>
     </message>
     <message>
         <source>Lorebook: {n} entries ({keys} …)</source>
-        <translation type="unfinished"></translation>
+        <translation>設定資料（ロアブック）: {n} 件（{keys} …）</translation>
     </message>
     <message>
         <source>A companion needs a name.</source>
-        <translation type="unfinished"></translation>
+        <translation>コンパニオンには名前が必要です。</translation>
     </message>
     <message>
         <source>Use letters, digits, &apos;-&apos;, &apos;_&apos; or &apos;.&apos; (at most 64).</source>
-        <translation type="unfinished"></translation>
+        <translation>英字・数字・「-」「_」「.」を使ってください（64 文字まで）。</translation>
     </message>
     <message>
         <source>Another companion has this id.</source>
-        <translation type="unfinished"></translation>
+        <translation>この ID は別のコンパニオンが使っています。</translation>
     </message>
     <message>
         <source>Saved: {name} talks like this from its next turn.</source>
-        <translation type="unfinished"></translation>
+        <translation>保存しました。{name}は次の番からこの内容で話します。</translation>
     </message>
     <message>
         <source>{name} left the conversation; its card was removed.</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}は会話を離れ、カードを削除しました。</translation>
     </message>
     <message>
         <source>{name} is back as shipped.</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}を同梱時の状態に戻しました。</translation>
     </message>
     <message>
         <source>{name} joined from a {format} card.</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}が {format} カードから加わりました。</translation>
     </message>
     <message>
         <source>{file} was not imported: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>{file} は読み込めませんでした: {reason}</translation>
     </message>
     <message>
         <source>Written to {file}.</source>
-        <translation type="unfinished"></translation>
+        <translation>{file} に書き出しました。</translation>
     </message>
     <message>
         <source>Not saved: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>保存できませんでした: {error}</translation>
     </message>
     <message>
         <source>Drop a character card (PNG or JSON) here to import it.</source>
-        <translation type="unfinished"></translation>
+        <translation>キャラクターカード（PNG か JSON）をここにドロップすると読み込めます。</translation>
     </message>
     <message>
         <source>New companion</source>
-        <translation type="unfinished"></translation>
+        <translation>新しいコンパニオン</translation>
+    </message>
+    <message>
+        <source>runs the program: {command} (MCP server {server})</source>
+        <translation>プログラムを実行する: {command}（MCP サーバー {server}）</translation>
+    </message>
+    <message>
+        <source>connects to the MCP server {server} at {url}</source>
+        <translation>MCP サーバー {server}（{url}）に接続する</translation>
+    </message>
+    <message>
+        <source>sends the conversation to {url}</source>
+        <translation>会話を {url} に送る</translation>
+    </message>
+    <message>
+        <source>sends the conversation to {url} with the value of the environment variable ${var} as its key</source>
+        <translation>会話を {url} に送り、環境変数 ${var} の値をキーとして渡す</translation>
+    </message>
+    <message>
+        <source>sends the value of the environment variable ${var} as a key to the default model server</source>
+        <translation>環境変数 ${var} の値をキーとして既定のモデルサーバーに送る</translation>
     </message>
     <message>
         <source>{name} (copy)</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}（コピー）</translation>
     </message>
 </context>
 <context>
     <name>companions_desk</name>
     <message>
         <source>&amp;Companions…</source>
-        <translation type="unfinished"></translation>
+        <translation>コンパニオン(&amp;C)…</translation>
     </message>
     <message>
         <source>A companion card asks for more</source>
-        <translation type="unfinished"></translation>
+        <translation>コンパニオンのカードが許可を求めています</translation>
     </message>
     <message>
         <source>These companions take part already. What their cards would also do waits for you: approve only what you trust.</source>
-        <translation type="unfinished"></translation>
+        <translation>これらのコンパニオンはすでに会話に参加しています。カードが求める次の動作は、あなたの承認を待っています。信頼できるものだけを承認してください。</translation>
     </message>
     <message>
         <source>{name} ({file}) would:</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}（{file}）は次のことをします:</translation>
     </message>
     <message>
         <source>{name}&apos;s card changed since you approved it; it would:</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}のカードは承認後に変更されました。次のことをします:</translation>
     </message>
     <message>
         <source>Approve</source>
-        <translation type="unfinished"></translation>
+        <translation>承認</translation>
     </message>
     <message>
         <source>Not now</source>
-        <translation type="unfinished"></translation>
+        <translation>今はしない</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,168 @@
+"""The companion editor in the window, on the real runtime: a companion added, edited and removed is in the roster
+and the conversation at once; an imported character card brings its picture; a card that would run a program is
+asked about in the window before it runs; CEL is checked as typed."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage
+from pytestqt.qtbot import QtBot
+
+from companions.llm.scripted import ScriptedCast, say
+from companions.protocol import Message
+from tests.ui.conftest import signal_fired
+from tests.ui.scripted_runtime import EVENT_PARAMS, lines, scripted_runtime, until
+from ui.companion_editor import CompanionEditor
+from ui.main_window import MainWindow
+from ui.roster_model import NAME_ROLE
+
+PICTURE_COLOUR = "#20a060"
+
+
+def _cast(*extra: str) -> ScriptedCast:
+    cast = ScriptedCast("akari", "hina", "souta", *extra)
+    for name, model in cast.items():
+        if name in EVENT_PARAMS:
+            model.lane("event_params").always(json.dumps(EVENT_PARAMS[name]))
+    return cast
+
+
+def _roster_names(window: MainWindow) -> list[str]:
+    model = window.roster.model
+    return [str(model.index(i).data(NAME_ROLE)) for i in range(model.rowCount())]
+
+
+async def _window(qtbot: QtBot, runtime: object) -> MainWindow:
+    window = MainWindow(runtime)  # type: ignore[arg-type]
+    qtbot.addWidget(window)
+    await window.attach()
+    window.show()
+    return window
+
+
+async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtbot: QtBot, madoi_home: Path) -> None:
+    cast = _cast("kumo")
+    lines(cast["kumo"], say("はじめまして、クモです。"))
+    async with scripted_runtime(cast) as runtime:
+        window = await _window(qtbot, runtime)
+        editor = window.companions_desk.open_editor()
+        assert [editor.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(editor.list.count())] == [
+            "akari", "hina", "souta"]
+        qtbot.mouseClick(editor.add_button, Qt.MouseButton.LeftButton)
+        editor.name.setText("Kumo")
+        assert editor.card_id.text() == "kumo"  # derived from the name while new
+        editor.personality.setPlainText("のんびりした雲。")
+        editor.samples.setPlainText("ふわふわ〜")
+        editor.set_colour("#123456")
+        assert editor.save_button.isEnabled()
+        async with signal_fired(editor.saved):
+            qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+        await until(window.roster.model.modelReset, lambda: "Kumo" in _roster_names(window))
+        assert (madoi_home / "companions" / "kumo.yaml").is_file()
+        assert "kumo" in runtime.parts.conversation.present
+        assert window.roster.model.index(3).data(Qt.ItemDataRole.DecorationRole) is not None
+
+        message = Message.create(from_="user", message="クモ、こんにちは", to=["kumo"])
+        async with signal_fired(window.chat.message_shown, timeout=15):
+            runtime.bus.publish(message)
+        await until(window.chat.message_shown, lambda: "はじめまして、クモです。" in window.chat.view.toPlainText(),
+                    timeout=15)
+        cast["kumo"].assert_used_up()
+
+        editor.list.setCurrentRow(3)
+        assert editor.card_id.isReadOnly()  # the id stays once saved
+        editor.name.setText("Kumomo")
+        async with signal_fired(editor.saved):
+            qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+        await until(window.roster.model.modelReset, lambda: "Kumomo" in _roster_names(window))
+        assert runtime.parts.cast.companions["kumo"].name == "Kumomo"
+        assert runtime.parts.cast.companions["kumo"].card.colour == "#123456"
+
+        editor.list.setCurrentRow(3)
+        assert editor.remove_button.isEnabled()
+        qtbot.mouseClick(editor.remove_button, Qt.MouseButton.LeftButton)
+        await until(window.roster.model.modelReset, lambda: "Kumomo" not in _roster_names(window))
+        assert "kumo" not in runtime.parts.conversation.present
+        assert not (madoi_home / "companions" / "kumo.yaml").exists()
+        editor.list.setCurrentRow(0)
+        assert not editor.remove_button.isEnabled()  # a sample is edited and restored, never removed
+        window.close()
+
+
+def _character_png(path: Path) -> Path:
+    image = QImage(120, 160, QImage.Format.Format_RGB32)
+    image.fill(QColor(PICTURE_COLOUR))
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Seraphina", "description": "{{char}} guards the glade.", "personality": "Gentle.",
+        "first_mes": "Welcome, {{user}}.", "tags": ["fantasy"]}}
+    image.setText("chara", base64.b64encode(json.dumps(card).encode()).decode())
+    assert image.save(str(path), "PNG")
+    return path
+
+
+async def test_an_imported_card_brings_its_picture_to_the_roster_and_its_kept_fields_are_shown(
+        qtbot: QtBot, madoi_home: Path, tmp_path: Path) -> None:
+    async with scripted_runtime(_cast("seraphina", "seraphina-2")) as runtime:
+        window = await _window(qtbot, runtime)
+        editor = window.companions_desk.open_editor()
+        result = await editor.import_card(_character_png(tmp_path / "seraphina.png"))
+        assert result is not None
+        await until(window.roster.model.modelReset, lambda: "Seraphina" in _roster_names(window))
+        assert editor.current_id == "seraphina"
+        assert "tags" in editor.kept.text()
+        assert "Imported" in editor.note.text() or "joined" in editor.note.text() or "V2 PNG" in editor.note.text()
+        icon = window.roster.model.index(3).data(Qt.ItemDataRole.DecorationRole)
+        image = icon.pixmap(32, 32).toImage()
+        assert image.pixelColor(16, 16).name() == PICTURE_COLOUR  # its picture, not a letter circle
+        again = await editor.import_card(tmp_path / "seraphina.png")  # the same name again: beside it
+        assert again is not None
+        assert again.card.id == "seraphina-2"
+        window.close()
+
+
+async def test_a_card_that_would_run_a_program_is_asked_about_in_the_window_first(
+        qtbot: QtBot, madoi_home: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    folder = madoi_home / "companions"
+    folder.mkdir(parents=True)
+    (folder / "kumo.yaml").write_text(f'metadata: {{id: kumo, name: Kumo}}\nrole: A cloud.\n'
+                                      f'mcp: [{{name: notes, command: sh, args: [-c, "touch {ran}"]}}]\n',
+                                      encoding="utf-8")
+    async with scripted_runtime(_cast("kumo")) as runtime:
+        window = await _window(qtbot, runtime)
+        prompt = window.companions_desk.prompt
+        assert prompt is not None
+        assert prompt.isVisible()
+        box = prompt.cards["kumo"]
+        held_lines = next(w for w in box.children() if w.objectName() == "heldLines")
+        assert f"sh -c 'touch {ran}'" in held_lines.text()  # the exact command line
+        assert "'notes'" in held_lines.text()
+        assert not ran.exists()
+        approve = next(w for w in box.children() if w.objectName() == "approveCardButton")
+        qtbot.mouseClick(approve, Qt.MouseButton.LeftButton)
+        await until(window.roster.model.dataChanged, lambda: runtime.parts.cast.held == {}, timeout=15)
+        assert ran.exists()  # approved: it runs, without a restart
+        assert [a.card for a in runtime.settings.trust.cards] == ["kumo"]
+        assert "[[trust.cards]]" in (madoi_home / "settings.toml").read_text(encoding="utf-8")
+        window.close()
+
+
+async def test_an_events_expression_is_checked_as_it_is_typed(qtbot: QtBot, madoi_home: Path) -> None:
+    async with scripted_runtime(_cast()) as runtime:
+        window = await _window(qtbot, runtime)
+        editor: CompanionEditor = window.companions_desk.open_editor()
+        editor.list.setCurrentRow(0)  # akari: its card's three conditions
+        assert [row.expression.text() for row in editor._events] == [
+            "already_replied == false", "wants_to_see == true", "need_response == true"]
+        row = editor._events[0]
+        row.expression.setText("already_replied ==")
+        assert "not valid CEL" in row.check.text()
+        assert not editor.save_button.isEnabled()
+        row.expression.setText("already_replied == true")
+        assert row.check.text() in ("valid CEL", "正しい CEL です")
+        assert editor.save_button.isEnabled()
+        window.close()

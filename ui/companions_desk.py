@@ -1,0 +1,174 @@
+"""The window's part for the companions themselves: the Madoi menu's "Companions…" (the editor), the prompt that
+asks before a card the user added runs a program or sends a key, and the faces every panel paints.
+
+The prompt (:class:`CardApprovalPrompt`) comes up when the window attaches with cards held, and again when a card
+appears or changes while running (``CastChanged`` naming a held id not asked about yet): each held card with
+exactly what it would run or send, and *Approve* / *Not now*. *Approve* is a setting (``[[trust.cards]]``), saved
+and applied at once; *Not now* leaves the card held (the editor and ``madoi companions approve ID`` approve it
+later).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, Final
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.card_library import CardEntry
+from companions.bus import Bus, BusItem
+from companions.cast import CastChanged
+from companions.tasks import TaskSet
+from ui.bus_bridge import BusFollower
+from ui.companion_editor import CompanionEditing, CompanionEditor, privilege_lines, sync_faces
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.naming import named
+
+TEXTS: Final = Texts("companions_desk", {
+    "menu": QT_TRANSLATE_NOOP("companions_desk", "&Companions…"),
+    "prompt.title": QT_TRANSLATE_NOOP("companions_desk", "A companion card asks for more"),
+    "prompt.intro": QT_TRANSLATE_NOOP(
+        "companions_desk", "These companions take part already. What their cards would also do waits for you: "
+                           "approve only what you trust."),
+    "prompt.card": QT_TRANSLATE_NOOP("companions_desk", "{name} ({file}) would:"),
+    "prompt.changed": QT_TRANSLATE_NOOP("companions_desk", "{name}'s card changed since you approved it; it would:"),
+    "approve": QT_TRANSLATE_NOOP("companions_desk", "Approve"),
+    "later": QT_TRANSLATE_NOOP("companions_desk", "Not now"),
+})
+
+
+class CardApprovalPrompt(QDialog):
+    """Each held card with what it would run or send, exactly, and Approve / Not now."""
+
+    def __init__(self, entries: list[CardEntry], changed: set[str], language: str, approve: Any,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "cardApprovalPrompt")
+        self.setWindowTitle(TEXTS.text("prompt.title", language))
+        self.setWindowModality(Qt.WindowModality.NonModal)
+        self._approve = approve
+        self.cards: dict[str, QGroupBox] = {}
+        layout = QVBoxLayout(self)
+        intro = QLabel(TEXTS.text("prompt.intro", language))
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        for entry in entries:
+            name = entry.card.name(language)
+            key = "prompt.changed" if entry.id in changed else "prompt.card"
+            box = named(QGroupBox(TEXTS.text(key, language, name=name, file=entry.file.name)), f"held_{entry.id}")
+            column = QVBoxLayout(box)
+            what = named(QLabel("\n".join(f"• {line}" for line in privilege_lines(entry.privileges, language))),
+                         "heldLines")
+            what.setWordWrap(True)
+            what.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            column.addWidget(what)
+            row = QHBoxLayout()
+            approve = named(QPushButton(TEXTS.text("approve", language)), "approveCardButton")
+            later = named(QPushButton(TEXTS.text("later", language)), "laterCardButton")
+            approve.clicked.connect(lambda _=False, e=entry: self._decided(e, True))
+            later.clicked.connect(lambda _=False, e=entry: self._decided(e, False))
+            row.addStretch(1)
+            row.addWidget(later)
+            row.addWidget(approve)
+            column.addLayout(row)
+            layout.addWidget(box)
+            self.cards[entry.id] = box
+        later_default = self.findChild(QPushButton, "laterCardButton")
+        if later_default is not None:
+            later_default.setDefault(True)  # Enter never approves a program by accident
+
+    def _decided(self, entry: CardEntry, approved: bool) -> None:
+        box = self.cards.pop(entry.id, None)
+        if box is not None:
+            box.hide()
+        if approved:
+            self._approve(entry)
+        if not self.cards:
+            self.accept()
+
+
+class CompanionsDesk(QObject):
+    """The editor's menu entry, the approval prompt and the faces, for one main window."""
+
+    def __init__(self, window: QMainWindow, editing: CompanionEditing, bus: Bus, language: str,
+                 menu_anchor: QAction) -> None:
+        super().__init__(window)
+        self.window = window
+        self.editing = editing
+        self.language = language
+        self.editor: CompanionEditor | None = None
+        self.prompt: CardApprovalPrompt | None = None
+        self._asked: set[tuple[str, str]] = set()  # (id, digest) of the held cards already shown
+        self._tasks = TaskSet("companions-desk")
+        self._bus_link = BusFollower(bus, ("events",))
+        self.action = named(QAction(TEXTS.text("menu", language), window), "companionsAction")
+        self.action.triggered.connect(self.open_editor)
+        menu = next((m for m in window.menuBar().findChildren(QMenu) if menu_anchor in m.actions()), None)
+        if menu is not None:
+            menu.insertAction(menu_anchor, self.action)
+        window.addAction(self.action)
+
+    def attach(self) -> None:
+        sync_faces(self.editing)
+        self._bus_link.follow(self, self._on_item)
+        self.ask_about_held()
+
+    def detach(self) -> None:
+        self._bus_link.stop()
+        self._tasks.cancel()
+
+    def set_language(self, language: str) -> None:
+        self.language = language
+        self.action.setText(TEXTS.text("menu", language))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        return self._tasks.spawn(coro, name="companions-desk")
+
+    def _on_item(self, item: BusItem) -> None:
+        if not isinstance(item, CastChanged):
+            return
+        sync_faces(self.editing)
+        if self.editor is not None and self.editor.isVisible():
+            self.editor.refresh()
+        if item.held:
+            self.ask_about_held()
+
+    def ask_about_held(self) -> CardApprovalPrompt | None:
+        """Shows the cards held that were not asked about yet (this session, for this content)."""
+        held = [e for e in self.editing.entries() if not e.trusted]
+        new = [e for e in held if (e.id, e.privileges.digest) not in self._asked]
+        if not new:
+            return None
+        self._asked |= {(e.id, e.privileges.digest) for e in new}
+        approved_before = {a.card for a in self.editing.settings.trust.cards}
+        if self.prompt is not None:
+            self.prompt.close()
+        self.prompt = CardApprovalPrompt(new, {e.id for e in new if e.id in approved_before}, self.language,
+                                         self._approve, self.window)
+        self.prompt.show()
+        return self.prompt
+
+    def _approve(self, entry: CardEntry) -> None:
+        self._spawn(self.editing.set_approved(entry.card, True))
+
+    def open_editor(self) -> CompanionEditor:
+        if self.editor is not None and self.editor.isVisible():
+            self.editor.raise_()
+            self.editor.activateWindow()
+            return self.editor
+        self.editor = CompanionEditor(self.editing, self.language, self.window)
+        self.editor.show()
+        return self.editor
