@@ -34,6 +34,7 @@ from companions.cast import CastChanged
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.companion_editor import CompanionEditing, CompanionEditor, privilege_lines, sync_faces
+from ui.companion_faces import FACES
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
@@ -129,6 +130,7 @@ class CompanionsDesk(QObject):
     def detach(self) -> None:
         self._bus_link.stop()
         self._tasks.cancel()
+        FACES.update({})  # the window's faces go with it
 
     def set_language(self, language: str) -> None:
         self.language = language

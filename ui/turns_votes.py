@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
 from PySide6.QtWidgets import QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
+from ui.avatars import avatar_pixmap
 from ui.companion_colors import companion_color
+from ui.companion_faces import FACES
 
 COLUMNS: Final = ("companion", "vote", "selected", "closing")
 COMPANION_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 1  # the companion id of a row's cells
@@ -33,6 +35,7 @@ REASON_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 3  # True on a companion's 
 VOTE: Final = COLUMNS.index("vote")  # shows the importance too ("speak · 8", a bar behind)
 REASON_INDENT: Final = 18  # pixels: a reason sits under its companion's name, a little in
 MIN_COLUMN: Final = 44  # pixels: a column narrowed to fit keeps at least this (its cells wrap)
+AVATAR_SIDE: Final = 16  # the companion's picture beside its name
 SPEAKER_TINT: Final = 45  # the alpha of the speaker's row background in its companion's colour
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -84,6 +87,7 @@ class VotesModel(QAbstractTableModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self._colors: dict[str, tuple[QColor, QColor]] = {}  # companion -> (its colour, the speaker's tint)
+        self._avatars: dict[tuple[str, str, int], QPixmap] = {}
         self._seen: list[set[str]] = [set() for _ in COLUMNS]  # every text each column has shown (its width fits)
 
     def forget_widths(self) -> None:
@@ -99,6 +103,14 @@ class VotesModel(QAbstractTableModel):
         """The table's font: the speaker's row is shown in it, bold."""
         self._bold = QFont(font)
         self._bold.setBold(True)
+
+    def _avatar(self, companion: str, name: str) -> QPixmap:
+        """The companion's picture (or letter circle) beside its name, painted once per face."""
+        key = (companion, name, FACES.revision)
+        avatar = self._avatars.get(key)
+        if avatar is None:
+            avatar = self._avatars[key] = avatar_pixmap(companion, name, AVATAR_SIDE)
+        return avatar
 
     def _color(self, companion: str) -> tuple[QColor, QColor]:
         colors = self._colors.get(companion)
@@ -130,6 +142,8 @@ class VotesModel(QAbstractTableModel):
             return row.importance_value if column == VOTE else None
         if role == Qt.ItemDataRole.ToolTipRole:
             return row.reason or None
+        if role == Qt.ItemDataRole.DecorationRole:
+            return self._avatar(row.companion, self._texts[number][0]) if column == 0 else None
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._color(row.companion)[0] if column == 0 else None
         if role == Qt.ItemDataRole.FontRole:

@@ -1,0 +1,61 @@
+"""A companion's picture is its avatar in every panel (the roster's rows, the Turns panel's votes); without one,
+its letter circle in its colour; a picture that cannot be read is the letter circle too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage, QPixmap
+from pytestqt.qtbot import QtBot
+
+from ui.avatars import avatar_pixmap
+from ui.companion_colors import companion_color
+from ui.companion_faces import FACES, Face
+from ui.turns_votes import VoteRow, VotesModel
+
+GREEN = "#20a060"
+
+
+@pytest.fixture
+def picture(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "kumo.png"
+    image = QImage(3000, 2000, QImage.Format.Format_RGB32)  # a big card picture: scaled once, cropped square
+    image.fill(QColor(GREEN))
+    assert image.save(str(path), "PNG")
+    yield path
+    FACES.update({})
+
+
+def _centre(pixmap: QPixmap) -> str:
+    """The colour inside the circle, beside where a letter would be."""
+    image = pixmap.toImage()
+    return image.pixelColor(4, image.height() // 2).name()
+
+
+def test_a_picture_is_the_avatar_and_a_broken_one_is_the_letter_circle(qtbot: QtBot, picture: Path,
+                                                                         tmp_path: Path) -> None:
+    assert _centre(avatar_pixmap("kumo", "Kumo", 32)) == companion_color("kumo").name()
+    revision = FACES.revision
+    assert FACES.update({"kumo": Face(picture), "ame": Face(tmp_path / "missing.png", "#123456")})
+    assert FACES.revision == revision + 1
+    assert _centre(avatar_pixmap("kumo", "Kumo", 32)) == GREEN
+    corner = avatar_pixmap("kumo", "Kumo", 32).toImage().pixelColor(0, 0)
+    assert corner.alpha() == 0  # round: the corners stay transparent
+    assert _centre(avatar_pixmap("ame", "Ame", 32)) != GREEN  # no picture: a letter circle, in its own colour
+    assert companion_color("ame").name() == "#123456"
+    assert not FACES.update({"kumo": Face(picture), "ame": Face(tmp_path / "missing.png", "#123456")})
+
+
+def test_the_turns_panel_shows_each_voters_avatar(qtbot: QtBot, picture: Path) -> None:
+    FACES.update({"kumo": Face(picture)})
+    model = VotesModel()
+    model.set_rows([VoteRow("kumo", "Kumo", "speak", "8", "", "", "", True),
+                    VoteRow("akari", "Akari", "listen", "2", "", "", "", False)])
+    kumo = model.data(model.index(0, 0), Qt.ItemDataRole.DecorationRole)
+    akari = model.data(model.index(model.row_of("akari") or 0, 0), Qt.ItemDataRole.DecorationRole)
+    assert _centre(kumo) == GREEN
+    assert _centre(akari) == companion_color("akari").name()
+    assert model.data(model.index(0, 1), Qt.ItemDataRole.DecorationRole) is None  # the name's cell only
