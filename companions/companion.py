@@ -33,7 +33,9 @@ from companions.bus import Bus, Subscription
 from companions.cards import CompanionCard, localized
 from companions.composing import (
     EndAfterSpeech,
+    LineCheck,
     LineRules,
+    clean_piece,
     compose_line,
     identity_note,
     line_of,
@@ -43,7 +45,7 @@ from companions.composing import (
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
 from companions.lines import clean_line, misidentified
-from companions.llm.capabilities import capabilities_of
+from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEvent
@@ -52,6 +54,7 @@ from companions.memory import CompanionMemory, MemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.speech_stream import CheckedSentences
 from companions.tasks import TaskSet
 from companions.tool_sources import ToolSources
 from companions.tools import ToolRegistry
@@ -62,6 +65,11 @@ log = logging.getLogger(__name__)
 USER_NAMES = ("User", "user", "ユーザー", "あなた")
 
 
+# The first line of a turn may cost about one completion beyond the floor (issue 23): the first attempt and a
+# retry together within two estimated completions of the line (~40 tokens after the context and instructions).
+TIME_BUDGET_COMPLETIONS: Final = 2.0
+LINE_TOKENS: Final = 40
+LINE_INSTRUCTION_TOKENS: Final = 100
 EVENTS_AFTER_LINE_PRIORITY: Final = -50  # below votes (0) and turns (1), above prompt warm-ups (-100)
 REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
@@ -389,16 +397,34 @@ class Companion:
         recent one is asked for once more, then replaced by a short fallback (composing.py).
         """
         language = reply_language(message, self.language)
+        # Lines of companions only: answering a user's greeting with a greeting is no repetition.
+        speakers = {m.id for m in self.roster()} | {self.id}
+        recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
+        others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
+        answered = message.params.message if message is not None else ""
+        check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others))
+        limit = self.line_rules.limit(language)
+        # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter
+        # per kind of text, per attempt): what the line finally says begins with what was released.
+        gates: dict[str, CheckedSentences] = {}
+        released_from = ["text"]
 
         async def once(notes: list[str]) -> tuple[PlannedSpeech | None, bool]:
             """One turn; also whether the model wrote tool syntax as text while tools were offered."""
             offered = self._tools_offered()
             self.builtins.planned = []
+            gates.clear()
+            gates.update({kind: CheckedSentences(
+                clean=lambda text: clean_piece(text, self.sanitize, self.last_notes, self.last_prompt),
+                flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")})
+            self.worker.stream_filter = gates.__getitem__
             try:
                 result = await self.take_turn(message, closing=closing, extra_notes=notes, origin=origin)
                 planned = list(self.builtins.planned)
             finally:
                 self.builtins.planned = None
+                self.worker.stream_filter = None
+            released_from[0] = "speech" if planned else "text"
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
             line = line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize,
@@ -417,15 +443,22 @@ class Companion:
                     line, _ = await once(notes)
             return line
 
-        # Lines of companions only: answering a user's greeting with a greeting is no repetition.
-        speakers = {m.id for m in self.roster()} | {self.id}
-        recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
-        others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
+        def retry_fits(elapsed_s: float) -> bool:
+            """Another attempt fits the first line's time budget: about one completion beyond the floor (one
+            completion of this line, estimated from the endpoint's measured speed; unmeasured: it fits)."""
+            capabilities = capabilities_of(self.model)
+            if capabilities is None:
+                return True
+            prompt = sum(estimate_tokens(m.text) for m in self.context(language)) + LINE_INSTRUCTION_TOKENS
+            one = capabilities.estimate_s(prompt, LINE_TOKENS)
+            return one is None or elapsed_s + one <= TIME_BUDGET_COMPLETIONS * one
+
         after = self.events_after_line(message)
-        line = await compose_line(attempt, language=language, max_chars=self.line_rules.limit(language),
-                                  recent=recent, answered=message.params.message if message is not None else "",
-                                  speaks_as_other=lambda text: misidentified(text, other_names=others),
-                                  identity_note=identity_note(language, localized(self.card.metadata.name, language)))
+        line = await compose_line(attempt, language=language, max_chars=limit, recent=recent, answered=answered,
+                                  speaks_as_other=check.speaks_as_other,
+                                  identity_note=identity_note(language, localized(self.card.metadata.name, language)),
+                                  released=lambda: gates[released_from[0]].released if gates else "",
+                                  retry_fits=retry_fits)
         if after and message is not None:
             self._fill_events_later(message, language)
         return line

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from companions.actions import PlannedSpeech
+from companions.conversation.early_speech import remainder
 from companions.filler import FillerReason
 from companions.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.lines import (
@@ -184,47 +186,103 @@ def _arguments(raw: str) -> dict[str, object]:
 PARROT_MIN_CHARS: Final = 12  # a greeting answered with a greeting is no parroting; a question asked back is
 
 
+@dataclass(frozen=True)
+class LineCheck:
+    """The checks a line, or the beginning of one, must pass to be said (no LLM: patterns and character bigrams).
+
+    Flawed: it speaks as someone else (``speaks_as_other``: "私はHinaです" from Akari) or as an AI assistant, is in
+    another language than ``language`` (measured: English questions answered in Japanese), repeats one of
+    ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what do you like to do on
+    weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself)."""
+
+    language: str
+    recent: Sequence[str] = ()
+    answered: str = ""
+    speaks_as_other: Callable[[str], bool] = lambda text: False
+
+    @property
+    def _parrot(self) -> list[str]:
+        return [self.answered] if len(self.answered) >= PARROT_MIN_CHARS else []
+
+    def flaw(self, text: str) -> FillerReason | None:
+        """Why ``text`` may not be said, or None."""
+        written_in = detect_language(text)
+        if self.speaks_as_other(text) or sounds_like_an_assistant(text):
+            return "not-itself"
+        if written_in is not None and written_in != self.language:
+            return "language"
+        if is_repeat(text, self.recent):
+            return "repeat"
+        if is_repeat(text, self._parrot, threshold=0.8):
+            return "parrot"
+        return None
+
+    def echoes(self, sentence: str) -> bool:
+        """Whether ``sentence`` only repeats the message being answered (a line may begin so; it is left out)."""
+        return is_repeat(sentence, self._parrot, threshold=0.8)
+
+    def note(self, reason: FillerReason, identity: str) -> list[str]:
+        """What the next attempt is told after a line flawed for ``reason``."""
+        if reason == "not-itself":
+            return [identity] if identity else []
+        if reason == "language":
+            return [ONLY_LANGUAGE_NOTE.get(self.language, LANGUAGE_NOTE["en"])]
+        return [repeat_note(self.language)]
+
+
+def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str) -> str:
+    """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line."""
+    return _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes), prompt))))
+
+
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
                        max_chars: int, recent: Sequence[str], answered: str = "",
                        speaks_as_other: Callable[[str], bool] = lambda text: False,
-                       identity_note: str = "") -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed, then gives a fallback line.
+                       identity_note: str = "", released: Callable[[], str] = lambda: "",
+                       retry_fits: Callable[[float], bool] = lambda elapsed_s: True) -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed (:class:`LineCheck`), then gives a
+    short fallback (:class:`FillerLine`, marked with the reason).
 
-    Flawed: it speaks as someone else (``speaks_as_other``) or as an AI assistant (asked again with
-    ``identity_note``), is in another language than ``language`` (measured: English questions answered in
-    Japanese), repeats one of ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what
-    do you like to do on weekends?" asked of Souta came back as his line). A first attempt that left nothing of
-    the companion's own (e.g. only a line written for another, cleaned away) is asked for once more as itself;
-    nothing twice passes the floor on (``None``)."""
-    parrot = [answered] if len(answered) >= PARROT_MIN_CHARS else []
+    ``released()`` is what the attempt just made showed and voiced before it ended (speech_stream.CheckedSentences:
+    checked sentences): the line said begins with it, whatever follows, and an attempt that released something is
+    never asked again: nothing heard is taken back. ``retry_fits(elapsed_s)`` says whether another attempt fits the
+    turn's time budget after ``elapsed_s`` seconds of composing; when it does not, the fallback goes out at once. A
+    first attempt that left nothing of the companion's own (e.g. only a line written for another, cleaned away) is
+    asked for once more as itself; nothing twice passes the floor on (``None``)."""
+    check = LineCheck(language, recent, answered, speaks_as_other)
     notes: list[str] = []
     reason: FillerReason = "empty"
+    began = time.monotonic()
     for round_ in range(2):
+        if round_ == 1 and not retry_fits(time.monotonic() - began):
+            log.info("no time left for another attempt (%.1f s composing)", time.monotonic() - began)
+            reason = "time" if reason == "empty" else reason
+            break
         planned = await attempt(notes)
+        said = released().strip()
         if planned is None:
+            if said:
+                return PlannedSpeech(said, (), "neutral")
             if round_ == 0 and identity_note:
                 log.info("nothing of its own came back: asked once more")
                 notes = [identity_note]
                 continue
             return None
-        text = _without_echo(planned.text, answered) if parrot else planned.text
+        text = _without_echo(planned.text, answered) if len(answered) >= PARROT_MIN_CHARS else planned.text
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
-        written_in = detect_language(line.text)
-        if speaks_as_other(line.text) or sounds_like_an_assistant(line.text):
-            reason, notes = "not-itself", [identity_note] if identity_note else []
-        elif written_in is not None and written_in != language:
-            reason, notes = "language", [ONLY_LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"])]
-        elif is_repeat(line.text, recent):
-            reason, notes = "repeat", [repeat_note(language)]
-        elif is_repeat(line.text, parrot, threshold=0.8):
-            reason, notes = "parrot", [repeat_note(language)]
-        else:
+        flaw = check.flaw(line.text)
+        if said and (flaw is not None or remainder(line.text, said) is None):
+            # Shown and heard already: the checked beginning is the line (the rest failed, or differs).
+            log.info("the line ends where its checked beginning ends (%s): %r", flaw or "differs", line.text[:80])
+            return replace(planned, text=said)
+        if flaw is None:
             return line
+        reason, notes = flaw, check.note(flaw, identity_note)
         log.info("the line is flawed (%s): %r", reason, line.text[:80])
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
-    said = {_plain(text) for text in (*recent, answered)}
-    variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said), 0)
+    said_lately = {_plain(text) for text in (*recent, answered)}
+    variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said_lately), 0)
     return FillerLine(fallback_line(language, variant), (), emotion, reason)
 
 

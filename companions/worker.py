@@ -55,7 +55,7 @@ from companions.llm.types import (
     ToolCall,
     ToolCallDelta,
 )
-from companions.speech_stream import MessageFieldExtractor, ToolTextGuard
+from companions.speech_stream import MessageFieldExtractor, TextFilter, ToolTextGuard
 from companions.tool_use import ToolUsed
 from companions.tools import ToolRegistry, ToolResult
 from companions.trust import Source, TrustPolicy
@@ -147,6 +147,9 @@ class Worker:
         self.speech_tool = speech_tool
         self.tools_offered = tools_offered  # False: the model answers in plain text (its tools come back as text)
         self.speech_field = speech_field
+        # While set (a companion composing a line), what streams passes through the filter of its kind first: only
+        # text that passed the line's checks is shown (speech_stream.CheckedSentences).
+        self.stream_filter: Callable[[StreamKind], TextFilter] | None = None
         # Without a policy nobody can be asked: a turn from outside the window gets none of the user's things.
         self.trust = trust or TrustPolicy(bus=bus)
 
@@ -236,9 +239,12 @@ class Worker:
         streamed: StreamKind | None = None  # the last kind streamed
         guard = ToolTextGuard()
         speech = _SpeechFollower(self.speech_tool, self.speech_field)
+        checked = self.stream_filter
 
-        def publish(text: str, kind: StreamKind) -> None:
+        def publish(text: str, kind: StreamKind, *, flushed: bool = False) -> None:
             nonlocal streamed
+            if checked is not None and not flushed:
+                text = checked(kind).feed(text)
             if text:
                 streamed = kind
                 self._publish(TextStreamed(self.owner, turn_id, text, kind=kind))
@@ -251,6 +257,9 @@ class Worker:
             else:
                 completion = event
         publish(guard.flush(), "text")
+        if checked is not None:
+            publish(checked("text").flush(), "text", flushed=True)
+            publish(checked("speech").flush(), "speech", flushed=True)
         if streamed is not None:
             self._publish(TextStreamed(self.owner, turn_id, "", done=True, kind=streamed))
         if completion is None:

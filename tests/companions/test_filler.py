@@ -52,7 +52,7 @@ async def souta_answers(*lines: str) -> list[Message]:
 
 
 async def test_a_filler_for_a_parroted_question_is_marked_with_the_reason() -> None:
-    [line] = await souta_answers(QUESTION, "この地図はいつのもの？颯太さん")
+    [line] = await souta_answers(QUESTION, QUESTION)
     assert line.params.message != QUESTION
     assert filler_reason(line) == "parrot"
     wire = to_wire(line)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from companions.llm.text_tools import looks_like_tool_text
-from companions.speech_stream import MessageFieldExtractor, SentenceChunker, ToolTextGuard
+from companions.speech_stream import CheckedSentences, MessageFieldExtractor, SentenceChunker, ToolTextGuard
 
 
 def fed(extractor: MessageFieldExtractor, text: str, size: int) -> list[str]:
@@ -151,3 +151,58 @@ def test_looks_like_tool_text() -> None:
     assert looks_like_tool_text("functions.speak")
     assert not looks_like_tool_text("hello")
     assert not looks_like_tool_text("こんにちは")
+
+
+# -- checked sentences ---------------------------------------------------------------------------------------------
+
+
+def checked(answered: str = "", recent: tuple[str, ...] = (), others: tuple[str, ...] = ()) -> CheckedSentences:
+    from companions.composing import LineCheck, clean_piece
+    from companions.lines import misidentified
+
+    check = LineCheck("ja", recent, answered, lambda text: misidentified(text, other_names=others))
+    notes = ["短く自己紹介をする。", "日本語で答えてください。"]
+    return CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, notes, "あなたは「あかり」です。"),
+                            flaw=check.flaw, echo=check.echoes, max_chars=60)
+
+
+def shown_by(stream: CheckedSentences, text: str, size: int = 3) -> str:
+    shown = "".join(stream.feed(text[i:i + size]) for i in range(0, len(text), size))
+    return shown + stream.flush()
+
+
+@pytest.mark.parametrize("size", [1, 4, 100])
+def test_a_checked_line_is_released_sentence_by_sentence(size: int) -> None:
+    stream = checked()
+    assert stream.feed("こんばんは！今日は") == "こんばんは！"  # a whole sentence, not before it ends
+    assert shown_by(stream, "星がきれいだね。", size) == "今日は星がきれいだね。"
+    assert stream.released == "こんばんは！今日は星がきれいだね。"
+
+
+@pytest.mark.parametrize("size", [1, 5, 100])
+def test_from_a_flawed_sentence_on_nothing_more_is_released(size: int) -> None:
+    # measured: Akari introduced herself as Hina; the user's greeting came back as the line
+    assert shown_by(checked(others=("Hina", "ひな")), "こんにちは！私はHinaです。よろしくね。", size) == "こんにちは！"
+    greeting = "こんにちは！今日はみんな元気ですか。"
+    assert shown_by(checked(answered=greeting), greeting, size) == "こんにちは！"
+    assert shown_by(checked(recent=("うん、そうだね。",)), "うん、そうだね。", size) == ""
+    assert shown_by(checked(), "Hello everyone! How are you?", size) == ""  # English in a Japanese turn
+
+
+@pytest.mark.parametrize("size", [2, 100])
+def test_the_prompt_copied_out_is_never_shown(size: int) -> None:
+    # measured: "(Instructions) # このターンの指示 / - 短く自己紹介をする。..." streamed in Akari's bubble, twice
+    text = "(Instructions) # このターンの指示\n- 短く自己紹介をする。\n- 日本語で答えてください。\nやっほー、あかりだよ！"
+    assert shown_by(checked(), text, size) == "やっほー、あかりだよ！"
+
+
+def test_a_leading_copy_of_the_question_is_left_out_and_the_answer_shown() -> None:
+    stream = checked(answered="颯太さん、この地図はいつのもの？")
+    assert shown_by(stream, "颯太さん、この地図はいつのもの？江戸時代の地図だよ。") == "江戸時代の地図だよ。"
+
+
+def test_a_line_longer_than_its_limit_stops_at_the_limit() -> None:
+    stream = checked()
+    long = "とても長いお話をするね。" * 8  # 96 characters, the limit is 60
+    assert len(shown_by(stream, long)) <= 60
+    assert stream.stopped

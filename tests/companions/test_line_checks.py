@@ -1,0 +1,172 @@
+"""Nothing seen or heard is taken back, within a time budget (issue 23, items 2 and 3): a companion's line is shown
+and voiced early only sentence by sentence as it passes the checks, the line said begins with what was shown, and a
+retry happens only while it fits about one completion beyond the floor."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from companions.bus import InProcessBus
+from companions.cards import load_cards, sample_cards_dir
+from companions.companion import Companion
+from companions.companion_participant import CompanionParticipant
+from companions.conversation import ConversationConfig, ConversationManager
+from companions.conversation.readmodel import ConversationChanged
+from companions.filler import filler_reason
+from companions.llm.capabilities import forget_endpoints
+from companions.llm.openai_backend import RetryPolicy, build_chat_model
+from companions.llm.scripted import ScriptedModel, reply_json, say
+from companions.llm.types import ChatModel
+from companions.protocol import Message, Query, QueryResult
+from companions.query_broker import QueryBroker
+from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
+from companions.testing.openai_server.demo_director import DemoDirector, request_kind
+from companions.worker import TextStreamed
+
+GREETING = "こんにちは！今日はみんな元気ですか。"
+
+
+class Voice:
+    query_type = "speak"
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def respond(self, query: Query) -> QueryResult:
+        self.said.append(str((query.params.body or {}).get("message")))
+        return QueryResult.ok(query.id, {"duration": 0.01})
+
+
+async def akari_answers(model: ChatModel, text: str, to: list[str] | None = None,
+                        ) -> tuple[list[Message], list[str], list[str]]:
+    """Akari (with Hina present) answers the user's ``text`` (to her alone by default; ``to=[]``: to everyone, which
+    she answers without a vote on a one-request-at-a-time server): (her published lines, every piece of text
+    streamed for the turn, every sentence voiced)."""
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    voice = Voice()
+    broker.register(voice)
+    published: list[Message] = []
+    streamed: list[str] = []
+    ended = asyncio.Event()
+    bus.subscribe("messages", lambda m: published.append(m) if isinstance(m, Message) else None, name="test")
+    bus.subscribe("events", lambda e: streamed.append(e.text) if isinstance(e, TextStreamed) and e.text
+                  else ended.set() if isinstance(e, ConversationChanged) and e.view.status == "ended" else None,
+                  name="test-events", direct=True)
+    cards = load_cards([sample_cards_dir()]).by_id()
+    companions: list[Companion] = []
+    roster = lambda: [c.metadata for c in companions]  # noqa: E731
+    hina_model = ScriptedModel("hina")
+    for card, chat in ((cards["akari"], model), (cards["hina"], hina_model)):
+        companions.append(Companion(card, chat, bus=bus, queries=broker, language="ja", roster=roster))
+    akari = companions[0]
+    manager = ConversationManager(bus, config=ConversationConfig(turn_cap=1, warm_after_s=None),
+                                  participants=[CompanionParticipant(akari)])  # she answers; Hina only listens
+    for companion in companions:
+        await companion.start()
+    await manager.start()
+    try:
+        bus.publish(Message.create(from_="user", message=text, to=["akari"] if to is None else to))
+        await asyncio.wait_for(ended.wait(), 20)
+        await bus.drain()
+    finally:
+        await manager.stop()
+        for companion in companions:
+            await companion.aclose()
+        await broker.aclose()
+        await bus.aclose()
+    return [m for m in published if m.params.from_ == "akari"], streamed, voice.said
+
+
+def akari_model(*lines: str) -> ScriptedModel:
+    model = ScriptedModel("akari")
+    model.lane("event_params").always(
+        reply_json({"already_replied": True, "need_response": True, "wants_to_see": False}))
+    model.add(*(say(line, chunks=[line[i:i + 3] for i in range(0, len(line), 3)]) for line in lines))
+    return model
+
+
+def begins(line: str, pieces: list[str]) -> bool:
+    return "".join(line.split()).startswith("".join("".join(pieces).split()))
+
+
+async def test_a_parroted_greeting_is_never_heard_and_the_line_is_its_checked_beginning() -> None:
+    # measured: early speech voiced the user's own greeting, then the line was replaced and said again
+    [line], streamed, said = await akari_answers(akari_model(GREETING), GREETING)
+    assert line.params.message == "こんにちは！"
+    assert "".join(streamed) == "こんにちは！"
+    assert said == ["こんにちは！"]  # said once, early; nothing after it, nothing taken back
+
+
+async def test_the_prompt_and_a_line_as_another_companion_are_never_shown() -> None:
+    # measured: Akari's bubble streamed the prompt itself, then "こんにちは！私の名前はHinaです。", then a filler
+    script = "(Instructions) # このターンの指示\n- ツールを使って返信する。\nこんばんは！私の名前はHinaです。"
+    [line], streamed, said = await akari_answers(akari_model(script), "みんな、こんばんは！")
+    assert line.params.message == "こんばんは！"
+    assert all("指示" not in piece and "Hina" not in piece for piece in streamed)
+    assert begins(line.params.message, streamed)
+    assert said == ["こんばんは！"]
+
+
+async def test_a_line_flawed_from_its_first_sentence_is_asked_again_and_only_the_new_one_is_heard() -> None:
+    model = akari_model("Hello everyone! How are you?", "こんばんは！みんな、今夜は星がきれいだね。")
+    [line], streamed, said = await akari_answers(model, "みんな、こんばんは！")
+    assert line.params.message == "こんばんは！みんな、今夜は星がきれいだね。"
+    assert "".join(streamed) == line.params.message  # the English attempt never streamed
+    assert "".join(said) == line.params.message
+    model.assert_used_up()
+
+
+async def test_a_retry_that_does_not_fit_the_time_budget_gives_a_marked_filler_at_once() -> None:
+    forget_endpoints()
+    profile = dataclasses.replace(PROFILES["llama-cpp-python"], gen_tps=None).scaled(0.05)
+    async with OpenAITestServer(models=["m"], profile=profile, fallback=DemoDirector()) as server:
+        model = build_chat_model(server.base_url, "m", retry=RetryPolicy(max_retries=0))
+        # what the endpoint is known to do: one line of this size costs ~0.1 s there
+        model.capabilities.record(prompt_tokens=800, ttft_s=0.08, completion_tokens=41, generation_s=0.02)
+        model.capabilities.record(prompt_tokens=800, ttft_s=0.08, completion_tokens=41, generation_s=0.02)
+        # the first attempt parrots the greeting, and takes far longer than a completion (a queue, a loaded machine)
+        server.script(text_reply("Hello everyone! How are you?", chunks=["Hello everyone!", " How are you?"]))
+        slow = asyncio.Event()
+
+        async def hold() -> None:
+            await server.wait_for_requests(1, timeout=10)
+            await asyncio.sleep(0.5)
+            slow.set()
+
+        holder = asyncio.create_task(hold())
+        original = model.stream
+
+        async def delayed(request):  # type: ignore[no-untyped-def]
+            async for event in original(request):
+                yield event
+            await slow.wait()
+
+        model.stream = delayed  # type: ignore[method-assign]
+        [line], streamed, said = await akari_answers(model, "みんな、こんばんは！", to=[])
+        await holder
+        assert turns(server) == 1  # no retry: it would not fit
+        assert filler_reason(line) == "language"
+        assert streamed == []
+        assert said == [line.params.message]
+
+
+async def test_a_retry_that_fits_is_made() -> None:
+    forget_endpoints()
+    profile = dataclasses.replace(PROFILES["llama-cpp-python"], gen_tps=None).scaled(0.05)
+    async with OpenAITestServer(models=["m"], profile=profile, fallback=DemoDirector()) as server:
+        model = build_chat_model(server.base_url, "m", retry=RetryPolicy(max_retries=0))
+        model.capabilities.record(prompt_tokens=800, ttft_s=2.0, completion_tokens=41, generation_s=1.0)
+        server.script(text_reply("Hello everyone!"), text_reply("こんばんは！今夜は晴れだね。"))
+        [line], _, _ = await akari_answers(model, "みんな、こんばんは！", to=[])
+        assert line.params.message == "こんばんは！今夜は晴れだね。"
+        assert filler_reason(line) is None
+        assert turns(server) == 2
+        server.assert_used_up()
+
+
+def turns(server: OpenAITestServer) -> int:
+    """The line requests the server got (the card's events are filled after the line, by the director)."""
+    return sum(request_kind(r.body) == "turn" and r.body.get("max_tokens") != 1 for r in server.chat_requests())
