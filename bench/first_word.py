@@ -1,64 +1,89 @@
-"""Time to the first word: a user's message -> the first streamed word of the companion chosen to answer (voice off),
-against the floor, one cold completion of a companion-sized prompt (~400 tokens in, ~40 out) on the same server.
+"""Time to the first kept word: a user's message -> the first streamed piece of the line that is published unchanged
+(or, with ``--voice``, the first audio of that line), against the floor, one cold completion of a companion-sized
+prompt (~400 tokens in, 40 out) on the same server, measured before Madoi starts.
 
-Figures, all measured in one run on the same server:
-- ``first_word_<profile>_<case>: X s (Y x floor)`` for a Japanese greeting to everyone and an English question
-  naming one companion, with the three sample companions and default settings (issue 13: <= 1.5x).
-- per turn: requests and prompt tokens, with the share of the server's busy time taken by votes, card events and
-  the reply, and Madoi's own share (wall time of the turn with no request in flight).
+Cases, all in one run on one server (issue 23):
+- **cold**: a fresh data directory, the server started and idle, Madoi started, the user's Japanese greeting to
+  everyone 5 s after ``ready`` (a person reading the window). Goal: <= 1.5x the floor.
+- **second start**: Madoi stopped and started again on the same data directory (what it learned of the server kept
+  there; a new process is played by forgetting everything held in memory), the same greeting 5 s after ``ready``.
+- **warm**: in that second start, after the user's pause (``--pause``), a greeting and an English question naming
+  one companion, each against the floor of that speaker's own line request (issue 13's figure). Goal: <= 1.0x.
+Per case: the requests Madoi sent between the message and the first kept word, with their prompt tokens (goal: 2 or
+fewer), and lines streamed and then withdrawn (goal: 0). With ``--runs N`` the cases repeat and the medians print.
 
 By default the server is the test server behaving like llama-cpp-python at its real rates (``--profile``,
-``--time-scale``); ``--base-url URL --model ID`` runs the same against a real server (first-word figures only:
-the request breakdown needs the test server's records).
+``--time-scale``); ``--real`` starts the real llama-cpp-python server with the test model (scripts/real_model.py);
+``--base-url URL --model ID`` uses a server already running.
 
-Run: ``python bench/first_word.py [--profile llama-cpp-python] [--base-url http://127.0.0.1:8000/v1 --model m]``
+Run: ``python bench/first_word.py [--runs 3] [--real] [--voice]`` (note ``uptime`` with every figure).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
+import statistics
+import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import openai
-from _report import report
+from _report import REPO, report
 
 from companions.protocol import Message
-from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest, text_reply
-from companions.testing.openai_server.demo_director import DemoDirector, request_kind
+from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
 
-CASES = {"greeting": ("みんな、こんばんは！", None), "named": ("Souta, what do you like to do on weekends?", None)}
+GREETING = "みんな、こんばんは！"
+NAMED = "Souta, what do you like to do on weekends?"
 FLOOR_SYSTEM = ("You are \"Akari\" (id: akari), a cheerful companion who loves the night sky. You talk with people "
                 "and other companions sitting together in a circle. Speak only as yourself, in one or two short "
                 "sentences, in the language of the message you answer. ") * 6  # ~400 tokens with the history
 # ~40 tokens (one per CJK character):
 FLOOR_ANSWER = "こんばんは！今日は空がとても澄んでいて、星がたくさん見えそうだね。みんなで屋上に行ってみない？"
+READING_S = 5.0  # the user reads the window after ``ready`` before greeting
+
+
+@dataclass
+class Sent:
+    """One request Madoi sent (recorded in the backend: the real server tells nothing per request)."""
+
+    at: float
+    prompt_tokens: int
+    max_tokens: int | None
+    kind: str
 
 
 @dataclass
 class Watch:
-    """Streamed pieces and lines seen on the bus, with their times."""
+    """Streamed pieces, published lines, speech and requests, with their times (time.perf_counter)."""
 
-    streamed: list[tuple[float, str, str]] = field(default_factory=list)  # (time, companion, turn id)
-    lines: list[tuple[float, str, str]] = field(default_factory=list)  # (time, companion, text)
+    streamed: list[tuple[float, str, str, str, bool]] = field(default_factory=list)  # (t, who, turn, text, done)
+    lines: list[tuple[float, Message]] = field(default_factory=list)
+    speaking: list[tuple[float, str]] = field(default_factory=list)
+    sent: list[Sent] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def on_event(self, item: object) -> None:
+        from companions.devices import SpeakingChanged
         from companions.worker import TextStreamed
 
-        if isinstance(item, TextStreamed) and item.text.strip():
-            self.streamed.append((time.perf_counter(), item.companion_id, item.turn_id))
+        if isinstance(item, TextStreamed):
+            self.streamed.append((time.perf_counter(), item.companion_id, item.turn_id, item.text, item.done))
+        elif isinstance(item, SpeakingChanged) and item.speaking:
+            self.speaking.append((time.perf_counter(), item.speaker_id))
+            self.arrived.set()
 
     def on_message(self, item: object) -> None:
-        from companions.protocol import Message
-
-        if isinstance(item, Message) and item.params.from_ not in ("user",):
-            self.lines.append((time.perf_counter(), item.params.from_, item.params.message))
+        if isinstance(item, Message) and item.params.from_ != "user":
+            self.lines.append((time.perf_counter(), item))
             self.arrived.set()
 
 
@@ -72,7 +97,7 @@ async def floor(base_url: str, model: str, server: OpenAITestServer | None) -> f
                 {"role": "user", "content": "ユーザー (id: user): みんな、こんばんは！"}]
     started = time.perf_counter()
     stream = await client.chat.completions.create(model=model, messages=messages, stream=True,  # type: ignore[arg-type]
-                                                  max_tokens=40)
+                                                  max_tokens=40, temperature=0)
     async for _ in stream:
         pass
     elapsed = time.perf_counter() - started
@@ -96,14 +121,14 @@ async def line_floor(base_url: str, model: str, server: OpenAITestServer | None,
         server.script(text_reply(FLOOR_ANSWER))
     cards = load_cards([sample_cards_dir()]).by_id()
     card = cards[companion_id]
-    others = [c.wire_metadata("ja") for c in cards.values() if c.id != companion_id]
     message = Message.create(from_="user", message=text)
     language = reply_language(message, "ja")
+    others = [c.wire_metadata(language) for c in cards.values() if c.id != companion_id]
     rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
     notes = turn_notes(language, rules.limit(language))
-    chat = with_one_system_message((ChatMessage.system(system_prompt(card, "ja", others)),
-                                    ChatMessage.user(f"ユーザー (id: user): {text}"),
-                                    ChatMessage.system(guidance_prompt(notes, "ja"))))
+    chat = with_one_system_message((ChatMessage.system(system_prompt(card, language, others)),
+                                    ChatMessage.user(f"User (id: user): {text}"),
+                                    ChatMessage.system(guidance_prompt(notes, language))))
     client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("MADOI_LLM_API_KEY", "x"), max_retries=0)
     started = time.perf_counter()
     stream = await client.chat.completions.create(
@@ -116,150 +141,230 @@ async def line_floor(base_url: str, model: str, server: OpenAITestServer | None,
     return elapsed
 
 
-async def idle(server: OpenAITestServer | None, timeout: float = 120.0) -> None:
-    """Waits until the server has no request in flight (the previous turn's leftovers done)."""
-    if server is None:
-        await asyncio.sleep(5.0)
-        return
-    async with asyncio.timeout(timeout):
-        while any(r.timing.finished is None for r in server.chat_requests()):  # noqa: ASYNC110 - a benchmark polls
-            await asyncio.sleep(0.05)
+@dataclass
+class Outcome:
+    """One case: seconds to the first kept word, requests and prompt tokens before it, lines streamed and then
+    withdrawn, and the line."""
+
+    seconds: float
+    requests: list[Sent]
+    withdrawn: int
+    speaker: str
+    line: str
+    filler: str | None
 
 
-def kind_of(request: RecordedRequest) -> str:
-    """vote, event_params, turn, after-tool (demo_director.request_kind), or warm-up (a one-token request)."""
-    return "warm-up" if request.body.get("max_tokens") == 1 else request_kind(request.body)
-
-
-def breakdown(records: list[RecordedRequest], began: float, ended: float) -> dict[str, float]:
-    """Busy seconds per kind within [began, ended] (monotonic), and Madoi's own (no request in flight)."""
-    busy: dict[str, float] = {}
-    spans: list[tuple[float, float]] = []
-    for r in records:
-        start, end = r.arrived, r.timing.finished if r.timing.finished is not None else ended
-        start, end = max(start, began), min(end, ended)
-        if end <= start:
+def kept_word(watch: Watch, message: Message, began: float, voice: bool) -> tuple[float, int, str, Message] | None:
+    """(time of the first kept word, streamed lines withdrawn, speaker, the line) of the first companion line that
+    answered ``message``, or None while there is none. The kept word is the first piece of the last streamed text
+    of the speaker before its line, when that text is how the line begins; else the line itself (it appeared whole);
+    with ``voice``, the first speech of the speaker after ``began``."""
+    turn = message.params.id
+    streamers = {who for _, who, t, text, _ in watch.streamed if t == turn and text}
+    found = next(((t, m) for t, m in watch.lines if m.params.from_ in streamers and t >= began), None)
+    if found is None:
+        found = next(((t, m) for t, m in watch.lines if t >= began), None)
+    if found is None:
+        return None
+    line_at, line = found
+    who = line.params.from_
+    segments: list[list[tuple[float, str]]] = [[]]
+    for t, speaker, turn_id, text, done in watch.streamed:
+        if speaker != who or turn_id != turn or t > line_at:
             continue
-        kind = kind_of(r)
-        kind = "reply" if kind in ("turn", "after-tool") else "events" if kind == "event_params" else kind
-        served = (r.timing.finished or ended) - (r.timing.started or r.arrived)
-        busy[kind] = busy.get(kind, 0.0) + max(0.0, min(served, end - start))
-        spans.append((start, end))
-    covered, last = 0.0, began
-    for start, end in sorted(spans):
-        fresh = max(start, last)
-        if end > fresh:
-            covered += end - fresh
-            last = end
-    busy["madoi"] = max(0.0, (ended - began) - covered)
-    return busy
+        if done:
+            segments.append([])
+        elif text:
+            segments[-1].append((t, text))
+    segments = [s for s in segments if s]
+    published = "".join(line.params.message.split())
+    kept_at = line_at
+    withdrawn = 0
+    for index, segment in enumerate(segments):
+        streamed = "".join("".join(text for _, text in segment).split())
+        if index == len(segments) - 1 and streamed and published.startswith(streamed):
+            kept_at = segment[0][0]
+        else:
+            withdrawn += 1
+    if voice:
+        spoken = next((t for t, speaker in watch.speaking if speaker == who and t >= began), None)
+        if spoken is None:
+            return None
+        kept_at = spoken
+    return kept_at, withdrawn, who, line
+
+
+async def greet(runtime: Any, watch: Watch, text: str, to: list[str] | None, *, voice: bool,
+                timeout: float) -> Outcome:
+    """Sends ``text`` and waits for the first kept word of its answer."""
+    from companions.filler import filler_reason
+
+    began = time.perf_counter()
+    sent_before = len(watch.sent)
+    message = runtime.parts.conversations.send(text, to=to)
+    async with asyncio.timeout(timeout):
+        while (found := kept_word(watch, message, began, voice)) is None:
+            watch.arrived.clear()
+            await watch.arrived.wait()
+    kept_at, withdrawn, speaker, line = found
+    requests = [s for s in watch.sent[sent_before:] if s.at <= kept_at]
+    return Outcome(kept_at - began, requests, withdrawn, speaker, line.params.message, filler_reason(line))
+
+
+def show(name: str, outcome: Outcome, floor_name: str, floor_s: float) -> None:
+    report(name, outcome.seconds, "s", floor_name, floor_s)
+    kinds = ", ".join(f"{s.kind} ({s.prompt_tokens} prompt tokens)" for s in outcome.requests)
+    filler = f" [filler: {outcome.filler}]" if outcome.filler else ""
+    print(f"  {outcome.speaker}: {outcome.line!r}{filler}; {len(outcome.requests)} request(s) before the kept word: "
+          f"{kinds or 'none'}; streamed and withdrawn: {outcome.withdrawn}", flush=True)
+
+
+async def until_idle(runtime: Any) -> None:
+    conversation = runtime.parts.conversation
+    async with asyncio.timeout(180):
+        while conversation.running:  # noqa: ASYNC110 - a benchmark polls
+            await asyncio.sleep(0.1)
+
+
+async def start_madoi(watch: Watch) -> Any:
+    from app.runtime import Runtime
+    from app.settings import load_settings
+    from companions.llm.capabilities import forget_endpoints
+
+    forget_endpoints()  # a new process knows nothing but its data directory
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    runtime.bus.subscribe("events", watch.on_event, name="bench", direct=True)
+    runtime.bus.subscribe("messages", watch.on_message, name="bench", direct=True)
+    return runtime
+
+
+async def one_run(options: argparse.Namespace, base_url: str, model: str, server: OpenAITestServer | None,
+                  results: dict[str, list[tuple[float, float, int, int]]]) -> None:
+    """The cold greeting, the second start's greeting and the warm cases, each reported against its floor."""
+    floor_s = await floor(base_url, model, server)
+    report("floor", floor_s, "s")
+    home = tempfile.mkdtemp(prefix="madoi-first-word-")
+    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url,
+                       "MADOI_LLM_MODEL": model, "MADOI_VOICE_ENABLED": str(options.voice).lower(),
+                       "MADOI_VOICE_OUTPUT_DIR": str(Path(home) / "speech"), "MADOI_BRIDGE_PORT": "0",
+                       "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
+                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    watch = Watch()
+    _RECORDING[:] = [watch]
+    for case in ("cold", "second_start"):
+        runtime = await start_madoi(watch)
+        try:
+            await asyncio.sleep(READING_S)
+            outcome = await greet(runtime, watch, GREETING, None, voice=options.voice, timeout=options.timeout)
+            show(f"first_kept_word_{case}", outcome, "floor", floor_s)
+            results[case].append((outcome.seconds / floor_s, outcome.seconds, len(outcome.requests),
+                                  sum(s.prompt_tokens for s in outcome.requests)))
+            await until_idle(runtime)
+            if case == "second_start":
+                await warm_cases(runtime, watch, options, base_url, model, server, results)
+        finally:
+            await runtime.stop()
+
+
+async def warm_cases(runtime: Any, watch: Watch, options: argparse.Namespace, base_url: str, model: str,  # noqa: PLR0917
+                     server: OpenAITestServer | None, results: dict[str, list[tuple[float, float, int, int]]]) -> None:
+    for case, text, to, speaker in (("warm_greeting", GREETING, None, "akari"), ("warm_named", NAMED, None, "souta")):
+        floor_s = await line_floor(base_url, model, server, speaker, text)
+        await asyncio.sleep(options.pause)  # the user types; the idle app warms the likely speaker meanwhile
+        outcome = await greet(runtime, watch, text, to, voice=options.voice, timeout=options.timeout)
+        show(f"first_kept_word_{case}", outcome, "floor_line", floor_s)
+        results[case].append((outcome.seconds / floor_s, outcome.seconds, len(outcome.requests),
+                              sum(s.prompt_tokens for s in outcome.requests)))
+        await until_idle(runtime)
+
+
+def load_real_model() -> Any:
+    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 async def run(options: argparse.Namespace) -> None:
-    server: OpenAITestServer | None = None
-    if options.base_url is None:
-        profile = PROFILES[options.profile].scaled(options.time_scale)
-        server = OpenAITestServer(models=[options.model], fallback=DemoDirector(), profile=profile)
-        await server.start()
-    base_url = options.base_url or (server.base_url if server else "")
-    # A Japanese user's app (the sample companions' own language; the named question is asked in English).
-    os.environ.update({"MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": options.model,
-                       "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none",
-                       "MADOI_LLM_AUTODETECT_LOCAL": "false",
-                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
-    from app.runtime import Runtime
-    from app.settings import load_settings
+    from companions.testing.openai_server.demo_director import DemoDirector
 
-    name = options.profile if server is not None else "server"
-    floor_s = await floor(base_url, options.model, server)
-    report(f"floor_{name}", floor_s, "s")
-    # The floor the issue names: one completion of one companion's line on the same server (the speaker's own
-    # reply request, cold). The 400-token prompt above is kept for comparison with earlier runs.
-    speakers = {"greeting": "akari", "named": "souta"}
-    line_floors = {case: await line_floor(base_url, options.model, server, speakers[case], text)
-                   for case, (text, _) in CASES.items()}
-    for case, seconds in line_floors.items():
-        report(f"floor_line_{name}_{case}", seconds, "s")
+    server: OpenAITestServer | None = None
+    real = None
+    base_url, model = options.base_url, options.model
+    if options.real:
+        real = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
+        base_url, model = real.base_url, real.model
+    elif base_url is None:
+        profile = PROFILES[options.profile].scaled(options.time_scale)
+        server = OpenAITestServer(models=[model], fallback=DemoDirector(), profile=profile)
+        await server.start()
+        base_url = server.base_url
+    watch_all: dict[str, list[tuple[float, float, int, int]]] = {
+        "cold": [], "second_start": [], "warm_greeting": [], "warm_named": []}
+    record_requests_once()
+    print(f"-- server: {'real llama-cpp-python' if real else options.profile if server else base_url}; "
+          f"voice {'on' if options.voice else 'off'}; load average {os.getloadavg()[0]:.2f}", flush=True)
     try:
-        # With prompt warming (the default) and without it, each in a fresh home: the user's pause before each
-        # message is the idle time the app may use (warming.py).
-        for warm in (True, False):
-            os.environ["MADOI_HOME"] = tempfile.mkdtemp(prefix="madoi-first-word-")
-            os.environ["MADOI_CONVERSATION_WARM_PROMPTS"] = str(warm).lower()
-            suffix = "" if warm else "_unwarmed"
-            print(f"-- prompt warming {'on (the default)' if warm else 'off'}; the user pauses {options.pause:g} s "
-                  "before each message", flush=True)
-            runtime = Runtime(load_settings())
-            await runtime.start()
-            try:
-                await cases(runtime, server, options, name=name + suffix, line_floors=line_floors, floor_s=floor_s)
-            finally:
-                await runtime.stop()
+        for run_index in range(options.runs):
+            print(f"-- run {run_index + 1} of {options.runs}", flush=True)
+            await one_run(options, base_url, model, server, watch_all)
     finally:
         if server is not None:
             await server.stop()
+        if real is not None:
+            real.stop()
+    print(f"-- medians over {options.runs} run(s); load average now {os.getloadavg()[0]:.2f}", flush=True)
+    for case, values in watch_all.items():
+        if values:
+            ratios = [v[0] for v in values]
+            print(f"{case}: median {statistics.median(ratios):.2f}x the floor (runs: "
+                  f"{', '.join(f'{r:.2f}x' for r in ratios)}); median {statistics.median(v[1] for v in values):.2f} s;"
+                  f" requests before the kept word {[v[2] for v in values]}, prompt tokens {[v[3] for v in values]}",
+                  flush=True)
 
 
-async def cases(runtime: Any, server: OpenAITestServer | None, options: argparse.Namespace, *, name: str,
-                line_floors: dict[str, float], floor_s: float) -> None:
-    """The greeting and the named question, each after the user's pause; the figures and the request breakdown."""
-    watch = Watch()
-    runtime.bus.subscribe("events", watch.on_event, name="bench")
-    runtime.bus.subscribe("messages", watch.on_message, name="bench")
-    for case, (text, to) in CASES.items():
-        await idle(server)
-        await asyncio.sleep(options.pause)
-        watch.lines.clear()
-        watch.arrived.clear()
-        began_mono, began = time.monotonic(), time.perf_counter()
-        seen = len(server.chat_requests()) if server else 0
-        message = runtime.parts.conversations.send(text, to=to)
-        def answered(message: Message = message) -> tuple[float, str, str] | None:
-            """The first line of a companion that streamed for this message (a line still coming from
-            the previous conversation is not an answer)."""
-            turn = {who for _, who, t in watch.streamed if t == message.params.id}
-            return next((line for line in watch.lines if line[1] in turn), None)
+_RECORDING: list[Watch] = []
 
-        async with asyncio.timeout(options.timeout):
-            while answered() is None:
-                await watch.arrived.wait()
-                watch.arrived.clear()
-        found = answered()
-        assert found is not None
-        line_at, speaker, line = found
-        words = [t for t, who, turn in watch.streamed if who == speaker and turn == message.params.id]
-        first = min(words) - began
-        report(f"first_word_{name}_{case}", first, "s", "floor_line", line_floors[case])
-        print(f"  ({first / floor_s:.2f}x vs the 400-token floor {floor_s:.3g} s)")
-        print(f"  {speaker}: {line}")
-        if runtime.parts.conversation is not None:
-            await runtime.parts.conversation.stop_conversation()
-        if server is not None:
-            ended_mono = began_mono + (line_at - began)
-            turn = [r for r in server.chat_requests()[seen:] if r.arrived <= ended_mono]
-            tokens = sum(r.timing.prompt_tokens for r in turn)
-            cached = sum(r.timing.cached_tokens for r in turn)
-            shares = breakdown(turn, began_mono, ended_mono)
-            total = ended_mono - began_mono
-            kinds = ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(shares.items()))
-            print(f"  requests: {len(turn)} ({sum(r.timing.interrupted for r in turn)} cut off, "
-                  f"{sum(r.timing.status != 200 for r in turn)} refused); prompt tokens {tokens} "
-                  f"({cached} from the prompt cache); share of the turn: {kinds}", flush=True)
-            for r in turn:
-                t = r.timing
-                served = (t.finished or ended_mono) - (t.started or r.arrived)
-                print(f"    {kind_of(r):12s} HTTP {t.status} prompt {t.prompt_tokens} "
-                      f"(cached {t.cached_tokens}), generated {t.completion_tokens}, served {served:.2f} s")
+
+def record_requests_once() -> None:
+    """Every Madoi started in this run records its requests into the watch of the case under way."""
+    from companions.llm.openai_backend import OpenAIChatModel
+
+    if getattr(OpenAIChatModel.stream, "_bench", False):
+        return
+    from companions.llm.capabilities import estimate_tokens
+
+    original = OpenAIChatModel.stream
+
+    def stream(self: OpenAIChatModel, request: Any) -> AsyncIterator[Any]:
+        for watch in _RECORDING:
+            kind = ("warm-up" if request.max_tokens == 1 and -200 < request.priority < 0 else
+                    "learning" if request.priority <= -200 else
+                    request.response_format.name if request.response_format is not None else
+                    "events-after-line" if request.priority < 0 else "line")
+            watch.sent.append(Sent(time.perf_counter(), sum(estimate_tokens(m.text) for m in request.messages),
+                                   request.max_tokens, kind))
+        return original(self, request)
+
+    stream._bench = True  # type: ignore[attr-defined]
+    OpenAIChatModel.stream = stream  # type: ignore[method-assign]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--profile", choices=sorted(PROFILES), default="llama-cpp-python")
     parser.add_argument("--time-scale", type=float, default=1.0, help="the profile's delays x this (1: real rates)")
-    parser.add_argument("--base-url", default=None, help="a real OpenAI-compatible server instead of the test one")
+    parser.add_argument("--real", action="store_true", help="start the real llama-cpp-python server (test model)")
+    parser.add_argument("--base-url", default=None, help="a server already running instead of the test one")
     parser.add_argument("--model", default="demo-model")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for a line")
-    parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each message (seconds)")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--voice", action="store_true", help="to the first audio of the line (speech to files)")
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for a line")
+    parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each warm message (s)")
     asyncio.run(run(parser.parse_args()))
 
 
