@@ -1,5 +1,7 @@
-"""Non-modal notifications: toasts stacked in the bottom-right corner of a window, each with a close button,
-fading out after a few seconds; the last ones are kept in :attr:`NotificationArea.history`.
+"""Non-modal notifications: toasts stacked in the top-right corner of a window (under its menu bar, away from the
+message box and its Send button, which they covered in the bottom-right corner), each with a close button and
+perhaps one action ("Open the model settings…"), fading out after a few seconds; the last ones are kept in
+:attr:`NotificationArea.history`.
 
 :meth:`NotificationArea.report_error` is the callback for ``app.error_reporting``: every uncaught error becomes
 a toast (its traceback is already in the log file; the toast's tooltip shows the end of it).
@@ -8,13 +10,24 @@ a toast (its traceback is already in the log file; the toast's tooltip shows the
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from PySide6.QtCore import QEvent, QObject, QPropertyAnimation, Qt, QTimer, Signal
 from PySide6.QtGui import QEnterEvent
-from PySide6.QtWidgets import QFrame, QGraphicsOpacityEffect, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsOpacityEffect,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.error_reporting import ErrorReport
 from ui.naming import named
@@ -23,7 +36,6 @@ Level = Literal["info", "warning", "error"]
 DEFAULT_TIMEOUT_MS = 8000
 FADE_MS = 300
 MARGIN = 12
-BOTTOM_MARGIN = 36  # clears the status bar
 WIDTH = 380
 
 
@@ -34,6 +46,7 @@ class Notification:
     level: Level = "info"
     details: str = ""
     at: datetime = field(default_factory=datetime.now)
+    action: str = ""  # the words of the toast's one button, if it has one
 
 
 class Toast(QFrame):
@@ -41,7 +54,8 @@ class Toast(QFrame):
 
     finished = Signal(object)  # self, once: closed by the user or faded out
 
-    def __init__(self, notification: Notification, timeout_ms: int, parent: QWidget | None = None) -> None:
+    def __init__(self, notification: Notification, timeout_ms: int, parent: QWidget | None = None, *,
+                 act: Callable[[], object] | None = None) -> None:
         super().__init__(parent)
         self.notification = notification
         named(self, "notificationToast")
@@ -66,6 +80,15 @@ class Toast(QFrame):
         layout.setContentsMargins(12, 8, 8, 10)
         layout.addLayout(head)
         layout.addWidget(text)
+        self.action_button: QPushButton | None = None
+        if notification.action and act is not None:
+            self.action_button = named(QPushButton(notification.action), "notificationAction")
+            self.action_button.clicked.connect(act)
+            self.action_button.clicked.connect(self.dismiss)
+            row = QHBoxLayout()
+            row.addStretch(1)
+            row.addWidget(self.action_button)
+            layout.addLayout(row)
         if notification.details:
             self.setToolTip("\n".join(notification.details.rstrip().splitlines()[-15:]))
         self._done = False
@@ -109,7 +132,8 @@ class Toast(QFrame):
 
 
 class NotificationArea(QWidget):
-    """Sits over ``host`` (usually the main window), in its bottom-right corner, above every other child."""
+    """Sits over ``host`` (usually the main window), in its top-right corner under the menu bar, above every other
+    child."""
 
     shown = Signal(object)  # Notification
     dismissed = Signal(object)  # Notification
@@ -134,10 +158,13 @@ class NotificationArea(QWidget):
         return list(self._toasts)
 
     def notify(self, title: str, text: str, level: Level = "info", *, details: str = "",
-               timeout_ms: int | None = None) -> Notification:
-        notification = Notification(title=title, text=text, level=level, details=details)
+               timeout_ms: int | None = None, action: tuple[str, Callable[[], object]] | None = None) -> Notification:
+        """Shows a toast; ``action``: the words of a button on it and what it does (the toast closes then)."""
+        notification = Notification(title=title, text=text, level=level, details=details,
+                                    action=action[0] if action is not None else "")
         self.history.append(notification)
-        toast = Toast(notification, self.timeout_ms if timeout_ms is None else timeout_ms, self)
+        toast = Toast(notification, self.timeout_ms if timeout_ms is None else timeout_ms, self,
+                      act=action[1] if action is not None else None)
         toast.finished.connect(self._remove)
         self._toasts.append(toast)
         self._layout.addWidget(toast)
@@ -172,7 +199,9 @@ class NotificationArea(QWidget):
         self.adjustSize()
         height = self.sizeHint().height() if self._toasts else 0
         self.resize(WIDTH, height)
-        self.move(max(0, host.width() - WIDTH - MARGIN), max(0, host.height() - height - BOTTOM_MARGIN))
+        menu = host.menuWidget() if isinstance(host, QMainWindow) else None
+        top = (menu.geometry().bottom() + 1 if menu is not None and menu.isVisible() else 0) + MARGIN
+        self.move(max(0, host.width() - WIDTH - MARGIN), top)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.parentWidget() and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):

@@ -121,3 +121,42 @@ async def test_an_exception_in_a_slot_shows_a_toast_logs_the_traceback_and_the_w
             window.chat.input.insertPlainText("still here")
             window.chat.submit()  # the chat itself: the window sends only once a model is there (test_first_run)
         window.close()
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1440, 900)])
+async def test_toasts_never_cover_the_message_box_or_send(qtbot: QtBot, madoi_home: Path,
+                                                          size: tuple[int, int]) -> None:
+    """Issue 23: toasts in the bottom-right corner covered Send. Four of them (the most shown at once), long."""
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.resize(*size)
+        window.show()
+        await window.attach()
+        qtbot.waitExposed(window)
+        area = window.extras.notifications
+        for i in range(4):
+            area.notify(f"Notice {i}", "A longer text that wraps over two or three lines in the toast, as an "
+                        "error's summary does.", "warning", timeout_ms=0)
+        for widget in (window.chat.input, window.chat.send_button):
+            place = widget.rect().translated(widget.mapTo(window, widget.rect().topLeft()))
+            for toast in area.visible_toasts:
+                covered = toast.rect().translated(toast.mapTo(window, toast.rect().topLeft()))
+                assert not covered.intersects(place), f"{toast.notification.title} covers {widget.objectName()}"
+        assert area.geometry().top() >= window.menuBar().geometry().bottom()  # under the menu bar
+        window.close()
+
+
+async def test_a_toast_s_action_does_what_it_says_and_closes_the_toast(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    area = NotificationArea(window, timeout_ms=0)
+    done: list[str] = []
+    area.notify("Many stand-in lines", "A larger model would help.", action=("Open the model settings…",
+                                                                              lambda: done.append("opened")))
+    [toast] = area.visible_toasts
+    assert toast.action_button is not None
+    assert toast.action_button.text() == "Open the model settings…"
+    async with signal_fired(area.dismissed):
+        qtbot.mouseClick(toast.action_button, Qt.MouseButton.LeftButton)
+    assert done == ["opened"]
+    assert area.history[-1].action == "Open the model settings…"
