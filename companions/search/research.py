@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -222,12 +222,22 @@ class ResearchAgent:
             try:
                 completion = await complete(self.model, ChatRequest(messages=(ChatMessage.user(prompt),)))
                 answer = completion.message.text.strip()
-                if answer:
+                if says_something(answer):
                     return answer, True
-                notes.append("synthesis: empty answer")
+                # "[2]" alone cites the right source and says nothing: a failure to answer, not an answer.
+                notes.append(f"synthesis: no words in the answer ({answer[:40]!r})" if answer
+                             else "synthesis: empty answer")
             except LLMError as exc:
                 notes.append(f"synthesis: {exc}")
         return extractive_answer(question, hits), False
+
+
+_CITATION: Final = re.compile(r"\[\s*\d+(?:\s*[,，、\-–]\s*\d+)*\s*\]")
+
+
+def says_something(answer: str) -> bool:
+    """Whether ``answer`` has words of its own besides citations ("[2]", "[1, 3]") and punctuation."""
+    return any(c.isalnum() for c in _CITATION.sub("", answer))
 
 
 def extractive_answer(question: str, hits: Sequence[SearchHit], max_sentences: int = 3) -> str:

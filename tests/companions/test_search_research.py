@@ -142,3 +142,17 @@ async def test_knowledge_tools_answer_a_companion(engine: CountingEngine) -> Non
     assert not answer.is_error
     assert "[1]" in answer.content
     assert "computing-pioneers.en.md" in answer.content
+
+
+@pytest.mark.parametrize("said", ["[2]", "[1][2]。", " [1, 3] "])
+async def test_an_answer_of_citations_alone_is_no_answer(engine: CountingEngine, said: str) -> None:
+    """Issue 23: "[2]" was taken as the whole answer (its source was right, but it says nothing)."""
+    model = ScriptedModel("terse")
+    model.lane("plan").add(reply_json({"queries": ["千利休"]}))
+    model.lane("chat").add(say(said))
+    result = await ResearchAgent(engine, model, max_rounds=1).run("千利休はどんな人？")
+    model.assert_used_up()
+    assert not result.used_model  # the sources' own sentences, cited, instead
+    assert "利休" in result.answer
+    assert re.search(r"\[\d+\]", result.answer)
+    assert any("no words in the answer" in note for note in result.notes)
