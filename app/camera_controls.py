@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from app.runtime import Runtime
 from app.settings import save_settings
+from companions.lines import detect_language
 
 if TYPE_CHECKING:
     from app.devices.camera import OpenCVCamera
@@ -70,8 +71,11 @@ class RuntimeCamera:
         camera = self._camera()
         if camera is None:
             raise RuntimeError("the camera has not started yet")
+        from app.devices.vision_description import in_words  # OpenCV: loaded with the camera, not the window
+
         settings = self.runtime.settings
         frame = await camera.capture(describe=True, looker=settings.general.user_name)
-        summary = frame.description.get("summary", "") if frame.description is not None else ""
-        message = shown_message(text, str(summary), settings.general.language)
-        return self.runtime.parts.conversations.send(message, to).params.id
+        # In the language of the user's words (the companions answer in the language of the message).
+        language = detect_language(text) or settings.general.language
+        summary = in_words(frame.description, language) if frame.description is not None else ""
+        return self.runtime.parts.conversations.send(shown_message(text, summary, language), to).params.id

@@ -1,8 +1,8 @@
 """The status bar's camera switch: looking through the camera on or off for everyone, and a light while it is open.
 
-Always in view (the Camera panel may be hidden): "Camera on" / "Camera off" as a checkable button, and a red dot
-with "in use" while the device is open (the preview on screen, a companion looking), as a webcam's own light would
-say. Clicking applies at once and is kept across restarts (``[camera] on``); what happens is the port's
+Always in view (the Camera panel may be hidden): "Camera on" / "Camera off" (a crossed-out camera) as a checkable
+button, in red with "in use" while the device is open (the preview on screen, a companion looking), as a webcam's
+own light would say. Clicking applies at once and is kept across restarts (``[camera] on``); what happens is the port's
 (``app/camera_controls.py``). The button follows the camera's ``DeviceStatus`` and ``CameraInUse`` events, so a
 switch changed elsewhere (the settings file, a test) shows too.
 """
@@ -13,12 +13,14 @@ import logging
 from typing import Final, Protocol
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.devices import CameraInUse, DeviceStatus
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
+from ui.camera_frame import camera_icon
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
@@ -63,7 +65,7 @@ class CameraSwitch(QToolButton):
         self.language = language
         self.setCheckable(True)
         self.setAutoRaise(True)
-        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.error = ""
         self._in_use = False
@@ -135,10 +137,12 @@ class CameraSwitch(QToolButton):
         text = self._t("on" if on else "off")
         tip = self._t("tooltip.on" if on else "tooltip.off")
         if self.light:
-            text = f"● {text} · {self._t('in_use')}"
+            text = f"{text} · {self._t('in_use')}"
             tip = f"{self._t('tooltip.in_use')} {tip}"
         if self.error:
             tip = f"{tip}\n{self._t('failed', error=self.error)}"
+        color = QColor(LIGHT_COLOR if self.light else OFF_COLOR if not on else self.palette().buttonText().color())
+        self.setIcon(QIcon(camera_icon(16, color, crossed=not on)))
         self.setText(text)
         self.setToolTip(tip)
         self.setAccessibleName(text)

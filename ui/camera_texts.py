@@ -22,9 +22,9 @@ TEXTS: Final = Texts("camera", {
     "looked": QT_TRANSLATE_NOOP("camera", "{who} looked"),
     "looked.accessible": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera"),
     # looks in the chat (ui/chat_looks.py)
-    "chat.looked": QT_TRANSLATE_NOOP("camera", "📷 {who} looked through the camera · {time}"),
-    "chat.shown": QT_TRANSLATE_NOOP("camera", "📷 You showed them the camera · {time}"),
-    "chat.refused": QT_TRANSLATE_NOOP("camera", "📷 {who} wanted to look, but the camera is off · {time}"),
+    "chat.looked": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera · {time}"),
+    "chat.shown": QT_TRANSLATE_NOOP("camera", "You showed them the camera · {time}"),
+    "chat.refused": QT_TRANSLATE_NOOP("camera", "{who} wanted to look, but the camera is off · {time}"),
     "picture.title": QT_TRANSLATE_NOOP("camera", "{who} looked at {time}"),
     "picture.shown_title": QT_TRANSLATE_NOOP("camera", "You showed them this at {time}"),
     "picture.gone": QT_TRANSLATE_NOOP(

@@ -2,7 +2,7 @@
 
 A look (``CameraLooked`` on the bus: a companion's ``vision`` query the camera answered, a picture the user showed
 them with "Show them", or a look the camera switch refused) becomes a small line between the messages, not a bubble:
-"📷 Akari looked through the camera · 14:02". The line is a link; clicking it opens the picture with the time,
+"Akari looked through the camera · 14:02". The line is a link; clicking it opens the picture with the time,
 its size and the on-device description (:class:`LookPicture`).
 
 Pictures are kept for the last :data:`KEEP_PICTURES` looks only (the camera keeps none itself); an older line says
@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QImage, QPixmap, QTextDocument
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from companions.devices import CameraLooked
+from ui.camera_frame import camera_icon
 from ui.camera_texts import camera_text
 from ui.chat_panel import ChatPanel
+from ui.chat_transcript import MUTED_TEXT
 from ui.naming import named
 from ui.ports import People
 from ui.turns_wording import display_name
@@ -37,6 +39,8 @@ KEEP_PICTURES: Final = 30  # looks whose picture is kept (the newest); about 2 M
 KEEP_LOOKS: Final = 500  # looks remembered at all (the lines of every conversation of the session)
 LINK_SCHEME: Final = "madoi-look"
 PICTURE_MAX: Final = (640, 480)
+ICON: Final = "madoi-look-icon"  # the lines' camera glyph, a resource of the chat's document
+ICON_REFUSED: Final = "madoi-look-refused-icon"
 
 
 @dataclass
@@ -87,6 +91,7 @@ class ChatLooks(QObject):
         self._pictures: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._last: str | None = None  # the newest message or line in the chat
         self._numbers = itertools.count(1)
+        self._icons: dict[str, QImage] = {}
         chat.message_shown.connect(self._on_message_shown)
         chat.history_loaded.connect(self._on_history_loaded)
         chat.view.anchorClicked.connect(self._on_link)
@@ -153,10 +158,19 @@ class ChatLooks(QObject):
         event = look.event
         link = "" if event.refused else f"{LINK_SCHEME}:{look.key}"
         view = self.chat.view
-        view.add_entry(look.key, self._line(event), link, after=after if after and view.has(after) else None)
+        icon = ICON_REFUSED if event.refused else ICON
+        view.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(icon), self._icon(icon))
+        view.add_entry(look.key, self._line(event), link, after=after if after and view.has(after) else None,
+                       icon=icon)
         if after is None:  # a new look: the newest line
             self._last = look.key
         self.entry_added.emit(look.key)
+
+    def _icon(self, name: str) -> QImage:
+        image = self._icons.get(name)
+        if image is None:
+            image = self._icons[name] = camera_icon(28, MUTED_TEXT, crossed=name == ICON_REFUSED).toImage()
+        return image
 
     def _who(self, looker: str) -> str:
         return display_name(self.people, self.language, looker)

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
     QTextFormat,
     QTextFrame,
     QTextFrameFormat,
+    QTextImageFormat,
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -138,10 +139,11 @@ class ChatTranscript(QTextBrowser):
         frame = self._insert(position, key, header, text, user=user, provisional=False)
         self._bubbles[key] = _Bubble(frame, header, user, provisional=False)
 
-    def add_entry(self, key: str, text: str, link: str = "", *, after: str | None = None) -> None:
+    def add_entry(self, key: str, text: str, link: str = "", *, after: str | None = None, icon: str = "",
+                  icon_size: int = 14) -> None:
         """A small line in the conversation's flow that is nobody's message (e.g. "Akari looked through the
         camera"): after the bubble or line ``after``, or above the provisional bubbles; the whole line is a link to
-        ``link`` when given (``anchorClicked``)."""
+        ``link`` when given (``anchorClicked``); ``icon`` names an image resource of the document to put first."""
         cursor = QTextCursor(self.document())
         if after is not None and after in self._bubbles:
             separator = self.document().findBlock(self._bubbles[after].frame.lastPosition() + 1)
@@ -161,6 +163,18 @@ class ChatTranscript(QTextBrowser):
             if link:
                 line.setAnchor(True)
                 line.setAnchorHref(link)
+            if icon:
+                image = QTextImageFormat()
+                if link:
+                    image.setAnchor(True)
+                    image.setAnchorHref(link)
+                image.setName(icon)
+                image.setWidth(icon_size)
+                image.setHeight(icon_size)
+                image.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignMiddle)
+                cursor.insertImage(image)
+                cursor.insertText(" ", line)
+            if link:
                 line.setFontUnderline(True)
             cursor.insertText(text, line)
             following = QTextCursor(self.document())

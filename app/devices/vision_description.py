@@ -144,24 +144,54 @@ def describe_frame(frame_bgr: Image, previous_gray: Image | None = None) -> tupl
     faces = count_faces(gray)
     mean, light = brightness(gray)
     changed, moving = motion(gray, previous_gray)
-    colours = dominant_colours(frame_bgr)
-    colour_text = ", ".join(f"{c['name']} {round(c['share'] * 100)}%" for c in colours)
-    motion_text = moving if changed is None else f"{moving} ({changed * 100:.1f}% of the image changed)"
-    if faces is None:
-        face_text = f"faces not counted ({face_detection_problem()})"
-    else:
-        face_text = f"{faces} face{'s' if faces != 1 else ''} detected"
-    summary = (f"On-device description (OpenCV, no AI model looked at the image): "
-               f"{face_text}; brightness {light} ({mean:.0f}/255); "
-               f"motion since the last look: {motion_text}; dominant colours: {colour_text}.")
     description = {
         "source": SOURCE_LABEL,
-        "summary": summary,
         "faces": faces,
         "brightness": round(mean, 1),
         "brightness_label": light,
         "motion": None if changed is None else round(changed, 4),
         "motion_label": moving,
-        "colours": colours,
+        "colours": dominant_colours(frame_bgr),
     }
+    description["summary"] = in_words(description, "en")
     return description, gray
+
+
+# The measurements' words in Japanese (the labels above are English).
+_JA_WORDS: Final = {
+    "dark": "暗い", "dim": "薄暗い", "normal": "ふつう", "bright": "明るい",
+    "none": "なし", "a little": "少し", "some": "いくらか", "a lot": "大きい",
+    "unknown (first look)": "不明（初めて見る）",
+    "black": "黒", "white": "白", "gray": "灰色", "brown": "茶色", "red": "赤", "orange": "オレンジ", "yellow": "黄色",
+    "green": "緑", "cyan": "水色", "blue": "青", "purple": "紫", "pink": "ピンク",
+}
+
+
+def in_words(description: dict[str, Any], language: str) -> str:
+    """One sentence of ``description`` (from :func:`describe_frame`) in ``language`` ("ja" or English), saying
+    that it was measured on the device and that no AI model looked at the image."""
+    faces = description.get("faces")
+    mean = float(description.get("brightness", 0.0))
+    light = str(description.get("brightness_label", ""))
+    changed = description.get("motion")
+    moving = str(description.get("motion_label", ""))
+    colours = description.get("colours") or []
+    if language == "ja":
+        def ja(word: str) -> str:
+            return _JA_WORDS.get(word, word)
+
+        face_text = (f"顔は数えていません（{face_detection_problem()}）" if faces is None
+                     else f"顔を{faces}つ検出" if faces else "顔は見つかりません")
+        motion_text = ja(moving) if changed is None else f"{ja(moving)}（画像の{changed * 100:.1f}%が変化）"
+        colour_text = "、".join(f"{ja(c['name'])} {round(c['share'] * 100)}%" for c in colours)
+        return (f"端末上の説明（OpenCV による計測で、AI モデルは画像を見ていません）: {face_text}、"
+                f"明るさ {ja(light)}（{mean:.0f}/255）、前回見たときからの動き: {motion_text}、主な色: {colour_text}。")
+    if faces is None:
+        face_text = f"faces not counted ({face_detection_problem()})"
+    else:
+        face_text = f"{faces} face{'s' if faces != 1 else ''} detected"
+    motion_text = moving if changed is None else f"{moving} ({changed * 100:.1f}% of the image changed)"
+    colour_text = ", ".join(f"{c['name']} {round(c['share'] * 100)}%" for c in colours)
+    return (f"On-device description (OpenCV, no AI model looked at the image): "
+            f"{face_text}; brightness {light} ({mean:.0f}/255); "
+            f"motion since the last look: {motion_text}; dominant colours: {colour_text}.")

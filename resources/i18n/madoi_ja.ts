@@ -62,16 +62,16 @@
         <translation>{who}がカメラで見ました</translation>
     </message>
     <message>
-        <source>📷 {who} looked through the camera · {time}</source>
-        <translation>📷 {who}がカメラで見ました · {time}</translation>
+        <source>{who} looked through the camera · {time}</source>
+        <translation>{who}がカメラで見ました · {time}</translation>
     </message>
     <message>
-        <source>📷 You showed them the camera · {time}</source>
-        <translation>📷 カメラの映像を見せました · {time}</translation>
+        <source>You showed them the camera · {time}</source>
+        <translation>カメラの映像を見せました · {time}</translation>
     </message>
     <message>
-        <source>📷 {who} wanted to look, but the camera is off · {time}</source>
-        <translation>📷 {who}がカメラで見ようとしましたが、カメラはオフです · {time}</translation>
+        <source>{who} wanted to look, but the camera is off · {time}</source>
+        <translation>{who}がカメラで見ようとしましたが、カメラはオフです · {time}</translation>
     </message>
     <message>
         <source>{who} looked at {time}</source>

@@ -200,7 +200,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
     cast = scripted_cast()
     lines(cast["akari"],
           call("speak", {"message": "うん、見えるよ！顔が一つ見える。"},
-               expect=mentions("1 face detected")))  # the small model never calls vision, and still sees
+               expect=mentions("顔を1つ検出")))  # the small model never calls vision, and still sees
     votes(cast["hina"], ("listen", 1))
     votes(cast["souta"], ("listen", 1))
     async with scripted_runtime(cast) as runtime:
@@ -217,7 +217,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
         assert window.chat_looks.picture(key) is not None
         stored = await runtime.store.messages(runtime.parts.conversations.active_id or 0)
         said = stored[0].message.params.message
-        assert said.startswith("あかり、わたしが見える？\n［ユーザーがカメラの映像を見せています。On-device description")
+        assert said.startswith("あかり、わたしが見える？\n［ユーザーがカメラの映像を見せています。端末上の説明（OpenCV")
         assert stored[0].message.params.to == ["akari"]
         cast.assert_used_up()
 
