@@ -8,17 +8,19 @@ from typing import Any
 
 from app.settings import Settings
 from companions.companion import Companion
+from companions.lines import detect_language
 
 
 class ChosenVoice:
-    """The voice ``companion`` speaks with in its current language: the settings' choice, else its card's."""
+    """The voice ``companion`` says a line with, in the line's language (the companion's when that cannot be told):
+    the settings' choice, else its card's."""
 
     def __init__(self, companion: Companion, chosen: Mapping[Any, str]) -> None:
         self._companion = companion
         self.chosen = dict(chosen)
 
-    def __call__(self) -> str | None:
-        language = self._companion.language
+    def __call__(self, text: str = "") -> str | None:
+        language = detect_language(text) or self._companion.language
         return self.chosen.get(language) or self._companion.card.voice.for_language(language)
 
 

@@ -56,7 +56,7 @@ class BuiltinTools:
         model: ChatModel,
         roster: Callable[[], Sequence[CompanionMetadata]],
         default_audience: Callable[[], list[str]] = list,
-        voice: Callable[[], str | None] = lambda: None,
+        voice: Callable[[str], str | None] = lambda text: None,
         sanitize: Callable[[str], str] = lambda text: text,
         search_engine: SearchEngine | None = None,
         language: str = "ja",
@@ -137,7 +137,7 @@ class BuiltinTools:
         """Voices ``text`` (a whole line, or with ``line_id`` one sentence ``part`` of a line said while it is
         composed) through the ``speak`` query; returns when the speech finished or failed."""
         body: dict[str, object] = {"message": text, "emotion": emotion}
-        voice = self.voice()
+        voice = self.voice(text)  # the line's own language, not the interface's: a Japanese line, a Japanese voice
         if voice:
             body["voice"] = voice
         if line_id is not None:

@@ -44,7 +44,7 @@ from companions.composing import (
 )
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
-from companions.lines import clean_line, misidentified
+from companions.lines import clean_line, detect_language, misidentified
 from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
@@ -168,7 +168,7 @@ class Companion:
             model=model,
             roster=self.roster,
             default_audience=self._audience,
-            voice=lambda: card.voice.for_language(self.language),
+            voice=self._voice_for,
             sanitize=self.sanitize,
             search_engine=search_engine,
             language=language,
@@ -279,6 +279,11 @@ class Companion:
             if entry.speaker_id != self.id:
                 seen[entry.speaker_id] = None
         return list(seen)
+
+    def _voice_for(self, text: str) -> str | None:
+        """The card's voice for the language ``text`` is written in (the companion's own when it cannot be told):
+        a Japanese line goes to the Japanese voice whatever the interface's language (issue 23)."""
+        return self.card.voice.for_language(detect_language(text) or self.language)
 
     def sanitize(self, text: str) -> str:
         """Removes lines written for others and this companion's own name prefix."""

@@ -4,6 +4,7 @@ and what a reason for not being heard means, for a person (the settings' voice t
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -12,6 +13,7 @@ from app.devices.japanese_reading import contains_japanese
 from companions.devices import Utterance
 
 log = logging.getLogger(__name__)
+_LATIN: Final = re.compile(r"[A-Za-z]")
 
 
 def choose_voice(voices: Sequence[Any], utterance: Utterance, *, espeak: bool) -> tuple[str, bool]:
@@ -19,14 +21,20 @@ def choose_voice(voices: Sequence[Any], utterance: Utterance, *, espeak: bool) -
     Japanese (then converted to kana).
 
     ``utterance.voice`` is a voice id, a language ("ja", "en-us"), or either with an espeak variant ("en-us+f3",
-    as companion cards give it; kept only on ``espeak``); a voice that cannot read Japanese text is swapped for
-    one that can.
+    as companion cards give it; kept only on ``espeak``). The voice follows the line's language: one that cannot
+    read Japanese text is swapped for one that can, and a Japanese voice given a line in Latin letters for an
+    English one (the variant stays).
     """
     japanese_text = contains_japanese(utterance.text)
+    latin_text = not japanese_text and len(_LATIN.findall(utterance.text)) >= 2
     wanted, _, variant = (utterance.voice or "").strip().lower().partition("+")
     chosen = find_voice(voices, wanted) if wanted else None
     if chosen is not None and japanese_text and not is_language(chosen, "ja"):
         log.info("voice %s cannot read Japanese: using a Japanese voice", chosen.id)
+        chosen = None
+    elif chosen is not None and latin_text and is_language(chosen, "ja"):
+        # The Japanese voice spells English out letter by letter ("ハロー" at best): the line's language decides.
+        log.info("voice %s is Japanese and the line is not: using an English voice", chosen.id)
         chosen = None
     if chosen is None:
         chosen = find_voice(voices, "ja" if japanese_text else "en")

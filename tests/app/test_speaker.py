@@ -16,7 +16,10 @@ from app.devices.japanese_reading import contains_kanji, to_kana
 from app.devices.speaker import Pyttsx3Speaker
 from app.devices.tts_engine import split_for_speech
 from companions.bus import InProcessBus
+from companions.cards import load_cards, sample_cards_dir
+from companions.companion import Companion
 from companions.devices import DeviceStatus, SpeakingChanged, Utterance
+from companions.llm.scripted import ScriptedModel
 from companions.protocol import Query
 from companions.query_broker import QueryBroker
 from companions.responders import SpeakResponder
@@ -82,6 +85,14 @@ async def test_japanese_text_is_converted_to_kana_and_spoken_by_the_japanese_voi
     assert not contains_kanji(result.spoken_text)
     # Read as words, not as "Chinese letter" six times over.
     assert 0.5 < result.duration_s < 3.5
+
+
+async def test_an_english_line_given_the_japanese_voice_is_said_by_an_english_one(speaker: Pyttsx3Speaker) -> None:
+    result = await speaker.speak(Utterance("Good evening, everyone.", voice="ja+f3"))  # e.g. a client's query
+    assert result.success, result.reason
+    assert not result.voice.split("/")[-1].startswith("ja"), result.voice  # the Japanese one spelled it out, 5 s
+    assert result.voice.endswith("+f3")  # the variant stays
+    assert result.duration_s < 3
 
 
 async def test_card_voices_with_espeak_variants(speaker: Pyttsx3Speaker) -> None:
@@ -396,3 +407,33 @@ async def test_a_speaker_stopped_while_it_speaks_releases_the_engine_for_the_nex
         assert second.status.available, second.status.reason
     finally:
         await second.stop()
+
+
+@pytest.mark.parametrize(("interface", "line", "voice"), [
+    ("en", "こんばんは！今日は流れ星が見えるかな。", "ja"),
+    ("ja", "Good evening! Shall we look for shooting stars?", "en-us"),
+])
+async def test_a_line_goes_to_the_voice_of_its_own_language_not_the_interface_s(
+        speaker: Pyttsx3Speaker, bus: InProcessBus, interface: str, line: str, voice: str) -> None:
+    """Issue 23: a Japanese line went out with ``"voice": "en-us"`` (the interface's language), so a bridge client
+    said it in English; an English line in a Japanese window was read by the Japanese voice."""
+    broker = QueryBroker(bus)
+    broker.register(SpeakResponder(speaker))
+    await broker.start()
+    asked: list[Query] = []
+    bus.subscribe("queries", lambda q: asked.append(q) if isinstance(q, Query) else None, name="test-queries")
+    card = load_cards([sample_cards_dir()]).by_id()["akari"]  # voice: {ja: ja, en: en-us}
+    akari = Companion(card, ScriptedModel("akari"), bus=bus, queries=broker, language=interface)
+    try:
+        result = await akari.builtins.say_text(line)
+        await bus.drain()
+    finally:
+        await akari.aclose()
+        await broker.aclose()
+    [query] = [q for q in asked if q.params.type == "speak"]
+    assert query.params.body is not None
+    assert query.params.body["voice"] == voice  # what a bridge client that speaks for the app is told
+    assert result.succeeded
+    assert result.result is not None
+    assert str(result.result.body["voice"]).endswith(voice)  # what espeak-ng spoke it with
+    assert wav_seconds(result.result.body["wav"]) > 0.5
