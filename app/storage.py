@@ -221,6 +221,37 @@ class ConversationStore:
                 (now, title_default, conversation_id),
             )
 
+    async def import_conversation(self, title: str, messages: Sequence[tuple[Message, float]]) -> int:
+        """Stores a conversation said elsewhere (``madoi conversations import``): its messages at their times, in
+        one transaction. Returns its id."""
+
+        def write() -> int:
+            with self.conn:
+                self.conn.execute("BEGIN")
+                last = max((at for _, at in messages), default=time.time())
+                first = min((at for _, at in messages), default=last)
+                cur = self.conn.execute("INSERT INTO conversations(title, created_at, updated_at) VALUES (?, ?, ?)",
+                                        (title, first, last))
+                assert cur.lastrowid is not None
+                self.conn.executemany(
+                    """INSERT OR IGNORE INTO messages(conversation_id, id, sender, recipients, text, emotion,
+                       created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                    [(cur.lastrowid, m.params.id, m.params.from_, json.dumps(m.params.to), m.params.message,
+                      m.params.metadata.emotion if m.params.metadata is not None else None, at)
+                     for m, at in messages])
+                return cur.lastrowid
+
+        return await self._run(write)
+
+    async def conversation_of(self, message_id: str) -> int | None:
+        """The stored conversation holding a message with this id (the first one), or None."""
+
+        def find() -> int | None:
+            row = self.conn.execute("SELECT MIN(conversation_id) FROM messages WHERE id=?", (message_id,)).fetchone()
+            return None if row is None or row[0] is None else int(row[0])
+
+        return await self._run(find)
+
     async def revise_message(self, conversation_id: int, message_id: str, text: str | None) -> None:
         """Edits (``text``) or deletes (None) a stored message."""
         args: tuple[object, ...] = (conversation_id, message_id)

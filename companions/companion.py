@@ -49,11 +49,13 @@ from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEvent
+from companions.lore import lore_block
 from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore
 from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.recall import CompanionRecall
 from companions.speech_stream import CheckedSentences
 from companions.tasks import TaskSet
 from companions.tool_sources import ToolSources
@@ -197,6 +199,7 @@ class Companion:
         self._later = TaskSet(f"companion-events:{card.id}")
         self._events_later: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
+        self.recall: CompanionRecall | None = None  # long-term memory (companions/recall.py), given by the app
 
     def _alone(self, sender: str) -> Source:
         """Who ``sender`` is to a companion built without the app's trust policy: the user, itself, or outside."""
@@ -261,6 +264,10 @@ class Companion:
             self._heard.popitem(last=False)
         sender = message.params.from_
         await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
+        if self.recall is not None and sender != self.id:  # recalled now, so the vote and the reply find it ready
+            entries = self.memory.entries
+            await self.recall.prepare(message, earlier=[e.text for e in entries[-3:-1]],
+                                      in_context={e.message_id for e in entries})
         return True
 
     def _name_of(self, speaker_id: str) -> str:
@@ -292,11 +299,20 @@ class Companion:
         others |= {e.speaker_name for e in self.memory.entries if e.speaker_id != self.id}
         return clean_line(text, own_names=own, other_names=(*others, *USER_NAMES))
 
-    def context(self, language: str | None = None) -> list[ChatMessage]:
-        """The system prompt (in ``language``; the companion's own by default) and what this companion remembers."""
+    def context(self, language: str | None = None, message: Message | None = None) -> list[ChatMessage]:
+        """The system prompt (in ``language``; the companion's own by default), what this companion remembers of
+        this conversation, and what it recalled from earlier ones for ``message`` (after that stable prefix)."""
         others = [m for m in self.roster() if m.id != self.id]
         prompt = system_prompt(self.card, language or self.language, others)
-        return [ChatMessage.system(prompt), *self.memory.as_messages()]
+        context = [ChatMessage.system(prompt), *self.memory.as_messages()]
+        recalled = self.recall.block_for(message, language or self.language) if self.recall is not None else ""
+        if recalled:
+            context.append(ChatMessage.system(recalled))
+        said = [e.text for e in self.memory.entries[-2:]] + ([message.params.message] if message is not None else [])
+        lore = lore_block(self.card.lore, said, language or self.language)  # its lorebook, by keyword
+        if lore:
+            context.append(ChatMessage.system(lore))
+        return context
 
     async def take_turn(
         self,
@@ -320,7 +336,7 @@ class Companion:
         policy allows (the worker's gate).
         """
         language = reply_language(message, self.language)
-        context = self.context(language)
+        context = self.context(language, message)
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
@@ -377,7 +393,7 @@ class Companion:
 
         A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
         language = reply_language(message, self.language)  # as the reply's: one prompt prefix for the server's cache
-        messages = [*self.context(language), ChatMessage.system(vote_prompt(language, closing_hint))]
+        messages = [*self.context(language, message), ChatMessage.system(vote_prompt(language, closing_hint))]
         choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
         self._voted[message.params.id] = None

@@ -18,7 +18,6 @@ the reply answer the same message), honours the user's switch (memory off), and 
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import datetime as dt
 import logging
@@ -143,7 +142,10 @@ def recall_query(message: Message, earlier: Sequence[str]) -> str:
 
 
 class CompanionRecall:
-    """One companion's recall: the port, the user's switch, the budget, and the last messages' recall."""
+    """One companion's recall: the port, the user's switch, the budget, and the last messages' recall.
+
+    The companion calls :meth:`prepare` when it hears a message it may answer (awaited: the vote that follows
+    finds it ready) and :meth:`block_for` when it builds a prompt for that message (synchronous)."""
 
     def __init__(self, companion_id: str, recall: Recall, *, enabled: Callable[[], bool] = lambda: True,
                  budget_tokens: Callable[[], int] = lambda: DEFAULT_BUDGET_TOKENS,
@@ -153,41 +155,43 @@ class CompanionRecall:
         self.enabled = enabled
         self.budget_tokens = budget_tokens
         self.publish = publish
-        self._kept: collections.OrderedDict[str, asyncio.Future[tuple[RecalledItem, ...]]] = (
-            collections.OrderedDict())
+        self._kept: collections.OrderedDict[str, tuple[RecalledItem, ...]] = collections.OrderedDict()
+        self._published: set[str] = set()
 
     def forget_cached(self) -> None:
-        """Drops the remembered recall (the user erased memory: the next turn searches again)."""
+        """Drops the remembered recall (the user erased memory: nothing recalled before is used again)."""
         self._kept.clear()
+        self._published.clear()
 
-    async def for_message(self, message: Message, *, earlier: Sequence[str] = (),
-                          in_context: Collection[str] = ()) -> tuple[RecalledItem, ...]:
-        """What is recalled for ``message``: searched once per message (the vote and the reply share it); nothing
-        while the user has memory off. A failing search recalls nothing (the turn goes on without it)."""
-        if not self.enabled():
-            return ()
+    async def prepare(self, message: Message, *, earlier: Sequence[str] = (),
+                      in_context: Collection[str] = ()) -> tuple[RecalledItem, ...]:
+        """Recalls for ``message`` (once per message; nothing while the user has memory off or the budget is 0).
+        A failing search recalls nothing: the turn goes on without it."""
         key = message.params.id
-        kept = self._kept.get(key)
-        if kept is None:
-            kept = asyncio.get_running_loop().create_future()
-            self._kept[key] = kept
-            while len(self._kept) > KEPT_TURNS:
-                self._kept.popitem(last=False)
-            items: tuple[RecalledItem, ...] = ()
+        if key in self._kept:
+            return self._kept[key]
+        items: tuple[RecalledItem, ...] = ()
+        if self.enabled() and self.budget_tokens() > 0:
             try:
                 items = tuple(await self.port.recall(self.companion_id, recall_query(message, earlier),
                                                      exclude={key, *in_context}))
             except Exception:  # recall is a help, never a reason for a turn to fail
                 log.exception("%s: recall failed", self.companion_id)
-            finally:
-                kept.set_result(items)  # also when cancelled: a waiting vote gets what there is
-            return items
-        return await asyncio.shield(kept)
+        self._kept[key] = items
+        while len(self._kept) > KEPT_TURNS:
+            dropped, _ = self._kept.popitem(last=False)
+            self._published.discard(dropped)
+        return items
 
-    def block(self, items: Sequence[RecalledItem], message: Message, language: str) -> str:
-        """The prompt's recall message for ``items`` within the budget (published once per message)."""
+    def block_for(self, message: Message | None, language: str) -> str:
+        """The prompt's recall message for ``message`` ("" when nothing was recalled for it); the first time, the
+        bus hears what it holds (:class:`MemoryRecalled`)."""
+        if message is None or not self.enabled():
+            return ""
+        items = self._kept.get(message.params.id, ())
         text, shown = recall_block(items, companion_id=self.companion_id, language=language,
                                    budget_tokens=self.budget_tokens())
-        if self.publish is not None:
+        if self.publish is not None and message.params.id not in self._published:
+            self._published.add(message.params.id)
             self.publish(MemoryRecalled(self.companion_id, message.params.id, shown))
         return text

@@ -76,6 +76,7 @@ class RecallCandidate:
     source: str
     text: str
     line: IndexedLine | None
+    channel_scores: dict[str, float] = field(default_factory=dict)  # each channel that found it: its own score
 
 
 @dataclass(frozen=True)
@@ -214,8 +215,8 @@ class SearchCore:
         fused = fuse(rankings, weights or weights_for(classification, self.embedder is not None))[:depth]
         ids = [f.chunk_id for f in fused]
         records, lines = self.index.chunks(ids), self.index.lines(ids)
-        return [RecallCandidate(f.chunk_id, f.score, r.kind, r.source, r.text, lines.get(f.chunk_id))
-                for f in fused if (r := records.get(f.chunk_id)) is not None]
+        return [RecallCandidate(f.chunk_id, f.score, r.kind, r.source, r.text, lines.get(f.chunk_id),
+                                dict(f.channel_scores)) for f in fused if (r := records.get(f.chunk_id)) is not None]
 
 
 def _wait_quietly(finish: Callable[[], object]) -> None:

@@ -1,0 +1,217 @@
+"""Long-term recall on the app's one search index: the :class:`~companions.recall.Recall` port's adapter.
+
+One recall is one hybrid search of the index the Search panel uses (keyword, semantic, graph, fused:
+``SearchEngine.recall_candidates``) for the ``RECALL_DEPTH`` best chunks, then one lookup in the memory table
+(``SqliteMemoryStore.heard``): a conversation line is recalled only when this companion heard or said it, in the words
+the memory table holds now (an edited message as edited; a deleted or forgotten one not at all, even before the index
+has caught up). Notes about the user (app/memory_notes.py) are recalled by the companion that wrote them; passages of
+the knowledge folders by a companion whose card may ``search``. No language model is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import logging
+import re
+import time
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Final
+
+from companions.memory import SqliteMemoryStore
+from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, recall_block
+from companions.search.classifier import EmptyQueryError
+from companions.search.engine import RecallCandidate, SearchEngine
+from companions.search.tokenize import query_terms, terms
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+    from companions.bus import Bus
+    from companions.cards import CompanionCard
+    from companions.cast import CompanionCast
+
+log = logging.getLogger(__name__)
+SHARED_SEARCHES: Final = 4  # the last searches kept for the other companions that recall for the same message
+
+RECALL_DEPTH: Final = 100  # fused candidates ranked per recall: enough that keeping only what was heard leaves ten
+SEARCH_DEPTH: Final = 200  # fused candidates read: the ranked ones' neighbours are among them
+SPEAKER_BOOST: Final = 0.5  # added to the lines of the one speaker a query names (scores are in [0, 1])
+NEIGHBOUR_SHARE: Final = 0.5  # of the better neighbouring line's score, added to a line's
+SEMANTIC_FLOOR: Final = 0.82  # below it, a line that shares no query word is not recalled (see relevant())
+NOTE_SOURCE_PREFIX: Final = "note:"  # a note's source in the index: note:<companion id>:<note id>
+# Measured on LoCoMo (bench/memory_recall.py): lines are found best by words and meaning alike; the graph channel's
+# entities (the two people's names, in every question) add little.
+RECALL_WEIGHTS: Final = {"keyword": 0.5, "semantic": 0.5, "graph": 0.0}
+
+
+def note_source(companion_id: str, note_id: int) -> str:
+    return f"{NOTE_SOURCE_PREFIX}{companion_id}:{note_id}"
+
+
+class MemoryRecall:
+    """Recall for every companion of the app (``enabled``: the user's switch per companion; ``knowledge``: whether
+    a companion may search the knowledge folders)."""
+
+    def __init__(self, engine: SearchEngine, memory: SqliteMemoryStore, *,
+                 enabled: Callable[[str], bool] = lambda _id: True,
+                 knowledge: Callable[[str], bool] = lambda _id: False,
+                 budget_tokens: Callable[[], int] = lambda: DEFAULT_BUDGET_TOKENS,
+                 language: Callable[[], str] = lambda: "en", depth: int = RECALL_DEPTH) -> None:
+        self.engine = engine
+        self.memory = memory
+        self.enabled = enabled
+        self.knowledge = knowledge
+        self.budget_tokens = budget_tokens
+        self.language = language
+        self.depth = depth
+        self.last_ms = 0.0  # how long the last recall took (the command reports it)
+        # Every companion that hears a message recalls for it: one search serves them all (who heard what differs).
+        self._searches: collections.OrderedDict[str, asyncio.Future[list[RecallCandidate]]] = (
+            collections.OrderedDict())
+
+    async def recall(self, companion_id: str, text: str, *, before: float | None = None, limit: int | None = None,
+                     exclude: Collection[str] = ()) -> list[RecalledItem]:
+        started = time.perf_counter()
+        try:
+            if not self.enabled(companion_id) or not text.strip():
+                return []
+            try:
+                candidates = await self._search(text)
+            except EmptyQueryError:
+                return []
+            items = await self._allowed(companion_id, text, candidates, before, exclude)
+            if limit is not None:
+                return items[:limit]
+            _, kept = recall_block(items, companion_id=companion_id, language=self.language(),
+                                   budget_tokens=self.budget_tokens())
+            return list(kept)
+        finally:
+            self.last_ms = (time.perf_counter() - started) * 1000
+
+    async def _search(self, text: str) -> list[RecallCandidate]:
+        shared = self._searches.get(text)
+        if shared is not None:
+            return await asyncio.shield(shared)
+        search = asyncio.ensure_future(self.engine.recall_candidates(text, depth=SEARCH_DEPTH,
+                                                                     weights=RECALL_WEIGHTS))
+        self._searches[text] = search
+        while len(self._searches) > SHARED_SEARCHES:
+            self._searches.popitem(last=False)
+        search.add_done_callback(lambda done: self._searches.pop(text, None) if done.exception() else None)
+        return await asyncio.shield(search)
+
+    def forget_searches(self) -> None:
+        """Forgets the shared searches (the index changed in a way recall must see at once: the user forgot)."""
+        self._searches.clear()
+
+    async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], before: float | None,
+                       exclude: Collection[str]) -> list[RecalledItem]:
+        """The candidates this companion may recall, best first (:func:`ranked`), as they stand in its memory now."""
+        heard = await self.memory.heard(companion_id, [c.line.message_id for c in candidates
+                                                       if c.line is not None and c.kind == "conversation"])
+        own_notes = f"{NOTE_SOURCE_PREFIX}{companion_id}:"
+        may_search = self.knowledge(companion_id)
+        found: list[tuple[RecallCandidate, RecalledItem]] = []
+        seen: set[str] = set()
+        for c in candidates:
+            if c.source.startswith(NOTE_SOURCE_PREFIX):  # a note, indexed as a line of its own
+                if c.source.startswith(own_notes) and c.line is not None:
+                    found.append((c, RecalledItem(kind="note", message_id=c.line.message_id, text=c.text,
+                                                  at=c.line.at, score=c.score, speaker_id=companion_id,
+                                                  source=c.source)))
+            elif c.line is not None:
+                line = heard.get(c.line.message_id)
+                if line is None or c.line.message_id in exclude or c.line.message_id in seen:
+                    continue  # not heard by this companion, forgotten, deleted, or in its context already
+                if before is not None and line.entry.at >= before:
+                    continue
+                seen.add(c.line.message_id)
+                found.append((c, RecalledItem(kind="line", message_id=line.entry.message_id, text=line.entry.text,
+                                              at=line.entry.at, score=c.score, speaker_id=line.entry.speaker_id,
+                                              speaker_name=line.entry.speaker_name, source=c.source)))
+            elif c.kind == "file" and may_search:
+                found.append((c, RecalledItem(kind="knowledge", message_id=c.source, text=c.text, at=None,
+                                              score=c.score, source=c.source)))
+        return ranked(text, found, named_speakers(text, [item for _, item in found]), pool=self.depth)
+
+
+def relevant(candidate: RecallCandidate, item: RecalledItem, words: frozenset[str]) -> bool:
+    """Whether an item shares a word with the query (``words``: its index terms; the speaker's name, written before
+    each indexed line, does not count) or is close in meaning: e5's cosine of unrelated short lines lies around
+    0.75-0.82, so "Hello!" is not recalled for a question about a move."""
+    return (candidate.channel_scores.get("semantic", 0.0) >= SEMANTIC_FLOOR
+            or not words.isdisjoint(terms(item.text)))
+
+
+def named_speakers(text: str, items: Sequence[RecalledItem]) -> set[str]:
+    """The speakers (ids) of ``items`` that ``text`` names, by name or id (a whole word; CJK names anywhere)."""
+    named: set[str] = set()
+    for speaker, name in {(i.speaker_id, i.speaker_name) for i in items if i.kind == "line"}:
+        for word in {speaker, name} - {""}:
+            pattern = re.escape(word) if re.search(r"[^\x00-\u024f]", word) else rf"(?<!\w){re.escape(word)}(?!\w)"
+            if re.search(pattern, text, re.IGNORECASE):
+                named.add(speaker)
+    return named
+
+
+def ranked(query: str, found: Sequence[tuple[RecallCandidate, RecalledItem]], named: set[str], *,
+           pool: int = RECALL_DEPTH) -> list[RecalledItem]:
+    """The first ``pool`` items best first: the fused score, plus ``SPEAKER_BOOST`` for a line of the one speaker
+    the query names ("What did Caroline research?": Caroline's lines), plus ``NEIGHBOUR_SHARE`` of the better of
+    the line's two neighbours in its conversation (an answer "Yes, last Sunday" is found through the question
+    before it); an item neither :func:`relevant` itself nor next to a relevant line is left out. Measured on
+    LoCoMo (bench/memory_recall.py, docs/ARCHITECTURE.md "Memory")."""
+    base = {c.chunk_id: c.score + (SPEAKER_BOOST if len(named) == 1 and item.speaker_id in named else 0.0)
+            for c, item in found}
+    by_chunk = {c.chunk_id: c for c, _ in found}
+
+    def neighbour(c: RecallCandidate) -> RecallCandidate | None:
+        """The better of the lines just before and after ``c`` in its conversation (consecutive chunks)."""
+        if c.line is None or c.source.startswith(NOTE_SOURCE_PREFIX):
+            return None
+        near = [n for n in (by_chunk.get(c.chunk_id - 1), by_chunk.get(c.chunk_id + 1))
+                if n is not None and n.source == c.source]
+        return max(near, key=lambda n: base[n.chunk_id], default=None)
+
+    items = {c.chunk_id: item for c, item in found}
+    words = frozenset(query_terms(query))
+    scored: list[tuple[float, RecalledItem]] = []
+    for c, item in found[:pool]:
+        near = neighbour(c)
+        if not relevant(c, item, words) and (near is None or not relevant(near, items[near.chunk_id], words)):
+            continue
+        scored.append((base[c.chunk_id] + (NEIGHBOUR_SHARE * base[near.chunk_id] if near is not None else 0.0), item))
+    scored.sort(key=lambda pair: -pair[0])
+    return [item.model_copy(update={"score": round(score, 6)}) for score, item in scored]
+
+def build_memory_recall(engine: SearchEngine, memory: SqliteMemoryStore, settings: Callable[[], Settings],
+                        cards: Callable[[], dict[str, CompanionCard]]) -> MemoryRecall:
+    """The app's recall: the user's switch per companion (``[companions.<id>] memory``), the budget
+    (``conversation.recall_tokens``), and the knowledge folders for companions whose card may ``search``."""
+
+    def may_search(companion_id: str) -> bool:
+        card = cards().get(companion_id)
+        return card is not None and "search" in card.knowledge
+
+    return MemoryRecall(engine, memory, enabled=lambda companion: settings().companion(companion).memory,
+                        knowledge=may_search, budget_tokens=lambda: settings().conversation.recall_tokens,
+                        language=lambda: settings().general.language)
+
+
+def attach_recall(cast: CompanionCast, engine: SearchEngine, settings: Callable[[], Settings],
+                  bus: Bus) -> MemoryRecall | None:
+    """Gives every companion of ``cast`` its recall (None when the cast keeps no memory store)."""
+    if cast.store is None:
+        return None
+    recall = build_memory_recall(engine, cast.store, settings, lambda: {c.id: c.card for c in cast})
+    for companion in cast:
+        companion.recall = CompanionRecall(companion.id, recall, enabled=functools.partial(_memory_on, settings,
+                                                                                              companion.id),
+                                           budget_tokens=lambda: settings().conversation.recall_tokens,
+                                           publish=bus.publish)
+    return recall
+
+
+def _memory_on(settings: Callable[[], Settings], companion_id: str) -> bool:
+    return settings().companion(companion_id).memory

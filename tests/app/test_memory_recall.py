@@ -1,0 +1,158 @@
+"""Long-term recall on real parts: the conversation database, the memory table and the search index (SQLite), an
+imported conversation as the past. A companion recalls only what it heard, in its current words, dated; nothing
+when the user turned its memory off; knowledge passages only when its card may search."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
+from app.memory_recall import MemoryRecall
+from app.storage import ConversationStore
+from companions.memory import CompanionMemory, SqliteMemoryStore
+from companions.protocol import Message
+from companions.recall import CompanionRecall, MemoryRecalled, recall_block
+from companions.search.engine import SearchEngine
+from tests.companions.search_doubles import HashingEmbedder
+
+MAY_8 = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
+
+
+class Parts:
+    def __init__(self, store: ConversationStore, memory: SqliteMemoryStore, engine: SearchEngine) -> None:
+        self.store, self.memory, self.engine = store, memory, engine
+        self.memory_on = {"akari": True, "hina": True, "souta": True}
+        self.recall = MemoryRecall(engine, memory, enabled=lambda c: self.memory_on[c],
+                                   knowledge=lambda c: c == "souta")
+        self.importer = ConversationImporter(store, memory, engine, user_id="taro",
+                                             names={"akari": "Akari", "hina": "Hina", "souta": "Souta"})
+
+    async def add(self, *messages: tuple[str, str, list[str], str]) -> int:
+        """Imports a conversation of (id, from, to, text), a minute apart from 8 May 2023."""
+        conversation = TransferConversation.model_validate({"title": "past", "messages": [
+            {"id": mid, "from": sender, "to": to, "message": text,
+             "time": (MAY_8 + dt.timedelta(minutes=n)).isoformat()}
+            for n, (mid, sender, to, text) in enumerate(messages)]})
+        report = ImportReport()
+        conversation_id = await self.importer.add(conversation, report)
+        assert conversation_id is not None
+        assert not report.problems
+        return conversation_id
+
+    async def texts(self, companion: str, query: str) -> list[str]:
+        return [item.text for item in await self.recall.recall(companion, query, limit=10)]
+
+
+@pytest.fixture
+async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
+    store = ConversationStore(tmp_path / "madoi.sqlite3")
+    await store.open()
+    memory = SqliteMemoryStore(tmp_path / "madoi.sqlite3")
+    engine = SearchEngine(tmp_path / "search.sqlite3", embedder=HashingEmbedder())
+    try:
+        yield Parts(store, memory, engine)
+    finally:
+        await engine.aclose()
+        memory.close()
+        await store.close()
+
+
+async def test_a_companion_recalls_only_the_lines_it_heard(parts: Parts) -> None:
+    await parts.add(("m1", "user", [], "My cat is called Mochi and she sleeps all day"),
+                    ("m2", "user", ["hina"], "Only between us: my cat Mochi bit the vet"),
+                    ("m3", "akari", ["user"], "Mochi is a lovely name for a cat"))
+    akari = await parts.texts("akari", "What is the name of my cat?")
+    assert "My cat is called Mochi and she sleeps all day" in akari
+    assert "Mochi is a lovely name for a cat" in akari  # its own line
+    assert "Only between us: my cat Mochi bit the vet" not in akari  # said to Hina alone
+    hina = await parts.texts("hina", "What is the name of my cat?")
+    assert "Only between us: my cat Mochi bit the vet" in hina
+    assert "Mochi is a lovely name for a cat" not in hina  # Akari answered the user, not everyone
+
+
+async def test_recalled_lines_are_dated_and_say_who_said_them(parts: Parts) -> None:
+    await parts.add(("m1", "user", [], "I ran a charity race for mental health on Sunday"),
+                    ("m2", "akari", [], "A charity race! I am proud of you"))
+    items = await parts.recall.recall("akari", "When did I run the charity race?", limit=10)
+    assert [i.message_id for i in items][:2] == ["m1", "m2"] or [i.message_id for i in items][:2] == ["m2", "m1"]
+    first = next(i for i in items if i.message_id == "m1")
+    assert first.time_iso == "2023-05-08T13:56:00Z"
+    assert first.speaker_id == "taro"
+    block, shown = recall_block(items, companion_id="akari", language="en", budget_tokens=300)
+    assert len(shown) == 2
+    assert "On 8 May 2023, taro said: \"I ran a charity race" in block
+    assert 'you said: "A charity race!' in block
+    japanese, _ = recall_block(items, companion_id="akari", language="ja", budget_tokens=300)
+    assert "2023年5月8日、あなたは「A charity race! I am proud of you」と言いました。" in japanese
+
+
+async def test_an_edited_or_deleted_message_is_never_recalled_in_its_old_form(parts: Parts) -> None:
+    conversation = await parts.add(("h1", "akari", [], "Hello!"), ("h2", "hina", [], "Hi there"),
+                                   ("m1", "user", [], "My sister lives in Sapporo near the clock tower"),
+                                   ("m2", "user", [], "My brother lives in Fukuoka near the harbour"))
+    assert "My sister lives in Sapporo near the clock tower" in await parts.texts("akari", "Where does my sister live?")
+    # What Conversations.revise does: the stored message and each companion's memory follow at once; the index
+    # catches up later (the conversation indexer), and recall must not wait for it.
+    await parts.store.revise_message(conversation, "m1", "My sister lives in Kyoto near the river")
+    await parts.store.revise_message(conversation, "m2", None)
+    for companion in ("akari", "hina"):
+        memory = CompanionMemory(companion, store=parts.memory)
+        await memory.revise("m1", "My sister lives in Kyoto near the river")
+        await memory.revise("m2", None)
+    recalled = await parts.texts("akari", "Where do my sister and my brother live?")
+    assert not any("Sapporo" in t or "Fukuoka" in t for t in recalled)
+    assert "My sister lives in Kyoto near the river" in recalled
+
+
+async def test_memory_off_recalls_nothing_and_forgetting_is_immediate(parts: Parts) -> None:
+    await parts.add(("h1", "akari", [], "Hello!"), ("h2", "hina", [], "Hi there"),
+                    ("m1", "user", [], "I am allergic to peanuts"), ("m2", "user", [], "I love green tea"))
+    assert "I am allergic to peanuts" in await parts.texts("hina", "Am I allergic to anything?")
+    parts.memory_on["hina"] = False
+    assert await parts.texts("hina", "Am I allergic to anything?") == []
+    parts.memory_on["hina"] = True
+    assert await parts.memory.forget_messages("hina", ["m1"]) == 1
+    assert "I am allergic to peanuts" not in await parts.texts("hina", "Am I allergic to anything?")
+    assert "I am allergic to peanuts" in await parts.texts("akari", "Am I allergic to anything?")  # Akari still does
+    await parts.memory.forget_companion("akari")
+    assert await parts.texts("akari", "Am I allergic to anything? green tea Hello") == []
+
+
+async def test_knowledge_folders_are_recalled_by_a_companion_that_may_search(parts: Parts, tmp_path: Path) -> None:
+    folder = tmp_path / "knowledge"
+    folder.mkdir()
+    (folder / "cat.txt").write_text("Our cat is called Mochi. She is a white Scottish Fold.", encoding="utf-8")
+    await parts.engine.index_paths([folder])
+    souta = await parts.recall.recall("souta", "Souta, what is the name of my cat?", limit=5)
+    assert souta[0].kind == "knowledge"
+    assert "Mochi" in souta[0].text
+    assert souta[0].source.endswith("cat.txt")
+    block, _ = recall_block(souta, companion_id="souta", language="en")
+    assert "From your documents (cat.txt): Our cat is called Mochi." in block
+    assert await parts.recall.recall("akari", "Akari, what is the name of my cat?", limit=5) == []
+
+
+async def test_the_companion_side_recalls_once_per_message_and_tells_what_it_recalled(parts: Parts) -> None:
+    await parts.add(("h1", "akari", [], "Hello!"), ("m1", "user", [], "Next month I am moving to Osaka for a new job"))
+    told: list[MemoryRecalled] = []
+    calls: list[str] = []
+
+    class Counting:
+        async def recall(self, companion_id: str, text: str, **kwargs: object) -> list[object]:
+            calls.append(text)
+            return await parts.recall.recall(companion_id, text, **kwargs)  # type: ignore[arg-type]
+
+    recall = CompanionRecall("akari", Counting(), publish=told.append)  # type: ignore[arg-type]
+    question = Message.create(from_="taro", message="Where am I moving next month?", to=[])
+    await recall.prepare(question)
+    await recall.prepare(question)  # the reply after the vote: no second search
+    assert len(calls) == 1
+    block = recall.block_for(question, "en")
+    assert '"Next month I am moving to Osaka for a new job"' in block
+    recall.block_for(question, "en")
+    assert [t.message_id for t in told] == [question.params.id]
+    assert told[0].items[0].message_id == "m1"
