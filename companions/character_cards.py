@@ -22,7 +22,8 @@ extensions.madoi             a card exported by Madoi: role, colour, voice, acti
 everything else              ``unused``: kept in the card as it was, shown in the editor, exported again
 ============================ ===================================================================================
 
-``{{char}}`` and ``{{user}}`` (any case) are replaced by the character's name and the user's name. The texts are
+``{{char}}`` and ``{{user}}`` (any case) are replaced by the character's name and the user's name ("you" / "あなた"
+while the user keeps the default name ``user``). The texts are
 kept under the language they are written in (Japanese when they hold kana or kanji, else English). A card made
 this way is a user card: what it would run or send is held until the user approves it (companions/card_trust.py).
 
@@ -197,6 +198,9 @@ def derive_id(name: str) -> str:
     return slug or "companion"
 
 
+USER_WORD: Final = {"ja": "あなた", "en": "you"}  # {{user}} when the user kept the default name "user"
+
+
 def _resolve(text: str, name: str, user: str) -> str:
     return _PLACEHOLDER.sub(lambda m: name if m.group(1).lower() == "char" else user, text).strip()
 
@@ -241,11 +245,11 @@ def companion_from_character(imported: TavernCard, *, card_id: str, user_name: s
     """The Madoi card of a character card (see the module's table)."""
     data = imported.data
     name = (data.nickname or data.name).strip()
+    language = language_of(data.name, data.description, data.personality, data.first_mes)
+    user = USER_WORD[language] if user_name == "user" else user_name
 
     def resolved(text: str) -> str:
-        return _resolve(text, name, user_name)
-
-    language = language_of(data.name, data.description, data.personality, data.first_mes)
+        return _resolve(text, name, user)
 
     def here(text: str) -> dict[str, str] | str:
         return {language: text} if text else ""

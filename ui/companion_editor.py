@@ -50,6 +50,7 @@ from companions.cel_runtime import cel
 from companions.character_cards import ROLE, CardImportError, ImportResult, derive_id
 from companions.tasks import TaskSet
 from ui.avatars import avatar_pixmap
+from ui.companion_colors import companion_color
 from ui.companion_faces import FACES, Face
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
@@ -254,6 +255,7 @@ class CompanionEditor(QDialog):
         self._template: CompanionCard | None = None  # a new one's words and tools (a duplicate's original)
         self._picture: Path | None = None  # a picture chosen, not yet saved
         self._colour = "#7aa2f7"
+        self._colour_chosen = False  # a card that names no colour of its own keeps the palette's
         self._events: list[EventRow] = []
         self._loading = False
 
@@ -437,7 +439,10 @@ class CompanionEditor(QDialog):
         self.card_id.setText(card.id if card is not None else "")
         self.card_id.setReadOnly(card is not None)
         self._fill_texts()
-        self._colour = card.colour if card is not None else "#7aa2f7"
+        own = card is not None and "colour" in card.model_fields_set
+        self._colour_chosen = own
+        self._colour = card.colour if card is not None and own else companion_color(
+            card.id if card is not None else "new").name()
         self._paint_colour()
         self._paint_preview()
         chosen = self.editing.settings.companion(card.id) if card is not None else CompanionSettings()
@@ -561,6 +566,7 @@ class CompanionEditor(QDialog):
 
     def set_colour(self, colour: str) -> None:
         self._colour = colour
+        self._colour_chosen = True
         self._paint_colour()
 
     def _choose_picture(self) -> None:
@@ -604,7 +610,7 @@ class CompanionEditor(QDialog):
         data = base.model_dump(mode="json", exclude_defaults=True) | {
             "metadata": metadata.model_dump(mode="json"), "role": base.role,
             "greeting": _with_text(base.greeting, language, self.greeting.text().strip()),
-            "colour": self._colour, "events": events}
+            "events": events} | ({"colour": self._colour} if self._colour_chosen else {})
         return CompanionCard.model_validate(data)
 
     def chosen_settings(self, companion_id: str) -> Settings:

@@ -87,10 +87,10 @@ def test_a_v2_png_card_in_japanese_with_a_lorebook_becomes_a_companion_with_its_
     card = result.card
     assert (card.id, result.format) == ("sakurai-sakura", "V2 PNG")
     assert card.name("ja") == "桜井さくら"
-    assert card.metadata.story == {"ja": "桜井さくらは京都の古本屋で働く大学生。userとは幼なじみ。\n\n"
+    assert card.metadata.story == {"ja": "桜井さくらは京都の古本屋で働く大学生。あなたとは幼なじみ。\n\n"
                                          "雨の日の午後、店番をしている。"}
-    assert card.greeting == {"ja": "あ、user！いらっしゃい。今日は何を探してるの？"}
-    assert card.metadata.sample == {"ja": "あ、user！いらっしゃい。今日は何を探してるの？\n雨、やまないね。\n"
+    assert card.greeting == {"ja": "あ、あなた！いらっしゃい。今日は何を探してるの？"}
+    assert card.metadata.sample == {"ja": "あ、あなた！いらっしゃい。今日は何を探してるの？\n雨、やまないね。\n"
                                           "この詩集、すごくいいよ。\n表紙もきれいでしょ？"}
     assert [(e.keys, e.content, e.enabled) for e in card.lore] == [
         (["古本屋", "店"], "桜井さくらの店は三条通りにある。", True), (["猫"], "店には三毛猫のタマがいる。", False)]
@@ -113,7 +113,7 @@ def test_a_v3_png_card_and_a_json_card_import_and_what_madoi_does_not_use_is_kep
     v3 = _png(tmp_path / "seraphina.png", {"ccv3": _b64(SERAPHINA_V3), "chara": _b64(SAKURA_V2)})
     result = _library().import_file(v3)  # ccv3 wins over chara
     assert (result.card.id, result.format) == ("seraphina", "V3 PNG")
-    assert result.card.metadata.sample == {"en": "*Seraphina smiles.* Welcome to the glade, user.\nBack so soon?\n"
+    assert result.card.metadata.sample == {"en": "*Seraphina smiles.* Welcome to the glade, you.\nBack so soon?\n"
                                                  "Rest now; the forest keeps watch."}
     assert result.card.unused == {"assets": SERAPHINA_V3["data"]["assets"],
                                   "creator_notes_multilingual": {"ja": "テスト用"}}
@@ -170,7 +170,7 @@ def test_export_writes_a_v3_card_that_other_apps_and_madoi_read_back(madoi_home:
     assert (v3["spec"], v3["spec_version"], v2["spec"]) == ("chara_card_v3", "3.0", "chara_card_v2")
     data = v3["data"]
     assert data["name"] == "桜井さくら"
-    assert data["first_mes"] == "あ、user！いらっしゃい。今日は何を探してるの？"
+    assert data["first_mes"] == "あ、あなた！いらっしゃい。今日は何を探してるの？"
     assert data["creator_notes"] == "Made for tests."  # what Madoi kept but does not use goes back out
     assert [e["keys"] for e in data["character_book"]["entries"]] == [["古本屋", "店"], ["猫"]]
     assert data["extensions"]["madoi"]["colour"] == imported.card.colour
