@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 DEFAULT_FPS: Final = 30.0
 DISABLED_SOURCES: Final = frozenset({"", "none", "off"})
 LINGER_S: Final = 2.0  # the device stays open this long after its last use
+# A look at a closed camera waits this long for the device to open and deliver: on Linux a webcam's first frame
+# takes a few hundred ms, some USB cameras ~3 s; below the vision tool's 10 s query timeout (companions/actions.py).
+FIRST_FRAME_TIMEOUT_S: Final = 8.0
 SWITCHED_OFF: Final = "no camera: the user turned the camera off"
 SETTINGS_OFF: Final = "no camera: turned off in the settings"
 
@@ -124,7 +127,8 @@ class OpenCVCamera:
     name = "camera"
 
     def __init__(self, source: str, bus: Bus | None = None, *, jpeg_quality: int = 80, retry_s: float = 2.0,
-                 first_frame_timeout_s: float = 3.0, linger_s: float = LINGER_S, switched_on: bool = True) -> None:
+                 first_frame_timeout_s: float = FIRST_FRAME_TIMEOUT_S, linger_s: float = LINGER_S,
+                 switched_on: bool = True) -> None:
         self._source = source
         self._bus = bus
         self._jpeg_quality = jpeg_quality
