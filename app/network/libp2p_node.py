@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar
 from app.network.addresses import dialable
 from app.network.metadata import COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
+from companions.network.untrusted import Drops, Refused
 from companions.protocol import CompanionMetadata, Topic, to_wire
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,9 @@ STOP_TIMEOUT_S: Final = 1.0  # within the runtime's bound per component (zerocon
 METADATA_TIMEOUT_S: Final = 10.0
 METADATA_WAIT_S: Final = 3.0  # a reference node's request waits at most this long for ours (see _serve)
 MDNS_DIAL_INTERVAL_S: Final = 2.0
+MDNS_DIALS_PER_ROUND: Final = 8  # a flood of mDNS answers must not make every round dial hundreds of addresses
+MDNS_RETRY_S: Final = 30.0  # a discovered peer that could not be reached is dialed again after this
+METADATA_REQUESTS_PER_PEER: Final = 2  # a peer's metadata requests answered at once; more are reset
 # py-libp2p's spam limit defaults to 10 messages/s per peer and topic: a turn's states and a streamed line exceed it.
 MESSAGES_PER_TOPIC_PER_S: Final = 200.0
 
@@ -65,6 +69,8 @@ class Libp2pNetwork:
         self._nursery: Any = None
         self._host: Any = None
         self._pubsub: Any = None
+        self._serving: dict[Any, int] = {}  # peer ID -> its metadata requests being answered
+        self.drops = Drops(log)  # what the libp2p layer refused (the link counts what it refuses itself)
 
     # -- the asyncio side ----------------------------------------------------------------------------------
     async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
@@ -216,8 +222,9 @@ class Libp2pNetwork:
         from libp2p import new_host
         from libp2p.crypto.secp256k1 import create_new_key_pair
         from libp2p.pubsub.gossipsub import PROTOCOL_ID, PROTOCOL_ID_V11, PROTOCOL_ID_V12, GossipSub
-        from libp2p.pubsub.pubsub import Pubsub
         from libp2p.tools.anyio_service import background_trio_service
+
+        from app.network.hardening import GuardedPubsub, guard_pubsub, guard_streams
 
         self._trio_token = trio.lowlevel.current_trio_token()
         self._stopping = trio.Event()
@@ -231,7 +238,9 @@ class Libp2pNetwork:
         router = GossipSub(protocols=[PROTOCOL_ID_V12, PROTOCOL_ID_V11, PROTOCOL_ID], degree=6, degree_low=4,
                            degree_high=12, heartbeat_interval=1,
                            max_messages_per_topic_per_second=MESSAGES_PER_TOPIC_PER_S)
-        pubsub = Pubsub(host, router, strict_signing=True, max_inbound_rpc_size=4 * MAX_PAYLOAD_BYTES)
+        guard_streams(host, self.drops)
+        pubsub = guard_pubsub(GuardedPubsub(host, router, strict_signing=True,
+                                            max_inbound_rpc_size=4 * MAX_PAYLOAD_BYTES), self.drops)
         host.set_stream_handler(METADATA_PROTOCOL,  # type: ignore[arg-type]
                                 self._serve(self._first_metadata, ours_first=True))
         host.set_stream_handler(COMPANIONS_PROTOCOL,  # type: ignore[arg-type]
@@ -277,13 +286,26 @@ class Libp2pNetwork:
             # once this side's own request to it is done. Madoi peers ask on theirs and always answer.
             import trio
 
+            peer = stream.muxed_conn.peer_id
+            if self._serving.get(peer, 0) >= METADATA_REQUESTS_PER_PEER:
+                self.drops.drop("flood", str(peer), "metadata request", "more requests at once than are answered")
+                await stream.reset()
+                return
+            self._serving[peer] = self._serving.get(peer, 0) + 1
             try:
                 if ours_first:
                     with trio.move_on_after(METADATA_WAIT_S):
-                        await self._fetched(stream.muxed_conn.peer_id).wait()
-                await stream.write(payload())
+                        await self._fetched(peer).wait()
+                with trio.move_on_after(METADATA_TIMEOUT_S):  # a peer that never reads holds no task for long
+                    await stream.write(payload())
             finally:
-                await stream.close()
+                left = self._serving.get(peer, 1) - 1
+                if left > 0:
+                    self._serving[peer] = left
+                else:
+                    self._serving.pop(peer, None)
+                with contextlib.suppress(Exception):  # the peer reset it already
+                    await stream.close()
 
         return handler
 
@@ -304,15 +326,16 @@ class Libp2pNetwork:
         async for message in subscription:
             try:
                 peer = ID(message.from_id)
-            except Exception:
-                continue
-            if peer == own:
+                if peer == own:
+                    continue
+                signer = peer.to_string()
+            except Exception as err:
+                self.drops.drop("transport", "?", topic, f"an unreadable signer: {type(err).__name__}: {err}")
                 continue
             if len(message.data) > MAX_PAYLOAD_BYTES:
-                log.warning("network: dropped a %d-byte %s message from %s (limit %d)", len(message.data), topic,
-                            peer, MAX_PAYLOAD_BYTES)
+                self.drops.drop("oversized", signer, topic, f"{len(message.data)} bytes (limit {MAX_PAYLOAD_BYTES})")
                 continue
-            self._call_sink("received", peer.to_string(), topic, bytes(message.data))
+            self._call_sink("received", signer, topic, bytes(message.data))
 
     async def _outgoing(self, receive: Any, pubsub: Any, host: Any, nursery: Any) -> None:
         async for kind, payload in receive:
@@ -338,20 +361,29 @@ class Libp2pNetwork:
         import trio
         from libp2p.peer.peerinfo import PeerInfo
 
+        failed: dict[Any, float] = {}  # peer -> when dialing it last failed (it waits MDNS_RETRY_S)
         while True:
             await trio.sleep(MDNS_DIAL_INTERVAL_S)
+            now = trio.current_time()
             connected = set(host.get_connected_peers()) | {host.get_id()}
             store = host.get_peerstore()
-            for peer in store.peers_with_addrs():
-                if peer not in connected:
-                    try:
-                        await host.connect(PeerInfo(peer, store.addrs(peer)))
-                    except Exception as err:
-                        log.debug("network: mDNS peer %s not reachable: %s", peer, err)
+            due = [p for p in store.peers_with_addrs()
+                   if p not in connected and (p not in failed or now - failed[p] >= MDNS_RETRY_S)]
+            for peer in due[:MDNS_DIALS_PER_ROUND]:
+                try:
+                    await host.connect(PeerInfo(peer, store.addrs(peer)))
+                    failed.pop(peer, None)
+                except Exception as err:
+                    failed[peer] = now
+                    log.debug("network: mDNS peer %s not reachable: %s", peer, err)
+            if len(failed) > 1024:
+                failed = {p: t for p, t in failed.items() if now - t <= MDNS_RETRY_S}
 
     async def fetch_metadata(self, host: Any, peer: Any, done: Any) -> None:
         try:
             await self._fetch_metadata(host, peer)
+        except Exception as err:  # nothing a peer answers may end the node's tasks
+            self.drops.drop("transport", str(peer), "metadata", f"{type(err).__name__}: {err}")
         finally:
             done.set()
 
@@ -366,15 +398,19 @@ class Libp2pNetwork:
                 stream = await host.new_stream(peer, [COMPANIONS_PROTOCOL, METADATA_PROTOCOL])
                 many = stream.get_protocol() == COMPANIONS_PROTOCOL
                 raw = await read_all(stream)
+        except trio.TooSlowError:
+            self.drops.drop("slow", str(peer), "metadata", f"not sent within {METADATA_TIMEOUT_S:g} s")
+            return
         except Exception as err:  # the peer speaks neither (a firehose)
             log.debug("network: no metadata from %s: %s", peer, err)
             return
         if not raw:
             log.info("network: %s sent no metadata (it knew this peer already)", peer)
             return
-        companions = parse_metadata(raw, many)
-        if companions is None:
-            log.warning("network: %s sent unreadable metadata; ignored", peer)
+        try:
+            companions = parse_metadata(raw, many)
+        except Refused as refused:
+            self.drops.drop(refused.kind, str(peer), "metadata", str(refused))
             return
         # Reported once the peer's subscriptions arrived too: a line published to it before would be lost.
         with trio.move_on_after(METADATA_TIMEOUT_S):

@@ -17,6 +17,7 @@ people.py). What is left goes on the bus as if said here, and a remote companion
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any, Final, Protocol
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.participant import Participant
-from companions.network.peers import PeerDirectory, RateLimit, Refusal
+from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit, Refusal
 from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
 from companions.network.remote import MessageOrder, RemoteParticipant
@@ -96,6 +97,7 @@ class NetworkLink:
         self.remote: dict[str, RemoteParticipant] = {}
         self.status = NetworkStatus(running=False)
         self.drops = Drops(log)
+        self.payloads: collections.Counter[str] = collections.Counter()  # payloads received, per peer
         self._inbound: dict[int, BusItem] = {}  # items this link put on the bus (not to be sent back)
         self._subscription: Subscription | None = None
 
@@ -138,8 +140,10 @@ class NetworkLink:
         sender = getattr(getattr(item, "params", None), "from_", None)
         local = sender in self.peers.local_ids
         if isinstance(item, Message) and (local or sender == self.user_id):
-            if not item.params.to and sender == self.user_id:
-                item = item.model_copy(update={"params": item.params.model_copy(update={"to": self.everyone()})})
+            to = self.everyone() if not item.params.to and sender == self.user_id else item.params.to
+            to = self.person_ids.outgoing_to(to)
+            if to != item.params.to:
+                item = item.model_copy(update={"params": item.params.model_copy(update={"to": to})})
             self.port.publish("messages", to_json_bytes(item))
         elif isinstance(item, State) and local:
             self.port.publish("states", b"[" + to_json_bytes(item) + b"]")  # the reference reads an array
@@ -155,6 +159,9 @@ class NetworkLink:
     # -- in (the NetworkSink: called on the loop) -----------------------------------------------------------
     def received(self, peer: str, topic: str, payload: bytes) -> None:
         """A payload ``peer`` signed; whatever it holds, nothing but a drop (counted, logged) can come of a bad one."""
+        self.payloads[peer] += 1
+        if len(self.payloads) > 4 * MAX_PEERS:  # signers come and go: the counts of those heard first go
+            del self.payloads[next(iter(self.payloads))]
         try:
             self._receive(peer, topic, payload)
         except Refusal as refused:
@@ -165,9 +172,12 @@ class NetworkLink:
             log.exception("network: a %s item from %s could not be taken", topic, peer)
             self.drops.drop("invalid", peer, topic, f"{type(err).__name__}: {err}")
 
-    def _receive(self, peer: str, topic: str, payload: bytes) -> None:
-        for forgotten in self.peers.hear(peer):
+    def _hear(self, peer: str) -> None:
+        for forgotten in self.peers.hear(peer):  # a peer that runs no companion here made room for this one
             self.rate.forget(forgotten)
+
+    def _receive(self, peer: str, topic: str, payload: bytes) -> None:
+        self._hear(peer)
         if not self.rate.allow(peer, len(payload), stranger=not self.peers.known(peer)):
             raise Refusal("flood", f"over the rate of {'strangers' if not self.peers.known(peer) else 'its peer'}")
         if topic not in WIRE_TOPICS:
@@ -196,8 +206,9 @@ class NetworkLink:
             if item.params.from_ not in self.remote or self.remote[item.params.from_].peer != peer \
                     or not self.remote[item.params.from_].reachable:
                 # A companion that votes but never announced itself (its metadata was withheld): it takes part too.
-                self.peers.claim(peer, item.params.from_)
-                self.announced(peer, (CompanionMetadata(id=item.params.from_, name=item.params.from_),))
+                self.peers.claim(peer, item.params.from_, announced=False)
+                self._join(peer, CompanionMetadata(id=item.params.from_, name=item.params.from_))
+                self._changed()
             self.peers.companion_of(peer, item.params.from_)
         elif isinstance(item, Action):
             self.peers.companion_of(peer, item.params.from_)
@@ -217,7 +228,7 @@ class NetworkLink:
 
     def _as_said_here(self, peer: str, message: Message) -> Message:
         """``message`` as this bus names who said it and whom it addresses (people.py): a person's ``from``
-        becomes ``<name>@<peer>``, and people in ``to`` the ids this bus knows them by."""
+        becomes ``<name>@<peer>``, and this app's user addressed as ``<user>@<this peer>`` is the user again."""
         p = message.params
         new_person = not self.peers.person_of(peer, p.from_)
         sender = p.from_
@@ -228,7 +239,7 @@ class NetworkLink:
             sender = person
             if new_person:
                 self._changed()  # the window lists the people elsewhere
-        to = self.person_ids.incoming_to(p.to, peer, lambda name: self.peers.person_of(peer, name))
+        to = self.person_ids.incoming_to(p.to)
         if sender == p.from_ and to == p.to:
             return message
         return message.model_copy(update={"params": p.model_copy(update={"from_": sender, "to": to})})
@@ -236,19 +247,24 @@ class NetworkLink:
     def announced(self, peer: str, companions: tuple[CompanionMetadata, ...]) -> None:
         for metadata in companions:
             try:
+                self._hear(peer)
                 self.peers.claim(peer, metadata.id)
             except Refusal as refused:
                 self.drops.drop(refused.kind, peer, "metadata", f"announced {metadata.id[:64]!r}: {refused}")
                 continue
-            known = self.remote.get(metadata.id)
-            if known is not None and known.peer == peer and known.reachable:
-                continue
-            participant = RemoteParticipant(metadata, peer, self.order)
-            self.remote[metadata.id] = participant
-            if self.roster is not None:
-                self.roster.add_participant(participant)
-            log.info("network: %s (%s) joined from %s", metadata.id, metadata.name, peer)
+            self._join(peer, metadata)
         self._changed()
+
+    def _join(self, peer: str, metadata: CompanionMetadata) -> None:
+        """``metadata``'s companion (claimed by ``peer``) takes part here, unless it does already."""
+        known = self.remote.get(metadata.id)
+        if known is not None and known.peer == peer and known.reachable:
+            return
+        participant = RemoteParticipant(metadata, peer, self.order)
+        self.remote[metadata.id] = participant
+        if self.roster is not None:
+            self.roster.add_participant(participant)
+        log.info("network: %s (%s) joined from %s", metadata.id, metadata.name, peer)
 
     def gone(self, peer: str) -> None:
         self.peers.release(peer)

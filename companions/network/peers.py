@@ -43,9 +43,18 @@ MAX_REMOTE_COMPANIONS: Final = 48
 """Companions from elsewhere in all. A user's message to everyone names every companion (reference nodes answer only
 messages naming them), so this app's own and these must fit the protocol's ``to`` limit (MAX_RECIPIENTS, 64) with
 room for the user; every name is also in every local companion's prompt."""
+MAX_UNANNOUNCED_PER_PEER: Final = 4
+MAX_UNANNOUNCED: Final = 8
+"""Companions known only because they voted (a reference node sends nothing to a peer it already knows, so its
+companion's metadata may never come). Any signer can vote, even one never connected here (a message relayed by
+another peer, signed with a fresh key): these few places are all such signers can take; the rest of
+MAX_REMOTE_COMPANIONS is for companions a directly connected peer announced in its metadata."""
 MAX_PEOPLE_PER_PEER: Final = 8  # a Madoi process has one user; a reference firehose relays the users of its clients
 MAX_PEOPLE: Final = 64
-MAX_PEERS: Final = 64  # signers with companions, people or a rate bucket kept here at once
+MAX_PEERS: Final = 64
+"""Signers with anything kept here at once (companions, people, rate buckets). A new one takes the place of the one
+heard least recently among those that run no companion here; it is refused only when every one of them runs one,
+which the companions' bounds (MAX_REMOTE_COMPANIONS < MAX_PEERS) never allow."""
 
 
 class Refusal(Exception):
@@ -72,6 +81,7 @@ class PeerDirectory:
         self.max_companions = remote_companion_limit(len(self.local_ids)) if max_companions is None \
             else max_companions
         self._owner: dict[str, str] = {}
+        self._unannounced: set[str] = set()  # companions known only by their votes
         self._people: dict[str, set[str]] = {}  # peer -> names of its people heard here
         self._peers: collections.OrderedDict[str, None] = collections.OrderedDict()  # least recently heard first
 
@@ -87,13 +97,17 @@ class PeerDirectory:
             return ()
         forgotten: list[str] = []
         while len(self._peers) >= MAX_PEERS:
-            idle = next((p for p in self._peers if not self.ids_of(p)), None)
-            if idle is None:
-                raise Refusal("too many", f"{MAX_PEERS} peers with companions here already")
-            forgotten.append(idle)
-            self.release(idle)
+            forgotten.append(self._forget_idle(peer, f"{MAX_PEERS} peers with companions here already"))
         self._peers[peer] = None
         return tuple(forgotten)
+
+    def _forget_idle(self, keep: str, refusal: str) -> str:
+        """Forgets the peer heard least recently that runs no companion here (never ``keep``); returns it."""
+        idle = next((p for p in self._peers if p != keep and not self.ids_of(p)), None)
+        if idle is None:
+            raise Refusal("too many", refusal)
+        self.release(idle)
+        return idle
 
     def known(self, peer: str) -> bool:
         """Whether ``peer`` runs a companion here (else it is a stranger, rated with the other strangers)."""
@@ -104,6 +118,7 @@ class PeerDirectory:
         ids = self.ids_of(peer)
         for i in ids:
             del self._owner[i]
+            self._unannounced.discard(i)
         self._people.pop(peer, None)
         self._peers.pop(peer, None)
         return ids
@@ -125,8 +140,8 @@ class PeerDirectory:
             return f"{who!r} is in the form of a person elsewhere (<name>{SEPARATOR}<peer>)"
         return None
 
-    def claim(self, peer: str, companion: str) -> None:
-        """Binds the companion id ``companion`` to ``peer`` (announced, or voted as).
+    def claim(self, peer: str, companion: str, *, announced: bool = True) -> None:
+        """Binds the companion id ``companion`` to ``peer``: it announced it, or (``announced=False``) voted as it.
 
         Raises:
             Refusal: a reserved id or a person's name, another peer's companion, or past a bound.
@@ -137,14 +152,23 @@ class PeerDirectory:
         if looks_like_a_user(companion):
             raise Refusal("reserved", f"{companion!r} is a person's name, never a companion's")
         owner = self._owner.get(companion)
-        if owner == peer:
-            return
-        if owner is not None:
+        if owner is not None and owner != peer:
             raise Refusal("forged", f"{companion!r} belongs to peer {owner}")
+        if owner == peer:
+            if announced:
+                self._unannounced.discard(companion)
+            return
         if len(self.ids_of(peer)) >= MAX_COMPANIONS_PER_PEER:
             raise Refusal("too many", f"peer {peer} runs {MAX_COMPANIONS_PER_PEER} companions here already")
         if len(self._owner) >= self.max_companions:
             raise Refusal("too many", f"{self.max_companions} companions from elsewhere already")
+        if not announced:
+            if len(self._unannounced) >= MAX_UNANNOUNCED:
+                raise Refusal("too many", f"{MAX_UNANNOUNCED} companions known only by their votes already")
+            if sum(self._owner[c] == peer for c in self._unannounced) >= MAX_UNANNOUNCED_PER_PEER:
+                raise Refusal("too many", f"peer {peer} voted as {MAX_UNANNOUNCED_PER_PEER} companions it never "
+                              "announced already")
+            self._unannounced.add(companion)
         self._owner[companion] = peer
 
     def companion_of(self, peer: str, sender: str) -> None:
@@ -182,8 +206,8 @@ class PeerDirectory:
         if sender not in people:
             if len(people) >= MAX_PEOPLE_PER_PEER:
                 raise Refusal("too many", f"peer {peer} spoke as {MAX_PEOPLE_PER_PEER} people already")
-            if sum(len(p) for p in self._people.values()) >= MAX_PEOPLE:
-                raise Refusal("too many", f"{MAX_PEOPLE} people from elsewhere already")
+            while sum(len(p) for p in self._people.values()) >= MAX_PEOPLE:
+                self._forget_idle(peer, f"{MAX_PEOPLE} people from elsewhere already")
             people.add(sender)
         return False
 

@@ -6,9 +6,11 @@ message is said by ``<from>@<peer id>`` (the peer that signed it): ``user@16Uiu2
 machine, distinct from this app's user and from every other machine's, and no peer can speak under another peer's
 ids because the peer id comes from the signature, not from the message.
 
-The same id stands for that person on every node except their own, so it travels as it is: a line from here
-addressed to ``user@<peer>`` reaches that peer, whose link reads ``<its user>@<its own peer id>`` as its own
-user again (:meth:`PersonIds.incoming_to`). Turns are keyed by message ids, which no node changes, so every node
+The same id stands for that person on every node except their own, so it travels as it is in a ``to``: a node
+sends its own user in a ``to`` as ``<user>@<its peer id>`` (:meth:`PersonIds.outgoing_to`: a companion's line
+addresses "the user", who is someone else on every other machine), and reads that form as its own user again
+(:meth:`PersonIds.incoming_to`); a person's own ``from`` goes out as their plain name, as the reference expects,
+and the signature says where it came from. Turns are keyed by message ids, which no node changes, so every node
 takes the same turns; only who a line is shown as coming from differs, as it should.
 
 An id holding ``@`` is never a companion, and never a person a peer may speak as (a peer speaks only as itself).
@@ -71,23 +73,24 @@ class PersonIds:
         self.user_id = user_id
         self.own_peer = own_peer
 
+    @property
+    def user_elsewhere(self) -> str:
+        """This app's user as every other node names them: ``<user>@<this peer>``."""
+        return person_id(self.user_id, self.own_peer())
+
     def incoming_from(self, name: str, peer: str) -> str | None:
         """The id on this bus of the person ``name`` who speaks on ``peer`` (``None``: too long to be one)."""
         person = person_id(name, peer)
         return person if len(person) <= MAX_ID_CHARS else None
 
-    def incoming_to(self, to: Sequence[str], peer: str, is_person_of_peer: Callable[[str], bool]) -> list[str]:
-        """A ``to`` list from ``peer`` as this bus names them: this app's user, addressed as the person it is
-        elsewhere (``<user>@<this peer>``), is the user again; a person of ``peer`` that this node has heard speak,
-        addressed by the name that machine knows them by, is ``<name>@<peer>``; every other id is left as it is
-        (companions, people of third machines, ids this node knows nothing of)."""
-        mine = person_id(self.user_id, self.own_peer())
-        out: list[str] = []
-        for who in to:
-            if who == mine:
-                out.append(self.user_id)
-            elif SEPARATOR not in who and is_person_of_peer(who):
-                out.append(person_id(who, peer))
-            else:
-                out.append(who)
-        return list(dict.fromkeys(out))
+    def incoming_to(self, to: Sequence[str]) -> list[str]:
+        """A ``to`` list from the network as this bus names them: this app's user, addressed as the person they are
+        elsewhere, is the user again; every other id stays as it is (companions, and people elsewhere already in
+        their ``<name>@<peer>`` form; a reference node addresses its own people by their plain names)."""
+        elsewhere = self.user_elsewhere
+        return list(dict.fromkeys(self.user_id if who == elsewhere else who for who in to))
+
+    def outgoing_to(self, to: Sequence[str]) -> list[str]:
+        """A ``to`` list as it leaves for the network: this app's user is named as every other node knows them
+        (a line here answers "the user", which on another machine is someone else)."""
+        return [self.user_elsewhere if who == self.user_id else who for who in to]

@@ -165,7 +165,11 @@ async def test_two_madoi_processes_and_a_reference_node_hold_one_conversation(tm
     assert codes == [0, 0]
     assert all("closed" in line for line in ended), ended
     first_said, second_said = processes[0].said(), processes[1].said()
-    assert first_said == second_said  # one conversation: the same lines, ids and order on both machines
+    # one conversation: the same lines, ids and order on both machines; the user at the first machine is, on the
+    # second, a person elsewhere (the second machine's user is someone else)
+    assert [(i, text) for i, _, text in first_said] == [(i, text) for i, _, text in second_said]
+    assert second_said[0][1] == f"user@{_peer_of(processes[0].address)}"
+    assert [who for _, who, _ in first_said[1:]] == [who for _, who, _ in second_said[1:]]
     speakers = [who for _, who, _ in first_said]
     assert speakers[:2] == ["user", "companion_aya"]
     assert first_said[1][2] == AYA_LINE

@@ -44,8 +44,9 @@ LINES: Final[dict[str, tuple[str, ...]]] = {
 GOODBYE: Final = {"ja": "今日は楽しかった。またね、おやすみ！", "en": "This was fun. Good night, everyone!"}
 STAGES: Final = ("none", "none", "pre-closing", "closing", "terminal")  # by the number of lines said so far
 _ID = re.compile(r"[(（]id: ([\w-]+)[)）]")
-_USER_LINE = re.compile(r"\(id: user\): (.+)")  # how a companion's memory shows what the user said
-_HEARD_LINE = re.compile(r"\(id: [\w-]+\): (.+)")
+# how a companion's memory shows what the user said (a user on another machine is ``user@<peer>``: a user too)
+_USER_LINE = re.compile(r"\(id: user(?:@\w+)?\): (.+)")
+_HEARD_LINE = re.compile(r"\(id: [\w@-]+\): (.+)")
 _KANA = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 

@@ -1,0 +1,89 @@
+"""py-libp2p, made to survive what a peer sends: no error from a peer's bytes may end the node's trio thread.
+
+py-libp2p 0.8.1 runs each inbound stream's handler and each received pubsub message in tasks of its services; an
+exception in any of them cancels the whole service, and with it the host. Found here: six bytes on a
+``/meshsub/1.1.0`` stream (a length prefix and a broken protobuf) raise ``DecodeError`` in ``Pubsub.stream_handler``
+and take the node down; a signed message whose public key does not parse raises in ``push_msg`` the same way.
+The guards below catch every ``Exception`` at those two doors (trio's ``Cancelled`` is a ``BaseException`` and
+passes), reset the stream of the peer that sent it, and count it (``transport``) with a bounded log line. A message
+whose signature is missing or not its signer's is dropped by Pubsub silently; it is counted here (``bad
+signature``), at the cost of checking a first-seen message's signature twice (a forged signer must show up in the
+counts like every other refusal).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from libp2p.pubsub.pubsub import Pubsub
+from libp2p.pubsub.validators import signature_validator
+
+from companions.network.untrusted import Drops
+
+log = logging.getLogger(__name__)
+
+
+class GuardedPubsub(Pubsub):
+    """:class:`Pubsub` whose stream reader and message handler never let a peer's error out."""
+
+    drops: Drops = Drops(log)  # replaced per node by guard_pubsub
+
+    async def stream_handler(self, stream: Any) -> None:
+        try:
+            await super().stream_handler(stream)
+        except Exception as err:
+            peer = _peer_of(stream)
+            self.drops.drop("transport", peer, "pubsub stream", f"{type(err).__name__}: {err}")
+            await _reset(stream)
+            try:
+                self._handle_dead_peer(stream.muxed_conn.peer_id)
+            except Exception:
+                log.debug("network: could not forget the pubsub peer %s", peer, exc_info=True)
+
+    async def push_msg(self, msg_forwarder: Any, msg: Any) -> None:
+        try:
+            # Pubsub drops a badly signed message without a word; it is checked (again) here to be counted.
+            if self.strict_signing and not self._is_msg_seen(msg) and not signature_validator(msg):
+                self.drops.drop("bad signature", str(msg_forwarder), "pubsub message",
+                                "no signature, or not one its signer made")
+                return
+            await super().push_msg(msg_forwarder, msg)
+        except Exception as err:
+            self.drops.drop("transport", str(msg_forwarder), "pubsub message", f"{type(err).__name__}: {err}")
+
+
+def guard_pubsub(pubsub: GuardedPubsub, drops: Drops) -> GuardedPubsub:
+    pubsub.drops = drops
+    return pubsub
+
+
+def guard_streams(host: Any, drops: Drops) -> None:
+    """Every inbound stream's handler (identify, ping, pubsub, the metadata streams) runs inside a guard: an error
+    resets that stream and is counted, instead of ending the connection's tasks and the host with them."""
+    network = host.get_network()
+    handle: Callable[[Any], Awaitable[None]] = network.common_stream_handler
+
+    async def guarded(stream: Any) -> None:
+        try:
+            await handle(stream)
+        except Exception as err:
+            drops.drop("transport", _peer_of(stream), "stream", f"{type(err).__name__}: {err}")
+            await _reset(stream)
+
+    network.set_stream_handler(guarded)
+
+
+def _peer_of(stream: Any) -> str:
+    try:
+        return str(stream.muxed_conn.peer_id)
+    except Exception:
+        return "?"
+
+
+async def _reset(stream: Any) -> None:
+    try:
+        await stream.reset()
+    except Exception:
+        log.debug("network: resetting a stream failed", exc_info=True)
