@@ -23,9 +23,15 @@ from companions.conversation import (
 )
 from companions.conversation.participant import Description, Pace
 from companions.network.link import NetworkChanged, NetworkLink
-from companions.network.peers import RateLimit
+from companions.network.peers import (
+    MAX_PEOPLE_PER_PEER,
+    MAX_REMOTE_COMPANIONS,
+    MAX_UNANNOUNCED_PER_PEER,
+    RateLimit,
+)
 from companions.network.port import NetworkError, NetworkSink, NetworkStatus
-from companions.protocol import Closing, CompanionMetadata, Message, State, to_wire
+from companions.network.untrusted import Drops
+from companions.protocol import MAX_RECIPIENTS, Action, Closing, CompanionMetadata, Message, State, to_wire
 
 PEER = "12D3KooWRemotePeer"
 OTHER = "12D3KooWOtherPeer"
@@ -294,3 +300,97 @@ async def test_with_remote_companions_a_message_to_everyone_gets_a_vote_round_ev
     assert not akari.composed.is_set()
     await link.stop()
     await manager.stop()
+
+
+async def test_a_peer_speaking_as_this_apps_user_is_that_peers_user_here_and_this_user_goes_out_named_by_peer(
+) -> None:
+    bus, manager, link, port, seen = await setup(Local("akari", 3))
+    assert port.sink is not None
+    port.sink.received(PEER, "messages", raw(Message.create(from_="user", message="hi from afar", to=["nobody"])))
+    port.sink.received(PEER, "messages", raw(Message.create(
+        from_="user", message="you there?", to=["nobody", "user@12D3KooWLocal"])))  # this app's user, elsewhere
+    await wait_for(lambda: len([m for m in seen if isinstance(m, Message)]) == 2)
+    said = [m for m in seen if isinstance(m, Message)]
+    assert [m.params.from_ for m in said] == [f"user@{PEER}"] * 2
+    assert said[1].params.to == ["nobody", "user"]  # addressed to this app's user: the user again
+    assert [(p.id, p.name, p.peer) for p in link.people()] == [(f"user@{PEER}", "user", PEER)]
+    # a line here addressed to "the user" goes out naming this app's user as the other machines know them
+    bus.publish(Message.create(from_="akari", message="hello user", to=["user", f"user@{PEER}"]))
+    sent = await port.wait_sent("messages")
+    assert sent[-1]["params"]["to"] == ["user@12D3KooWLocal", f"user@{PEER}"]
+    await link.stop()
+    await manager.stop()
+
+
+async def test_reserved_ids_forgeries_and_votes_by_people_are_dropped_by_kind() -> None:
+    bus, manager, link, port, seen = await setup(Local("akari", 3))
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA, CompanionMetadata(id="user", name="me"), CompanionMetadata(id="user_x", name="x"),
+                               CompanionMetadata(id="akari", name="akari"), CompanionMetadata(id="a@b", name="ab")))
+    assert set(link.remote) == {"souta"}
+    for sender in ("akari", "x@y", f"user@{PEER}"):
+        port.sink.received(OTHER, "messages", raw(Message.create(from_=sender, message="forged")))
+    port.sink.received(OTHER, "messages", raw(Message.create(from_="souta", message="forged")))
+    port.sink.received(OTHER, "states", state("user", "m1", 10))
+    port.sink.received(OTHER, "actions", raw(Action.create(from_="nobody", name="wave")))
+    await bus.drain()
+    assert not [m for m in seen if isinstance(m, (Message, State))]
+    assert link.drops.counts == {"reserved": 8, "forged": 1, "not a companion": 1}
+    await link.stop()
+    await manager.stop()
+
+
+async def test_companions_from_votes_people_and_peers_stay_within_bounds_and_to_within_the_limit() -> None:
+    bus, manager, link, port, _ = await setup(Local("akari", 3))
+    assert port.sink is not None
+    for i in range(40):  # one peer votes as 40 companions it never announced and speaks as 40 people
+        port.sink.received(PEER, "states", state(f"companion_{i}", "m1", 1, speak=False))
+        port.sink.received(PEER, "messages", raw(Message.create(from_=f"person_{i}", message="hi", to=["nobody"])))
+    assert len(link.remote) == MAX_UNANNOUNCED_PER_PEER
+    assert len(link.people()) == MAX_PEOPLE_PER_PEER
+    for p in range(20):  # many peers announce many companions: the total stays within the to limit
+        port.sink.announced(f"peer{p}", tuple(CompanionMetadata(id=f"c{p}_{i}", name="c") for i in range(20)))
+    assert len([p for p in link.remote.values() if p.reachable]) <= MAX_REMOTE_COMPANIONS
+    everyone = link.everyone()
+    assert len(everyone) + 1 <= MAX_RECIPIENTS  # and the user
+    user = Message.create(from_="user", message="everyone?", to=[])
+    bus.publish(user)
+    sent = await port.wait_sent("messages")
+    assert sent[-1]["params"]["to"] == everyone
+    Message.model_validate(sent[-1])  # a valid message on every node (it was not past 64 before)
+    await link.stop()
+    await manager.stop()
+
+
+async def test_nesting_lone_surrogates_and_constants_are_refused_and_the_link_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    bus, manager, link, port, _ = await setup(Local("akari", 3))
+    actions: list[Action] = []
+    bus.subscribe("actions", actions.append, direct=True)
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    action = '{"jsonrpc":"2.0","method":"action.send","params":{"from":"souta","name":"wave","params":%s}}'
+    for payload in (b"[" * 5000, b'{"a":' * 3000, (action % ('{"x":' * 20 + "1" + "}" * 20)).encode(),
+                    (action % '{"k":"\\ud800"}').encode(), (action % '{"\\udfff":1}').encode(),
+                    (action % '{"k":NaN}').encode(), (action % ("1" * 5000)).encode()):
+        port.sink.received(PEER, "actions", payload)
+    assert link.drops.counts == {"too deep": 3, "bad text": 2, "not JSON": 2}
+    assert caplog.text.count("(too deep)") == 1  # one log line per peer and kind in ten seconds
+    port.sink.received(PEER, "actions", (action % '{"hand": "left"}').encode())
+    assert [a.params.params for a in actions] == [{"hand": "left"}]  # the link goes on
+    await link.stop()
+    await manager.stop()
+
+
+def test_drop_log_lines_are_bounded_per_peer_and_kind(caplog: pytest.LogCaptureFixture) -> None:
+    now = [0.0]
+    drops = Drops(logging.getLogger("test.drops"), clock=lambda: now[0])
+    caplog.set_level(logging.WARNING, logger="test.drops")
+    for _ in range(1000):
+        drops.drop("invalid", "p1", "messages", "bad")
+    drops.drop("invalid", "p2", "messages", "bad")
+    now[0] = 11.0
+    drops.drop("invalid", "p1", "messages", "bad")
+    assert drops.counts["invalid"] == 1002
+    assert len(caplog.records) == 3
+    assert "999 more of this kind" in caplog.records[-1].getMessage()
