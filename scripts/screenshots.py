@@ -148,6 +148,7 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
 
     import qasync
 
+    from scripts.camera_shots import shoot_camera_window
     from scripts.main_window_shots import search_for, shoot_main_window
     from ui.main_thread_gc import MainThreadGC
 
@@ -156,7 +157,7 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
         en = await shoot_main_window(out, "en", "main-window-en-dark", home / "en", theme="dark")
         search = await shoot_main_window(out, "ja", "main-window-search-ja", home / "search", tab=1,
                                          before_shot=lambda w: search_for(w, "清水寺と金閣寺の違いは？"))
-        camera = await shoot_main_window(out, "en", "main-window-camera-en", home / "camera", tab=2)
+        camera = await shoot_camera_window(out, "en", "main-window-camera-en", home / "camera")
         return [ja, en, search, camera]
 
     app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
