@@ -19,6 +19,7 @@ from companions.conversation.readmodel import ConversationView
 from companions.devices import DeviceStatus
 from companions.llm.types import ChatModel
 from companions.network.link import RemoteCompanion
+from companions.network.people import remote_person
 from companions.trust import ConsentAsker
 
 if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
@@ -48,7 +49,10 @@ class RuntimePeople:
         if companion is not None:
             return companion.card.name(language)
         guest = next((m for m in self.runtime.parts.cast.roster() if m.id == who), None)
-        return guest.name if guest is not None else None
+        if guest is not None:
+            return guest.name
+        person = remote_person(who)  # a user on another machine: their name there, and where (never this user)
+        return person.shown if person is not None else None
 
     def away(self, who: str) -> bool:
         if not self.runtime.started:

@@ -1,6 +1,7 @@
 """Where each companion runs, and whether it is reachable: one row per companion, this computer's first, then the
-ones that joined over the peer-to-peer network (their peer, reachable or not). Shown only when the network is on;
-its status line says where this computer listens, or why the network is not available. Follows
+ones that joined over the peer-to-peer network (their peer, reachable or not), then the people on other machines who
+spoke here (each machine's own user: never this app's user, whatever they are called there). Shown only when the
+network is on; its status line says where this computer listens, or why the network is not available. Follows
 ``NetworkChanged`` on the bus (companions/network/link.py)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout,
 
 from companions.bus import Bus, BusItem
 from companions.network.link import NetworkChanged, NetworkLink, RemoteCompanion
+from companions.network.people import RemotePerson
 from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
@@ -27,11 +29,17 @@ TEXTS: Final = Texts("network", {
     "listening": QT_TRANSLATE_NOOP("network", "Network: {address}"),
     "off": QT_TRANSLATE_NOOP("network", "Network not available ({reason})"),
     "starting": QT_TRANSLATE_NOOP("network", "Network: starting"),
+    "person": QT_TRANSLATE_NOOP("network", "{name} — a person on {peer}"),
 })
 
 
 def _text(key: str, language: str) -> str:
     return TEXTS.text(key, language)
+
+
+def person_row(person: RemotePerson, language: str) -> str:
+    """``user — a person on 16Uiu2H…a1b2c3``: someone who spoke here from another machine, and which one."""
+    return _text("person", language).format(name=person.name, peer=person.place)
 
 
 def remote_row(companion: RemoteCompanion, language: str) -> str:
@@ -64,6 +72,7 @@ class NetworkPanel(QWidget):
         self._bus_link = BusFollower(bus, ("events",))
         self._status = NetworkStatus(running=False)
         self._remote: tuple[RemoteCompanion, ...] = ()
+        self._people: tuple[RemotePerson, ...] = ()
         self.setVisible(network() is not None)
 
     def attach(self) -> None:
@@ -72,6 +81,7 @@ class NetworkPanel(QWidget):
         if network is not None:
             self._status = network.status
             self._remote = network.listed()
+            self._people = network.people()
         self._render()
         self._bus_link.follow(self, self._on_item)
 
@@ -87,7 +97,7 @@ class NetworkPanel(QWidget):
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, NetworkChanged):
-            self._status, self._remote = item.status, item.remote
+            self._status, self._remote, self._people = item.status, item.remote, item.people
             self._render()
 
     def _render(self) -> None:
@@ -107,4 +117,6 @@ class NetworkPanel(QWidget):
                 self.list.addItem(QListWidgetItem(f"{name} — {_text('here', self.language)}"))
         for remote in self._remote:
             self.list.addItem(QListWidgetItem(remote_row(remote, self.language)))
+        for person in self._people:
+            self.list.addItem(QListWidgetItem(person_row(person, self.language)))
         self.changed.emit()

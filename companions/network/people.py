@@ -39,6 +39,11 @@ class RemotePerson:
         """The peer, shortened as the window shows it (``16Uiu2H…a1b2c3``)."""
         return short_peer(self.peer)
 
+    @property
+    def shown(self) -> str:
+        """How the window names them: ``user · 16Uiu2H…a1b2c3`` (their name there, and the machine)."""
+        return f"{self.name} · {self.place}"
+
 
 def short_peer(peer: str) -> str:
     return f"{peer[:6]}…{peer[-6:]}" if len(peer) > 14 else peer

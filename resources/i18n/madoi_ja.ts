@@ -906,6 +906,10 @@
         <source>Network: starting</source>
         <translation>ネットワーク: 準備中</translation>
     </message>
+    <message>
+        <source>{name} — a person on {peer}</source>
+        <translation>{name} — {peer} にいる人</translation>
+    </message>
 </context>
 <context>
     <name>query_answerers</name>

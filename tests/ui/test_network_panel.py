@@ -13,7 +13,8 @@ from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
 from app.runtime import Runtime
 from companions.bus import InProcessBus
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata
+from companions.protocol import CompanionMetadata, Message
+from tests.app.test_network_interop import subscribed
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.network_panel import NetworkPanel
 
@@ -55,6 +56,34 @@ async def test_the_panel_lists_local_and_remote_companions_and_a_peer_that_leave
             await other.stop()
         await until(panel.changed, lambda: panel.rows()[3].endswith("(unreachable)"), timeout=20)
         assert "companion_aya" not in runtime.parts.conversation.present  # type: ignore[union-attr]
+        panel.detach()
+
+
+async def test_a_user_on_another_machine_is_listed_and_named_as_a_person_there_never_as_this_user(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MADOI_NETWORK_ENABLED", "true")
+    monkeypatch.setenv("MADOI_NETWORK_LISTEN", "/ip4/127.0.0.1/tcp/0")
+    monkeypatch.setenv("MADOI_NETWORK_MDNS", "false")
+    async with scripted_runtime(scripted_cast()) as runtime:
+        panel = _panel(qtbot, runtime)
+        assert runtime.parts.network is not None
+        address = runtime.parts.network.status.addresses[0]
+        bus = InProcessBus()
+        network = Libp2pNetwork(Libp2pConfig(listen="/ip4/127.0.0.1/tcp/0", peers=(address,), mdns=False))
+        other = NetworkLink(bus, network, local=[AYA], user_id="user")  # that machine's user is "user" too
+        await other.start()
+        peer = other.status.peer_id
+        try:
+            await until(panel.changed, lambda: len(panel.rows()) == 4, timeout=20)
+            await subscribed(network, runtime.parts.network.status.peer_id)
+            bus.publish(Message.create(from_="user", message="hello from the other machine", to=["nobody"]))
+            await until(panel.changed, lambda: len(panel.rows()) == 5, timeout=20)
+            assert panel.rows()[4] == f"user — a person on {peer[:6]}…{peer[-6:]}"
+            people = RuntimePeople(runtime)
+            assert people.name(f"user@{peer}", "en") == f"user · {peer[:6]}…{peer[-6:]}"  # the chat's name for them
+            assert people.user_id() == "user"  # this app's user is someone else
+        finally:
+            await other.stop()
         panel.detach()
 
 
