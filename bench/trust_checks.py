@@ -7,7 +7,14 @@ server) with the checks on and off, alternating in one run on one server (issue 
 every call run) and no device rule (``QueryBroker._permitted`` allows every query). Each case prints the median of
 its ratios to the floor, checks on and off, and on/off.
 
-Run: ``python bench/trust_checks.py [--runs 2]`` (note ``uptime`` with every figure; first_word's options apply).
+``--micro`` measures the checks themselves, without a model server: whole worker turns of a zero-latency scripted
+model that calls a tool needing the camera and then answers (the tool gate's work in a turn), checks on against off
+alternating in one run; per turn, the CPU time of this thread (p50, p99), for a turn of the user's (the origin is
+trusted: one comparison) and a turn of a guest the user allowed always (a remembered decision looked up). On a
+loaded machine this is the figure to trust: first_word's times then move by seconds from run to run.
+
+Run: ``python bench/trust_checks.py [--runs 2] [--micro]`` (note ``uptime`` with every figure; first_word's options
+apply).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import statistics
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,6 +65,51 @@ def checks_off() -> Iterator[None]:
         Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of = saved  # type: ignore[method-assign]
 
 
+async def micro(turns: int) -> None:
+    """The gate's own cost per worker turn, checks on against off (see the module's docstring)."""
+    from companions.llm.scripted import ScriptedModel, call, say
+    from companions.llm.types import ChatMessage
+    from companions.loop_health import percentile
+    from companions.tools import ToolRegistry, tool
+    from companions.trust import Capability, Relation, Source, TrustDecision, TrustPolicy
+    from companions.worker import Worker
+
+    @tool(needs=[Capability.CAMERA])
+    async def look() -> str:
+        """Looks."""
+        return "a cat"
+
+    guest = Source("kumo", Relation.GUEST, "Kumo", "bridge")
+    policy = TrustPolicy(decisions=[TrustDecision(source=guest.key, capability=Capability.CAMERA, decision="always")])
+    context = [ChatMessage.system("You are a benchmark."), ChatMessage.user("look")]
+
+    async def turns_cpu(origin: Source) -> list[float]:
+        model = ScriptedModel("bench")
+        worker = Worker(model, ToolRegistry([look]), trust=policy)
+        spent = []
+        for _ in range(turns):
+            model.add(call("look", {}), say("a cat"))
+            began = time.thread_time()
+            await worker.run(context, origin=origin)
+            spent.append(time.thread_time() - began)
+        return spent
+
+    print(f"-- micro: {turns} turns per set; load average {os.getloadavg()[0]:.2f}", flush=True)
+    for name, origin in (("user", Source("user", Relation.USER)), ("guest_allowed", guest)):
+        on: list[float] = []
+        off: list[float] = []
+        for index in range(6):  # alternating sets: neither always goes first
+            if index % 2 == 0:
+                on += await turns_cpu(origin)
+            else:
+                with checks_off():
+                    off += await turns_cpu(origin)
+        for q in (50, 99):
+            report(f"turn_cpu_{name}_checks_on_p{q}", percentile(on, q / 100) * 1e6, "us",
+                   f"checks_off_p{q}", percentile(off, q / 100) * 1e6)
+    print(f"-- load average now {os.getloadavg()[0]:.2f}", flush=True)
+
+
 def _empty() -> Results:
     return {"cold": [], "second_start": [], "warm_greeting": [], "warm_named": []}
 
@@ -93,7 +146,10 @@ def main() -> None:
     parser.add_argument("--voice", action="store_true", help="to the first audio of the line (speech to files)")
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--pause", type=float, default=3.0)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--micro", action="store_true", help="the checks' own cost per worker turn (no server)")
+    parser.add_argument("--turns", type=int, default=2000, help="turns per set with --micro")
+    options = parser.parse_args()
+    asyncio.run(micro(options.turns) if options.micro else run(options))
 
 
 if __name__ == "__main__":
