@@ -60,7 +60,7 @@ from companions.speech_stream import CheckedSentences
 from companions.tasks import TaskSet
 from companions.tool_sources import ToolSources
 from companions.tools import ToolRegistry
-from companions.trust import Relation, Source, TrustPolicy
+from companions.trust import Capability, Relation, Source, TrustPolicy
 from companions.worker import TurnResult, Worker
 
 log = logging.getLogger(__name__)
@@ -333,10 +333,16 @@ class Companion:
         model answers in the language of its persona text, whatever the instructions say). ``origin`` is who the
         turn answers in the end (TurnContext.origin; ``message``'s ``from`` when not given): from outside the
         window, its tools reach the user's camera, files, conversations and tools from elsewhere only as the trust
-        policy allows (the worker's gate).
+        policy allows (the worker's gate), and what was recalled from the user's past conversations and documents is
+        left out of its prompt unless the user allowed that source both always (nobody is asked: a question at
+        every message from elsewhere would be noise).
         """
         language = reply_language(message, self.language)
-        context = self.context(language, message)
+        asker = origin if origin is not None else message.params.from_ if message is not None else None
+        source = self.worker.trust.source(asker) if asker is not None else None
+        recalled = source is None or all(self.worker.trust.known(source, c) for c in (Capability.MEMORY,
+                                                                                      Capability.FILES))
+        context = self.context(language, message if recalled else None)
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
@@ -356,8 +362,6 @@ class Companion:
         self.last_notes = notes
         self.last_prompt = context[0].text
         turn_id = message.params.id if message is not None else None
-        asker = origin if origin is not None else message.params.from_ if message is not None else None
-        source = self.worker.trust.source(asker) if asker is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id, origin=source)
 
     def events_after_line(self, message: Message | None) -> bool:

@@ -4,7 +4,7 @@ companion answering another's line, which answered someone outside, is still ans
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 
 import pytest
@@ -18,6 +18,7 @@ from companions.conversation.readmodel import ConversationChanged
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, reply_json
 from companions.protocol import Message, Query, QueryResult
 from companions.query_broker import QueryBroker
+from companions.recall import CompanionRecall, RecalledItem
 from companions.testing.consent import ScriptedUser
 from companions.tool_use import ToolUsed
 from companions.trust import Answer, Capability, Relation, TrustPolicy
@@ -162,4 +163,37 @@ async def test_the_user_s_message_looks_and_searches_without_asking(bus: InProce
     assert house.search.queries == ["notes"]
     assert user.asked == []
     assert not any(u.refused for u in seen)
+    await house.aclose()
+
+
+class Diary:
+    """The Recall port's double: the user's past conversations hold one line about their diary."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def recall(self, companion_id: str, text: str, *, before: float | None = None, limit: int | None = None,
+                     exclude: Collection[str] = ()) -> list[RecalledItem]:
+        self.asked.append(text)
+        return [RecalledItem(kind="line", message_id="m-old", text="My diary's password is hoshizora.", at=1.7e9,
+                             score=1.0, speaker_id="user", speaker_name="user", source="conversation:1")]
+
+
+@pytest.mark.parametrize(("sender", "recalled"), [("user", True), ("taro@12D3KooWxyz", False)])
+async def test_what_was_recalled_from_past_conversations_stays_out_of_a_turn_from_outside(
+        bus: InProcessBus, sender: str, recalled: bool) -> None:
+    """A turn answering someone outside gets nothing recalled from the user's past conversations in its prompt
+    (nobody is asked: it would be a question at every message); the user's own turn gets it."""
+    user = ScriptedUser()
+    house = await House.open(bus, user)
+    for companion in house.companions:
+        companion.recall = CompanionRecall(companion.id, Diary())
+    akari = house.models["akari"]
+    akari.lane("event_params").add(
+        reply_json({"already_replied": False, "need_response": True, "wants_to_see": False}))
+    akari.add(call("speak", {"message": "Hello!", "to": [sender]}))  # to the asker only: the others do not vote
+    await house.says(sender, "Akari, what is my diary's password?")
+    prompt = "\n".join(m.text for m in akari.requests_in("")[-1].messages)  # her line's request
+    assert ("hoshizora" in prompt) is recalled
+    assert user.asked == []
     await house.aclose()
