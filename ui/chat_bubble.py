@@ -20,6 +20,7 @@ class Header:
     recipients: str = ""
     time: str = ""
     status: str = ""
+    avatar: str = ""  # the companion whose face comes first (ui/avatars.py); empty for the user and notes
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ class ChatPanel(QWidget):
         user = self._is_user(p.from_)
         emotion = p.metadata.emotion if p.metadata is not None else None
         header = Header(
-            name=self._name(p.from_), color=self._color(p.from_),
+            name=self._name(p.from_), color=self._color(p.from_), avatar="" if user else p.from_,
             emotion=emotion_label(emotion, self.language) if emotion else "",
             recipients=self._recipients(p.from_, p.to),
             time=datetime.datetime.fromtimestamp(when).strftime("%H:%M") if when is not None
@@ -321,7 +321,7 @@ class ChatPanel(QWidget):
         key = self._stream_key(companion_id, turn_id)
         if key in self._streams and self._status.get(key) == status:
             return key  # every streamed piece and most views: nothing to change
-        header = Header(name=self._name(companion_id), color=self._color(companion_id),
+        header = Header(name=self._name(companion_id), color=self._color(companion_id), avatar=companion_id,
                         status=chat_text(status, self.language))
         if key not in self._streams:
             self._streams[key] = (companion_id, turn_id)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
+    QTextDocument,
     QTextFormat,
     QTextFrame,
     QTextFrameFormat,
@@ -30,7 +31,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from ui.avatars import avatar_pixmap
 from ui.chat_bubble import HIGHLIGHT_BORDER, BubbleSnapshot, Header
+from ui.companion_faces import FACES
 
 KEY_PROPERTY: Final = QTextFormat.Property.UserProperty  # the bubble's key, kept in its frame format
 SIDE_MARGIN: Final = 56  # the user's bubbles sit to the right, everyone else's to the left
@@ -39,6 +42,8 @@ PADDING: Final = 8  # inside a bubble's border; a highlighted bubble's thicker b
 # a bubble (a frame) needs repainted from the lines around the frame, and an empty line counts for nothing there:
 # with empty lines between them, every streamed piece and every highlight repainted the whole view.
 SEPARATOR: Final = " "
+OBJECT: Final = "\ufffc"  # how an inline image (a companion's face) stands in a block's text
+FACE_SIZE: Final = 18  # the companion's face before its name in a bubble's header
 MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark theme
 _HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
 
@@ -63,6 +68,7 @@ class ChatTranscript(QTextBrowser):
         self._frame_formats: dict[tuple[int, bool, bool, bool], QTextFrameFormat] = {}
         self._char_formats: dict[tuple[int, int], _HeaderFormats] = {}  # (name colour, text colour) -> formats
         self._body_formats: dict[tuple[bool, int], QTextCharFormat] = {}  # (provisional, text colour)
+        self._faces: set[str] = set()  # the avatars added to the document as image resources
         self._provisional: list[str] = []  # keys, in display order (always at the bottom)
         self._follow = True
         self._note = ""  # shown above the first bubble
@@ -118,10 +124,15 @@ class ChatTranscript(QTextBrowser):
             while block.isValid() and block.position() <= frame.lastPosition():
                 lines.append(block.text())
                 block = block.next()
-            fragment = first.begin().fragment()
+            fragments = first.begin()
+            while not fragments.atEnd() and fragments.fragment().charFormat().isImageFormat():
+                fragments += 1  # the avatar, and the space after it
+                fragments += 1
+            fragment = fragments.fragment()
             name_color = fragment.charFormat().foreground().color().name() if fragment.isValid() else ""
             bubble = self._bubbles.get(key)
-            out.append(BubbleSnapshot(key, first.text(), "\n".join(lines), name_color, fmt.background().color(),
+            header = first.text().removeprefix(OBJECT + " ")  # the avatar is an image, not text
+            out.append(BubbleSnapshot(key, header, "\n".join(lines), name_color, fmt.background().color(),
                                       fmt.border(), bubble is not None and bubble.provisional))
         return out
 
@@ -264,7 +275,8 @@ class ChatTranscript(QTextBrowser):
     # -- rendering -------------------------------------------------------------------------------------------
     def _reset_document(self, note: str = "") -> None:
         self._note = note
-        self.document().clear()
+        self.document().clear()  # (its resources too: the faces are added again as bubbles come)
+        self._faces.clear()
         self.document().setDocumentMargin(8)
         cursor = QTextCursor(self.document())
         cursor.setBlockFormat(self._separator_format(bool(note)))
@@ -331,6 +343,9 @@ class ChatTranscript(QTextBrowser):
 
     def _write_header(self, cursor: QTextCursor, header: Header) -> None:
         name, plain, muted, status = self._header_formats(header.color)
+        if header.avatar:
+            cursor.insertImage(self._face(header.avatar, header.name))
+            cursor.insertText(" ", plain)
         cursor.insertText(header.name, name)
         if header.emotion:
             cursor.insertText(f"   {header.emotion}", plain)
@@ -340,6 +355,22 @@ class ChatTranscript(QTextBrowser):
             cursor.insertText(f"   {header.time}", muted)
         if header.status:
             cursor.insertText(f"   {header.status}", status)
+
+    def _face(self, companion_id: str, name: str) -> QTextImageFormat:
+        """The companion's avatar (its picture, or its letter circle) as an image of the document, made once per
+        face (a picture changed in the editor is a new resource: bubbles shown before keep theirs)."""
+        url = f"avatar:{companion_id}/{FACES.revision}/{name}"
+        if url not in self._faces:
+            ratio = self.devicePixelRatioF()
+            pixmap = avatar_pixmap(companion_id, name, FACE_SIZE, device_pixel_ratio=ratio)
+            self.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), pixmap.toImage())
+            self._faces.add(url)
+        face = QTextImageFormat()
+        face.setName(url)
+        face.setWidth(FACE_SIZE)
+        face.setHeight(FACE_SIZE)
+        face.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignMiddle)
+        return face
 
     def _header_formats(self, color: QColor) -> _HeaderFormats:
         """The name's, the emotion's, the details' and the status's formats (kept: building them costs more

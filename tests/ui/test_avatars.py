@@ -59,3 +59,25 @@ def test_the_turns_panel_shows_each_voters_avatar(qtbot: QtBot, picture: Path) -
     assert _centre(kumo) == GREEN
     assert _centre(akari) == companion_color("akari").name()
     assert model.data(model.index(0, 1), Qt.ItemDataRole.DecorationRole) is None  # the name's cell only
+
+
+def test_a_chat_bubble_starts_with_the_companions_face(qtbot: QtBot, picture: Path) -> None:
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QTextDocument
+
+    from ui.chat_bubble import Header
+    from ui.chat_transcript import ChatTranscript
+
+    FACES.update({"kumo": Face(picture)})
+    view = ChatTranscript()
+    qtbot.addWidget(view)
+    view.add_bubble("m1", Header("Kumo", QColor("#884422"), time="21:00", avatar="kumo"), "こんばんは")
+    view.add_bubble("m2", Header("You", QColor("#556677")), "hi", user=True)
+    kumo, mine = view.bubbles()
+    assert (kumo.header, kumo.name_color, kumo.text) == ("Kumo   21:00", "#884422", "こんばんは")
+    assert (mine.header, mine.name_color) == ("You", "#556677")
+    block = view.document().findBlock(view.document().rootFrame().childFrames()[0].firstPosition())
+    image_format = block.begin().fragment().charFormat().toImageFormat()
+    assert image_format.isValid()
+    face = view.document().resource(QTextDocument.ResourceType.ImageResource, QUrl(image_format.name()))
+    assert QPixmap.fromImage(face).toImage().pixelColor(6, face.height() // 2).name() == GREEN
