@@ -5,7 +5,10 @@ The model is an editable list: the models the default server lists (asked when t
 empty means what the companion's card says. "Test" sends one short request to that model the way the companion
 would (app/companion_checks.py) and says how it went. The voice lists the speech engine's voices for the interface
 language (espeak-ng's variants too); "Test voice" says a sentence in it through the app's one speaker. Saving
-applies both at once (``Runtime.apply_settings``).
+applies both at once (``Runtime.apply_settings``). A card the user added that would run a program or send a key
+shows exactly what (ui/companion_editor.py ``privilege_lines``) with a box to allow it: ticked, the approval goes to
+``[[trust.cards]]`` on Save and the companion runs as its card says at once; unticked, it is held
+(companions/card_trust.py). The whole card is edited in the companion editor (Madoi > Companions…).
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
@@ -27,10 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.card_library import CardEntry, CardLibrary
 from app.companion_checks import ModelCheck
 from app.devices.voices import VoiceChoice
-from app.settings import CompanionSettings, Settings, VoiceSettings
+from app.settings import CompanionSettings, LoadedSettings, Paths, Settings, VoiceSettings
+from companions.card_trust import CardTrust
 from companions.cards import CompanionCard
+from ui.companion_editor import privilege_lines
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result, voice_test
 from ui.settings_texts import Language
@@ -54,9 +61,10 @@ class CompanionAccess(Protocol):
 
 
 class CompanionRow(QGroupBox):
-    """One companion's model and voice, with their tests."""
+    """One companion's model and voice, with their tests (and what its card runs and sends, to allow or not)."""
 
-    def __init__(self, card: CompanionCard, chosen: CompanionSettings, page: CompanionsPage) -> None:
+    def __init__(self, card: CompanionCard, chosen: CompanionSettings, page: CompanionsPage,
+                 entry: CardEntry | None = None) -> None:
         super().__init__(card.name(page.language))
         named(self, f"companion_{card.id}")
         self.card = card
@@ -91,6 +99,17 @@ class CompanionRow(QGroupBox):
         form.addRow("", page.error_label(f"companions.{card.id}.model"))
         form.addRow(t("companion.voice"), self.voice)
         form.addRow("", button_row(self.test_voice_button, self.voice_result))
+        self.entry = entry if entry is not None and entry.origin == "user" and not entry.privileges.empty else None
+        self.allowed: QCheckBox | None = None
+        if self.entry is not None:  # what the card runs and sends, exactly, and whether the user allows it
+            asks = named(QLabel("\n".join(f"• {line}" for line in privilege_lines(self.entry.privileges,
+                                                                                  page.language))), "cardAsks")
+            asks.setWordWrap(True)
+            asks.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.allowed = named(QCheckBox(t("companion.allow")), "allowCardCheck")
+            self.allowed.setChecked(self.entry.trusted)
+            form.addRow(t("companion.asks"), asks)
+            form.addRow("", self.allowed)
 
     def chosen_voice(self) -> str:
         return str(self.voice.currentData() or "")
@@ -103,7 +122,7 @@ class CompanionsPage(SettingsPage):
 
     def __init__(self, settings: Settings, access: CompanionAccess, *, candidate: Callable[[], Settings],
                  voice: Callable[[], VoiceSettings], language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn) -> None:
+                 spawn: Spawn, paths: Paths | None = None) -> None:
         super().__init__(language, errors, spawn)
         self.access = access
         self._settings = settings
@@ -120,8 +139,11 @@ class CompanionsPage(SettingsPage):
         scroll.setWidgetResizable(True)
         body = QWidget()
         column = QVBoxLayout(body)
+        entries = {e.id: e for e in CardLibrary(LoadedSettings(settings, paths)).entries()[0]} if paths else {}
         for card in access.cards():
-            row = CompanionRow(card, settings.companion(card.id), self)
+            row = CompanionRow(card, settings.companion(card.id), self, entries.get(card.id))
+            if row.allowed is not None:
+                self.changed_signal(row.allowed.toggled)
             row.test_model_button.clicked.connect(self._test_model_clicked)
             row.test_voice_button.clicked.connect(self._test_voice_clicked)
             self.changed_signal(row.model.editTextChanged, row.voice.currentIndexChanged)
@@ -167,7 +189,17 @@ class CompanionsPage(SettingsPage):
             chosen[companion_id] = {"model": row.model.currentText().strip() or None, "base_url": before.base_url,
                                     "voice": voices}
         kept = {i: c.model_dump() for i, c in self._settings.companions.items() if i not in self.rows}
-        return {"companions": kept | chosen}
+        values: dict[str, dict[str, Any]] = {"companions": kept | chosen}
+        asking = [(r.entry, r.allowed) for r in self.rows.values() if r.entry is not None and r.allowed is not None]
+        if asking:  # [[trust.cards]]: the cards the user allows, as they are now
+            trust = CardTrust.of([], self._settings.trust.cards)
+            for entry, allowed in asking:
+                if allowed.isChecked() and not entry.trusted:
+                    trust.approve(entry.card)
+                elif not allowed.isChecked():
+                    trust.revoke(entry.id)
+            values["trust"] = {"cards": [a.model_dump() for a in trust.approvals]}
+        return values
 
     def _row_of(self, button: object) -> CompanionRow | None:
         return next((r for r in self.rows.values() if button in (r.test_model_button, r.test_voice_button)), None)

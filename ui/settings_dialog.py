@@ -66,7 +66,8 @@ class SettingsDialog(QDialog):
         self.devices = DevicesPage(settings.camera, settings.voice, test_voice=test_voice, **page_args)
         self.bridge = BridgePage(settings.bridge, secrets=self._secrets, **page_args)
         self.companions = CompanionsPage(settings, companions or CompanionChecks.from_files(paths),
-                                         candidate=self._current, voice=self.devices.voice_settings, **page_args)
+                                         candidate=self._current, voice=self.devices.voice_settings, paths=paths,
+                                         **page_args)
         self.search = SearchPage(settings.search, **page_args)
         self.pages: list[SettingsPage] = [self.general, self.llm, self.devices, self.bridge, self.companions,
                                           self.search]

@@ -67,6 +67,8 @@ TEXTS: Final = Texts("settings", {
     "voice.not_started": QT_TRANSLATE_NOOP("settings", "the speaker has not started yet"),
     "voice.interrupted": QT_TRANSLATE_NOOP("settings", "the test was interrupted"),
     "voice.failed_synthesis": QT_TRANSLATE_NOOP("settings", "speech synthesis failed"),
+    "companion.asks": QT_TRANSLATE_NOOP("settings", "Its card"),
+    "companion.allow": QT_TRANSLATE_NOOP("settings", "Allow this card to do this (asked again if the card changes)"),
     "save": QT_TRANSLATE_NOOP("settings", "Save"),
     "cancel": QT_TRANSLATE_NOOP("settings", "Cancel"),
     "bridge_enabled": QT_TRANSLATE_NOOP("settings", "Let other programs join over WebSocket"),

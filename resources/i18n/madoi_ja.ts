@@ -1615,6 +1615,14 @@
         <source>{folder} does not exist.</source>
         <translation>{folder} がありません。</translation>
     </message>
+    <message>
+        <source>Its card</source>
+        <translation>カードの内容</translation>
+    </message>
+    <message>
+        <source>Allow this card to do this (asked again if the card changes)</source>
+        <translation>このカードに許可する（カードが変わったら再度確認します）</translation>
+    </message>
 </context>
 <context>
     <name>settings_bridge</name>
