@@ -129,7 +129,6 @@ async def assemble(setup: Setup) -> Parts:
                                   talk=manager, memories=lambda: [c.memory for c in cast])
     if search is not None:
         from app.conversation_indexing import ConversationIndexer
-
         from app.memory_recall import attach_recall
 
         indexer = ConversationIndexer(setup.store, search.engine, setup.bus, lambda: conversations.active_id,

@@ -260,7 +260,9 @@ def settings_to_toml(settings: Settings) -> str:
     data = settings.model_dump(mode="json", exclude_none=True)
     data.get("llm", {}).pop("api_key", None)
     data.get("bridge", {}).pop("token", None)
-    chosen = {i: {k: v for k, v in c.items() if v} for i, c in data.pop("companions", {}).items()}
+    unset = CompanionSettings().model_dump(mode="json")  # what the card says (and memory on)
+    chosen = {i: {k: v for k, v in c.items() if v != unset.get(k) and v not in ("", {}, [])}
+              for i, c in data.pop("companions", {}).items()}
     if any(chosen.values()):  # only the companions the user chose something for
         data["companions"] = {i: c for i, c in chosen.items() if c}
     return tomli_w.dumps(data)

@@ -86,6 +86,10 @@ class MemoryStore(Protocol):
         """The entry of ``message_id`` gets ``text``, or goes when ``text`` is None."""
         ...
 
+    async def forget_companion(self, companion_id: str) -> int:
+        """Drops every entry of ``companion_id``; returns how many there were."""
+        ...
+
 
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate: one per CJK character, about four characters per token otherwise."""
@@ -243,6 +247,15 @@ class CompanionMemory:
             if self.store is not None:
                 await self.store.revise(self.companion_id, message_id, text)
         return True
+
+    async def forget_everything(self) -> int:
+        """The user erased what this companion remembers: its context and every entry in the store. Returns how
+        many entries the store held."""
+        async with self._lock:
+            self._entries, self._tokens = [], 0
+            if self.store is None:
+                return 0
+            return await self.store.forget_companion(self.companion_id)
 
     def _trim(self) -> None:
         """Drops the oldest entries from the context until it fits the budget (the store keeps them)."""
@@ -421,4 +434,5 @@ def _create_or_upgrade(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_conversation"
                  " ON companion_memory (companion_id, conversation_id, seq)")
     conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_of_conversation ON companion_memory (conversation_id)")
-    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_message ON companion_memory (companion_id, message_id)")
+    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_message"
+                 " ON companion_memory (companion_id, message_id)")

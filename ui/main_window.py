@@ -28,6 +28,7 @@ from app.faces import (
     RuntimePeople,
     RuntimeSearch,
 )
+from app.memory_access import RuntimeMemory
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
@@ -42,6 +43,7 @@ from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
 from ui.i18n import QT_TRANSLATE_NOOP, Texts, use_language
+from ui.memory_view import MemoryEntry
 from ui.message_actions import MessageActions
 from ui.naming import named
 from ui.network_panel import NetworkPanel
@@ -114,6 +116,8 @@ class MainWindow(QMainWindow):
         self.extras.settings_saved.connect(self._settings_saved)
         self.companions_desk = CompanionsDesk(self, RuntimeCompanionEditing(runtime, self.extras.saved_elsewhere),
                                               bus, self.language, self.extras.settings_action)  # the editor
+        self.memory_entry = MemoryEntry(self, RuntimeMemory(runtime), people, self.language,
+                                        self.extras.settings_action)  # the Memory view
         self.extras.first_run.retry_requested.connect(self._retry_model)
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
@@ -221,6 +225,7 @@ class MainWindow(QMainWindow):
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)
             self.companions_desk.set_language(language)
+            self.memory_entry.set_language(language)
             self.refusal_notes.language = language
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")

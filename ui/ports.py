@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from app.storage import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
 from companions.llm.types import ChatModel
+from companions.memory import HeardLine
 from companions.network.link import RemoteCompanion
 from companions.trust import ConsentAsker
 
@@ -103,6 +104,27 @@ class SearchAccess(Protocol):
     def model(self) -> ChatModel | None: ...
 
     def problems(self) -> Sequence[str]: ...
+
+
+class MemoryAccess(Protocol):
+    """What each companion remembers of earlier conversations, the user's switch for it, and forgetting
+    (the Memory view, ui/memory_view.py; app/memory_access.py)."""
+
+    def enabled(self, companion_id: str) -> bool: ...
+
+    def set_enabled(self, companion_id: str, on: bool) -> None:
+        """Lets a companion recall earlier conversations, or not (saved in the settings at once)."""
+        ...
+
+    async def remembered(self, companion_id: str, containing: str = "", limit: int = 200) -> list[HeardLine]:
+        """The lines it remembers, newest first, only those holding ``containing`` when given."""
+        ...
+
+    async def count(self, companion_id: str) -> int: ...
+
+    async def forget(self, companion_id: str, message_ids: Sequence[str]) -> None: ...
+
+    async def forget_all(self, companion_id: str) -> None: ...
 
 
 class ConsentPort(Protocol):

@@ -32,6 +32,7 @@ from companions.protocol import CLOSING_ORDER
 from ui.bus_bridge import BusFollower
 from ui.naming import named
 from ui.ports import ConversationControl, People
+from ui.recalled_view import RecalledView
 from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
@@ -98,6 +99,7 @@ class TurnsPanel(QWidget):
         self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.history_title.setBuddy(self.history)
         self.tools_used = named(ToolUsesView(bus, people, language), "turnsToolsUsed")  # every tool call, MCP ones too
+        self.recalled = named(RecalledView(bus, people, language), "turnsRecalledView")  # what memory brought back
 
         companion_buttons = QHBoxLayout()
         companion_buttons.addWidget(self.mute_button)
@@ -124,6 +126,7 @@ class TurnsPanel(QWidget):
         layout.addWidget(self.history_title)
         layout.addWidget(self.history, 1)
         layout.addWidget(self.tools_used, 1)
+        layout.addWidget(self.recalled, 1)
         self.setTabOrder(self.votes, self.mute_button)
         self.setTabOrder(self.mute_button, self.next_button)
         self.setTabOrder(self.next_button, self.interrupt_button)
@@ -151,15 +154,18 @@ class TurnsPanel(QWidget):
         self._render()
         self._bus_link.follow(self, self._on_item)
         self.tools_used.attach()
+        self.recalled.attach()
 
     def detach(self) -> None:
         """Stops following the bus (call before the runtime stops or the widget goes)."""
         self._bus_link.stop()
         self.tools_used.detach()
+        self.recalled.detach()
 
     def set_language(self, language: str) -> None:
         self.language = language
         self.tools_used.set_language(language)
+        self.recalled.set_language(language)
         self._words = TurnsWording(language, functools.partial(display_name, self.people, language))
         self._retranslate()
         self._closing_shown = None

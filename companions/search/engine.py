@@ -211,8 +211,17 @@ class SearchCore:
                           weights: dict[str, float] | None = None) -> list[RecallCandidate]:
         """The ``depth`` best chunks for ``text`` fused over the channels (``weights``: the classifier's by default),
         with each conversation line's message, speaker and time: recall filters them by who heard what."""
-        rankings, _ = self.channel_rankings(text, classification, depth)
-        fused = fuse(rankings, weights or weights_for(classification, self.embedder is not None))[:depth]
+        weights = weights or weights_for(classification, self.embedder is not None)
+        if weights.get("graph", 0.0) > 0:
+            rankings, _ = self.channel_rankings(text, classification, depth)
+        else:  # the graph channel would cost its PageRank for nothing
+            semantic = self._semantic_started(text, depth)
+            try:
+                keyword = self.keyword(text, depth)
+            finally:
+                found = semantic()
+            rankings = {"keyword": keyword, "semantic": found}
+        fused = fuse(rankings, weights)[:depth]
         ids = [f.chunk_id for f in fused]
         records, lines = self.index.chunks(ids), self.index.lines(ids)
         return [RecallCandidate(f.chunk_id, f.score, r.kind, r.source, r.text, lines.get(f.chunk_id),

@@ -830,6 +830,85 @@
     </message>
 </context>
 <context>
+    <name>memory_view</name>
+    <message>
+        <source>&amp;Memory…</source>
+        <translation>記憶(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>What the companions remember</source>
+        <translation>コンパニオンが覚えていること</translation>
+    </message>
+    <message>
+        <source>&amp;Companion:</source>
+        <translation>コンパニオン(&amp;C):</translation>
+    </message>
+    <message>
+        <source>&amp;Remember earlier conversations (recall them in new ones)</source>
+        <translation>以前の会話を覚えておく（新しい会話で思い出す）(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Search:</source>
+        <translation>検索(&amp;S):</translation>
+    </message>
+    <message>
+        <source>words in what was said</source>
+        <translation>話した内容の言葉</translation>
+    </message>
+    <message>
+        <source>{name} remembers {count} lines.</source>
+        <translation>{name}は {count} 行を覚えています。</translation>
+    </message>
+    <message>
+        <source>{name} remembers {count} lines; the newest {shown} are listed.</source>
+        <translation>{name}は {count} 行を覚えています。新しい {shown} 行を表示しています。</translation>
+    </message>
+    <message>
+        <source>{found} of the {count} lines {name} remembers hold these words.</source>
+        <translation>{name}が覚えている {count} 行のうち {found} 行にこの言葉があります。</translation>
+    </message>
+    <message>
+        <source>{name} remembers nothing yet.</source>
+        <translation>{name}はまだ何も覚えていません。</translation>
+    </message>
+    <message>
+        <source>Off: {name} recalls nothing from earlier conversations (what it remembers stays until you forget it).</source>
+        <translation>オフ: {name}は以前の会話を思い出しません（覚えていることは、忘れさせるまで残ります）。</translation>
+    </message>
+    <message>
+        <source>{date} · {speaker}: {text}</source>
+        <translation>{date} · {speaker}: {text}</translation>
+    </message>
+    <message>
+        <source>{month}/{day}/{year} {hour}:{minute}</source>
+        <translation>{year}/{month}/{day} {hour}:{minute}</translation>
+    </message>
+    <message>
+        <source>&amp;Forget selected</source>
+        <translation>選んだ行を忘れる(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Forget &amp;everything…</source>
+        <translation>すべて忘れる(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Forget everything?</source>
+        <translation>すべて忘れますか？</translation>
+    </message>
+    <message>
+        <source>{name} will forget all {count} lines it remembers, for good. Your conversations stay in the list.</source>
+        <translation>{name}は覚えている {count} 行をすべて忘れます。元に戻せません。会話そのものは一覧に残ります。</translation>
+    </message>
+    <message>
+        <source>{name} forgot {count} lines.</source>
+        <translation>{name}は {count} 行を忘れました。</translation>
+    </message>
+    <message>
+        <source>Memory could not be read or changed: {error}</source>
+        <translation>記憶を読み込めないか、変更できませんでした: {error}</translation>
+    </message>
+</context>
+<context>
     <name>message_actions</name>
     <message>
         <source>Stop</source>
@@ -936,6 +1015,41 @@
     <message>
         <source>Voice: the app&apos;s voice; only clients that announce it (hello) are asked first, and kyoko&apos;s older client says its companion&apos;s lines itself.</source>
         <translation>音声: アプリの音声。hello で名乗ったクライアントだけが先に話します。旧 kyoko クライアントは自分のコンパニオンの発言を自分で話します。</translation>
+    </message>
+</context>
+<context>
+    <name>recalled</name>
+    <message>
+        <source>Recalled from memory</source>
+        <translation>記憶から思い出したこと</translation>
+    </message>
+    <message>
+        <source>Nothing recalled yet: what a companion remembers from earlier conversations appears here, turn by turn.</source>
+        <translation>まだ何も思い出していません。コンパニオンが以前の会話から思い出したことが、ターンごとにここに表示されます。</translation>
+    </message>
+    <message>
+        <source>{who} recalled nothing for this message.</source>
+        <translation>{who}はこのメッセージについて何も思い出しませんでした。</translation>
+    </message>
+    <message>
+        <source>{who} recalled {count} for this message:</source>
+        <translation>{who}はこのメッセージについて {count} 件思い出しました:</translation>
+    </message>
+    <message>
+        <source>    {date} · {speaker}: {text}</source>
+        <translation>    {date} · {speaker}: {text}</translation>
+    </message>
+    <message>
+        <source>    {date} · note: {text}</source>
+        <translation>    {date} · メモ: {text}</translation>
+    </message>
+    <message>
+        <source>    from {source}: {text}</source>
+        <translation>    資料 {source} より: {text}</translation>
+    </message>
+    <message>
+        <source>{month}/{day}/{year}</source>
+        <translation>{year}/{month}/{day}</translation>
     </message>
 </context>
 <context>
@@ -1480,6 +1594,14 @@
         <translation>音声合成に失敗しました</translation>
     </message>
     <message>
+        <source>Its card</source>
+        <translation>カードの内容</translation>
+    </message>
+    <message>
+        <source>Allow this card to do this (asked again if the card changes)</source>
+        <translation>このカードに許可する（カードが変わったら再度確認します）</translation>
+    </message>
+    <message>
         <source>Save</source>
         <translation>保存</translation>
     </message>
@@ -1614,14 +1736,6 @@
     <message>
         <source>{folder} does not exist.</source>
         <translation>{folder} がありません。</translation>
-    </message>
-    <message>
-        <source>Its card</source>
-        <translation>カードの内容</translation>
-    </message>
-    <message>
-        <source>Allow this card to do this (asked again if the card changes)</source>
-        <translation>このカードに許可する（カードが変わったら再度確認します）</translation>
     </message>
 </context>
 <context>
