@@ -1,5 +1,6 @@
-"""The window's part for the companions themselves: the Madoi menu's "Companions…" (the editor), the prompt that
-asks before a card the user added runs a program or sends a key, and the faces every panel paints.
+"""The window's part for the companions themselves: the Madoi menu's "Companions…" (the editor), a character card
+dropped on the window (imported in the editor), the prompt that asks before a card the user added runs a program or
+sends a key, and the faces every panel paints.
 
 The prompt (:class:`CardApprovalPrompt`) comes up when the window attaches with cards held, and again when a card
 appears or changes while running (``CastChanged`` naming a held id not asked about yet): each held card with
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QDropEvent
 from PySide6.QtWidgets import (
     QDialog,
     QGroupBox,
@@ -121,6 +123,27 @@ class CompanionsDesk(QObject):
         if menu is not None:
             menu.insertAction(menu_anchor, self.action)
         window.addAction(self.action)
+        window.setAcceptDrops(True)  # a character card dropped on the window opens the editor and comes in
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is not self.window or event.type() not in (QEvent.Type.DragEnter, QEvent.Type.DragMove,
+                                                              QEvent.Type.Drop):
+            return False
+        assert isinstance(event, QDropEvent)  # (QDragEnterEvent and QDragMoveEvent are drop events too)
+        cards = [Path(u.toLocalFile()) for u in event.mimeData().urls()
+                 if u.isLocalFile() and u.toLocalFile().lower().endswith((".png", ".json"))]
+        if not cards:
+            return False
+        event.acceptProposedAction()
+        if event.type() == QEvent.Type.Drop:
+            editor = self.open_editor()
+            for card in cards:
+                self._spawn(self._import(editor, card))
+        return True
+
+    async def _import(self, editor: CompanionEditor, card: Path) -> None:
+        await editor.import_card(card)
 
     def attach(self) -> None:
         sync_faces(self.editing)

@@ -166,3 +166,26 @@ async def test_an_events_expression_is_checked_as_it_is_typed(qtbot: QtBot, mado
         assert row.check.text() == "正しい CEL です"  # (the tests run in Japanese)
         assert editor.save_button.isEnabled()
         window.close()
+
+
+async def test_a_character_card_dropped_on_the_window_joins(qtbot: QtBot, madoi_home: Path, tmp_path: Path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    async with scripted_runtime(_cast("seraphina")) as runtime:
+        window = await _window(qtbot, runtime)
+        data = QMimeData()
+        data.setUrls([QUrl.fromLocalFile(str(_character_png(tmp_path / "seraphina.png")))])
+        drop = QDropEvent(QPointF(400, 300), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton,
+                          Qt.KeyboardModifier.NoModifier)
+        # Qt delivers a drop only from a real drag (none under the offscreen platform): the window's filter is
+        # handed the event as Qt would hand it.
+        assert window.acceptDrops()
+        assert window.companions_desk.eventFilter(window, drop)
+        assert drop.isAccepted()
+        await until(window.roster.model.modelReset, lambda: "Seraphina" in _roster_names(window))
+        editor = window.companions_desk.editor
+        assert editor is not None
+        assert editor.isVisible()
+        assert editor.current_id == "seraphina"
+        window.close()
