@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QIcon, QPixmap
 from PySide6.QtWidgets import (
+    QCheckBox,
     QColorDialog,
     QComboBox,
     QDialog,
@@ -87,6 +88,9 @@ TEXTS: Final = Texts("companion_editor", {
     "model.hint": QT_TRANSLATE_NOOP("companion_editor", "Empty: as the card says, else the default model"),
     "voice": QT_TRANSLATE_NOOP("companion_editor", "Voice"),
     "voice.card": QT_TRANSLATE_NOOP("companion_editor", "As the card says"),
+    "knowledge": QT_TRANSLATE_NOOP("companion_editor", "Knowledge"),
+    "may_search": QT_TRANSLATE_NOOP(
+        "companion_editor", "May search your knowledge folders and recall them (the folders: Settings > Search)"),
     "events": QT_TRANSLATE_NOOP("companion_editor", "Events (for those who want them)"),
     "event.add": QT_TRANSLATE_NOOP("companion_editor", "Add a condition"),
     "event.expression": QT_TRANSLATE_NOOP("companion_editor", "When (CEL), e.g. need_response == true"),
@@ -342,6 +346,8 @@ class CompanionEditor(QDialog):
         self.form.addRow(self.t("picture"), picture_row)
         self.form.addRow(self.t("model"), self.model)
         self.form.addRow(self.t("voice"), self.voice)
+        self.may_search = named(QCheckBox(self.t("may_search")), "maySearchCheck")
+        self.form.addRow(self.t("knowledge"), self.may_search)
         self.form.addRow(events)
         self.form.addRow(self.trust_box)
         self.form.addRow(self.kept)
@@ -456,6 +462,7 @@ class CompanionEditor(QDialog):
         if wanted and self.voice.findData(wanted) < 0:
             self.voice.addItem(wanted, wanted)
         self.voice.setCurrentIndex(max(0, self.voice.findData(wanted)))
+        self.may_search.setChecked(card is not None and "search" in card.knowledge)
         for row in self._events:
             row.deleteLater()
         self._events = []
@@ -610,8 +617,14 @@ class CompanionEditor(QDialog):
         data = base.model_dump(mode="json", exclude_defaults=True) | {
             "metadata": metadata.model_dump(mode="json"), "role": base.role,
             "greeting": _with_text(base.greeting, language, self.greeting.text().strip()),
-            "events": events} | ({"colour": self._colour} if self._colour_chosen else {})
+            "events": events, "knowledge": self._knowledge(base)} | (
+                {"colour": self._colour} if self._colour_chosen else {})
         return CompanionCard.model_validate(data)
+
+    def _knowledge(self, base: CompanionCard) -> list[str]:
+        """The card's knowledge with ``search`` (the user's knowledge folders) as the box says."""
+        kept = [k for k in base.knowledge if k != "search"]
+        return [*kept, "search"] if self.may_search.isChecked() else kept
 
     def chosen_settings(self, companion_id: str) -> Settings:
         """The settings with this companion's model and voice as the form chooses."""

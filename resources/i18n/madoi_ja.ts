@@ -414,6 +414,14 @@
         <translation>カードの指定どおり</translation>
     </message>
     <message>
+        <source>Knowledge</source>
+        <translation>知識</translation>
+    </message>
+    <message>
+        <source>May search your knowledge folders and recall them (the folders: Settings &gt; Search)</source>
+        <translation>あなたの知識フォルダーを検索し、思い出してよい（フォルダーは 設定 &gt; 検索 で指定）</translation>
+    </message>
+    <message>
         <source>Events (for those who want them)</source>
         <translation>イベント（使いたい人向け）</translation>
     </message>

@@ -58,6 +58,8 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         editor.personality.setPlainText("のんびりした雲。")
         editor.samples.setPlainText("ふわふわ〜")
         editor.set_colour("#123456")
+        assert not editor.may_search.isChecked()
+        editor.may_search.setChecked(True)  # it may search the user's knowledge folders
         assert editor.save_button.isEnabled()
         async with signal_fired(editor.saved):
             qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
@@ -65,6 +67,7 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         assert (madoi_home / "companions" / "kumo.yaml").is_file()
         assert "kumo" in runtime.parts.conversation.present
         assert window.roster.model.index(3).data(Qt.ItemDataRole.DecorationRole) is not None
+        assert "search" in runtime.parts.cast.companions["kumo"].tools  # its knowledge: the user's folders
 
         message = Message.create(from_="user", message="クモ、こんにちは", to=["kumo"])
         async with signal_fired(window.chat.message_shown, timeout=15):
