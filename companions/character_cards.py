@@ -54,6 +54,9 @@ from companions.png_text import PngError, read_texts, solid_png, with_texts, wit
 MAX_CARD_FILE_BYTES: Final = 64 * 1024 * 1024  # a card picture of 20 MB imports; a file above this is refused
 MAX_JSON_BYTES: Final = 8 * 1024 * 1024  # the card's JSON once decoded
 SAMPLE_LINES: Final = 4
+MAX_DEPTH: Final = 32  # real cards nest 5-6 levels (data, character_book, entries, extensions ...)
+TEXT_LIMITS: Final = {"personality": 2000, "story": 8000, "sample": 1200, "greeting": 1000, "lore": 2000}
+MAX_LORE_ENTRIES: Final = 200
 _PLACEHOLDER: Final = re.compile(r"\{\{\s*(char|user)\s*\}\}", re.IGNORECASE)
 _JAPANESE: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _ID: Final = re.compile(r"[^a-z0-9]+")
@@ -135,9 +138,24 @@ def _decode_chunk(keyword: str, text: str) -> Any:
         raise CardImportError(f"its {keyword!r} text is not a JSON card ({err})") from None
 
 
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (walked without recursion: a hostile card may nest thousands deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _validated(raw: Any) -> TavernCard:
     if not isinstance(raw, dict):
         raise CardImportError("it holds no character card (the JSON is not an object)")
+    if _depth(raw) > MAX_DEPTH:
+        raise CardImportError(f"its data nests more than {MAX_DEPTH} levels deep: not a card Madoi can keep")
     if "data" not in raw:  # V1: the fields at the top level
         raw = {"spec": None, "data": raw}
     elif raw.get("spec") not in ("chara_card_v2", "chara_card_v3", None):
@@ -254,27 +272,40 @@ def companion_from_character(imported: TavernCard, *, card_id: str, user_name: s
     def here(text: str) -> dict[str, str] | str:
         return {language: text} if text else ""
 
-    story = "\n\n".join(t for t in (resolved(data.description), resolved(data.scenario)) if t)
+    cut: dict[str, Any] = {}  # text beyond what a prompt can carry: kept whole in ``unused``, never dropped
+
+    def capped(text: str, kind: str) -> str:
+        limit = TEXT_LIMITS[kind]
+        if len(text) <= limit:
+            return text
+        cut[kind] = text
+        return text[:limit]
+
+    story = capped("\n\n".join(t for t in (resolved(data.description), resolved(data.scenario)) if t), "story")
     greetings = [resolved(g) for g in (data.first_mes, *data.alternate_greetings) if g.strip()]
     samples = (greetings[:2] + [resolved(x) for x in _example_lines(data.mes_example)])[:SAMPLE_LINES]
-    lore = [LoreEntry(keys=[k for k in e.keys if k.strip()], content=resolved(e.content),
+    book = data.character_book.entries if data.character_book is not None else []
+    lore = [LoreEntry(keys=[k for k in e.keys if k.strip()], content=resolved(e.content)[:TEXT_LIMITS["lore"]],
                       name=e.name or e.comment, enabled=e.enabled)
-            for e in (data.character_book.entries if data.character_book is not None else []) if e.content.strip()]
+            for e in book[:MAX_LORE_ENTRIES] if e.content.strip()]
+    if len(book) > MAX_LORE_ENTRIES:
+        cut["lore"] = [e.model_dump() for e in book[MAX_LORE_ENTRIES:]]
     fields: dict[str, Any] = {}
     madoi = data.extensions.get("madoi")
     if isinstance(madoi, dict):  # a card Madoi exported: its own fields back as they were
         fields = {k: v for k, v in madoi.items() if k in ("role", "actions", "knowledge", "mcp", "events", "llm",
                                                            "voice", "colour", "metadata")}
-    metadata: dict[str, Any] = {"name": here(name) or name, "personality": here(resolved(data.personality)),
-                                "story": here(story), "sample": here("\n".join(samples))}
+    metadata: dict[str, Any] = {"name": here(name) or name,
+                                "personality": here(capped(resolved(data.personality), "personality")),
+                                "story": here(story), "sample": here(capped("\n".join(samples), "sample"))}
     exported = fields.pop("metadata", None)
     if isinstance(exported, dict):  # the texts in every language they were written in
         metadata = {k: v for k, v in exported.items() if k != "id"}
     card = {"role": {language: ROLE[language].format(name=name)}, **fields,
             "metadata": {**metadata, "id": card_id},
-            "greeting": here(greetings[0]) if greetings else "",
+            "greeting": here(capped(greetings[0], "greeting")) if greetings else "",
             "lore": [e.model_dump() for e in lore],
-            "unused": _unused(data, imported)}
+            "unused": _unused(data, imported) | ({"cut": cut} if cut else {})}
     if avatar is not None:
         card["avatar"] = avatar
     try:

@@ -207,3 +207,24 @@ def test_the_companions_commands_import_list_and_export(madoi_home: Path, tmp_pa
     assert exported.returncode == 0, exported.stderr
     assert "ccv3" in read_texts((tmp_path / "sakura-out.png").read_bytes())
     assert madoi("export", "nobody", str(tmp_path / "x.png")).returncode == 1
+
+
+def test_a_hostile_card_is_refused_or_cut_to_what_a_prompt_carries_and_nothing_is_lost(
+        madoi_home: Path, tmp_path: Path) -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(500):  # json parses it; a card that nests this deep is no card
+        inner["x"] = {}
+        inner = inner["x"]
+    nested = {"spec": "chara_card_v2", "data": {"name": "Deep", "extensions": {"x": deep}}}
+    with pytest.raises(CardImportError, match="nests more than 32 levels"):
+        _library().import_file(_png(tmp_path / "deep.png", {"chara": _b64(nested)}))
+    story = "むかしむかし。" * 20_000  # 140,000 characters in every prompt would drown a small model
+    huge = {"spec": "chara_card_v2", "data": {"name": "Long", "description": story,
+                                              "character_book": {"entries": [
+                                                  {"keys": [f"k{i}"], "content": f"entry {i}"} for i in range(250)]}}}
+    card = _library().import_file(_png(tmp_path / "long.png", {"chara": _b64(huge)})).card
+    assert card.metadata.story == {"ja": story[:8000]}
+    assert card.unused["cut"]["story"] == story  # kept whole in the file, shown in the editor
+    assert len(card.lore) == 200
+    assert [e["keys"] for e in card.unused["cut"]["lore"]] == [[f"k{i}"] for i in range(200, 250)]
