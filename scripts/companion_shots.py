@@ -79,7 +79,7 @@ async def shoot_companions(out: Path, home: Path) -> list[Path]:
     from tests.ui.scripted_runtime import until
     from ui.main_window import MainWindow
 
-    home.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(home.mkdir, parents=True, exist_ok=True)
     for name in ("MADOI_LANGUAGE", "MADOI_GENERAL_THEME", "MADOI_CAMERA"):
         os.environ.pop(name, None)
     os.environ.update({"MADOI_HOME": str(home), "MADOI_LANGUAGE": "ja", "MADOI_CAMERA": "none"})

@@ -148,8 +148,8 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
 
     import qasync
 
-    from scripts.companion_shots import shoot_companions
     from scripts.camera_shots import shoot_camera_window
+    from scripts.companion_shots import shoot_companions
     from scripts.main_window_shots import search_for, shoot_main_window
     from ui.main_thread_gc import MainThreadGC
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from companions.bus import BusItem, InProcessBus
-from companions.cards import CompanionCard, load_cards
 from companions.card_trust import CardTrust
+from companions.cards import CompanionCard, load_cards
 from companions.cast import build_cast
 from companions.companion import Companion
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, offers_tools
