@@ -10,9 +10,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from companions.llm.scripted import call, say
+from companions.llm.scripted import call, reply_json, say
 from tests.app.media import write_test_video
-from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.main_window import MainWindow
 
 SCENES = {
@@ -42,8 +42,8 @@ async def shoot_camera_window(out: Path, language: str, name: str, home: Path, *
     cast = scripted_cast()
     lines(cast["akari"], call("vision"), say(scene["seen"]), call("speak", {"message": scene["answer"]}),
           call("speak", {"message": scene["again"]}))
-    votes(cast["hina"], ("listen", 1), ("listen", 1))
-    votes(cast["souta"], ("listen", 1), ("listen", 1))
+    for other in ("hina", "souta"):  # they listen whenever asked
+        cast[other].lane("vote").always(reply_json({"state": "listen", "importance": 1, "reason": ""}))
     async with scripted_runtime(cast) as runtime:
         window = MainWindow(runtime)
         window.resize(*size)

@@ -28,7 +28,7 @@ from companions.devices import CameraLooked
 from ui.camera_frame import camera_icon
 from ui.camera_texts import camera_text
 from ui.chat_panel import ChatPanel
-from ui.chat_transcript import MUTED_TEXT
+from ui.chat_transcript import KEY_PROPERTY, MUTED_TEXT
 from ui.naming import named
 from ui.ports import People
 from ui.turns_wording import display_name
@@ -48,7 +48,7 @@ class _Look:
     key: str
     event: CameraLooked
     conversation: int | None
-    after: str | None  # the key of the message or line it followed in the chat
+    after: str  # the key of the message or line it followed in the chat ("": none, it came first)
 
 
 class LookPicture(QDialog):
@@ -89,10 +89,8 @@ class ChatLooks(QObject):
         self.dialog: LookPicture | None = None
         self._looks: collections.OrderedDict[str, _Look] = collections.OrderedDict()
         self._pictures: collections.OrderedDict[str, bytes] = collections.OrderedDict()
-        self._last: str | None = None  # the newest message or line in the chat
         self._numbers = itertools.count(1)
         self._icons: dict[str, QImage] = {}
-        chat.message_shown.connect(self._on_message_shown)
         chat.history_loaded.connect(self._on_history_loaded)
         chat.view.anchorClicked.connect(self._on_link)
 
@@ -126,7 +124,7 @@ class ChatLooks(QObject):
             return
         try:
             key = f"look-{next(self._numbers)}"
-            look = _Look(key, item, self.chat.history.active_id(), self._last)
+            look = _Look(key, item, self.chat.history.active_id(), self._newest())
             self._looks[key] = look
             while len(self._looks) > KEEP_LOOKS:
                 self._looks.popitem(last=False)
@@ -138,19 +136,21 @@ class ChatLooks(QObject):
         except Exception:  # a slot never raises
             log.exception("chat: a look could not be shown")
 
-    def _on_message_shown(self, message_id: str) -> None:
-        self._last = message_id
+    def _newest(self) -> str:
+        """The key of the newest message or line in the chat ("" for none); provisional bubbles are no part of it."""
+        view = self.chat.view
+        for frame in reversed(view.document().rootFrame().childFrames()):
+            key = frame.frameFormat().property(KEY_PROPERTY)
+            if isinstance(key, str) and key and view.has(key) and not view.is_provisional(key):
+                return key
+        return ""
 
     def _on_history_loaded(self, conversation_id: int) -> None:
         """The chat shows a conversation again: its looks go back after the messages they followed."""
         try:
-            last = self._last  # the newest message shown
             for look in self._looks.values():
                 if look.conversation == conversation_id and not self.chat.view.has(look.key):
-                    self._add(look, after=look.after or "")
-                    if look.after == last:  # it came after the newest message: it is the newest line now
-                        last = look.key
-            self._last = last
+                    self._add(look, after=look.after)
         except Exception:
             log.exception("chat: looks not shown again")
 
@@ -160,10 +160,7 @@ class ChatLooks(QObject):
         view = self.chat.view
         icon = ICON_REFUSED if event.refused else ICON
         view.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(icon), self._icon(icon))
-        view.add_entry(look.key, self._line(event), link, after=after if after and view.has(after) else None,
-                       icon=icon)
-        if after is None:  # a new look: the newest line
-            self._last = look.key
+        view.add_entry(look.key, self._line(event), link, after=after, icon=icon)
         self.entry_added.emit(look.key)
 
     def _icon(self, name: str) -> QImage:

@@ -153,12 +153,15 @@ class ChatTranscript(QTextBrowser):
     def add_entry(self, key: str, text: str, link: str = "", *, after: str | None = None, icon: str = "",
                   icon_size: int = 14) -> None:
         """A small line in the conversation's flow that is nobody's message (e.g. "Akari looked through the
-        camera"): after the bubble or line ``after``, or above the provisional bubbles; the whole line is a link to
-        ``link`` when given (``anchorClicked``); ``icon`` names an image resource of the document to put first."""
+        camera"): after the bubble or line ``after`` ("": before all of them; None or one not shown: the newest,
+        above the provisional bubbles); the whole line is a link to ``link`` when given (``anchorClicked``);
+        ``icon`` names an image resource of the document to put first."""
         cursor = QTextCursor(self.document())
-        if after is not None and after in self._bubbles:
-            separator = self.document().findBlock(self._bubbles[after].frame.lastPosition() + 1)
-            cursor.setPosition(separator.position() + separator.length() - 1)
+        if after == "" or (after is not None and after in self._bubbles):
+            # The end of the line before: the first one (the note or a separator), or the separator after ``after``.
+            before = self.document().begin() if after == "" \
+                else self.document().findBlock(self._bubbles[after].frame.lastPosition() + 1)
+            cursor.setPosition(before.position() + before.length() - 1)
         else:
             cursor.setPosition(self._insert_position())
         cursor.beginEditBlock()

@@ -19,12 +19,12 @@ from app.devices.camera import OpenCVCamera
 from app.runtime import Runtime
 from app.settings import load_settings
 from companions.devices import CameraLooked
-from companions.llm.scripted import call, last_message_mentions, mentions, say
+from companions.llm.scripted import ScriptedCast, call, last_message_mentions, mentions, reply_json, say
 from companions.llm.types import ChatRequest, ImagePart
 from companions.protocol import Query
 from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired, started_runtime
-from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.chat_looks import KEEP_PICTURES
 from ui.main_thread_gc import MainThreadGC
 from ui.main_window import MainWindow
@@ -45,6 +45,13 @@ def webcam(madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     video = write_test_video(madoi_home / "webcam.avi", frames=30, face=True)
     monkeypatch.setenv("MADOI_CAMERA", str(video))
     return video
+
+
+def _the_others_listen(cast: ScriptedCast) -> None:
+    """Hina and Souta listen whenever they are asked to vote (whether they are asked is not what these tests are
+    about)."""
+    for name in ("hina", "souta"):
+        cast[name].lane("vote").always(reply_json({"state": "listen", "importance": 1, "reason": ""}))
 
 
 def _camera(runtime: Runtime) -> OpenCVCamera:
@@ -84,8 +91,7 @@ async def test_a_companions_look_shows_in_the_chat_and_opens_the_picture(qtbot: 
           call("vision"),
           say("A blue room with a face on the right.", expect=_has_image),  # the tool looks with the model's eyes
           call("speak", {"message": "見えるよ！青い部屋にいるね。"}, expect=last_message_mentions("blue room")))
-    votes(cast["hina"], ("listen", 1))
-    votes(cast["souta"], ("listen", 1))
+    _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
         window = await _window(qtbot, runtime)
         camera = _camera(runtime)
@@ -133,6 +139,25 @@ async def test_looks_come_back_after_the_chat_is_shown_again_and_only_the_last_p
         text = window.chat.view.toPlainText()
         assert text.index("first") < text.index("Hina looked through the camera") < text.index("second")
 
+        # A new conversation that starts with a look: back to it, the look is still first; the other one's is gone.
+        first_conversation = conversations.active_id
+        async with signal_fired(window.chat.history_loaded):
+            await conversations.new()
+        async with signal_fired(window.chat_looks.entry_added):
+            await runtime.parts.broker.send_query(Query.create(from_="souta", type="vision"), timeout=5)
+        async with signal_fired(window.chat.message_shown):
+            conversations.send("third")
+        assert "Hina looked" not in window.chat.view.toPlainText()
+        second_conversation = conversations.active_id
+        assert first_conversation is not None
+        assert second_conversation is not None
+        for conversation in (first_conversation, second_conversation):
+            async with signal_fired(window.chat.history_loaded):
+                await conversations.switch(conversation)
+        text = window.chat.view.toPlainText()
+        assert "Hina looked" not in text
+        assert text.index("Souta looked through the camera") < text.index("third")
+
         # More looks than pictures kept: the oldest lines lose their picture, and say so.
         for _ in range(KEEP_PICTURES):
             runtime.bus.publish(CameraLooked("souta", 0.0, b"\xff\xd8", 2, 2))
@@ -154,8 +179,7 @@ async def test_the_camera_switch_refuses_every_look_and_is_kept_across_restarts(
           call("vision"),
           call("speak", {"message": "カメラが切られているみたい。"},
                expect=last_message_mentions("the user turned the camera off")))
-    votes(cast["hina"], ("listen", 1))
-    votes(cast["souta"], ("listen", 1))
+    _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
         window = await _window(qtbot, runtime)
         window.side.setCurrentWidget(window.camera_panel)  # the preview is on screen: the camera is open
@@ -201,8 +225,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
     lines(cast["akari"],
           call("speak", {"message": "うん、見えるよ！顔が一つ見える。"},
                expect=mentions("顔を1つ検出")))  # the small model never calls vision, and still sees
-    votes(cast["hina"], ("listen", 1))
-    votes(cast["souta"], ("listen", 1))
+    _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
         window = await _window(qtbot, runtime)
         window.chat.address.set_addressees(["akari"])
