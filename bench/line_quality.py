@@ -1,29 +1,37 @@
-"""Lines worth hearing from a small model: over N companion lines on a real server, how many a user should never see.
+"""Lines worth hearing from a small model: over N companion lines on a real server, with voice on (audio to files),
+what a user hears and then sees replaced, what a user should never see, and how many lines are the companion's own.
 
-Madoi runs with default settings (the runtime the window uses, voice off) in front of a real llama-cpp-python
-server with the test model (scripts/real_model.py prepares both), or any server given with ``--base-url``. User
-messages in Japanese and English, to everyone and naming one companion, open conversations that run until they end;
-every companion line is checked the way tests/realmodel checks a line: JSON or tool syntax, a speaker's name as a
-prefix, the wrong language (that of the user's message that opened the conversation), and an exact repeat of the
-line before it (tests/realmodel's checks). There is no baseline to divide by (the model's raw lines are not kept),
-so the figure is absolute: ``bad_lines: K of N lines`` (0 is the goal); the lines are saved as JSON.
+Madoi runs with default settings (the runtime the window uses) in front of the real llama-cpp-python server with the
+test model (scripts/real_model.py starts it), or any server given with ``--base-url``. User messages in Japanese and
+English, to everyone and naming one companion, open conversations that run until they end. Figures (issue 23):
+- ``heard_then_withdrawn``: lines of which something was voiced (early speech: ``speak`` queries with the line's
+  ``messageId``) that is not how the published line goes, or that was never published. Goal 0.
+- ``bad_lines``: lines with JSON or tool syntax, a speaker's name as a prefix, the wrong language, a
+  self-introduction as another companion, or parroting the message answered. Goal 0.
+- ``own_lines``: the share of lines that are the companion's own (not a stock filler: ``metadata.filler``,
+  companions/filler.py), with the fillers' reasons.
+With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
+``REV`` (resources/prompts at that revision), then with the working tree's, in the same run on the same server.
 
-Run: ``python bench/line_quality.py [--lines 50] [--base-url URL --model ID]``
+Run: ``python bench/line_quality.py [--lines 30] [--baseline-prompts REV] [--base-url URL --model ID]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
+import subprocess
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _report import REPO, report
 
-from companions.protocol import Message
+from companions.protocol import Message, Query
 
 PROMPTS: tuple[tuple[str, list[str] | None, str], ...] = (
     ("みなさん、こんにちは！", None, "ja"),
@@ -35,53 +43,99 @@ PROMPTS: tuple[tuple[str, list[str] | None, str], ...] = (
 )
 
 
-async def run(options: argparse.Namespace) -> None:
+@dataclass
+class Said:
+    """One published companion line and what was voiced of it."""
+
+    speaker: str
+    text: str
+    answered: str
+    language: str
+    filler: str | None
+    line_id: str  # the early-speech id of the composition: <id of the message answered>:<speaker>
+
+
+@dataclass
+class Record:
+    lines: list[Said] = field(default_factory=list)
+    voiced: dict[str, list[str]] = field(default_factory=lambda: collections.defaultdict(list))
+    last_message: Message | None = None
+    language: str = "ja"
+
+
+def _plain(text: str) -> str:
+    return "".join(text.split())
+
+
+def load_real_model():
     import importlib.util
     import sys
 
     spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
     assert spec is not None
     assert spec.loader is not None
-    real_model = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = real_model
-    spec.loader.exec_module(real_model)
-    from tests.realmodel.test_real_conversation import Line, problems_with
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
-    server = None
-    base_url, model = options.base_url, options.model
-    if base_url is None:
-        server = real_model.start_server(Path(tempfile.mkdtemp(prefix="madoi-line-quality-")))
-        base_url, model = server.base_url, server.model
-    os.environ.update({"MADOI_HOME": tempfile.mkdtemp(prefix="madoi-line-quality-"), "MADOI_LLM_BASE_URL": base_url,
-                       "MADOI_LLM_MODEL": model, "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0",
-                       "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
-                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+
+def use_prompts_of(revision: str | None) -> None:
+    """The prompt texts of git ``revision`` (None: the working tree's) for every companion from now on."""
+    from companions import prompts
+
+    if revision is None:
+        directory = REPO / "resources" / "prompts"
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="madoi-prompts-"))
+        for lang in prompts.LANGUAGES:
+            text = subprocess.run(["git", "show", f"{revision}:resources/prompts/{lang}.toml"], cwd=REPO,
+                                  capture_output=True, text=True, check=True).stdout
+            (directory / f"{lang}.toml").write_text(text, encoding="utf-8")
+    prompts.prompts_dir = lambda: directory  # type: ignore[assignment]
+    prompts.prompt_texts.cache_clear()
+
+
+async def measure(options: argparse.Namespace, label: str) -> Record:
+    """Runs Madoi until ``options.lines`` companion lines were published; returns what was said and voiced."""
     from app.runtime import Runtime
     from app.settings import load_settings
     from companions.conversation.readmodel import ConversationChanged
+    from companions.filler import filler_reason
+    from companions.llm.capabilities import forget_endpoints
 
+    home = tempfile.mkdtemp(prefix="madoi-line-quality-")
+    os.environ.update({"MADOI_HOME": home, "MADOI_VOICE_ENABLED": str(not options.no_voice).lower(),
+                       "MADOI_VOICE_OUTPUT_DIR": str(Path(home) / "speech")})
+    forget_endpoints()
     runtime = Runtime(load_settings())
     await runtime.start()
-    lines: list[tuple[str, str, str, str]] = []  # (speaker, text, language expected, the message before it)
-    before = [""]
+    record = Record()
     ended = asyncio.Event()
-    language = ["ja"]
-    companions = set(runtime.parts.cast.companions) if runtime.parts.cast else set()
+    companions = set(runtime.parts.cast.companions)
 
     def on_item(item: object) -> None:
-        if isinstance(item, Message) and item.params.from_ in companions:
-            lines.append((item.params.from_, item.params.message, language[0], before[0]))
         if isinstance(item, Message):
-            before[0] = item.params.message
-        if isinstance(item, ConversationChanged) and item.change == "ended":
+            sender = item.params.from_
+            before = record.last_message
+            if sender in companions and before is not None:
+                record.lines.append(Said(sender, item.params.message, before.params.message, record.language,
+                                         filler_reason(item), f"{before.params.id}:{sender}"))
+            record.last_message = item
+        elif isinstance(item, Query) and item.params.type == "speak":
+            body = item.params.body or {}
+            line_id = body.get("messageId")
+            if isinstance(line_id, str):
+                record.voiced[line_id].append(str(body.get("message", "")))
+        elif isinstance(item, ConversationChanged) and item.change == "ended":
             ended.set()
 
-    runtime.bus.subscribe(["messages", "events"], on_item, name="line-quality", direct=True)
+    runtime.bus.subscribe(["messages", "queries", "events"], on_item, name="line-quality", direct=True)
     started = time.perf_counter()
     try:
         index = 0
-        while len(lines) < options.lines:
-            text, to, language[0] = PROMPTS[index % len(PROMPTS)]
+        while len(record.lines) < options.lines:
+            text, to, record.language = PROMPTS[index % len(PROMPTS)]
             index += 1
             ended.clear()
             runtime.parts.conversations.send(text, to=to)
@@ -89,34 +143,92 @@ async def run(options: argparse.Namespace) -> None:
                 async with asyncio.timeout(options.per_conversation):
                     await ended.wait()
             except TimeoutError:
-                if runtime.parts.conversation is not None:
-                    await runtime.parts.conversation.stop_conversation()
+                await runtime.parts.conversation.stop_conversation()
     finally:
         await runtime.stop()
+    print(f"  [{label}] {len(record.lines)} lines in {time.perf_counter() - started:.0f} s; load average "
+          f"{os.getloadavg()[0]:.2f}", flush=True)
+    return record
+
+
+def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, int, collections.Counter[str]]:
+    """Prints the lines and returns (heard then withdrawn, bad lines, own lines, filler reasons)."""
+    from companions.lines import misidentified
+    from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
+
+    lines = record.lines[:n]
+    published = {said.line_id for said in record.lines}
+    withdrawn = bad = own = 0
+    reasons: collections.Counter[str] = collections.Counter()
+    for said in lines:
+        problems = problems_with(Line(said.speaker, said.text, 0.0), said.language, said.answered)
+        problems = [p for p in problems if not p.startswith("repeats")]  # parroting is judged below
+        if misidentified(said.text, other_names=NAMES - {said.speaker}):
+            problems.append("introduces itself as another or leaks an id")
+        from companions.lines import is_repeat
+
+        if len(said.answered) >= 12 and is_repeat(said.text, [said.answered], threshold=0.8):
+            problems.append("parrots the message it answers")
+        heard = "".join(record.voiced.get(said.line_id, []))
+        if heard and _plain(heard) != _plain(said.text):
+            withdrawn += 1
+            problems.append(f"heard {heard!r}, then the line was {said.text!r}")
+        bad += bool(problems) and not all(p.startswith("heard") for p in problems)
+        if said.filler is None:
+            own += 1
+        else:
+            reasons[said.filler] += 1
+        mark = "BAD" if problems else "own" if said.filler is None else "fil"
+        if problems or verbose:
+            extra = f"  <- {'; '.join(problems)}" if problems else f" [filler: {said.filler}]" if said.filler else ""
+            print(f"  {mark} {said.speaker}: {said.text!r}{extra}", flush=True)
+    never = [line_id for line_id in record.voiced if line_id not in published]
+    for line_id in never:
+        print(f"  heard but never published ({line_id}): {record.voiced[line_id]!r}")
+    withdrawn += len(never)
+    print(f"  [{label}] own lines {own} of {len(lines)}; fillers: {dict(reasons) or 'none'}", flush=True)
+    return withdrawn, bad, own, reasons
+
+
+async def run(options: argparse.Namespace) -> None:
+    server = None
+    base_url, model = options.base_url, options.model
+    if base_url is None:
+        server = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-line-quality-")))
+        base_url, model = server.base_url, server.model
+    os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model, "MADOI_BRIDGE_PORT": "0",
+                       "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false", "MADOI_LANGUAGE": "ja",
+                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    passes = [("baseline " + options.baseline_prompts, options.baseline_prompts)] if options.baseline_prompts else []
+    passes.append(("working tree", None))
+    results = []
+    try:
+        for label, revision in passes:
+            use_prompts_of(revision)
+            record = await measure(options, label)
+            saved = Path(tempfile.mkdtemp(prefix="madoi-line-quality-")) / "lines.json"
+            saved.write_text(json.dumps([said.__dict__ for said in record.lines], ensure_ascii=False, indent=1),
+                             encoding="utf-8")
+            print(f"  (the lines: {saved})")
+            results.append((label, judge(record, options.lines, label, options.verbose), len(record.lines)))
+    finally:
         if server is not None:
             server.stop()
-    saved = Path(tempfile.mkdtemp(prefix="madoi-line-quality-")) / "lines.json"
-    saved.write_text(json.dumps(lines, ensure_ascii=False, indent=1), encoding="utf-8")
-    print(f"  (the lines: {saved})")
-    bad = 0
-    for speaker, text, expected, previous in lines[: options.lines]:
-        problems = problems_with(Line(speaker, text, 0.0), expected, previous)
-        if problems:
-            bad += 1
-            print(f"  BAD {speaker}: {text!r}: {', '.join(problems)}")
-        elif options.verbose:
-            print(f"  ok  {speaker}: {text!r}")
-    n = min(len(lines), options.lines)
-    report("bad_lines", bad, f"of {n} lines")
-    print(f"  ({time.perf_counter() - started:.0f} s for {n} lines)")
+    for label, (withdrawn, bad, own, _), count in results:
+        n = min(count, options.lines)
+        report(f"heard_then_withdrawn[{label}]", withdrawn, f"of {n} lines")
+        report(f"bad_lines[{label}]", bad, f"of {n} lines")
+        report(f"own_lines[{label}]", own / max(1, n), f"share of {n} lines")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=50)
+    parser.add_argument("--lines", type=int, default=30)
     parser.add_argument("--base-url")
     parser.add_argument("--model", default="test-model")
-    parser.add_argument("--per-conversation", type=float, default=180.0, help="seconds before a talk is stopped")
+    parser.add_argument("--baseline-prompts", metavar="REV", help="first the prompt texts of this git revision")
+    parser.add_argument("--no-voice", action="store_true", help="voice off (default: on, audio to files)")
+    parser.add_argument("--per-conversation", type=float, default=240.0, help="seconds before a talk is stopped")
     parser.add_argument("--verbose", action="store_true", help="print the good lines too")
     asyncio.run(run(parser.parse_args()))
 

@@ -422,9 +422,7 @@ class Companion:
         recent one is asked for once more, then replaced by a short fallback (composing.py).
         """
         language = reply_language(message, self.language)
-        # Lines of companions only: answering a user's greeting with a greeting is no repetition.
-        speakers = {m.id for m in self.roster()} | {self.id}
-        recent = [e.text for e in self.memory.entries[-6:] if e.speaker_id in speakers][-4:]
+        recent = self._recent_lines(message)
         others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
         answered = message.params.message if message is not None else ""
         check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others))
@@ -487,6 +485,23 @@ class Companion:
         if after and message is not None:
             self._fill_events_later(message, language)
         return line
+
+    def _recent_lines(self, message: Message | None) -> list[str]:
+        """The lines a new line must not repeat: the companions' lines since the user last spoke, and this
+        companion's own last two. Companions' lines only: answering a user's greeting with a greeting is no
+        repetition, and neither is greeting again when the user comes back later (measured on a 0.5B model: a
+        second start's "こんにちは。" counted as a repeat of the greeting said an hour before, and a filler stood in)."""
+        speakers = {m.id for m in self.roster()} | {self.id}
+        answered = message.params.id if message is not None else None
+        since_user: list[str] = []
+        for entry in reversed(self.memory.entries[-8:]):
+            if entry.message_id == answered:
+                continue
+            if entry.speaker_id not in speakers:
+                break
+            since_user.append(entry.text)
+        own = [e.text for e in self.memory.entries if e.speaker_id == self.id][-2:]
+        return list(dict.fromkeys([*reversed(since_user[:4]), *own]))
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

@@ -80,7 +80,7 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
     (``あかり (id: akari): ``, ``**Akari**:``, ``[akari]``), lines written for others (``Hina: ...``,
     ``Hina says: ...``, ``[souta] ...``, also after a sentence end within a line), another's quoted line
     (``ひな「...」``), stage directions naming anyone (``（ひなは笑った）``, ``*Hina smiles*``), and quotes put
-    around the whole line. Returns "" when nothing of this companion's own remains.
+    around the whole line. Returns "" when nothing of this companion's own remains (a name alone included).
     """
     own = frozenset(n.strip() for n in own_names if n.strip())
     others = frozenset(n.strip() for n in other_names if n.strip()) - own
@@ -96,7 +96,10 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
     if direction is not None:  # after the labels: "[souta] ..." is another's line, not a stage direction
         line = direction.sub("", line)
     lines = [_unquote(" ".join(part.split())) for part in line.splitlines()]
-    return _unquote("\n".join(part for part in lines if part))
+    cleaned = _unquote("\n".join(part for part in lines if part))
+    # Nothing but a name is no line (measured on a 0.5B model: "あかり" as Akari's whole answer to "こんばんは！").
+    names = {_NOT_A_LETTER.sub("", n.casefold()) for n in own | others}
+    return "" if _NOT_A_LETTER.sub("", cleaned.casefold()) in names else cleaned
 
 
 _ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"

@@ -261,3 +261,10 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "ごめんね、今日は行けないんだ。"):
         assert not sounds_like_an_assistant(fine), fine
+
+
+@pytest.mark.parametrize("text", ["あかり", "「あかり」", "Akari.", "ひな！", "  Souta  "])
+def test_a_name_alone_is_no_line(text: str) -> None:
+    # measured on a 0.5B model: "あかり" was Akari's whole answer to "みんな、こんばんは！"
+    assert clean_line(text, own_names=["あかり", "Akari", "akari"], other_names=["ひな", "Souta"]) == ""
+    assert clean_line("あかりだよ！", own_names=["あかり"], other_names=[]) == "あかりだよ！"
