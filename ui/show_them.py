@@ -19,6 +19,7 @@ from companions.tasks import TaskSet
 from ui.camera_texts import camera_text, reason_text
 from ui.chat_panel import ChatPanel
 from ui.naming import named
+from ui.settings_form import show_result
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class ShowThemButton(QPushButton):
         except Exception as err:  # whatever the reason, the user's words stay where they are
             log.warning("showing the camera failed: %s", err)
             reason = reason_text(str(err).splitlines()[0] if str(err) else type(err).__name__, self.language)
-            self.chat.error.setText(camera_text("show.failed", self.language, error=reason))
+            show_result(self.chat.error, "error", camera_text("show.failed", self.language, error=reason))
             self.chat.error.show()
             self.failed.emit(reason)
             return

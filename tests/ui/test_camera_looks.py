@@ -251,5 +251,6 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
             qtbot.mouseClick(window.show_them, Qt.MouseButton.LeftButton)
         assert window.chat.input.toPlainText() == "もう一度"
         assert window.chat.error.isVisible()
+        assert window.chat.error.property("result") == "error"  # in red, as the box's other errors
         assert "カメラをオフにしました" in window.chat.error.text()
         window.close()
