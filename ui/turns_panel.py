@@ -63,9 +63,12 @@ class TurnsPanel(QWidget):
         self.closing.setTextFormat(Qt.TextFormat.RichText)
         self.turn_label = named(QLabel(), "turnsTurn")
         self.floor = named(QLabel(), "turnsFloor")
-        self.floor.setWordWrap(True)
         self.speaking = named(QLabel(), "turnsSpeaking")
         self.next_up = named(QLabel(), "turnsNext")
+        for label in (self.status, self.turn_label, self.floor, self.speaking, self.next_up):
+            # Wrapped, never as wide as their words: a longer status ("This conversation has 12 messages…") after
+            # switching conversations moved the window's splitters.
+            label.setWordWrap(True)
         self.votes_model = VotesModel(self)
         self.votes = named(VotesTable(), "turnsVotes")
         self.votes.setModel(self.votes_model)
