@@ -19,7 +19,8 @@ from companions.tasks import TaskSet
 
 
 class ClientResults:
-    """Takes the clients' query results; ``accepted`` counts those that answered a query first."""
+    """Takes the clients' query results; ``accepted`` counts those that answered a query first, ``described`` the
+    pictures decoded to describe them."""
 
     def __init__(self, broker: QueryBroker, relay: Relay, answering: Answering, tasks: TaskSet,
                  reject: Callable[[ClientSession, FrameRejected], None]) -> None:
@@ -29,6 +30,7 @@ class ClientResults:
         self._tasks = tasks
         self._reject = reject  # for a result rejected after a description: the frame was taken long ago
         self.accepted = 0
+        self.described = 0
 
     def answer(self, client: ClientSession, result: QueryResult) -> None:
         """Raises :class:`FrameRejected` for a result the broker does not take."""
@@ -43,6 +45,7 @@ class ClientResults:
 
     async def _answer_described(self, client: ClientSession, result: QueryResult, picture: bytes) -> None:
         """A client's picture gets the app camera's on-device description before the broker has it."""
+        self.described += 1
         described = await with_description(result, picture)
         try:
             self._submit(client, described)
