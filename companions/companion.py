@@ -240,6 +240,8 @@ class Companion:
 
     async def aclose(self) -> None:
         await self._later.aclose()
+        if self.recall is not None:
+            await self.recall.aclose()
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
@@ -264,10 +266,10 @@ class Companion:
             self._heard.popitem(last=False)
         sender = message.params.from_
         await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
-        if self.recall is not None and sender != self.id:  # recalled now, so the vote and the reply find it ready
+        if self.recall is not None and sender != self.id:  # recalled meanwhile: the vote and the reply wait for it
             entries = self.memory.entries
-            await self.recall.prepare(message, earlier=[e.text for e in entries[-3:-1]],
-                                      in_context={e.message_id for e in entries})
+            self.recall.prepare_soon(message, earlier=[e.text for e in entries[-3:-1]],
+                                     in_context={e.message_id for e in entries})
         return True
 
     def _name_of(self, speaker_id: str) -> str:
@@ -314,6 +316,12 @@ class Companion:
             context.append(ChatMessage.system(lore))
         return context
 
+    async def recalled_context(self, language: str, message: Message | None) -> list[ChatMessage]:
+        """:meth:`context` once what this companion recalls for ``message`` is there (companions/recall.py)."""
+        if self.recall is not None and message is not None:
+            await self.recall.ready(message)
+        return self.context(language, message)
+
     async def take_turn(
         self,
         message: Message | None = None,
@@ -342,7 +350,7 @@ class Companion:
         source = self.worker.trust.source(asker) if asker is not None else None
         recalled = source is None or all(self.worker.trust.known(source, c) for c in (Capability.MEMORY,
                                                                                       Capability.FILES))
-        context = self.context(language, message if recalled else None)
+        context = await self.recalled_context(language, message if recalled else None)
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
@@ -397,7 +405,8 @@ class Companion:
 
         A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
         language = reply_language(message, self.language)  # as the reply's: one prompt prefix for the server's cache
-        messages = [*self.context(language, message), ChatMessage.system(vote_prompt(language, closing_hint))]
+        messages = [*await self.recalled_context(language, message),
+                    ChatMessage.system(vote_prompt(language, closing_hint))]
         choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
         self._voted[message.params.id] = None

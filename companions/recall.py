@@ -18,6 +18,7 @@ the reply answer the same message), honours the user's switch (memory off), and 
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import datetime as dt
 import logging
@@ -30,12 +31,14 @@ from pydantic import BaseModel, ConfigDict
 from companions.bus import LocalEvent
 from companions.memory import estimate_tokens
 from companions.protocol import Message
+from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
 RecalledKind = Literal["line", "note", "knowledge"]
 DEFAULT_BUDGET_TOKENS: Final = 300
 SHORT_QUERY_CHARS: Final = 24  # a message shorter than this is searched with the line before it ("why?", "and you?")
+READY_WAIT_S: Final = 0.75  # a turn waits this long for its recall at most (a search takes tens of ms)
 KEPT_TURNS: Final = 8  # messages whose recall is remembered (a vote and a reply answer the same message)
 ITEM_CHARS: Final = 240  # a recalled item is cut to this (a long line must not take the whole budget)
 
@@ -144,8 +147,9 @@ def recall_query(message: Message, earlier: Sequence[str]) -> str:
 class CompanionRecall:
     """One companion's recall: the port, the user's switch, the budget, and the last messages' recall.
 
-    The companion calls :meth:`prepare` when it hears a message it may answer (awaited: the vote that follows
-    finds it ready) and :meth:`block_for` when it builds a prompt for that message (synchronous)."""
+    The companion calls :meth:`prepare_soon` when it hears a message it may answer (the search runs while the bus
+    goes on delivering: hearing never waits for it), :meth:`ready` before it builds a prompt for that message, and
+    :meth:`block_for` to place what was recalled (synchronous)."""
 
     def __init__(self, companion_id: str, recall: Recall, *, enabled: Callable[[], bool] = lambda: True,
                  budget_tokens: Callable[[], int] = lambda: DEFAULT_BUDGET_TOKENS,
@@ -155,41 +159,64 @@ class CompanionRecall:
         self.enabled = enabled
         self.budget_tokens = budget_tokens
         self.publish = publish
-        self._kept: collections.OrderedDict[str, tuple[RecalledItem, ...]] = collections.OrderedDict()
+        self.tasks = TaskSet(f"recall:{companion_id}")
+        self._kept: collections.OrderedDict[str, asyncio.Task[tuple[RecalledItem, ...]]] = collections.OrderedDict()
         self._published: set[str] = set()
 
     def forget_cached(self) -> None:
         """Drops the remembered recall (the user erased memory: nothing recalled before is used again)."""
+        for task in self._kept.values():
+            task.cancel()
         self._kept.clear()
         self._published.clear()
 
-    async def prepare(self, message: Message, *, earlier: Sequence[str] = (),
-                      in_context: Collection[str] = ()) -> tuple[RecalledItem, ...]:
-        """Recalls for ``message`` (once per message; nothing while the user has memory off or the budget is 0).
-        A failing search recalls nothing: the turn goes on without it."""
+    async def aclose(self) -> None:
+        await self.tasks.aclose()
+
+    def prepare_soon(self, message: Message, *, earlier: Sequence[str] = (),
+                     in_context: Collection[str] = ()) -> asyncio.Task[tuple[RecalledItem, ...]]:
+        """Starts recalling for ``message`` (once per message)."""
         key = message.params.id
-        if key in self._kept:
-            return self._kept[key]
-        items: tuple[RecalledItem, ...] = ()
-        if self.enabled() and self.budget_tokens() > 0:
-            try:
-                items = tuple(await self.port.recall(self.companion_id, recall_query(message, earlier),
-                                                     exclude={key, *in_context}))
-            except Exception:  # recall is a help, never a reason for a turn to fail
-                log.exception("%s: recall failed", self.companion_id)
-        self._kept[key] = items
-        while len(self._kept) > KEPT_TURNS:
-            dropped, _ = self._kept.popitem(last=False)
-            self._published.discard(dropped)
-        return items
+        task = self._kept.get(key)
+        if task is None or task.cancelled():
+            task = self.tasks.spawn(self._recall(message, list(earlier), set(in_context)), name=f"recall:{key}")
+            self._kept[key] = task
+            while len(self._kept) > KEPT_TURNS:
+                dropped, old = self._kept.popitem(last=False)
+                old.cancel()
+                self._published.discard(dropped)
+        return task
+
+    async def ready(self, message: Message, wait_s: float = READY_WAIT_S) -> tuple[RecalledItem, ...]:
+        """What is recalled for ``message`` once its search is done (started now if it was not heard first); ()
+        when it takes longer than ``wait_s`` (the search index's one thread busy with a file, say): the turn goes
+        on without it, and a later prompt for the same message gets it."""
+        task = self.prepare_soon(message)
+        done, _ = await asyncio.wait({task}, timeout=wait_s)
+        return task.result() if done and not task.cancelled() else ()
+
+    async def _recall(self, message: Message, earlier: list[str], in_context: set[str]) -> tuple[RecalledItem, ...]:
+        """Nothing while the user has memory off or the budget is 0; a failing search recalls nothing either (the
+        turn goes on without it)."""
+        if not self.enabled() or self.budget_tokens() <= 0:
+            return ()
+        key = message.params.id
+        try:
+            return tuple(await self.port.recall(self.companion_id, recall_query(message, earlier),
+                                                exclude={key, *in_context}))
+        except Exception:  # recall is a help, never a reason for a turn to fail
+            log.exception("%s: recall failed", self.companion_id)
+            return ()
 
     def block_for(self, message: Message | None, language: str) -> str:
-        """The prompt's recall message for ``message`` ("" when nothing was recalled for it); the first time, the
-        bus hears what it holds (:class:`MemoryRecalled`)."""
+        """The prompt's recall message for ``message`` ("" when nothing was recalled for it, or not yet); the first
+        time, the bus hears what it holds (:class:`MemoryRecalled`)."""
         if message is None or not self.enabled():
             return ""
-        items = self._kept.get(message.params.id, ())
-        text, shown = recall_block(items, companion_id=self.companion_id, language=language,
+        task = self._kept.get(message.params.id)
+        if task is None or not task.done() or task.cancelled():
+            return ""
+        text, shown = recall_block(task.result(), companion_id=self.companion_id, language=language,
                                    budget_tokens=self.budget_tokens())
         if self.publish is not None and message.params.id not in self._published:
             self._published.add(message.params.id)

@@ -148,11 +148,14 @@ async def test_the_companion_side_recalls_once_per_message_and_tells_what_it_rec
 
     recall = CompanionRecall("akari", Counting(), publish=told.append)  # type: ignore[arg-type]
     question = Message.create(from_="taro", message="Where am I moving next month?", to=[])
-    await recall.prepare(question)
-    await recall.prepare(question)  # the reply after the vote: no second search
+    assert recall.block_for(question, "en") == ""  # nothing before it was recalled
+    recall.prepare_soon(question)
+    await recall.ready(question)
+    await recall.ready(question)  # the reply after the vote: no second search
     assert len(calls) == 1
     block = recall.block_for(question, "en")
     assert '"Next month I am moving to Osaka for a new job"' in block
     recall.block_for(question, "en")
     assert [t.message_id for t in told] == [question.params.id]
     assert told[0].items[0].message_id == "m1"
+    await recall.aclose()
