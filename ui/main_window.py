@@ -47,6 +47,7 @@ from ui.memory_view import MemoryEntry
 from ui.message_actions import MessageActions
 from ui.naming import named
 from ui.network_panel import NetworkPanel
+from ui.refused_origins import RefusedOrigins
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.show_them import ShowThemButton
@@ -145,6 +146,7 @@ class MainWindow(QMainWindow):
         self.chat_looks = ChatLooks(self.chat, people, self.language)
         self.show_them = ShowThemButton(self.chat, camera, self.language)
         self.show_them.place()
+        self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language)  # pages the bridge refused
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, self.language, {
@@ -173,6 +175,8 @@ class MainWindow(QMainWindow):
         self._attached.append(self.companions_desk)
         self.consent_prompt.attach(RuntimeConsent(self.runtime))
         self.refusal_notes.attach()
+        self.refused_origins.attach()
+        self._attached.append(self.refused_origins)
         self._attached += [self.consent_prompt, self.refusal_notes]
         devices = RuntimeDevices(self.runtime)  # the first-run card says what works on this machine meanwhile
         camera = devices.camera()
