@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from companions.bus import Bus
     from companions.cards import CompanionCard
     from companions.cast import CompanionCast
+    from companions.companion import Companion
 
 log = logging.getLogger(__name__)
 SHARED_SEARCHES: Final = 4  # the last searches kept for the other companions that recall for the same message
@@ -205,11 +206,16 @@ def attach_recall(cast: CompanionCast, engine: SearchEngine, settings: Callable[
     if cast.store is None:
         return None
     recall = build_memory_recall(engine, cast.store, settings, lambda: {c.id: c.card for c in cast})
-    for companion in cast:
+
+    def give(companion: Companion) -> None:
         companion.recall = CompanionRecall(companion.id, recall, enabled=functools.partial(_memory_on, settings,
                                                                                               companion.id),
                                            budget_tokens=lambda: settings().conversation.recall_tokens,
                                            publish=bus.publish)
+
+    for companion in cast:
+        give(companion)
+    cast.equip.append(give)  # a companion edited, imported or added while running recalls too
     return recall
 
 

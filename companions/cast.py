@@ -55,6 +55,9 @@ class CompanionCast:
         self.files: dict[str, Path] = {}  # by id: the card file each companion came from
         self._make = make
         self._started = False
+        # What the app gives every companion besides its card (its long-term recall ...): called for each one
+        # :meth:`put` builds, so a companion edited, imported or added while running has it too.
+        self.equip: list[Callable[[Companion], None]] = []
         # Companions present from elsewhere (companions/network): they are in every companion's roster too.
         self.guests: Callable[[], Sequence[CompanionMetadata]] = tuple
 
@@ -105,6 +108,8 @@ class CompanionCast:
         if old is not None:
             companion.present = old.present
             companion.language = old.language
+        for give in self.equip:
+            give(companion)
         if conversation is not None:
             await companion.memory.follow(conversation)
         if self._started:

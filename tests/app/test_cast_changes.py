@@ -43,6 +43,9 @@ async def test_a_card_added_edited_and_removed_while_running_joins_changes_and_l
         assert now is not first
         assert now.name == "Kumomo"
         assert now.memory.conversation == runtime.parts.conversations.active_id  # it follows the conversation shown
+        akari = runtime.parts.cast.companions["akari"]
+        assert akari.recall is not None  # the app's long-term recall...
+        assert now.recall is not None  # ...a companion built while running has it too
 
         untouched = await runtime.reload_companions()
         assert (untouched.added, untouched.changed, untouched.removed) == ((), (), ())
