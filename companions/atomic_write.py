@@ -35,7 +35,8 @@ def write_atomically(path: Path, data: bytes | str, *, mode: int = PRIVATE_FILE)
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), mode)
+            if hasattr(os, "fchmod"):  # (Windows has none; its profile's ACLs keep the file the user's)
+                os.fchmod(out.fileno(), mode)
             out.write(payload)
             out.flush()
             os.fsync(out.fileno())
