@@ -197,9 +197,11 @@ class EventRow(QWidget):
 
     removed = Signal(object)
 
-    def __init__(self, expression: str, instruction: str, tool: str | None, language: str) -> None:
+    def __init__(self, expression: str, instruction: str, tool: str | None, language: str,
+                 original: Localized = "") -> None:
         super().__init__()
         self.tool = tool
+        self.original = original  # the instruction in every language the card has it (the form edits one)
         self.language = language
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 4)
@@ -470,7 +472,7 @@ class CompanionEditor(QDialog):
             for condition in card.events.conditions:
                 for step in condition.execute:
                     self._add_event(condition.expression, localized(step.instruction, self.editing_language),
-                                    step.tool)
+                                    step.tool, step.instruction)
         self._show_trust(entry)
         self._show_kept(card)
         sample = entry is not None and entry.origin == "sample"
@@ -533,8 +535,8 @@ class CompanionEditor(QDialog):
         self.preview.setPixmap(avatar_pixmap(card.id if card is not None else self.card_id.text() or "new",
                                              name, PREVIEW))
 
-    def _add_event(self, expression: str, instruction: str, tool: str | None) -> EventRow:
-        row = EventRow(expression, instruction, tool, self.language)
+    def _add_event(self, expression: str, instruction: str, tool: str | None, original: Localized = "") -> EventRow:
+        row = EventRow(expression, instruction, tool, self.language, original)
         row.removed.connect(self._remove_event)
         row.expression.textChanged.connect(self._validate)
         self._events.append(row)
@@ -611,8 +613,8 @@ class CompanionEditor(QDialog):
         for row in self._events:
             expression = row.expression.text().strip()
             if expression:
-                conditions.append({"expression": expression, "execute": [
-                    {"instruction": {language: row.instruction.text().strip() or "-"}, "tool": row.tool}]})
+                said = _with_text(row.original, language, row.instruction.text().strip() or "-")
+                conditions.append({"expression": expression, "execute": [{"instruction": said, "tool": row.tool}]})
         events = base.events.model_dump(mode="json") | {"conditions": conditions}
         data = base.model_dump(mode="json", exclude_defaults=True) | {
             "metadata": metadata.model_dump(mode="json"), "role": base.role,

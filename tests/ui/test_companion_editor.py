@@ -192,3 +192,23 @@ async def test_a_character_card_dropped_on_the_window_joins(qtbot: QtBot, madoi_
         assert editor.isVisible()
         assert editor.current_id == "seraphina"
         window.close()
+
+
+async def test_a_duplicate_keeps_the_words_and_events_under_its_own_id(qtbot: QtBot, madoi_home: Path) -> None:
+    async with scripted_runtime(_cast("akari-copy")) as runtime:
+        window = await _window(qtbot, runtime)
+        editor = window.companions_desk.open_editor()
+        editor.list.setCurrentRow(0)  # akari
+        qtbot.mouseClick(editor.duplicate_button, Qt.MouseButton.LeftButton)
+        assert editor.name.text() == "あかり（コピー）"
+        assert not editor.card_id.isReadOnly()
+        editor.card_id.setText("akari-copy")
+        async with signal_fired(editor.saved):
+            qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+        await until(window.roster.model.modelReset, lambda: "akari-copy" in runtime.parts.cast.companions)
+        akari, copy = runtime.parts.cast.companions["akari"].card, runtime.parts.cast.companions["akari-copy"].card
+        assert copy.metadata.personality == akari.metadata.personality
+        assert copy.events.conditions == akari.events.conditions
+        assert copy.actions == akari.actions
+        assert akari.name("ja") == "あかり"  # the original stays as it was
+        window.close()
