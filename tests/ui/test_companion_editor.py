@@ -212,3 +212,28 @@ async def test_a_duplicate_keeps_the_words_and_events_under_its_own_id(qtbot: Qt
         assert copy.actions == akari.actions
         assert akari.name("ja") == "あかり"  # the original stays as it was
         window.close()
+
+
+async def test_saving_a_sample_unchanged_writes_the_same_card_and_restore_brings_it_back(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    from companions.cards import load_cards, sample_cards_dir
+
+    samples = load_cards([sample_cards_dir()]).by_id()
+    async with scripted_runtime(_cast()) as runtime:
+        window = await _window(qtbot, runtime)
+        editor = window.companions_desk.open_editor()
+        for row, companion_id in enumerate(("akari", "hina", "souta")):
+            editor.list.setCurrentRow(row)
+            assert await editor.save_current() == companion_id
+            written = load_cards([madoi_home / "companions"]).by_id()[companion_id]
+            assert written == samples[companion_id]  # nothing lost or changed by the editor
+        editor.list.setCurrentRow(1)
+        assert editor.restore_button.isVisibleTo(editor)
+        editor.name.setText("ヒナ")
+        await editor.save_current()
+        assert runtime.parts.cast.companions["hina"].name == "ヒナ"
+        editor.list.setCurrentRow(1)
+        await editor.remove_current()  # "Restore sample"
+        assert runtime.parts.cast.companions["hina"].name == "ひな"
+        assert not (madoi_home / "companions" / "hina.yaml").exists()
+        window.close()
