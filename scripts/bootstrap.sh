@@ -12,7 +12,10 @@ SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 fonts-noto-cjk libxcb-icccm4 
   libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
 # binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.
 # icewm, xdotool, wmctrl: the window under a real window manager (tests/ui/test_window_geometry.py).
-if [ "$flavour" = dev ]; then SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils icewm xdotool wmctrl); fi
+# chromium: a real browser at the bridge's door (tests/app/test_bridge_browser.py: web pages admitted by origin).
+if [ "$flavour" = dev ]; then
+  SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils icewm xdotool wmctrl chromium)
+fi
 # npm installs the reference framework's libp2p stack and Node 24 for the interop tests (scripts/interop_node.py);
 # a machine with its own Node.js (npm on the PATH) keeps it.
 if [ "$flavour" = dev ] && ! command -v npm >/dev/null 2>&1; then SYSTEM_PACKAGES+=(npm); fi
