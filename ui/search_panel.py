@@ -16,15 +16,16 @@ from collections.abc import Coroutine
 from typing import Any, Final
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import (
-    QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -56,6 +57,24 @@ from ui.search_texts import search_text
 log = logging.getLogger(__name__)
 
 SEARCH_LIMIT: Final = len(CHANNELS) * CHANNEL_DEPTH  # every chunk any channel ranked, so each has its source
+RESULTS_MIN_HEIGHT: Final = 170  # pixels: a hit or two of the ranking in sight
+RESEARCH_MIN_HEIGHT: Final = 150  # pixels: the research box's status and a few lines of its answer
+
+
+class _WrappedGroup(QGroupBox):
+    """A group box whose minimum height is that of its wrapped rows at its width: a layout's minimum height ignores
+    wrapping, so in a short panel the classification's weights and intent were squeezed over each other."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        if self.width() > 0 and self.hasHeightForWidth():
+            hint.setHeight(max(hint.height(), self.heightForWidth(self.width())))
+        return hint
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # another width, another wrapped height
 
 
 class SearchPanel(QWidget):
@@ -89,17 +108,20 @@ class SearchPanel(QWidget):
         self.index_problems, self.reindex_button = self.index_row.problems, self.index_row.reindex_button
         self.reindex_button.clicked.connect(self.reindex)
 
-        self.classification_box = named(QGroupBox(), "searchClassification")
+        self.classification_box = named(_WrappedGroup(), "searchClassification")
         self.classification_hint = named(QLabel(), "searchClassificationHint")
         self.classification_hint.setWordWrap(True)
-        form = QFormLayout()
-        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        # A grid, not a QFormLayout: the form's height for a width did not match the widths it then gave its
+        # fields, so a wrapped value (the weights, the intent in Japanese) got one line's height.
+        form = QGridLayout()
+        form.setColumnStretch(1, 1)
         self.field_labels = {f: QLabel() for f in FIELDS}
         self.fields = {f: named(QLabel(), f"searchField-{f}") for f in FIELDS}
-        for f in FIELDS:
+        for row, f in enumerate(FIELDS):
             self.fields[f].setWordWrap(True)
             self.field_labels[f].setBuddy(self.fields[f])
-            form.addRow(self.field_labels[f], self.fields[f])
+            form.addWidget(self.field_labels[f], row, 0, Qt.AlignmentFlag.AlignTop)
+            form.addWidget(self.fields[f], row, 1)
         box_layout = QVBoxLayout(self.classification_box)
         box_layout.addWidget(self.classification_hint)
         box_layout.addLayout(form)
@@ -131,12 +153,21 @@ class SearchPanel(QWidget):
         self.splitter.setStretchFactor(0, 3)  # the results first: the research answer has room once there is one
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([600, 140])
+        # A short window scrolls the panel instead of squeezing it: at 1024x700 the classification's weights and
+        # intent rows were cut, and the research box was a line high.
+        self.results.setMinimumHeight(RESULTS_MIN_HEIGHT)
+        self.research_box.setMinimumHeight(RESEARCH_MIN_HEIGHT)
+        self.scroll = named(QScrollArea(), "searchScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.splitter)
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
         layout.addWidget(self.index_row)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.scroll, 1)
 
         self.response: SearchResponse | None = None  # the last search shown
         self.classification: QueryClassification | None = None
