@@ -91,15 +91,20 @@ class ChatLooks(QObject):
         self._pictures: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._numbers = itertools.count(1)
         self._icons: dict[str, QImage] = {}
+        self._attached = False
         chat.history_loaded.connect(self._on_history_loaded)
         chat.view.anchorClicked.connect(self._on_link)
 
     def attach(self) -> None:
         """Shows the looks the chat hears of (in the order of its messages: the chat follows the bus)."""
-        self.chat.looked.connect(self._on_look)
+        if not self._attached:
+            self.chat.looked.connect(self._on_look)
+            self._attached = True
 
     def detach(self) -> None:
-        self.chat.looked.disconnect(self._on_look)
+        if self._attached:
+            self.chat.looked.disconnect(self._on_look)
+            self._attached = False
 
     def set_language(self, language: str) -> None:
         """The lines are written again in ``language`` when the chat shows the conversation again (it does)."""
