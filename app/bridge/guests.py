@@ -15,7 +15,8 @@ the same :class:`~companions.network.remote.RemoteParticipant` as a companion on
   ``speaker``: its id; topic ``turns``, in every dialect), and speaks by publishing its line (``message.send``);
   that message continues the conversation (the next turn opens on it);
 * its ``from`` must be its own id: such a connection never speaks as another companion, as the user or a
-  ``user_<name>``; queries are answered only for this app's own companions;
+  ``user_<name>``; its own ``vision`` and ``speak`` queries go to the query broker, where the app's camera and
+  voice answer them only once the user allowed this companion (companions/trust.py: asked in the window);
 * when it disconnects, its pending vote counts as missing at once and it leaves the roster.
 
 An id that is taken (a local companion's, the network's, another client's companion or identity, a user's) or
@@ -174,19 +175,16 @@ class BridgeGuests:
 
     def take(self, client: ClientSession, item: Message | State | Action | Query) -> bool:
         """An item from a guest's client, checked against its companion and heard by its participant; ``True``
-        when the caller is to put it on the bus (a gesture), ``False`` when it is there already (a line) or never
-        goes there as it is (a vote: the manager publishes the vote it counted).
+        when the caller is to put it on the bus (a gesture, a query: the broker asks the user), ``False`` when it is
+        there already (a line) or never goes there as it is (a vote: the manager publishes the vote it counted).
 
         Raises:
-            FrameRejected: a ``from`` that is not its companion, or a query.
+            FrameRejected: a ``from`` that is not its companion.
         """
         companion = client.guest
         participant = self._guests.get(companion or "")
         if participant is None or companion is None:
             raise FrameRejected(ErrorCode.INTERNAL_ERROR, "not a companion's connection")
-        if isinstance(item, Query):
-            raise FrameRejected(ErrorCode.FORBIDDEN, "queries are answered only for this app's own companions",
-                                item.id)
         sender = item.params.from_
         if sender != companion:
             raise FrameRejected(ErrorCode.FORBIDDEN, f"forged from {sender!r}: this connection speaks only as "

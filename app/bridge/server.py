@@ -402,11 +402,16 @@ class BridgeServer:
             if isinstance(item, Message):
                 self._stored(client, item)
             if self.guests.take(client, item):
+                if isinstance(item, Query):
+                    if self._relay.is_origin(item.id) or self._broker.is_pending(item.id):
+                        raise FrameRejected(ErrorCode.FORBIDDEN, "query id already in use", item.id)
+                    self._relay.sent_by(item, client)  # its result goes back to this client alone
                 self._bus.publish(item)
                 self.stats.published += 1
         elif isinstance(item, Query):
             # The app's camera and voice answer this app's companions, never a client (issue 22): a query from a
-            # client as itself, as a user or as a companion never reaches the broker.
+            # client as itself, as a user or as a companion never reaches the broker. (A client's own companion
+            # may ask, above: the broker asks the user.)
             raise FrameRejected(ErrorCode.FORBIDDEN, "clients may not send queries: the app's camera and voice "
                                 "answer this app's own companions only", item.id)
         elif isinstance(item, Message):

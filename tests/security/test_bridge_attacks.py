@@ -207,6 +207,38 @@ async def test_vision_and_speak_queries_from_a_client_get_no_picture_and_no_spee
     _no_picture(received)
 
 
+async def test_a_companion_that_joined_through_the_bridge_gets_no_picture_or_speech_unless_the_user_allows(
+        app: App) -> None:
+    """Its own queries go to the broker, which asks the user for a guest (companions/trust.py); here nobody is at
+    the window to say yes: refused. As another companion, refused at the door."""
+    received: list[str] = []
+    async with app.page(query="?dialect=madoi") as ws:
+        await ws.send(json.dumps({"topic": "metadata", "body": {"id": "kumo", "name": "Kumo"}}))
+        assert (await _recv(ws))["body"] == {"ok": True, "id": "kumo"}
+        forged = Query.create(from_="akari", type="vision")
+        await ws.send(frame_of(forged))
+        assert (await _error(ws))["error"]["code"] == -32002
+        answers: dict[str, dict[str, Any]] = {}
+        for query in (Query.create(from_="kumo", type="vision"),
+                      Query.create(from_="kumo", type="speak", body={"message": "Kumo speaks through you"})):
+            await ws.send(frame_of(query))
+            async with asyncio.timeout(20):
+                while query.id not in answers:
+                    raw = str(await ws.recv())
+                    received.append(raw)
+                    data = json.loads(raw)
+                    if data.get("topic") == "queries" and data["body"].get("id") == query.id \
+                            and "method" not in data["body"]:
+                        answers[query.id] = data["body"]
+    await _drain(app)
+    for answer in answers.values():  # "Not allowed: Kumo may not look through your camera (nobody is at ...)"
+        assert "result" not in answer, answer
+        assert answer["error"].startswith("Not allowed: Kumo may not"), answer
+    assert [q.params.from_ for q in app.queries()] == ["kumo", "kumo"]  # the broker had them, the user was asked
+    assert app.spoken() == []
+    _no_picture([r for r in received if '"result"' in r])
+
+
 # -- 3. frames that cannot be written out again ---------------------------------------------------------------------
 
 
