@@ -80,6 +80,10 @@ class RuntimeCompanionEditing:
         await self.runtime.reload_companions()
         return file
 
+    async def reload(self) -> None:
+        """Takes the card files as they are now (a card copied into the folder, or changed by hand)."""
+        await self.runtime.reload_companions()
+
     async def remove(self, card_id: str) -> None:
         """Removes the user's card ``card_id`` (a sample comes back as shipped) and its picture."""
         for suffix in (".yaml", ".yml", ".toml", *PICTURE_SUFFIXES):

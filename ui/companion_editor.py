@@ -144,6 +144,11 @@ class CompanionEditing(Protocol):
 
     def is_sample(self, card_id: str) -> bool: ...
 
+    @property
+    def user_dir(self) -> Path: ...
+
+    async def reload(self) -> None: ...
+
     async def save(self, card: CompanionCard, picture: Path | None = None) -> Path: ...
 
     async def remove(self, card_id: str) -> None: ...
@@ -405,10 +410,13 @@ class CompanionEditor(QDialog):
         return str(self.text_language.currentData())
 
     # -- the list ------------------------------------------------------------------------------------------------
-    def refresh(self, select: str | None = None) -> None:
-        """Lists the companions again from their cards (after a save, an import, a removal)."""
+    def refresh(self, select: str | None = None, *, keep_form: bool = False) -> None:
+        """Lists the companions again from their cards (after a save, an import, a removal). ``keep_form``: a
+        change made elsewhere (the folder, an approval) leaves what is being typed alone, unless the companion
+        shown is gone."""
         sync_faces(self.editing)
         keep = select or self.current_id
+        editing_new = self._card is None  # a new companion (or a duplicate) being written
         self._entries = {e.id: e for e in self.editing.entries()}
         self.list.blockSignals(True)
         self.list.clear()
@@ -421,6 +429,14 @@ class CompanionEditor(QDialog):
             self.list.addItem(item)
         self.list.blockSignals(False)
         ids = list(self._entries)
+        if keep_form and (editing_new or keep in ids):
+            if keep in ids and not editing_new:
+                self.list.blockSignals(True)
+                self.list.setCurrentRow(ids.index(keep))
+                self.list.blockSignals(False)
+                entry = self._entries[keep]
+                self._show_trust(entry)  # approved or revoked meanwhile
+            return
         row = ids.index(keep) if keep in ids else 0
         if ids:
             self.list.setCurrentRow(row)

@@ -1,6 +1,7 @@
 """The window's part for the companions themselves: the Madoi menu's "Companions…" (the editor), a character card
-dropped on the window (imported in the editor), the prompt that asks before a card the user added runs a program or
-sends a key, and the faces every panel paints.
+dropped on the window (imported in the editor), the user's card folder watched (a card copied in or changed by hand
+is taken at once), the prompt that asks before a card the user added runs a program or sends a key, and the faces
+every panel paints.
 
 The prompt (:class:`CardApprovalPrompt`) comes up when the window attaches with cards held, and again when a card
 appears or changes while running (``CastChanged`` naming a held id not asked about yet): each held card with
@@ -16,7 +17,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QDropEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.card_library import CardEntry
 from companions.bus import Bus, BusItem
+from companions.cards import CARD_SUFFIXES
 from companions.cast import CastChanged
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
@@ -39,6 +41,8 @@ from ui.companion_editor import CompanionEditing, CompanionEditor, privilege_lin
 from ui.companion_faces import FACES
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
+
+SETTLE_MS: Final = 300
 
 TEXTS: Final = Texts("companions_desk", {
     "menu": QT_TRANSLATE_NOOP("companions_desk", "&Companions…"),
@@ -116,6 +120,11 @@ class CompanionsDesk(QObject):
         self.prompt: CardApprovalPrompt | None = None
         self._asked: set[tuple[str, str]] = set()  # (id, digest) of the held cards already shown
         self._tasks = TaskSet("companions-desk")
+        self._watcher: QFileSystemWatcher | None = None
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._take_folder)
         self._bus_link = BusFollower(bus, ("events",))
         self.action = named(QAction(TEXTS.text("menu", language), window), "companionsAction")
         self.action.triggered.connect(self.open_editor)
@@ -148,12 +157,46 @@ class CompanionsDesk(QObject):
     def attach(self) -> None:
         sync_faces(self.editing)
         self._bus_link.follow(self, self._on_item)
+        self._watch_folder()
         self.ask_about_held()
 
     def detach(self) -> None:
         self._bus_link.stop()
         self._tasks.cancel()
+        self._settle.stop()
+        if self._watcher is not None:
+            self._watcher.deleteLater()
+            self._watcher = None
         FACES.update({})  # the window's faces go with it
+
+    # -- the user's card folder, watched: a card copied in (or changed by hand) is taken at once --------------------
+    def _watch_folder(self) -> None:
+        folder = self.editing.user_dir
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return  # no folder, nothing to watch (the editor says why when it cannot save)
+        self._watcher = QFileSystemWatcher([str(folder)], self)
+        self._watcher.directoryChanged.connect(self._folder_changed)
+        self._watcher.fileChanged.connect(self._folder_changed)
+        self._watch_files()
+
+    def _watch_files(self) -> None:
+        if self._watcher is None:
+            return
+        cards = [str(p) for p in self.editing.user_dir.glob("*") if p.suffix in CARD_SUFFIXES]
+        if cards:
+            self._watcher.addPaths([c for c in cards if c not in self._watcher.files()])
+
+    def _folder_changed(self, _path: str) -> None:
+        self._settle.start()  # a save is several file events: take the folder once they settled
+
+    def _take_folder(self) -> None:
+        self._watch_files()
+        self._spawn(self._reload())
+
+    async def _reload(self) -> None:
+        await self.editing.reload()
 
     def set_language(self, language: str) -> None:
         self.language = language
@@ -167,7 +210,7 @@ class CompanionsDesk(QObject):
             return
         sync_faces(self.editing)
         if self.editor is not None and self.editor.isVisible():
-            self.editor.refresh()
+            self.editor.refresh(keep_form=True)  # what the user is typing stays
         if item.held:
             self.ask_about_held()
 

@@ -237,3 +237,22 @@ async def test_saving_a_sample_unchanged_writes_the_same_card_and_restore_brings
         assert runtime.parts.cast.companions["hina"].name == "ひな"
         assert not (madoi_home / "companions" / "hina.yaml").exists()
         window.close()
+
+
+async def test_a_card_copied_into_the_folder_while_running_joins_and_is_asked_about(
+        qtbot: QtBot, madoi_home: Path, tmp_path: Path) -> None:
+    async with scripted_runtime(_cast("kumo")) as runtime:
+        window = await _window(qtbot, runtime)
+        editor = window.companions_desk.open_editor()
+        editor.list.setCurrentRow(0)
+        editor.personality.setPlainText("typing, not saved yet")
+        (madoi_home / "companions" / "kumo.yaml").write_text(
+            f'metadata: {{id: kumo, name: Kumo}}\nrole: A cloud.\n'
+            f'mcp: [{{name: notes, command: sh, args: [-c, "touch {tmp_path / "ran"}"]}}]\n', encoding="utf-8")
+        await until(window.roster.model.modelReset, lambda: "Kumo" in _roster_names(window), timeout=15)
+        prompt = window.companions_desk.prompt
+        assert prompt is not None
+        assert "kumo" in prompt.cards
+        assert editor.personality.toPlainText() == "typing, not saved yet"  # the form was left alone
+        assert not (tmp_path / "ran").exists()
+        window.close()
