@@ -8,7 +8,16 @@ import re
 import secrets as token_source
 from typing import Any, Final
 
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
@@ -62,13 +71,17 @@ class BridgePage(SettingsPage):
 
     def origin_row(self, form: QFormLayout) -> QLabel:
         """The row of the allowed web pages, its hint and the field's error under it; returns the row's label."""
-        label = QLabel(_TEXTS.text("origins", self.language))
-        label.setBuddy(self.origins)
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
         hint = named(QLabel(_TEXTS.text("origins.hint", self.language)), "fieldHint")
         hint.setWordWrap(True)
-        form.addRow(label, self.origins)
-        form.addRow("", hint)
-        form.addRow("", self.error_label("bridge.allowed_origins"))
+        for widget in (self.origins, hint, self.error_label("bridge.allowed_origins")):
+            column.addWidget(widget)
+        label = QLabel(_TEXTS.text("origins", self.language))
+        label.setBuddy(self.origins)
+        form.addRow(label, box)
         return label
 
     def allowed_origins(self) -> list[str]:
