@@ -48,10 +48,14 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-# The interface's Japanese: Qt's compiled catalogue, built from resources/i18n/*.ts (a second, when they changed).
-if [ ! -f resources/i18n/madoi_ja.qm ] || [ resources/i18n/madoi_ja.ts -nt resources/i18n/madoi_ja.qm ]; then
-  .venv/bin/python scripts/i18n.py build
-fi
+# The interface's Japanese and the English plural forms: Qt's compiled catalogues, built from resources/i18n/*.ts
+# (a second, when they changed).
+for ts in resources/i18n/madoi_*.ts; do
+  if [ ! -f "${ts%.ts}.qm" ] || [ "$ts" -nt "${ts%.ts}.qm" ]; then
+    .venv/bin/python scripts/i18n.py build
+    break
+  fi
+done
 
 # Tests and benchmarks also run against a real local model server (tests/realmodel): llama-cpp-python in its own
 # .venv-llama and a small model cached outside the repository. Built once (~5 min), seconds on later runs.

@@ -5,7 +5,10 @@
     python scripts/i18n.py build    # compiles madoi_<lang>.qm beside it (the installer and the bundle run this)
     python scripts/i18n.py check    # fails when a text in the code has no finished translation
 
-Texts are marked in the code with ``QT_TRANSLATE_NOOP(context, "English")`` (ui/i18n.py ``Texts``).
+Texts are marked in the code with ``QT_TRANSLATE_NOOP(context, "English")`` (ui/i18n.py ``Texts``), texts with a
+count with ``Numerus.translate(context, "%n messages", None, 0)``. ``madoi_en.ts`` holds the English plural forms
+of those only ("%n message" / "%n messages"; ``lupdate -pluralonly``), as Qt recommends for a source language with
+plurals.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 I18N = ROOT / "resources" / "i18n"
-LANGUAGES = ("ja",)
+LANGUAGES = ("ja", "en")
+PLURALS_ONLY = frozenset({"en"})  # the texts' own language: only the plural forms of texts with a count
 SOURCES = ("ui", "app")
 
 
@@ -35,8 +39,11 @@ def ts_path(language: str) -> Path:
     return I18N / f"madoi_{language}.ts"
 
 
-def lupdate(target: Path) -> None:
-    subprocess.run([_tool("pyside6-lupdate"), *_sources(), "-locations", "none", "-no-obsolete", "-ts", str(target)],
+def lupdate(target: Path, language: str | None = None) -> None:
+    language = language or target.stem.removeprefix("madoi_")
+    extra = ["-pluralonly", "-target-language", language] if language in PLURALS_ONLY else []
+    subprocess.run([_tool("pyside6-lupdate"), *_sources(), "-locations", "none", "-no-obsolete", *extra,
+                    "-ts", str(target)],
                    cwd=ROOT, check=True, capture_output=True, text=True)
 
 
@@ -47,8 +54,10 @@ def unfinished(ts: Path) -> list[tuple[str, str]]:
         name = context.findtext("name") or ""
         for message in context.iter("message"):
             translation = message.find("translation")
+            forms = [f.text or "" for f in translation.iter("numerusform")] if translation is not None else []
+            text = " ".join(forms) if forms else (translation.text or "") if translation is not None else ""
             if translation is None or translation.get("type") in ("unfinished", "vanished", "obsolete") \
-                    or not (translation.text or "").strip():
+                    or not text.strip() or any(not f.strip() for f in forms):
                 missing.append((name, message.findtext("source") or ""))
     return missing
 
@@ -66,7 +75,7 @@ def check() -> list[str]:
         with tempfile.TemporaryDirectory() as tmp:
             fresh = Path(tmp) / ts_path(language).name
             fresh.write_bytes(ts_path(language).read_bytes())
-            lupdate(fresh)  # the committed translations plus whatever the code has that they lack
+            lupdate(fresh, language)  # the committed translations plus whatever the code has that they lack
             problems += [f"{language}: [{c}] {s!r} has no translation (python scripts/i18n.py update, then "
                          f"translate it in {ts_path(language).relative_to(ROOT)})" for c, s in unfinished(fresh)]
             if fresh.read_text(encoding="utf-8") != ts_path(language).read_text(encoding="utf-8"):

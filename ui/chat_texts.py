@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 
 TEXTS: Final = Texts("chat", {
     # chat view
@@ -34,9 +34,9 @@ TEXTS: Final = Texts("chat", {
     "delete": QT_TRANSLATE_NOOP("chat", "Delete…"),
     "delete.tooltip": QT_TRANSLATE_NOOP("chat", "Delete the selected conversation"),
     "untitled": QT_TRANSLATE_NOOP("chat", "New conversation"),
-    "summary": QT_TRANSLATE_NOOP("chat", "{n} messages · {when}"),
+    "summary": Numerus.translate("chat", "%n messages · {when}", None, 0),
     "confirm.title": QT_TRANSLATE_NOOP("chat", "Delete this conversation?"),
-    "confirm.body": QT_TRANSLATE_NOOP("chat", "“{title}” and its {n} messages will be deleted for good."),
+    "confirm.body": Numerus.translate("chat", "“{title}” and its %n messages will be deleted for good.", None, 0),
     "confirm.delete": QT_TRANSLATE_NOOP("chat", "Delete"),
     "confirm.cancel": QT_TRANSLATE_NOOP("chat", "Cancel"),
     "failed": QT_TRANSLATE_NOOP("chat", "Could not do it: {error}"),

@@ -9,6 +9,12 @@ and the bundle's build run it; the ``.qm`` is generated, not kept in git).
 A ``QTranslator`` per language answers every lookup, so each view can be shown in either language and the window
 switches language live (``set_language`` on the panels). :func:`use_language` also installs the language's
 translators in the application, so Qt's own texts (a message box's standard buttons) follow.
+
+Texts with a count use Qt's plural forms ("numerus"): marked with ``Numerus.translate(context, "%n messages", None,
+0)`` (the call's shape is what ``lupdate`` reads as a numerus message), they are looked up with the count
+(``Texts.text(key, language, n=1)``: "1 message", "2 messages"). English has its plural forms too, as Qt
+recommends: ``madoi_en.ts`` holds only the numerus messages (``lupdate -pluralonly``), so the English words in the
+code stay the source.
 """
 
 from __future__ import annotations
@@ -43,10 +49,8 @@ def qm_path(language: str) -> Path:
 
 
 def translator(language: str) -> QTranslator | None:
-    """The translator of Madoi's texts into ``language``; None for English (the texts' own language) or when the
+    """The translator of Madoi's texts into ``language`` (for English, its plural forms only); None when the
     compiled catalogue is missing (then English shows, and the log says how to build it)."""
-    if language == SOURCE_LANGUAGE:
-        return None
     if language not in _translators:
         loaded: QTranslator | None = QTranslator()
         assert loaded is not None
@@ -58,11 +62,28 @@ def translator(language: str) -> QTranslator | None:
     return _translators[language]
 
 
-def translate(context: str, source: str, language: str) -> str:
-    """``source`` (an English text marked in ``context``) in ``language``; the English itself when untranslated."""
+def translate(context: str, source: str, language: str, n: int | None = None) -> str:
+    """``source`` (an English text marked in ``context``) in ``language``; the English itself when untranslated.
+    With ``n``, the plural form for that count, ``%n`` replaced by it."""
     found = translator(language)
-    text = found.translate(context, source) if found is not None else ""
-    return text or source
+    if n is None:
+        text = found.translate(context, source) if found is not None and language != SOURCE_LANGUAGE else ""
+        return text or source
+    text = found.translate(context, source, None, n) if found is not None else ""
+    return (text or source).replace("%n", str(n))
+
+
+class Counted(str):
+    """A text with a count (``%n``), looked up in its plural form (a ``str``: the English source itself)."""
+
+
+class Numerus:
+    """The marker of texts with a count: ``Numerus.translate(context, "%n messages", None, 0)`` reads to
+    ``lupdate`` as a numerus message, and is the text (a :class:`Counted`) for a :class:`Texts` table."""
+
+    @staticmethod
+    def translate(context: str, source: str, disambiguation: None = None, n: int = 0) -> tuple[str, str]:
+        return context, Counted(source)
 
 
 class Texts:
@@ -87,9 +108,15 @@ class Texts:
         return self._entries[key][1]
 
     def text(self, key: str, language: str, **values: object) -> str:
-        """The text for ``key`` in ``language``, with ``values`` filled in (``str.format``)."""
+        """The text for ``key`` in ``language``, with ``values`` filled in (``str.format``); a text with a count
+        (:class:`Numerus`) takes its plural form for ``values["n"]``."""
         context, source = self._entries[key]
-        template = translate(context, source, language)
+        if isinstance(source, Counted):
+            count = values.pop("n")
+            assert isinstance(count, int), f"{key}: the count must be an int"
+            template = translate(context, source, language, count)
+        else:
+            template = translate(context, source, language)
         return template.format(**values) if values else template
 
 
@@ -103,7 +130,7 @@ def use_language(language: str, app: QCoreApplication | None = None) -> None:
         app.removeTranslator(old)
     _installed.clear()
     if language == SOURCE_LANGUAGE:
-        return
+        return  # the texts' own words (their plural forms come through Texts.text, not the application)
     qt_own = QTranslator(app)
     if qt_own.load(QLocale(language), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
         app.installTranslator(qt_own)

@@ -42,7 +42,7 @@ from ui.consent_prompt import ConsentPrompt, RefusalNotes
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, use_language
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, use_language
 from ui.memory_view import MemoryEntry
 from ui.message_actions import MessageActions
 from ui.naming import named
@@ -66,7 +66,7 @@ _TEXTS: Final = Texts("main_window", {
     "connected.title": QT_TRANSLATE_NOOP("main_window", "The companions can talk"),
     "failed.title": QT_TRANSLATE_NOOP("main_window", "Could not apply the settings"),
     "still.title": QT_TRANSLATE_NOOP("main_window", "Still no language model"),
-    "problems.title": QT_TRANSLATE_NOOP("main_window", "Madoi started with {n} problem(s)"),
+    "problems.title": Numerus.translate("main_window", "Madoi started with %n problems", None, 0),
     "problems.more": QT_TRANSLATE_NOOP("main_window", " (and {n} more: see the details)"),
 })
 SIDE_TABS: Final = ("turns", "search", "camera")
@@ -199,7 +199,7 @@ class MainWindow(QMainWindow):
         text = problems[0]
         if len(problems) > 1:
             text += _text("problems.more", self.language).format(n=len(problems) - 1)
-        self.extras.notifications.notify(_text("problems.title", self.language).format(n=len(problems)), text,
+        self.extras.notifications.notify(_TEXTS.text("problems.title", self.language, n=len(problems)), text,
                                          "warning", details="\n".join(problems))
 
     def _note_refusal(self, title: str, text: str, details: str) -> None:

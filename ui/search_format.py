@@ -133,7 +133,7 @@ def research_progress_values(item: ResearchProgress, language: str) -> dict[str,
     """The values of a research step's status text: its round, its queries quoted, and its detail."""
     queries = search_text("list_sep", language).join(search_text("quoted", language, text=q) for q in item.queries)
     count = re.match(r"\d+", item.detail)  # the core says "<n> sources"
-    detail = search_text("sources", language, n=count.group()) if count else item.detail
+    detail = search_text("sources", language, n=int(count.group())) if count else item.detail
     return {"round": item.round, "queries": queries, "detail": detail}
 
 

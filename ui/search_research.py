@@ -99,7 +99,7 @@ class ResearchBox(QGroupBox):
             if self._running is token:
                 self._running = None
         self.result = result
-        self.set_status("stage.done", n=len(result.citations), queries=len(result.queries))
+        self.set_status("stage.done", citations=len(result.citations), searches=len(result.queries))
 
     def on_progress(self, item: ResearchProgress) -> None:
         if self._running is not None and item.run_id == self._run_id and \
@@ -113,6 +113,9 @@ class ResearchBox(QGroupBox):
 
     def refresh(self) -> None:
         key, values = self._status
+        if key == "stage.done":  # two counts, each in its plural form: "1 citation from 2 searches"
+            values = {what: search_text(f"count.{what}", self.language, n=values[what])
+                      for what in ("citations", "searches")}
         self.status.setText(search_text(key, self.language, **values))
         set_result(self.status, research_result_style(key))
         self.busy.setVisible(self._running is not None and key not in FINAL)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 
 TEXTS: Final = Texts("search", {
     "title": QT_TRANSLATE_NOOP("search", "Search"),
@@ -24,7 +24,7 @@ TEXTS: Final = Texts("search", {
     "unavailable.reason": QT_TRANSLATE_NOOP("search", "Search is not available: {reason}"),
     "blank": QT_TRANSLATE_NOOP("search", "Type a question first."),
     "searching": QT_TRANSLATE_NOOP("search", "Searching “{query}”…"),
-    "found": QT_TRANSLATE_NOOP("search", "{n} hits for “{query}” in {ms} ms"),
+    "found": Numerus.translate("search", "%n hits for “{query}” in {ms} ms", None, 0),
     "no_hits": QT_TRANSLATE_NOOP("search", "No hits for “{query}”."),
     "index_empty": QT_TRANSLATE_NOOP(
         "search", "The index is empty: nothing to search yet. Add knowledge folders in the settings."),
@@ -36,8 +36,8 @@ TEXTS: Final = Texts("search", {
     "indexing": QT_TRANSLATE_NOOP("search", "Indexing %v / %m"),
     "indexing.start": QT_TRANSLATE_NOOP("search", "Indexing…"),
     "indexing.file": QT_TRANSLATE_NOOP("search", "Indexing {file}"),
-    "indexed": QT_TRANSLATE_NOOP("search", "{n} documents indexed"),
-    "indexed.changed": QT_TRANSLATE_NOOP("search", "{n} documents indexed ({changed} new or changed)"),
+    "indexed": Numerus.translate("search", "%n documents indexed", None, 0),
+    "indexed.changed": Numerus.translate("search", "%n documents indexed ({changed} new or changed)", None, 0),
     "indexed.empty": QT_TRANSLATE_NOOP("search", "The index is empty."),
     "index.problems": QT_TRANSLATE_NOOP("search", "Indexing problems: {problems}"),
     "index.failed": QT_TRANSLATE_NOOP("search", "Could not update the index: {error}"),
@@ -83,10 +83,12 @@ TEXTS: Final = Texts("search", {
     "stage.searching": QT_TRANSLATE_NOOP("search", "Searching (round {round}): {queries}"),
     "stage.reflecting": QT_TRANSLATE_NOOP("search", "Checking what is still missing (round {round})…"),
     "stage.synthesizing": QT_TRANSLATE_NOOP("search", "Writing the answer from {detail}…"),
-    "stage.done": QT_TRANSLATE_NOOP("search", "Done: {n} citations from {queries} searches."),
+    "stage.done": QT_TRANSLATE_NOOP("search", "Done: {citations} from {searches}."),
+    "count.citations": Numerus.translate("search", "%n citations", None, 0),
+    "count.searches": Numerus.translate("search", "%n searches", None, 0),
     "stage.cancelled": QT_TRANSLATE_NOOP("search", "Research cancelled."),
     "stage.failed": QT_TRANSLATE_NOOP("search", "Research failed: {error}"),
-    "sources": QT_TRANSLATE_NOOP("search", "{n} sources"),
+    "sources": Numerus.translate("search", "%n sources", None, 0),
     "answer.name": QT_TRANSLATE_NOOP("search", "Research answer"),
     "answer.extractive": QT_TRANSLATE_NOOP(
         "search", "Extractive answer: no language model is configured, so these are the best sentences of the "

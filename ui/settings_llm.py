@@ -77,9 +77,7 @@ class LlmPage(SettingsPage):
             result = ConnectionResult(ok=False, error=f"{type(err).__name__}: {err}")
         finally:
             self.test_connection_button.setEnabled(True)
-        if self.language == "en":
-            shown = result.summary
-        elif result.ok:
+        if result.ok:  # "OK: 1 model" in Qt's plural forms, in either language
             shown = self.t("conn.ok", n=result.model_count)
         else:
             shown = self.t("conn.failed", error=result.error)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from app.devices.voices import speech_problem
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 
 Language = Literal["ja", "en"]
 
@@ -45,7 +45,7 @@ TEXTS: Final = Texts("settings", {
     "token.session": QT_TRANSLATE_NOOP(
         "settings", "No system keyring, and {path} cannot be written: the token is kept in memory for this "
                     "session only (set MADOI_BRIDGE_TOKEN to keep it)."),
-    "conn.ok": QT_TRANSLATE_NOOP("settings", "OK: {n} models"),
+    "conn.ok": Numerus.translate("settings", "OK: %n models", None, 0),
     "conn.failed": QT_TRANSLATE_NOOP("settings", "Failed: {error}"),
     "testing": QT_TRANSLATE_NOOP("settings", "Testing…"),
     "need_url": QT_TRANSLATE_NOOP("settings", "Enter an endpoint URL first."),

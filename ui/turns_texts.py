@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 
 TEXTS: Final = Texts("turns", {
     # roster
@@ -34,7 +34,8 @@ TEXTS: Final = Texts("turns", {
     "status.idle": QT_TRANSLATE_NOOP("turns", "No conversation yet: write to the companions."),
     "status.running": QT_TRANSLATE_NOOP("turns", "Conversation running"),
     "status.ended": QT_TRANSLATE_NOOP("turns", "Conversation ended"),
-    "status.resumable": QT_TRANSLATE_NOOP("turns", "This conversation has {n} messages: write to continue it."),
+    "status.resumable": Numerus.translate("turns", "This conversation has %n messages: write to continue it.", None,
+                                          0),
     "turn": QT_TRANSLATE_NOOP("turns", "Turn {n} · after {who} · {phase}"),
     "turn.none": QT_TRANSLATE_NOOP("turns", "No turn yet"),
     "phase.voting": QT_TRANSLATE_NOOP("turns", "voting"),
@@ -88,7 +89,7 @@ TEXTS: Final = Texts("turns", {
     "ended": QT_TRANSLATE_NOOP("turns", "Ended: {reason}"),
     "end.closed": QT_TRANSLATE_NOOP("turns", "{who} said goodbye"),
     "end.no-speaker": QT_TRANSLATE_NOOP("turns", "nobody wanted to speak"),
-    "end.turn-cap": QT_TRANSLATE_NOOP("turns", "the limit of {n} turns was reached"),
+    "end.turn-cap": Numerus.translate("turns", "the limit of %n turns was reached", None, 0),
     "end.stopped": QT_TRANSLATE_NOOP("turns", "stopped by you"),
     "end.interrupted": QT_TRANSLATE_NOOP("turns", "you cut in; the companions are waiting for you"),
     "end.no-addressee": QT_TRANSLATE_NOOP("turns", "the message was addressed to no companion"),

@@ -286,17 +286,21 @@
         <source>New conversation</source>
         <translation>新しい会話</translation>
     </message>
-    <message>
-        <source>{n} messages · {when}</source>
-        <translation>{n} 件 · {when}</translation>
+    <message numerus="yes">
+        <source>%n messages · {when}</source>
+        <translation>
+            <numerusform>%n 件 · {when}</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>“{title}” and its %n messages will be deleted for good.</source>
+        <translation>
+            <numerusform>「{title}」と %n 件のメッセージを完全に削除します。元に戻せません。</numerusform>
+        </translation>
     </message>
     <message>
         <source>Delete this conversation?</source>
         <translation>この会話を削除しますか？</translation>
-    </message>
-    <message>
-        <source>“{title}” and its {n} messages will be deleted for good.</source>
-        <translation>「{title}」と {n} 件のメッセージを完全に削除します。元に戻せません。</translation>
     </message>
     <message>
         <source>Delete</source>
@@ -828,9 +832,11 @@
         <source>Still no language model</source>
         <translation>言語モデルはまだ見つかりません</translation>
     </message>
-    <message>
-        <source>Madoi started with {n} problem(s)</source>
-        <translation>円居は {n} 件の問題を抱えて起動しました</translation>
+    <message numerus="yes">
+        <source>Madoi started with %n problems</source>
+        <translation>
+            <numerusform>円居は %n 件の問題を抱えて起動しました</numerusform>
+        </translation>
     </message>
     <message>
         <source> (and {n} more: see the details)</source>
@@ -1145,10 +1151,6 @@
         <translation>「{query}」を検索中…</translation>
     </message>
     <message>
-        <source>{n} hits for “{query}” in {ms} ms</source>
-        <translation>「{query}」: {n} 件（{ms} ms）</translation>
-    </message>
-    <message>
         <source>No hits for “{query}”.</source>
         <translation>「{query}」に一致するものはありませんでした。</translation>
     </message>
@@ -1184,13 +1186,23 @@
         <source>Indexing {file}</source>
         <translation>索引に追加中: {file}</translation>
     </message>
-    <message>
-        <source>{n} documents indexed</source>
-        <translation>{n} 件の文書を索引済み</translation>
+    <message numerus="yes">
+        <source>%n hits for “{query}” in {ms} ms</source>
+        <translation>
+            <numerusform>「{query}」: %n 件（{ms} ms）</numerusform>
+        </translation>
     </message>
-    <message>
-        <source>{n} documents indexed ({changed} new or changed)</source>
-        <translation>{n} 件の文書を索引済み（新規・変更 {changed} 件）</translation>
+    <message numerus="yes">
+        <source>%n documents indexed</source>
+        <translation>
+            <numerusform>%n 件の文書を索引済み</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n documents indexed ({changed} new or changed)</source>
+        <translation>
+            <numerusform>%n 件の文書を索引済み（新規・変更 {changed} 件）</numerusform>
+        </translation>
     </message>
     <message>
         <source>The index is empty.</source>
@@ -1353,8 +1365,26 @@
         <translation>{detail} から答えを書いています…</translation>
     </message>
     <message>
-        <source>Done: {n} citations from {queries} searches.</source>
-        <translation>完了: {queries} 回の検索から出典 {n} 件。</translation>
+        <source>Done: {citations} from {searches}.</source>
+        <translation>完了: {searches}から{citations}。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n citations</source>
+        <translation>
+            <numerusform>引用 %n 件</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n searches</source>
+        <translation>
+            <numerusform>%n 回の検索</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n sources</source>
+        <translation>
+            <numerusform>%n 件の資料</numerusform>
+        </translation>
     </message>
     <message>
         <source>Research cancelled.</source>
@@ -1363,10 +1393,6 @@
     <message>
         <source>Research failed: {error}</source>
         <translation>調査に失敗しました: {error}</translation>
-    </message>
-    <message>
-        <source>{n} sources</source>
-        <translation>{n} 件の資料</translation>
     </message>
     <message>
         <source>Research answer</source>
@@ -1517,9 +1543,11 @@
         <source>No system keyring, and {path} cannot be written: the token is kept in memory for this session only (set MADOI_BRIDGE_TOKEN to keep it).</source>
         <translation>システムのキーリングがなく、{path} にも書き込めません。トークンはこのセッションの間だけメモリに保持します（保存するには MADOI_BRIDGE_TOKEN を設定してください）。</translation>
     </message>
-    <message>
-        <source>OK: {n} models</source>
-        <translation>接続できました（モデル {n} 個）</translation>
+    <message numerus="yes">
+        <source>OK: %n models</source>
+        <translation>
+            <numerusform>接続できました（モデル %n 個）</numerusform>
+        </translation>
     </message>
     <message>
         <source>Failed: {error}</source>
@@ -1957,10 +1985,6 @@
         <translation>会話は終わりました</translation>
     </message>
     <message>
-        <source>This conversation has {n} messages: write to continue it.</source>
-        <translation>この会話には {n} 件のメッセージがあります。話しかけると続きます。</translation>
-    </message>
-    <message>
         <source>Turn {n} · after {who} · {phase}</source>
         <translation>ターン {n} · {who} の発言のあと · {phase}</translation>
     </message>
@@ -2039,6 +2063,12 @@
     <message>
         <source>waiting to speak</source>
         <translation>話す順番待ち</translation>
+    </message>
+    <message numerus="yes">
+        <source>This conversation has %n messages: write to continue it.</source>
+        <translation>
+            <numerusform>この会話には %n 件のメッセージがあります。話しかけると続きます。</numerusform>
+        </translation>
     </message>
     <message>
         <source>going on</source>
@@ -2152,9 +2182,11 @@
         <source>nobody wanted to speak</source>
         <translation>話したい人がいませんでした</translation>
     </message>
-    <message>
-        <source>the limit of {n} turns was reached</source>
-        <translation>ターンの上限（{n}）に達しました</translation>
+    <message numerus="yes">
+        <source>the limit of %n turns was reached</source>
+        <translation>
+            <numerusform>ターンの上限（%n）に達しました</numerusform>
+        </translation>
     </message>
     <message>
         <source>stopped by you</source>

@@ -10,8 +10,10 @@ import pytest
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
+from ui.chat_texts import chat_text
 from ui.i18n import translate, use_language
 from ui.notifications import Notification, Toast
+from ui.search_research import ResearchBox
 from ui.search_texts import search_text
 from ui.turns_texts import turns_text
 
@@ -71,3 +73,21 @@ def test_qt_own_texts_and_tr_follow_the_language_switched_live(qtbot: QtBot) -> 
         assert again.button(QDialogButtonBox.StandardButton.Cancel).text() == "Cancel"
     finally:
         use_language("en", app)
+
+
+def test_counts_take_their_plural_form_in_either_language(qtbot: QtBot) -> None:
+    """Issue 23: "1 messages", "from 1 searches". Qt's plural forms: English ones from madoi_en.ts (plurals only)."""
+    assert chat_text("summary", "en", n=1, when="today") == "1 message · today"
+    assert chat_text("summary", "en", n=2, when="today") == "2 messages · today"
+    assert chat_text("summary", "ja", n=1, when="今日") == "1 件 · 今日"
+    assert turns_text("status.resumable", "en", n=1) == "This conversation has 1 message: write to continue it."
+    for language in ("en", "ja"):
+        box = ResearchBox(language, lambda _language: {})  # type: ignore[arg-type,return-value]
+        qtbot.addWidget(box)
+        box.set_status("stage.done", citations=1, searches=1)
+        assert box.status.text() == ("Done: 1 citation from 1 search." if language == "en"
+                                     else "完了: 1 回の検索から引用 1 件。")
+        box.set_status("stage.done", citations=3, searches=2)
+        assert box.status.text() == ("Done: 3 citations from 2 searches." if language == "en"
+                                     else "完了: 2 回の検索から引用 3 件。")
+    assert i18n_script.unfinished(REPO / "resources" / "i18n" / "madoi_en.ts") == []

@@ -161,7 +161,9 @@ async def test_research_shows_its_progress_then_an_extractive_answer_with_number
         result = panel.research_result
         assert result is not None
         assert len(result.citations) >= 2
-        assert steps[-1] == f"Done: {len(result.citations)} citations from {len(result.queries)} searches."
+        cited, searched = len(result.citations), len(result.queries)
+        assert steps[-1] == (f"Done: {cited} citation{'s' if cited != 1 else ''} from {searched} "
+                             f"search{'es' if searched != 1 else ''}.")
         assert not panel.research_busy.isVisible()
         answer = panel.research_view.toPlainText()
         first, _, rest = answer.partition("Extractive answer: no language model is configured")
