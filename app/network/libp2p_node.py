@@ -323,6 +323,7 @@ class Libp2pNetwork:
         from libp2p.peer.id import ID
 
         own = host.get_id()
+        connections = host.get_network().connections
         async for message in subscription:
             try:
                 peer = ID(message.from_id)
@@ -331,6 +332,12 @@ class Libp2pNetwork:
                 signer = peer.to_string()
             except Exception as err:
                 self.drops.drop("transport", "?", topic, f"an unreadable signer: {type(err).__name__}: {err}")
+                continue
+            if peer not in connections:
+                # Gossipsub relays what other peers signed, and anyone can sign with a key made a moment ago: a
+                # signer this node is not connected to could be any number of peers. Every node of a Madoi circle
+                # connects to every other (mDNS, or the addresses given), so only they are heard.
+                self.drops.drop("stranger", signer, topic, "signed by a peer this node is not connected to")
                 continue
             if len(message.data) > MAX_PAYLOAD_BYTES:
                 self.drops.drop("oversized", signer, topic, f"{len(message.data)} bytes (limit {MAX_PAYLOAD_BYTES})")
@@ -429,8 +436,12 @@ class _PeerWatcher:
     async def connected(self, network: Any, conn: Any) -> None:
         peer = conn.muxed_conn.peer_id
         self.connections[peer] = self.connections.get(peer, 0) + 1
-        if self.connections[peer] == 1:
-            self.network._fetched(peer)
+        asked = self.network._fetches.get(peer)
+        if asked is not None and asked.is_set() and self.connections[peer] > 1:
+            # A peer that hung up and dialed again at once: the new connection may be told before the old one's
+            # end, which then never reports it gone; its companions (maybe others now) are asked for again.
+            del self.network._fetches[peer]
+        self.network._fetched(peer)
 
     async def disconnected(self, network: Any, conn: Any) -> None:
         peer = conn.muxed_conn.peer_id

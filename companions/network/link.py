@@ -184,10 +184,9 @@ class NetworkLink:
             raise Refusal("invalid", f"unknown topic {topic[:64]!r}")
         data = read_json(payload, max_bytes=MAX_PAYLOAD_BYTES)
         if topic == "states" and isinstance(data, list):
-            if len(data) > MAX_STATES_PER_PAYLOAD:
-                self.drops.drop("too many", peer, topic, f"{len(data)} votes in one payload; the first "
-                                f"{MAX_STATES_PER_PAYLOAD} are read")
-            bodies: list[Any] = data[:MAX_STATES_PER_PAYLOAD]
+            if len(data) > MAX_STATES_PER_PAYLOAD:  # a node sends one per companion it runs
+                raise Refusal("too many", f"{len(data)} votes in one payload (at most {MAX_STATES_PER_PAYLOAD})")
+            bodies: list[Any] = data
         else:
             bodies = [data]
         for body in bodies:

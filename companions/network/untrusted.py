@@ -35,6 +35,7 @@ DropKind: TypeAlias = Literal[
     "reserved",     # a `from`, companion or vote as this app's user or companions, or in the form of a person elsewhere
     "not a companion",  # a vote or an action from an id its peer never announced or voted as (a person)
     "too many",     # past a bound: companions or people per peer, in all, or peers at once
+    "stranger",     # signed by a peer this node is not connected to (relayed by another: any key can sign)
     "bad signature",  # a pubsub message without a signature, or one its signer (`from` of the RPC) did not make
     "transport",    # the libp2p layer refused it (a broken RPC, a stream error, a handler that failed)
     "slow",         # a stream that did not finish in time

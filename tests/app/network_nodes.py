@@ -219,14 +219,31 @@ class HostilePeer:
 
         await self.network.in_trio(write)
 
+    async def own_key(self) -> Any:
+        """This peer's own key pair (what it signs with: its messages are its own, however many)."""
+        from libp2p.crypto.keys import KeyPair
+
+        async def read(host: Any, pubsub: Any) -> Any:
+            return KeyPair(host.get_private_key(), host.get_public_key())
+
+        return await self.network.in_trio(read)
+
+    def batch(self, topic: str, payloads: Sequence[bytes], key: Any) -> bytes:
+        """One RPC publishing every one of ``payloads`` on ``topic``, signed by ``key`` (a flood in one write)."""
+        return _prefixed([self.message(topic, payload, key=key) for payload in payloads])
+
     def signed(self, topic: str, data: bytes, *, key: Any = None, claim: str | None = None,
                with_key: bytes | None = None, sign: bool = True) -> bytes:
-        """One RPC publishing ``data`` on ``topic`` (varint-prefixed, as on the stream), signed by ``key`` (a fresh
-        key pair when None: a new signer); ``claim`` puts another peer's id in ``from`` (a forged signer)."""
+        """One RPC publishing ``data`` on ``topic`` (varint-prefixed, as on the stream): see :meth:`message`."""
+        return _prefixed([self.message(topic, data, key=key, claim=claim, with_key=with_key, sign=sign)])
+
+    def message(self, topic: str, data: bytes, *, key: Any = None, claim: str | None = None,
+                with_key: bytes | None = None, sign: bool = True) -> Any:
+        """A pubsub message of ``data`` on ``topic`` signed by ``key`` (a fresh key pair when None: a new signer);
+        ``claim`` puts another peer's id in ``from`` (a forged signer), ``with_key`` a public key beside it."""
         from libp2p.crypto.secp256k1 import create_new_key_pair
         from libp2p.peer.id import ID
         from libp2p.pubsub.pb import rpc_pb2
-        from libp2p.utils.varint import encode_uvarint
 
         pair = key or create_new_key_pair()
         from_id = ID.from_base58(claim).to_bytes() if claim else ID.from_pubkey(pair.public_key).to_bytes()
@@ -236,8 +253,15 @@ class HostilePeer:
             message.signature = pair.private_key.sign(b"libp2p-pubsub:" + message.SerializeToString())
         if with_key is not None:
             message.key = with_key
-        rpc = rpc_pb2.RPC(publish=[message]).SerializeToString()
-        return encode_uvarint(len(rpc)) + rpc
+        return message
+
+
+def _prefixed(messages: list[Any]) -> bytes:
+    from libp2p.pubsub.pb import rpc_pb2
+    from libp2p.utils.varint import encode_uvarint
+
+    rpc = rpc_pb2.RPC(publish=messages).SerializeToString()
+    return encode_uvarint(len(rpc)) + rpc
 
 
 # -- hostile payloads: every one must be refused by the victim's link -------------------------------------------------
