@@ -157,17 +157,17 @@ class SearchPanel(QWidget):
         # intent rows were cut, and the research box was a line high.
         self.results.setMinimumHeight(RESULTS_MIN_HEIGHT)
         self.research_box.setMinimumHeight(RESEARCH_MIN_HEIGHT)
-        self.scroll = named(QScrollArea(), "searchScroll")
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.scroll.setWidget(self.splitter)
+        self.scroll_area = named(QScrollArea(), "searchScroll")
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(self.splitter)
         layout = QVBoxLayout(self)
         layout.addWidget(self.query)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
         layout.addWidget(self.index_row)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.scroll_area, 1)
 
         self.response: SearchResponse | None = None  # the last search shown
         self.classification: QueryClassification | None = None

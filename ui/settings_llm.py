@@ -77,10 +77,8 @@ class LlmPage(SettingsPage):
             result = ConnectionResult(ok=False, error=f"{type(err).__name__}: {err}")
         finally:
             self.test_connection_button.setEnabled(True)
-        if result.ok:  # "OK: 1 model" in Qt's plural forms, in either language
-            shown = self.t("conn.ok", n=result.model_count)
-        else:
-            shown = self.t("conn.failed", error=result.error)
+        # "OK: 1 model" in Qt's plural forms, in either language
+        shown = self.t("conn.ok", n=result.model_count) if result.ok else self.t("conn.failed", error=result.error)
         show_result(self.connection_result, "ok" if result.ok else "error", shown)
         if result.ok and result.models:
             typed = self.model.currentText()

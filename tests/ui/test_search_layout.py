@@ -34,4 +34,4 @@ async def test_a_short_panel_scrolls_and_shows_every_classification_row_whole(qt
     for field in FIELDS:  # once the layout settled (posted layout requests, a pass per level)
         qtbot.waitUntil(lambda field=field: whole(field), timeout=2000)
     assert panel.research_box.height() >= RESEARCH_MIN_HEIGHT
-    assert panel.scroll.verticalScrollBar().maximum() > 0  # the rest is a scroll away, not cut off
+    assert panel.scroll_area.verticalScrollBar().maximum() > 0  # the rest is a scroll away, not cut off
