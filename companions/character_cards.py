@@ -70,6 +70,15 @@ class CardImportError(ValueError):
     """A character card that cannot be imported; the message says why, for the user."""
 
 
+class IdTaken(CardImportError):
+    """The card's id belongs to a companion already (``card_id``); it can come in under another id."""
+
+    def __init__(self, card_id: str) -> None:
+        super().__init__(f"a companion with the id {card_id!r} exists already: import it under another id "
+                         "(--id, or another name in the editor)")
+        self.card_id = card_id
+
+
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -354,8 +363,7 @@ def import_character(source: Path, folder: Path, *, existing: Collection[str], c
         raise CardImportError(f"{chosen!r} cannot be an id: use letters, digits, '-', '_' or '.'")
     taken = chosen in existing or any((folder / f"{chosen}{s}").exists() for s in (".yaml", ".yml", ".toml"))
     if taken:
-        raise CardImportError(f"a companion with the id {chosen!r} exists already: import it under another id "
-                              f"(--id, or another name in the editor)")
+        raise IdTaken(chosen)
     avatar = folder / f"{chosen}.png" if imported.picture is not None else None
     card = companion_from_character(imported.card, card_id=chosen, user_name=user_name,
                                     avatar=avatar.name if avatar is not None else None)

@@ -48,7 +48,7 @@ from app.settings import CompanionSettings, Settings
 from companions.card_trust import CardPrivileges
 from companions.cards import CompanionCard, Localized, localized
 from companions.cel_runtime import cel
-from companions.character_cards import ROLE, CardImportError, ImportResult, derive_id
+from companions.character_cards import ROLE, CardImportError, IdTaken, ImportResult, derive_id
 from companions.tasks import TaskSet
 from ui.avatars import avatar_pixmap
 from ui.companion_colors import companion_color
@@ -722,20 +722,18 @@ class CompanionEditor(QDialog):
 
     async def import_card(self, source: Path) -> ImportResult | None:
         existing = set(self._entries)
-        card_id = None
         try:
             result = await self.editing.import_file(source)
-        except CardImportError as err:
-            if "exists already" not in str(err):
-                self.say(self.t("not_imported", file=source.name, reason=err), error=True)
-                return None
-            base = str(err).split("'")[1] if "'" in str(err) else "companion"
-            card_id = next(f"{base}-{n}" for n in range(2, 1000) if f"{base}-{n}" not in existing)
+        except IdTaken as taken:
+            card_id = next(f"{taken.card_id}-{n}" for n in range(2, 1000) if f"{taken.card_id}-{n}" not in existing)
             try:  # a name taken by a companion here: imported beside it, under a new id
                 result = await self.editing.import_file(source, card_id)
             except CardImportError as again:
                 self.say(self.t("not_imported", file=source.name, reason=again), error=True)
                 return None
+        except CardImportError as err:
+            self.say(self.t("not_imported", file=source.name, reason=err), error=True)
+            return None
         self.refresh(select=result.card.id)
         self.say(self.t("imported", name=result.card.name(self.language), format=result.format))
         return result
