@@ -279,6 +279,48 @@ async def warm_cases(runtime: Any, watch: Watch, options: argparse.Namespace, ba
         await until_idle(runtime)
 
 
+async def early_speech_compare(options: argparse.Namespace, base_url: str, model: str) -> None:
+    """Voice on: the greeting's first audio with early speech (checked sentences said as they pass) against the
+    whole line said once it is complete, alternately in fresh data directories, ``options.runs`` times each."""
+    from companions.conversation import config as conversation_config
+
+    original = conversation_config.config_from_settings
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(options.runs):
+        for early in (True, False):
+            def configured(settings: Any, early: bool = early) -> Any:
+                import dataclasses
+
+                return dataclasses.replace(original(settings), early_speech=early)
+
+            conversation_config.config_from_settings = configured  # type: ignore[assignment]
+            import companions.conversation.manager as manager_module
+
+            manager_module.config_from_settings = configured  # type: ignore[attr-defined]
+            home = tempfile.mkdtemp(prefix="madoi-first-word-voice-")
+            os.environ.update({"MADOI_HOME": home, "MADOI_VOICE_ENABLED": "true",
+                               "MADOI_VOICE_OUTPUT_DIR": str(Path(home) / "speech")})
+            watch = Watch()
+            _RECORDING[:] = [watch]
+            runtime = await start_madoi(watch)
+            try:
+                await asyncio.sleep(READING_S)
+                outcome = await greet(runtime, watch, GREETING, None, voice=True, timeout=options.timeout)
+                seconds[early].append(outcome.seconds)
+                label = "checked sentences (early speech)" if early else "whole lines"
+                print(f"  first audio, {label}: {outcome.seconds:.2f} s; {outcome.speaker}: {outcome.line!r}",
+                      flush=True)
+                await until_idle(runtime)
+            finally:
+                await runtime.stop()
+    conversation_config.config_from_settings = original  # type: ignore[assignment]
+    import companions.conversation.manager as manager_module
+
+    manager_module.config_from_settings = original  # type: ignore[attr-defined]
+    whole = statistics.median(seconds[False])
+    report("first_audio_checked_sentences", statistics.median(seconds[True]), "s", "whole_lines", whole)
+
+
 def load_real_model() -> Any:
     spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
     assert spec is not None
@@ -309,6 +351,13 @@ async def run(options: argparse.Namespace) -> None:
     print(f"-- server: {'real llama-cpp-python' if real else options.profile if server else base_url}; "
           f"voice {'on' if options.voice else 'off'}; load average {os.getloadavg()[0]:.2f}", flush=True)
     try:
+        if options.early_speech_compare:
+            os.environ.update({"MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model,
+                               "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none",
+                               "MADOI_LLM_AUTODETECT_LOCAL": "false",
+                               "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+            await early_speech_compare(options, base_url, model)
+            return
         for run_index in range(options.runs):
             print(f"-- run {run_index + 1} of {options.runs}", flush=True)
             await one_run(options, base_url, model, server, watch_all)
@@ -364,6 +413,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--voice", action="store_true", help="to the first audio of the line (speech to files)")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for a line")
+    parser.add_argument("--early-speech-compare", action="store_true",
+                        help="voice on: first audio with checked sentences said early against whole lines")
     parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each warm message (s)")
     asyncio.run(run(parser.parse_args()))
 
