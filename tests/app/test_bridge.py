@@ -448,3 +448,21 @@ async def test_a_taken_port_is_a_clear_error_not_a_crash(bus: InProcessBus, make
     assert second.error is not None
     assert f"cannot listen on 127.0.0.1:{first.port}" in second.error
     assert first.running
+
+
+async def test_an_item_from_elsewhere_that_cannot_be_written_out_is_skipped_without_a_traceback(
+        bus: InProcessBus, make_bridge: MakeBridge, caplog: pytest.LogCaptureFixture) -> None:
+    bridge = await make_bridge()
+    unwritable = Message.model_validate({"params": {"id": "m1", "from": "companion_a", "to": [], "message": "hi",
+                                                    "metadata": {"note": "\ud800"}}})  # e.g. from a network peer
+    async with client(bridge) as madoi, client(bridge, dialect="legacy") as legacy, client(bridge, None) as firehose:
+        await bridge.wait_for_clients(3)
+        for _ in range(3):
+            bus.publish(unwritable)
+        fine = Message.create(from_="companion_a", message="next")
+        bus.publish(fine)
+        for ws in (madoi, legacy, firehose):
+            assert "next" in str(await asyncio.wait_for(ws.recv(), 5))  # the first frame each gets
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= 40]
+    warnings = [r.getMessage() for r in caplog.records if "cannot be written out" in r.getMessage()]
+    assert 1 <= len(warnings) <= 2  # once per kind of failure (the two serializers), not on each of the 9 relays
