@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from app.private_files import private_file
+from companions.filler import FILLER_REASONS, filler_metadata, filler_reason
 from companions.protocol import Message, MessageMetadata, State
 
 T = TypeVar("T")
@@ -56,6 +57,12 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     );
     CREATE INDEX states_by_message ON states(conversation_id, message_id);
     """,
+    # What the chat marks on a message after a restart too: the reason a stock filler stood in for a companion's
+    # line (companions/filler.py), and when the user edited it.
+    """
+    ALTER TABLE messages ADD COLUMN filler TEXT;
+    ALTER TABLE messages ADD COLUMN edited_at REAL;
+    """,
 )
 
 
@@ -74,6 +81,7 @@ class StoredMessage:
     conversation_id: int
     message: Message
     created_at: float
+    edited_at: float | None = None  # when the user edited it, if they did
 
 
 def open_database(path: Path) -> sqlite3.Connection:
@@ -211,9 +219,9 @@ class ConversationStore:
         with self.conn:  # one transaction: the message and the conversation's timestamp
             self.conn.execute("BEGIN")
             self.conn.execute(
-                """INSERT OR IGNORE INTO messages(conversation_id, id, sender, recipients, text, emotion, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                (conversation_id, p.id, p.from_, json.dumps(p.to), p.message, emotion, now),
+                """INSERT OR IGNORE INTO messages(conversation_id, id, sender, recipients, text, emotion, created_at,
+                   filler) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (conversation_id, p.id, p.from_, json.dumps(p.to), p.message, emotion, now, filler_reason(message)),
             )
             title_default = p.message[:40] if p.from_ else ""
             self.conn.execute(
@@ -257,7 +265,8 @@ class ConversationStore:
         args: tuple[object, ...] = (conversation_id, message_id)
         sql = "DELETE FROM messages WHERE conversation_id=? AND id=?"
         if text is not None:
-            sql, args = "UPDATE messages SET text=? WHERE conversation_id=? AND id=?", (text, *args)
+            sql, args = "UPDATE messages SET text=?, edited_at=? WHERE conversation_id=? AND id=?", \
+                (text, time.time(), *args)
 
         def run() -> None:
             with self.conn:
@@ -280,7 +289,7 @@ class ConversationStore:
         """The conversation's messages, oldest first (the newest ``limit`` when given)."""
 
         def fetch() -> list[StoredMessage]:
-            sql = """SELECT seq, id, sender, recipients, text, emotion, created_at FROM messages
+            sql = """SELECT seq, id, sender, recipients, text, emotion, created_at, filler, edited_at FROM messages
                      WHERE conversation_id=? ORDER BY seq DESC"""
             args: tuple[int, ...] = (conversation_id,)
             if limit is not None:
@@ -288,13 +297,14 @@ class ConversationStore:
                 args = (conversation_id, limit)
             rows = self.conn.execute(sql, args).fetchall()
             out = []
-            for seq, mid, sender, recipients, text, emotion, created in reversed(rows):
-                meta = MessageMetadata(emotion=emotion) if emotion else None
+            for seq, mid, sender, recipients, text, emotion, created, filler, edited in reversed(rows):
+                marks = filler_metadata(filler) if filler in FILLER_REASONS else {}
+                meta = MessageMetadata.model_validate({"emotion": emotion, **marks}) if emotion or marks else None
                 msg = Message.model_validate(
                     {"params": {"id": mid, "from": sender, "to": json.loads(recipients), "message": text,
                                 "metadata": meta}}
                 )
-                out.append(StoredMessage(int(seq), conversation_id, msg, created))
+                out.append(StoredMessage(int(seq), conversation_id, msg, created, edited))
             return out
 
         return await self._run(fetch)

@@ -12,7 +12,8 @@ HIGHLIGHT_BORDER: Final = 3  # a bubble's border while its message is spoken alo
 
 @dataclass(frozen=True)
 class Header:
-    """The first line of a bubble: who, with what feeling, to whom, when (or what is going on)."""
+    """The first line of a bubble: who, with what feeling, to whom, when (or what is going on), and a quiet note
+    about the message itself ("edited"; "stand-in line: …" when a stock filler stood in for the companion's own)."""
 
     name: str
     color: QColor
@@ -20,6 +21,7 @@ class Header:
     recipients: str = ""
     time: str = ""
     status: str = ""
+    note: str = ""
     avatar: str = ""  # the companion whose face comes first (ui/avatars.py); empty for the user and notes
 
 

@@ -35,7 +35,7 @@ from companions.worker import TextStreamed, TurnEnded
 from ui.bus_bridge import BusFollower
 from ui.chat_bubble import Header
 from ui.chat_input import AddressSelector, MessageInput
-from ui.chat_texts import chat_text, emotion_label
+from ui.chat_texts import chat_text, emotion_label, message_note
 from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color, user_color
 from ui.naming import named
@@ -156,8 +156,9 @@ class ChatPanel(QWidget):
             self.address.set_companions(list(present))
 
     # -- showing ---------------------------------------------------------------------------------------------
-    def add_message(self, message: Message, *, when: float | None = None) -> None:
-        """Shows a final message (once per id), replacing what its sender was composing."""
+    def add_message(self, message: Message, *, when: float | None = None, edited: bool = False) -> None:
+        """Shows a final message (once per id), replacing what its sender was composing; its note says whether the
+        user ``edited`` it, or why a stock filler stood in."""
         p = message.params
         if p.id in self._shown:
             return
@@ -170,6 +171,7 @@ class ChatPanel(QWidget):
             recipients=self._recipients(p.from_, p.to),
             time=datetime.datetime.fromtimestamp(when).strftime("%H:%M") if when is not None
             else datetime.datetime.now().strftime("%H:%M"),
+            note=message_note(message, self.language, edited=edited),
         )
         dropped: list[str] = []
         batch = self.view.batch()
@@ -244,7 +246,7 @@ class ChatPanel(QWidget):
             batch.beginEditBlock()  # one layout pass per chunk
             try:
                 for entry in stored[start:start + HISTORY_CHUNK]:
-                    self.add_message(entry.message, when=entry.created_at)
+                    self.add_message(entry.message, when=entry.created_at, edited=entry.edited_at is not None)
             finally:
                 batch.endEditBlock()
             self.view.scroll_to_newest()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from companions.filler import filler_reason
+from companions.protocol import Message
 from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 
 TEXTS: Final = Texts("chat", {
@@ -23,6 +25,14 @@ TEXTS: Final = Texts("chat", {
         "chat", "the companions have no language model yet (see above, or the settings: Ctrl+,)"),
     "earlier": QT_TRANSLATE_NOOP(
         "chat", "Earlier messages of this conversation are not shown here; search finds them."),
+    "note.edited": QT_TRANSLATE_NOOP("chat", "edited"),
+    # a stock filler said instead of the companion's own line, and why (companions/filler.py)
+    "filler.repeat": QT_TRANSLATE_NOOP("chat", "stand-in line (the model repeated an earlier line)"),
+    "filler.parrot": QT_TRANSLATE_NOOP("chat", "stand-in line (the model repeated the message it answered)"),
+    "filler.not-itself": QT_TRANSLATE_NOOP("chat", "stand-in line (the model spoke as someone else)"),
+    "filler.language": QT_TRANSLATE_NOOP("chat", "stand-in line (the model answered in another language)"),
+    "filler.empty": QT_TRANSLATE_NOOP("chat", "stand-in line (the model gave nothing usable)"),
+    "filler.time": QT_TRANSLATE_NOOP("chat", "stand-in line (no time was left for another try)"),
     "emotion.happy": QT_TRANSLATE_NOOP("chat", "happy"),
     "emotion.sad": QT_TRANSLATE_NOOP("chat", "sad"),
     "emotion.angry": QT_TRANSLATE_NOOP("chat", "angry"),
@@ -48,6 +58,15 @@ EMOTION_MARKS: Final[dict[str, str]] = {"happy": "😊", "sad": "😢", "angry":
 def chat_text(key: str, language: str, **values: object) -> str:
     """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)
+
+
+def message_note(message: Message, language: str, *, edited: bool = False) -> str:
+    """The quiet note a message's bubble carries: "edited" once the user edited it, else why a stock filler stood in
+    for the companion's own line (nothing for a line of its own)."""
+    if edited:
+        return chat_text("note.edited", language)
+    reason = filler_reason(message)
+    return chat_text(f"filler.{reason}", language) if reason is not None else ""
 
 
 def emotion_label(emotion: str, language: str) -> str:

@@ -226,6 +226,11 @@ class ChatTranscript(QTextBrowser):
         finally:
             cursor.endEditBlock()
 
+    def header(self, key: str) -> Header | None:
+        """The header ``key``'s bubble shows when not highlighted (None if there is no such bubble)."""
+        bubble = self._bubbles.get(key)
+        return bubble.header if bubble is not None else None
+
     def set_header(self, key: str, header: Header) -> None:
         bubble = self._bubbles[key]
         bubble.header = header
@@ -358,6 +363,8 @@ class ChatTranscript(QTextBrowser):
             cursor.insertText(f"   {header.time}", muted)
         if header.status:
             cursor.insertText(f"   {header.status}", status)
+        if header.note:
+            cursor.insertText(f"   {header.note}", status)
 
     def _face(self, companion_id: str, name: str) -> QTextImageFormat:
         """The companion's avatar (its picture, or its letter circle) as an image of the document, made once per

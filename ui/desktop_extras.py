@@ -16,6 +16,7 @@ from app.secrets import SecretStore
 from app.settings import Paths, Settings
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
+from ui.filler_notice import FillerNotice
 from ui.first_run import FirstRunPanel
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
@@ -64,6 +65,9 @@ class DesktopExtras(QObject):
         self.settings_action.triggered.connect(self.open_settings)
         window.menuBar().addMenu(self._t("menu")).addAction(self.settings_action)
         window.addAction(self.settings_action)  # the shortcut works even with the menu bar hidden
+        # After repeated stock fillers, a larger model is suggested (attached to the bus by the window).
+        self.filler_notice = FillerNotice(self.notifications.notify, self.open_model_settings, self._language_now,
+                                          self)
         self.first_run = FirstRunPanel(self.language)
         self.first_run.open_settings_requested.connect(self.open_model_settings)
         self.chat_stack: QStackedWidget | None = None
@@ -72,6 +76,9 @@ class DesktopExtras(QObject):
     @property
     def language(self) -> Language:
         return self.settings.general.language
+
+    def _language_now(self) -> str:
+        return self.language
 
     def _t(self, key: str) -> str:
         return _TEXTS.text(key, self.language)

@@ -183,6 +183,8 @@ class MainWindow(QMainWindow):
         self.extras.first_run.attach(self.runtime.bus, (devices.speaker_status(), camera.status if camera else None),
                                      search=RuntimeSearch(self.runtime).service() is not None)
         self._attached.append(self.extras.first_run)
+        self.extras.filler_notice.attach(self.runtime.bus, RuntimePeople(self.runtime).user_id())
+        self._attached.append(self.extras.filler_notice)
         self._show_model_problem(self.runtime.model_problem(), first=True)
         self._report_start_problems()
         self.statusBar().showMessage(_text("ready", self.language), 5000)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import replace
 from typing import Final
 
 from PySide6.QtCore import QPoint, Qt
@@ -24,6 +25,7 @@ from companions.conversation.readmodel import ConversationChanged
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
+from ui.chat_texts import chat_text
 from ui.chat_transcript import KEY_PROPERTY
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
@@ -98,6 +100,10 @@ class MessageActions:
                 self.chat.view.remove(item.message_id)
             else:
                 self.chat.view.set_text(item.message_id, item.text)
+                header = self.chat.view.header(item.message_id)
+                if header is not None:  # marked as edited (a filler's note no longer applies to the user's words)
+                    self.chat.view.set_header(item.message_id,
+                                              replace(header, note=chat_text("note.edited", self.language)))
 
     # -- a message's menu ----------------------------------------------------------------------------------------
     def message_at(self, pos: QPoint) -> str | None:

@@ -247,6 +247,34 @@
         <translation>この会話のこれより前のメッセージは表示していません（検索で見つかります）。</translation>
     </message>
     <message>
+        <source>edited</source>
+        <translation>編集済み</translation>
+    </message>
+    <message>
+        <source>stand-in line (the model repeated an earlier line)</source>
+        <translation>代わりのひとこと（モデルが前のせりふを繰り返したため）</translation>
+    </message>
+    <message>
+        <source>stand-in line (the model repeated the message it answered)</source>
+        <translation>代わりのひとこと（モデルが相手の言葉をそのまま返したため）</translation>
+    </message>
+    <message>
+        <source>stand-in line (the model spoke as someone else)</source>
+        <translation>代わりのひとこと（モデルが別の誰かとして話したため）</translation>
+    </message>
+    <message>
+        <source>stand-in line (the model answered in another language)</source>
+        <translation>代わりのひとこと（モデルが別の言語で答えたため）</translation>
+    </message>
+    <message>
+        <source>stand-in line (the model gave nothing usable)</source>
+        <translation>代わりのひとこと（モデルの答えが使えなかったため）</translation>
+    </message>
+    <message>
+        <source>stand-in line (no time was left for another try)</source>
+        <translation>代わりのひとこと（やり直す時間がなかったため）</translation>
+    </message>
+    <message>
         <source>happy</source>
         <translation>うれしい</translation>
     </message>
@@ -713,6 +741,21 @@
     <message>
         <source>The companions have a language model now: press Enter to send.</source>
         <translation>コンパニオンに言語モデルがつながりました。Enter で送信できます。</translation>
+    </message>
+</context>
+<context>
+    <name>filler_notice</name>
+    <message>
+        <source>The model often gives no usable answer</source>
+        <translation>モデルの答えがよく使えません</translation>
+    </message>
+    <message>
+        <source>{fillers} of the companions&apos; last {lines} lines were short stand-ins: the language model repeated itself, answered in another language or gave nothing usable. A larger model usually talks much better (for example qwen2.5:3b or larger with Ollama).</source>
+        <translation>コンパニオンの最近の {lines} 回のせりふのうち {fillers} 回が、代わりの短いひとことでした。言語モデルが同じことを繰り返したり、別の言語で答えたり、使える答えを返さなかったためです。もっと大きなモデルにすると、ずっと上手に話せます（たとえば Ollama の qwen2.5:3b 以上）。</translation>
+    </message>
+    <message>
+        <source>Open the model settings…</source>
+        <translation>モデルの設定を開く…</translation>
     </message>
 </context>
 <context>
