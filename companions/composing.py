@@ -10,6 +10,7 @@ then falls back to a short line, so a companion never says the same thing twice 
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 import time
@@ -27,6 +28,7 @@ from companions.lines import (
     fallback_line,
     is_repeat,
     limit_length,
+    made_of,
     similarity,
     sounds_like_an_assistant,
 )
@@ -122,10 +124,25 @@ def strip_prompt_copies(text: str, prompt: str) -> str:
     kept = []
     for line in text.splitlines():
         plain = _plain(line.rstrip("…"))
-        if (len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences):
+        if ((len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences)
+                or _recites(plain, whole, detect_language(line) == "ja")):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
+
+
+PROMPT_RECITAL_CHARS: Final = {True: 16, False: 28}  # Japanese, other: a stretch this long read out of the prompt
+
+
+def _recites(plain: str, prompt: str, japanese: bool) -> bool:
+    """Whether ``plain`` holds a long stretch of ``prompt`` with a word changed around it (measured: "あなたの仕事は
+    会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話す。", the role with its verb changed)."""
+    least = PROMPT_RECITAL_CHARS[japanese]
+    if len(plain) < least:
+        return False
+    match = difflib.SequenceMatcher(None, plain, prompt, autojunk=False).find_longest_match(
+        0, len(plain), 0, len(prompt))
+    return match.size >= least
 
 
 def _unlisted(text: str) -> str:
@@ -213,13 +230,14 @@ class LineCheck:
             return "language"
         if is_repeat(text, self.recent):
             return "repeat"
-        if is_repeat(text, self._parrot, threshold=0.8):
+        if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
             return "parrot"
         return None
 
     def echoes(self, sentence: str) -> bool:
         """Whether ``sentence`` only repeats the message being answered (a line may begin so; it is left out)."""
-        return is_repeat(sentence, self._parrot, threshold=0.8)
+        return is_repeat(sentence, self._parrot, threshold=0.8) or (bool(self._parrot) and made_of(sentence,
+                                                                                               self.answered))
 
     def note(self, reason: FillerReason, identity: str) -> list[str]:
         """What the next attempt is told after a line flawed for ``reason``."""

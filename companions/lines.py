@@ -24,6 +24,7 @@ _LATIN_LETTER: Final = re.compile(r"[A-Za-z\u00c0-\u024f]")
 # Quotes a model puts around its whole line.
 _QUOTE_PAIRS: Final = {"「": "」", "『": "』", '"': '"', "“": "”", "'": "'", "＂": "＂"}
 _NOT_A_LETTER: Final = re.compile(r"[\W_]+")  # punctuation, symbols, whitespace
+_LABEL_ONLY: Final = re.compile(r"^[^:：。！？!?]{1,20}[:：]\s*$")
 _SENTENCE_END: Final = re.compile(r"(?:[。！？!?…]+|\.(?=\s|$|[\"'”」』)）]))[\"'”」』)）]*|\n")
 _FALLBACKS: Final = {
     "ja": ("うん、そうだね。", "なるほどね。", "へえ、そうなんだ。", "たしかに。", "それ、いいね。", "うんうん。",
@@ -95,7 +96,8 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
     line = strip_impersonation(line, own, others)
     if direction is not None:  # after the labels: "[souta] ..." is another's line, not a stage direction
         line = direction.sub("", line)
-    lines = [_unquote(" ".join(part.split())) for part in line.splitlines()]
+    # a label with nothing after it is no line of talk (measured: "読者本：" as a whole answer)
+    lines = [_unquote(" ".join(part.split())) for part in line.splitlines() if not _LABEL_ONLY.match(part)]
     cleaned = _unquote("\n".join(part for part in lines if part))
     # Nothing but a name is no line (measured on a 0.5B model: "あかり" as Akari's whole answer to "こんばんは！").
     names = {_NOT_A_LETTER.sub("", n.casefold()) for n in own | others}
@@ -182,6 +184,20 @@ def is_repeat(line: str, previous: Sequence[str], threshold: float = 0.6) -> boo
         if len(mine) >= 11 and shared >= 0.9 * len(mine):  # a long piece cut out of the earlier line
             return True
     return False
+
+
+PARROT_SHARE: Final = 0.8
+PARROT_MIN_BIGRAMS: Final = 5  # "こんばんは！" (4) answering a longer greeting is a greeting, not parroting
+
+
+def made_of(line: str, source: str) -> bool:
+    """Whether ``line`` is mostly ``source``'s words said back: most of its character bigrams are in ``source``
+    (measured on a 0.5B model: "今日は疲れたな。" answering "今日はちょっと疲れたな。": a paraphrase that the
+    Dice similarity of :func:`is_repeat` puts at 0.63). Lines of fewer than five bigrams are never judged."""
+    mine = _bigrams(line)
+    if len(mine) < PARROT_MIN_BIGRAMS:
+        return False
+    return len(mine & _bigrams(source)) >= PARROT_SHARE * len(mine)
 
 
 def limit_length(text: str, *, max_chars: int) -> str:

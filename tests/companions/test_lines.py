@@ -268,3 +268,32 @@ def test_a_name_alone_is_no_line(text: str) -> None:
     # measured on a 0.5B model: "あかり" was Akari's whole answer to "みんな、こんばんは！"
     assert clean_line(text, own_names=["あかり", "Akari", "akari"], other_names=["ひな", "Souta"]) == ""
     assert clean_line("あかりだよ！", own_names=["あかり"], other_names=[]) == "あかりだよ！"
+
+
+def test_a_line_made_of_the_words_it_answers_is_parroting_but_a_greeting_back_is_not() -> None:
+    from companions.composing import LineCheck
+
+    check = LineCheck("ja", answered="今日はちょっと疲れたな。")
+    assert check.flaw("今日は疲れたな。") == "parrot"  # measured on a 0.5B model
+    assert check.flaw("おつかれさま！ゆっくり休んでね。") is None
+    greeting = LineCheck("ja", answered="みんな、こんばんは！今日も寒いね。")
+    assert greeting.flaw("こんばんは！") is None
+    weekend = LineCheck("ja", answered="週末は何をして過ごすのが好き？")
+    assert weekend.flaw("週末は本を読んで過ごすのが好きだよ。") is None
+
+
+def test_a_label_with_nothing_after_it_is_no_line() -> None:
+    assert clean_line("読者本：", own_names=["あかり"], other_names=[]) == ""  # measured on a 0.5B model
+    assert clean_line("おすすめ：星の王子さま！", own_names=["あかり"], other_names=[]) == "おすすめ：星の王子さま！"
+
+
+def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
+    from companions.composing import strip_prompt_copies
+
+    prompt = "役割: 会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話を振る。"
+    recital = "あなたの仕事は会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話す。"  # measured
+    assert strip_prompt_copies(recital, prompt) == ""
+    assert strip_prompt_copies("会話って楽しいね！", prompt) == "会話って楽しいね！"
+    english = "Role: Keep the conversation lively and pass the ball to the user and the other companions."
+    assert strip_prompt_copies("I love keeping the conversation lively!", english) == (
+        "I love keeping the conversation lively!")
