@@ -60,7 +60,8 @@ async def test_a_companion_recalls_last_conversations_words_dated_in_a_new_one(m
             assert f"- {today}、あなたは「モチちゃん、かわいい名前！」と言いました。" in block
             # After the persona and the conversation (the cached prefix), before the turn's instructions.
             position = texts.index(block)
-            assert request.messages[0].role == "system" and position > 0
+            assert request.messages[0].role == "system"
+            assert position > 0
             assert any("ねえ、うちの猫の名前、覚えてる？" in t for t in texts[:position])
             assert position < len(texts) - 1
             akari_told = [r for r in recalled if r.companion_id == "akari" and r.message_id == question]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import app.memory_cli as memory_cli
+from app import memory_cli
 from app.main import main
 from app.search_cli import index_path
 from app.settings import load_settings
@@ -39,7 +39,8 @@ def fast_index(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def run(argv: list[str], stdin: str = "", monkeypatch: pytest.MonkeyPatch | None = None,
         capsys: pytest.CaptureFixture[str] | None = None) -> tuple[int, str, str]:
-    assert monkeypatch is not None and capsys is not None
+    assert monkeypatch is not None
+    assert capsys is not None
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     code = main(argv)
     out, err = capsys.readouterr()
