@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.card_library import CardEntry, CardLibrary
-from app.companion_checks import CompanionChecks
+from app.companion_checks import CompanionChecks, ModelCheck
 from app.devices.voices import VoiceChoice
 from app.runtime import Runtime
 from app.settings import Settings, save_settings
@@ -48,6 +48,18 @@ class RuntimeCompanionEditing:
     def voices(self, language: str) -> list[VoiceChoice]:
         """The speech engine's voices for ``language`` (none before the app's speaker started)."""
         return CompanionChecks.for_runtime(self.runtime).voices(language)
+
+    @property
+    def can_speak(self) -> bool:
+        return CompanionChecks.for_runtime(self.runtime).can_speak
+
+    async def test_model(self, settings: Settings, card: CompanionCard) -> ModelCheck:
+        """One short request to ``card``'s model for ``settings``, the way the companion would send it."""
+        return await CompanionChecks.for_runtime(self.runtime).test_model(settings, card)
+
+    async def say(self, sentence: str, voice_id: str | None) -> None:
+        """Says ``sentence`` in ``voice_id`` through the app's speaker (raises with the reason when it cannot)."""
+        await CompanionChecks.for_runtime(self.runtime).say(self.settings.voice, sentence, voice_id)
 
     def library(self) -> CardLibrary:
         return CardLibrary(self.runtime.loaded)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shlex
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -43,18 +42,22 @@ from PySide6.QtWidgets import (
 )
 
 from app.card_library import CardEntry
+from app.companion_checks import ModelCheck
 from app.devices.voices import VoiceChoice
 from app.settings import CompanionSettings, Settings
-from companions.card_trust import CardPrivileges
 from companions.cards import CompanionCard, Localized, localized
 from companions.cel_runtime import cel
 from companions.character_cards import ROLE, CardImportError, IdTaken, ImportResult, derive_id
 from companions.tasks import TaskSet
 from ui.avatars import avatar_pixmap
+from ui.card_privileges import privilege_lines
 from ui.companion_colors import companion_color
 from ui.companion_faces import FACES, Face
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
+from ui.settings_companions import model_check_text
+from ui.settings_form import button_row, show_result, voice_test
+from ui.settings_texts import Language, text
 
 log = logging.getLogger(__name__)
 AVATAR: Final = 32
@@ -117,15 +120,6 @@ TEXTS: Final = Texts("companion_editor", {
     "failed": QT_TRANSLATE_NOOP("companion_editor", "Not saved: {error}"),
     "drop": QT_TRANSLATE_NOOP("companion_editor", "Drop a character card (PNG or JSON) here to import it."),
     "new_name": QT_TRANSLATE_NOOP("companion_editor", "New companion"),
-    "asks.run": QT_TRANSLATE_NOOP("companion_editor", "runs the program: {command} (MCP server {server})"),
-    "asks.connect": QT_TRANSLATE_NOOP("companion_editor", "connects to the MCP server {server} at {url}"),
-    "asks.send": QT_TRANSLATE_NOOP("companion_editor", "sends the conversation to {url}"),
-    "asks.key": QT_TRANSLATE_NOOP(
-        "companion_editor", "sends the conversation to {url} with the value of the environment variable ${var} "
-                            "as its key"),
-    "asks.default_key": QT_TRANSLATE_NOOP(
-        "companion_editor", "sends the value of the environment variable ${var} as a key to the default model "
-                            "server"),
     "copy_of": QT_TRANSLATE_NOOP("companion_editor", "{name} (copy)"),
 })
 
@@ -149,6 +143,13 @@ class CompanionEditing(Protocol):
 
     async def reload(self) -> None: ...
 
+    @property
+    def can_speak(self) -> bool: ...
+
+    async def test_model(self, settings: Settings, card: CompanionCard) -> ModelCheck: ...
+
+    async def say(self, sentence: str, voice_id: str | None) -> None: ...
+
     async def save(self, card: CompanionCard, picture: Path | None = None) -> Path: ...
 
     async def remove(self, card_id: str) -> None: ...
@@ -160,25 +161,6 @@ class CompanionEditing(Protocol):
     async def set_approved(self, card: CompanionCard, approved: bool) -> None: ...
 
     async def save_settings(self, settings: Settings) -> None: ...
-
-
-def privilege_lines(privileges: CardPrivileges, language: str) -> list[str]:
-    """What a card would run or send, exactly (its command lines, URLs and variable), in ``language``'s words."""
-    lines = []
-    for server in privileges.servers:
-        if server.url is not None:
-            lines.append(TEXTS.text("asks.connect", language, server=repr(server.name), url=server.url))
-            continue
-        command = shlex.join([server.command or "", *server.args])
-        extra = "".join(f" {k}={shlex.quote(v)}" for k, v in sorted(server.env.items()))
-        extra += f" (cwd {server.cwd})" if server.cwd else ""
-        lines.append(TEXTS.text("asks.run", language, command=command + extra, server=repr(server.name)))
-    if privileges.endpoint is not None:
-        key = "asks.key" if privileges.key_env is not None else "asks.send"
-        lines.append(TEXTS.text(key, language, url=privileges.endpoint, var=privileges.key_env))
-    elif privileges.key_env is not None:
-        lines.append(TEXTS.text("asks.default_key", language, var=privileges.key_env))
-    return lines
 
 
 def _with_text(old: Localized, language: str, text: str) -> Localized:
@@ -319,6 +301,16 @@ class CompanionEditor(QDialog):
         if line is not None:
             line.setPlaceholderText(self.t("model.hint"))
         self.voice = named(QComboBox(), "companionVoice")
+        self.test_model_button = named(QPushButton(text("companion.test_model", self.ui_language)), "testModelButton")
+        self.test_model_button.clicked.connect(self._test_model_clicked)
+        self.model_result = named(QLabel(), "modelResult")
+        self.model_result.setWordWrap(True)
+        self.test_voice_button = named(QPushButton(text("companion.test_voice", self.ui_language)),
+                                       "testCompanionVoiceButton")
+        self.test_voice_button.clicked.connect(self._test_voice_clicked)
+        self.test_voice_button.setEnabled(editing.can_speak)
+        self.voice_result = named(QLabel(), "companionVoiceResult")
+        self.voice_result.setWordWrap(True)
         self.events_box = QVBoxLayout()
         add_event = named(QPushButton(self.t("event.add")), "addEventButton")
         add_event.clicked.connect(lambda: self._add_event("", "", "speak"))
@@ -352,7 +344,9 @@ class CompanionEditor(QDialog):
         self.form.addRow(self.t("colour"), self.colour_button)
         self.form.addRow(self.t("picture"), picture_row)
         self.form.addRow(self.t("model"), self.model)
+        self.form.addRow("", button_row(self.test_model_button, self.model_result))
         self.form.addRow(self.t("voice"), self.voice)
+        self.form.addRow("", button_row(self.test_voice_button, self.voice_result))
         self.may_search = named(QCheckBox(self.t("may_search")), "maySearchCheck")
         self.form.addRow(self.t("knowledge"), self.may_search)
         self.form.addRow(events)
@@ -399,6 +393,10 @@ class CompanionEditor(QDialog):
         self.note.setText(text)
         self.note.setProperty("result", "error" if error else "ok")
         self.note_changed.emit(text)
+
+    @property
+    def ui_language(self) -> Language:
+        return "ja" if self.language == "ja" else "en"
 
     @property
     def current_id(self) -> str | None:
@@ -653,6 +651,45 @@ class CompanionEditor(QDialog):
             voices[self.language] = str(self.voice.currentData())  # type: ignore[index]
         chosen = before.model_copy(update={"model": self.model.currentText().strip() or None, "voice": voices})
         return settings.model_copy(update={"companions": {**settings.companions, companion_id: chosen}})
+
+    # -- the model's and the voice's tests (as in the settings' Companions tab) ------------------------------------
+    def _test_model_clicked(self) -> None:
+        self._spawn(self._test_model())
+
+    async def _test_model(self) -> None:
+        await self.test_model()
+
+    async def test_model(self) -> ModelCheck | None:
+        """One short request to the model the form chooses, the way this companion would send it."""
+        try:
+            card = self.card_from_form()
+        except ValidationError:
+            return None
+        self.test_model_button.setEnabled(False)
+        show_result(self.model_result, "busy", text("testing", self.ui_language))
+        try:
+            check = await self.editing.test_model(self.chosen_settings(card.id), card)
+        except Exception as err:  # an injected tester that raises is still a result for the user
+            check = ModelCheck("failed", error=f"{type(err).__name__}: {err}")
+        finally:
+            self.test_model_button.setEnabled(True)
+        self.model_result.setToolTip(check.error)
+        show_result(self.model_result, "ok" if check.ok else "error", model_check_text(check, self.ui_language))
+        return check
+
+    def _test_voice_clicked(self) -> None:
+        self._spawn(self._test_voice())
+
+    async def _test_voice(self) -> None:
+        await self.test_voice()
+
+    async def test_voice(self) -> tuple[bool, str]:
+        """Says a sentence in the voice the form chooses (else the card's) through the app's speaker."""
+        card = self._card or self._template
+        voice_id = str(self.voice.currentData() or "") or (card.voice.for_language(self.language) if card else None)
+        sentence = text("companion.voice.sample", self.ui_language, name=self.name.text().strip() or "Madoi")
+        return await voice_test(self.editing.say(sentence, voice_id), self.test_voice_button, self.voice_result,
+                                self.ui_language)
 
     # -- actions -------------------------------------------------------------------------------------------------
     def add_companion(self) -> None:

@@ -37,7 +37,8 @@ from companions.cards import CARD_SUFFIXES
 from companions.cast import CastChanged
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
-from ui.companion_editor import CompanionEditing, CompanionEditor, privilege_lines, sync_faces
+from ui.card_privileges import privilege_lines
+from ui.companion_editor import CompanionEditing, CompanionEditor, sync_faces
 from ui.companion_faces import FACES
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named

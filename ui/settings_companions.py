@@ -37,10 +37,25 @@ from app.devices.voices import VoiceChoice
 from app.settings import CompanionSettings, LoadedSettings, Paths, Settings, VoiceSettings
 from companions.card_trust import CardTrust
 from companions.cards import CompanionCard
-from ui.companion_editor import privilege_lines
+from ui.card_privileges import privilege_lines
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result, voice_test
-from ui.settings_texts import Language
+from ui.settings_texts import Language, text
+
+
+def model_check_text(check: ModelCheck, language: Language) -> str:
+    """How a companion's model answered its test, in ``language`` (the server's own words stay in a tooltip)."""
+    match check.kind:
+        case "ok":
+            return text("model.ok", language, model=check.model, s=check.seconds)
+        case "refused" | "none":
+            return text(f"model.{check.kind}", language)
+        case "unreachable":
+            return text("model.unreachable", language, url=check.url)
+        case "unknown" | "timeout":
+            return text(f"model.{check.kind}", language, model=check.model)
+        case _:
+            return text("model.failed", language, model=check.model, error=check.error)
 
 
 class CompanionAccess(Protocol):
@@ -221,17 +236,7 @@ class CompanionsPage(SettingsPage):
         self._spawn(self._run_voice_test(self.rows[companion_id]))
 
     def model_check_text(self, check: ModelCheck) -> str:
-        match check.kind:
-            case "ok":
-                return self.t("model.ok", model=check.model, s=check.seconds)
-            case "refused" | "none":
-                return self.t(f"model.{check.kind}")
-            case "unreachable":
-                return self.t("model.unreachable", url=check.url)
-            case "unknown" | "timeout":
-                return self.t(f"model.{check.kind}", model=check.model)
-            case _:
-                return self.t("model.failed", model=check.model, error=check.error)
+        return model_check_text(check, self.language)
 
     async def _run_model_test(self, row: CompanionRow) -> None:
         row.test_model_button.setEnabled(False)

@@ -8,6 +8,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
@@ -256,3 +257,28 @@ async def test_a_card_copied_into_the_folder_while_running_joins_and_is_asked_ab
         assert editor.personality.toPlainText() == "typing, not saved yet"  # the form was left alone
         assert not (tmp_path / "ran").exists()
         window.close()
+
+
+async def test_the_model_and_the_voice_are_tested_from_the_editor(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from companions.testing.openai_server import OpenAITestServer, text_reply
+
+    async with OpenAITestServer(models=["qwen-small"]) as server:
+        monkeypatch.setenv("MADOI_LLM_BASE_URL", server.base_url)
+        server.script(text_reply("はい。"))
+        async with scripted_runtime(_cast()) as runtime:
+            window = await _window(qtbot, runtime)
+            editor = window.companions_desk.open_editor()
+            editor.list.setCurrentRow(1)  # hina
+            editor.model.setEditText("qwen-small")
+            check = await editor.test_model()
+            assert check is not None
+            assert check.ok, check
+            assert editor.model_result.property("result") == "ok"
+            assert "qwen-small" in editor.model_result.text()
+            assert [r.body.get("model") for r in server.chat_requests()] == ["qwen-small"]
+            ok, message = await editor.test_voice()
+            assert ok, message
+            assert any((madoi_home / "speech").glob("*.wav"))  # said through the app's speaker
+            window.close()
+        server.assert_used_up()
