@@ -92,8 +92,9 @@ TEXTS: Final = Texts("companion_editor", {
     "voice": QT_TRANSLATE_NOOP("companion_editor", "Voice"),
     "voice.card": QT_TRANSLATE_NOOP("companion_editor", "As the card says"),
     "knowledge": QT_TRANSLATE_NOOP("companion_editor", "Knowledge"),
-    "may_search": QT_TRANSLATE_NOOP(
-        "companion_editor", "May search your knowledge folders and recall them (the folders: Settings > Search)"),
+    "may_search": QT_TRANSLATE_NOOP("companion_editor", "May search your knowledge folders"),
+    "may_search.tip": QT_TRANSLATE_NOOP(
+        "companion_editor", "It searches them and recalls what they say; the folders are chosen in Settings > Search."),
     "events": QT_TRANSLATE_NOOP("companion_editor", "Events (for those who want them)"),
     "event.add": QT_TRANSLATE_NOOP("companion_editor", "Add a condition"),
     "event.expression": QT_TRANSLATE_NOOP("companion_editor", "When (CEL), e.g. need_response == true"),
@@ -348,12 +349,14 @@ class CompanionEditor(QDialog):
         self.form.addRow(self.t("voice"), self.voice)
         self.form.addRow("", button_row(self.test_voice_button, self.voice_result))
         self.may_search = named(QCheckBox(self.t("may_search")), "maySearchCheck")
+        self.may_search.setToolTip(self.t("may_search.tip"))
         self.form.addRow(self.t("knowledge"), self.may_search)
         self.form.addRow(events)
         self.form.addRow(self.trust_box)
         self.form.addRow(self.kept)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the form follows the width
         scroll.setWidget(form_host)
 
         bottom = QHBoxLayout()

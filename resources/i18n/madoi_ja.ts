@@ -450,8 +450,12 @@
         <translation>知識</translation>
     </message>
     <message>
-        <source>May search your knowledge folders and recall them (the folders: Settings &gt; Search)</source>
-        <translation>あなたの知識フォルダーを検索し、思い出してよい（フォルダーは 設定 &gt; 検索 で指定）</translation>
+        <source>May search your knowledge folders</source>
+        <translation>知識フォルダーを検索してよい</translation>
+    </message>
+    <message>
+        <source>It searches them and recalls what they say; the folders are chosen in Settings &gt; Search.</source>
+        <translation>フォルダーを検索し、その内容を思い出します。フォルダーは 設定 &gt; 検索 で選びます。</translation>
     </message>
     <message>
         <source>Events (for those who want them)</source>
