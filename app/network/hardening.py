@@ -13,6 +13,7 @@ process), without checking a signature twice (~0.2 ms each here).
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -83,18 +84,36 @@ def guard_pubsub(pubsub: GuardedPubsub, drops: Drops) -> GuardedPubsub:
     return pubsub
 
 
+STREAMS_PER_PEER: Final = 32
+"""Inbound streams one peer may hold open at once (a peer uses a handful: pubsub, identify, ping, the metadata
+requests). py-libp2p bounds streams only in all (10,000), so one peer could take every place and the streams of
+all other peers would wait; a stream past this is reset at once."""
+
+
 def guard_streams(host: Any, drops: Drops) -> None:
     """Every inbound stream's handler (identify, ping, pubsub, the metadata streams) runs inside a guard: an error
-    resets that stream and is counted, instead of ending the connection's tasks and the host with them."""
+    resets that stream and is counted, instead of ending the connection's tasks and the host with them; a peer
+    holding STREAMS_PER_PEER streams open gets its next one reset."""
     network = host.get_network()
     handle: Callable[[Any], Awaitable[None]] = network.common_stream_handler
+    open_streams: collections.Counter[str] = collections.Counter()
 
     async def guarded(stream: Any) -> None:
+        peer = _peer_of(stream)
+        if open_streams[peer] >= STREAMS_PER_PEER:
+            drops.drop("flood", peer, "stream", f"more than {STREAMS_PER_PEER} streams open at once")
+            await _reset(stream)
+            return
+        open_streams[peer] += 1
         try:
             await handle(stream)
         except Exception as err:
-            drops.drop("transport", _peer_of(stream), "stream", f"{type(err).__name__}: {err}")
+            drops.drop("transport", peer, "stream", f"{type(err).__name__}: {err}")
             await _reset(stream)
+        finally:
+            open_streams[peer] -= 1
+            if open_streams[peer] <= 0:
+                del open_streams[peer]
 
     network.set_stream_handler(guarded)
 

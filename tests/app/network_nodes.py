@@ -130,6 +130,7 @@ class HostilePeer:
         self.sink = HostileSink()
         self._metadata: Callable[[], bytes] | None = None
         self._seq = 0
+        self._held: list[Any] = []
 
     async def start(self, *companions: Any) -> HostilePeer:
         await self.network.start(self.sink, tuple(companions))
@@ -201,6 +202,30 @@ class HostilePeer:
             host.set_stream_handler(METADATA_PROTOCOL, handler)
 
         await self.network.in_trio(install)
+
+    async def hold_streams(self, victim: str, count: int, protocol: str = "/meshsub/1.1.0") -> int:
+        """Opens ``count`` streams to ``victim`` and keeps them open (until this peer stops); returns how many
+        the victim accepted (the others it reset at once)."""
+        async def hold(host: Any, pubsub: Any) -> int:
+            import trio
+            from libp2p.peer.id import ID
+
+            streams = []
+            for _ in range(count):
+                with contextlib.suppress(Exception):
+                    streams.append(await host.new_stream(ID.from_base58(victim), [protocol]))
+            await trio.sleep(1)  # the victim's resets arrive
+            alive = 0
+            for stream in streams:
+                try:
+                    await stream.write(b"")  # nothing: a reset stream refuses even that
+                    alive += 1
+                except Exception:
+                    continue
+            self._held = streams
+            return alive
+
+        return await self.network.in_trio(hold)
 
     async def raw(self, victim: str, chunks: list[bytes], protocol: str = "/meshsub/1.1.0") -> None:
         """Opens a new stream to ``victim`` on ``protocol`` and writes ``chunks`` as they are, then closes it."""

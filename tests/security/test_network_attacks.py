@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.network import libp2p_node
+from app.network.hardening import STREAMS_PER_PEER
 from companions.network.link import NetworkChanged
 from companions.network.peers import MAX_UNANNOUNCED_PER_PEER, RateLimit
 from companions.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Message, State, to_wire
@@ -222,6 +223,21 @@ async def test_broken_and_forged_pubsub_rpcs_do_not_take_the_node_down() -> None
             await evil.raw(target, [evil.signed("messages", raw(forged), key=create_new_key_pair())])
         await node.wait_for(lambda: drops["stranger"] == 3)
         assert not bus_items(node, Message)
+    finally:
+        await evil.stop()
+        await node.stop()
+
+
+async def test_a_peer_holding_ever_more_streams_open_gets_only_its_share() -> None:
+    # py-libp2p bounds streams only in all (10,000 places): one peer could take them all, and every other peer's
+    # streams would wait for a place
+    node = await victim()
+    evil = await attacker_of(node, EVIL)
+    try:
+        kept = await evil.hold_streams(node.link.status.peer_id, 100)
+        assert kept <= STREAMS_PER_PEER
+        await node.wait_for(lambda: node.network.drops.counts["flood"] >= 100 - STREAMS_PER_PEER)
+        await alive(node)
     finally:
         await evil.stop()
         await node.stop()
