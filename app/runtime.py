@@ -114,8 +114,8 @@ class Runtime:
         """Takes the settings the user just saved, at once: the camera is checked again when its source changed,
         the voice's rate and volume hold from the next utterance, the companions speak the new language, get a
         language model again when the LLM section changed (or their own model when only that changed) and speak
-        with their chosen voice, new knowledge folders are indexed, and the bridge moves to a new port. Other
-        settings apply at next start.
+        with their chosen voice, new knowledge folders are indexed, and the bridge moves to a new port (or, where
+        it stays, admits the web pages and keeps the bounds and quota now set). Other settings apply at next start.
 
         Raises:
             SettingsNotApplied: a part could not take its new settings (the bridge's port is taken: the old bridge
@@ -143,6 +143,10 @@ class Runtime:
             problem = await self._move_bridge(settings)
             if problem is not None:
                 raise SettingsNotApplied(problem)
+        elif parts.bridge is not None:
+            from app.bridge.factory import follow_settings
+
+            follow_settings(parts.bridge, settings)  # the web pages it admits, its bounds and quota: at once
 
     async def reload_companions(self) -> CastChanged:
         """Takes the card files again (edited, made, imported, approved or removed): each changed companion is in

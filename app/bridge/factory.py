@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from app.bridge.dialects import Dialect
 from app.bridge.guests import ConversationRoster
 from app.bridge.server import BridgeServer
-from app.settings import Settings
+from app.settings import BridgeSettings, Settings
 from companions.bus import Bus
 from companions.cast import CompanionCast
 from companions.query_broker import QueryBroker
@@ -35,12 +36,24 @@ def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
         user_name=settings.general.user_name, reserved_ids=reserved_ids,
         max_frame_bytes=section.max_frame_bytes, max_frames_per_second=section.max_frames_per_second,
         dialect=Dialect(section.dialect), client_answers=section.client_answers,
-        client_grace_s=section.client_timeout_s, allowed_origins=section.allowed_origins,
-        max_connections=section.max_connections, max_connections_per_address=section.max_connections_per_address,
-        max_messages_per_minute=section.max_messages_per_minute,
-        max_stored_bytes_per_minute=section.max_stored_bytes_per_minute,
+        client_grace_s=section.client_timeout_s, **door_rules(section),
     )
     if cast is not None:
         others = cast.guests  # the network's, if it is on
         cast.guests = lambda: [*others(), *bridge.guests.metadata()]
     return bridge
+
+
+def door_rules(section: BridgeSettings) -> dict[str, Any]:
+    """The settings of the bridge's door (origins.py, the bounds and the quota), as :meth:`BridgeServer.use_rules`
+    takes them."""
+    return {"allowed_origins": section.allowed_origins, "max_connections": section.max_connections,
+            "max_connections_per_address": section.max_connections_per_address,
+            "max_messages_per_minute": section.max_messages_per_minute,
+            "max_stored_bytes_per_minute": section.max_stored_bytes_per_minute}
+
+
+def follow_settings(bridge: BridgeServer, settings: Settings) -> None:
+    """Saved settings that do not move the bridge (same host, port and token) apply to the running one at once:
+    the web pages it admits, its bounds and quota."""
+    bridge.use_rules(**door_rules(settings.bridge))

@@ -119,10 +119,13 @@ class BridgeServer:
         self._ping_timeout = ping_timeout
         self._close_timeout = close_timeout
         self._auth_timeout = auth_timeout
-        self.origins = OriginPolicy(allowed_origins)
-        self._max_connections = max_connections
-        self._max_per_address = max_connections_per_address
-        self._quota = (max_messages_per_minute, max_stored_bytes_per_minute)
+        self.origins = OriginPolicy(())
+        self._max_connections = self._max_per_address = 0
+        self._quota = (0, 0)
+        self.use_rules(allowed_origins=allowed_origins, max_connections=max_connections,
+                       max_connections_per_address=max_connections_per_address,
+                       max_messages_per_minute=max_messages_per_minute,
+                       max_stored_bytes_per_minute=max_stored_bytes_per_minute)
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
         self.guests = BridgeGuests(bus, roster, user_name=user_name)
@@ -137,6 +140,17 @@ class BridgeServer:
         self._stream_subscription: Subscription | None = None
         self._counter = 0
         self.error: str | None = None  # why the last start failed (e.g. the port is taken), for the UI
+
+    def use_rules(self, *, allowed_origins: Iterable[str], max_connections: int, max_connections_per_address: int,
+                  max_messages_per_minute: int, max_stored_bytes_per_minute: int) -> None:
+        """The door's rules, from now on (the settings saved while the bridge runs): the next handshakes meet the
+        new origins and bounds, the next connections get the new quota; the refusals remembered stay."""
+        refused = self.origins.refused
+        self.origins = OriginPolicy(allowed_origins)
+        self.origins.refused = refused
+        self._max_connections = max_connections
+        self._max_per_address = max_connections_per_address
+        self._quota = (max_messages_per_minute, max_stored_bytes_per_minute)
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 

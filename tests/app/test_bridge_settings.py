@@ -1,9 +1,13 @@
-"""The bridge's settings: the default dialect for clients that do not say, and the clients' grace."""
+"""The bridge's settings: the default dialect for clients that do not say, the clients' grace, and the web pages
+allowed, which apply to the running bridge as soon as they are saved."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from pathlib import Path
+
+import pytest
 
 from app.bridge import build_bridge
 from app.settings import Settings
@@ -53,3 +57,46 @@ def test_the_environment_sets_the_dialect_and_the_types_clients_answer_first() -
     bridge = Settings.model_validate(overrides).bridge
     assert (bridge.dialect, bridge.client_answers) == ("legacy", ["vision", "speak"])
     assert Settings().bridge.dialect == "reference"  # the reference firehose's, by default
+
+
+async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_home: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    from app.runtime import Runtime
+    from app.settings import load_settings
+    from companions.cards import CompanionCard
+    from companions.llm.scripted import ScriptedCast, ScriptedModel
+
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    cast = ScriptedCast("akari", "hina", "souta")
+
+    def make_model(card: CompanionCard) -> ScriptedModel:
+        return cast[card.id]
+
+    runtime = Runtime(load_settings(), make_model=make_model)
+    await runtime.start()
+    try:
+        bridge = runtime.parts.bridge
+        assert bridge is not None
+        url = f"ws://127.0.0.1:{bridge.port}"
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(url, origin="https://avatar.example", proxy=None):  # type: ignore[arg-type]
+                pass
+        assert refused.value.response.status_code == 403
+        section = runtime.settings.bridge.model_copy(
+            update={"allowed_origins": [*runtime.settings.bridge.allowed_origins, "https://avatar.example"]})
+        await runtime.apply_settings(runtime.settings.model_copy(update={"bridge": section}))
+        assert runtime.parts.bridge is bridge  # the same bridge, on the same port: its clients stay connected
+        async with connect(url, origin="https://avatar.example", proxy=None):  # type: ignore[arg-type]
+            await bridge.wait_for_clients(1)
+        assert bridge.origins.refused == {"https://avatar.example": 1}
+    finally:
+        await runtime.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
