@@ -88,7 +88,9 @@ class VotesModel(QAbstractTableModel):
         self._bold.setBold(True)
         self._colors: dict[str, tuple[QColor, QColor]] = {}  # companion -> (its colour, the speaker's tint)
         self._avatars: dict[tuple[str, str, int], QPixmap] = {}
-        self._seen: list[set[str]] = [set() for _ in COLUMNS]  # every text each column has shown (its width fits)
+        # Every text each column has shown, and whether bold (the speaker's row): its width fits. A vote said in a
+        # plain row and then in the speaker's bold one is wider there ("話したい · 6" wrapped).
+        self._seen: list[set[tuple[str, bool]]] = [set() for _ in COLUMNS]
 
     def forget_widths(self) -> None:
         """The texts' widths no longer hold (another language or font): every column is measured again."""
@@ -206,7 +208,7 @@ class VotesModel(QAbstractTableModel):
                 ([VOTE] if before.importance_value != row.importance_value else [])
             self._rows[i], self._texts[i] = row, texts
             if changed:
-                columns.update(c for c in changed if texts[c] not in self._seen[c])
+                columns.update(c for c in changed if (texts[c], row.speaker) not in self._seen[c])
                 changed_rows.add(2 * i)
                 self.dataChanged.emit(self.index(2 * i, min(changed)), self.index(2 * i, max(changed)))
             if (before.reason, before.speaker) != (row.reason, row.speaker):
@@ -219,9 +221,9 @@ class VotesModel(QAbstractTableModel):
             self._texts = self._texts + [r.texts() for r in rows[first:]]
             self.endInsertRows()
             columns.update(range(len(COLUMNS)))
-        for texts in self._texts:
+        for row, texts in zip(self._rows, self._texts, strict=True):
             for column, text in enumerate(texts):
-                self._seen[column].add(text)
+                self._seen[column].add((text, row.speaker))
         return Changes(frozenset(columns), frozenset(changed_rows), moved)
 
 

@@ -4,14 +4,17 @@ who was named when the floor passed on."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from companions.bus import InProcessBus
-from companions.conversation.readmodel import ConversationView, TurnView, VoteView
+from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from tests.ui.fakes import FakeControl, FakePeople
+from tests.ui.scripted_runtime import until
 from ui.turns_panel import TurnsPanel
 from ui.turns_votes import COLUMNS, REASON_INDENT
 
@@ -28,6 +31,10 @@ def _view(language: str) -> ConversationView:
              VoteView("souta", "voted", "listen", 2, closing="pre-closing", reason="…"))
     turn = TurnView("m1", "user", 1, "composing", votes, speaker="akari", selection_rule="named")
     return ConversationView(3, "running", turn, present=("akari", "hina", "souta"))
+
+
+def _shown(panel: TurnsPanel, revision: int) -> bool:
+    return panel.view.revision == revision
 
 
 def _panel(qtbot: QtBot, view: ConversationView, language: str) -> TurnsPanel:
@@ -52,7 +59,9 @@ async def test_at_1024_px_every_column_shows_and_each_reason_is_whole_under_its_
         assert table.columnViewportPosition(column) + table.columnWidth(column) <= width
         header = panel.votes_model.headerData(column, Qt.Orientation.Horizontal)
         assert table.horizontalHeader().fontMetrics().horizontalAdvance(str(header)) < table.columnWidth(column)
-    reason_row = panel.votes_model.row_of("akari") + 1
+    akari = panel.votes_model.row_of("akari")
+    assert akari is not None
+    reason_row = akari + 1
     cell = table.visualRect(panel.votes_model.index(reason_row, 0))
     assert cell.width() >= width - 2, "the reason spans the table"
     needed = QFontMetrics(table.font()).boundingRect(
@@ -82,4 +91,30 @@ async def test_when_the_named_companion_could_not_answer_the_panel_names_it_not_
     assert panel.floor.text() == "Speaker: Akari — Hina was named but could not answer, so Akari answers"
     panel.set_language("ja")
     assert panel.floor.text() == "話し手: Akari — Hina が名指しされましたが答えられなかったので、Akari が答えます"
+    panel.detach()
+
+
+async def test_a_vote_that_becomes_the_speaker_s_bold_row_still_fits_its_column(qtbot: QtBot) -> None:
+    """"話したい · 6" measured in a plain row, then shown bold once Hina took the floor, wrapped onto two lines."""
+    bus = InProcessBus()
+    people = FakePeople({"akari": "あかり", "hina": "ひな", "souta": "颯太"})
+    panel = TurnsPanel(bus, FakeControl(ConversationView(1, "idle", present=("akari", "hina", "souta"))), people,
+                       "ja")
+    qtbot.addWidget(panel)
+    panel.resize(*SIDE_AT_1024)
+    panel.show()
+    panel.attach()
+    qtbot.waitExposed(panel)
+    votes = (VoteView("hina", "voted", "speak", 6, closing="terminal", reason="おやすみ"),
+             VoteView("souta", "voted", "listen", 2, reason="聞いていたい"))
+    for revision, speaker in ((2, None), (3, "hina")):
+        turn = TurnView("m5", "akari", 5, "composing" if speaker else "voting", votes, speaker=speaker,
+                        selection_rule="wants" if speaker else None)
+        bus.publish(ConversationChanged(ConversationView(revision, "running", turn,
+                                                         present=("akari", "hina", "souta")), "vote"))
+        await until(panel.rendered, functools.partial(_shown, panel, revision))
+    hina, souta = panel.votes_model.row_of("hina"), panel.votes_model.row_of("souta")
+    assert hina is not None
+    assert souta is not None
+    assert panel.votes.rowHeight(hina) == panel.votes.rowHeight(souta), "the bold vote wrapped"
     panel.detach()
