@@ -134,7 +134,7 @@ async def assemble(setup: Setup) -> Parts:
         indexer = ConversationIndexer(setup.store, search.engine, setup.bus, lambda: conversations.active_id,
                                       names=cast.name_of)
         conversations.indexing = indexer
-        attach_recall(cast, search.engine, lambda: setup.loaded.settings, setup.bus)  # long-term memory
+        attach_recall(cast, search.engine, lambda: setup.loaded.settings, setup.bus, indexer)  # long-term memory
 
     try:
         bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: set(cast.companions),

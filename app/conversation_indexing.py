@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app.conversations import MessageRevised
 from app.storage import ConversationStore
@@ -22,6 +23,9 @@ from companions.conversation.readmodel import ConversationChanged
 from companions.search.engine import SearchEngine
 from companions.search.index import IndexedLine
 from companions.tasks import TaskSet
+
+if TYPE_CHECKING:
+    from app.memory_notes import NoteWriter
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +50,14 @@ class ConversationIndexer:
         self._progress = asyncio.Condition()
         self._subscription: Subscription | None = None
         self._was_running = False
+        self.notes: NoteWriter | None = None  # notes about the user (app/memory_notes.py), started and stopped here
         self._busy: set[int] = set()  # conversations with a pass under way
         self._again: set[int] = set()  # ... and those asked for again meanwhile
 
     async def start(self) -> None:
         self._subscription = self.bus.subscribe("events", self._on_event, name="conversation-indexing", maxsize=256)
+        if self.notes is not None:
+            await self.notes.start()
         self.tasks.spawn(self._index_all(), name="index-stored-conversations")
 
     async def stop(self) -> None:
@@ -58,6 +65,8 @@ class ConversationIndexer:
             self._subscription.close()
             self._subscription = None
         await self.tasks.aclose()
+        if self.notes is not None:
+            await self.notes.stop()
 
     def _on_event(self, item: object) -> None:
         if isinstance(item, MessageRevised):  # an edit applies to the active conversation (app/conversations.py)
@@ -115,6 +124,8 @@ class ConversationIndexer:
         """Removes a deleted conversation from the index."""
         try:
             await self.engine.remove(conversation_source(conversation_id))
+            if self.notes is not None:
+                await self.notes.forget_all("conversation_id", conversation_id)
         except Exception:
             log.exception("removing conversation %s from the search index failed", conversation_id)
 

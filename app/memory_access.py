@@ -13,11 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.memory_notes import NoteWriter
 from app.runtime import Runtime
 from app.settings import save_settings
 from app.settings_sections import CompanionSettings
 from companions.companion import Companion
 from companions.memory import HeardLine
+from companions.memory_notes import Note
+
+NOTE_ID_PREFIX = "note:"  # a note among the ids the Memory view asks to forget: note:<note id>
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,14 @@ class RuntimeMemory:
             return []
         return await store.remembered(companion_id, containing=containing, limit=limit)
 
+    async def notes(self, companion_id: str) -> list[tuple[int, Note]]:
+        notes = self._notes()
+        return [] if notes is None else await notes.store.of_companion(companion_id)
+
+    def _notes(self) -> NoteWriter | None:
+        indexer = self.runtime.parts.indexer if self.runtime.started else None
+        return indexer.notes if indexer is not None else None
+
     async def count(self, companion_id: str) -> int:
         store = self.runtime.parts.cast.store if self.runtime.started else None
         return 0 if store is None else await store.count(companion_id)
@@ -59,9 +71,14 @@ class RuntimeMemory:
         companion = self._companion(companion_id)
         if companion is None:
             return
+        notes = self._notes()
+        lines = [m for m in message_ids if not m.startswith(NOTE_ID_PREFIX)]
         for message_id in message_ids:
+            if message_id.startswith(NOTE_ID_PREFIX) and notes is not None:
+                await notes.forget_note(int(message_id.removeprefix(NOTE_ID_PREFIX)))
+        for message_id in lines:
             await companion.memory.revise(message_id, None)  # the context and the store, for this companion only
-        await self._forgotten(companion_id, message_ids)
+        await self._forgotten(companion_id, lines)
 
     async def forget_all(self, companion_id: str) -> None:
         companion = self._companion(companion_id)
@@ -74,3 +91,9 @@ class RuntimeMemory:
         companion = self._companion(companion_id)
         if companion is not None and companion.recall is not None:
             companion.recall.forget_cached()
+        notes = self._notes()
+        if notes is not None:  # a note never outlives the lines it came from
+            if message_ids is None:
+                await notes.forget_all("companion_id", companion_id)
+            for message_id in message_ids or ():
+                await notes.forget(message_id, companion_id)

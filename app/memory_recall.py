@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Final
 
+from app.memory_notes import NOTE_SOURCE_PREFIX, NotesStore, NoteWriter
 from companions.memory import SqliteMemoryStore
 from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, recall_block
 from companions.search.classifier import EmptyQueryError
@@ -26,6 +27,7 @@ from companions.search.engine import RecallCandidate, SearchEngine
 from companions.search.tokenize import query_terms, terms
 
 if TYPE_CHECKING:
+    from app.conversation_indexing import ConversationIndexer
     from app.settings import Settings
     from companions.bus import Bus
     from companions.cards import CompanionCard
@@ -42,14 +44,9 @@ SPEAKER_BOOST: Final = 0.5  # added to the lines of the one speaker a query name
 NEIGHBOUR_SHARE: Final = 0.5  # of the better neighbouring line's score, added to a line's
 SEMANTIC_FLOOR: Final = 0.82  # below it, a line that shares no telling word with the query is never recalled
 SEMANTIC_MARGIN: Final = 0.02  # ... nor one this much further from the query than the closest (semantic_floor())
-NOTE_SOURCE_PREFIX: Final = "note:"  # a note's source in the index: note:<companion id>:<note id>
 # Measured on LoCoMo (bench/memory_recall.py): lines are found best by words and meaning alike; the graph channel's
 # entities (the two people's names, in every question) add little.
 RECALL_WEIGHTS: Final = {"keyword": 0.5, "semantic": 0.5, "graph": 0.0}
-
-
-def note_source(companion_id: str, note_id: int) -> str:
-    return f"{NOTE_SOURCE_PREFIX}{companion_id}:{note_id}"
 
 
 class MemoryRecall:
@@ -60,9 +57,11 @@ class MemoryRecall:
                  enabled: Callable[[str], bool] = lambda _id: True,
                  knowledge: Callable[[str], bool] = lambda _id: False,
                  budget_tokens: Callable[[], int] = lambda: DEFAULT_BUDGET_TOKENS,
-                 language: Callable[[], str] = lambda: "en", depth: int = RECALL_DEPTH) -> None:
+                 language: Callable[[], str] = lambda: "en", depth: int = RECALL_DEPTH,
+                 notes: NotesStore | None = None) -> None:
         self.engine = engine
         self.memory = memory
+        self.notes = notes  # notes about the user (app/memory_notes.py), when they are kept
         self.enabled = enabled
         self.knowledge = knowledge
         self.budget_tokens = budget_tokens
@@ -111,15 +110,20 @@ class MemoryRecall:
     async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], before: float | None,
                        exclude: Collection[str]) -> list[RecalledItem]:
         """The candidates this companion may recall, best first (:func:`ranked`), as they stand in its memory now."""
-        heard = await self.memory.heard(companion_id, [c.line.message_id for c in candidates
-                                                       if c.line is not None and c.kind == "conversation"])
         own_notes = f"{NOTE_SOURCE_PREFIX}{companion_id}:"
+        note_ids = [int(c.source.rsplit(":", 1)[1]) for c in candidates if c.source.startswith(own_notes)]
+        cited = await self.notes.sources(note_ids) if self.notes is not None and note_ids else {}
+        heard = await self.memory.heard(companion_id, [
+            *(c.line.message_id for c in candidates if c.line is not None and c.kind == "conversation"),
+            *(source for sources in cited.values() for source in sources)])
         may_search = self.knowledge(companion_id)
         found: list[tuple[RecallCandidate, RecalledItem]] = []
         seen: set[str] = set()
         for c in candidates:
             if c.source.startswith(NOTE_SOURCE_PREFIX):  # a note, indexed as a line of its own
-                if c.source.startswith(own_notes) and c.line is not None:
+                sources = cited.get(int(c.source.rsplit(":", 1)[1])) if c.source.startswith(own_notes) else None
+                # Only while this companion still remembers every line the note came from.
+                if sources is not None and c.line is not None and all(s in heard for s in sources):
                     found.append((c, RecalledItem(kind="note", message_id=c.line.message_id, text=c.text,
                                                   at=c.line.at, score=c.score, speaker_id=companion_id,
                                                   source=c.source)))
@@ -203,7 +207,7 @@ def ranked(query: str, found: Sequence[tuple[RecallCandidate, RecalledItem]], na
     return [item.model_copy(update={"score": round(score, 6)}) for score, item in scored]
 
 def build_memory_recall(engine: SearchEngine, memory: SqliteMemoryStore, settings: Callable[[], Settings],
-                        cards: Callable[[], dict[str, CompanionCard]]) -> MemoryRecall:
+                        cards: Callable[[], dict[str, CompanionCard]], notes: NotesStore | None = None) -> MemoryRecall:
     """The app's recall: the user's switch per companion (``[companions.<id>] memory``), the budget
     (``conversation.recall_tokens``), and the knowledge folders for companions whose card may ``search``."""
 
@@ -213,15 +217,25 @@ def build_memory_recall(engine: SearchEngine, memory: SqliteMemoryStore, setting
 
     return MemoryRecall(engine, memory, enabled=lambda companion: settings().companion(companion).memory,
                         knowledge=may_search, budget_tokens=lambda: settings().conversation.recall_tokens,
-                        language=lambda: settings().general.language)
+                        language=lambda: settings().general.language, notes=notes)
 
 
 def attach_recall(cast: CompanionCast, engine: SearchEngine, settings: Callable[[], Settings],
-                  bus: Bus) -> MemoryRecall | None:
-    """Gives every companion of ``cast`` its recall (None when the cast keeps no memory store)."""
+                  bus: Bus, indexer: ConversationIndexer | None = None) -> MemoryRecall | None:
+    """Gives every companion of ``cast`` its recall (None when the cast keeps no memory store); with the conversation
+    indexer, notes about the user are kept too (written while ``conversation.memory_notes`` is on), by a part the
+    indexer starts and stops."""
     if cast.store is None:
         return None
-    recall = build_memory_recall(engine, cast.store, settings, lambda: {c.id: c.card for c in cast})
+    notes = None
+    if indexer is not None:
+        notes = NotesStore(cast.store.path)
+        indexer.notes = NoteWriter(
+            notes, cast.store, engine, bus, cast, current=indexer.current,
+            enabled=lambda: settings().conversation.memory_notes,
+            memory_on=functools.partial(_memory_on, settings), user_id=lambda: settings().general.user_name,
+            language=lambda: settings().general.language)
+    recall = build_memory_recall(engine, cast.store, settings, lambda: {c.id: c.card for c in cast}, notes)
 
     def give(companion: Companion) -> None:
         companion.recall = CompanionRecall(companion.id, recall, enabled=functools.partial(_memory_on, settings,

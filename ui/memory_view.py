@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from companions.memory import HeardLine
+from companions.memory_notes import Note
 from companions.tasks import TaskSet
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
@@ -58,6 +59,7 @@ TEXTS: Final = Texts("memory_view", {
     "off": QT_TRANSLATE_NOOP("memory_view", "Off: {name} recalls nothing from earlier conversations (what it "
                                             "remembers stays until you forget it)."),
     "line": QT_TRANSLATE_NOOP("memory_view", "{date} · {speaker}: {text}"),
+    "note": QT_TRANSLATE_NOOP("memory_view", "{date} · note: {text}"),
     "date": QT_TRANSLATE_NOOP("memory_view", "{month}/{day}/{year} {hour}:{minute}"),
     "forget": QT_TRANSLATE_NOOP("memory_view", "&Forget selected"),
     "forget.all": QT_TRANSLATE_NOOP("memory_view", "Forget &everything…"),
@@ -183,13 +185,14 @@ class MemoryView(QDialog):
             return
         words = self.search.text().strip()
         lines = await self.memory.remembered(companion_id, words, SHOWN)
+        notes = [(i, n) for i, n in await self.memory.notes(companion_id) if words.lower() in n.text.lower()]
         self._count = await self.memory.count(companion_id)
         if companion_id != self.companion_id() or words != self.search.text().strip():
             return  # the user chose another companion or typed on: that load shows instead
         self.switch.blockSignals(True)
         self.switch.setChecked(self.memory.enabled(companion_id))
         self.switch.blockSignals(False)
-        self._fill(lines)
+        self._fill(lines, notes)
         name = self._name()
         if not self.memory.enabled(companion_id):
             summary = _text("off", self.language, name=name)
@@ -205,13 +208,17 @@ class MemoryView(QDialog):
         self._update_buttons()
         self.loaded.emit()
 
-    def _fill(self, lines: Sequence[HeardLine]) -> None:
+    def _fill(self, lines: Sequence[HeardLine], notes: Sequence[tuple[int, Note]]) -> None:
         self.lines.clear()
+        said = {line.entry.message_id: line.entry.text for line in lines}
+        for note_id, note in notes:  # first: what it noted about the user, with the lines it came from
+            item = QListWidgetItem(_text("note", self.language, date=self._date(note.at), text=note.text))
+            item.setData(ID_ROLE, f"note:{note_id}")
+            item.setToolTip("\n".join(said.get(s, s) for s in note.sources))
+            self.lines.addItem(item)
         for line in lines:
             entry = line.entry
-            when = dt.datetime.fromtimestamp(entry.at)
-            date = _text("date", self.language, year=when.year, month=when.month, day=when.day, hour=when.hour,
-                         minute=f"{when.minute:02d}")
+            date = self._date(entry.at)
             speaker = display_name(self.people, self.language, entry.speaker_id)
             if speaker == entry.speaker_id and entry.speaker_name:
                 speaker = entry.speaker_name
@@ -219,6 +226,11 @@ class MemoryView(QDialog):
             item.setData(ID_ROLE, entry.message_id)
             item.setToolTip(entry.text)
             self.lines.addItem(item)
+
+    def _date(self, at: float) -> str:
+        when = dt.datetime.fromtimestamp(at)
+        return _text("date", self.language, year=when.year, month=when.month, day=when.day, hour=when.hour,
+                     minute=f"{when.minute:02d}")
 
     def _update_buttons(self) -> None:
         self.forget_button.setEnabled(bool(self.lines.selectedItems()))

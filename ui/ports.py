@@ -16,6 +16,7 @@ from app.storage import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
 from companions.llm.types import ChatModel
 from companions.memory import HeardLine
+from companions.memory_notes import Note
 from companions.network.link import RemoteCompanion
 from companions.trust import ConsentAsker
 
@@ -120,9 +121,15 @@ class MemoryAccess(Protocol):
         """The lines it remembers, newest first, only those holding ``containing`` when given."""
         ...
 
+    async def notes(self, companion_id: str) -> list[tuple[int, Note]]:
+        """The notes it wrote about the user (id, note), newest first."""
+        ...
+
     async def count(self, companion_id: str) -> int: ...
 
-    async def forget(self, companion_id: str, message_ids: Sequence[str]) -> None: ...
+    async def forget(self, companion_id: str, message_ids: Sequence[str]) -> None:
+        """Forgets these lines (message ids) and notes (``note:<id>``), and every note citing a line forgotten."""
+        ...
 
     async def forget_all(self, companion_id: str) -> None: ...
 

@@ -30,7 +30,15 @@ from companions.search.evidence import RERANK_DEPTH, rerank
 from companions.search.fusion import DEFAULT_FUSION, Fused, FusionMethod, fuse
 from companions.search.graph import Extraction
 from companions.search.graph_channel import CommunitySummary, GraphChannel
-from companions.search.index import Change, ChunkRecord, IndexedLine, SearchIndex, Upsert, split_chunks
+from companions.search.index import (
+    Change,
+    ChunkRecord,
+    DocKind,
+    IndexedLine,
+    SearchIndex,
+    Upsert,
+    split_chunks,
+)
 from companions.search.keyword import keyword_search
 from companions.search.llm_extraction import extract_with_model
 from companions.search.semantic import Embedder, EmbedderClosed, Vectors
@@ -369,7 +377,13 @@ class SearchEngine:
     async def index_conversation(self, conversation_id: str, lines: Sequence[IndexedLine]) -> Change:
         """Indexes (or re-indexes) one conversation, each line a chunk of its own with its message id, speaker and
         time (long-term recall finds lines); an empty one leaves the index."""
-        source = f"conversation:{conversation_id}"
+        return await self.index_lines(f"conversation:{conversation_id}", f"conversation {conversation_id}",
+                                      lines)
+
+    async def index_lines(self, source: str, title: str, lines: Sequence[IndexedLine], *,
+                          kind: DocKind = "conversation") -> Change:
+        """Indexes (or re-indexes) a document of ``lines``, each a chunk of its own (a conversation; a note about
+        the user, app/memory_notes.py); an empty one leaves the index."""
         if not lines:
             return await self._run(lambda c: c.index.remove(source))
         text = "\n\n".join(f"{line.message_id}\t{line.speaker}\t{line.at}\t{line.text}" for line in lines)
@@ -382,8 +396,8 @@ class SearchEngine:
                     return await extract_with_model(model, line.text)
 
             extractions = list(await asyncio.gather(*(one(line) for line in lines)))
-        return await self._run(lambda c: c.index.upsert_many([Upsert(
-            source, text, f"conversation {conversation_id}", "conversation", extractions, lines)])[0])
+        return await self._run(lambda c: c.index.upsert_many([Upsert(source, text, title, kind, extractions,
+                                                                     lines)])[0])
 
     async def remove(self, source: str) -> Change:
         return await self._run(lambda c: c.index.remove(source))

@@ -941,6 +941,10 @@
         <translation>{date} · {speaker}: {text}</translation>
     </message>
     <message>
+        <source>{date} · note: {text}</source>
+        <translation>{date} · メモ: {text}</translation>
+    </message>
+    <message>
         <source>{month}/{day}/{year} {hour}:{minute}</source>
         <translation>{year}/{month}/{day} {hour}:{minute}</translation>
     </message>
