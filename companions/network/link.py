@@ -231,6 +231,8 @@ class NetworkLink:
         p = message.params
         new_person = not self.peers.person_of(peer, p.from_)
         sender = p.from_
+        if self.peers.owner(p.from_) != peer and not self.rate.allow_person(peer):
+            raise Refusal("flood", "its people's messages come faster than people type (each opens a turn)")
         if not self.peers.speaker(peer, p.from_):
             person = self.person_ids.incoming_from(p.from_, peer)
             if person is None:

@@ -37,6 +37,11 @@ BYTES_PER_S: Final = 64 * 1024  # sustained bytes per second and peer (a line is
 BYTES_BURST: Final = 512 * 1024
 STRANGERS_RATE_PER_S: Final = 50.0  # all peers that run no companion here, together
 STRANGERS_BURST: Final = 200
+PEOPLE_RATE_PER_S: Final = 10 / 60
+PEOPLE_BURST: Final = 5
+"""Messages from the people of one peer: about as fast as people type. Each one interrupts the conversation and
+opens a turn (a vote round of every companion addressed: model requests, perhaps billed), so a peer must not
+start turns faster than its people could."""
 
 MAX_COMPANIONS_PER_PEER: Final = 16  # a reference node runs one companion, a Madoi process its cast (3 samples)
 MAX_REMOTE_COMPANIONS: Final = 48
@@ -244,9 +249,12 @@ class RateLimit:
     bytes_burst: int = BYTES_BURST
     strangers_rate_per_s: float = STRANGERS_RATE_PER_S
     strangers_burst: int = STRANGERS_BURST
+    people_rate_per_s: float = PEOPLE_RATE_PER_S
+    people_burst: int = PEOPLE_BURST
     clock: Callable[[], float] = time.monotonic
     _buckets: dict[str, tuple[_Bucket, _Bucket]] = field(default_factory=dict)
     _strangers: _Bucket | None = None
+    _people: dict[str, _Bucket] = field(default_factory=dict)
     _dropped: collections.Counter[str] = field(default_factory=collections.Counter)
 
     def allow(self, peer: str, size: int = 0, *, stranger: bool = False) -> bool:
@@ -265,9 +273,21 @@ class RateLimit:
             self._dropped[peer] += 1
         return allowed
 
+    def allow_person(self, peer: str) -> bool:
+        """Whether a message from one of ``peer``'s people (it starts a turn) may come now."""
+        now = self.clock()
+        bucket = self._people.get(peer)
+        if bucket is None:
+            bucket = self._people[peer] = _Bucket(float(self.people_burst), now)
+        if bucket.take(now, self.people_rate_per_s, self.people_burst, 1.0):
+            return True
+        self._dropped[peer] += 1
+        return False
+
     def dropped(self, peer: str) -> int:
         return self._dropped.get(peer, 0)
 
     def forget(self, peer: str) -> None:
         self._buckets.pop(peer, None)
+        self._people.pop(peer, None)
         self._dropped.pop(peer, None)

@@ -27,6 +27,7 @@ from companions.network.peers import (
     MAX_PEOPLE_PER_PEER,
     MAX_REMOTE_COMPANIONS,
     MAX_UNANNOUNCED_PER_PEER,
+    PEOPLE_BURST,
     RateLimit,
 )
 from companions.network.port import NetworkError, NetworkSink, NetworkStatus
@@ -342,6 +343,7 @@ async def test_reserved_ids_forgeries_and_votes_by_people_are_dropped_by_kind() 
 
 async def test_companions_from_votes_people_and_peers_stay_within_bounds_and_to_within_the_limit() -> None:
     bus, manager, link, port, _ = await setup(Local("akari", 3))
+    link.rate.people_rate_per_s, link.rate.people_burst = 1e6, 10**6  # this test is about the bounds
     assert port.sink is not None
     for i in range(40):  # one peer votes as 40 companions it never announced and speaks as 40 people
         port.sink.received(PEER, "states", state(f"companion_{i}", "m1", 1, speak=False))
@@ -394,3 +396,23 @@ def test_drop_log_lines_are_bounded_per_peer_and_kind(caplog: pytest.LogCaptureF
     assert drops.counts["invalid"] == 1002
     assert len(caplog.records) == 3
     assert "999 more of this kind" in caplog.records[-1].getMessage()
+
+
+async def test_a_peers_people_cannot_start_turns_faster_than_people_type() -> None:
+    akari = Local("akari", importance=5, line="hello")
+    _, manager, link, port, seen = await setup(akari)
+    now = [0.0]
+    link.rate = RateLimit(clock=lambda: now[0])
+    assert port.sink is not None
+    for i in range(30):  # each would interrupt the conversation and ask akari's model for a vote
+        port.sink.received(PEER, "messages", raw(Message.create(from_="user", message=f"hey {i}", to=["akari"])))
+    heard = [m for m in seen if isinstance(m, Message) and m.params.from_ == f"user@{PEER}"]
+    assert len(heard) == PEOPLE_BURST
+    assert link.drops.counts["flood"] == 30 - PEOPLE_BURST
+    now[0] = 60.0  # a minute later: about ten more
+    for i in range(30):
+        port.sink.received(PEER, "messages", raw(Message.create(from_="user", message=f"again {i}", to=["akari"])))
+    again = [m for m in seen if isinstance(m, Message) and m.params.message.startswith("again")]
+    assert len(again) == PEOPLE_BURST  # the bucket holds at most a burst
+    await link.stop()
+    await manager.stop()

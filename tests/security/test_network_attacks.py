@@ -125,6 +125,7 @@ async def test_a_peer_cannot_speak_vote_act_or_be_announced_as_this_apps_compani
 async def test_votes_from_ever_new_ids_and_ever_new_people_stay_within_their_bounds() -> None:
     node = await victim()
     evil = await attacker_of(node)
+    node.link.rate.people_rate_per_s, node.link.rate.people_burst = 1e6, 10**6  # the bounds, not the rate
     try:
         items = []
         for i in range(60):
