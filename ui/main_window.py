@@ -146,7 +146,8 @@ class MainWindow(QMainWindow):
         self.chat_looks = ChatLooks(self.chat, people, self.language)
         self.show_them = ShowThemButton(self.chat, camera, self.language)
         self.show_them.place()
-        self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language)  # pages the bridge refused
+        self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language,  # pages the bridge refused
+                                              owner=self.extras, paths=runtime.paths)
         self.statusBar().showMessage(_text("starting", self.language))
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, self.language, {
@@ -230,6 +231,7 @@ class MainWindow(QMainWindow):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)
+            self.refused_origins.set_language(language)
             self.companions_desk.set_language(language)
             self.memory_entry.set_language(language)
             self.refusal_notes.language = language

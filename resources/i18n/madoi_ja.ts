@@ -1127,6 +1127,22 @@
         <source>A page from {origin} tried to connect to Madoi. If it is yours, allow it in Settings, Bridge tab, &quot;Web pages allowed&quot;.</source>
         <translation>{origin} のページが Madoi に接続しようとしました。ご自分のページなら、設定の「ブリッジ」タブの「許可するウェブページ」で許可してください。</translation>
     </message>
+    <message>
+        <source>Allow</source>
+        <translation>許可</translation>
+    </message>
+    <message>
+        <source>Web page allowed</source>
+        <translation>ウェブページを許可しました</translation>
+    </message>
+    <message>
+        <source>Pages from {origin} may connect now (Settings, Bridge tab, to take it back).</source>
+        <translation>{origin} のページが接続できるようになりました（取り消すには設定の「ブリッジ」タブへ）。</translation>
+    </message>
+    <message>
+        <source>Could not allow {origin}: {error}</source>
+        <translation>{origin} を許可できませんでした: {error}</translation>
+    </message>
 </context>
 <context>
     <name>roster</name>

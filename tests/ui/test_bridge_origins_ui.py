@@ -4,12 +4,15 @@ sending ``Origin`` as a browser does)."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import keyring.backends.fail
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 from websockets.asyncio.client import connect
@@ -20,7 +23,8 @@ from app.secrets import SecretStore
 from app.settings import load_settings
 from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
-from tests.ui.conftest import signal_fired
+from tests.ui.conftest import signal_fired, started_runtime
+from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
 from ui.refused_origins import RefusedOrigins
 from ui.settings_dialog import SettingsDialog
@@ -99,3 +103,45 @@ async def test_a_refused_web_page_is_said_in_the_window_once_per_origin(
     assert "Web pages allowed" in texts[0]
     assert {n.level for n in notifications.history} == {"warning"}
     assert server.origins.refused == {"https://evil.example": 2, "http://evil.localhost:8000": 1}
+
+
+async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path in the window: refused, said, allowed with one click, saved, applied to the running bridge."""
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        try:
+            bridge = runtime.parts.bridge
+            assert bridge is not None
+            notifications = window.extras.notifications
+            async with signal_fired(notifications.shown):
+                assert await _knock(bridge.port, "https://avatar.example") == 403
+            toast = notifications.visible_toasts[-1]
+            assert "https://avatar.example" in toast.notification.text
+            assert toast.action_button is not None
+            assert toast.action_button.text() == "許可"  # the test home's language: Japanese
+            async with signal_fired(window.extras.settings_saved):
+                qtbot.mouseClick(toast.action_button, Qt.MouseButton.LeftButton)
+            data = tomllib.loads(load_settings().paths.settings_file.read_text(encoding="utf-8"))
+            assert data["bridge"]["allowed_origins"][-1] == "https://avatar.example"
+            for _ in range(100):  # the window applies the saved settings in a task of its own
+                if bridge.origins.allows("https://avatar.example"):
+                    break
+                await asyncio.sleep(0.02)
+            async with connect(f"ws://127.0.0.1:{bridge.port}", origin="https://avatar.example",  # type: ignore[arg-type]
+                               proxy=None):
+                await bridge.wait_for_clients(1)
+            assert runtime.parts.bridge is bridge  # the same bridge: nobody else was disconnected
+            assert [n.title for n in notifications.history][-1] == "ウェブページを許可しました"
+        finally:
+            window.detach()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
