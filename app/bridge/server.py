@@ -440,9 +440,9 @@ class BridgeServer:
 
     def _stored(self, client: ClientSession, message: Message) -> None:
         """Counts ``message`` against its connection's quota of what it may have stored, or raises."""
-        params = message.params
-        size = (len(params.message.encode("utf-8", "surrogatepass")) + len(params.id) + len(params.from_)
-                + sum(len(t) for t in params.to))
+        params, text = message.params, message.params.message
+        size = (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + len(params.id) \
+            + len(params.from_) + (sum(map(len, params.to)) if params.to else 0)
         if not client.quota.take(size):
             self.stats.over_quota += 1
             messages, size_quota = self._quota
