@@ -1,14 +1,18 @@
 """The WebSocket bridge: relays the bus to external clients, each in its dialect (dialects.py).
 
+The door (issue 22): a web page's handshake is refused unless its ``Origin`` is allowed (origins.py); connections
+are bounded in all and per address; a frame that could not be written out again is refused (frame_checks.py).
+
 Out: every message, action and query on the bus goes to every authenticated client (states only to Madoi's
-clients); a QueryResult goes only to the client that sent that query. In: a client may publish messages and
-queries as the user, as its hello identity or as its one ``user_<name>`` id (senders.py), and QueryResults for
-the queries it is asked (answering.py). A client that announces a companion's metadata speaks as that companion
-only, which takes part in the conversation while it is connected (guests.py). Everything else, and every
-invalid, oversize or over-rate frame, is answered with a JSON-RPC error frame and dropped, with a log line; a
-client that keeps abusing is closed with 1008 (policy violation). Frames above ``max_frame_bytes`` get an error;
-frames above four times that are refused by the WebSocket layer itself (close 1009), which bounds memory. Pings
-close dead peers.
+clients); a QueryResult goes only to the client that sent that query. In: a client may publish messages as the
+user, as its hello identity or as its one ``user_<name>`` id (senders.py), within its quota of what it may have
+stored (limits.StoreQuota), and QueryResults for the queries it is asked (answering.py); never queries (the app's
+camera and voice are not for clients). A client that announces a companion's metadata speaks as that companion
+only, which takes part in the conversation while it is connected, and may send that companion's queries, which
+the broker answers only once the user allowed it (guests.py). Everything else, and every invalid, oversize or
+over-rate frame, is answered with a JSON-RPC error frame and dropped, with a log line; a client that keeps abusing
+is closed with 1008 (policy violation). Frames above ``max_frame_bytes`` get an error; frames above four times
+that are refused by the WebSocket layer itself (close 1009), which bounds memory. Pings close dead peers.
 
 Streamed text goes to Madoi's clients that ask for it in their hello (streams.py).
 """
@@ -436,7 +440,7 @@ class BridgeServer:
         else:
             what = "actions (a companion's gestures)" if isinstance(item, Action) else "states (a companion's votes)"
             raise FrameRejected(ErrorCode.FORBIDDEN, f"clients may not publish {what}: Madoi refuses them, "
-                                "unlike the reference firehose; send messages, queries and query results")
+                                "unlike the reference firehose; send messages and query results")
 
     def _stored(self, client: ClientSession, message: Message) -> None:
         """Counts ``message`` against its connection's quota of what it may have stored, or raises."""
