@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +38,7 @@ from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
-from ui.turns_votes import COLUMNS, COMPANION_ROLE, Changes, VoteRow, VotesModel, VotesTable, fit_columns
+from ui.turns_votes import COLUMNS, COMPANION_ROLE, SPEAKER_MARK, Changes, VoteRow, VotesModel, VotesTable, fit_columns
 from ui.turns_wording import TurnsWording, display_name
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
@@ -103,6 +104,14 @@ class TurnsPanel(QWidget):
         self.history_title.setBuddy(self.history)
         self.tools_used = named(ToolUsesView(bus, people, language), "turnsToolsUsed")  # every tool call, MCP ones too
         self.recalled = named(RecalledView(bus, people, language), "turnsRecalledView")  # what memory brought back
+        # Earlier turns, tools used and what memory recalled share one place under the votes, a tab each: stacked,
+        # they left the votes table two rows high at 1024x700. The tabs say their titles; the views' own are hidden.
+        self.details = named(QTabWidget(), "turnsDetails")
+        self.details.setDocumentMode(True)
+        for view in (self.history, self.tools_used, self.recalled):
+            self.details.addTab(view, "")
+        for title in (self.history_title, self.tools_used.title, self.recalled.title):
+            title.hide()
 
         companion_buttons = QHBoxLayout()
         companion_buttons.addWidget(self.mute_button)
@@ -124,12 +133,10 @@ class TurnsPanel(QWidget):
         layout.addWidget(self.floor)
         layout.addWidget(self.speaking)
         layout.addWidget(self.next_up)
-        layout.addWidget(self.votes, 2)
+        layout.addWidget(self.votes, 3)
         layout.addLayout(companion_buttons)
         layout.addWidget(self.history_title)
-        layout.addWidget(self.history, 1)
-        layout.addWidget(self.tools_used, 1)
-        layout.addWidget(self.recalled, 1)
+        layout.addWidget(self.details, 2)
         self.setTabOrder(self.votes, self.mute_button)
         self.setTabOrder(self.mute_button, self.next_button)
         self.setTabOrder(self.next_button, self.interrupt_button)
@@ -337,7 +344,7 @@ class TurnsPanel(QWidget):
             texts, importance = self._words.vote_cells(vote, muted=companion in view.muted, voting=voting)
             said, weight, selected, closing, reason = texts
             speaker = turn is not None and turn.speaker == companion
-            name = f"▶ {self._name(companion)}" if speaker else self._name(companion)
+            name = f"{SPEAKER_MARK}{self._name(companion)}" if speaker else self._name(companion)
             rows.append(VoteRow(companion, name, said, weight, selected, closing, reason, speaker=speaker,
                                 importance_value=importance))
         self._fit_columns(self.votes_model.set_rows(rows))
@@ -361,6 +368,8 @@ class TurnsPanel(QWidget):
         self.stop_button.setText(turns_text("stop", self.language))
         self.stop_button.setToolTip(turns_text("stop.tooltip", self.language))
         self.history_title.setText(turns_text("history.title", self.language))
+        for index, title in enumerate((self.history_title, self.tools_used.title, self.recalled.title)):
+            self.details.setTabText(index, title.text())
 
     def _update_buttons(self) -> None:
         view = self.view

@@ -36,6 +36,7 @@ VOTE: Final = COLUMNS.index("vote")  # shows the importance too ("speak · 8", a
 REASON_INDENT: Final = 18  # pixels: a reason sits under its companion's name, a little in
 MIN_COLUMN: Final = 44  # pixels: a column narrowed to fit keeps at least this (its cells wrap)
 AVATAR_SIDE: Final = 16  # the companion's picture beside its name
+SPEAKER_MARK: Final = "▶ "  # before the speaker's name
 SPEAKER_TINT: Final = 45  # the alpha of the speaker's row background in its companion's colour
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -145,7 +146,8 @@ class VotesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return row.reason or None
         if role == Qt.ItemDataRole.DecorationRole:
-            return self._avatar(row.companion, self._texts[number][0]) if column == 0 else None
+            # the name without the speaker's "▶ ": the letter circle's letter comes from it
+            return self._avatar(row.companion, row.name.removeprefix(SPEAKER_MARK)) if column == 0 else None
         if role == Qt.ItemDataRole.ForegroundRole:
             return self._color(row.companion)[0] if column == 0 else None
         if role == Qt.ItemDataRole.FontRole:
@@ -238,14 +240,17 @@ class VotesDelegate(QStyledItemDelegate):
             super().paint(painter, opt, index)
             return
         value = index.data(IMPORTANCE_ROLE)
-        if isinstance(value, int):
-            rect = QRectF(option.rect).adjusted(3, 4, -3, -4)
+        if isinstance(value, int):  # a meter along the cell's foot (behind the words it looked like a highlight)
+            rect = QRectF(option.rect).adjusted(4, 0, -4, -2)
             color = QColor(companion_color(str(index.data(COMPANION_ROLE))))
-            color.setAlpha(90)
             painter.save()
             painter.setPen(Qt.PenStyle.NoPen)
+            track = QColor(color)
+            track.setAlpha(40)
+            painter.setBrush(track)
+            painter.drawRoundedRect(QRectF(rect.x(), rect.bottom() - 3, rect.width(), 3), 1.5, 1.5)
             painter.setBrush(color)
-            painter.drawRoundedRect(QRectF(rect.x(), rect.y(), rect.width() * value / 10, rect.height()), 3, 3)
+            painter.drawRoundedRect(QRectF(rect.x(), rect.bottom() - 3, rect.width() * value / 10, 3), 1.5, 1.5)
             painter.restore()
         super().paint(painter, option, index)
 

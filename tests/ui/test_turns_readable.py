@@ -107,14 +107,19 @@ async def test_a_vote_that_becomes_the_speaker_s_bold_row_still_fits_its_column(
     qtbot.waitExposed(panel)
     votes = (VoteView("hina", "voted", "speak", 6, closing="terminal", reason="おやすみ"),
              VoteView("souta", "voted", "listen", 2, reason="聞いていたい"))
+    pictures = []
     for revision, speaker in ((2, None), (3, "hina")):
         turn = TurnView("m5", "akari", 5, "composing" if speaker else "voting", votes, speaker=speaker,
                         selection_rule="wants" if speaker else None)
         bus.publish(ConversationChanged(ConversationView(revision, "running", turn,
                                                          present=("akari", "hina", "souta")), "vote"))
         await until(panel.rendered, functools.partial(_shown, panel, revision))
+        row = panel.votes_model.row_of("hina")
+        assert row is not None
+        pictures.append(panel.votes_model.index(row, 0).data(Qt.ItemDataRole.DecorationRole).toImage())
     hina, souta = panel.votes_model.row_of("hina"), panel.votes_model.row_of("souta")
     assert hina is not None
     assert souta is not None
     assert panel.votes.rowHeight(hina) == panel.votes.rowHeight(souta), "the bold vote wrapped"
+    assert pictures[0] == pictures[1], "her picture stays hers (its letter was the speaker's ▶)"
     panel.detach()
