@@ -427,8 +427,10 @@ class SearchEngine:
 
     async def recall_candidates(self, text: str, *, depth: int,
                                 weights: dict[str, float] | None = None) -> list[RecallCandidate]:
-        """Candidates for long-term recall (see :meth:`SearchCore.recall_candidates`). Raises EmptyQueryError."""
-        cls = await self.classifier.classify(text)
+        """Candidates for long-term recall (see :meth:`SearchCore.recall_candidates`). Raises EmptyQueryError.
+        With ``weights`` given the rules classify (the classification only routes the graph channel): a language
+        model asked here put a request, and a cold prompt, ahead of every companion's line (issue 23)."""
+        cls = await (RuleBasedClassifier() if weights is not None else self.classifier).classify(text)
         return await self._run(lambda c: c.recall_candidates(text, cls, depth, weights))
 
     async def communities(self) -> list[CommunitySummary]:
