@@ -8,7 +8,8 @@
 ``memory recall`` reads ``{"id": str, "text": str, "time"?: ISO-8601}`` lines from stdin and writes
 ``{"id": str, "recalled": [{"message_id": str, "text": str, "time": str, "score": float}], "elapsed_ms": float}``
 per line, best first: what the turn would put in the prompt (up to ``--limit``; by default what fits the prompt's
-recall budget). With ``time``, only what was said before it is recalled. ``elapsed_ms`` is the recall's own time.
+recall budget). With ``time``, only what was said before it is recalled. ``elapsed_ms`` is the recall's own time;
+a note about the user (``message_id`` ``note:<id>``) also lists the ``sources`` it cites.
 They work on the app's data (``MADOI_HOME``) while the app is closed or running (SQLite in WAL mode).
 """
 
@@ -110,8 +111,8 @@ async def _recall(parts: MemoryParts, companion: str, limit: int | None, stdin: 
             failed += 1
             out.write(json.dumps({"id": ident, "error": f"line {number}: {exc}"}, ensure_ascii=False) + "\n")
             continue
-        recalled = [{"message_id": i.message_id, "text": i.text, "time": i.time_iso, "score": round(i.score, 6)}
-                    for i in items]
+        recalled = [{"message_id": i.message_id, "text": i.text, "time": i.time_iso, "score": round(i.score, 6),
+                     **({"sources": list(i.sources)} if i.kind == "note" else {})} for i in items]
         out.write(json.dumps({"id": ident, "recalled": recalled, "elapsed_ms": round(recall.last_ms, 3)},
                              ensure_ascii=False) + "\n")
         out.flush()

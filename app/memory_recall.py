@@ -126,7 +126,7 @@ class MemoryRecall:
                 if sources is not None and c.line is not None and all(s in heard for s in sources):
                     found.append((c, RecalledItem(kind="note", message_id=c.line.message_id, text=c.text,
                                                   at=c.line.at, score=c.score, speaker_id=companion_id,
-                                                  source=c.source)))
+                                                  source=c.source, sources=sources)))
             elif c.line is not None:
                 line = heard.get(c.line.message_id)
                 if line is None or c.line.message_id in exclude or c.line.message_id in seen:

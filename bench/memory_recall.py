@@ -173,11 +173,12 @@ def ask(home: Path, conversation: Conversation, command: list[str],
 
 
 def recall(home: Path, conversation: Conversation) -> tuple[dict[str, list[str]], list[float]]:
+    """Each question's recalled message ids, best first (a note stands for the lines it cites), and the times."""
     answers = ask(home, conversation, ["memory", "recall", "--companion", conversation.companion, "--jsonl",
                                        "--limit", str(LIMIT)],
                   [(str(number), question) for number, _, question, _ in conversation.questions])
-    ids = {k: [str(r["message_id"]) for r in v["recalled"]] for k, v in answers.items()  # type: ignore[union-attr]
-           if k != "warm-up"}
+    ids = {k: [m for r in v["recalled"] for m in (r.get("sources") or [r["message_id"]])]  # type: ignore[union-attr]
+           for k, v in answers.items() if k != "warm-up"}
     times = [float(v["elapsed_ms"]) for k, v in answers.items() if k != "warm-up"]  # type: ignore[arg-type]
     return ids, times
 
@@ -285,12 +286,68 @@ def grow(home: Path, conversation: Conversation, target: int, seed: int = 7) -> 
     return added
 
 
+class _Writer:
+    """The companion as NoteWriter sees it: an id and a model."""
+
+    def __init__(self, companion_id: str, model: object) -> None:
+        self.id, self.model = companion_id, model
+
+
+def measure_notes(args: argparse.Namespace, conversations: dict[str, Conversation]) -> None:
+    """Notes written by a real model for every session of one conversation (a copy of its home), then the same
+    questions asked again: recall@10 with notes (a note in the ten counts for the lines it cites) against without."""
+    import asyncio
+
+    conversation = conversations[args.notes_conversation]
+    plain = args.work / conversation.name
+    home = args.work / f"notes-{conversation.name}"
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.copytree(plain, home)
+
+    async def write() -> tuple[int, float, int]:
+        from app.memory_cli import memory_parts
+        from app.memory_notes import NotesStore, NoteWriter
+        from companions.bus import InProcessBus
+        from companions.llm.openai_backend import OpenAIChatModel
+
+        os.environ.update(environment(home, conversation))
+        model = OpenAIChatModel(base_url=args.notes_url, model=args.notes_model, timeout_s=600)
+        async with memory_parts() as parts:
+            notes = NotesStore(parts.loaded.paths.database)
+            writer = NoteWriter(notes, parts.memory, parts.engine, InProcessBus(),
+                                [_Writer(conversation.companion, model)],  # type: ignore[arg-type]
+                                current=lambda: None, enabled=lambda: True, memory_on=lambda _c: True,
+                                user_id=lambda: conversation.user, language=lambda: "en")
+            started, written, sessions = time.perf_counter(), 0, 0
+            for info in await parts.store.list_conversations():
+                written += len(await writer.write(info.id))
+                sessions += 1
+            notes.close()
+            return written, time.perf_counter() - started, sessions
+
+    written, took, sessions = asyncio.run(write())
+    with_notes, _ = recall(home, conversation)
+    without, _ = recall(plain, conversation)
+    a, b = Scores(), Scores()
+    for number, category, _, evidence in conversation.questions:
+        a.add(category, evidence, with_notes[str(number)])
+        b.add(category, evidence, without[str(number)])
+    print(f"\nnotes: {written} notes from {sessions} sessions of {conversation.name} in {took:.0f} s "
+          f"({args.notes_model} at {args.notes_url}); load average {os.getloadavg()[0]:.2f}")
+    for label, scores in (("without notes", b), ("with notes", a)):
+        print(f"{label:22}" + "".join(f"{scores.category(c):13.3f}" for c in CATEGORIES) + f"{scores.overall():10.3f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--work", type=Path, default=WORK)
     parser.add_argument("--fresh", action="store_true", help="build the homes again")
     parser.add_argument("--scale", type=int, default=100_000, help="stored lines at scale (0: skip)")
+    parser.add_argument("--notes-url", help="also measure notes about the user, written by the model at this "
+                                            "OpenAI-compatible URL (one conversation: --notes-conversation)")
+    parser.add_argument("--notes-model", default="default", help="the model's name at --notes-url")
+    parser.add_argument("--notes-conversation", default="conv-30", help="the conversation notes are measured on")
     args = parser.parse_args()
     files = sorted(args.data.glob("*.json"))
     if not files:
@@ -320,6 +377,8 @@ def main() -> int:
           f"{len(conversations)} homes): p50 {percentile(times, 0.5):.1f} ms, p99 {percentile(times, 0.99):.1f} ms; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
 
+    if args.notes_url:
+        measure_notes(args, dict((c.name, c) for _, c in conversations))
     if args.scale:
         file, conversation = conversations[0]
         home = args.work / f"scale-{args.scale}-{conversation.name}"

@@ -56,6 +56,7 @@ class RecalledItem(BaseModel):
     speaker_id: str = ""
     speaker_name: str = ""
     source: str = ""  # the conversation ("conversation:3"), the note's, or the knowledge file's path
+    sources: tuple[str, ...] = ()  # a note's: the message ids of the lines it came from
 
     @property
     def time_iso(self) -> str:
