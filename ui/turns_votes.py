@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QPainter, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from ui.avatars import avatar_pixmap
@@ -276,20 +276,25 @@ class VotesTable(QTableView):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # set by fit_columns
         self.horizontalHeader().setMinimumSectionSize(MIN_COLUMN)
 
-    def resizeEvent(self, event: object) -> None:
-        super().resizeEvent(event)  # type: ignore[arg-type]
-        if _apply_widths(self):
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if _apply_widths(self) or event.size().width() != event.oldSize().width():
             self.resizeRowsToContents()  # the cells and the reasons wrap anew
 
-    def show_reasons(self) -> None:
-        """Each reason row spans the table and shows only while its companion has a reason."""
+    def show_reasons(self) -> list[int]:
+        """Each reason row spans the table and shows only while its companion has a reason; the rows that came
+        into sight (their height is measured then: a hidden row's is not)."""
         model = self.model()
+        shown = []
         for row in range(1, model.rowCount(), 2):
             if self.columnSpan(row, 0) != len(COLUMNS):
                 self.setSpan(row, 0, 1, len(COLUMNS))
             hidden = not model.index(row, 0).data()
             if self.isRowHidden(row) != hidden:
                 self.setRowHidden(row, hidden)
+                if not hidden:
+                    shown.append(row)
+        return shown
 
 
 def fitted(natural: list[int], available: int) -> list[int]:
@@ -322,15 +327,13 @@ def fit_columns(table: VotesTable, changes: Changes | None = None) -> None:
     """The changed columns measured again (their widest cell or their title), the widths fitted to the table (see
     :func:`fitted`), then the changed rows as tall as their wrapped cells and reasons; every row when a width
     changed or rows came or went (all columns and rows without ``changes``)."""
-    if changes is None or changes.rows_moved:
-        table.show_reasons()
+    shown = table.show_reasons() if changes is None or changes.rows_moved or any(r % 2 for r in changes.rows) \
+        else []  # a reason came or went
     header = table.horizontalHeader()
     for column in (changes.columns if changes is not None else range(len(COLUMNS))):
         table.natural[column] = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
     if _apply_widths(table) or changes is None or changes.rows_moved:
         table.resizeRowsToContents()
     else:
-        if any(row % 2 for row in changes.rows):
-            table.show_reasons()  # a reason came or went
-        for row in changes.rows:
+        for row in sorted({*changes.rows, *shown}):
             table.resizeRowToContents(row)

@@ -123,3 +123,30 @@ async def test_a_vote_that_becomes_the_speaker_s_bold_row_still_fits_its_column(
     assert panel.votes.rowHeight(hina) == panel.votes.rowHeight(souta), "the bold vote wrapped"
     assert pictures[0] == pictures[1], "her picture stays hers (its letter was the speaker's ▶)"
     panel.detach()
+
+
+async def test_a_reason_shows_as_soon_as_its_vote_comes_and_as_tall_as_the_others(qtbot: QtBot) -> None:
+    """Akari's reason stayed hidden while a column's width changed with her vote, then came back too tall."""
+    bus = InProcessBus()
+    present = ("akari", "hina", "souta")
+    panel = TurnsPanel(bus, FakeControl(ConversationView(1, "idle", present=present)),
+                       FakePeople({"akari": "Akari", "hina": "Hina", "souta": "Souta"}), "en")
+    qtbot.addWidget(panel)
+    panel.resize(*SIDE_AT_1024)
+    panel.show()
+    panel.attach()
+    qtbot.waitExposed(panel)
+    reason = "I have nothing to add"
+    waiting = tuple(VoteView(who, "pending") for who in present)
+    akari = VoteView("akari", "voted", "listen", 0, reason=reason)
+    everyone = tuple(VoteView(who, "voted", "listen", 0, reason=reason) for who in present)
+    for revision, votes in ((2, waiting), (3, (akari, *waiting[1:])), (4, everyone)):
+        turn = TurnView("m1", "user", 1, "voting", votes)
+        bus.publish(ConversationChanged(ConversationView(revision, "running", turn, present=present), "vote"))
+        await until(panel.rendered, functools.partial(_shown, panel, revision))
+        if revision == 3:
+            assert not panel.votes.isRowHidden(1), "Akari's reason is shown with her vote"
+            assert panel.votes.rowHeight(1) > 0
+    heights = {panel.votes.rowHeight(row) for row in (1, 3, 5)}
+    assert len(heights) == 1, heights
+    panel.detach()
