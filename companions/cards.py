@@ -132,6 +132,7 @@ class LoreEntry(_Card):
     content: str = Field(min_length=1)
     name: str = ""
     enabled: bool = True
+    constant: bool = False  # always known, whatever is said (a lorebook's "constant" entry)
 
 
 class CompanionCard(_Card):

@@ -89,6 +89,7 @@ class TavernBookEntry(_Lenient):
     name: str = ""
     comment: str = ""
     enabled: bool = True
+    constant: bool = False
 
 
 class TavernBook(_Lenient):
@@ -295,7 +296,7 @@ def companion_from_character(imported: TavernCard, *, card_id: str, user_name: s
     samples = (greetings[:2] + [resolved(x) for x in _example_lines(data.mes_example)])[:SAMPLE_LINES]
     book = data.character_book.entries if data.character_book is not None else []
     lore = [LoreEntry(keys=[k for k in e.keys if k.strip()], content=resolved(e.content)[:TEXT_LIMITS["lore"]],
-                      name=e.name or e.comment, enabled=e.enabled)
+                      name=e.name or e.comment, enabled=e.enabled, constant=e.constant)
             for e in book[:MAX_LORE_ENTRIES] if e.content.strip()]
     if len(book) > MAX_LORE_ENTRIES:
         cut["lore"] = [e.model_dump() for e in book[MAX_LORE_ENTRIES:]]
@@ -408,7 +409,7 @@ def character_from_companion(card: CompanionCard, language: str) -> dict[str, An
         extras += [{}] * (len(card.lore) - len(extras))
         data["character_book"] = {"name": "", "extensions": {}, **book_extra, "entries": [
             {"insertion_order": i, "id": i, "use_regex": False, "extensions": {}, **extra,
-             "keys": e.keys, "content": e.content, "name": e.name, "enabled": e.enabled}
+             "keys": e.keys, "content": e.content, "name": e.name, "enabled": e.enabled, "constant": e.constant}
             for i, (e, extra) in enumerate(zip(card.lore, extras, strict=False))]}
     for key, default in (("creator_notes", ""), ("system_prompt", ""), ("post_history_instructions", ""),
                          ("tags", []), ("creator", ""), ("character_version", ""), ("group_only_greetings", [])):

@@ -1,10 +1,10 @@
 """A companion's lorebook (an imported character card's ``character_book``): what it knows, brought up by keyword.
 
 As in the character-card tools people use, an entry comes into the companion's prompt when one of its keywords
-appears in what is being said (the message it answers and the lines just before it), case-insensitively; entries
-that are switched off never do. The entries found go in as one system message after the stable prefix (persona and
-conversation: a server's prompt cache still reuses it), within a budget of characters, first-listed first. No model
-is asked and nothing is searched: a handful of substring checks per turn.
+appears in what is being said (the message it answers and the lines just before it), case-insensitively, or always
+when it is constant; entries that are switched off never do. The entries found go in as one system message after
+the stable prefix (persona and conversation: a server's prompt cache still reuses it), within a budget of
+characters, first-listed first. No model is asked and nothing is searched: a handful of substring checks per turn.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ HEADING: Final = {"ja": "あなたが知っていること（話題に出たも�
 
 
 def triggered(entries: Sequence[LoreEntry], texts: Iterable[str]) -> list[LoreEntry]:
-    """The enabled entries one of whose keywords appears in ``texts``, in the lorebook's order."""
+    """The enabled entries that are constant or one of whose keywords appears in ``texts``, in the lorebook's
+    order."""
     said = "\n".join(texts).casefold()
-    if not said.strip():
-        return []
-    return [e for e in entries if e.enabled and any(k.strip() and k.strip().casefold() in said for k in e.keys)]
+    return [e for e in entries if e.enabled and (e.constant or (said.strip() and any(
+        k.strip() and k.strip().casefold() in said for k in e.keys)))]
 
 
 def lore_block(entries: Sequence[LoreEntry], texts: Iterable[str], language: str,

@@ -25,6 +25,8 @@ def test_entries_come_up_by_keyword_case_insensitively_and_switched_off_ones_nev
     assert triggered(CARD.lore, ["その古本屋、猫いる？"]) == [SHOP]
     assert triggered(CARD.lore, ["Is the BOOKSHOP open when it RAINs?"]) == [SHOP, RAIN]
     assert triggered(CARD.lore, ["こんにちは"]) == []
+    always = LoreEntry(keys=[], content="さくらは左利き。", constant=True)
+    assert triggered([*CARD.lore, always], ["こんにちは"]) == [always]  # a constant entry: whatever is said
     block = lore_block(CARD.lore, ["bookshop?", "rain"], "en", budget_chars=30)
     assert block == "What you know (it came up):\n- さくらの店は三条通りにある。"  # the budget keeps the first
 
