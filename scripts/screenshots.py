@@ -46,6 +46,7 @@ def main() -> int:
     from app.devices.speaker import Pyttsx3Speaker
     from app.secrets import SecretStore
     from app.settings import load_settings
+    from companions.devices import DeviceStatus
     from ui.first_run import FirstRunPanel
     from ui.settings_dialog import SettingsDialog
     from ui.settings_form import show_result
@@ -123,11 +124,17 @@ def main() -> int:
     shoot(knowledge, "settings-search-ja", (760, 520))
     asyncio.run(speaker.stop())
 
+    # The card says what this machine has (here: speech to files, no camera, search, no keyring).
+    machine = (DeviceStatus("speaker", True), DeviceStatus("camera", False, "no camera: turned off in the settings"))
     first_ja = FirstRunPanel("ja")
-    shoot(first_ja, "first-run-ja", (820, 620))
+    first_ja.show_machine(machine, search=True)
+    first_ja.set_key_place(no_keyring.where)
+    shoot(first_ja, "first-run-ja", (820, 660))
 
     theme.apply("dark")
     first_en = FirstRunPanel("en")
+    first_en.show_machine(machine, search=True)
+    first_en.set_key_place(no_keyring.where)
     first_en.set_problem("cannot connect to http://127.0.0.1:11434/v1 (ConnectError)")
     shoot(first_en, "first-run-en-dark", (820, 640))
     dark_dialog = dialog("en")

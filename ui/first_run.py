@@ -146,13 +146,18 @@ class FirstRunPanel(QWidget):
     def attach(self, bus: Bus, devices: Iterable[DeviceStatus | None], *, search: bool) -> None:
         """Says what works now (``devices``: the speaker's and the camera's status, None for one not started) and
         follows the devices' changes on ``bus`` until :meth:`detach`."""
+        self.show_machine(devices, search=search)
+        if self._bus_link is None:
+            self._bus_link = BusFollower(bus, ("events",))
+            self._bus_link.follow(self, self._on_item)
+
+    def show_machine(self, devices: Iterable[DeviceStatus | None], *, search: bool) -> None:
+        """Says what works now: ``devices`` the speaker's and the camera's status (None: not started), ``search``
+        whether search started."""
         for status in devices:
             if status is not None:
                 self._devices[status.device] = status
         self._search = search
-        if self._bus_link is None:
-            self._bus_link = BusFollower(bus, ("events",))
-            self._bus_link.follow(self, self._on_item)
         self._render_machine()
 
     def detach(self) -> None:
