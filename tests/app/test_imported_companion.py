@@ -88,6 +88,7 @@ async def test_an_imported_character_talks_on_the_demo_endpoint(tmp_path: Path) 
     assert said[1][0] == "seraphina"  # named, so she answers first...
     who, line = director.said[0]
     assert who == "seraphina"
-    assert said[1][1] and said[1][1] in line  # ...with the line the model gave her (as the line checks keep it)
+    assert said[1][1]
+    assert said[1][1] in line  # ...with the line the model gave her (as the line checks keep it)
     prompts = [json.dumps(r.body, ensure_ascii=False) for r in server.chat_requests()]
     assert any("Seraphina guards the glade." in p for p in prompts)  # her card reached the model
