@@ -129,6 +129,10 @@ async def main(round_trips: int) -> None:
         report(f"bridge_message_round_trip_p{q}", percentile(message_times, q / 100) * 1e6, "us",
                f"websockets_echo_p{q}", percentile(echo_times, q / 100) * 1e6)
         report(f"websockets_echo_p{q}", percentile(echo_times, q / 100) * 1e6, "us")
+        # The same as ratios to this run's echo: what bench/against.py compares best on a noisy machine.
+        echo_q = percentile(echo_times, q / 100)
+        report(f"bridge_query_over_echo_p{q}", percentile(bridge_times, q / 100) / echo_q, "x")
+        report(f"bridge_message_over_echo_p{q}", percentile(message_times, q / 100) / echo_q, "x")
 
 
 if __name__ == "__main__":
