@@ -466,3 +466,17 @@ async def test_an_item_from_elsewhere_that_cannot_be_written_out_is_skipped_with
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= 40]
     warnings = [r.getMessage() for r in caplog.records if "cannot be written out" in r.getMessage()]
     assert 1 <= len(warnings) <= 2  # once per kind of failure (the two serializers), not on each of the 9 relays
+
+
+async def test_connections_are_bounded_in_all(make_bridge: MakeBridge) -> None:
+    bridge = await make_bridge(max_connections=2, max_connections_per_address=8)
+    async with client(bridge), client(bridge):
+        await bridge.wait_for_clients(2)
+        with pytest.raises(InvalidStatus) as refused:
+            async with client(bridge):
+                pass
+        assert refused.value.response.status_code == 503
+        assert bridge.stats.refused_connections == 1
+    await bridge.wait_for_clients(0)
+    async with client(bridge):  # room again
+        await bridge.wait_for_clients(1)
