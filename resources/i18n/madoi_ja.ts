@@ -251,30 +251,6 @@
         <translation>編集済み</translation>
     </message>
     <message>
-        <source>stand-in line (the model repeated an earlier line)</source>
-        <translation>代わりのひとこと（モデルが前のせりふを繰り返したため）</translation>
-    </message>
-    <message>
-        <source>stand-in line (the model repeated the message it answered)</source>
-        <translation>代わりのひとこと（モデルが相手の言葉をそのまま返したため）</translation>
-    </message>
-    <message>
-        <source>stand-in line (the model spoke as someone else)</source>
-        <translation>代わりのひとこと（モデルが別の誰かとして話したため）</translation>
-    </message>
-    <message>
-        <source>stand-in line (the model answered in another language)</source>
-        <translation>代わりのひとこと（モデルが別の言語で答えたため）</translation>
-    </message>
-    <message>
-        <source>stand-in line (the model gave nothing usable)</source>
-        <translation>代わりのひとこと（モデルの答えが使えなかったため）</translation>
-    </message>
-    <message>
-        <source>stand-in line (no time was left for another try)</source>
-        <translation>代わりのひとこと（やり直す時間がなかったため）</translation>
-    </message>
-    <message>
         <source>happy</source>
         <translation>うれしい</translation>
     </message>
@@ -329,6 +305,30 @@
     <message>
         <source>Delete this conversation?</source>
         <translation>この会話を削除しますか？</translation>
+    </message>
+    <message>
+        <source>stand-in: the model repeated itself</source>
+        <translation>代わりの返事（くり返しのため）</translation>
+    </message>
+    <message>
+        <source>stand-in: the model echoed the message</source>
+        <translation>代わりの返事（オウム返しのため）</translation>
+    </message>
+    <message>
+        <source>stand-in: the model spoke as someone else</source>
+        <translation>代わりの返事（別人として話したため）</translation>
+    </message>
+    <message>
+        <source>stand-in: the model used another language</source>
+        <translation>代わりの返事（別の言語だったため）</translation>
+    </message>
+    <message>
+        <source>stand-in: nothing usable came back</source>
+        <translation>代わりの返事（使える答えがなかったため）</translation>
+    </message>
+    <message>
+        <source>stand-in: no time to try again</source>
+        <translation>代わりの返事（やり直す時間がなかったため）</translation>
     </message>
     <message>
         <source>Delete</source>
