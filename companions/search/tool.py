@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from pydantic import Field
@@ -24,14 +25,19 @@ def readable(query: str, response: SearchResponse) -> str:
 
 
 class TextSearch:
-    """The companions' search port (``companions.actions.SearchEngine``) over the hybrid engine."""
+    """The companions' search port (``companions.actions.SearchEngine``) over the hybrid engine: the user's documents.
+
+    Past conversations and notes are left out: they reach a companion by recall (companions/recall.py), which gives
+    it only the lines it heard; the index holds every companion's (the Search panel, the user's own, shows them)."""
 
     def __init__(self, engine: SearchEngine, limit: int = 5) -> None:
         self.engine = engine
         self.limit = limit
 
     async def search(self, query: str) -> str:
-        return readable(query, await self.engine.search(query, limit=self.limit))
+        response = await self.engine.search(query, limit=self.limit * 4)
+        hits = [h for h in response.hits if h.kind == "file"][: self.limit]
+        return readable(query, dataclasses.replace(response, hits=hits))
 
 
 class KnowledgeTools:

@@ -17,6 +17,7 @@ from companions.memory import CompanionMemory, SqliteMemoryStore
 from companions.protocol import Message
 from companions.recall import CompanionRecall, MemoryRecalled, recall_block
 from companions.search.engine import SearchEngine
+from companions.search.tool import TextSearch
 from tests.companions.search_doubles import HashingEmbedder
 
 MAY_8 = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
@@ -72,6 +73,8 @@ async def test_a_companion_recalls_only_the_lines_it_heard(parts: Parts) -> None
     hina = await parts.texts("hina", "What is the name of my cat?")
     assert "Only between us: my cat Mochi bit the vet" in hina
     assert "Mochi is a lovely name for a cat" not in hina  # Akari answered the user, not everyone
+    # A companion's search tool reads the user's documents, not the conversations (recall brings what it heard).
+    assert "Only between us" not in await TextSearch(parts.engine).search("Mochi bit the vet")
 
 
 async def test_recalled_lines_are_dated_and_say_who_said_them(parts: Parts) -> None:
