@@ -431,7 +431,7 @@ class Companion:
         recent one is asked for once more, then replaced by a short fallback (composing.py).
         """
         language = reply_language(message, self.language)
-        recent = self._recent_lines(message)
+        recent = self._recent_lines()
         others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
         answered = message.params.message if message is not None else ""
         check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others))
@@ -495,17 +495,14 @@ class Companion:
             self._fill_events_later(message, language)
         return line
 
-    def _recent_lines(self, message: Message | None) -> list[str]:
+    def _recent_lines(self) -> list[str]:
         """The lines a new line must not repeat: the companions' lines since the user last spoke, and this
         companion's own last two. Companions' lines only: answering a user's greeting with a greeting is no
         repetition, and neither is greeting again when the user comes back later (measured on a 0.5B model: a
         second start's "こんにちは。" counted as a repeat of the greeting said an hour before, and a filler stood in)."""
         speakers = {m.id for m in self.roster()} | {self.id}
-        answered = message.params.id if message is not None else None
         since_user: list[str] = []
         for entry in reversed(self.memory.entries[-8:]):
-            if entry.message_id == answered:
-                continue
             if entry.speaker_id not in speakers:
                 break
             since_user.append(entry.text)

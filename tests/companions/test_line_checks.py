@@ -170,3 +170,32 @@ async def test_a_retry_that_fits_is_made() -> None:
 def turns(server: OpenAITestServer) -> int:
     """The line requests the server got (the card's events are filled after the line, by the director)."""
     return sum(request_kind(r.body) == "turn" and r.body.get("max_tokens") != 1 for r in server.chat_requests())
+
+
+async def test_a_line_said_before_the_user_spoke_again_is_no_repeat_but_one_said_since_is() -> None:
+    from companions.composing import FillerLine
+
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    cards = load_cards([sample_cards_dir()]).by_id()
+    model = akari_model("こんばんは！", "こんばんは！", "また会えたね！")
+    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
+                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
+    earlier = [Message.create(from_="user", message="こんばんは", to=[]),
+               Message.create(from_="hina", message="こんばんは！", to=[])]
+    back = Message.create(from_="user", message="みんな、また来たよ！", to=["akari"])
+    for message in (*earlier, back):
+        await akari.hear(message)
+    # measured: a second start's greeting was replaced by a filler as a repeat of one said an hour before
+    line = await akari.compose(back)
+    assert line is not None
+    assert line.text == "こんばんは！"
+    assert not isinstance(line, FillerLine)
+    # Hina greets after the user's message: the same greeting from Akari now is a repeat, asked again
+    since = Message.create(from_="hina", message="こんばんは！", to=[])
+    await akari.hear(since)
+    again = await akari.compose(since)
+    assert again is not None
+    assert again.text == "また会えたね！"
+    await akari.aclose()
+    await bus.aclose()
