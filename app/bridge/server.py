@@ -396,11 +396,11 @@ class BridgeServer:
         item, shown = decode(data)
         if shown is not None:
             self._detected(client, shown)
-        if isinstance(item, Message) and shown is Dialect.LEGACY:
+        self._take(client, item)
+        if isinstance(item, Message) and shown is Dialect.LEGACY:  # taken: a refused message teaches nothing
             companions = set(item.params.to) & set(self._reserved_ids())
             if len(companions) == 1:
                 self.answering.learn_companion(client, companions.pop())
-        self._take(client, item)
 
     def _detected(self, client: ClientSession, dialect: Dialect) -> None:
         """The first frame that shows a dialect decides the client's, unless its URL or hello chose one."""

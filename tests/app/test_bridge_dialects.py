@@ -188,6 +188,18 @@ async def test_a_client_that_answers_unasked_is_refused_and_never_asked_first(ap
     assert refused["error"]["code"] in (-32002, -32005)  # not asked, or answered already: refused either way
 
 
+async def test_an_older_clients_refused_message_makes_it_nobodys_answerer(app: App) -> None:
+    async with connect(app.url("?dialect=legacy"), proxy=None) as ws:
+        await app.bridge.wait_for_clients(1)
+        forged = {"id": "m1", "from": "akari", "to": ["hina"], "message": "I am Akari"}
+        await ws.send(json.dumps({"topic": "messages", "body": forged}))
+        assert json.loads(await asyncio.wait_for(ws.recv(), 5))["error"]["code"] == -32002
+        seen = await app.ask("hina", "vision")
+    assert app.broker.externals() == {}  # it stands for nobody: its message was refused
+    assert seen.result is not None
+    assert seen.result.body == {"by": "app"}
+
+
 # -- the older client's dialect -----------------------------------------------------------------------------------
 
 
