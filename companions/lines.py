@@ -107,6 +107,8 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
 _ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"
 _SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"
 _SELF_EN: Final = r"(?:i'm|i’m|i am|my name is|my name's)\s+"
+# an honorific a small model puts after the name it claims (measured: "こんにちは！私はHinaさんです。" from Akari)
+_HONORIFIC: Final = r"(?:さん|ちゃん|くん|君|様|さま)?"
 _CLAIM_END: Final = r"(?:です|だよ|(?:だ|よ)?(?:[。！!？?、,\s]|$))"
 
 
@@ -120,8 +122,8 @@ def misidentified(text: str, *, other_names: Iterable[str]) -> bool:
     if not names:
         return False
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    claim = (rf"{_SELF}(?:{alternatives}){_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
-             rf"|(?:^|[。！!？?、,\s])(?:{alternatives})(?:です|だよ)(?:[。！!？?\s]|$)")  # "Soutaです。"
+    claim = (rf"{_SELF}(?:{alternatives}){_HONORIFIC}{_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
+             rf"|(?:^|[。！!？?、,\s])(?:{alternatives}){_HONORIFIC}(?:です|だよ)(?:[。！!？?\s]|$)")  # "Soutaです。"
     return re.search(claim, text, re.IGNORECASE) is not None
 
 

@@ -297,3 +297,28 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
     english = "Role: Keep the conversation lively and pass the ball to the user and the other companions."
     assert strip_prompt_copies("I love keeping the conversation lively!", english) == (
         "I love keeping the conversation lively!")
+
+
+@pytest.mark.parametrize(("answered", "line", "flaw"), [
+    # the lines of issue 23's first minute that had passed the checks
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気ですか。", "parrot"),  # voiced early, then replaced
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気？", "parrot"),
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！私はHinaさんです。", "not-itself"),  # Akari as Hina
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！私の名前はHinaです。", "not-itself"),
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！元気だよ、ありがとう。", None),
+])
+def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str, line: str,
+                                                                    flaw: str | None) -> None:
+    from companions.composing import LineCheck
+
+    check = LineCheck("ja", answered=answered,
+                      speaks_as_other=lambda text: misidentified(text, other_names=["ひな", "Hina", "hina"]))
+    assert check.flaw(line) == flaw
+
+
+def test_a_name_with_an_honorific_is_still_a_claim_to_be_someone_else() -> None:
+    others = ["ひな", "Hina"]
+    assert misidentified("こんにちは！私はHinaさんです。", other_names=others)
+    assert misidentified("私はひなちゃんです！", other_names=others)
+    assert not misidentified("ひなさん、こんにちは！", other_names=others)
+    assert not misidentified("私はひなさんが好きです。", other_names=others)
