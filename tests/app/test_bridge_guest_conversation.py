@@ -53,7 +53,7 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
     # Kumo's line to everyone: Akari wants to answer it, Hina and Souta listen; then nobody answers Akari (Kumo
     # does not vote: a missing vote by the deadline).
     cast["akari"].lane("vote").add(reply_json({"state": "speak", "importance": 8, "reason": "clouds!"}))
-    cast["akari"].lane("chat").add(say("Cold cotton? Kumo, you are funny."))
+    cast["akari"].lane("chat").add(say("Kumo, you are funny! To me they taste of rain."))
     for other in ("hina", "souta"):
         cast[other].lane("vote").add(reply_json({"state": "listen", "importance": 1, "reason": ""}),
                                      reply_json({"state": "listen", "importance": 0, "reason": ""}))
@@ -81,7 +81,7 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
             await ws.send(json.dumps({"topic": "messages", "body": to_wire(line)}))
 
             answer = await frame(ws, lambda d: d.get("method") == "message.send" and d["params"]["from"] == "akari")
-            assert answer["params"]["message"] == "Cold cotton? Kumo, you are funny."
+            assert answer["params"]["message"] == "Kumo, you are funny! To me they taste of rain."
             view = await talk.wait_for(lambda v: v.status == "ended", timeout=20)
         assert [t.speaker for t in talk.turns()] == ["kumo", "akari", None]
         assert view.ended_reason == "no-speaker"
