@@ -27,6 +27,16 @@ from companions.protocol import Closing, CompanionMetadata, Message, State
 
 log = logging.getLogger(__name__)
 KEPT: Final = 64  # votes and lines kept per remote companion (they may arrive before the manager asks)
+SILENT_AFTER_S: Final = 30.0
+"""A remote companion whose vote was still awaited when the round gave up on it after this long let it pass: its
+node never said even ``listen`` (an honest node publishes exactly one State per turn, ``listen`` when late). It is
+not waited for again (its vote counts as missing at once) until it votes again. A peer that announces companions
+and never votes would otherwise hold every turn addressed to them for ``remote_vote_wait_s`` (95 s); now only the
+first. Every node waited the same round, so every node stops waiting for it alike."""
+
+
+class SilentCompanion(VoteNeverComes):
+    """The companion let a vote pass without a word (see SILENT_AFTER_S): it is not waited for until it votes."""
 
 
 class PeerGone(VoteNeverComes):
@@ -70,6 +80,7 @@ class RemoteParticipant:
         self._lines: collections.deque[tuple[int, Message]] = collections.deque(maxlen=KEPT)
         self._line_arrived = asyncio.Event()
         self._gone: PeerGone | None = None
+        self._silent = False
 
     @property
     def id(self) -> str:
@@ -80,7 +91,15 @@ class RemoteParticipant:
         return self._gone is None
 
     # -- fed by the network link ----------------------------------------------------------------------------
+    @property
+    def silent(self) -> bool:
+        """It let a vote pass without a word and has not voted since (see SILENT_AFTER_S)."""
+        return self._silent
+
     def heard_state(self, state: State) -> None:
+        if self._silent:
+            log.info("network: %s votes again; it is waited for again", self.id)
+        self._silent = False
         future = self._vote_future(state.params.messageId)
         if future.done():
             return
@@ -108,7 +127,18 @@ class RemoteParticipant:
     async def vote(self, turn: TurnContext) -> Vote:
         if self._gone is not None:
             raise self._gone
-        return await asyncio.shield(self._vote_future(turn.turn_id))
+        future = self._vote_future(turn.turn_id)
+        if self._silent and not future.done():
+            raise SilentCompanion(f"{self.id} let its last vote pass without a word; not waited for until it votes")
+        started = asyncio.get_running_loop().time()
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if not future.done() and asyncio.get_running_loop().time() - started >= SILENT_AFTER_S:
+                self._silent = True
+                log.warning("network: %s (peer %s) let a vote pass without a word; it is not waited for until it "
+                            "votes again", self.id, self.peer)
+            raise
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         after = self._order.of(turn.message.params.id)

@@ -22,6 +22,7 @@ from companions.conversation import (
     Vote,
 )
 from companions.conversation.participant import Description, Pace
+from companions.network import remote as remote_module
 from companions.network.link import NetworkChanged, NetworkLink
 from companions.network.peers import (
     MAX_PEOPLE_PER_PEER,
@@ -414,5 +415,52 @@ async def test_a_peers_people_cannot_start_turns_faster_than_people_type() -> No
         port.sink.received(PEER, "messages", raw(Message.create(from_="user", message=f"again {i}", to=["akari"])))
     again = [m for m in seen if isinstance(m, Message) and m.params.message.startswith("again")]
     assert len(again) == PEOPLE_BURST  # the bucket holds at most a burst
+    await link.stop()
+    await manager.stop()
+
+
+async def test_a_companion_elsewhere_that_lets_a_vote_pass_is_not_waited_for_until_it_votes_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A peer announcing a companion that never votes held every turn addressed to it for remote_vote_wait_s (95 s).
+    monkeypatch.setattr(remote_module, "SILENT_AFTER_S", 0.5)
+    bus = InProcessBus()
+    seen: list[Any] = []
+    Changes.event = asyncio.Event()
+    bus.subscribe(("messages", "states", "events"), lambda i: (seen.append(i), Changes.event.set()), direct=True)
+    akari = Local("akari", importance=5, line="akari answers")
+    manager = ConversationManager(bus, user_id="user", participants=[akari], config=ConversationConfig(
+        vote_deadline_s=0.2, turn_cap=1, remote_vote_wait_s=0.8))
+    port = RecordingPort()
+    link = NetworkLink(bus, port, local=[CompanionMetadata(id="akari", name="akari")], user_id="user", roster=manager)
+    await manager.start()
+    await link.start()
+    assert port.sink is not None
+    port.sink.announced(PEER, (SOUTA,))
+    loop = asyncio.get_running_loop()
+
+    async def turn(text: str) -> tuple[float, Any]:
+        started, since = loop.time(), len(seen)
+        message = Message.create(from_="user", message=text, to=["akari", "souta"])
+        bus.publish(message)
+        await wait_for(lambda: any(isinstance(e, ConversationChanged) and e.view.status == "ended"
+                                   for e in seen[since:]))
+        views = [e.view.turn for e in seen if isinstance(e, ConversationChanged) and e.view.turn is not None
+                 and e.view.turn.turn_id == message.params.id]
+        return loop.time() - started, views[-1].vote_of("souta")
+
+    took, vote = await turn("first")
+    assert took >= 0.8  # waited for souta's vote, as for any companion elsewhere
+    assert vote is not None
+    assert vote.status == "missing"
+    took, vote = await turn("second")
+    assert took < 0.6  # not waited for again
+    assert vote is not None
+    assert "not waited for until it votes" in vote.error
+    # souta votes again (on the next message): it is waited for again, and its vote counts
+    third = Message.create(from_="user", message="third", to=["akari", "souta"])
+    port.sink.received(PEER, "states", state("souta", third.params.id, 9))
+    bus.publish(third)
+    await wait_for(lambda: manager.view.turn is not None and manager.view.turn.turn_id == third.params.id
+                   and manager.view.turn.speaker == "souta")
     await link.stop()
     await manager.stop()
