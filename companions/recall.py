@@ -163,6 +163,7 @@ class CompanionRecall:
         self.tasks = TaskSet(f"recall:{companion_id}")
         self._kept: collections.OrderedDict[str, asyncio.Task[tuple[RecalledItem, ...]]] = collections.OrderedDict()
         self._published: set[str] = set()
+        self._waited: set[str] = set()  # messages a prompt already waited for
 
     def forget_cached(self) -> None:
         """Drops the remembered recall (the user erased memory: nothing recalled before is used again)."""
@@ -170,6 +171,7 @@ class CompanionRecall:
             task.cancel()
         self._kept.clear()
         self._published.clear()
+        self._waited.clear()
 
     async def aclose(self) -> None:
         await self.tasks.aclose()
@@ -186,15 +188,19 @@ class CompanionRecall:
                 dropped, old = self._kept.popitem(last=False)
                 old.cancel()
                 self._published.discard(dropped)
+                self._waited.discard(dropped)
         return task
 
     async def ready(self, message: Message, wait_s: float = READY_WAIT_S) -> tuple[RecalledItem, ...]:
         """What is recalled for ``message`` once its search is done (started now if it was not heard first); ()
         when it takes longer than ``wait_s`` (the search index's one thread busy with a file, say): the turn goes
-        on without it, and a later prompt for the same message gets it."""
+        on without it, and a later prompt for the same message gets it if it is there by then. Only the first
+        prompt for a message waits (the vote); the reply after it takes what there is."""
         task = self.prepare_soon(message)
-        done, _ = await asyncio.wait({task}, timeout=wait_s)
-        return task.result() if done and not task.cancelled() else ()
+        if message.params.id not in self._waited:
+            self._waited.add(message.params.id)
+            await asyncio.wait({task}, timeout=wait_s)
+        return task.result() if task.done() and not task.cancelled() else ()
 
     async def _recall(self, message: Message, earlier: list[str], in_context: set[str]) -> tuple[RecalledItem, ...]:
         """Nothing while the user has memory off or the budget is 0; a failing search recalls nothing either (the
