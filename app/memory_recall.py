@@ -146,7 +146,7 @@ class MemoryRecall:
 def relevant(candidate: RecallCandidate, item: RecalledItem, words: frozenset[str], floor: float) -> bool:
     """Whether an item shares a telling word with the query (``words``; the speaker's name, written before each
     indexed line, does not count) or is about as close in meaning as the closest candidate (``floor``)."""
-    return candidate.channel_scores.get("semantic", 0.0) >= floor or not words.isdisjoint(terms(item.text))
+    return candidate.channel_scores.get("semantic", 0.0) >= floor or not words.isdisjoint(terms(item.text, "bigram"))
 
 
 def semantic_floor(found: Sequence[tuple[RecallCandidate, RecalledItem]]) -> float:
@@ -161,7 +161,7 @@ def semantic_floor(found: Sequence[tuple[RecallCandidate, RecalledItem]]) -> flo
 def telling_terms(text: str) -> frozenset[str]:
     """The query's index terms that tell something: not kana-only bigrams ("んだ", "てる" are in most Japanese
     lines)."""
-    return frozenset(t for t in query_terms(text) if not _KANA_PAIR.fullmatch(t))
+    return frozenset(t for t in query_terms(text, "bigram") if not _KANA_PAIR.fullmatch(t))
 
 
 def named_speakers(text: str, items: Sequence[RecalledItem]) -> set[str]:

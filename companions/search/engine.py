@@ -430,7 +430,10 @@ class SearchEngine:
         """Candidates for long-term recall (see :meth:`SearchCore.recall_candidates`). Raises EmptyQueryError.
         With ``weights`` given the rules classify (the classification only routes the graph channel): a language
         model asked here put a request, and a cold prompt, ahead of every companion's line (issue 23)."""
-        cls = await (RuleBasedClassifier() if weights is not None else self.classifier).classify(text)
+        if weights is not None and not weights.get("graph") and text.strip():
+            cls = QueryClassification(type="local", confidence=1.0)  # routes nothing: the graph channel is left out
+        else:
+            cls = await (RuleBasedClassifier() if weights is not None else self.classifier).classify(text)
         return await self._run(lambda c: c.recall_candidates(text, cls, depth, weights))
 
     async def communities(self) -> list[CommunitySummary]:
