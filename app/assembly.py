@@ -127,6 +127,11 @@ async def assemble(setup: Setup) -> Parts:
     indexer = None
     conversations = Conversations(setup.store, setup.bus, user_id=lambda: setup.loaded.settings.general.user_name,
                                   talk=manager, memories=lambda: [c.memory for c in cast])
+    from app.devices.voice_input_wiring import build_voice_input  # the microphone (issue 27)
+
+    devices.voice_input = build_voice_input(
+        settings, setup.bus, devices.speaker, setup.loaded.paths.data_dir,
+        send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions))
     if search is not None:
         from app.conversation_indexing import ConversationIndexer
         from app.memory_recall import attach_recall

@@ -126,6 +126,10 @@ class Runtime:
             return
         parts = self._parts
         await parts.devices.apply_settings(settings)
+        if parts.devices.voice_input is not None:
+            from app.devices.voice_input_wiring import apply_voice_input_settings
+
+            await apply_voice_input_settings(parts.devices.voice_input, previous, settings, self.paths.data_dir)
         if settings.general.language != previous.general.language:
             parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
         if settings.llm != previous.llm:

@@ -37,6 +37,7 @@ from app.settings_sections import (
     SearchSettings,
     SettingsSection,
     TrustSettings,
+    VoiceInputSettings,
     VoiceSettings,
     system_language,
 )
@@ -45,7 +46,8 @@ from companions.atomic_write import write_atomically
 __all__ = [  # the sections are defined in app/settings_sections.py and belong to the settings' interface
     "DEFAULT_BRIDGE_PORT", "BridgeSettings", "CameraSettings", "CompanionSettings", "ConversationSettings",
     "GeneralSettings", "LLMSettings", "LoadedSettings", "McpSettings", "NetworkSettings", "Paths",
-    "ResearchSettings", "SearchSettings", "Settings", "TrustSettings", "VoiceSettings", "env_overrides",
+    "ResearchSettings", "SearchSettings", "Settings", "TrustSettings", "VoiceInputSettings", "VoiceSettings",
+    "env_overrides",
     "load_settings", "save_settings", "settings_to_toml", "system_language",
 ]
 
@@ -65,6 +67,7 @@ _SECTIONS: Final[dict[str, type[SettingsSection]]] = {
     "llm": LLMSettings,
     "camera": CameraSettings,
     "voice": VoiceSettings,
+    "voice_input": VoiceInputSettings,
     "bridge": BridgeSettings,
     "conversation": ConversationSettings,
     "search": SearchSettings,
@@ -106,6 +109,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     camera: CameraSettings = Field(default_factory=CameraSettings)
     voice: VoiceSettings = Field(default_factory=VoiceSettings)
+    voice_input: VoiceInputSettings = Field(default_factory=VoiceInputSettings)
     bridge: BridgeSettings = Field(default_factory=BridgeSettings)
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)

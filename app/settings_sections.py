@@ -81,6 +81,21 @@ class VoiceSettings(SettingsSection):
     output_dir: Path | None = Field(default=None, description="write speech to WAV files here instead of playing it")
 
 
+class VoiceInputSettings(SettingsSection):
+    """Talking to the companions (issue 27, companions/voice_input/): off until the user turns the microphone on."""
+
+    on: bool = Field(default=False, description="the status bar's microphone switch: on, the companions hear you")
+    device: str = Field(default="", description="an input device's name ('' the default); file:PATH.wav stands in")
+    mode: Literal["hands-free", "push-to-talk"] = "hands-free"
+    push_to_talk_key: str = Field(default="F8", max_length=32, description="held to talk, in any mode")
+    end_silence_s: float = Field(default=0.7, ge=0.2, le=3.0, description="silence that ends what the user says")
+    sensitivity: float = Field(default=0.5, ge=0.0, le=1.0, description="0: loud speech only, 1: the faintest")
+    recognizer: Literal["pocketsphinx", "whisper-tiny", "whisper-base"] = "pocketsphinx"
+    language: Literal["auto", "ja", "en"] = "auto"
+    send_at_end: bool = Field(default=True, description="False: the words wait in the message box to be edited")
+    echo: Literal["guard", "pause"] = Field(default="guard", description="the companions' own voice in the mic")
+
+
 # The web pages the bridge admits when nothing else is said: those served from this computer (app/bridge/origins.py).
 LOOPBACK_ORIGINS: Final = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
 _ORIGIN = re.compile(r"https?://(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:(\*|[0-9]{1,5}))?")

@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 flavour="${1:-app}"
 
 # Qt's xcb platform needs these; espeak-ng is the speech engine on Linux; Noto CJK renders Japanese;
-# xvfb runs the window tests without a display.
-SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 fonts-noto-cjk libxcb-icccm4 libxcb-keysyms1 libxcb-image0
+# xvfb runs the window tests without a display; libportaudio2 is the microphone's PortAudio (voice input).
+SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 libportaudio2 fonts-noto-cjk libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
   libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
 # binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.

@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -94,6 +94,8 @@ class Pyttsx3Speaker:
         self._count = 0
         self._scratch: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Called on the speaker thread with each WAV file as it starts playing, and None when it stops.
+        self.playback_listeners: list[Callable[[Path | None], None]] = []
 
     @property
     def status(self) -> DeviceStatus:
@@ -352,9 +354,15 @@ class Pyttsx3Speaker:
 
     def _play(self, path: Path, job: _Job) -> None:
         assert self._player is not None
-        if self._abandoned(job) or not self._player.play(path, abandoned=lambda: self._abandoned(job)) \
-                or self._abandoned(job):
-            raise _Interrupted
+        for listener in self.playback_listeners:  # voice input's echo guard: what is played, when (issue 27)
+            listener(path)
+        try:
+            if self._abandoned(job) or not self._player.play(path, abandoned=lambda: self._abandoned(job)) \
+                    or self._abandoned(job):
+                raise _Interrupted
+        finally:
+            for listener in self.playback_listeners:
+                listener(None)
 
     def _on_finished(self, name: str | None = None, completed: bool = True) -> None:
         """Called by the engine (possibly on espeak's own thread)."""

@@ -16,6 +16,7 @@ from app.settings import Settings, VoiceSettings
 from companions.bus import Bus
 from companions.devices import Utterance, VoiceMap
 from companions.responders import SpeakResponder, VisionResponder
+from companions.voice_input.listening import VoiceInput
 
 
 @dataclass
@@ -24,11 +25,12 @@ class Devices:
     speaker: Pyttsx3Speaker
     vision: VisionResponder
     speak: SpeakResponder
+    voice_input: VoiceInput | None = None  # the microphone (issue 27): app/devices/voice_input_wiring.py
 
     @property
-    def components(self) -> list[OpenCVCamera | Pyttsx3Speaker]:
-        """Runtime components, in start order."""
-        return [self.camera, self.speaker]
+    def components(self) -> list[OpenCVCamera | Pyttsx3Speaker | VoiceInput]:
+        """Runtime components, in start order (voice input after the speaker it listens to)."""
+        return [self.camera, self.speaker, *([self.voice_input] if self.voice_input is not None else [])]
 
     @property
     def responders(self) -> list[VisionResponder | SpeakResponder]:
