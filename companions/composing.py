@@ -157,7 +157,7 @@ _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指�
 # A form the model filled in instead of speaking (measured: "私の名前: あかり" as the first line of a reply).
 _FORM_LINE: Final = re.compile(r"^\s*(?:私の名前|名前|my name|name)\s*[:：]", re.IGNORECASE)
 _LIST_MARK: Final = re.compile(r"^\s*(?:[-*・•]|\d+[.)])\s+")
-ECHO_SIMILARITY: Final = 0.7
+ECHO_SIMILARITY: Final = 0.6  # measured: "日本語で答える" (0.63 to "日本語で答えてください。")
 _INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",
                                  re.IGNORECASE)
 

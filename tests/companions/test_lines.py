@@ -322,3 +322,11 @@ def test_a_name_with_an_honorific_is_still_a_claim_to_be_someone_else() -> None:
     assert misidentified("私はひなちゃんです！", other_names=others)
     assert not misidentified("ひなさん、こんにちは！", other_names=others)
     assert not misidentified("私はひなさんが好きです。", other_names=others)
+
+
+def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
+    from companions.composing import strip_echoed
+
+    notes = ["日本語で答えてください。", "自分のセリフだけを69文字以内で。"]
+    assert strip_echoed("日本語で答える", notes) == ""  # measured: Souta's whole answer to "おすすめの本はある？"
+    assert strip_echoed("日本語の本がおすすめだよ！", notes) == "日本語の本がおすすめだよ！"
