@@ -132,7 +132,7 @@ class SpeechDetector:
 
     def _begin(self, onset: float) -> Began:
         start = onset - self.settings.pre_roll_s - 1e-6
-        frames = [f for f, _ in self._recent if f.end > start]
+        frames = [f for f, _ in self._recent if f.at >= start]
         self._speaking = True
         self._last_voiced_end = self._recent[-1][0].end if self._recent else onset
         self._began_at = frames[0].at if frames else onset

@@ -291,9 +291,8 @@ class VoiceInput:
 
     # -- an utterance ----------------------------------------------------------------------------------------
     def _begin(self, began: Began) -> None:
-        now = self._clock()
         self._count += 1
-        utterance = self._utterance = _Utterance(self._count, began.onset, partial_asked=now)
+        utterance = self._utterance = _Utterance(self._count, began.onset, partial_asked=began.onset)
         self._interrupt()  # barge-in: the companions stop as for Esc
         self.barge_ins.append(BargeIn(began.onset, self._clock()))
         self._set_state("hearing")
@@ -306,9 +305,8 @@ class VoiceInput:
         if utterance is None or utterance.ended:
             return
         self._thread.submit(self._accept, utterance, frame.pcm)
-        now = self._clock()
-        if not utterance.partial_busy and now - utterance.partial_asked >= PARTIAL_EVERY_S:
-            utterance.partial_busy, utterance.partial_asked = True, now
+        if not utterance.partial_busy and frame.end - utterance.partial_asked >= PARTIAL_EVERY_S:
+            utterance.partial_busy, utterance.partial_asked = True, frame.end  # every 300 ms of the user's audio
             self._tasks.spawn(self._partial(utterance), name="speech-partial")
 
     def _end(self, ended: Ended) -> None:
