@@ -37,11 +37,12 @@ BYTES_PER_S: Final = 64 * 1024  # sustained bytes per second and peer (a line is
 BYTES_BURST: Final = 512 * 1024
 STRANGERS_RATE_PER_S: Final = 50.0  # all peers that run no companion here, together
 STRANGERS_BURST: Final = 200
-PEOPLE_RATE_PER_S: Final = 10 / 60
-PEOPLE_BURST: Final = 5
-"""Messages from the people of one peer: about as fast as people type. Each one interrupts the conversation and
-opens a turn (a vote round of every companion addressed: model requests, perhaps billed), so a peer must not
-start turns faster than its people could."""
+PEOPLE_RATE_PER_S: Final = 30 / 60
+PEOPLE_BURST: Final = 10
+"""Messages from the people of one peer: faster than people type (a few quick lines in a row included). Each one
+interrupts the conversation and opens a turn (a vote round of every companion addressed: model requests, perhaps
+billed), so a peer must not start turns faster than its people could. A message dropped here is one this node
+never hears while the sender's node does: the nodes then differ on that turn, so the bound is well above typing."""
 
 MAX_COMPANIONS_PER_PEER: Final = 16  # a reference node runs one companion, a Madoi process its cast (3 samples)
 MAX_REMOTE_COMPANIONS: Final = 48
