@@ -143,7 +143,8 @@ class FileMicrophone:
         self.noise_dbfs = noise_dbfs
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._echo: list[tuple[float, np.ndarray]] = []  # (monotonic start, samples) of what plays into the room
+        # (monotonic start, samples, played by the speakers) of what sounds in the room besides the file
+        self._echo: list[tuple[float, np.ndarray, bool]] = []
         self._lock = threading.Lock()
         self.started_at = 0.0  # monotonic time of the file's first sample
 
@@ -166,20 +167,28 @@ class FileMicrophone:
 
     def hear(self, pcm: bytes, at: float) -> None:
         """The room's speakers play ``pcm`` (16 kHz mono int16) from ``at`` (monotonic); any thread."""
-        if self.echo_gain <= 0:
-            return
-        samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) * self.echo_gain
+        if self.echo_gain > 0:
+            self._add(pcm, at + self.echo_delay_s, self.echo_gain, played=True)
+
+    def add(self, pcm: bytes, at: float, gain: float = 1.0) -> None:
+        """Someone says ``pcm`` into the microphone from ``at`` (monotonic), over whatever it hears; any thread."""
+        self._add(pcm, at, gain, played=False)
+
+    def _add(self, pcm: bytes, at: float, gain: float, *, played: bool) -> None:
+        samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) * gain
         with self._lock:
-            self._echo.append((at + self.echo_delay_s, samples))
+            self._echo.append((at, samples, played))
 
     def silence(self, at: float) -> None:
-        """The speakers stopped at ``at``: nothing more of what they were playing comes back."""
+        """The speakers stopped at ``at``: nothing more of what they were playing comes back (a person in the
+        room goes on talking)."""
         with self._lock:
             kept = []
-            for start, samples in self._echo:
-                if start >= at:
+            for start, samples, played in self._echo:
+                if played and start + self.echo_delay_s >= at:
                     continue
-                kept.append((start, samples[: max(0, int((at - start) * SAMPLE_RATE))]))
+                end = max(0, int((at + self.echo_delay_s - start) * SAMPLE_RATE)) if played else samples.size
+                kept.append((start, samples[:end], played))
             self._echo = kept
 
     def _run(self, pcm: bytes, deliver: Callable[[AudioFrame], None], start: float) -> None:
@@ -205,8 +214,8 @@ class FileMicrophone:
     def _mix_echo(self, frame: np.ndarray, at: float) -> None:
         with self._lock:
             echoes = list(self._echo)
-            self._echo = [(s, x) for s, x in echoes if s + x.size / SAMPLE_RATE > at - 1.0]
-        for begin, samples in echoes:
+            self._echo = [e for e in echoes if e[0] + e[1].size / SAMPLE_RATE > at - 1.0]
+        for begin, samples, _ in echoes:
             offset = round((at - begin) * SAMPLE_RATE)
             lo, hi = max(offset, 0), min(offset + FRAME_SAMPLES, samples.size)
             if lo < hi:
