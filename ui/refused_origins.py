@@ -37,8 +37,10 @@ _TEXTS: Final = Texts("refused_origins", {
     "allowed.text": QT_TRANSLATE_NOOP(
         "refused_origins", "Pages from {origin} may connect now (Settings, Bridge tab, to take it back)."),
     "failed": QT_TRANSLATE_NOOP("refused_origins", "Could not allow {origin}: {error}"),
+    "more": QT_TRANSLATE_NOOP(
+        "refused_origins", "More web pages were refused; they are not shown one by one (the log names them)."),
 })
-_SHOWN_CAP: Final = 256
+SHOWN_CAP: Final = 8  # origins named in a session: a program can send any Origin, the window must not fill up
 
 
 class SettingsOwner(Protocol):
@@ -79,9 +81,12 @@ class RefusedOrigins(QObject):
         return _TEXTS.text(key, self.language, **values)
 
     def _on_item(self, item: BusItem) -> None:
-        if not isinstance(item, BridgeOriginRefused) or item.origin in self.shown or len(self.shown) >= _SHOWN_CAP:
+        if not isinstance(item, BridgeOriginRefused) or item.origin in self.shown or len(self.shown) > SHOWN_CAP:
             return
         self.shown.add(item.origin)
+        if len(self.shown) > SHOWN_CAP:
+            self.notifications.notify(self._t("title"), self._t("more"), "warning")
+            return
         action = None
         if self._owner is not None and self._paths is not None and self._allowable(item.origin):
             action = (self._t("allow"), functools.partial(self.allow, item.origin))

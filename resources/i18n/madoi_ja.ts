@@ -1143,6 +1143,10 @@
         <source>Could not allow {origin}: {error}</source>
         <translation>{origin} を許可できませんでした: {error}</translation>
     </message>
+    <message>
+        <source>More web pages were refused; they are not shown one by one (the log names them).</source>
+        <translation>ほかにも拒否したウェブページがあります。一つずつは表示しません（ログに記録されています）。</translation>
+    </message>
 </context>
 <context>
     <name>roster</name>

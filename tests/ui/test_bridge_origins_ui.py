@@ -26,7 +26,7 @@ from companions.query_broker import QueryBroker
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
-from ui.refused_origins import RefusedOrigins
+from ui.refused_origins import SHOWN_CAP, RefusedOrigins
 from ui.settings_dialog import SettingsDialog
 
 
@@ -103,6 +103,26 @@ async def test_a_refused_web_page_is_said_in_the_window_once_per_origin(
     assert "Web pages allowed" in texts[0]
     assert {n.level for n in notifications.history} == {"warning"}
     assert server.origins.refused == {"https://evil.example": 2, "http://evil.localhost:8000": 1}
+
+
+async def test_a_program_knocking_with_many_origins_cannot_fill_the_window(
+        qtbot: QtBot, bridge: tuple[InProcessBus, BridgeServer]) -> None:
+    bus, server = bridge
+    window = QWidget()
+    qtbot.addWidget(window)
+    notifications = NotificationArea(window)
+    refused = RefusedOrigins(bus, notifications, "en")
+    refused.attach()
+    try:
+        for i in range(12):
+            assert await _knock(server.port, f"https://site{i}.example") == 403
+        await bus.drain()
+    finally:
+        refused.detach()
+    texts = [n.text for n in notifications.history]
+    assert len(texts) == SHOWN_CAP + 1
+    assert texts[-1].startswith("More web pages were refused")
+    assert len(server.origins.refused) == 12  # the bridge still counts each (and the log names them)
 
 
 async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
