@@ -107,14 +107,13 @@ async def floor(base_url: str, model: str, server: OpenAITestServer | None) -> f
 
 async def line_floor(base_url: str, model: str, server: OpenAITestServer | None, companion_id: str,
                      text: str) -> float:
-    """One cold completion of the companion's own line: the request Madoi's reply is (its system prompt, the
-    message, the turn's instructions), with nothing before it, streamed to its end (seconds). A different prompt is
-    sent first, so that no prompt cache holds this one."""
-    from companions.cards import load_cards, localized, sample_cards_dir
-    from companions.composing import LineRules, reply_language, turn_notes
-    from companions.llm.system_messages import with_one_system_message
+    """One cold completion of the companion's own line: the request Madoi's reply is (its system prompt, which says
+    the language and length of a line, and the message), with nothing before it, streamed to its end (seconds). A
+    different prompt is sent first, so that no prompt cache holds this one."""
+    from companions.cards import load_cards, sample_cards_dir
+    from companions.composing import reply_language
     from companions.llm.types import ChatMessage
-    from companions.prompts import guidance_prompt, system_prompt
+    from companions.prompts import system_prompt
 
     await floor(base_url, model, server)  # evicts the prompt cache
     if server is not None:
@@ -124,11 +123,7 @@ async def line_floor(base_url: str, model: str, server: OpenAITestServer | None,
     message = Message.create(from_="user", message=text)
     language = reply_language(message, "ja")
     others = [c.wire_metadata(language) for c in cards.values() if c.id != companion_id]
-    rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
-    notes = turn_notes(language, rules.limit(language))
-    chat = with_one_system_message((ChatMessage.system(system_prompt(card, language, others)),
-                                    ChatMessage.user(f"User (id: user): {text}"),
-                                    ChatMessage.system(guidance_prompt(notes, language))))
+    chat = (ChatMessage.system(system_prompt(card, language, others)), ChatMessage.user(f"User (id: user): {text}"))
     client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("MADOI_LLM_API_KEY", "x"), max_retries=0)
     started = time.perf_counter()
     stream = await client.chat.completions.create(

@@ -305,7 +305,8 @@ class Companion:
         """The system prompt (in ``language``; the companion's own by default), what this companion remembers of
         this conversation, and what it recalled from earlier ones for ``message`` (after that stable prefix)."""
         others = [m for m in self.roster() if m.id != self.id]
-        prompt = system_prompt(self.card, language or self.language, others)
+        language = language or self.language
+        prompt = system_prompt(self.card, language, others, self.line_rules.limit(language))
         context = [ChatMessage.system(prompt), *self.memory.as_messages()]
         recalled = self.recall.block_for(message, language or self.language) if self.recall is not None else ""
         if recalled:
@@ -363,11 +364,14 @@ class Companion:
             guidance = await decide(self.model, context, self.card.events, language,
                                     prompt_texts(language).events, counter=self.structured_stats)
         self.last_guidance = guidance
-        notes = [*guidance.texts, *turn_notes(language, self.line_rules.limit(language)), *extra_notes]
+        # The language and length of a line are in the system prompt; only what this turn adds comes after the
+        # message (nothing at all, most turns: a small model copies instructions written there into its line).
+        notes = [*guidance.texts, *extra_notes]
         if closing_prompt(language, closing):
             notes.append(closing_prompt(language, closing))
-        context.append(ChatMessage.system(guidance_prompt(notes, language)))
-        self.last_notes = notes
+        if notes:
+            context.append(ChatMessage.system(guidance_prompt(notes, language)))
+        self.last_notes = [*notes, *turn_notes(language, self.line_rules.limit(language))]
         self.last_prompt = context[0].text
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id, origin=source)

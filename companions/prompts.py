@@ -50,9 +50,17 @@ def _present(others: Sequence[CompanionMetadata], language: str) -> str:
     return ", ".join(f"{m.name} (id: {m.id})" for m in others)
 
 
-def system_prompt(card: CompanionCard, language: str, present: Sequence[CompanionMetadata] = ()) -> str:
-    """The system prompt of ``card`` in ``language``, naming who else is present."""
+def system_prompt(card: CompanionCard, language: str, present: Sequence[CompanionMetadata] = (),
+                  max_chars: int | None = None) -> str:
+    """The system prompt of ``card`` in ``language``, naming who else is present. It says how a line is said (in
+    ``language``, within ``max_chars`` characters: by default the length of the card's sample line allows), so a
+    turn with no instructions of its own sends the model nothing after the message it answers (a 0.5B model copied
+    the instructions written after the message into its line: "日本語で「読書世界」を答える。")."""
+    from companions.composing import LineRules  # the one rule of a line's length
+
     m = card.metadata
+    if max_chars is None:
+        max_chars = LineRules.from_samples({lang: localized(m.sample, lang) for lang in LANGUAGES}).limit(language)
     # str.format_map on a plain dict: card texts are data, so braces inside them are never interpreted.
     return prompt_texts(language).system.format_map(
         {
@@ -63,6 +71,7 @@ def system_prompt(card: CompanionCard, language: str, present: Sequence[Companio
             "sample": localized(m.sample, language),
             "role": localized(card.role, language),
             "present": _present(present, language),
+            "max_chars": str(max_chars),
         }
     )
 

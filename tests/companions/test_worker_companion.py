@@ -226,7 +226,7 @@ async def test_tool_syntax_json_and_name_prefixes_never_reach_a_line(
     planned = await companion.compose(question)
     assert planned is not None
     assert planned.text == line
-    assert "Reply in English." in model.requests_in("")[0].messages[-1].text, "the language of the question"
+    assert "in English" in model.requests_in("")[0].messages[0].text, "the language of the question"
     model.assert_used_up()
 
 
