@@ -63,7 +63,9 @@ async def shoot_main_window(out: Path, language: str, name: str, home: Path, *, 
         window.show()
         await window.attach()
         runtime.parts.conversations.send(scene["user"])
-        await until(window.chat.composing_changed, lambda: souta_start in window.chat.view.toPlainText(), 30)
+        # What streams shows sentence by sentence, each once it passed the checks: Souta's first sentence.
+        first_sentence = souta_start.split("。")[0].split(". ")[0]
+        await until(window.chat.composing_changed, lambda: first_sentence in window.chat.view.toPlainText(), 30)
         await until(window.turns.rendered, lambda: window.turns.view.turn is not None
                     and window.turns.view.turn.number == 2, 30)
         if before_shot is not None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPixmap, QResizeEvent
-from PySide6.QtWidgets import QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPixmap, QResizeEvent
+from PySide6.QtWidgets import QHeaderView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from ui.avatars import avatar_pixmap
 from ui.companion_colors import companion_color
@@ -34,6 +34,7 @@ IMPORTANCE_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 2  # the vote's importa
 REASON_ROLE: Final = int(Qt.ItemDataRole.UserRole) + 3  # True on a companion's reason row
 VOTE: Final = COLUMNS.index("vote")  # shows the importance too ("speak · 8", a bar behind)
 REASON_INDENT: Final = 18  # pixels: a reason sits under its companion's name, a little in
+METER_ROOM: Final = 34  # pixels at the right of a vote for its importance meter
 MIN_COLUMN: Final = 44  # pixels: a column narrowed to fit keeps at least this (its cells wrap)
 AVATAR_SIDE: Final = 16  # the companion's picture beside its name
 SPEAKER_MARK: Final = "▶ "  # before the speaker's name
@@ -230,33 +231,51 @@ class VotesModel(QAbstractTableModel):
 
 
 class VotesDelegate(QStyledItemDelegate):
-    """Draws the importance (0-10) as a bar in the companion's colour behind the vote, and a reason a little in
-    from the left, wrapped over the whole table's width (its row spans every column)."""
+    """Draws the importance (0-10) as a small meter in the companion's colour at the right of the vote (behind the
+    words, or under them, it read as a highlight or a link), and a reason a little in from the left, wrapped over
+    the whole table's width (its row spans every column)."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
-        if index.data(REASON_ROLE):
-            opt = QStyleOptionViewItem(option)
-            opt.rect = option.rect.adjusted(REASON_INDENT, 0, 0, 0)
-            super().paint(painter, opt, index)
-            return
         value = index.data(IMPORTANCE_ROLE)
-        if isinstance(value, int):  # a meter along the cell's foot (behind the words it looked like a highlight)
-            rect = QRectF(option.rect).adjusted(4, 0, -4, -2)
-            color = QColor(companion_color(str(index.data(COMPANION_ROLE))))
-            painter.save()
-            painter.setPen(Qt.PenStyle.NoPen)
-            track = QColor(color)
-            track.setAlpha(40)
-            painter.setBrush(track)
-            painter.drawRoundedRect(QRectF(rect.x(), rect.bottom() - 3, rect.width(), 3), 1.5, 1.5)
-            painter.setBrush(color)
-            painter.drawRoundedRect(QRectF(rect.x(), rect.bottom() - 3, rect.width() * value / 10, 3), 1.5, 1.5)
-            painter.restore()
-        super().paint(painter, option, index)
+        reason = bool(index.data(REASON_ROLE))
+        whole = QStyleOptionViewItem(option)
+        self.initStyleOption(whole, index)
+        style = whole.widget.style() if whole.widget is not None else None
+        if style is None or (not reason and not isinstance(value, int)):
+            super().paint(painter, option, index)
+            return
+        # The cell's background (the speaker's tint) and selection under all of it, once; then the words in their
+        # part of it (a reason a little in, a vote beside its meter) without a second coat of the tint.
+        style.drawPrimitive(QStyle.PrimitiveElement.PE_PanelItemViewItem, whole, painter, whole.widget)
+        words = QStyleOptionViewItem(whole)
+        words.rect = option.rect.adjusted(REASON_INDENT, 0, 0, 0) if reason \
+            else option.rect.adjusted(0, 0, -METER_ROOM, 0)
+        words.backgroundBrush = QBrush()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, words, painter, whole.widget)
+        if reason or not isinstance(value, int):
+            return
+        meter = QRectF(option.rect.right() - METER_ROOM + 4, option.rect.center().y() - 2, METER_ROOM - 10, 4)
+        color = QColor(companion_color(str(index.data(COMPANION_ROLE))))
+        track = QColor(color)
+        track.setAlpha(45)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(track)
+        painter.drawRoundedRect(meter, 2, 2)
+        painter.setBrush(color)
+        painter.drawRoundedRect(QRectF(meter.x(), meter.y(), meter.width() * value / 10, meter.height()), 2, 2)
+        painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         if not index.data(REASON_ROLE):
-            return super().sizeHint(option, index)
+            if not isinstance(index.data(IMPORTANCE_ROLE), int):
+                return super().sizeHint(option, index)
+            words = QStyleOptionViewItem(option)  # the words wrap beside the meter
+            if option.rect.width() > METER_ROOM:
+                words.rect = option.rect.adjusted(0, 0, -METER_ROOM, 0)
+            size = super().sizeHint(words, index)
+            return QSize(size.width() + METER_ROOM, size.height())
         # The table asks with the width of the whole span: the reason's height wrapped there; no width of its own
         # (the first column must not grow to a whole reason's length).
         opt = QStyleOptionViewItem(option)
