@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.participant import Participant
-from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit, Refusal
+from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit
 from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
 from companions.network.remote import MessageOrder, RemoteParticipant
@@ -164,8 +164,6 @@ class NetworkLink:
             del self.payloads[next(iter(self.payloads))]
         try:
             self._receive(peer, topic, payload)
-        except Refusal as refused:
-            self.drops.drop(refused.kind, peer, topic, str(refused))
         except Refused as refused:
             self.drops.drop(refused.kind, peer, topic, str(refused))
         except Exception as err:  # a bug must not let a peer's bytes take the network down: drop, and say so
@@ -178,14 +176,16 @@ class NetworkLink:
 
     def _receive(self, peer: str, topic: str, payload: bytes) -> None:
         self._hear(peer)
-        if not self.rate.allow(peer, len(payload), stranger=not self.peers.known(peer)):
-            raise Refusal("flood", f"over the rate of {'strangers' if not self.peers.known(peer) else 'its peer'}")
+        stranger = not self.peers.known(peer)
+        if not self.rate.allow(peer, len(payload), stranger=stranger):
+            raise Refused("flood", "over the rate of " + ("the peers that run no companion here" if stranger
+                                                           else "its peer"))
         if topic not in WIRE_TOPICS:
-            raise Refusal("invalid", f"unknown topic {topic[:64]!r}")
+            raise Refused("invalid", f"unknown topic {topic[:64]!r}")
         data = read_json(payload, max_bytes=MAX_PAYLOAD_BYTES)
         if topic == "states" and isinstance(data, list):
             if len(data) > MAX_STATES_PER_PAYLOAD:  # a node sends one per companion it runs
-                raise Refusal("too many", f"{len(data)} votes in one payload (at most {MAX_STATES_PER_PAYLOAD})")
+                raise Refused("too many", f"{len(data)} votes in one payload (at most {MAX_STATES_PER_PAYLOAD})")
             bodies: list[Any] = data
         else:
             bodies = [data]
@@ -194,12 +194,12 @@ class NetworkLink:
                 self._admit(peer, topic, parse_body(topic, body))
             except ProtocolError as err:
                 self.drops.drop("invalid", peer, topic, str(err))
-            except Refusal as refused:
+            except Refused as refused:
                 self.drops.drop(refused.kind, peer, topic, str(refused))
 
     def _admit(self, peer: str, topic: str, item: WireItem) -> None:
         if isinstance(item, (Query, QueryResult)):
-            raise Refusal("query", "queries are answered only for this process's companions; results are not "
+            raise Refused("query", "queries are answered only for this process's companions; results are not "
                           "taken from the network")
         if isinstance(item, State):
             if item.params.from_ not in self.remote or self.remote[item.params.from_].peer != peer \
@@ -232,11 +232,11 @@ class NetworkLink:
         new_person = not self.peers.person_of(peer, p.from_)
         sender = p.from_
         if self.peers.owner(p.from_) != peer and not self.rate.allow_person(peer):
-            raise Refusal("flood", "its people's messages come faster than people type (each opens a turn)")
+            raise Refused("flood", "its people's messages come faster than people type (each opens a turn)")
         if not self.peers.speaker(peer, p.from_):
             person = self.person_ids.incoming_from(p.from_, peer)
             if person is None:
-                raise Refusal("invalid", f"the person {p.from_[:64]!r}'s id would be too long here")
+                raise Refused("invalid", f"the person {p.from_[:64]!r}'s id would be too long here")
             sender = person
             if new_person:
                 self._changed()  # the window lists the people elsewhere
@@ -250,7 +250,7 @@ class NetworkLink:
             try:
                 self._hear(peer)
                 self.peers.claim(peer, metadata.id)
-            except Refusal as refused:
+            except Refused as refused:
                 self.drops.drop(refused.kind, peer, "metadata", f"announced {metadata.id[:64]!r}: {refused}")
                 continue
             self._join(peer, metadata)

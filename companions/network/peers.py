@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from companions.network.people import SEPARATOR, looks_like_a_user
-from companions.network.untrusted import DropKind
+from companions.network.untrusted import Refused
 from companions.protocol import MAX_RECIPIENTS
 
 RATE_PER_S: Final = 50.0  # sustained items per second and peer (a turn of ten companions is ~12 items)
@@ -63,14 +63,6 @@ heard least recently among those that run no companion here; it is refused only 
 which the companions' bounds (MAX_REMOTE_COMPANIONS < MAX_PEERS) never allow."""
 
 
-class Refusal(Exception):
-    """Why an id or a peer is refused: ``kind`` for the drop counter, ``str()`` for the log."""
-
-    def __init__(self, kind: DropKind, reason: str) -> None:
-        super().__init__(reason)
-        self.kind: DropKind = kind
-
-
 def remote_companion_limit(local_companions: int) -> int:
     """How many companions from elsewhere fit beside ``local_companions`` of this app's own: a message to everyone
     names them all and the user within MAX_RECIPIENTS."""
@@ -96,7 +88,7 @@ class PeerDirectory:
         """Notes ``peer`` as heard now; returns the peers forgotten to make room for it (they owned no companion).
 
         Raises:
-            Refusal: MAX_PEERS peers that run companions here are known already.
+            Refused: MAX_PEERS peers that run companions here are known already.
         """
         if peer in self._peers:
             self._peers.move_to_end(peer)
@@ -111,7 +103,7 @@ class PeerDirectory:
         """Forgets the peer heard least recently that runs no companion here (never ``keep``); returns it."""
         idle = next((p for p in self._peers if p != keep and not self.ids_of(p)), None)
         if idle is None:
-            raise Refusal("too many", refusal)
+            raise Refused("too many", refusal)
         self.release(idle)
         return idle
 
@@ -150,29 +142,29 @@ class PeerDirectory:
         """Binds the companion id ``companion`` to ``peer``: it announced it, or (``announced=False``) voted as it.
 
         Raises:
-            Refusal: a reserved id or a person's name, another peer's companion, or past a bound.
+            Refused: a reserved id or a person's name, another peer's companion, or past a bound.
         """
         why = self.reserved(companion)
         if why is not None:
-            raise Refusal("reserved", why)
+            raise Refused("reserved", why)
         if looks_like_a_user(companion):
-            raise Refusal("reserved", f"{companion!r} is a person's name, never a companion's")
+            raise Refused("reserved", f"{companion!r} is a person's name, never a companion's")
         owner = self._owner.get(companion)
         if owner is not None and owner != peer:
-            raise Refusal("forged", f"{companion!r} belongs to peer {owner}")
+            raise Refused("forged", f"{companion!r} belongs to peer {owner}")
         if owner == peer:
             if announced:
                 self._unannounced.discard(companion)
             return
         if len(self.ids_of(peer)) >= MAX_COMPANIONS_PER_PEER:
-            raise Refusal("too many", f"peer {peer} runs {MAX_COMPANIONS_PER_PEER} companions here already")
+            raise Refused("too many", f"peer {peer} runs {MAX_COMPANIONS_PER_PEER} companions here already")
         if len(self._owner) >= self.max_companions:
-            raise Refusal("too many", f"{self.max_companions} companions from elsewhere already")
+            raise Refused("too many", f"{self.max_companions} companions from elsewhere already")
         if not announced:
             if len(self._unannounced) >= MAX_UNANNOUNCED:
-                raise Refusal("too many", f"{MAX_UNANNOUNCED} companions known only by their votes already")
+                raise Refused("too many", f"{MAX_UNANNOUNCED} companions known only by their votes already")
             if sum(self._owner[c] == peer for c in self._unannounced) >= MAX_UNANNOUNCED_PER_PEER:
-                raise Refusal("too many", f"peer {peer} voted as {MAX_UNANNOUNCED_PER_PEER} companions it never "
+                raise Refused("too many", f"peer {peer} voted as {MAX_UNANNOUNCED_PER_PEER} companions it never "
                               "announced already")
             self._unannounced.add(companion)
         self._owner[companion] = peer
@@ -181,16 +173,16 @@ class PeerDirectory:
         """Checks that ``sender`` is a companion of ``peer`` (a vote or an action must come from one).
 
         Raises:
-            Refusal: it is not.
+            Refused: it is not.
         """
         why = self.reserved(sender)
         if why is not None:
-            raise Refusal("reserved", why)
+            raise Refused("reserved", why)
         owner = self._owner.get(sender)
         if owner is None:
-            raise Refusal("not a companion", f"{sender!r} is no companion of peer {peer}")
+            raise Refused("not a companion", f"{sender!r} is no companion of peer {peer}")
         if owner != peer:
-            raise Refusal("forged", f"{sender!r} belongs to peer {owner}")
+            raise Refused("forged", f"{sender!r} belongs to peer {owner}")
 
     # -- people -------------------------------------------------------------------------------------------------
     def speaker(self, peer: str, sender: str) -> bool:
@@ -198,20 +190,20 @@ class PeerDirectory:
         there (``False``: the caller names them ``<sender>@<peer>``).
 
         Raises:
-            Refusal: ``sender`` is one of this app's companions, in a person's form, another peer's companion, or
+            Refused: ``sender`` is one of this app's companions, in a person's form, another peer's companion, or
                 a new person past the bounds.
         """
         owner = self._owner.get(sender)
         if owner == peer:
             return True
         if sender in self.local_ids or SEPARATOR in sender:
-            raise Refusal("reserved", self.reserved(sender) or sender)
+            raise Refused("reserved", self.reserved(sender) or sender)
         if owner is not None:
-            raise Refusal("forged", f"{sender!r} belongs to peer {owner}")
+            raise Refused("forged", f"{sender!r} belongs to peer {owner}")
         people = self._people.setdefault(peer, set())
         if sender not in people:
             if len(people) >= MAX_PEOPLE_PER_PEER:
-                raise Refusal("too many", f"peer {peer} spoke as {MAX_PEOPLE_PER_PEER} people already")
+                raise Refused("too many", f"peer {peer} spoke as {MAX_PEOPLE_PER_PEER} people already")
             while sum(len(p) for p in self._people.values()) >= MAX_PEOPLE:
                 self._forget_idle(peer, f"{MAX_PEOPLE} people from elsewhere already")
             people.add(sender)
