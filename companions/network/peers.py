@@ -12,11 +12,12 @@ The signer of a gossipsub message is proven by its signature (strict signing); n
 - **Anyone else a peer speaks as is a person there**: its own ``<name>@<peer>`` on this bus, so two machines'
   users never merge and no peer can take over another's people.
 - **Bounds**: companions per peer and in all (a message to everyone names every companion, within the protocol's
-  ``to`` limit), people per peer and in all, peers with anything kept here at once; past a bound the new one is
-  refused, never an old one's place taken.
+  ``to`` limit), companions known only by their votes, people per peer and in all, peers with anything kept here
+  at once. A companion past a bound is refused, never another's place taken; a peer that runs no companion here
+  (only people) gives its place to a newer peer when there is no room left.
 
-Rates: a token bucket per peer for items and one for bytes; peers that run no companion here (strangers: a
-firehose, a signer nobody announced) share one more bucket, so a crowd of fresh keys cannot flood either.
+Rates: token buckets per peer for items and for bytes, one more shared by the peers that run no companion here, and
+one for the messages of a peer's people (each starts a turn).
 """
 
 from __future__ import annotations
