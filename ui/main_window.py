@@ -32,6 +32,7 @@ from app.memory_access import RuntimeMemory
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
+from app.voice_input_controls import RuntimeVoiceInput
 from companions.tasks import TaskSet
 from ui.camera_preview import CameraPreview
 from ui.camera_switch import CameraSwitch
@@ -45,6 +46,7 @@ from ui.first_run import NOT_FOUND
 from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, use_language
 from ui.memory_view import MemoryEntry
 from ui.message_actions import MessageActions
+from ui.microphone_switch import MicrophoneSwitch
 from ui.naming import named
 from ui.network_panel import NetworkPanel
 from ui.refused_origins import RefusedOrigins
@@ -52,6 +54,8 @@ from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.show_them import ShowThemButton
 from ui.speech_notice import SpeechNotice
+from ui.spoken_words import SpokenWords
+from ui.talk_button import TalkButton
 from ui.turns_panel import TurnsPanel
 from ui.window_layout import WindowLayout
 from ui.window_menu import ConversationMenu
@@ -146,6 +150,12 @@ class MainWindow(QMainWindow):
         self.chat_looks = ChatLooks(self.chat, people, self.language)
         self.show_them = ShowThemButton(self.chat, camera, self.language)
         self.show_them.place()
+        voice_input = RuntimeVoiceInput(runtime)  # talking to them (issue 27): the microphone's switch and state,
+        self.microphone_switch = MicrophoneSwitch(bus, voice_input, self.language)  # push-to-talk, words in the box
+        self.statusBar().addPermanentWidget(self.microphone_switch)
+        self.talk_button = TalkButton(self.chat, bus, voice_input, self.language)
+        self.talk_button.place()
+        self.spoken_words = SpokenWords(self.chat, bus, voice_input)
         self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language,  # pages the bridge refused
                                               owner=self.extras, paths=runtime.paths)
         self.statusBar().showMessage(_text("starting", self.language))
@@ -168,7 +178,8 @@ class MainWindow(QMainWindow):
         await self.conversations.attach()
         self._attached.append(self.conversations)
         for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice,
-                      self.message_actions, self.camera_switch, self.chat_looks):
+                      self.message_actions, self.camera_switch, self.chat_looks, self.microphone_switch,
+                      self.talk_button, self.spoken_words):
             panel.attach()
             self._attached.append(panel)
         self._attached.append(self.show_them)  # follows nothing; its task in flight is cancelled at detach
@@ -227,7 +238,7 @@ class MainWindow(QMainWindow):
             use_language(language)  # Qt's own texts and every widget's self.tr()
             for panel in (self.roster, self.network, self.conversations, self.chat, self.turns, self.search_panel,
                           self.camera_panel, self.speech_notice, self.message_actions, self.camera_switch,
-                          self.chat_looks, self.show_them):
+                          self.chat_looks, self.show_them, self.microphone_switch, self.talk_button):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)
@@ -237,6 +248,7 @@ class MainWindow(QMainWindow):
             self.refusal_notes.language = language
             self._retranslate()
         self._tasks.spawn(self._apply(settings), name="apply-settings")
+        self.talk_button.follow_settings()  # the push-to-talk key may have changed
 
     def _retry_model(self) -> None:
         self._tasks.spawn(self._apply(None), name="reconnect-model")

@@ -33,6 +33,7 @@ from ui.settings_llm import LlmPage
 from ui.settings_privacy import PrivacyPage
 from ui.settings_search import SearchPage
 from ui.settings_texts import Language, text
+from ui.settings_voice_input import VoiceInputPage
 
 __all__ = ["SettingsDialog", "VoiceTester", "open_settings"]
 log = logging.getLogger(__name__)
@@ -80,6 +81,10 @@ class SettingsDialog(QDialog):
         self.pages.append(self.privacy)
         self.tabs.addTab(self.privacy, PrivacyPage.title(self.language))
         self.privacy.changed.connect(self.revalidate)
+        self.voice_input = VoiceInputPage(settings.voice_input, paths.data_dir, **page_args)  # issue 27
+        self.pages.append(self.voice_input)
+        self.tabs.insertTab(self.tabs.indexOf(self.devices) + 1, self.voice_input, VoiceInputPage.title(self.language))
+        self.voice_input.changed.connect(self.revalidate)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")
         self.save_button.setText(self._t("save"))  # Qt's own words stay English without its translations

@@ -1,0 +1,217 @@
+"""Talking to the companions as the user meets it in the window (issue 27): the status bar's microphone (its states,
+the one-click mute kept across restarts), the words in the message box as they are said and sent to whom "To" says,
+push-to-talk with the key, and the settings tab (the microphone test's level, the model download with consent,
+progress and the checksum). Real runtime and devices: espeak-ng speech in a WAV file as the microphone,
+PocketSphinx, scripted companion models."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import http.server
+import threading
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from app.devices import recognizer_models
+from app.devices.recognizer_models import SpeechModel
+from app.settings import VoiceInputSettings
+from companions.llm.scripted import say
+from companions.voice_input.events import EchoAdvice, MicrophoneChanged
+from tests.app.speech_audio import clip
+from tests.ui.conftest import signal_fired
+from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
+from ui.main_thread_gc import MainThreadGC
+from ui.main_window import MainWindow
+from ui.settings_voice_input import VoiceInputPage
+
+QUESTION = "what is the weather like tomorrow"
+
+
+@pytest.fixture(autouse=True)
+def _gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
+    guard = MainThreadGC(qapp, interval_ms=200)
+    yield
+    guard.stop()
+
+
+@pytest.fixture
+def english(madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MADOI_LANGUAGE", "en")
+    return madoi_home
+
+
+async def test_spoken_words_show_in_the_box_and_go_to_whom_to_says(
+        qtbot: QtBot, english: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    spoken = clip(QUESTION, tmp_path / "user.wav", before_s=1.5, after_s=30.0)
+    monkeypatch.setenv("MADOI_VOICE_INPUT_DEVICE", f"file:{spoken.path}")
+    monkeypatch.setenv("MADOI_VOICE_INPUT_END_SILENCE_S", "0.5")
+    cast = scripted_cast()
+    lines(cast["akari"], say("It will be sunny tomorrow."))
+    async with scripted_runtime(cast) as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.resize(1200, 760)
+        window.show()
+        await window.attach()
+        switch = window.microphone_switch
+        assert switch.text() == "Microphone off"
+        assert not window.talk_button.isEnabled()
+        window.chat.address.set_addressees(["akari"])  # "To: Akari", as the user chose
+        window.chat.input.setPlainText("Akari,")  # typed before speaking: the words come after it
+        shown: list[str] = []
+        window.spoken_words.shown.connect(shown.append)
+        async with signal_fired(switch.switched, timeout=30):  # PocketSphinx loads its model first
+            qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)
+        assert switch.text() == "Listening"
+        assert window.talk_button.isEnabled()
+        assert tomllib.loads((english / "settings.toml").read_text("utf-8"))["voice_input"]["on"] is True
+        await until(window.chat.message_shown, lambda: "sunny tomorrow" in window.chat.view.toPlainText(), 60)
+        assert any(text.startswith("Akari, ") and text != f"Akari, {QUESTION}" for text in shown)  # as it was said
+        assert f"Akari, {QUESTION}" in window.chat.view.toPlainText()
+        assert window.chat.input.toPlainText() == ""  # sent from the box, so the box is empty again
+        stored = await runtime.parts.conversations.store.messages(runtime.parts.conversations.active_id)
+        user_message = next(m.message for m in stored if m.message.params.from_ == runtime.settings.general.user_name)
+        assert user_message.params.to == ["akari"]
+        cast.assert_used_up()
+        window.close()
+
+
+async def test_the_microphone_says_what_it_does_and_suggests_a_headset(qtbot: QtBot, english: Path) -> None:
+    async with scripted_runtime(scripted_cast()) as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        switch = window.microphone_switch
+        runtime.settings.voice_input.on = True  # as if switched on; the states come from the voice input
+        switch.setChecked(True)
+        for state, text in (("listening", "Listening"), ("hearing", "Hearing you…"),
+                            ("recognising", "Recognising…")):
+            runtime.bus.publish(MicrophoneChanged(state))
+            await until(switch.shown, lambda t=text: switch.text() == t, 5)
+        runtime.bus.publish(MicrophoneChanged("unavailable", "no microphone: no audio input device was found"))
+        await until(switch.shown, lambda: switch.text() == "No microphone", 5)
+        assert "no audio input device was found" in switch.toolTip()
+        runtime.bus.publish(MicrophoneChanged("listening"))
+        runtime.bus.publish(EchoAdvice(True, -1.0))
+        await until(switch.shown, lambda: switch.text() == "Listening · headset?", 5)
+        assert "headset" in switch.toolTip()
+        window.close()
+
+
+async def test_the_push_to_talk_key_held_talks_and_types_nothing(qtbot: QtBot, english: Path) -> None:
+    async with scripted_runtime(scripted_cast()) as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.show()
+        await window.attach()
+        voice_input = runtime.parts.devices.voice_input
+        assert voice_input is not None
+        await voice_input.switch(True)  # a file microphone is not set: the default device, absent here
+        calls: list[str] = []
+        window.talk_button.key.port = type("Port", (), {  # what the key does, recorded
+            "press": lambda self: calls.append("press"), "release": lambda self: calls.append("release")})()
+        window.chat.input.setFocus()
+        qtbot.keyPress(window.chat.input, Qt.Key.Key_F8)
+        qtbot.keyPress(window.chat.input, Qt.Key.Key_F8)  # a second press without a release: a held key repeats
+        qtbot.keyRelease(window.chat.input, Qt.Key.Key_F8)
+        assert calls == ["press", "release"]
+        assert window.chat.input.toPlainText() == ""
+        window.close()
+
+
+# -- the settings tab ----------------------------------------------------------------------------------------------
+
+class _Files(http.server.BaseHTTPRequestHandler):
+    body: ClassVar[bytes] = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        for offset in range(0, len(self.body), 65536):
+            self.wfile.write(self.body[offset:offset + 65536])
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[bytes]:
+    body = recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 4000
+    _Files.body = body
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    model = SpeechModel("whisper-tiny", "ggml-tiny.bin", len(body),
+                        hashlib.sha1(body, usedforsecurity=False).hexdigest(),
+                        f"http://127.0.0.1:{httpd.server_address[1]}/ggml-tiny.bin")
+    monkeypatch.setitem(recognizer_models.MODELS, "whisper-tiny", model)
+    yield body
+    httpd.shutdown()
+
+
+def _page(tmp_path: Path, section: VoiceInputSettings) -> tuple[VoiceInputPage, list[object]]:
+    tasks: list[object] = []
+
+    def spawn(coro: object) -> None:
+        tasks.append(asyncio.get_running_loop().create_task(coro))  # type: ignore[arg-type]
+
+    return VoiceInputPage(section, tmp_path, language="en", errors={}, spawn=spawn), tasks
+
+
+async def test_the_model_is_downloaded_only_after_the_user_agrees_with_progress(
+        qtbot: QtBot, tmp_path: Path, model_server: bytes) -> None:
+    page, _ = _page(tmp_path, VoiceInputSettings(recognizer="whisper-tiny"))
+    qtbot.addWidget(page)
+    page.show()
+    assert page.model_status.text() == "Not downloaded yet (1 MB)."
+    page.ask_download()
+    box = page.consent
+    assert box is not None
+    assert "ggml-tiny.bin" in box.text()
+    assert "checksum" in box.text()
+    progress: list[int] = []
+    page.download_progress.valueChanged.connect(progress.append)
+    async with signal_fired(page.download_finished, timeout=30):
+        qtbot.mouseClick(box.findChild(type(page.download_button), "consentDownloadButton"),
+                         Qt.MouseButton.LeftButton)
+    assert page.model_status.text() == "Downloaded and checked."
+    assert (tmp_path / "speech-models" / "ggml-tiny.bin").read_bytes() == model_server
+    assert progress
+    assert page.values()["voice_input"]["recognizer"] == "whisper-tiny"
+
+
+async def test_not_now_downloads_nothing(qtbot: QtBot, tmp_path: Path, model_server: bytes) -> None:
+    page, tasks = _page(tmp_path, VoiceInputSettings(recognizer="whisper-tiny"))
+    qtbot.addWidget(page)
+    page.ask_download()
+    assert page.consent is not None
+    page.consent.reject()
+    page.consent.buttons()[1].click()
+    assert not tasks
+    assert not (tmp_path / "speech-models" / "ggml-tiny.bin").exists()
+
+
+async def test_the_microphone_test_shows_the_level_heard(qtbot: QtBot, tmp_path: Path) -> None:
+    spoken = clip("testing one two three", tmp_path / "test.wav", before_s=0.2, after_s=0.5)
+    page, _ = _page(tmp_path, VoiceInputSettings(device=f"file:{spoken.path}"))
+    qtbot.addWidget(page)
+    levels: list[int] = []
+    page.meter.valueChanged.connect(levels.append)
+    async with signal_fired(page.tested, timeout=20):
+        page.test_microphone()
+    assert page.test_result.text().startswith("Heard you (loudest ")
+    assert max(levels) > -40  # the meter moved with the voice
+    missing, _ = _page(tmp_path, VoiceInputSettings(device=f"file:{tmp_path / 'none.wav'}"))
+    qtbot.addWidget(missing)
+    async with signal_fired(missing.tested, timeout=20):
+        missing.test_microphone()
+    assert missing.test_result.text().startswith("Could not listen: no microphone")
