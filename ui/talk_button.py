@@ -22,8 +22,8 @@ from ui.microphone_switch import microphone_icon
 from ui.naming import named
 
 _TEXTS: Final = Texts("talk_button", {
-    "tooltip": QT_TRANSLATE_NOOP("talk_button", "Hold to talk (or hold {shortcut}): the companions stop and listen, and "
-                                 "what you say is sent when you let go."),
+    "tooltip": QT_TRANSLATE_NOOP("talk_button", "Hold to talk (or hold {shortcut}): the companions stop and "
+                                 "listen, and what you say is sent when you let go."),
     "tooltip.off": QT_TRANSLATE_NOOP("talk_button", "Turn the microphone on in the status bar to talk."),
     "accessible": QT_TRANSLATE_NOOP("talk_button", "Hold to talk"),
 })
@@ -92,7 +92,8 @@ class TalkButton(QToolButton):
         usable = self._state in ("listening", "hearing", "recognising")
         self.setEnabled(usable or self.isDown())
         key = self.port.push_to_talk_key()
-        tip = _TEXTS.text("tooltip", self.language, shortcut=key) if usable else _TEXTS.text("tooltip.off", self.language)
+        tip = _TEXTS.text("tooltip", self.language, shortcut=key) if usable \
+            else _TEXTS.text("tooltip.off", self.language)
         self.setToolTip(tip)
         self.setAccessibleName(_TEXTS.text("accessible", self.language))
         self.setAccessibleDescription(tip)
