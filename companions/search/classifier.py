@@ -179,6 +179,7 @@ class SeedRules:
         return self.classify_now(query, options)
 
     def classify_now(self, query: str, options: QueryClassificationOptions | None = None) -> QueryClassification:
+        query = rules.rules_text(query)  # the seed's patterns backtrack in cubic time on a long text
         for pattern in rules.SEED_GLOBAL_PATTERNS:
             if pattern.search(query):
                 return QueryClassification(type="global", confidence=0.8, keywords=tuple(rules.seed_keywords(query)),

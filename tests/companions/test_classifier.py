@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -444,3 +445,14 @@ async def test_through_the_openai_client_against_a_local_server() -> None:
         assert body["temperature"] == 0.1
         assert body["response_format"]["type"] == "json_schema"
         assert body["response_format"]["json_schema"]["name"] == "query_classification"
+
+
+def test_a_long_message_is_classified_by_its_opening_and_closing_at_once() -> None:
+    # Recall classifies every message a companion answers. The seed's (.+)と(.+) patterns backtrack in cubic time:
+    # over the whole of this message the rules took over ten seconds, with the window's loop waiting.
+    story = "友達と公園に行って、それから映画を見ました。" * 150
+    message = story + "ところで、京都と奈良の違いは何？"
+    started = time.perf_counter()
+    for classify in (rules.classify_now, SeedRules().classify_now):
+        assert classify(message).type == "relationship"  # the closing question is read
+    assert time.perf_counter() - started < 2.0
