@@ -25,11 +25,6 @@ class GeneralPage(SettingsPage):
         for choice in ("system", "light", "dark"):
             self.theme_combo.addItem(self.t(f"theme.{choice}"), choice)
         self.theme_combo.setCurrentIndex(self.theme_combo.findData(general.theme))
-        for combo in (self.language_combo, self.theme_combo):
-            # Measured again whenever the font or style changes, never narrower than its longest item: a box
-            # measured once, before the theme's style sheet, showed "E…h" (issue 23).
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.setMinimumContentsLength(max(len(combo.itemText(i)) for i in range(combo.count())))
         self.user_name = named(QLineEdit(general.user_name), "userNameEdit")
         self.row(form, "language", self.language_combo, "general.language")
         self.row(form, "theme", self.theme_combo, "general.theme")
