@@ -1021,6 +1021,61 @@
     </message>
 </context>
 <context>
+    <name>microphone_switch</name>
+    <message>
+        <source>Microphone off</source>
+        <translation>マイク オフ</translation>
+    </message>
+    <message>
+        <source>Listening</source>
+        <translation>聞いています</translation>
+    </message>
+    <message>
+        <source>Hold {key} to talk</source>
+        <translation>{key} を押している間話せます</translation>
+    </message>
+    <message>
+        <source>Hearing you…</source>
+        <translation>聞き取り中…</translation>
+    </message>
+    <message>
+        <source>Recognising…</source>
+        <translation>認識中…</translation>
+    </message>
+    <message>
+        <source>No microphone</source>
+        <translation>マイクなし</translation>
+    </message>
+    <message>
+        <source>headset?</source>
+        <translation>ヘッドセット推奨</translation>
+    </message>
+    <message>
+        <source>The companions cannot hear you: the microphone is closed. Click to talk to them.</source>
+        <translation>マイクは閉じています。コンパニオンにはあなたの声が聞こえません。クリックすると話しかけられます。</translation>
+    </message>
+    <message>
+        <source>The companions hear you: speak, and what you say is sent when you stop. Speaking while they talk cuts them off. Click to mute the microphone.</source>
+        <translation>コンパニオンにあなたの声が聞こえています。話し終えると、話した言葉が送られます。コンパニオンが話している間に話すと、話をさえぎれます。クリックするとマイクを切ります。</translation>
+    </message>
+    <message>
+        <source>Hold {key} (or the microphone button beside Send) while you speak. Click to close the microphone.</source>
+        <translation>話す間 {key}（または送信の横のマイクボタン）を押したままにしてください。クリックするとマイクを閉じます。</translation>
+    </message>
+    <message>
+        <source>No microphone could be opened: {reason}. Choose one in Settings &gt; Voice input. Click to stop trying.</source>
+        <translation>マイクを開けませんでした：{reason}。設定の「音声入力」で選んでください。クリックすると試すのをやめます。</translation>
+    </message>
+    <message>
+        <source>The microphone hears the companions&apos; voice almost as loudly as yours: with a headset (or quieter speakers) your voice can cut them off reliably.</source>
+        <translation>マイクにコンパニオンの声があなたの声と同じくらい大きく入っています。ヘッドセット（またはスピーカーの音量を下げる）なら、声で確実にさえぎれます。</translation>
+    </message>
+    <message>
+        <source>The switch holds for now, but could not be saved: {error}</source>
+        <translation>切り替えは今回は有効ですが、保存できませんでした: {error}</translation>
+    </message>
+</context>
+<context>
     <name>network</name>
     <message>
         <source>Where they run</source>
@@ -1908,6 +1963,173 @@
     </message>
 </context>
 <context>
+    <name>settings_voice_input</name>
+    <message>
+        <source>Voice input</source>
+        <translation>音声入力</translation>
+    </message>
+    <message>
+        <source>Microphone</source>
+        <translation>マイク</translation>
+    </message>
+    <message>
+        <source>The system&apos;s default microphone</source>
+        <translation>システムの既定のマイク</translation>
+    </message>
+    <message>
+        <source>A WAV file (file:/path/to/speech.wav) stands in for a microphone.</source>
+        <translation>WAV ファイル（file:/path/to/speech.wav）をマイクの代わりにできます。</translation>
+    </message>
+    <message>
+        <source>Test the microphone</source>
+        <translation>マイクをテスト</translation>
+    </message>
+    <message>
+        <source>Say something…</source>
+        <translation>何か話してください…</translation>
+    </message>
+    <message>
+        <source>Heard you (loudest {level} dB).</source>
+        <translation>聞こえました（最大 {level} dB）。</translation>
+    </message>
+    <message>
+        <source>Almost nothing heard (loudest {level} dB): is the microphone muted, or too far?</source>
+        <translation>ほとんど聞こえません（最大 {level} dB）。マイクがミュートか、遠すぎませんか？</translation>
+    </message>
+    <message>
+        <source>Could not listen: {reason}</source>
+        <translation>聞き取れませんでした：{reason}</translation>
+    </message>
+    <message>
+        <source>How to talk</source>
+        <translation>話し方</translation>
+    </message>
+    <message>
+        <source>Hands-free: just speak</source>
+        <translation>ハンズフリー：そのまま話す</translation>
+    </message>
+    <message>
+        <source>Push-to-talk: hold the key or the button</source>
+        <translation>プッシュトゥトーク：キーかボタンを押している間だけ</translation>
+    </message>
+    <message>
+        <source>Push-to-talk key</source>
+        <translation>プッシュトゥトークのキー</translation>
+    </message>
+    <message>
+        <source>Silence that ends what you say</source>
+        <translation>話し終わりとみなす無音の長さ</translation>
+    </message>
+    <message>
+        <source>Longer if you pause while thinking; shorter for quicker answers.</source>
+        <translation>考えながら間をあけるなら長めに。早く返事がほしいなら短めに。</translation>
+    </message>
+    <message>
+        <source>Sensitivity</source>
+        <translation>感度</translation>
+    </message>
+    <message>
+        <source>Left: only clear, loud speech. Right: the faintest voice (also more noise).</source>
+        <translation>左：はっきりした大きな声だけ。右：かすかな声も（雑音も拾いやすくなります）。</translation>
+    </message>
+    <message>
+        <source>Recognition</source>
+        <translation>音声認識</translation>
+    </message>
+    <message>
+        <source>Built in: English, offline, no download</source>
+        <translation>内蔵：英語、オフライン、ダウンロード不要</translation>
+    </message>
+    <message>
+        <source>Whisper tiny: Japanese and English ({size} MB download)</source>
+        <translation>Whisper tiny：日本語と英語（{size} MB のダウンロード）</translation>
+    </message>
+    <message>
+        <source>Whisper base: Japanese and English, better ({size} MB download)</source>
+        <translation>Whisper base：日本語と英語、より正確（{size} MB のダウンロード）</translation>
+    </message>
+    <message>
+        <source>Downloaded and checked.</source>
+        <translation>ダウンロードして確認済みです。</translation>
+    </message>
+    <message>
+        <source>Not downloaded yet ({size} MB).</source>
+        <translation>まだダウンロードしていません（{size} MB）。</translation>
+    </message>
+    <message>
+        <source>Nothing to download.</source>
+        <translation>ダウンロードは不要です。</translation>
+    </message>
+    <message>
+        <source>Download…</source>
+        <translation>ダウンロード…</translation>
+    </message>
+    <message>
+        <source>Cancel download</source>
+        <translation>ダウンロードを中止</translation>
+    </message>
+    <message>
+        <source>Downloading: {done} of {total} MB</source>
+        <translation>ダウンロード中：{total} MB 中 {done} MB</translation>
+    </message>
+    <message>
+        <source>Not downloaded: {reason}</source>
+        <translation>ダウンロードできませんでした：{reason}</translation>
+    </message>
+    <message>
+        <source>Download a speech model?</source>
+        <translation>音声認識モデルをダウンロードしますか？</translation>
+    </message>
+    <message>
+        <source>{file} ({size} MB) will be downloaded from huggingface.co (whisper.cpp&apos;s models) and kept in {folder}. Its checksum is checked before it is used; recognition then runs on this computer, offline.</source>
+        <translation>{file}（{size} MB）を huggingface.co（whisper.cpp のモデル）からダウンロードし、{folder} に保存します。使う前にチェックサムを確認します。認識はこのコンピューター上でオフラインで行われます。</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>ダウンロード</translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation>今はしない</translation>
+    </message>
+    <message>
+        <source>Language you speak</source>
+        <translation>話す言語</translation>
+    </message>
+    <message>
+        <source>Detect (Whisper only)</source>
+        <translation>自動判定（Whisper のみ）</translation>
+    </message>
+    <message>
+        <source>Japanese</source>
+        <translation>日本語</translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation>英語</translation>
+    </message>
+    <message>
+        <source>Send what I said as soon as I stop (otherwise it waits in the message box)</source>
+        <translation>話し終えたらすぐ送る（オフならメッセージ欄で編集してから送れます）</translation>
+    </message>
+    <message>
+        <source>Their voice in the microphone</source>
+        <translation>マイクに入るコンパニオンの声</translation>
+    </message>
+    <message>
+        <source>Tell it apart: I can cut them off by speaking</source>
+        <translation>聞き分ける：話しかけてさえぎれる</translation>
+    </message>
+    <message>
+        <source>Ignore the microphone while they speak</source>
+        <translation>コンパニオンが話している間はマイクを無視する</translation>
+    </message>
+    <message>
+        <source>With loud speakers next to the microphone, a headset works best.</source>
+        <translation>マイクのそばで大きな音のスピーカーを使うなら、ヘッドセットが一番です。</translation>
+    </message>
+</context>
+<context>
     <name>speech_notice</name>
     <message>
         <source>Speech is off</source>
@@ -1916,6 +2138,21 @@
     <message>
         <source>The companions&apos; lines are shown but not spoken: {reason}</source>
         <translation>コンパニオンの発言は表示されますが、読み上げられません: {reason}</translation>
+    </message>
+</context>
+<context>
+    <name>talk_button</name>
+    <message>
+        <source>Hold to talk (or hold {shortcut}): the companions stop and listen, and what you say is sent when you let go.</source>
+        <translation>押している間話せます（{shortcut} でも）。コンパニオンは話すのをやめて聞き、離すと話した言葉が送られます。</translation>
+    </message>
+    <message>
+        <source>Turn the microphone on in the status bar to talk.</source>
+        <translation>話すには、ステータスバーでマイクをオンにしてください。</translation>
+    </message>
+    <message>
+        <source>Hold to talk</source>
+        <translation>押して話す</translation>
     </message>
 </context>
 <context>
