@@ -8,7 +8,9 @@ The guards below catch every ``Exception`` at those two doors (trio's ``Cancelle
 passes), reset the stream of the peer that sent it, and count it (``transport``) with a bounded log line. A message
 whose signature is missing or not its signer's is dropped by Pubsub silently; py-libp2p's own check is wrapped to
 count it (``bad signature``) for the node whose task checks it (a context variable: several nodes may share the
-process), without checking a signature twice (~0.2 ms each here).
+process), without checking a signature twice (~0.2 ms each here). Two bounds py-libp2p lacks are added: the
+inbound streams one peer may hold open (STREAMS_PER_PEER), and a topic's subscription queue large enough that one
+peer's burst does not crowd out the others' messages (SUBSCRIPTION_QUEUE).
 """
 
 from __future__ import annotations
