@@ -44,6 +44,8 @@ TEXTS: Final = Texts("chat", {
     "delete": QT_TRANSLATE_NOOP("chat", "Delete…"),
     "delete.tooltip": QT_TRANSLATE_NOOP("chat", "Delete the selected conversation"),
     "untitled": QT_TRANSLATE_NOOP("chat", "New conversation"),
+    "when.today": QT_TRANSLATE_NOOP("chat", "today {time}"),
+    "when.yesterday": QT_TRANSLATE_NOOP("chat", "yesterday {time}"),
     "summary": Numerus.translate("chat", "%n messages · {when}", None, 0),
     "confirm.title": QT_TRANSLATE_NOOP("chat", "Delete this conversation?"),
     "confirm.body": Numerus.translate("chat", "“{title}” and its %n messages will be deleted for good.", None, 0),

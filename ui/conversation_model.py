@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from typing import Final
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QDate, QLocale, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
 from app.storage import ConversationInfo
@@ -48,10 +48,23 @@ class ConversationsModel(QAbstractListModel):
             return bold
         return None
 
-    def label(self, info: ConversationInfo) -> str:
+    def label(self, info: ConversationInfo, now: datetime.datetime | None = None) -> str:
         title = " ".join(info.title.split()) or chat_text("untitled", self.language)
-        when = datetime.datetime.fromtimestamp(info.updated_at).strftime("%Y-%m-%d %H:%M")
+        when = self.when(datetime.datetime.fromtimestamp(info.updated_at), now or datetime.datetime.now())
         return f"{title}\n{chat_text('summary', self.language, n=info.message_count, when=when)}"
+
+    def when(self, at: datetime.datetime, now: datetime.datetime) -> str:
+        """When a conversation was last added to, as a person says it: "today 21:05", "yesterday 21:05", or the
+        date in the interface language's short form."""
+        time = at.strftime("%H:%M")
+        days = (now.date() - at.date()).days
+        if days == 0:
+            return chat_text("when.today", self.language, time=time)
+        if days == 1:
+            return chat_text("when.yesterday", self.language, time=time)
+        locale = QLocale(QLocale.Language.Japanese if self.language == "ja" else QLocale.Language.English)
+        date = locale.toString(QDate(at.year, at.month, at.day), QLocale.FormatType.ShortFormat)
+        return f"{date} {time}"
 
     def conversations(self) -> list[ConversationInfo]:
         return list(self._rows)

@@ -290,6 +290,14 @@
         <source>New conversation</source>
         <translation>新しい会話</translation>
     </message>
+    <message>
+        <source>today {time}</source>
+        <translation>今日 {time}</translation>
+    </message>
+    <message>
+        <source>yesterday {time}</source>
+        <translation>昨日 {time}</translation>
+    </message>
     <message numerus="yes">
         <source>%n messages · {when}</source>
         <translation>

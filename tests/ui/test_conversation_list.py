@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -10,11 +11,12 @@ from pytestqt.qtbot import QtBot
 
 from app.faces import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
+from app.storage import ConversationInfo
 from companions.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
-from ui.conversation_model import ID_ROLE
+from ui.conversation_model import ID_ROLE, ConversationsModel
 
 
 async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
@@ -182,3 +184,17 @@ async def test_deleting_the_active_conversation_moves_to_another(qtbot: QtBot, m
         assert await runtime.store.messages(fresh) == []
         listing.detach()
         chat.detach()
+
+
+def test_a_conversation_says_when_as_a_person_would() -> None:
+    """"2 messages · 2026-11-26 03:40" for a conversation of a minute ago: today and yesterday in words."""
+    now = datetime.datetime(2026, 11, 26, 21, 30)
+    for language, today, yesterday, older in (("en", "today 21:05", "yesterday 08:15", "11/3/26 08:15"),
+                                              ("ja", "今日 21:05", "昨日 08:15", "2026/11/03 08:15")):
+        model = ConversationsModel(language)
+        at = datetime.datetime(2026, 11, 26, 21, 5)
+        assert model.when(at, now) == today
+        assert model.when(datetime.datetime(2026, 11, 25, 8, 15), now) == yesterday
+        assert model.when(datetime.datetime(2026, 11, 3, 8, 15), now) == older
+        info = ConversationInfo(1, "流れ星", at.timestamp(), at.timestamp(), 1)
+        assert model.label(info, now).endswith(f"· {today}")
