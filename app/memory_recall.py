@@ -17,11 +17,12 @@ import logging
 import re
 import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from app.memory_notes import NOTE_SOURCE_PREFIX, NotesStore, NoteWriter
 from companions.memory import SqliteMemoryStore
-from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, recall_block
+from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, RecalledKind, recall_block
 from companions.search.classifier import EmptyQueryError
 from companions.search.engine import RecallCandidate, SearchEngine
 from companions.search.tokenize import query_terms, terms
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 _KANA_PAIR = re.compile(r"[\u3040-\u309f]{2}")
 SHARED_SEARCHES: Final = 4  # the last searches kept for the other companions that recall for the same message
 
+BUDGET_ITEMS: Final = 40  # items ranked for the prompt's budget at most (300 tokens hold about ten)
 RECALL_DEPTH: Final = 100  # fused candidates ranked per recall: enough that keeping only what was heard leaves ten
 SEARCH_DEPTH: Final = 200  # fused candidates read: the ranked ones' neighbours are among them
 SPEAKER_BOOST: Final = 0.5  # added to the lines of the one speaker a query names (scores are in [0, 1])
@@ -82,7 +84,8 @@ class MemoryRecall:
                 candidates = await self._search(text)
             except EmptyQueryError:
                 return []
-            items = await self._allowed(companion_id, text, candidates, before, exclude)
+            items = await self._allowed(companion_id, text, candidates, before=before, exclude=exclude,
+                                        keep=limit if limit is not None else BUDGET_ITEMS)
             if limit is not None:
                 return items[:limit]
             _, kept = recall_block(items, companion_id=companion_id, language=self.language(),
@@ -107,8 +110,8 @@ class MemoryRecall:
         """Forgets the shared searches (the index changed in a way recall must see at once: the user forgot)."""
         self._searches.clear()
 
-    async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], before: float | None,
-                       exclude: Collection[str]) -> list[RecalledItem]:
+    async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], *,
+                       before: float | None, exclude: Collection[str], keep: int) -> list[RecalledItem]:
         """The candidates this companion may recall, best first (:func:`ranked`), as they stand in its memory now."""
         own_notes = f"{NOTE_SOURCE_PREFIX}{companion_id}:"
         note_ids = [int(c.source.rsplit(":", 1)[1]) for c in candidates if c.source.startswith(own_notes)]
@@ -117,16 +120,14 @@ class MemoryRecall:
             *(c.line.message_id for c in candidates if c.line is not None and c.kind == "conversation"),
             *(source for sources in cited.values() for source in sources)])
         may_search = self.knowledge(companion_id)
-        found: list[tuple[RecallCandidate, RecalledItem]] = []
+        found: list[Found] = []
         seen: set[str] = set()
         for c in candidates:
             if c.source.startswith(NOTE_SOURCE_PREFIX):  # a note, indexed as a line of its own
                 sources = cited.get(int(c.source.rsplit(":", 1)[1])) if c.source.startswith(own_notes) else None
                 # Only while this companion still remembers every line the note came from.
                 if sources is not None and c.line is not None and all(s in heard for s in sources):
-                    found.append((c, RecalledItem(kind="note", message_id=c.line.message_id, text=c.text,
-                                                  at=c.line.at, score=c.score, speaker_id=companion_id,
-                                                  source=c.source, sources=sources)))
+                    found.append(Found(c, "note", c.line.message_id, c.text, c.line.at, companion_id, "", sources))
             elif c.line is not None:
                 line = heard.get(c.line.message_id)
                 if line is None or c.line.message_id in exclude or c.line.message_id in seen:
@@ -134,27 +135,45 @@ class MemoryRecall:
                 if before is not None and line.entry.at >= before:
                     continue
                 seen.add(c.line.message_id)
-                found.append((c, RecalledItem(kind="line", message_id=line.entry.message_id, text=line.entry.text,
-                                              at=line.entry.at, score=c.score, speaker_id=line.entry.speaker_id,
-                                              speaker_name=line.entry.speaker_name, source=c.source)))
+                entry = line.entry
+                found.append(Found(c, "line", entry.message_id, entry.text, entry.at, entry.speaker_id,
+                                   entry.speaker_name))
             elif c.kind == "file" and may_search:
-                found.append((c, RecalledItem(kind="knowledge", message_id=c.source, text=c.text, at=None,
-                                              score=c.score, source=c.source)))
-        return ranked(text, found, named_speakers(text, [item for _, item in found]), pool=self.depth)
+                found.append(Found(c, "knowledge", c.source, c.text, None))
+        return ranked(text, found, named_speakers(text, found), pool=self.depth, keep=keep)
 
 
-def relevant(candidate: RecallCandidate, item: RecalledItem, words: frozenset[str], floor: float) -> bool:
+@dataclass(slots=True)
+class Found:
+    """A candidate this companion may recall, as its memory holds it now (made into a RecalledItem if kept)."""
+
+    candidate: RecallCandidate
+    kind: RecalledKind
+    message_id: str
+    text: str
+    at: float | None
+    speaker_id: str = ""
+    speaker_name: str = ""
+    sources: tuple[str, ...] = ()
+
+    def item(self, score: float) -> RecalledItem:
+        return RecalledItem(kind=self.kind, message_id=self.message_id, text=self.text, at=self.at, score=score,
+                            speaker_id=self.speaker_id, speaker_name=self.speaker_name,
+                            source=self.candidate.source, sources=self.sources)
+
+
+def relevant(candidate: RecallCandidate, item: Found, words: frozenset[str], floor: float) -> bool:
     """Whether an item shares a telling word with the query (``words``; the speaker's name, written before each
     indexed line, does not count) or is about as close in meaning as the closest candidate (``floor``)."""
     return candidate.channel_scores.get("semantic", 0.0) >= floor or not words.isdisjoint(terms(item.text, "bigram"))
 
 
-def semantic_floor(found: Sequence[tuple[RecallCandidate, RecalledItem]]) -> float:
+def semantic_floor(found: Sequence[Found]) -> float:
     """The cosine an item needs to count as close in meaning without a shared word: within ``SEMANTIC_MARGIN`` of the
     closest candidate's, and at least ``SEMANTIC_FLOOR``. e5's cosines crowd together (English lines unrelated to a
     question 0.77-0.80 against 0.87 for the answer; Japanese ones 0.82-0.84 against 0.86), so only a margin from
     the best tells them apart; on LoCoMo it also raised recall@10 (0.706 -> 0.713: fewer strays among the ten)."""
-    best = max((c.channel_scores.get("semantic", 0.0) for c, _ in found), default=0.0)
+    best = max((f.candidate.channel_scores.get("semantic", 0.0) for f in found), default=0.0)
     return max(SEMANTIC_FLOOR, best - SEMANTIC_MARGIN)
 
 
@@ -164,7 +183,7 @@ def telling_terms(text: str) -> frozenset[str]:
     return frozenset(t for t in query_terms(text, "bigram") if not _KANA_PAIR.fullmatch(t))
 
 
-def named_speakers(text: str, items: Sequence[RecalledItem]) -> set[str]:
+def named_speakers(text: str, items: Sequence[Found]) -> set[str]:
     """The speakers (ids) of ``items`` that ``text`` names, by name or id (a whole word; CJK names anywhere)."""
     named: set[str] = set()
     for speaker, name in {(i.speaker_id, i.speaker_name) for i in items if i.kind == "line"}:
@@ -175,16 +194,16 @@ def named_speakers(text: str, items: Sequence[RecalledItem]) -> set[str]:
     return named
 
 
-def ranked(query: str, found: Sequence[tuple[RecallCandidate, RecalledItem]], named: set[str], *,
-           pool: int = RECALL_DEPTH) -> list[RecalledItem]:
-    """The first ``pool`` items best first: the fused score, plus ``SPEAKER_BOOST`` for a line of the one speaker
-    the query names ("What did Caroline research?": Caroline's lines), plus ``NEIGHBOUR_SHARE`` of the better of
-    the line's two neighbours in its conversation (an answer "Yes, last Sunday" is found through the question
-    before it); an item neither :func:`relevant` itself nor next to a relevant line is left out. Measured on
+def ranked(query: str, found: Sequence[Found], named: set[str], *,
+           pool: int = RECALL_DEPTH, keep: int = RECALL_DEPTH) -> list[RecalledItem]:
+    """The best ``keep`` of the first ``pool`` items, best first: the fused score, plus ``SPEAKER_BOOST`` for a line
+    of the one speaker the query names ("What did Caroline research?": Caroline's lines), plus ``NEIGHBOUR_SHARE`` of
+    the better of the line's two neighbours in its conversation (an answer "Yes, last Sunday" is found through the
+    question before it); an item neither :func:`relevant` itself nor next to a relevant line is left out. Measured on
     LoCoMo (bench/memory_recall.py, docs/ARCHITECTURE.md "Memory")."""
-    base = {c.chunk_id: c.score + (SPEAKER_BOOST if len(named) == 1 and item.speaker_id in named else 0.0)
-            for c, item in found}
-    by_chunk = {c.chunk_id: c for c, _ in found}
+    base = {f.candidate.chunk_id: f.candidate.score
+            + (SPEAKER_BOOST if len(named) == 1 and f.speaker_id in named else 0.0) for f in found}
+    by_chunk = {f.candidate.chunk_id: f.candidate for f in found}
 
     def neighbour(c: RecallCandidate) -> RecallCandidate | None:
         """The better of the lines just before and after ``c`` in its conversation (consecutive chunks)."""
@@ -194,17 +213,18 @@ def ranked(query: str, found: Sequence[tuple[RecallCandidate, RecalledItem]], na
                 if n is not None and n.source == c.source]
         return max(near, key=lambda n: base[n.chunk_id], default=None)
 
-    items = {c.chunk_id: item for c, item in found}
+    items = {f.candidate.chunk_id: f for f in found}
     words, floor = telling_terms(query), semantic_floor(found)
-    scored: list[tuple[float, RecalledItem]] = []
-    for c, item in found[:pool]:
+    scored: list[tuple[float, Found]] = []
+    for item in found[:pool]:
+        c = item.candidate
         near = neighbour(c)
         if not relevant(c, item, words, floor) and (near is None or not relevant(near, items[near.chunk_id], words,
                                                                                    floor)):
             continue
         scored.append((base[c.chunk_id] + (NEIGHBOUR_SHARE * base[near.chunk_id] if near is not None else 0.0), item))
     scored.sort(key=lambda pair: -pair[0])
-    return [item.model_copy(update={"score": round(score, 6)}) for score, item in scored]
+    return [item.item(round(score, 6)) for score, item in scored[:keep]]
 
 def build_memory_recall(engine: SearchEngine, memory: SqliteMemoryStore, settings: Callable[[], Settings],
                         cards: Callable[[], dict[str, CompanionCard]], notes: NotesStore | None = None) -> MemoryRecall:

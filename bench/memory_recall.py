@@ -18,10 +18,10 @@ Figures: recall@10 per category and overall, Madoi and BM25, for all questions a
 question numbers within each conversation; the ranking's constants were chosen on the even half and checked on
 the odd one); p50/p99 of the recall's own time (``elapsed_ms`` of the command: the search and the memory lookup,
 not the process start). Then at scale: one conversation's home with synthetic lines added until ``--scale`` lines
-are stored (synthetic sentences over the conversation's own words, heard by the companion, written in bulk; their
-vectors are stand-ins drawn from a Gaussian fitted to the real line vectors, as bench/search_scale.py does), the
-same questions asked again: recall@10 and p50/p99 at that size, against the plain hybrid search
-(``madoi search query``) over the same index in the same run.
+are stored (sentences over the other conversations' words, said by the same two and heard by the companion, written
+in bulk; their vectors are stand-ins drawn from a Gaussian fitted to the real line vectors, as bench/search_scale.py
+does), the same questions asked again: recall@10 and p50/p99 at that size, against the plain hybrid search
+(``madoi search query``) over the same index in the same run. ``--notes-url`` also measures notes (measure_notes).
 
 The homes are kept in ``--work`` (default ~/.cache/madoi-bench/memory-recall) and reused; ``--fresh`` builds them
 again (importing the five conversations embeds ~2,800 lines: several minutes on two shared cores).
@@ -59,6 +59,7 @@ from companions.search.tokenize import index_text
 DATA = Path(os.environ.get("MADOI_LOCOMO", "/work/shared/data/locomo-dev"))
 WORK = Path.home() / ".cache" / "madoi-bench" / "memory-recall"
 VERSION = "1"  # the homes' layout; homes built by another version are built again
+SCALE_VERSION = "2"  # the large history's; 2: other conversations' words
 MADOI = str(Path(sys.executable).with_name("madoi"))
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 LIMIT = 10
@@ -225,12 +226,15 @@ def table(title: str, rows: dict[str, tuple[Scores, Scores]]) -> None:
                   f"  ({count})")
 
 
-def grow(home: Path, conversation: Conversation, target: int, seed: int = 7) -> int:
+def grow(home: Path, conversation: Conversation, others: Sequence[Conversation], target: int, seed: int = 7) -> int:
     """Adds synthetic lines heard by the companion until ``target`` lines are stored; returns how many were added.
 
-    Written in bulk (not through the app's per-document write path, which would take hours of embedding): 200 lines
-    per synthetic conversation, their FTS5 terms computed, their vectors drawn from a Gaussian fitted to the stored
-    real line vectors, the conversations, messages and memory rows in the main database."""
+    The same two people talking about other things: sentences of 6-22 words drawn from the words of the ``others``
+    conversations (other people's topics, not this one's), said by the user and the companion in turn. Written in
+    bulk (not through the app's per-document write path, which would take hours of embedding): 200 lines per
+    synthetic conversation, their FTS5 terms computed, their vectors drawn from a Gaussian fitted to the stored real
+    line vectors (so they crowd the real ones in the semantic channel), the conversations, messages and memory rows
+    in the main database."""
     rng = random.Random(seed)
     search = sqlite3.connect(home / "search.sqlite3")
     main = sqlite3.connect(home / "madoi.sqlite3")
@@ -241,7 +245,7 @@ def grow(home: Path, conversation: Conversation, target: int, seed: int = 7) -> 
     real = np.stack([np.frombuffer(b, dtype=np.float32) for b in blobs])
     mean, cov = real.mean(axis=0), np.cov(real, rowvar=False)
     np_rng = np.random.default_rng(seed)
-    words = [w for _, _, text in conversation.turns for w in text.split(": ", 1)[-1].split()]
+    words = [w for other in others for _, _, text in other.turns for w in text.split(": ", 1)[-1].split()]
     seq = int(main.execute("SELECT COALESCE(MAX(seq), 0) FROM companion_memory WHERE companion_id = ?",
                            (conversation.companion,)).fetchone()[0])
     base = dt.datetime(2019, 1, 1).timestamp()
@@ -382,13 +386,14 @@ def main() -> int:
     if args.scale:
         file, conversation = conversations[0]
         home = args.work / f"scale-{args.scale}-{conversation.name}"
-        if args.fresh or not (home / "bench-stamp").exists() or \
-                (home / "bench-stamp").read_text() != (args.work / conversation.name / "bench-stamp").read_text():
+        stamp = (args.work / conversation.name / "bench-stamp").read_text() + f":{SCALE_VERSION}"
+        if args.fresh or not (home / "scale-stamp").exists() or (home / "scale-stamp").read_text() != stamp:
             shutil.rmtree(home, ignore_errors=True)
             shutil.copytree(args.work / conversation.name, home)
             started = time.perf_counter()
-            added = grow(home, conversation, args.scale)
+            added = grow(home, conversation, [c for _, c in conversations[1:]], args.scale)
             print(f"\n  {added} synthetic lines added in {time.perf_counter() - started:.0f} s", flush=True)
+            (home / "scale-stamp").write_text(stamp)
         recalled, took = recall(home, conversation)
         searched = search_times(home, conversation)
         scale = Scores()
