@@ -83,7 +83,7 @@ class SettingsDialog(QDialog):
         self.privacy.changed.connect(self.revalidate)
         self.voice_input = VoiceInputPage(settings.voice_input, paths.data_dir, **page_args)  # issue 27
         self.pages.append(self.voice_input)
-        self.tabs.insertTab(self.tabs.indexOf(self.devices) + 1, self.voice_input, VoiceInputPage.title(self.language))
+        self.tabs.addTab(self.voice_input, VoiceInputPage.title(self.language))
         self.voice_input.changed.connect(self.revalidate)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")

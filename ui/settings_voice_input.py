@@ -40,8 +40,7 @@ TEXTS: Final = Texts("settings_voice_input", {
     "tab": QT_TRANSLATE_NOOP("settings_voice_input", "Voice input"),
     "device": QT_TRANSLATE_NOOP("settings_voice_input", "Microphone"),
     "device.default": QT_TRANSLATE_NOOP("settings_voice_input", "The system's default microphone"),
-    "device.hint": QT_TRANSLATE_NOOP("settings_voice_input", "A WAV file (file:/path/to/speech.wav) stands in "
-                                     "for a microphone."),
+    "device.hint": QT_TRANSLATE_NOOP("settings_voice_input", "file:/path/to/speech.wav stands in for a microphone."),
     "test": QT_TRANSLATE_NOOP("settings_voice_input", "Test the microphone"),
     "testing": QT_TRANSLATE_NOOP("settings_voice_input", "Say something…"),
     "test.ok": QT_TRANSLATE_NOOP("settings_voice_input", "Heard you (loudest {level} dB)."),
@@ -53,8 +52,8 @@ TEXTS: Final = Texts("settings_voice_input", {
     "mode.push-to-talk": QT_TRANSLATE_NOOP("settings_voice_input", "Push-to-talk: hold the key or the button"),
     "key": QT_TRANSLATE_NOOP("settings_voice_input", "Push-to-talk key"),
     "silence": QT_TRANSLATE_NOOP("settings_voice_input", "Silence that ends what you say"),
-    "silence.hint": QT_TRANSLATE_NOOP("settings_voice_input", "Longer if you pause while thinking; shorter for "
-                                      "quicker answers."),
+    "silence.hint": QT_TRANSLATE_NOOP("settings_voice_input", "Longer if you pause to think; shorter for quicker "
+                                      "answers."),
     "sensitivity": QT_TRANSLATE_NOOP("settings_voice_input", "Sensitivity"),
     "sensitivity.hint": QT_TRANSLATE_NOOP("settings_voice_input", "Left: only clear, loud speech. Right: the "
                                           "faintest voice (also more noise)."),
@@ -87,8 +86,8 @@ TEXTS: Final = Texts("settings_voice_input", {
     "echo": QT_TRANSLATE_NOOP("settings_voice_input", "Their voice in the microphone"),
     "echo.guard": QT_TRANSLATE_NOOP("settings_voice_input", "Tell it apart: I can cut them off by speaking"),
     "echo.pause": QT_TRANSLATE_NOOP("settings_voice_input", "Ignore the microphone while they speak"),
-    "echo.hint": QT_TRANSLATE_NOOP("settings_voice_input", "With loud speakers next to the microphone, a headset "
-                                   "works best."),
+    "echo.hint": QT_TRANSLATE_NOOP("settings_voice_input", "Loud speakers next to the microphone? A headset works "
+                                   "best."),
 })
 METER_FLOOR_DB: Final = -60
 
@@ -191,9 +190,7 @@ class VoiceInputPage(SettingsPage):
         column.setSpacing(2)
         column.addWidget(widget)
         if hint is not None:
-            note = named(QLabel(self.tt(hint)), "fieldHint")
-            note.setWordWrap(True)
-            column.addWidget(note)
+            column.addWidget(named(QLabel(self.tt(hint)), "fieldHint"))  # one line: wrapping breaks form heights
         label = QLabel(self.tt(key))
         label.setBuddy(widget)
         form.addRow(label, box)

@@ -1985,8 +1985,8 @@
         <translation>システムの既定のマイク</translation>
     </message>
     <message>
-        <source>A WAV file (file:/path/to/speech.wav) stands in for a microphone.</source>
-        <translation>WAV ファイル（file:/path/to/speech.wav）をマイクの代わりにできます。</translation>
+        <source>file:/path/to/speech.wav stands in for a microphone.</source>
+        <translation>file:/path/to/speech.wav をマイクの代わりにできます。</translation>
     </message>
     <message>
         <source>Test the microphone</source>
@@ -2029,8 +2029,8 @@
         <translation>話し終わりとみなす無音の長さ</translation>
     </message>
     <message>
-        <source>Longer if you pause while thinking; shorter for quicker answers.</source>
-        <translation>考えながら間をあけるなら長めに。早く返事がほしいなら短めに。</translation>
+        <source>Longer if you pause to think; shorter for quicker answers.</source>
+        <translation>考えながら間をあけるなら長めに、早く返事がほしいなら短めに。</translation>
     </message>
     <message>
         <source>Sensitivity</source>
@@ -2133,8 +2133,8 @@
         <translation>コンパニオンが話している間はマイクを無視する</translation>
     </message>
     <message>
-        <source>With loud speakers next to the microphone, a headset works best.</source>
-        <translation>マイクのそばで大きな音のスピーカーを使うなら、ヘッドセットが一番です。</translation>
+        <source>Loud speakers next to the microphone? A headset works best.</source>
+        <translation>マイクのそばに大きな音のスピーカー？ヘッドセットが一番です。</translation>
     </message>
 </context>
 <context>
