@@ -68,6 +68,7 @@ class ChatPanel(QWidget):
         self.address = named(AddressSelector(language), "addressButton")
         self.input = named(MessageInput(), "chatInput")
         self.input.setPlaceholderText(chat_text("placeholder", language))
+        self.input.setToolTip(chat_text("input.tooltip", language))
         self.input.setFixedHeight(72)
         self.input.setTabChangesFocus(True)  # keyboard-only use: Tab leaves the box
         self.send_button = named(QPushButton(chat_text("send", language)), "sendButton")
@@ -121,6 +122,7 @@ class ChatPanel(QWidget):
         conversation is shown again: names, feelings and states are words too)."""
         self.language = language
         self.input.setPlaceholderText(chat_text("placeholder", language))
+        self.input.setToolTip(chat_text("input.tooltip", language))
         self.send_button.setText(chat_text("send", language))
         self.address.set_language(language)
         if self._bus_link.active:

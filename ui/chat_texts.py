@@ -14,7 +14,9 @@ TEXTS: Final = Texts("chat", {
     "everyone": QT_TRANSLATE_NOOP("chat", "Everyone"),
     "to": QT_TRANSLATE_NOOP("chat", "To: {names}"),
     "to.tooltip": QT_TRANSLATE_NOOP("chat", "Who receives your next message (everyone, or the companions you tick)"),
-    "placeholder": QT_TRANSLATE_NOOP("chat", "Write to the companions… (Enter sends, Shift+Enter: new line)"),
+    # short: at 1024 px the box is narrow beside its buttons (the rest of the keys in its tooltip)
+    "placeholder": QT_TRANSLATE_NOOP("chat", "Write to the companions… (Enter sends)"),
+    "input.tooltip": QT_TRANSLATE_NOOP("chat", "Enter sends; Shift+Enter starts a new line; Esc interrupts"),
     "send": QT_TRANSLATE_NOOP("chat", "Send"),
     "composing": QT_TRANSLATE_NOOP("chat", "composing…"),
     "waiting": QT_TRANSLATE_NOOP("chat", "waiting to speak…"),
