@@ -26,6 +26,7 @@ from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledIt
 from companions.search.classifier import EmptyQueryError
 from companions.search.engine import RecallCandidate, SearchEngine
 from companions.search.tokenize import query_terms, terms
+from companions.tasks import TaskSet
 
 if TYPE_CHECKING:
     from app.conversation_indexing import ConversationIndexer
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _KANA_PAIR = re.compile(r"[\u3040-\u309f]{2}")
 SHARED_SEARCHES: Final = 4  # the last searches kept for the other companions that recall for the same message
+SHARED_FOR_S: Final = 5.0  # ... for this long
 
 BUDGET_ITEMS: Final = 40  # items ranked for the prompt's budget at most (300 tokens hold about ten)
 RECALL_DEPTH: Final = 100  # fused candidates ranked per recall: enough that keeping only what was heard leaves ten
@@ -71,8 +73,9 @@ class MemoryRecall:
         self.depth = depth
         self.last_ms = 0.0  # how long the last recall took (the command reports it)
         # Every companion that hears a message recalls for it: one search serves them all (who heard what differs).
-        self._searches: collections.OrderedDict[str, asyncio.Future[list[RecallCandidate]]] = (
+        self._searches: collections.OrderedDict[str, tuple[float, asyncio.Task[list[RecallCandidate]]]] = (
             collections.OrderedDict())
+        self.tasks = TaskSet("memory-recall")  # the shared searches (each awaited by the recalls that share it)
 
     async def recall(self, companion_id: str, text: str, *, before: float | None = None, limit: int | None = None,
                      exclude: Collection[str] = ()) -> list[RecalledItem]:
@@ -95,15 +98,18 @@ class MemoryRecall:
             self.last_ms = (time.perf_counter() - started) * 1000
 
     async def _search(self, text: str) -> list[RecallCandidate]:
+        """One search per text for the companions hearing the same message (a few seconds at most: later lines
+        may have been indexed since)."""
+        now = time.monotonic()
         shared = self._searches.get(text)
-        if shared is not None:
-            return await asyncio.shield(shared)
-        search = asyncio.ensure_future(self.engine.recall_candidates(text, depth=SEARCH_DEPTH,
-                                                                     weights=RECALL_WEIGHTS))
-        self._searches[text] = search
+        if shared is not None and now - shared[0] <= SHARED_FOR_S and not (shared[1].done() and shared[1].exception()):
+            return await asyncio.shield(shared[1])
+        search = self.tasks.spawn(self.engine.recall_candidates(text, depth=SEARCH_DEPTH, weights=RECALL_WEIGHTS),
+                                  name="recall-search")
+        self._searches[text] = (now, search)
+        self._searches.move_to_end(text)
         while len(self._searches) > SHARED_SEARCHES:
             self._searches.popitem(last=False)
-        search.add_done_callback(lambda done: self._searches.pop(text, None) if done.exception() else None)
         return await asyncio.shield(search)
 
     def forget_searches(self) -> None:
