@@ -211,10 +211,6 @@
         <translation>次のメッセージの宛先（全員、またはチェックしたコンパニオン）</translation>
     </message>
     <message>
-        <source>Write to the companions… (Enter sends, Shift+Enter: new line)</source>
-        <translation>コンパニオンに話しかける…（Enter で送信、Shift+Enter で改行）</translation>
-    </message>
-    <message>
         <source>Send</source>
         <translation>送信</translation>
     </message>
@@ -313,6 +309,14 @@
     <message>
         <source>Delete this conversation?</source>
         <translation>この会話を削除しますか？</translation>
+    </message>
+    <message>
+        <source>Write to the companions… (Enter sends)</source>
+        <translation>コンパニオンに話しかける…（Enter で送信）</translation>
+    </message>
+    <message>
+        <source>Enter sends; Shift+Enter starts a new line; Esc interrupts</source>
+        <translation>Enter で送信、Shift+Enter で改行、Esc で割り込み</translation>
     </message>
     <message>
         <source>stand-in: the model repeated itself</source>
