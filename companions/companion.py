@@ -503,7 +503,7 @@ class Companion:
         """The lines a new line must not repeat: the companions' lines since the user last spoke, and this
         companion's own last two. Companions' lines only: answering a user's greeting with a greeting is no
         repetition, and neither is greeting again when the user comes back later (measured on a 0.5B model: a
-        second start's "こんにちは。" counted as a repeat of the greeting said an hour before, and a filler stood in)."""
+        second start's "こんにちは。" counted as a repeat of the greeting said an hour before; a filler stood in)."""
         speakers = {m.id for m in self.roster()} | {self.id}
         since_user: list[str] = []
         for entry in reversed(self.memory.entries[-8:]):
