@@ -65,10 +65,13 @@ def translator(language: str) -> QTranslator | None:
 def translate(context: str, source: str, language: str, n: int | None = None) -> str:
     """``source`` (an English text marked in ``context``) in ``language``; the English itself when untranslated.
     With ``n``, the plural form for that count, ``%n`` replaced by it."""
-    found = translator(language)
     if n is None:
-        text = found.translate(context, source) if found is not None and language != SOURCE_LANGUAGE else ""
+        if language == SOURCE_LANGUAGE:
+            return source  # English is the texts' own language (its catalogue holds plural forms only)
+        found = translator(language)
+        text = found.translate(context, source) if found is not None else ""
         return text or source
+    found = translator(language)
     text = found.translate(context, source, None, n) if found is not None else ""
     return (text or source).replace("%n", str(n))
 
