@@ -4,10 +4,11 @@ scripted models, a generated video file as the camera, the real speaker writing 
 the real bridge on loopback with real ``websockets`` clients; the user at the window is a scripted user behind the
 ``ConsentAsker`` port (the window's own prompt is tests/ui/test_consent_in_window.py).
 
-* Devices (the broker's rule, behind the bridge's door, which refuses clients' queries first:
-  tests/security/test_bridge_attacks.py): a query published as a client would publish it, as ``user_evil``, as the
-  user or as one of the app's companions, gets no picture and no speech; a guest companion's look waits for the
-  user's answer (Allow once / Always / Never), which is remembered in the settings and can be forgotten.
+* Devices (the broker's rule): a query put on the bus as the bridge would put it had its door let it through (the
+  door refuses clients' own queries first: tests/security/test_bridge_attacks.py), as ``user_evil``, as the user or
+  as one of the app's companions, gets no picture and no speech; a guest companion's look, sent by its client
+  through the real bridge, waits for the user's answer (Allow once / Always / Never), which is remembered in the
+  settings and can be forgotten.
 * Tools (the worker's gate): a message from outside the window asking Akari to look or Souta to search the user's
   files gets no look and no search; the refusal is a ToolUsed the Turns panel shows, and the model reads it.
 """
@@ -123,6 +124,18 @@ async def _recv(ws: ClientConnection) -> dict[str, Any]:
     return data
 
 
+async def _asks(ws: ClientConnection, companion: str, query_type: str) -> QueryResult:
+    """The guest's client sends its companion's query through the bridge, and reads the result it gets back."""
+    body = {"message": "I was made to say this"} if query_type == "speak" else None
+    query = Query.create(from_=companion, type=query_type, body=body)
+    await ws.send(frame_of(query))
+    while True:
+        frame = await _recv(ws)
+        body = frame.get("body", frame)
+        if isinstance(body, dict) and body.get("id") == query.id and ("result" in body or "error" in body):
+            return QueryResult.model_validate(body)
+
+
 async def _guest(ws: ClientConnection, companion: str = "kumo", name: str = "Kumo") -> None:
     """The client announces its companion: a guest of the conversation while it stays connected."""
     await ws.send(json.dumps({"topic": "hello", "body": {"metadata": {"id": companion, "name": name}}}))
@@ -159,7 +172,7 @@ async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_i
     async with app.page() as kumo_client:
         await _guest(kumo_client)
         # Allow once: a picture from the real camera, and the next look is asked again
-        first = await app.published("kumo", "vision")
+        first = await _asks(kumo_client, "kumo", "vision")
         assert first.succeeded, first.error
         assert first.result is not None
         assert str(first.result.body["image"]).startswith("/9j/")  # a JPEG from the video file
@@ -167,8 +180,8 @@ async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_i
         assert (request.source.id, request.source.name, request.source.relation, request.source.place,
                 request.capability) == ("kumo", "Kumo", Relation.GUEST, "bridge", Capability.CAMERA)
         # Always: answered, remembered in the settings file, and never asked again
-        assert (await app.published("kumo", "vision")).succeeded
-        assert (await app.published("kumo", "vision")).succeeded
+        assert (await _asks(kumo_client, "kumo", "vision")).succeeded
+        assert (await _asks(kumo_client, "kumo", "vision")).succeeded
         assert len(app.user.asked) == 2
         saved = tomllib.loads(app.runtime.paths.settings_file.read_text(encoding="utf-8"))["trust"]["decisions"]
         assert [(d["source"], d["capability"], d["decision"], d["name"]) for d in saved] == [
@@ -177,12 +190,11 @@ async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_i
         settings = app.runtime.settings.model_copy(deep=True)
         settings.trust.decisions = []
         await app.runtime.apply_settings(settings)
-        refused = await app.published("kumo", "vision")
+        refused = await _asks(kumo_client, "kumo", "vision")
         assert not refused.succeeded
         assert refused.error == "Not allowed: Kumo may not look through your camera (the user said no)."
-        assert not (await app.published("kumo", "vision")).succeeded
+        assert not (await _asks(kumo_client, "kumo", "vision")).succeeded
         assert len(app.user.asked) == 3
-        # Its speech was never allowed: asked about separately (headless here: the user is away)
     await app.drain()
     assert len([look for look in app.looks() if look.looker == "kumo" and look.jpeg]) == 3
     refusals = [e for e in app.events if isinstance(e, ConsentRefused)]
@@ -193,7 +205,7 @@ async def test_a_guest_is_refused_once_it_left_and_headless_nobody_is_asked(app:
     async with app.page() as kumo_client:
         await _guest(kumo_client)
         app.runtime.parts.broker.trust.asker = None  # headless: nobody at a window
-        result = await app.published("kumo", "speak")
+        result = await _asks(kumo_client, "kumo", "speak")
         assert result.error == ("Not allowed: Kumo may not speak through your speakers "
                                 "(nobody is at the window to ask).")
     await app.drain()
