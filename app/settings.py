@@ -20,9 +20,10 @@ from typing import Any, Final
 
 import platformdirs
 import tomli_w
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from app.settings_merge import merged_write
 from app.settings_sections import (
     DEFAULT_BRIDGE_PORT,
     BridgeSettings,
@@ -41,7 +42,6 @@ from app.settings_sections import (
     VoiceSettings,
     system_language,
 )
-from companions.atomic_write import write_atomically
 
 __all__ = [  # the sections are defined in app/settings_sections.py and belong to the settings' interface
     "DEFAULT_BRIDGE_PORT", "BridgeSettings", "CameraSettings", "CompanionSettings", "ConversationSettings",
@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     trust: TrustSettings = Field(default_factory=TrustSettings)
     companions: dict[str, CompanionSettings] = Field(default_factory=dict)  # by companion id
+    # The file's data as these settings stood when read or last written (settings_data): a write changes only what
+    # differs from it (app/settings_merge.py). Copies (model_copy, as the dialog makes) keep it.
+    _as_read: dict[str, Any] | None = PrivateAttr(default=None)
 
     def companion(self, companion_id: str) -> CompanionSettings:
         """The user's choices for one companion (all unset when none were made)."""
@@ -254,13 +257,14 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> L
     data = _validate_sections(from_file, str(paths.settings_file), problems)
     data = _merge(data, _validate_sections(env_overrides(env), "environment", problems))
     settings = Settings.model_validate(data)
+    settings._as_read = settings_data(settings)
     for problem in problems:
         log.warning("settings: %s", problem)
     return LoadedSettings(settings=settings, paths=paths, problems=problems)
 
 
-def settings_to_toml(settings: Settings) -> str:
-    """The TOML text of ``settings``; secrets are left out (they belong in the keyring)."""
+def settings_data(settings: Settings) -> dict[str, Any]:
+    """What the settings file holds for ``settings``; secrets are left out (they belong in the keyring)."""
     data = settings.model_dump(mode="json", exclude_none=True)
     data.get("llm", {}).pop("api_key", None)
     data.get("bridge", {}).pop("token", None)
@@ -269,31 +273,26 @@ def settings_to_toml(settings: Settings) -> str:
               for i, c in data.pop("companions", {}).items()}
     if any(chosen.values()):  # only the companions the user chose something for
         data["companions"] = {i: c for i, c in chosen.items() if c}
-    return tomli_w.dumps(data)
+    return data
+
+
+def settings_to_toml(settings: Settings) -> str:
+    """The TOML text of ``settings``; secrets are left out (they belong in the keyring)."""
+    return tomli_w.dumps(settings_data(settings))
 
 
 def save_settings(settings: Settings, paths: Paths,
                   environ: os._Environ[str] | dict[str, str] | None = None) -> None:
-    """Writes the settings file atomically (a crash leaves either the old or the new file; temp file, fsync,
-    rename, fsync of the directory: companions/atomic_write.py), readable by the user only.
+    """Writes what changed in ``settings`` since they were read (or last written) into the settings file, keeping
+    what other programs wrote there meanwhile (``madoi companions approve`` while the window is open): a merge under
+    a lock, then an atomic write (a crash leaves either the old or the new file; temp file, fsync, rename, fsync of
+    the directory), readable by the user only. See app/settings_merge.py. Settings never read from the file (made
+    in code) replace it.
 
     A key a ``MADOI_*`` variable overrides is an override for this run, never a setting: the file keeps what it had
     for it (or nothing)."""
     overridden = env_overrides(os.environ if environ is None else environ)
-    text = settings_to_toml(settings)
-    if overridden:
-        data = tomllib.loads(text)
-        try:
-            on_file = tomllib.loads(paths.settings_file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-            on_file = {}
-        for section, fields in overridden.items():
-            for name in fields:
-                kept = on_file.get(section, {}).get(name) if isinstance(on_file.get(section), dict) else None
-                if kept is not None:
-                    data.setdefault(section, {})[name] = kept
-                else:
-                    data.get(section, {}).pop(name, None)
-        text = tomli_w.dumps(data)
+    data = settings_data(settings)
     paths.ensure()
-    write_atomically(paths.settings_file, text)  # 0600: the file names the user's servers and folders
+    merged_write(paths.settings_file, settings._as_read, data, overridden, tomli_w.dumps)
+    settings._as_read = data
