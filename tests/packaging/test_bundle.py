@@ -69,10 +69,13 @@ def test_search_finds_the_samples_with_every_channel_and_classifies_japanese(bun
 
 
 async def _look(ws: ClientConnection) -> dict[str, Any]:
-    """The vision query's result body over the bridge, once the camera has a frame (it opens in its own thread)."""
+    """The vision query's result body over the bridge, once the camera has a frame (it opens in its own thread).
+    The client speaks for a companion of its own (Kumo), whose looks the settings allow: the app's camera answers
+    no client, and a companion from elsewhere only as the user allowed (issue 22)."""
+    await ws.send(json.dumps({"topic": "hello", "body": {"metadata": {"id": "kumo", "name": "Kumo"}}}))
     async with asyncio.timeout(30):
         while True:
-            query = Query.create(from_="user", type="vision")
+            query = Query.create(from_="kumo", type="vision")
             await ws.send(frame_of(query))
             while True:
                 body = json.loads(await ws.recv()).get("body", {})
@@ -87,6 +90,9 @@ async def test_headless_it_talks_speaks_and_sees(bundle: Path, tmp_path: Path) -
     home = tmp_path / "home"
     camera = write_test_video(tmp_path / "face.avi", frames=10, face=True)
     port = free_port()
+    home.mkdir(parents=True)
+    (home / "settings.toml").write_text(  # the user allowed Kumo's looks (the window's prompt, Always)
+        '[[trust.decisions]]\nsource = "kumo@bridge"\ncapability = "camera"\ndecision = "always"\n', encoding="utf-8")
     async with demo_server() as base_url:
         env = bundle_env(home, MADOI_LLM_BASE_URL=base_url, MADOI_BRIDGE_PORT=str(port), MADOI_CAMERA=str(camera))
         proc = await asyncio.create_subprocess_exec(str(bundle / "madoi"), "--headless", env=env, cwd=tmp_path,
@@ -97,10 +103,11 @@ async def test_headless_it_talks_speaks_and_sees(bundle: Path, tmp_path: Path) -
             ready = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
             assert ready.startswith("madoi: ready"), ready + (await proc.stderr.read(20000)).decode()
             lines: list[Message] = []
+            async with connect(f"ws://127.0.0.1:{port}", proxy=None) as kumo:
+                seen = await _look(kumo)  # Kumo leaves with its client: the greeting is the sample companions'
             async with connect(f"ws://127.0.0.1:{port}", proxy=None) as ws:
                 await ws.send(json.dumps({"topic": "hello", "body": {}}))
                 await asyncio.wait_for(ws.recv(), 10)
-                seen = await _look(ws)
                 await ws.send(frame_of(Message.create(from_="user", message="みんな、こんばんは！")))
                 async with asyncio.timeout(90):
                     while len(lines) < 2:
