@@ -355,7 +355,14 @@ async def test_hostile_payloads_from_a_peer_while_a_turn_goes_on() -> None:
         assert {_from(i) for i in a.seen if _from(i) is not None} == {"akari", "souta", f"user@{b.link.status.peer_id}"}
         for kind in ("not JSON", "too deep", "bad text", "invalid", "reserved", "forged", "query", "too many"):
             assert a.link.drops.counts[kind] > 0, (kind, a.link.drops.counts)
-        await alive(a)
+        # both nodes go on: the next conversation too is taken alike on both
+        assert a.network._thread is not None
+        assert a.network._thread.is_alive()
+        since = len(bus_items(a, Message))
+        b.bus.publish(Message.create(from_="user", message="and now?", to=["akari"]))
+        await a.wait_for(lambda: len(bus_items(a, Message)) >= since + 2, timeout=30)
+        await b.wait_for(lambda: len(bus_items(b, Message)) >= since + 2, timeout=30)
+        assert [m.params.id for m in bus_items(a, Message)] == [m.params.id for m in bus_items(b, Message)]
     finally:
         if evil is not None:
             await evil.stop()
