@@ -6,8 +6,10 @@
 - **Showing** (:meth:`RuntimeCamera.show`): the user shows the companions what the camera sees now. The app looks as
   the user (the look is published like any other: the chat shows "You showed them the camera" with the picture)
   and the user's message carries what was seen, in words every model reads: the camera's on-device description,
-  marked as such. This is the one way a model that never calls its ``vision`` tool still sees (asked "can you see
-  me?", a small model answered "Oh, I see." without looking); the message is stored and remembered like any other.
+  marked as such in the text and, for the windows, in the metadata (companions/shown_look.py: the chat shows the
+  user's words as theirs and the description folded). This is the one way a model that never calls its ``vision``
+  tool still sees (asked "can you see me?", a small model answered "Oh, I see." without looking); the message is
+  stored and remembered like any other.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from typing import TYPE_CHECKING, Final
 from app.runtime import Runtime
 from app.settings import save_settings
 from companions.lines import detect_language
+from companions.shown_look import look_metadata
 
 if TYPE_CHECKING:
     from app.devices.camera import OpenCVCamera
 
-# What a shown picture adds to the user's words (the companions read it; the chat shows it in the user's bubble).
+# What a shown picture adds to the user's words (the companions read it; the window folds it away: shown_look.py).
 _SHOWN: Final = {
     "en": "[The user shows you what the camera sees. {description}]",
     "ja": "［ユーザーがカメラの映像を見せています。{description}］",
@@ -31,11 +34,15 @@ _SHOWN: Final = {
 _LOOK: Final = {"en": "Look.", "ja": "見て。"}  # when the user shows the picture without a word
 
 
+def shown_parts(text: str, description: str, language: str) -> tuple[str, str]:
+    """The user's words (or "Look.") and what the camera saw, as the message will say them (one line each)."""
+    lang = "ja" if language == "ja" else "en"
+    return text.strip() or _LOOK[lang], _SHOWN[lang].format(description=description.strip())
+
+
 def shown_message(text: str, description: str, language: str) -> str:
     """The user's message for a shown picture: their words (or "Look."), then what the camera saw."""
-    lang = "ja" if language == "ja" else "en"
-    words = text.strip() or _LOOK[lang]
-    return f"{words}\n{_SHOWN[lang].format(description=description.strip())}"
+    return "\n".join(shown_parts(text, description, language))
 
 
 @dataclass(frozen=True)
@@ -78,4 +85,7 @@ class RuntimeCamera:
         # In the language of the user's words (the companions answer in the language of the message).
         language = detect_language(text) or settings.general.language
         summary = in_words(frame.description, language) if frame.description is not None else ""
-        return self.runtime.parts.conversations.send(shown_message(text, summary, language), to).params.id
+        words, look = shown_parts(text, summary, language)
+        # The look is in the text every companion reads, and marked in the metadata for the windows that show it.
+        sent = self.runtime.parts.conversations.send(f"{words}\n{look}", to, metadata=look_metadata(look))
+        return sent.params.id

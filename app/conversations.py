@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from app.storage import ConversationStore
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
-from companions.protocol import Message, State
+from companions.protocol import Message, MessageMetadata, MessageParams, State, new_id
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +110,12 @@ class Conversations:
         elif isinstance(item, State):
             await self.store.add_state(conversation, item)
 
-    def send(self, text: str, to: list[str] | None = None) -> Message:
-        """Publishes a message from the user; it is stored and delivered to the companions by the bus."""
-        message = Message.create(from_=self._user_id(), message=text, to=to or [])
+    def send(self, text: str, to: list[str] | None = None, *, metadata: Mapping[str, str] | None = None) -> Message:
+        """Publishes a message from the user; it is stored and delivered to the companions by the bus. ``metadata``
+        marks parts of it (companions/shown_look.py: what the camera saw)."""
+        message = Message(params=MessageParams(
+            id=new_id(), from_=self._user_id(), to=list(to or []), message=text,
+            metadata=MessageMetadata.model_validate(dict(metadata)) if metadata else None))
         self.bus.publish(message)
         return message
 

@@ -20,6 +20,7 @@ from typing import Final, TypeVar
 from app.private_files import private_file
 from companions.filler import FILLER_REASONS, filler_metadata, filler_reason
 from companions.protocol import Message, MessageMetadata, State
+from companions.shown_look import look_metadata, shown_look, shown_parts
 
 T = TypeVar("T")
 
@@ -62,6 +63,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE messages ADD COLUMN filler TEXT;
     ALTER TABLE messages ADD COLUMN edited_at REAL;
+    """,
+    # What the camera saw at the end of a user's message ("Show them"): the chat folds it away after a restart too
+    # (companions/shown_look.py).
+    """
+    ALTER TABLE messages ADD COLUMN look TEXT;
     """,
 )
 
@@ -220,10 +226,11 @@ class ConversationStore:
             self.conn.execute("BEGIN")
             self.conn.execute(
                 """INSERT OR IGNORE INTO messages(conversation_id, id, sender, recipients, text, emotion, created_at,
-                   filler) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                (conversation_id, p.id, p.from_, json.dumps(p.to), p.message, emotion, now, filler_reason(message)),
+                   filler, look) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (conversation_id, p.id, p.from_, json.dumps(p.to), p.message, emotion, now, filler_reason(message),
+                 shown_look(message)),
             )
-            title_default = p.message[:40] if p.from_ else ""
+            title_default = shown_parts(message)[0][:40] if p.from_ else ""  # the user's words, not the camera's
             self.conn.execute(
                 "UPDATE conversations SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title END WHERE id=?",
                 (now, title_default, conversation_id),
@@ -289,16 +296,18 @@ class ConversationStore:
         """The conversation's messages, oldest first (the newest ``limit`` when given)."""
 
         def fetch() -> list[StoredMessage]:
-            sql = """SELECT seq, id, sender, recipients, text, emotion, created_at, filler, edited_at FROM messages
-                     WHERE conversation_id=? ORDER BY seq DESC"""
+            sql = """SELECT seq, id, sender, recipients, text, emotion, created_at, filler, edited_at, look
+                     FROM messages WHERE conversation_id=? ORDER BY seq DESC"""
             args: tuple[int, ...] = (conversation_id,)
             if limit is not None:
                 sql += " LIMIT ?"
                 args = (conversation_id, limit)
             rows = self.conn.execute(sql, args).fetchall()
             out = []
-            for seq, mid, sender, recipients, text, emotion, created, filler, edited in reversed(rows):
+            for seq, mid, sender, recipients, text, emotion, created, filler, edited, look in reversed(rows):
                 marks = filler_metadata(filler) if filler in FILLER_REASONS else {}
+                if look:
+                    marks |= look_metadata(look)
                 meta = MessageMetadata.model_validate({"emotion": emotion, **marks}) if emotion or marks else None
                 msg = Message.model_validate(
                     {"params": {"id": mid, "from": sender, "to": json.loads(recipients), "message": text,

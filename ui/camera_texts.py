@@ -25,6 +25,8 @@ TEXTS: Final = Texts("camera", {
     "chat.looked": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera · {time}"),
     "chat.shown": QT_TRANSLATE_NOOP("camera", "You showed them the camera · {time}"),
     "chat.refused": QT_TRANSLATE_NOOP("camera", "{who} wanted to look, but the camera is off · {time}"),
+    # under the user's words in their bubble: the description sent with them, folded (click to read)
+    "chat.fold": QT_TRANSLATE_NOOP("camera", "what the camera saw"),
     "picture.title": QT_TRANSLATE_NOOP("camera", "{who} looked at {time}"),
     "picture.shown_title": QT_TRANSLATE_NOOP("camera", "You showed them this at {time}"),
     "picture.gone": QT_TRANSLATE_NOOP(

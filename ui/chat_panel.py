@@ -30,9 +30,11 @@ from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
 from companions.devices import CameraLooked, SpeakingChanged
 from companions.protocol import Message
+from companions.shown_look import shown_parts, split_look
 from companions.tasks import TaskSet
 from companions.worker import TextStreamed, TurnEnded
 from ui.bus_bridge import BusFollower
+from ui.camera_texts import camera_text
 from ui.chat_bubble import Header
 from ui.chat_input import AddressSelector, MessageInput
 from ui.chat_texts import chat_text, emotion_label, message_note
@@ -95,6 +97,7 @@ class ChatPanel(QWidget):
         self._loading = False
         self._pending: list[BusItem] = []
         self._shown: set[str] = set()
+        self._looks: dict[str, str] = {}  # message id -> what the camera saw at its end (folded in its bubble)
         self._streams: dict[str, tuple[str, str]] = {}  # provisional key -> (companion, turn)
         self._status: dict[str, str] = {}  # provisional key -> "composing" | "waiting"
         self._breaks: set[str] = set()  # provisional keys whose model request ended (next text: new paragraph)
@@ -175,6 +178,7 @@ class ChatPanel(QWidget):
             else datetime.datetime.now().strftime("%H:%M"),
             note=message_note(message, self.language, edited=edited),
         )
+        words, look = shown_parts(message)  # the user's own words; what the camera saw folds away under them
         dropped: list[str] = []
         batch = self.view.batch()
         batch.beginEditBlock()  # the streamed bubble goes and the message takes its place in one layout pass
@@ -185,12 +189,31 @@ class ChatPanel(QWidget):
                     if self._drop(key, announce=False):
                         dropped.append(key)
                 self._unspoken[p.from_] = p.id
-            self.view.add_bubble(p.id, header, p.message, user=user)
+            self.view.add_bubble(p.id, header, words, user=user)
+            if look:
+                self._looks[p.id] = look
+                self.view.set_fold(p.id, camera_text("chat.fold", self.language), look)
         finally:
             batch.endEditBlock()
         for key in dropped:
             self.composing_changed.emit(key)
         self.message_shown.emit(p.id)
+
+    def message_text(self, message_id: str) -> str:
+        """The text of a message as it was said (with what the camera saw, which its bubble folds away)."""
+        words = self.view.body_text(message_id)
+        look = self._looks.get(message_id)
+        return f"{words}\n{look}" if look else words
+
+    def show_revised(self, message_id: str, text: str) -> None:
+        """The user edited a message: its bubble shows the new text (what the camera saw still folded, if the text
+        still ends with it)."""
+        words, look = split_look(text, self._looks.get(message_id))
+        self.view.set_text(message_id, words)
+        if look:
+            self.view.set_fold(message_id, camera_text("chat.fold", self.language), look)
+        else:
+            self._looks.pop(message_id, None)
 
     def clear_messages(self) -> None:
         self._shown.clear()
@@ -375,6 +398,7 @@ class ChatPanel(QWidget):
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _reset_tracking(self) -> None:
+        self._looks.clear()
         self._streams.clear()
         self._status.clear()
         self._breaks.clear()

@@ -48,6 +48,18 @@ MUTED_TEXT: Final = QColor("#8a8f98")  # readable on the light and the dark them
 _HeaderFormats = tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat, QTextCharFormat]
 
 
+FOLD_SCHEME: Final = "madoi-fold"  # the link of a bubble's folded part (what the camera saw): shows or hides it
+
+
+@dataclass
+class _Fold:
+    """A quiet part at the end of a bubble, shown on click (e.g. what the camera saw, under the user's words)."""
+
+    label: str
+    detail: str
+    open: bool = False
+
+
 @dataclass
 class _Bubble:
     frame: QTextFrame
@@ -55,6 +67,7 @@ class _Bubble:
     user: bool
     provisional: bool
     highlighted: bool = False
+    fold: _Fold | None = None
 
 
 class ChatTranscript(QTextBrowser):
@@ -64,6 +77,7 @@ class ChatTranscript(QTextBrowser):
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)  # the undo stack would keep every streamed delta
+        self.anchorClicked.connect(self._on_anchor)
         self._bubbles: dict[str, _Bubble] = {}
         self._frame_formats: dict[tuple[int, bool, bool, bool], QTextFrameFormat] = {}
         self._char_formats: dict[tuple[int, int], _HeaderFormats] = {}  # (name colour, text colour) -> formats
@@ -213,7 +227,7 @@ class ChatTranscript(QTextBrowser):
         cursor.insertText(text, self._body_format(bubble.provisional))
 
     def set_text(self, key: str, text: str) -> None:
-        """Replaces the text of ``key``'s bubble (its header stays)."""
+        """Replaces the text of ``key``'s bubble (its header stays; a folded part goes)."""
         bubble = self._bubbles[key]
         frame = bubble.frame
         first = self.document().findBlock(frame.firstPosition())
@@ -225,6 +239,79 @@ class ChatTranscript(QTextBrowser):
             cursor.insertText(text, self._body_format(bubble.provisional))
         finally:
             cursor.endEditBlock()
+        bubble.fold = None  # (its folded part went with the text)
+
+    def set_fold(self, key: str, label: str, detail: str) -> None:
+        """Ends ``key``'s bubble with a folded part: ``label`` as a quiet link that shows ``detail`` under it (and
+        hides it again) on click. A bubble has one; :meth:`set_text` takes it away."""
+        bubble = self._bubbles[key]
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(bubble.frame.lastPosition())
+            cursor.insertBlock(QTextBlockFormat(), self._body_format(bubble.provisional))
+            bubble.fold = _Fold(label, " ".join(detail.split()))
+            self._write_fold(cursor, key, bubble.fold)
+        finally:
+            cursor.endEditBlock()
+
+    def fold_open(self, key: str) -> bool | None:
+        """Whether ``key``'s folded part is shown (None: it has none)."""
+        bubble = self._bubbles.get(key)
+        return None if bubble is None or bubble.fold is None else bubble.fold.open
+
+    def toggle_fold(self, key: str) -> None:
+        """Shows ``key``'s folded part, or hides it again."""
+        bubble = self._bubbles.get(key)
+        if bubble is None or bubble.fold is None:
+            return
+        last = self.document().findBlock(bubble.frame.lastPosition())
+        label = last.previous() if bubble.fold.open else last
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        try:
+            cursor.setPosition(label.position())
+            cursor.setPosition(bubble.frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            bubble.fold.open = not bubble.fold.open
+            self._write_fold(cursor, key, bubble.fold)
+        finally:
+            cursor.endEditBlock()
+
+    def body_text(self, key: str) -> str:
+        """The text of ``key``'s bubble under its header, without its folded part."""
+        bubble = self._bubbles.get(key)
+        if bubble is None:
+            return ""
+        frame = bubble.frame
+        block = self.document().findBlock(frame.firstPosition()).next()
+        lines: list[str] = []
+        while block.isValid() and block.position() <= frame.lastPosition():
+            lines.append(block.text())
+            block = block.next()
+        if bubble.fold is not None:
+            lines = lines[:-2 if bubble.fold.open else -1]
+        return "\n".join(lines)
+
+    def _write_fold(self, cursor: QTextCursor, key: str, fold: _Fold) -> None:
+        """The fold's link line (and its detail when open) at ``cursor`` (inside an edit block)."""
+        link = QTextCharFormat()
+        link.setForeground(MUTED_TEXT)
+        link.setFontPointSize(max(1.0, self.font().pointSizeF() * 0.9))
+        link.setAnchor(True)
+        link.setAnchorHref(f"{FOLD_SCHEME}:{key}")
+        link.setFontUnderline(True)
+        cursor.insertText(f"{'▾' if fold.open else '▸'} {fold.label}", link)
+        if fold.open:
+            detail = QTextCharFormat()
+            detail.setForeground(MUTED_TEXT)
+            detail.setFontPointSize(max(1.0, self.font().pointSizeF() * 0.9))
+            cursor.insertBlock(QTextBlockFormat(), detail)
+            cursor.insertText(fold.detail, detail)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        if url.scheme() == FOLD_SCHEME:
+            self.toggle_fold(url.path())
 
     def header(self, key: str) -> Header | None:
         """The header ``key``'s bubble shows when not highlighted (None if there is no such bubble)."""

@@ -99,7 +99,7 @@ class MessageActions:
             if item.text is None:
                 self.chat.view.remove(item.message_id)
             else:
-                self.chat.view.set_text(item.message_id, item.text)
+                self.chat.show_revised(item.message_id, item.text)
                 header = self.chat.view.header(item.message_id)
                 if header is not None:  # marked as edited (a filler's note no longer applies to the user's words)
                     self.chat.view.set_header(item.message_id,
@@ -118,7 +118,7 @@ class MessageActions:
         return str(key) if key else None
 
     def message_text(self, key: str) -> str:
-        return next((b.text for b in self.chat.view.bubbles() if b.key == key), "")
+        return self.chat.message_text(key)
 
     def revise(self, key: str, text: str | None) -> asyncio.Task[None]:
         """Edits (``text``) or deletes (None) the message ``key``; the window follows ``MessageRevised``."""

@@ -74,6 +74,10 @@
         <translation>{who}がカメラで見ようとしましたが、カメラはオフです · {time}</translation>
     </message>
     <message>
+        <source>what the camera saw</source>
+        <translation>カメラが見たもの</translation>
+    </message>
+    <message>
         <source>{who} looked at {time}</source>
         <translation>{who}が{time}に見たもの</translation>
     </message>

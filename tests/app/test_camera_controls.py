@@ -17,6 +17,7 @@ from app.settings import load_settings
 from companions.devices import CameraLooked, DeviceUnavailable
 from companions.lines import detect_language
 from companions.protocol import Message
+from companions.shown_look import shown_look, shown_parts
 from tests.app.media import write_test_video
 
 
@@ -95,3 +96,10 @@ async def test_showing_looks_as_the_user_and_sends_what_was_seen(madoi_home: Pat
     assert message.params.to == ["akari"]
     assert message.params.from_ == runtime.settings.general.user_name
     assert "1 face detected" in message.params.message or "faces not counted" in message.params.message
+    # The look is marked for the windows (companions/shown_look.py): the user's words and the look apart.
+    look = shown_look(message)
+    assert look is not None
+    assert look.startswith("[The user shows you what the camera sees. On-device")
+    assert shown_parts(message) == ("Akari, can you see me?", look)
+    stored = Message.model_validate_json(message.model_dump_json(by_alias=True))  # as it travels on the wire
+    assert shown_look(stored) == look

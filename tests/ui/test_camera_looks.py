@@ -244,6 +244,34 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
         assert stored[0].message.params.to == ["akari"]
         cast.assert_used_up()
 
+        # The user's bubble shows the user's words; what the camera saw is folded under them, read on a click.
+        key = stored[0].message.params.id
+        view = window.chat.view
+        [bubble] = [b for b in view.bubbles() if b.key == key]
+        assert bubble.text == "あかり、わたしが見える？\n▸ カメラが見たもの"
+        assert "端末上の説明" not in view.toPlainText()
+        _click_line(qtbot, window, "カメラが見たもの")
+        assert view.fold_open(key)
+        [bubble] = [b for b in view.bubbles() if b.key == key]
+        assert bubble.text.startswith("あかり、わたしが見える？\n▾ カメラが見たもの\n"
+                                      "［ユーザーがカメラの映像を見せています。端末上の説明")
+        _click_line(qtbot, window, "カメラが見たもの")
+        assert not view.fold_open(key)
+        assert "端末上の説明" not in view.toPlainText()
+        assert window.message_actions.message_text(key) == said  # copied or edited as it was said
+        # Shown again (after a restart, another conversation...): still the user's words, the look folded.
+        window.chat.set_language("en")
+        await until(window.chat.history_loaded, lambda: "what the camera saw" in view.toPlainText())
+        [bubble] = [b for b in view.bubbles() if b.key == key]
+        assert bubble.text == "あかり、わたしが見える？\n▸ what the camera saw"
+        # Edited, the words change and the look stays folded; the companions remember it as written.
+        await runtime.parts.conversations.revise(key, said.replace("わたしが見える？", "見える？"))
+        await until(view.textChanged, lambda: "あかり、見える？" in view.toPlainText())
+        [bubble] = [b for b in view.bubbles() if b.key == key]
+        assert bubble.text == "あかり、見える？\n▸ what the camera saw"
+        window.chat.set_language("ja")
+        await until(window.chat.history_loaded, lambda: "カメラが見たもの" in view.toPlainText())
+
         # Switched off: nothing is shown or sent, the words stay in the box and the reason is said under it.
         await runtime.parts.devices.camera.switch(False) if runtime.parts.devices else None
         window.chat.input.insertPlainText("もう一度")
