@@ -372,7 +372,9 @@ class Companion:
         if notes:
             context.append(ChatMessage.system(guidance_prompt(notes, language)))
         self.last_notes = [*notes, *turn_notes(language, self.line_rules.limit(language))]
-        self.last_prompt = context[0].text
+        # what the model reads besides the conversation: its system prompt and what it recalled (a 0.5B model read
+        # out the recall block: "2026年11月26日、userが「みなさん、こんにちは！」と言いました。")
+        self.last_prompt = "\n".join(m.text for m in context if m.role == "system")
         turn_id = message.params.id if message is not None else None
         return await self.worker.run(context, record=record, turn_id=turn_id, origin=source)
 

@@ -330,3 +330,53 @@ def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
     notes = ["日本語で答えてください。", "自分のセリフだけを69文字以内で。"]
     assert strip_echoed("日本語で答える", notes) == ""  # measured: Souta's whole answer to "おすすめの本はある？"
     assert strip_echoed("日本語の本がおすすめだよ！", notes) == "日本語の本がおすすめだよ！"
+
+
+def test_an_assistants_offer_of_help_is_not_the_companion_speaking() -> None:
+    # measured on the real 0.5B model: Hina's answer to "みなさん、こんにちは！"
+    assert sounds_like_an_assistant("こんにちは！何でもお手伝いできます。何か質問があれば、いつでもお知らせください。")
+    assert not sounds_like_an_assistant("質問があれば聞いてね！")
+    assert not sounds_like_an_assistant("手伝おうか？")
+
+
+async def test_the_recalled_block_read_out_is_no_line() -> None:
+    from companions.bus import InProcessBus
+    from companions.cards import load_cards, sample_cards_dir
+    from companions.companion import Companion
+    from companions.llm.scripted import ScriptedModel, reply_json, say
+    from companions.protocol import Message
+    from companions.query_broker import QueryBroker
+
+    class Recall:
+        """What a companion recalled from earlier conversations (companions/recall.py's block)."""
+
+        async def prepare(self, message: Message, *, earlier: list[str], in_context: set[str]) -> None:
+            return None
+
+        def prepare_soon(self, message: Message, *, earlier: list[str], in_context: set[str]) -> None:
+            return None
+
+        async def ready(self, message: Message) -> None:
+            return None
+
+        def block_for(self, message: Message | None, language: str) -> str:
+            return "# 前に聞いたこと\n2026年11月26日、userが「みなさん、こんにちは！」と言いました。"
+
+        async def aclose(self) -> None:
+            return None
+
+    bus = InProcessBus()
+    card = load_cards([sample_cards_dir()]).by_id()["souta"]
+    model = ScriptedModel("souta")
+    model.lane("event_params").always(reply_json({"need_response": True, "needs_facts": False}))
+    # measured: Souta read his recall block out as his line
+    model.add(say("2026年11月26日、userが「みなさん、こんにちは！」と言いました。"), say("やあ、また会えたね。"))
+    souta = Companion(card, model, bus=bus, queries=QueryBroker(bus), language="ja")
+    souta.recall = Recall()  # type: ignore[assignment]
+    message = Message.create(from_="user", message="みなさん、こんにちは！", to=["souta"])
+    await souta.hear(message)
+    line = await souta.compose(message)
+    assert line is not None
+    assert line.text == "やあ、また会えたね。"
+    await souta.aclose()
+    await bus.aclose()
