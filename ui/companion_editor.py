@@ -84,6 +84,9 @@ TEXTS: Final = Texts("companion_editor", {
     "story": QT_TRANSLATE_NOOP("companion_editor", "Story"),
     "samples": QT_TRANSLATE_NOOP("companion_editor", "How it talks (sample lines, one per line)"),
     "greeting": QT_TRANSLATE_NOOP("companion_editor", "First greeting"),
+    "greeting.hint": QT_TRANSLATE_NOOP(
+        "companion_editor", "Said aloud, with no model asked, when you start a new conversation with this companion "
+        "(the one chosen in To, or the only one here). Empty: it waits for you to speak first."),
     "colour": QT_TRANSLATE_NOOP("companion_editor", "Colour"),
     "picture": QT_TRANSLATE_NOOP("companion_editor", "Picture"),
     "choose": QT_TRANSLATE_NOOP("companion_editor", "Choose…"),
@@ -342,6 +345,10 @@ class CompanionEditor(QDialog):
         self.form.addRow(self.t("story"), self.story)
         self.form.addRow(self.t("samples"), self.samples)
         self.form.addRow(self.t("greeting"), self.greeting)
+        self.greeting_hint = named(QLabel(self.t("greeting.hint")), "fieldHint")  # what the greeting is for
+        self.greeting_hint.setWordWrap(True)
+        self.greeting.setToolTip(self.t("greeting.hint"))
+        self.form.addRow("", self.greeting_hint)
         self.form.addRow(self.t("colour"), self.colour_button)
         self.form.addRow(self.t("picture"), picture_row)
         self.form.addRow(self.t("model"), self.model)

@@ -58,6 +58,7 @@ class ConversationList(QWidget):
     confirmation_shown = Signal(QMessageBox)  # the delete question, open (window-modal, not blocking the loop)
     failed = Signal(str)
     new_requested = Signal()  # New or Ctrl+N: the window puts the focus in the message box at once
+    started_new = Signal()  # ... and once the active conversation is the new, empty one (app/greetings.py)
 
     def __init__(self, bus: Bus, history: ConversationHistory, language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -172,9 +173,9 @@ class ConversationList(QWidget):
     async def _new(self) -> None:
         active = self.history.active_id()
         current = self.model.info(active) if active is not None else None
-        if current is not None and current.message_count == 0:
-            return  # the active conversation is still empty: it is the new one
-        await self.history.new()
+        if current is None or current.message_count != 0:  # (an empty active conversation is the new one)
+            await self.history.new()
+        self.started_new.emit()
 
     def _on_activated(self, index: QModelIndex) -> None:
         conversation_id = int(index.data(ID_ROLE))

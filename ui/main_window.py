@@ -28,6 +28,7 @@ from app.faces import (
     RuntimePeople,
     RuntimeSearch,
 )
+from app.greetings import greet_new_conversation
 from app.memory_access import RuntimeMemory
 from app.runtime import Runtime
 from app.secrets import SecretStore
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
         self.conversations = ConversationList(bus, history, self.language)
         self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next
+        self.conversations.started_new.connect(self._greet)  # a companion may open it with its first greeting
         self.chat = ChatPanel(bus, history, people, self.language)
         self.turns = TurnsPanel(bus, control, people, self.language)
         self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people, self.language)
@@ -305,6 +307,11 @@ class MainWindow(QMainWindow):
 
     def _focus_message_box(self) -> None:
         self.focus_area(self.chat.input)
+
+    def _greet(self) -> None:
+        """The user started a new conversation: the companion chosen in To (or the only one here) opens it with its
+        card's first greeting (app/greetings.py)."""
+        self._tasks.spawn(greet_new_conversation(self.runtime, self.chat.address.addressees()), name="greeting")
 
     def _interrupt(self) -> None:
         self.turns.interrupt()

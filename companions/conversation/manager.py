@@ -147,6 +147,22 @@ class ConversationManager:
         if not self.running:
             self._warmer.schedule(self._warm_up)
 
+    async def greet(self, companion: str, text: str) -> Message | None:
+        """``companion`` opens a new conversation with ``text`` (its card's first greeting, as SillyTavern's first
+        message): its own line to the user, published and said aloud, with no model request and no turn after it
+        (the user answers). Nothing when a conversation is running, or the companion is not here or muted."""
+        async with self._lock:
+            speaker = self._participants.get(companion)
+            if speaker is None or companion in self.control.muted or self.running or self._floor.busy \
+                    or not text.strip():
+                return None
+            message = Message(params=MessageParams(id=new_id(), from_=companion, to=[self.user_id], message=text))
+            self._own.append(message.params.id)
+            self._hearing.hear(message)
+            self.bus.publish(message)
+            self._floor.start(companion, self._speech(speaker, message))  # a message or Esc cuts it, as any speech
+            return message
+
     async def stop_conversation(self) -> ControlOutcome:
         return await self._cut_in("stopped", "stopped by the user")
 
