@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 from app.runtime import Runtime
 from app.settings import save_settings
+from companions.devices import DeviceStatus
 from companions.lines import detect_language
 from companions.shown_look import look_metadata
 
@@ -61,6 +62,11 @@ class RuntimeCamera:
     def in_use(self) -> bool:
         camera = self._camera()
         return camera is not None and camera.in_use
+
+    def status(self) -> DeviceStatus | None:
+        """The camera's status (no camera: turned off in the settings, not found ...); None before it started."""
+        camera = self._camera()
+        return camera.status if camera is not None else None
 
     async def set_on(self, on: bool) -> None:
         """Applies the switch at once, then saves it (raises OSError when the settings cannot be written: the

@@ -21,6 +21,7 @@ from companions.devices import CameraInUse, DeviceStatus
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.camera_frame import camera_icon
+from ui.camera_texts import reason_text
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
@@ -37,6 +38,9 @@ _TEXTS: Final = Texts("camera_switch", {
     "tooltip.off": QT_TRANSLATE_NOOP(
         "camera_switch", "Nobody can look through the camera: it stays closed. Click to turn it on."),
     "failed": QT_TRANSLATE_NOOP("camera_switch", "The switch holds for now, but could not be saved: {error}"),
+    "none": QT_TRANSLATE_NOOP("camera_switch", "No camera"),
+    "tooltip.none": QT_TRANSLATE_NOOP(
+        "camera_switch", "There is no camera to switch: {reason}. Set one in Settings (Camera and voice)."),
 })
 LIGHT_COLOR: Final = "#e53935"
 OFF_COLOR: Final = "#8a8f98"
@@ -48,6 +52,10 @@ class CameraSwitchPort(Protocol):
     def is_on(self) -> bool: ...
 
     def in_use(self) -> bool: ...
+
+    def status(self) -> DeviceStatus | None:
+        """The camera's status now (None before it started)."""
+        ...
 
     async def set_on(self, on: bool) -> None: ...
 
@@ -69,6 +77,8 @@ class CameraSwitch(QToolButton):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.error = ""
         self._in_use = False
+        self._missing = ""  # why there is no camera to switch (turned off in the settings, not found), if so
+        self._applying = 0  # the user's changes being applied
         self._bus_link = BusFollower(bus, ("events",))
         self._tasks = TaskSet("camera-switch")
         self.setChecked(port.is_on())
@@ -78,6 +88,7 @@ class CameraSwitch(QToolButton):
     def attach(self) -> None:
         self._bus_link.follow(self, self._on_item)
         self._in_use = self.port.in_use()
+        self._follow_status(self.port.status())
         self.setChecked(self.port.is_on())
         self._render()
 
@@ -98,7 +109,13 @@ class CameraSwitch(QToolButton):
         """The "in use" light is shown."""
         return self._in_use and self.isChecked()
 
+    @property
+    def missing(self) -> str:
+        """Why there is no camera to switch ("" when there is one, or when the switch itself turned it off)."""
+        return self._missing
+
     def _on_clicked(self, checked: bool) -> None:
+        self._applying += 1
         self.setEnabled(False)  # one change at a time
         self._render()
         self._tasks.spawn(self._apply(checked), name="camera-switch")
@@ -111,17 +128,25 @@ class CameraSwitch(QToolButton):
             log.warning("camera switch not saved: %s", err)
             self.error = str(err) or type(err).__name__
         finally:
-            self.setEnabled(True)
+            self._applying -= 1
+            self._follow_status(self.port.status())
             self.setChecked(self.port.is_on())
             self._render()
         self.switched.emit(self.isChecked())
+
+    def _follow_status(self, status: DeviceStatus | None) -> None:
+        """No camera (turned off in the settings, not found, failing) is said as such, not as "Camera on": the
+        switch's own "off" is its state, any other reason means there is nothing to switch."""
+        self._missing = status.reason if status is not None and not status.available and self.port.is_on() else ""
+        self.setEnabled(self._applying == 0 and not self._missing)
 
     def _on_item(self, item: BusItem) -> None:
         light = self.light
         if isinstance(item, CameraInUse):
             self._in_use = item.in_use
         elif isinstance(item, DeviceStatus) and item.device == "camera":
-            if self.isEnabled():  # not while the user's own change is being applied
+            if self._applying == 0:  # not while the user's own change is being applied
+                self._follow_status(item)
                 self.setChecked(self.port.is_on())
         else:
             return
@@ -133,9 +158,10 @@ class CameraSwitch(QToolButton):
         return _TEXTS.text(key, self.language, **values)
 
     def _render(self) -> None:
-        on = self.isChecked()
-        text = self._t("on" if on else "off")
-        tip = self._t("tooltip.on" if on else "tooltip.off")
+        on = self.isChecked() and not self._missing
+        text = self._t("on" if on else "none" if self._missing else "off")
+        tip = self._t("tooltip.on" if on else "tooltip.off") if not self._missing else \
+            self._t("tooltip.none", reason=reason_text(self._missing, self.language))
         if self.light:
             text = f"{text} · {self._t('in_use')}"
             tip = f"{self._t('tooltip.in_use')} {tip}"

@@ -34,7 +34,9 @@ TEXTS: Final = Texts("first_run", {
                      "the settings:"),
     "speech.on": QT_TRANSLATE_NOOP("first_run", "Their voices work on this machine."),
     "speech.off": QT_TRANSLATE_NOOP("first_run", "Speech is off on this machine ({reason}): lines are shown only."),
-    "camera.on": QT_TRANSLATE_NOOP("first_run", "The camera works."),
+    # what is known without opening it: the device or the video file is there (app/devices/camera.py's check)
+    "camera.on": QT_TRANSLATE_NOOP("first_run", "A camera was found ({source}); it is opened only when someone looks."),
+    "camera.device": QT_TRANSLATE_NOOP("first_run", "device {index}"),
     "camera.off": QT_TRANSLATE_NOOP("first_run", "No camera ({reason})."),
     "search.on": QT_TRANSLATE_NOOP("first_run", "Search works."),
     "search.off": QT_TRANSLATE_NOOP("first_run", "Search is not available (the start-up problems say why)."),
@@ -184,7 +186,9 @@ class FirstRunPanel(QWidget):
                         self._t("speech.off").format(reason=speech_reason_text(speaker.reason, self.language)))
         camera = self._devices.get("camera")
         if camera is not None:
-            said.append(self._t("camera.on") if camera.available else
+            source = camera.source.strip()
+            where = self._t("camera.device").format(index=source) if source.isdigit() else source
+            said.append(self._t("camera.on").format(source=where) if camera.available else
                         self._t("camera.off").format(reason=camera_reason_text(camera.reason, self.language)))
         if self._search is not None:
             said.append(self._t("search.on" if self._search else "search.off"))

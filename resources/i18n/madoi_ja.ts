@@ -195,6 +195,14 @@
         <source>The switch holds for now, but could not be saved: {error}</source>
         <translation>切り替えは今回は有効ですが、保存できませんでした: {error}</translation>
     </message>
+    <message>
+        <source>No camera</source>
+        <translation>カメラなし</translation>
+    </message>
+    <message>
+        <source>There is no camera to switch: {reason}. Set one in Settings (Camera and voice).</source>
+        <translation>切り替えるカメラがありません: {reason}。設定（カメラと音声）でカメラを指定してください。</translation>
+    </message>
 </context>
 <context>
     <name>chat</name>
@@ -789,6 +797,14 @@
         <translation>言語モデルをつなぎましょう</translation>
     </message>
     <message>
+        <source>A camera was found ({source}); it is opened only when someone looks.</source>
+        <translation>カメラが見つかりました（{source}）。誰かが見るときだけ開きます。</translation>
+    </message>
+    <message>
+        <source>device {index}</source>
+        <translation>デバイス {index}</translation>
+    </message>
+    <message>
         <source>A local server — free, private, no key</source>
         <translation>ローカルサーバー — 無料・プライベート・キー不要</translation>
     </message>
@@ -807,10 +823,6 @@
     <message>
         <source>Speech is off on this machine ({reason}): lines are shown only.</source>
         <translation>このパソコンでは音声が出せません（{reason}）。せりふは画面に表示されるだけです。</translation>
-    </message>
-    <message>
-        <source>The camera works.</source>
-        <translation>カメラは使えます。</translation>
     </message>
     <message>
         <source>No camera ({reason}).</source>
