@@ -3,11 +3,21 @@
 
 from __future__ import annotations
 
+import unicodedata
+from typing import Final
+
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPixmap
 
 from ui.companion_colors import companion_color
 from ui.companion_faces import FACES
+
+CJK_BOLD_FROM: Final = 14  # pixel size from which a bold kanji keeps its strokes apart
+
+
+def is_wide(text: str) -> bool:
+    """Whether ``text`` holds a wide (East Asian) character: kana, kanji, hangul, full-width forms."""
+    return any(unicodedata.east_asian_width(ch) in ("W", "F") for ch in text)
 
 
 def initials(name: str) -> str:
@@ -40,12 +50,20 @@ def avatar_pixmap(companion_id: str, name: str, size: int, *, dimmed: bool = Fal
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setBrush(color)
     painter.drawEllipse(QRectF(0.5, 0.5, size - 1, size - 1))
+    letters = initials(name)
     font = QFont(painter.font())
-    font.setPixelSize(max(6, round(size * 0.42)))
-    font.setBold(True)
+    if is_wide(letters):
+        # A kanji's strokes need pixels: at 16 px the Latin size (7 px, bold) drew 颯 as a filled box. CJK initials
+        # take at least 10 px (the circle still holds them) and are bold only where the strokes stay apart.
+        pixels = max(10, round(size * 0.5))
+        font.setBold(pixels >= CJK_BOLD_FROM)
+    else:
+        pixels = max(6, round(size * 0.42))
+        font.setBold(True)
+    font.setPixelSize(pixels)
     painter.setFont(font)
     painter.setPen(QColor("#ffffff"))
-    painter.drawText(QRectF(0, 0, size, size), Qt.AlignmentFlag.AlignCenter, initials(name))
+    painter.drawText(QRectF(0, 0, size, size), Qt.AlignmentFlag.AlignCenter, letters)
     painter.end()
     return pixmap
 

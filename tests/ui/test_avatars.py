@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from ui.avatars import avatar_pixmap
 from ui.companion_colors import companion_color
 from ui.companion_faces import FACES, Face
-from ui.turns_votes import VoteRow, VotesModel
+from ui.turns_votes import AVATAR_SIDE, VoteRow, VotesModel
 
 GREEN = "#20a060"
 
@@ -81,3 +81,24 @@ def test_a_chat_bubble_starts_with_the_companions_face(qtbot: QtBot, picture: Pa
     assert image_format.isValid()
     face = view.document().resource(QTextDocument.ResourceType.ImageResource, QUrl(image_format.name()))
     assert QPixmap.fromImage(face).toImage().pixelColor(6, face.height() // 2).name() == GREEN
+
+
+def _glyph(pixmap: QPixmap) -> tuple[int, int, float]:
+    """The white letters' bounding box (width, height) and the share of it they fill."""
+    image = pixmap.toImage()
+    white = [(x, y) for y in range(image.height()) for x in range(image.width())
+             if QColor(image.pixel(x, y)).lightness() > 200 and QColor(image.pixel(x, y)).alpha() > 200]
+    assert white
+    xs, ys = [x for x, _ in white], [y for _, y in white]
+    width, height = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+    return width, height, len(white) / (width * height)
+
+
+def test_a_kanji_initial_is_drawn_as_a_letter_in_the_turns_panels_16_px_circle(qapp: object) -> None:
+    """颯 (Souta) at the Turns votes table's 16 px was a 6x7 block of white, filled to 98%: a box, not a letter."""
+    width, height, filled = _glyph(avatar_pixmap("souta", "颯太", AVATAR_SIDE))
+    assert height >= 9
+    assert width >= 9
+    assert filled < 0.85  # strokes with space between them
+    _, latin_height, _ = _glyph(avatar_pixmap("akari", "Akari", AVATAR_SIDE))
+    assert latin_height <= 7  # Latin initials keep their size
