@@ -317,6 +317,12 @@ class Companion:
             context.append(ChatMessage.system(lore))
         return context
 
+    def _may_recall(self, source: Source | None) -> bool:
+        """Whether a prompt answering ``source`` may carry what was recalled from the user's past conversations
+        (nobody is asked: it would be a question at every message)."""
+        return source is None or all(self.worker.trust.known(source, c) for c in (Capability.MEMORY,
+                                                                                 Capability.FILES))
+
     async def recalled_context(self, language: str, message: Message | None) -> list[ChatMessage]:
         """:meth:`context` once what this companion recalls for ``message`` is there (companions/recall.py)."""
         if self.recall is not None and message is not None:
@@ -349,9 +355,7 @@ class Companion:
         language = reply_language(message, self.language)
         asker = origin if origin is not None else message.params.from_ if message is not None else None
         source = self.worker.trust.source(asker) if asker is not None else None
-        recalled = source is None or all(self.worker.trust.known(source, c) for c in (Capability.MEMORY,
-                                                                                      Capability.FILES))
-        context = await self.recalled_context(language, message if recalled else None)
+        context = await self.recalled_context(language, message if self._may_recall(source) else None)
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
@@ -411,7 +415,8 @@ class Companion:
 
         A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
         language = reply_language(message, self.language)  # as the reply's: one prompt prefix for the server's cache
-        messages = [*await self.recalled_context(language, message),
+        source = self.worker.trust.source(message.params.from_)  # its reason is shown to everyone: same rule
+        messages = [*await self.recalled_context(language, message if self._may_recall(source) else None),
                     ChatMessage.system(vote_prompt(language, closing_hint))]
         choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)

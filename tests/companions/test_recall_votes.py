@@ -1,0 +1,35 @@
+"""What was recalled stays out of a vote on a message from outside the window too (the vote's reason is shown to
+everyone, bridge clients and peers included); a vote on the user's own message carries it. Akari and Souta of the
+sample cards under the real manager and the app's trust policy (the house of test_tool_gate_conversation.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from companions.bus import InProcessBus
+from companions.llm.scripted import reply_json
+from companions.protocol import Message
+from companions.recall import CompanionRecall
+from companions.testing.consent import ScriptedUser
+from tests.companions.test_tool_gate_conversation import Diary, House, bus  # noqa: F401 (the bus fixture)
+
+
+@pytest.mark.parametrize(("sender", "recalled"), [("user", True), ("taro@12D3KooWxyz", False)])
+async def test_a_vote_on_a_message_from_outside_carries_nothing_recalled(bus: InProcessBus, sender: str,  # noqa: F811
+                                                                        recalled: bool) -> None:
+    user = ScriptedUser()
+    house = await House.open(bus, user)
+    for companion in house.companions:
+        companion.recall = CompanionRecall(companion.id, Diary())
+    for name in ("akari", "souta"):  # both listen: the conversation ends after the votes
+        house.models[name].lane("vote").add(reply_json({"state": "listen", "importance": 1, "reason": "nothing"}))
+    bus.publish(Message.create(from_=sender, message="Does anyone know my diary's password?", to=[]))
+    await asyncio.wait_for(house.ended.wait(), 20)
+    await bus.drain()
+    for name in ("akari", "souta"):
+        prompt = "\n".join(m.text for m in house.models[name].requests_in("vote")[-1].messages)
+        assert ("hoshizora" in prompt) is recalled
+    assert user.asked == []
+    await house.aclose()
