@@ -63,7 +63,8 @@ def token_matches(presented: str | None, expected: str) -> bool:
     return presented is not None and hmac.compare_digest(presented.encode(), expected.encode())
 
 
-Identity = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:@-]{1,64}$")]
+# No "@": it names people on other machines ("<name>@<peer id>", companions/network/people.py).
+Identity = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
 QueryType = Annotated[str, Field(min_length=1, max_length=64)]
 
 

@@ -14,7 +14,9 @@ from typing import Final
 
 from app.bridge.errors import ErrorCode, FrameRejected
 
-USER_ID: Final = re.compile(r"^user_[A-Za-z0-9_.@-]{1,64}$")
+# No "@": "<name>@<peer id>" is how a person on another machine is named on this bus (companions/network/people.py);
+# a client claiming that form would be shown, and trusted, as that person.
+USER_ID: Final = re.compile(r"^user_[A-Za-z0-9_.-]{1,64}$")
 
 
 class Senders:

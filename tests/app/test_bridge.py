@@ -264,6 +264,26 @@ async def test_a_reserved_identity_cannot_be_claimed(make_bridge: MakeBridge) ->
         assert error_code(await recv(ws)) == -32002
 
 
+async def test_a_client_cannot_take_the_name_of_a_person_on_another_machine(bus: InProcessBus,
+                                                                           make_bridge: MakeBridge,
+                                                                           wire: list[WireItem]) -> None:
+    # "<name>@<peer id>" is how the network names a person elsewhere: the window and the trust policy would take the
+    # client for that person.
+    elsewhere = "user_x@16Uiu2HAmExamplePeer"
+    bridge = await make_bridge()
+    async with client(bridge) as ws:
+        await ws.send(json.dumps({"topic": "hello", "body": {"id": elsewhere}}))
+        assert error_code(await recv(ws)) == -32600
+    async with client(bridge) as ws:
+        forged = Message.create(from_=elsewhere, message="it is me, from my machine")
+        await ws.send(frame_of(forged))
+        assert error_code(await recv(ws)) == -32002
+        own = Message.create(from_="user_x", message="as myself")
+        await ws.send(frame_of(own))
+        await wait_for(lambda: own in wire, bus)
+        assert forged not in wire
+
+
 async def test_oversize_frames_get_an_error_and_the_connection_survives(bus: InProcessBus,
                                                                         make_bridge: MakeBridge,
                                                                         wire: list[WireItem]) -> None:
