@@ -100,30 +100,34 @@ async def collect_votes(
             except Exception:
                 log.exception("vote observer failed on %s", outcome.voter)
 
-    def done(voter: str, task: asyncio.Task[Vote]) -> None:
+    def done(voter: str, task: asyncio.Task[Vote | VoteNeverComes]) -> None:
         latency = time.monotonic() - started
         if task.cancelled():
             return
         exc = task.exception()
         if exc is not None:
-            status: VoteStatus = "missing" if isinstance(exc, VoteNeverComes) else "invalid"
-            finish(VoteOutcome(voter, status, LISTEN, f"{type(exc).__name__}: {exc}", latency))
+            finish(VoteOutcome(voter, "invalid", LISTEN, f"{type(exc).__name__}: {exc}", latency))
             return
         result = task.result()
-        if isinstance(result, Vote):
+        if isinstance(result, VoteNeverComes):
+            finish(VoteOutcome(voter, "missing", LISTEN, f"{type(result).__name__}: {result}", latency))
+        elif isinstance(result, Vote):
             finish(VoteOutcome(voter, "voted", result, "", latency))
         else:
             finish(VoteOutcome(voter, "invalid", LISTEN, f"not a Vote: {type(result).__name__}", latency))
 
-    async def ballot(make: Callable[[], Awaitable[Vote]]) -> Vote:
-        return await make()
+    async def ballot(make: Callable[[], Awaitable[Vote]]) -> Vote | VoteNeverComes:
+        try:
+            return await make()
+        except VoteNeverComes as never:  # expected (a peer gone, a silent companion): a value, not a task failure
+            return never
 
-    tasks: dict[asyncio.Task[Vote], str] = {}
+    tasks: dict[asyncio.Task[Vote | VoteNeverComes], str] = {}
     for voter, make in ballots.items():
         task = owner.spawn(ballot(make), name=f"vote:{voter}")
         task.add_done_callback(functools.partial(done, voter))
         tasks[task] = voter
-    late: list[asyncio.Task[Vote]] = []
+    late: list[asyncio.Task[Vote | VoteNeverComes]] = []
 
     def settled(future: asyncio.Future[str]) -> None:
         why = f"the turn went to {future.result()}" if not future.cancelled() else "the round was settled"

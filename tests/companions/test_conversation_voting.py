@@ -165,3 +165,26 @@ async def test_simulation_three_model_voters_close_by_themselves(bus: InProcessB
     assert len([s for s in states if s.params.messageId == opening.params.id]) == 4  # one State per voter
     assert people[2].voter.stats.fallbacks == 1
     cast.assert_used_up()
+
+
+async def test_a_vote_that_never_comes_is_missing_not_a_failure(caplog: pytest.LogCaptureFixture) -> None:
+    # A companion elsewhere whose peer left (or that lets every vote pass) is expected: the round counts its vote as
+    # missing; it is no task failure, logged with a traceback on every turn.
+    from companions.conversation.participant import VoteNeverComes
+    from companions.conversation.turns import collect_votes
+    from companions.tasks import TaskSet
+
+    async def gone() -> Vote:
+        raise VoteNeverComes("its peer left")
+
+    async def speaks() -> Vote:
+        return Vote(state="speak", importance=7)
+
+    owner = TaskSet("votes")
+    outcomes = await collect_votes({"far": gone, "near": speaks}, deadline_s=1.0, owner=owner)
+    assert outcomes["far"].status == "missing"
+    assert outcomes["far"].vote.state == "listen"
+    assert outcomes["near"].status == "voted"
+    await owner.wait()
+    assert owner.failures == 0
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
