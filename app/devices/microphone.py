@@ -40,6 +40,8 @@ from companions.voice_input.audio import (
 log = logging.getLogger(__name__)
 
 FILE_PREFIX: Final = "file:"
+# A small room's reflections after the direct sound (delay s, gain): about 0.3 s of reverberation (RT60).
+ROOM_TAPS: Final = ((0.0, 1.0), (0.023, 0.5), (0.061, 0.3), (0.11, 0.18), (0.17, 0.1), (0.24, 0.05))
 
 
 def read_pcm16k(path: Path) -> bytes:
@@ -166,9 +168,11 @@ class FileMicrophone:
         self._thread.start()
 
     def hear(self, pcm: bytes, at: float) -> None:
-        """The room's speakers play ``pcm`` (16 kHz mono int16) from ``at`` (monotonic); any thread."""
+        """The room's speakers play ``pcm`` (16 kHz mono int16) from ``at`` (monotonic); any thread. It comes back
+        ``echo_delay_s`` late and ``echo_gain`` as loud, with the room's reflections after it (:data:`ROOM_TAPS`)."""
         if self.echo_gain > 0:
-            self._add(pcm, at + self.echo_delay_s, self.echo_gain, played=True)
+            for delay, gain in ROOM_TAPS:
+                self._add(pcm, at + self.echo_delay_s + delay, self.echo_gain * gain, played=True)
 
     def add(self, pcm: bytes, at: float, gain: float = 1.0) -> None:
         """Someone says ``pcm`` into the microphone from ``at`` (monotonic), over whatever it hears; any thread."""

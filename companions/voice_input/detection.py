@@ -40,6 +40,12 @@ class DetectionSettings:
         return -25.0 - 30.0 * self.sensitivity
 
     @property
+    def echo_margin_db(self) -> float:
+        """How much louder than the companions' echo a frame must be to count as the user's, while they speak:
+        9 dB at sensitivity 0, 6 dB at 0.5 (Geigel's classic double-talk threshold, half the amplitude), 3 at 1."""
+        return 9.0 - 6.0 * self.sensitivity
+
+    @property
     def vad_mode(self) -> int:
         """The WebRTC detector's aggressiveness (3 filters most, 0 least) for this sensitivity."""
         return max(0, min(3, round(3 - 3 * self.sensitivity)))

@@ -34,6 +34,10 @@ PRIOR_COUPLING_DB: Final = 0.0  # until learned: the echo as loud as what is pla
 LEARNED_AFTER: Final = 15  # echo frames (300 ms of the companions' voice) before the learned coupling is used
 HEADSET_ABOVE_DB: Final = -3.0  # a coupling above this: the user's voice barely stands out; advise a headset
 QUIET_REFERENCE: Final = 1e-6  # played audio quieter than -60 dBFS makes no echo worth guarding against
+DELAY_AFTER: Final = 50  # echo frames (1 s) before the echo path's delay is looked for
+DELAY_EVERY: Final = 25  # and looked for again every 25 echo frames
+DELAY_MIN_CORRELATION: Final = 0.5
+ALIGNED_BEFORE_S: Final = 0.1  # with the delay known: the played frames this much before it still count
 
 
 @dataclass
@@ -46,11 +50,14 @@ class _Playback:
 class EchoGuard:
     """Judges microphone frames against what the speaker plays (:meth:`play`). Used from the loop only."""
 
-    def __init__(self, handling: EchoHandling = "guard", margin_db: float = 8.0) -> None:
+    def __init__(self, handling: EchoHandling = "guard", margin_db: float = 6.0) -> None:
         self.handling: EchoHandling = handling
         self.margin_db = margin_db
         self._playbacks: deque[_Playback] = deque()
         self._ratios: deque[float] = deque(maxlen=200)
+        self._heard: deque[tuple[float, float]] = deque(maxlen=150)  # echo frames: (time, power)
+        self._since_delay = 0
+        self._delay: float | None = None
         self.suppressed = 0  # frames not taken for the user's because of the companions' voice
 
     def play(self, pcm: bytes, at: float) -> None:
@@ -90,8 +97,51 @@ class EchoGuard:
     def headset_advised(self) -> bool:
         return self.learned and self.coupling_db > HEADSET_ABOVE_DB
 
-    def allows(self, frame: AudioFrame) -> bool:
-        """Whether ``frame`` may count as the user's voice."""
+    @property
+    def delay_s(self) -> float | None:
+        """The echo path's delay as learned (the speakers' and the microphone's buffers, the room), or None."""
+        return self._delay
+
+    def _learn_delay(self, frame: AudioFrame, heard: float) -> None:
+        """Keeps the echo frames' levels; every half second, finds the lag at which what was played best explains
+        what was heard (the correlation of their levels in dB), once there is enough of it."""
+        self._heard.append((frame.at, heard))
+        self._since_delay += 1
+        if self._since_delay < DELAY_EVERY or len(self._heard) < DELAY_AFTER:
+            return
+        self._since_delay = 0
+        heard_db = np.array([10.0 * math.log10(max(p, 1e-12)) for _, p in self._heard])
+        best, best_lag = DELAY_MIN_CORRELATION, None
+        for step in range(round(ECHO_WINDOW_S / FRAME_S) + 1):
+            lag = step * FRAME_S
+            played = np.array([self._energy_at(at - lag) for at, _ in self._heard])
+            usable = played > QUIET_REFERENCE
+            if usable.sum() < DELAY_AFTER // 2:
+                continue
+            played_db = 10.0 * np.log10(played[usable])
+            if np.std(played_db) < 1e-6 or np.std(heard_db[usable]) < 1e-6:
+                continue
+            correlation = float(np.corrcoef(played_db, heard_db[usable])[0, 1])
+            if correlation > best:
+                best, best_lag = correlation, lag
+        if best_lag is not None and best_lag != self._delay:
+            self._delay = best_lag
+            # The echo heard, measured again against the aligned reference: the coupling holds at once.
+            ratios = [10.0 * math.log10(max(p, 1e-12) / reference) for at, p in self._heard
+                      if (reference := self._reference_at(at)) >= QUIET_REFERENCE]
+            self._ratios = deque(ratios, maxlen=self._ratios.maxlen)
+
+    def _energy_at(self, at: float) -> float:
+        for playback in self._playbacks:
+            index = math.floor((at - playback.at) / FRAME_S)
+            if 0 <= index < len(playback.energies):
+                return float(playback.energies[index])
+        return 0.0
+
+    def allows(self, frame: AudioFrame, *, learn: bool = True) -> bool:
+        """Whether ``frame`` may count as the user's voice. ``learn=False`` while the user may be speaking: a frame
+        of the user's voice too quiet to pass must not teach the guard that the echo is louder than it is (it
+        would then let less and less of the user through)."""
         reference = self._reference(frame)
         if reference < QUIET_REFERENCE:
             return True
@@ -100,19 +150,31 @@ class EchoGuard:
             return False
         heard = power(frame.pcm)
         ratio_db = 10.0 * math.log10(max(heard, 1e-12) / reference)
-        if ratio_db > self.coupling_db + self.margin_db:
+        coupling = self.coupling_db
+        if ratio_db > coupling + self.margin_db:
             return True
-        self._ratios.append(ratio_db)  # the room's echo: learn from it
+        if learn and (not self.learned or ratio_db <= coupling + self.margin_db / 2):
+            self._ratios.append(ratio_db)  # the room's echo: learn from it (a frame half-way up may be the user)
+            self._learn_delay(frame, heard)
         self.suppressed += 1
         return False
 
     def _reference(self, frame: AudioFrame) -> float:
-        """The loudest played frame that can be coming back in ``frame`` (within the echo window before it)."""
+        """The loudest played frame that can be coming back in ``frame``: within the echo window before it, or,
+        once the echo path's delay is known, around that delay (its reverberation's first tenth of a second)."""
         self._forget(frame.at)
+        return self._reference_at(frame.at)
+
+    def _reference_at(self, at: float) -> float:
+        end = at + FRAME_S
+        if self._delay is None:
+            earliest, latest = at - ECHO_WINDOW_S, end
+        else:
+            earliest, latest = at - self._delay - ALIGNED_BEFORE_S, end - self._delay + FRAME_S
         loudest = 0.0
         for playback in self._playbacks:
-            first = math.floor((frame.at - ECHO_WINDOW_S - playback.at) / FRAME_S)
-            last = math.floor((frame.end - playback.at) / FRAME_S)
+            first = math.floor((earliest - playback.at) / FRAME_S)
+            last = math.floor((latest - playback.at) / FRAME_S)
             first, last = max(first, 0), min(last, len(playback.energies) - 1)
             if first <= last:
                 loudest = max(loudest, float(playback.energies[first:last + 1].max()))

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PARTIAL_EVERY_S: Final = 0.3
+RECUT_AFTER_S: Final = 0.5  # while the user speaks on, a companion's new line is cut again at most this often
 Sender = Callable[[str], str]  # sends the words as the user's message; returns the message's id
 
 
@@ -97,7 +98,7 @@ class VoiceInput:
         self._words = words or (lambda: ())
         self._clock = clock
         self.detector = SpeechDetector(self.settings.detection)
-        self.echo = EchoGuard(self.settings.echo)
+        self.echo = EchoGuard(self.settings.echo, self.settings.detection.echo_margin_db)
         self.activity.set_mode(self.settings.detection.vad_mode)
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="speech-recognition")
         self._tasks = TaskSet("voice-input")
@@ -116,6 +117,7 @@ class VoiceInput:
         self.barge_ins: list[BargeIn] = []
         self.sent_after: list[float] = []  # seconds from the end of the user's speech to the message sent
         self.last_speech_end = 0.0
+        self._last_cut = -1e9
 
     # -- state ---------------------------------------------------------------------------------------------
     @property
@@ -173,7 +175,7 @@ class VoiceInput:
                 await asyncio.get_running_loop().run_in_executor(self._thread, old.close)
         self.settings = settings
         self.detector.configure(settings.detection)
-        self.echo.handling = settings.echo
+        self.echo.handling, self.echo.margin_db = settings.echo, settings.detection.echo_margin_db
         self.activity.set_mode(settings.detection.vad_mode)
         if settings.on and not self._open:
             await self._open_microphone()
@@ -283,18 +285,25 @@ class VoiceInput:
             return False
         if self.settings.echo == "pause" and self._speaking:
             return False  # a voice played by someone else than this app's speaker (a bridge client) counts too
-        allowed = self.echo.allows(frame)
+        allowed = self.echo.allows(frame, learn=not self.detector.speaking)
         if self.echo.headset_advised != self._advised:
             self._advised = self.echo.headset_advised
             self.bus.publish(EchoAdvice(self._advised, round(self.echo.coupling_db, 1)))
+        if allowed and self.detector.speaking and self.echo.playing(frame.at) \
+                and frame.at - self._last_cut >= RECUT_AFTER_S:
+            self._cut(frame.at)  # a companion began to speak while the user still talks: the user goes first
         return allowed
+
+    def _cut(self, onset: float) -> None:
+        self._last_cut = onset
+        self._interrupt()  # barge-in: the companions stop as for Esc
+        self.barge_ins.append(BargeIn(onset, self._clock()))
 
     # -- an utterance ----------------------------------------------------------------------------------------
     def _begin(self, began: Began) -> None:
         self._count += 1
         utterance = self._utterance = _Utterance(self._count, began.onset, partial_asked=began.onset)
-        self._interrupt()  # barge-in: the companions stop as for Esc
-        self.barge_ins.append(BargeIn(began.onset, self._clock()))
+        self._cut(began.onset)
         self._set_state("hearing")
         self._thread.submit(self._start_session, utterance)
         for frame in began.frames:

@@ -84,17 +84,24 @@ def test_sensitivity_decides_whether_a_short_sound_starts_an_utterance() -> None
 
 # -- echo guard --------------------------------------------------------------------------------------------------
 
+def syllables(i: int) -> float:
+    """A voice's level rises and falls with its syllables (dBFS, frame ``i``)."""
+    return -18.0 + 8.0 * math.sin(i / 2.5)
+
+
 def test_the_guard_takes_the_companions_voice_for_echo_and_the_user_over_it_for_the_user() -> None:
     guard = EchoGuard("guard")
-    played = b"".join(tone(-12.0, seed=i) for i in range(100))
+    played = b"".join(tone(syllables(i), seed=i) for i in range(150))
     guard.play(played, at=10.0)
-    echo = [AudioFrame(tone(-24.0, seed=i), 10.0 + 0.04 + i * FRAME_S) for i in range(60)]  # 12 dB down, late
+    # what comes back: 12 dB down, 40 ms (two frames) late
+    echo = [AudioFrame(tone(syllables(i - 2) - 12.0, seed=i), 10.0 + i * FRAME_S) for i in range(2, 110)]
     assert not any(guard.allows(f) for f in echo)  # never the user's, however long it plays
     assert guard.learned
-    assert guard.coupling_db == pytest.approx(-12.0, abs=1.0)
-    loud_user = AudioFrame(tone(-6.0, seed=70), 10.0 + 70 * FRAME_S)  # the user, over the companions
+    assert guard.delay_s == pytest.approx(0.04)  # the echo path's delay, found in what was heard
+    assert guard.coupling_db == pytest.approx(-12.0, abs=1.5)
+    loud_user = AudioFrame(tone(-10.0, seed=120), 10.0 + 120 * FRAME_S)  # the user, over the companions
     assert guard.allows(loud_user)
-    after = AudioFrame(tone(-24.0, seed=1), 10.0 + 100 * FRAME_S + 0.5)  # once the echo has died away
+    after = AudioFrame(tone(-24.0, seed=1), 10.0 + 150 * FRAME_S + 0.5)  # once the echo has died away
     assert guard.allows(after)
 
 

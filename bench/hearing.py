@@ -1,0 +1,285 @@
+"""Voice input (issue 27), three figures, each against a named baseline measured in the same run:
+
+1. **End of the user's speech -> message sent** (p50/p95): an espeak-ng sentence as the microphone (a WAV played in
+   real time), the WebRTC detector, PocketSphinx, the end-of-speech silence (the setting, 0.5 s here), then the
+   sender. Baseline: ``recognizer alone``, PocketSphinx decoding the same clip (its speech and the same silence) in
+   one go, the floor of any pipeline that waits for the silence and then recognizes. The goal: p50 <= 800 ms.
+2. **The user's first syllable -> the companions' speech stopped** (p50/p95): a companion's line (pyttsx3 +
+   espeak-ng, played by a stand-in player process that takes real time: no sound card here) comes back into the
+   microphone (a room: 12 dB down, 40 ms late); the user starts speaking over it; measured from the first voiced
+   sample the user put into the room to the moment the player process was stopped (it notes it itself).
+   Baseline: ``Esc``, the speaker interrupted by a direct call at the same moment. The goal: p95 <= 200 ms.
+3. **Self-interruptions** over 20 companion lines played into the room with nobody speaking: with the echo guard
+   (the default), with ``pause`` (the microphone ignored while they speak) and with neither (the plain detector).
+   The goal: 0 with the setting the app uses.
+4. **Word error rate** of the offline recognizer on 50 espeak-ng sentences (en-us, 150 words a minute).
+
+Run: ``.venv/bin/python bench/hearing.py`` (about five minutes). Note the load average with every figure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _report  # noqa: F401 - puts the repo on sys.path
+import numpy as np
+from _report import report
+
+from app.devices.microphone import FileMicrophone, read_pcm16k
+from app.devices.speaker import Pyttsx3Speaker
+from app.devices.speech_recognizers import PocketSphinxRecognizer
+from app.devices.voice_activity import WebRtcVoiceActivity
+from app.devices.voice_input_wiring import listen_to_speaker, make_room
+from companions.bus import BusItem, InProcessBus
+from companions.devices import SpeakingChanged, Utterance
+from companions.loop_health import percentile
+from companions.voice_input.detection import DetectionSettings
+from companions.voice_input.echo import EchoGuard
+from companions.voice_input.events import SpeechHeard
+from companions.voice_input.listening import ListeningSettings, VoiceInput
+from tests.app.speech_audio import clip, voiced_span, write_wav
+
+SENTENCES = [
+    "what is the weather like tomorrow", "can you tell me a story", "i would like a cup of tea",
+    "good morning everyone", "please stop talking", "let us play a game", "the cat sat on the mat",
+    "do you want to go for a walk", "where did you put my keys", "how was your day today",
+    "turn off the lights please", "i am going to the store", "what time is it now", "the train leaves at noon",
+    "my favorite color is blue", "can you help me with my homework", "it is raining outside",
+    "we should go to the beach", "i think that is a good idea", "tell me about the stars",
+    "the dog is sleeping on the couch", "do you like music", "i need to call my mother", "open the window please",
+    "this book is very interesting", "the coffee is too hot", "let me think about it", "how old are you",
+    "what is your name", "i have two brothers and a sister", "the sun is shining today",
+    "where is the nearest station", "please speak more slowly", "i forgot my umbrella", "we are late again",
+    "the movie starts at eight", "can i ask you a question", "she plays the piano every day",
+    "the children are playing in the park", "i would like to order a pizza", "thank you very much",
+    "see you tomorrow morning", "the water is very cold", "he is reading a newspaper", "what are you doing",
+    "i love the sound of the ocean", "my phone is out of battery", "the door is open", "we need more time",
+    "good night and sweet dreams",
+]
+LINE = "Let me tell you about the stars tonight, the first one appears right after sunset and the last one fades."
+# The stand-in player: plays for the file's length; when it is stopped (SIGTERM) it notes the moment, on the
+# system's monotonic clock (the same as the bench's time.monotonic on Linux), in the file STOPPED.
+PLAYER = """#!{python} -S
+import signal, sys, time, wave
+def stopped(*_):
+    with open({stopped!r}, "a") as out:
+        out.write(repr(time.monotonic()) + "\\n")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stopped)
+with wave.open(sys.argv[-1], "rb") as w:
+    time.sleep(w.getnframes() / w.getframerate())
+"""
+SILENCE_S = 0.5
+ROOM_GAIN = 0.25  # the companions' voice 12 dB down in the microphone: laptop speakers at a moderate volume
+
+
+def ms(values: list[float]) -> tuple[float, float]:
+    return percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
+
+
+class KeptRecognizer(PocketSphinxRecognizer):
+    """Loaded once for every run of the pipeline (the app loads it once too)."""
+
+    def close(self) -> None:
+        pass
+
+
+def word_errors(reference: str, hypothesis: str) -> int:
+    ref, hyp = reference.split(), hypothesis.split()
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        previous, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (r != h))
+    return row[-1]
+
+
+async def end_to_message(work: Path, sentences: list[str]) -> tuple[list[float], list[float], int]:
+    """Each sentence through the whole pipeline in real time; returns (pipeline latencies, recognizer-alone
+    times, sentences recognized exactly)."""
+    pipeline, alone, exact = [], [], 0
+    recognizer = KeptRecognizer()
+    recognizer.prepare()
+    for index, sentence in enumerate(sentences):
+        spoken = clip(sentence, work / f"user{index}.wav", before_s=0.6, after_s=2.5)
+        pcm = read_pcm16k(spoken.path)
+        # the baseline: the same clip (its speech and the same silence) decoded in one go
+        tail = round((spoken.end_s + SILENCE_S) * 16_000) * 2
+        began = time.perf_counter()
+        session = recognizer.begin()
+        session.accept(pcm[:tail])
+        session.finish()
+        alone.append(time.perf_counter() - began)
+
+        bus = InProcessBus()
+        microphone = FileMicrophone(spoken.path)
+        sent: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        voice = VoiceInput(bus, microphone, WebRtcVoiceActivity(), recognizer,
+                           ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=SILENCE_S)),
+                           send=lambda text, f=sent: (f.done() or f.set_result(text), "m")[1])
+        await voice.start()
+        try:
+            text = await asyncio.wait_for(sent, 30)
+        finally:
+            await voice.stop()
+        pipeline.append(voice.sent_after[0] + (voice.last_speech_end - (microphone.started_at + spoken.end_s)))
+        exact += text == sentence
+    return pipeline, alone, exact
+
+
+class Room:
+    """A speaker with a stand-in player, a room microphone, a voice input with the echo handling asked for."""
+
+    def __init__(self, work: Path, echo: str, guarded: bool = True) -> None:
+        player = work / "player"
+        self.stopped_file = work / "stopped"
+        player.write_text(PLAYER.format(python=sys.executable, stopped=str(self.stopped_file)))
+        player.chmod(0o755)
+        self.bus = InProcessBus()
+        self.speaker = Pyttsx3Speaker(self.bus, player=[str(player)])
+        self.microphone = FileMicrophone(write_wav(work / "silence.wav", np.zeros(1600, dtype=np.float32)))
+        self.stopped: list[float] = []
+        self.heard: list[SpeechHeard] = []
+        self.bus.subscribe("events", self._on, name="bench", direct=True)
+        self.voice = VoiceInput(self.bus, self.microphone, WebRtcVoiceActivity(), PocketSphinxRecognizer(),
+                                ListeningSettings(on=True, echo=echo, detection=DetectionSettings(end_silence_s=0.5)),
+                                send=lambda text: "m", interrupt=self.speaker.interrupt)
+        if not guarded:  # the plain detector: nothing is ever taken for the companions' voice
+            self.voice.echo = _NoGuard()
+
+    def player_stops(self) -> list[float]:
+        """When each player process was stopped (its sound cut off), in order."""
+        if not self.stopped_file.exists():
+            return []
+        return [float(line) for line in self.stopped_file.read_text().split()]
+
+    def _on(self, item: BusItem) -> None:
+        if isinstance(item, SpeakingChanged) and not item.speaking:
+            self.stopped.append(time.monotonic())
+        elif isinstance(item, SpeechHeard):
+            self.heard.append(item)
+
+    async def __aenter__(self) -> Room:
+        await self.speaker.start()
+        make_room(self.speaker, self.microphone, echo_gain=ROOM_GAIN)
+        listen_to_speaker(self.speaker, self.voice)
+        await self.voice.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.voice.stop()
+        await self.speaker.stop()
+
+
+class _NoGuard(EchoGuard):
+    def allows(self, frame: object, *, learn: bool = True) -> bool:  # type: ignore[override]
+        return True
+
+
+async def self_interruptions(work: Path, echo: str, guarded: bool, lines: int) -> int:
+    async with Room(work, echo, guarded) as room:
+        for _ in range(lines):
+            await room.speaker.speak(Utterance(LINE[:60], speaker_id="akari"))
+            await asyncio.sleep(0.2)
+        return len(room.voice.barge_ins)
+
+
+async def barge_in(work: Path, tries: int) -> tuple[list[float], list[float]]:
+    user = read_pcm16k(clip("hello there can you hear me", work / "bargein.wav", before_s=0.0, after_s=0.0).path)
+    onset_s = voiced_span(user)[0]
+    voice_times, esc_times = [], []
+    detected: list[float] = []
+    async with Room(work, "guard") as room:
+        for attempt in range(tries * 2):
+            by_voice = attempt % 2 == 0
+            speaking = asyncio.get_running_loop().create_task(room.speaker.speak(Utterance(LINE, speaker_id="akari")))
+            await asyncio.sleep(1.5)  # she is well into her line
+            before = len(room.player_stops())
+            now = time.monotonic() + 0.05
+            if by_voice:
+                room.microphone.add(user, now)
+                onset = now + onset_s
+            else:
+                onset = now
+                await asyncio.sleep(max(0.0, onset - time.monotonic()))
+                room.speaker.interrupt()  # Esc
+            await speaking
+            silenced = room.player_stops()
+            if len(silenced) > before:
+                (voice_times if by_voice else esc_times).append(silenced[before] - onset)
+            if by_voice and room.voice.barge_ins:
+                detected.append(room.voice.barge_ins[-1].at - onset)
+            await asyncio.sleep(3.0)  # the user's words end, are recognized and sent, the room is quiet again
+    d50, d95 = ms(detected)
+    print(f"  of which the voice detected and the interrupt given: p50 {d50:.0f} ms, p95 {d95:.0f} ms; each try: "
+          f"{[round(t * 1000) for t in voice_times]} ms")
+    return voice_times, esc_times
+
+
+async def main(parts: set[str]) -> None:
+    print(f"load average: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if "wer" in parts:
+            await word_error_rate(work)
+        if "latency" in parts:
+            await latency(work)
+        if "barge-in" in parts:
+            await barge_ins(work)
+        if "echo" in parts:
+            await echoes(work)
+
+
+async def word_error_rate(work: Path) -> None:
+    recognizer = PocketSphinxRecognizer()
+    recognizer.prepare()
+    errors = words = 0
+    for index, sentence in enumerate(SENTENCES):
+        pcm = read_pcm16k(clip(sentence, work / f"wer{index}.wav", before_s=0.3, after_s=0.3).path)
+        session = recognizer.begin()
+        session.accept(pcm)
+        errors += word_errors(sentence, session.finish())
+        words += len(sentence.split())
+    report(f"word error rate, PocketSphinx en-us on {len(SENTENCES)} espeak-ng sentences", errors / words, "")
+    print(f"load average: {os.getloadavg()}")
+
+
+async def latency(work: Path) -> None:
+    pipeline, alone, exact = await end_to_message(work, SENTENCES[:12])
+    p50, p95 = ms(pipeline)
+    a50, a95 = ms(alone)
+    report("end of speech -> message sent p50", p50, "ms", "recognizer alone p50", a50)
+    report("end of speech -> message sent p95", p95, "ms", "recognizer alone p95", a95)
+    print(f"  ({exact} of {len(pipeline)} sentences sent exactly as said; silence setting {SILENCE_S} s)")
+    print(f"load average: {os.getloadavg()}")
+
+
+async def barge_ins(work: Path) -> None:
+    voice_times, esc_times = await barge_in(work, 10)
+    v50, v95 = ms(voice_times)
+    e50, e95 = ms(esc_times)
+    report(f"first syllable -> speech stopped p50 ({len(voice_times)} tries)", v50, "ms", "Esc p50", e50)
+    report("first syllable -> speech stopped p95", v95, "ms", "Esc p95", e95)
+    print(f"load average: {os.getloadavg()}")
+
+
+async def echoes(work: Path) -> None:
+    for echo, guarded, name in (("guard", True, "echo guard (default)"), ("pause", True, "pause while they speak"),
+                                ("guard", False, "no guard")):
+        count = await self_interruptions(work, echo, guarded, 20)
+        print(f"self-interruptions over 20 lines, {name}: {count}", flush=True)
+    print(f"load average: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", default=["wer", "latency", "barge-in", "echo"],
+                        help="wer, latency, barge-in, echo (default: all)")
+    asyncio.run(main(set(parser.parse_args().parts)))
