@@ -88,7 +88,7 @@ class VoiceInputSettings(SettingsSection):
     device: str = Field(default="", description="an input device's name ('' the default); file:PATH.wav stands in")
     mode: Literal["hands-free", "push-to-talk"] = "hands-free"
     push_to_talk_key: str = Field(default="F8", max_length=32, description="held to talk, in any mode")
-    end_silence_s: float = Field(default=0.7, ge=0.2, le=3.0, description="silence that ends what the user says")
+    end_silence_s: float = Field(default=0.5, ge=0.2, le=3.0, description="silence that ends what the user says")
     sensitivity: float = Field(default=0.5, ge=0.0, le=1.0, description="0: loud speech only, 1: the faintest")
     recognizer: Literal["pocketsphinx", "whisper-tiny", "whisper-base"] = "pocketsphinx"
     language: Literal["auto", "ja", "en"] = "auto"

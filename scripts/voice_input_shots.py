@@ -18,17 +18,22 @@ from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog
 
 SCENE = {"typed": "Hi Akari!", "answer": "Hi! Talk to me, I'm listening.",
-         "said": "can you tell me a story about the stars tonight please"}
+         "said": "what is the weather like tomorrow in kyoto", "shown": "weather"}
 
 
-async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1360, 820)) -> list[Path]:
-    """Renders ``out/main-window-voice-en.png`` and ``out/settings-voice-input-en.png``."""
+def _environment(out: Path, home: Path) -> None:
+    """The folders, the user's speech as a file, and the runtime's settings through the environment."""
     home.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     os.environ["MADOI_HOME"] = str(home)
     os.environ["MADOI_LANGUAGE"] = "en"
-    spoken = clip(SCENE["said"], home / "user.wav", before_s=4.0, after_s=20.0, rate=120)
+    spoken = clip(SCENE["said"], home / "user.wav", before_s=4.0, after_s=20.0, rate=130)
     os.environ["MADOI_VOICE_INPUT_DEVICE"] = f"file:{spoken.path}"
+
+
+async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1360, 820)) -> list[Path]:
+    """Renders ``out/main-window-voice-en.png`` and ``out/settings-voice-input-en.png``."""
+    await asyncio.to_thread(_environment, out, home)
     cast = scripted_cast()
     lines(cast["akari"], say(SCENE["answer"]))
     for other in ("hina", "souta"):  # they listen whenever asked
@@ -41,8 +46,9 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
         await window.attach()
         runtime.parts.conversations.send(SCENE["typed"], to=["akari"])
         await until(window.chat.message_shown, lambda: window.chat.message_count >= 2, 30)
+        window.chat.address.set_addressees(["akari"])
         await window.microphone_switch.port.set_on(True)
-        await until(window.spoken_words.shown, lambda: len(window.chat.input.toPlainText().split()) >= 4, 30)
+        await until(window.spoken_words.shown, lambda: SCENE["shown"] in window.chat.input.toPlainText(), 30)
         await asyncio.sleep(0.2)  # the loop (Qt's) paints every panel's last update
         path = out / "main-window-voice-en.png"
         if not window.grab().save(str(path)):

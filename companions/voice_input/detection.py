@@ -25,7 +25,7 @@ class DetectionSettings:
     """``sensitivity`` 0 (hard to trigger: loud, sustained speech only) to 1 (the faintest voice); it sets the
     voice-activity detector's mode, the level floor and how many voiced frames start an utterance."""
 
-    end_silence_s: float = 0.7
+    end_silence_s: float = 0.5
     sensitivity: float = 0.5
     pre_roll_s: float = 0.5
 
