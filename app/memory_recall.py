@@ -1,11 +1,11 @@
 """Long-term recall on the app's one search index: the :class:`~companions.recall.Recall` port's adapter.
 
-One recall is one hybrid search of the index the Search panel uses (keyword, semantic, graph, fused:
-``SearchEngine.recall_candidates``) for the ``RECALL_DEPTH`` best chunks, then one lookup in the memory table
-(``SqliteMemoryStore.heard``): a conversation line is recalled only when this companion heard or said it, in the words
-the memory table holds now (an edited message as edited; a deleted or forgotten one not at all, even before the index
-has caught up). Notes about the user (app/memory_notes.py) are recalled by the companion that wrote them; passages of
-the knowledge folders by a companion whose card may ``search``. No language model is asked.
+One recall is one hybrid search of the index the Search panel uses (keyword and semantic fused:
+``SearchEngine.recall_candidates``, ``SEARCH_DEPTH`` chunks read, ``RECALL_DEPTH`` ranked), then one lookup in the
+memory table (``SqliteMemoryStore.heard``): a conversation line is recalled only when this companion heard or said it,
+in the words the memory table holds now (an edited message as edited; a deleted or forgotten one not at all, even
+before the index has caught up). Notes about the user (app/memory_notes.py) are recalled by the companion that wrote
+them; passages of the knowledge folders by a companion whose card may ``search``. No language model is asked.
 """
 
 from __future__ import annotations
@@ -112,10 +112,6 @@ class MemoryRecall:
             self._searches.popitem(last=False)
         return await asyncio.shield(search)
 
-    def forget_searches(self) -> None:
-        """Forgets the shared searches (the index changed in a way recall must see at once: the user forgot)."""
-        self._searches.clear()
-
     async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], *,
                        before: float | None, exclude: Collection[str], keep: int) -> list[RecalledItem]:
         """The candidates this companion may recall, best first (:func:`ranked`), as they stand in its memory now."""
@@ -132,7 +128,8 @@ class MemoryRecall:
             if c.source.startswith(NOTE_SOURCE_PREFIX):  # a note, indexed as a line of its own
                 sources = cited.get(int(c.source.rsplit(":", 1)[1])) if c.source.startswith(own_notes) else None
                 # Only while this companion still remembers every line the note came from.
-                if sources is not None and c.line is not None and all(s in heard for s in sources):
+                if (sources is not None and c.line is not None and all(s in heard for s in sources)
+                        and (before is None or c.line.at < before)):
                     found.append(Found(c, "note", c.line.message_id, c.text, c.line.at, companion_id, "", sources))
             elif c.line is not None:
                 line = heard.get(c.line.message_id)
