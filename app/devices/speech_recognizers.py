@@ -175,8 +175,12 @@ class WhisperRecognizer:
             from pywhispercpp.model import Model
         except ImportError as err:
             raise RecognizerUnavailable(f"speech recognition: whisper.cpp is not installed ({err})") from err
-        self._model = Model(str(path), redirect_whispercpp_logs_to=None, n_threads=self.threads,
-                            print_progress=False, print_realtime=False, no_context=True, single_segment=True)
+        try:
+            self._model = Model(str(path), redirect_whispercpp_logs_to=None, n_threads=self.threads,
+                                print_progress=False, print_realtime=False, no_context=True, single_segment=True)
+        except Exception as err:
+            raise RecognizerUnavailable(f"speech recognition: whisper.cpp could not load {path.name}: {err}") \
+                from err
 
     def use_words(self, words: Iterable[str]) -> None:
         """Whisper spells names from its own vocabulary; an initial prompt would bias every utterance."""

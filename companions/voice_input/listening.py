@@ -233,6 +233,10 @@ class VoiceInput:
             log.warning("voice input: %s", err)
             self._set_state("unavailable", str(err))
             return
+        except Exception as err:  # an adapter's bug: said like any other reason, the app goes on
+            log.exception("voice input could not start")
+            self._set_state("unavailable", f"voice input could not start: {err}")
+            return
         self._open = True
         self.detector.reset()
         self._set_state("listening")
