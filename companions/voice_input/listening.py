@@ -181,8 +181,8 @@ class VoiceInput:
             await self._open_microphone()
         elif not settings.on and self._open:
             await self._close_microphone()
-        elif self._open:
-            self._set_state(self._state, self._reason)
+        else:  # the mode may have changed: the window says how to talk now
+            self.bus.publish(MicrophoneChanged(self._state, self._reason, self.microphone.source, settings.mode))
 
     def use_sender(self, send: Sender | None) -> None:
         """Who sends the final words (the window: from its message box); None: back to the default."""
