@@ -18,7 +18,8 @@ from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog
 
 SCENE = {"typed": "Hi Akari!", "answer": "Hi! Talk to me, I'm listening.",
-         "said": "what is the weather like tomorrow in kyoto", "shown": "weather"}
+         "said": "what is the weather like tomorrow and should i take an umbrella with me",
+         "next": "Sunny in the morning, rain later: take one!"}
 
 
 def _environment(out: Path, home: Path) -> None:
@@ -31,11 +32,12 @@ def _environment(out: Path, home: Path) -> None:
     os.environ["MADOI_VOICE_INPUT_DEVICE"] = f"file:{spoken.path}"
 
 
-async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1360, 820)) -> list[Path]:
-    """Renders ``out/main-window-voice-en.png`` and ``out/settings-voice-input-en.png``."""
+async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1360, 820),
+                            language: str = "en") -> list[Path]:
+    """Renders ``out/main-window-voice-en.png`` and ``out/settings-voice-input-<language>.png``."""
     await asyncio.to_thread(_environment, out, home)
     cast = scripted_cast()
-    lines(cast["akari"], say(SCENE["answer"]))
+    lines(cast["akari"], say(SCENE["answer"]), say(SCENE["next"]))
     for other in ("hina", "souta"):  # they listen whenever asked
         cast[other].lane("vote").always(reply_json({"state": "listen", "importance": 1, "reason": ""}))
     paths = []
@@ -48,19 +50,22 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
         await until(window.chat.message_shown, lambda: window.chat.message_count >= 2, 30)
         window.chat.address.set_addressees(["akari"])
         await window.microphone_switch.port.set_on(True)
-        await until(window.spoken_words.shown, lambda: SCENE["shown"] in window.chat.input.toPlainText(), 30)
+        await until(window.spoken_words.shown, lambda: window.microphone_switch.state == "hearing"
+                    and len(window.chat.input.toPlainText().split()) >= 5, 30)
         await asyncio.sleep(0.2)  # the loop (Qt's) paints every panel's last update
         path = out / "main-window-voice-en.png"
         if not window.grab().save(str(path)):
             raise SystemExit(f"could not write {path}")
         paths.append(path)
         await window.microphone_switch.port.set_on(False)
-        dialog = SettingsDialog(runtime.settings, runtime.paths, language="en")
+        dialog = SettingsDialog(runtime.settings, runtime.paths, language=language)
         dialog.tabs.setCurrentWidget(dialog.voice_input)
+        page = dialog.voice_input
+        page.recognizer.setCurrentIndex(page.recognizer.findData("whisper-base"))  # its download, not made yet
         dialog.resize(760, 700)
         dialog.show()
         await asyncio.sleep(0.3)
-        path = out / "settings-voice-input-en.png"
+        path = out / f"settings-voice-input-{language}.png"
         if not dialog.grab().save(str(path)):
             raise SystemExit(f"could not write {path}")
         paths.append(path)
@@ -90,5 +95,6 @@ if __name__ == "__main__":  # xvfb-run -a .venv/bin/python -m scripts.voice_inpu
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
     loop = qasync.QEventLoop(app)
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
-    for written in loop.run_until_complete(shoot_voice_input(out, home / "voice")):
+    language = sys.argv[2] if len(sys.argv) > 2 else "en"
+    for written in loop.run_until_complete(shoot_voice_input(out, home / "voice", language=language)):
         print(written)
