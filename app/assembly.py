@@ -8,6 +8,7 @@ in reverse. Nothing here keeps a reference to the runtime.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,11 +25,13 @@ from companions.cast import CompanionCast, build_cast
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationManager, conversation_manager_from_settings
 from companions.llm.types import ChatModel
+from companions.memory import SqliteMemoryStore
 from companions.query_broker import QueryBroker
 
 if TYPE_CHECKING:
     from app.search_service import SearchService
     from companions.actions import SearchEngine as SearchPort
+    from companions.recall import CompanionRecall
 
 log = logging.getLogger(__name__)
 
@@ -54,26 +57,27 @@ def card_trust(settings: Settings) -> CardTrust:
     return CardTrust.of([sample_cards_dir()], settings.trust.cards)
 
 
-def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection,
-                     search: SearchPort | None = None) -> CompanionCast:
+def build_companions(setup: Setup, broker: QueryBroker, models: ModelConnection, memory: SqliteMemoryStore, *,
+                     search: SearchPort | None = None,
+                     recall: Callable[[str], CompanionRecall] | None = None) -> CompanionCast:
     """The cast from the sample and user cards; a companion whose model cannot be built still appears."""
     s = setup.loaded.settings
     cast = build_cast(
         [sample_cards_dir(), setup.loaded.paths.cards_dir],
         lambda card: models.factory(card),  # noqa: PLW0108 (the factory of the moment: it changes on reconnect)
         bus=setup.bus, queries=broker, language=s.general.language,
-        memory_path=setup.loaded.paths.database,  # one database: the memory table lives beside the conversations
+        store=memory,  # one database: the memory table lives beside the conversations
         user_id=s.general.user_name,
         search_engine=search,
         mcp_servers=s.mcp.servers,  # every companion's, beside its card's own
         report=setup.problem,  # plugins that do not load, MCP servers that fail (also on the bus), held cards
         trust=card_trust(s),  # the user's own cards run nothing and send no key until approved
         trust_policy=broker.trust,  # what a turn from outside the window may use (app/consent.py)
+        recall=recall,  # long-term memory (app/memory_recall.py), when search runs
+        only=setup.only_companions,  # `madoi --headless --companions souta`: the others run elsewhere
     )
-    if setup.only_companions is not None:  # `madoi --headless --companions souta`: the others run elsewhere
-        for unknown in sorted(setup.only_companions - set(cast.companions)):
-            setup.problem(f"--companions: no companion card has the id {unknown!r}")
-        cast.companions = {i: c for i, c in cast.companions.items() if i in setup.only_companions}
+    for unknown in sorted((setup.only_companions or set()) - set(cast.companions)):
+        setup.problem(f"--companions: no companion card has the id {unknown!r}")
     for problem in cast.problems:
         setup.problem(f"companion card {problem}")
     return cast
@@ -101,7 +105,8 @@ async def assemble(setup: Setup) -> Parts:
     from companions.search.tool import TextSearch
 
     settings = setup.loaded.settings
-    consent = Consent(setup.loaded, setup.bus)  # who may use the camera, the voice, files and tools (issue 22)
+    # Who may use the camera, the voice, files and tools (issue 22); this app's companions are the cast's.
+    consent = Consent(setup.loaded, setup.bus, own=lambda: cast.companions, names=lambda i: cast.name_of(i))  # noqa: PLW0108 (cast: built below)
     broker = QueryBroker(setup.bus, trust=consent.policy)
     devices = build_devices(settings, setup.bus, speech_dir=settings.voice.output_dir)
     for responder in devices.responders:
@@ -112,8 +117,18 @@ async def assemble(setup: Setup) -> Parts:
     models = await ModelConnection.connect(settings, model_problems, given=setup.make_model,
                                            data_dir=setup.loaded.paths.data_dir)
     search = build_search(setup, models.resolution.model)
-    cast = build_companions(setup, broker, models, TextSearch(search.engine) if search is not None else None)
-    consent.follow(lambda: cast.companions, cast.name_of)
+    settings_now = lambda: setup.loaded.settings  # noqa: E731 (the settings of the moment: the user saves new ones)
+    memory = SqliteMemoryStore(setup.loaded.paths.database)  # the cast closes it when it stops
+    notes = recall = None
+    if search is not None:  # long-term memory recalls from the search index (issue 25)
+        from app.memory_notes import NotesStore
+        from app.memory_recall import build_memory_recall, companion_recall
+
+        notes = NotesStore(memory.path)
+        recall = build_memory_recall(search.engine, memory, settings_now, lambda: {c.id: c.card for c in cast}, notes)
+    cast = build_companions(setup, broker, models, memory,
+                            search=TextSearch(search.engine) if search is not None else None,
+                            recall=companion_recall(recall, settings_now, setup.bus) if recall is not None else None)
     for problem in model_problems:
         setup.problem(problem)
     models.learn(cast)  # what the model servers can do, learned before the user speaks (companions/llm/learning.py)
@@ -125,25 +140,26 @@ async def assemble(setup: Setup) -> Parts:
     network = build_network(settings, setup.bus, cast, manager)
 
     indexer = None
+    if search is not None and notes is not None:
+        from app.conversation_indexing import ConversationIndexer
+        from app.memory_recall import note_writer
+
+        def active() -> int | None:
+            return conversations.active_id
+
+        indexer = ConversationIndexer(setup.store, search.engine, setup.bus, active, names=cast.name_of,
+                                      notes=note_writer(notes, memory, search.engine, setup.bus, cast,
+                                                        settings=settings_now, current=active))
     conversations = Conversations(setup.store, setup.bus, user_id=lambda: setup.loaded.settings.general.user_name,
-                                  talk=manager, memories=lambda: [c.memory for c in cast])
+                                  talk=manager, memories=lambda: [c.memory for c in cast], indexing=indexer)
     from app.devices.voice_input_wiring import build_voice_input  # the microphone (issue 27)
 
     devices.voice_input = build_voice_input(
         settings, setup.bus, devices.speaker, setup.loaded.paths.data_dir,
         send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions))
-    if search is not None:
-        from app.conversation_indexing import ConversationIndexer
-        from app.memory_recall import attach_recall
-
-        indexer = ConversationIndexer(setup.store, search.engine, setup.bus, lambda: conversations.active_id,
-                                      names=cast.name_of)
-        conversations.indexing = indexer
-        attach_recall(cast, search.engine, lambda: setup.loaded.settings, setup.bus, indexer)  # long-term memory
-
     try:
         bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: set(cast.companions),
-                              roster=manager, cast=cast)
+                              roster=manager, guests=cast.guests)
     except BridgeConfigError as err:
         log.error("bridge: %s", err)
         setup.problem(f"bridge not started: {err}")

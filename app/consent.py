@@ -21,22 +21,18 @@ log = logging.getLogger(__name__)
 
 
 class Consent:
-    """The policy and the directory of one runtime (this app's companions are known once the cast is built:
-    :meth:`follow`)."""
+    """The policy and the directory of one runtime: ``own()`` are this app's companions (the cast's, as they are
+    now), ``names`` gives the name of an id."""
 
-    def __init__(self, loaded: LoadedSettings, bus: Bus) -> None:
+    def __init__(self, loaded: LoadedSettings, bus: Bus, *, own: Callable[[], Iterable[str]] = tuple,
+                 names: Callable[[str], str | None] = lambda _id: None) -> None:
         self.loaded = loaded
         settings = loaded.settings
-        self.directory = SourceDirectory(user_id=settings.general.user_name, own=tuple)
+        self.directory = SourceDirectory(user_id=settings.general.user_name, own=own, names=names)
         self.directory.attach(bus)
         self.policy = TrustPolicy(decisions=settings.trust.decisions, bus=bus,
                                   ask_timeout_s=settings.trust.ask_timeout_s, on_change=self._save,
                                   sources=self.directory.source)
-
-    def follow(self, own: Callable[[], Iterable[str]], names: Callable[[str], str | None]) -> None:
-        """This app's companions are ``own()`` from now on; ``names`` gives the name of an id (the cast's)."""
-        self.directory.own = own
-        self.directory.names = names
 
     def _save(self, decisions: tuple[TrustDecision, ...]) -> None:
         # In place: the window's settings (and a settings dialog open meanwhile: its Privacy tab) are this object.

@@ -39,7 +39,8 @@ class ConversationIndexer:
     name = "conversation-indexing"
 
     def __init__(self, store: ConversationStore, engine: SearchEngine, bus: Bus,
-                 current: Callable[[], int | None], names: Callable[[str], str | None] = lambda _id: None) -> None:
+                 current: Callable[[], int | None], names: Callable[[str], str | None] = lambda _id: None, *,
+                 notes: NoteWriter | None = None) -> None:
         self.store = store
         self.names = names  # a speaker's name for its id (a companion's; None: the id is written)
         self.engine = engine
@@ -50,7 +51,7 @@ class ConversationIndexer:
         self._progress = asyncio.Condition()
         self._subscription: Subscription | None = None
         self._was_running = False
-        self.notes: NoteWriter | None = None  # notes about the user (app/memory_notes.py), started and stopped here
+        self.notes = notes  # notes about the user (app/memory_notes.py), started and stopped here
         self._busy: set[int] = set()  # conversations with a pass under way
         self._again: set[int] = set()  # ... and those asked for again meanwhile
 
@@ -83,8 +84,15 @@ class ConversationIndexer:
                 self.request(conversation)
         self._was_running = running
 
+    @property
+    def running(self) -> bool:
+        return self._subscription is not None
+
     def request(self, conversation_id: int) -> None:
-        """Re-indexes ``conversation_id`` in the background (e.g. when the user switches away from it)."""
+        """Re-indexes ``conversation_id`` in the background (e.g. when the user switches away from it); nothing
+        while the indexer is not running (search could not start: the runtime left it out)."""
+        if not self.running:
+            return
         if conversation_id in self._busy:
             self._again.add(conversation_id)
             return
@@ -121,7 +129,9 @@ class ConversationIndexer:
             await self._progress.wait_for(lambda: self.indexed >= count)
 
     async def forget(self, conversation_id: int) -> None:
-        """Removes a deleted conversation from the index."""
+        """Removes a deleted conversation from the index (nothing while the indexer is not running)."""
+        if not self.running:
+            return
         try:
             await self.engine.remove(conversation_source(conversation_id))
             if self.notes is not None:

@@ -17,8 +17,8 @@ from companions.companion_participant import seat
 from companions.conversation.control import ForceNextSpeaker, InterruptConversation, MuteCompanion, StopConversation
 from companions.conversation.readmodel import ConversationView
 from companions.devices import DeviceStatus
+from companions.guests import RemoteCompanion
 from companions.llm.types import ChatModel
-from companions.network.link import RemoteCompanion
 from companions.network.people import remote_person
 from companions.trust import ConsentAsker
 

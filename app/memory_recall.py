@@ -29,12 +29,10 @@ from companions.search.tokenize import query_terms, terms
 from companions.tasks import TaskSet
 
 if TYPE_CHECKING:
-    from app.conversation_indexing import ConversationIndexer
     from app.settings import Settings
     from companions.bus import Bus
     from companions.cards import CompanionCard
     from companions.cast import CompanionCast
-    from companions.companion import Companion
 
 log = logging.getLogger(__name__)
 _KANA_PAIR = re.compile(r"[\u3040-\u309f]{2}")
@@ -243,33 +241,26 @@ def build_memory_recall(engine: SearchEngine, memory: SqliteMemoryStore, setting
                         language=lambda: settings().general.language, notes=notes)
 
 
-def attach_recall(cast: CompanionCast, engine: SearchEngine, settings: Callable[[], Settings],
-                  bus: Bus, indexer: ConversationIndexer | None = None) -> MemoryRecall | None:
-    """Gives every companion of ``cast`` its recall (None when the cast keeps no memory store); with the conversation
-    indexer, notes about the user are kept too (written while ``conversation.memory_notes`` is on), by a part the
-    indexer starts and stops."""
-    if cast.store is None:
-        return None
-    notes = None
-    if indexer is not None:
-        notes = NotesStore(cast.store.path)
-        indexer.notes = NoteWriter(
-            notes, cast.store, engine, bus, cast, current=indexer.current,
-            enabled=lambda: settings().conversation.memory_notes,
-            memory_on=functools.partial(_memory_on, settings), user_id=lambda: settings().general.user_name,
-            language=lambda: settings().general.language)
-    recall = build_memory_recall(engine, cast.store, settings, lambda: {c.id: c.card for c in cast}, notes)
+def companion_recall(recall: MemoryRecall, settings: Callable[[], Settings],
+                     bus: Bus) -> Callable[[str], CompanionRecall]:
+    """What gives each companion its recall on ``recall`` (the cast calls it for every companion it builds, one
+    edited, imported or added while running too): the user's switch, the budget, and the recall events."""
 
-    def give(companion: Companion) -> None:
-        companion.recall = CompanionRecall(companion.id, recall, enabled=functools.partial(_memory_on, settings,
-                                                                                              companion.id),
-                                           budget_tokens=lambda: settings().conversation.recall_tokens,
-                                           publish=bus.publish)
+    def recall_for(companion_id: str) -> CompanionRecall:
+        return CompanionRecall(companion_id, recall, enabled=functools.partial(_memory_on, settings, companion_id),
+                               budget_tokens=lambda: settings().conversation.recall_tokens, publish=bus.publish)
 
-    for companion in cast:
-        give(companion)
-    cast.equip.append(give)  # a companion edited, imported or added while running recalls too
-    return recall
+    return recall_for
+
+
+def note_writer(notes: NotesStore, memory: SqliteMemoryStore, engine: SearchEngine, bus: Bus, cast: CompanionCast, *,
+                settings: Callable[[], Settings], current: Callable[[], int | None]) -> NoteWriter:
+    """The part that writes notes about the user (while ``conversation.memory_notes`` is on; the conversation
+    indexer starts and stops it)."""
+    return NoteWriter(notes, memory, engine, bus, cast, current=current,
+                      enabled=lambda: settings().conversation.memory_notes,
+                      memory_on=functools.partial(_memory_on, settings), user_id=lambda: settings().general.user_name,
+                      language=lambda: settings().general.language)
 
 
 def _memory_on(settings: Callable[[], Settings], companion_id: str) -> bool:

@@ -101,8 +101,7 @@ class Runtime:
             except Exception as err:  # one part failing (a broken index file...) must not keep the app from starting
                 log.exception("%s could not start", component.name)
                 self.loaded.problems.append(f"{component.name} not available: {err}")
-                parts = parts.without(component)
-                parts.conversations.indexing = parts.indexer
+                parts = parts.without(component)  # left out (the indexer with search: it stays idle, not started)
                 continue
             self._running.append(component)
             log.info("started %s", component.name)
@@ -170,7 +169,7 @@ class Runtime:
         old = parts.bridge
         try:
             new = build_bridge(self.bus, parts.broker, settings, reserved_ids=lambda: set(parts.cast.companions),
-                               roster=parts.conversation, cast=parts.cast)
+                               roster=parts.conversation, guests=parts.cast.guests)
         except BridgeConfigError as err:
             return f"bridge not moved: {err}"
         if old is not None and (not old.running or new is None

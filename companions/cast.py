@@ -9,7 +9,7 @@ removed a companion; the caller hands the conversation the new companion.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +18,13 @@ from companions.bus import Bus, LocalEvent
 from companions.card_trust import CardTrust, HeldCard
 from companions.cards import CardProblem, CompanionCard, load_cards, sample_cards_dir
 from companions.companion import Companion
+from companions.guests import Guests
 from companions.llm.types import ChatModel
 from companions.mcp_config import McpServer
 from companions.memory import SqliteMemoryStore
 from companions.ports import QuerySender
 from companions.protocol import CompanionMetadata
+from companions.recall import CompanionRecall
 from companions.trust import TrustPolicy
 
 log = logging.getLogger(__name__)
@@ -47,7 +49,7 @@ class CompanionCast:
     name = "companions"
 
     def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None,
-                 make: Callable[[CompanionCard], Companion] | None = None) -> None:
+                 make: Callable[[CompanionCard], Companion] | None = None, guests: Guests | None = None) -> None:
         self.companions: dict[str, Companion] = {}
         self.problems = list(problems)
         self.store = store
@@ -55,21 +57,19 @@ class CompanionCast:
         self.files: dict[str, Path] = {}  # by id: the card file each companion came from
         self._make = make
         self._started = False
-        # What the app gives every companion besides its card (its long-term recall ...): called for each one
-        # :meth:`put` builds, so a companion edited, imported or added while running has it too.
-        self.equip: list[Callable[[Companion], None]] = []
-        # Companions present from elsewhere (companions/network): they are in every companion's roster too.
-        self.guests: Callable[[], Sequence[CompanionMetadata]] = tuple
+        # Companions present from elsewhere (the bridge's and the network's add and remove them, companions/guests.py):
+        # they are in every companion's roster too.
+        self.guests = guests if guests is not None else Guests()
 
     def roster(self) -> list[CompanionMetadata]:
-        return [*(c.metadata for c in self.companions.values() if c.present), *self.guests()]
+        return [*(c.metadata for c in self.companions.values() if c.present), *self.guests.metadata()]
 
     def name_of(self, companion_id: str) -> str | None:
         """The name of a companion here, or of one present from elsewhere (a guest); None for anyone else."""
         companion = self.companions.get(companion_id)
         if companion is not None:
             return companion.name
-        return next((m.name for m in self.guests() if m.id == companion_id), None)
+        return self.guests.name_of(companion_id)
 
     def add(self, companion: Companion) -> None:
         self.companions[companion.id] = companion
@@ -108,8 +108,6 @@ class CompanionCast:
         if old is not None:
             companion.present = old.present
             companion.language = old.language
-        for give in self.equip:
-            give(companion)
         if conversation is not None:
             await companion.memory.follow(conversation)
         if self._started:
@@ -137,6 +135,7 @@ def build_cast(
     queries: QuerySender,
     language: str = "ja",
     memory_path: Path | None = None,
+    store: SqliteMemoryStore | None = None,
     memory_budget_tokens: int = 2000,
     search_engine: SearchEngine | None = None,
     user_id: str = "user",
@@ -145,6 +144,8 @@ def build_cast(
     report: Callable[[str], None] | None = None,
     trust: CardTrust | None = None,
     trust_policy: TrustPolicy | None = None,
+    recall: Callable[[str], CompanionRecall] | None = None,
+    only: Collection[str] | None = None,
 ) -> CompanionCast:
     """Loads the cards in ``folders`` (samples first, then the user's) and builds one companion per card.
 
@@ -152,10 +153,14 @@ def build_cast(
     cards end up in ``cast.problems`` for the UI; the others still come to life. ``mcp_servers`` are every
     companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tool_sources.py)
     and each card held for approval. ``trust`` says which cards may run and send what they ask (default: the
-    sample cards only); the others are built held (companions/card_trust.py).
+    sample cards only); the others are built held (companions/card_trust.py). The companions' memory is kept in
+    ``store`` (or a store opened at ``memory_path``; the cast closes it when it stops); ``recall`` gives a companion
+    its long-term recall by id (a companion built while running too). ``only``: the ids of the companions to
+    build (the others run elsewhere).
     """
     loaded = load_cards(folders)
-    store = SqliteMemoryStore(memory_path) if memory_path is not None else None
+    if store is None and memory_path is not None:
+        store = SqliteMemoryStore(memory_path)
     trust = trust if trust is not None else CardTrust.of([sample_cards_dir()])
 
     def names(speaker_id: str) -> str | None:
@@ -165,10 +170,13 @@ def build_cast(
         return Companion(card, make_model(card), bus=bus, queries=queries, language=language, store=store,
                          memory_budget_tokens=memory_budget_tokens, roster=cast.roster, names=names,
                          search_engine=search_engine, user_id=user_id, mcp_servers=mcp_servers, report=report,
-                         trust=trust_policy)  # what a turn from outside the window may use (companions/trust.py)
+                         trust=trust_policy,  # what a turn from outside the window may use (companions/trust.py)
+                         recall=recall(card.id) if recall is not None else None)
 
     cast = CompanionCast(loaded.problems, store, make)
     for card in loaded.cards:
+        if only is not None and card.id not in only:  # `madoi --headless --companions souta`: the others elsewhere
+            continue
         file = loaded.files[card.id]
         admitted, held = trust.admit(card, file)
         if held is not None:

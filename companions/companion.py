@@ -152,6 +152,7 @@ class Companion:
         mcp_servers: Sequence[McpServer] = (),
         report: Callable[[str], None] | None = None,
         trust: TrustPolicy | None = None,
+        recall: CompanionRecall | None = None,
     ) -> None:
         self.card = card
         self.model = model
@@ -199,7 +200,7 @@ class Companion:
         self._later = TaskSet(f"companion-events:{card.id}")
         self._events_later: asyncio.Task[None] | None = None
         self._subscription: Subscription | None = None
-        self.recall: CompanionRecall | None = None  # long-term memory (companions/recall.py), given by the app
+        self.recall = recall  # long-term memory (companions/recall.py), given by the app
 
     def _alone(self, sender: str) -> Source:
         """Who ``sender`` is to a companion built without the app's trust policy: the user, itself, or outside."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from companions.bus import Bus, BusItem, Subscription
-from companions.guests import BridgeGuestsChanged
-from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.network.link import NetworkChanged
 from companions.network.people import remote_person
 from companions.trust import Relation, Source
 

@@ -13,7 +13,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
-from companions.network.link import NetworkChanged, NetworkLink, RemoteCompanion
+from companions.guests import RemoteCompanion
+from companions.network.link import NetworkChanged, NetworkLink
 from companions.network.people import RemotePerson
 from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower

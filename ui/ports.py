@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from app.storage import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
+from companions.guests import RemoteCompanion
 from companions.llm.types import ChatModel
 from companions.memory import HeardLine
 from companions.memory_notes import Note
-from companions.network.link import RemoteCompanion
 from companions.trust import ConsentAsker
 
 if TYPE_CHECKING:

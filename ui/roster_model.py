@@ -28,8 +28,8 @@ from companions.bus import BusItem
 from companions.cast import CastChanged
 from companions.conversation.readmodel import ConversationChanged, ConversationView
 from companions.devices import SpeakingChanged
-from companions.guests import BridgeGuestsChanged
-from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.network.link import NetworkChanged
 from companions.protocol import Action, Message
 from companions.worker import TextStreamed, TurnEnded
 from ui.i18n import QT_TRANSLATE_NOOP, Texts

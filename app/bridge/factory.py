@@ -10,18 +10,18 @@ from app.bridge.guests import ConversationRoster
 from app.bridge.server import BridgeServer
 from app.settings import BridgeSettings, Settings
 from companions.bus import Bus
-from companions.cast import CompanionCast
+from companions.guests import Guests
 from companions.query_broker import QueryBroker
 
 
 def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
                  reserved_ids: Callable[[], Iterable[str]] = frozenset, roster: ConversationRoster | None = None,
-                 cast: CompanionCast | None = None) -> BridgeServer | None:
+                 guests: Guests | None = None) -> BridgeServer | None:
     """The bridge for ``settings.bridge``, or ``None`` when it is turned off (port 0).
 
     ``reserved_ids`` returns the identities no client may claim in its hello (the companions' ids). A client's
-    companion takes part in ``roster`` (the conversation) and is one of ``cast``'s guests (the local companions'
-    prompts name it as present) while it is connected.
+    companion takes part in ``roster`` (the conversation) and is one of ``guests`` (the cast's: the local
+    companions' prompts name it as present) while it is connected.
 
     Raises:
         BridgeConfigError: the host is not a loopback address and no token is set.
@@ -30,18 +30,14 @@ def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
     if not section.enabled:
         return None
     token = section.token.get_secret_value() if section.token is not None else None
-    bridge = BridgeServer(
-        bus, broker, roster=roster,
+    return BridgeServer(
+        bus, broker, roster=roster, guests=guests,
         host=section.host, port=section.port, token=token,
         user_name=settings.general.user_name, reserved_ids=reserved_ids,
         max_frame_bytes=section.max_frame_bytes, max_frames_per_second=section.max_frames_per_second,
         dialect=Dialect(section.dialect), client_answers=section.client_answers,
         client_grace_s=section.client_timeout_s, **door_rules(section),
     )
-    if cast is not None:
-        others = cast.guests  # the network's, if it is on
-        cast.guests = lambda: [*others(), *bridge.guests.metadata()]
-    return bridge
 
 
 def door_rules(section: BridgeSettings) -> dict[str, Any]:

@@ -38,8 +38,7 @@ from app.bridge.errors import ErrorCode, FrameRejected
 from app.bridge.senders import USER_ID
 from companions.bus import Bus, BusItem
 from companions.conversation.participant import Participant
-from companions.guests import BridgeGuestsChanged
-from companions.network.link import RemoteCompanion
+from companions.guests import BridgeGuestsChanged, Guests, RemoteCompanion
 from companions.network.remote import MessageOrder, RemoteParticipant
 from companions.protocol import (
     Action,
@@ -55,6 +54,7 @@ from companions.protocol import (
 log = logging.getLogger(__name__)
 
 METADATA_TOPIC: Final = "metadata"
+GUEST_PLACE: Final = "bridge"  # the place of the companions the bridge adds to the guests
 MAX_STATES_PER_FRAME: Final = 32
 
 
@@ -126,9 +126,10 @@ class GuestParticipant(RemoteParticipant):
 class BridgeGuests:
     """The companions of the connected clients, each a participant of ``roster`` while its client is connected."""
 
-    def __init__(self, bus: Bus, roster: ConversationRoster | None, *, user_name: str) -> None:
+    def __init__(self, bus: Bus, roster: ConversationRoster | None, present: Guests, *, user_name: str) -> None:
         self._bus = bus
         self._roster = roster
+        self._present = present  # the cast's guests: where the local companions see who is present
         self._user_name = user_name
         self.order = MessageOrder()  # every message on the bus, so a guest's line is known to follow a turn's
         self._guests: dict[str, GuestParticipant] = {}  # companion id -> participant (peer: the client key)
@@ -136,10 +137,6 @@ class BridgeGuests:
     def ids(self) -> set[str]:
         """The companions that take part: the guests, and every participant (from the network too)."""
         return {*self._guests, *(self._roster.present if self._roster is not None else ())}
-
-    def metadata(self) -> list[CompanionMetadata]:
-        """The guests' metadata, for the local companions' roster (who is present)."""
-        return [p.metadata for p in self._guests.values()]
 
     def saw(self, item: BusItem) -> None:
         """Every item on the bus (the relay's direct subscription): the order of messages."""
@@ -168,6 +165,7 @@ class BridgeGuests:
         self._guests[metadata.id] = participant
         client.guest = metadata.id
         client.turns = True  # it learns that it holds the floor from the turn phases
+        self._present.add(metadata, place=GUEST_PLACE)
         self._roster.add_participant(participant)
         log.info("bridge: companion %s (%s) joined through %s", metadata.id, metadata.name, client.key)
         self._changed()
@@ -205,6 +203,7 @@ class BridgeGuests:
         if participant is None:
             return
         participant.vanish()
+        self._present.remove(participant.id, place=GUEST_PLACE)
         if self._roster is not None:
             self._roster.remove_participant(participant.id)
         log.info("bridge: companion %s left (%s disconnected)", participant.id, client.key)

@@ -48,6 +48,7 @@ from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
 from app.settings_sections import LOOPBACK_ORIGINS
 from companions.bus import Bus, Subscription
+from companions.guests import Guests
 from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.query_broker import QueryBroker
 from companions.tasks import TaskSet
@@ -97,7 +98,8 @@ class BridgeServer:
         dialect: Dialect = Dialect.REFERENCE,
         client_answers: Iterable[str] = (),
         client_grace_s: float = 3.0,
-        roster: ConversationRoster | None = None,  # where companions of clients take part (guests.py)
+        roster: ConversationRoster | None = None,  # where companions of clients take part (guests.py) ...
+        guests: Guests | None = None,  # ... and are present (the cast's guests: the local companions' prompts)
         allowed_origins: Iterable[str] = LOOPBACK_ORIGINS,  # the web pages admitted (origins.py)
         max_connections: int = 32,  # open and opening connections, in all ...
         max_connections_per_address: int = 8,  # ... and from one address
@@ -132,7 +134,7 @@ class BridgeServer:
                        max_stored_bytes_per_minute=max_stored_bytes_per_minute)
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
-        self.guests = BridgeGuests(bus, roster, user_name=user_name)
+        self.guests = BridgeGuests(bus, roster, guests if guests is not None else Guests(), user_name=user_name)
         self._relay = Relay(self._clients, broker, self.answering, self.guests)
         self._tasks = TaskSet("bridge")
         self.results = ClientResults(broker, self._relay, self.answering, self._tasks,

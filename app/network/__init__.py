@@ -20,7 +20,7 @@ def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
     """The network part for the settings (``None`` when off), joined to ``conversation``.
 
     Its companions are this process's cast; the ones that join from elsewhere take part in ``conversation`` and
-    are added to the cast's roster (the local companions' prompts name them as present).
+    are the cast's guests while their peer is there (the local companions' prompts name them as present).
     """
     settings = all_settings.network
     if not settings.enabled:
@@ -29,7 +29,5 @@ def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
     from companions.network.link import NetworkLink
 
     port = Libp2pNetwork(Libp2pConfig(listen=settings.listen, peers=tuple(settings.peers), mdns=settings.mdns))
-    link = NetworkLink(bus, port, local=[c.metadata for c in cast], user_id=all_settings.general.user_name,
-                       roster=conversation)
-    cast.guests = lambda: [p.metadata for p in link.remote.values() if p.reachable]
-    return link
+    return NetworkLink(bus, port, local=[c.metadata for c in cast], user_id=all_settings.general.user_name,
+                       roster=conversation, guests=cast.guests)

@@ -25,6 +25,7 @@ from typing import Any, Final, Protocol
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.participant import Participant
+from companions.guests import Guests, RemoteCompanion
 from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit
 from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
@@ -47,6 +48,7 @@ from companions.protocol import (
 
 log = logging.getLogger(__name__)
 MAX_STATES_PER_PAYLOAD: Final = 32  # votes in one payload (the reference sends an array: one per companion)
+GUEST_PLACE: Final = "network"  # the place of the companions this link adds to the guests
 MAX_UNREACHABLE_LISTED: Final = 16  # companions whose peer left, still listed as unreachable (the oldest go first)
 
 
@@ -56,16 +58,6 @@ class Roster(Protocol):
     def add_participant(self, participant: Participant) -> None: ...
 
     def remove_participant(self, companion: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class RemoteCompanion:
-    """A companion running elsewhere, as the window lists it."""
-
-    id: str
-    name: str
-    peer: str
-    reachable: bool
 
 
 @dataclass(frozen=True)
@@ -84,12 +76,13 @@ class NetworkLink:
     name = "network"
 
     def __init__(self, bus: Bus, port: NetworkPort, *, local: Sequence[CompanionMetadata], user_id: str,
-                 roster: Roster | None = None, rate: RateLimit | None = None) -> None:
+                 roster: Roster | None = None, guests: Guests | None = None, rate: RateLimit | None = None) -> None:
         self.bus = bus
         self.port = port
         self.local = tuple(local)
         self.user_id = user_id
         self.roster = roster
+        self.guests = guests if guests is not None else Guests()  # where the companions that joined are present
         self.peers = PeerDirectory((m.id for m in self.local), user_id)
         self.person_ids = PersonIds(user_id, lambda: self.status.peer_id)
         self.rate = rate or RateLimit()
@@ -263,6 +256,7 @@ class NetworkLink:
             return
         participant = RemoteParticipant(metadata, peer, self.order)
         self.remote[metadata.id] = participant
+        self.guests.add(metadata, place=GUEST_PLACE)
         if self.roster is not None:
             self.roster.add_participant(participant)
         log.info("network: %s (%s) joined from %s", metadata.id, metadata.name, peer)
@@ -272,6 +266,7 @@ class NetworkLink:
         self.rate.forget(peer)
         for participant in [p for p in self.remote.values() if p.peer == peer and p.reachable]:
             participant.vanish()
+            self.guests.remove(participant.id, place=GUEST_PLACE)
             if self.roster is not None:
                 self.roster.remove_participant(participant.id)
             log.info("network: %s left (peer %s gone)", participant.id, peer)

@@ -17,6 +17,7 @@ from app.runtime import Runtime
 from app.settings import load_settings
 from companions.cards import CompanionCard
 from companions.conversation.readmodel import ConversationReadModel
+from companions.guests import BridgeGuestsChanged
 from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json, say
 from companions.protocol import Message, to_wire
 
@@ -91,5 +92,33 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
         assert "Like cold cotton, I think." in prompt
         assert "Kumo" in prompt
         cast.assert_used_up()
+    finally:
+        await runtime.stop()
+
+
+async def test_a_guest_of_a_bridge_that_moved_twice_is_present_once_and_leaves_when_it_disconnects(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
+    cast = ScriptedCast("akari", "hina", "souta")
+    runtime = Runtime(load_settings(), make_model=lambda card: cast[card.id])
+    await runtime.start()
+    try:
+        for _ in range(2):  # the user saves another port twice
+            section = runtime.settings.bridge.model_copy(update={"port": free_port()})
+            await runtime.apply_settings(runtime.settings.model_copy(update={"bridge": section}))
+        bridge = runtime.parts.bridge
+        assert bridge is not None
+        listed: asyncio.Queue[BridgeGuestsChanged] = asyncio.Queue()
+        runtime.bus.subscribe("events", lambda e: listed.put_nowait(e) if isinstance(e, BridgeGuestsChanged) else None,
+                              direct=True)
+        async with connect(f"ws://127.0.0.1:{bridge.port}", proxy=None) as ws:
+            await ws.send(json.dumps({"topic": "metadata", "body": KUMO}))
+            assert (await frame(ws, lambda d: d.get("topic") == "metadata"))["body"]["ok"]
+            assert [m.id for m in runtime.parts.cast.roster()].count("kumo") == 1
+            assert runtime.parts.cast.name_of("kumo") == "Kumo"
+        async with asyncio.timeout(5):
+            while (await listed.get()).guests:  # disconnected: Kumo left
+                pass
+        assert "kumo" not in [m.id for m in runtime.parts.cast.roster()]
     finally:
         await runtime.stop()

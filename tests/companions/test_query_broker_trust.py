@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from companions.bus import InProcessBus
-from companions.guests import BridgeGuestsChanged
-from companions.network.link import RemoteCompanion
+from companions.guests import BridgeGuestsChanged, RemoteCompanion
 from companions.protocol import Query, QueryResult
 from companions.query_broker import QueryBroker
 from companions.testing.consent import NO_ANSWER, ScriptedUser

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from companions.bus import InProcessBus
-from companions.guests import BridgeGuestsChanged
-from companions.network.link import NetworkChanged, RemoteCompanion
+from companions.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.network.link import NetworkChanged
 from companions.network.port import NetworkStatus
 from companions.testing.consent import NO_ANSWER, ScriptedUser
 from companions.trust import (

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from app.storage import ConversationInfo
 from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
-from companions.network.link import RemoteCompanion
+from companions.guests import RemoteCompanion
 from companions.protocol import Action, Message
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
