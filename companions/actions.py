@@ -17,6 +17,7 @@ from companions.bus import Bus
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
 from companions.ports import QuerySender
 from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
+from companions.query_bodies import SpeakRequest, VisionPicture, VisionRequest
 from companions.tools import ToolRegistry, tool
 from companions.trust import Capability
 
@@ -136,13 +137,10 @@ class BuiltinTools:
                        part: int = 0) -> QueryResult:
         """Voices ``text`` (a whole line, or with ``line_id`` one sentence ``part`` of a line said while it is
         composed) through the ``speak`` query; returns when the speech finished or failed."""
-        body: dict[str, object] = {"message": text, "emotion": emotion}
-        voice = self.voice(text)  # the line's own language, not the interface's: a Japanese line, a Japanese voice
-        if voice:
-            body["voice"] = voice
-        if line_id is not None:
-            body |= {"messageId": line_id, "part": part}
-        query = Query.create(from_=self.companion_id, type="speak", body=body)
+        # The voice of the line's own language, not the interface's: a Japanese line, a Japanese voice.
+        request = SpeakRequest(message=text, emotion=emotion, voice=self.voice(text) or None, message_id=line_id,
+                               part=part)
+        query = Query.create(from_=self.companion_id, type="speak", body=request.body())
         return await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
 
     @tool
@@ -162,15 +160,13 @@ class BuiltinTools:
     @tool(timeout=60.0, needs=[Capability.CAMERA])
     async def vision(self) -> str:
         """Look through the camera and describe what you see."""
-        query = Query.create(from_=self.companion_id, type="vision", body={})
+        query = Query.create(from_=self.companion_id, type="vision", body=VisionRequest().body())
         result = await self.queries.send_query(query, timeout=VISION_TIMEOUT)
         if not result.succeeded or result.result is None:
             return f"You could not see anything: {result.error or 'the camera gave no picture'}"
-        body = result.result.body
-        image = body.get("image")
-        if self.model.supports_images and isinstance(image, str) and image:
-            mime = body.get("mime") if isinstance(body.get("mime"), str) else "image/jpeg"
-            url = image if image.startswith(("data:", "http:", "https:")) else f"data:{mime};base64,{image}"
+        picture = VisionPicture.read(result.result.body)
+        url = picture.image_url()
+        if self.model.supports_images and url is not None:
             prompt = ("カメラに映っているものを短く具体的に説明してください。" if self.language == "ja"
                       else "Describe briefly and concretely what the camera shows.")
             request = ChatRequest(
@@ -180,8 +176,8 @@ class BuiltinTools:
                 return f"What you see: {(await complete(self.model, request)).message.text.strip()}"
             except LLMError as err:
                 log.warning("%s: describing the camera image failed: %s", self.companion_id, err)
-        description = body.get("description")
-        if isinstance(description, str) and description:
+        description = picture.description
+        if description:
             return f"On-device description of the camera picture (not your own eyes): {description}"
         return "You got a picture but could not make out anything in it."
 

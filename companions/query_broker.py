@@ -49,6 +49,7 @@ from typing import Final
 from companions.bus import Bus, BusItem, Subscription
 from companions.ports import QueryResponder
 from companions.protocol import Query, QueryResult
+from companions.query_bodies import SpeakRequest
 from companions.tasks import TaskSet
 from companions.trust import Capability, Permission, Relation, TrustPolicy, refusal
 
@@ -68,8 +69,7 @@ def client_grace(query: Query, grace_s: float) -> float:
     query also the time its line takes to say (a client answers a ``speak`` query once it has said it)."""
     if query.params.type != "speak":
         return grace_s
-    text = (query.params.body or {}).get("message")
-    return grace_s + (len(text) / SPOKEN_CHARS_PER_S if isinstance(text, str) else 0.0)
+    return grace_s + len(SpeakRequest.message_of(query)) / SPOKEN_CHARS_PER_S
 
 
 class Verdict(enum.Enum):

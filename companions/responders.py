@@ -4,6 +4,8 @@ Both follow the QueryResponder contract: every failure is an error :class:`Query
 a companion's tool always gets something it can read.
 
 Result bodies:
+The query bodies are typed in companions/query_bodies.py (``VisionRequest``, ``SpeakRequest``, ``VisionPicture``).
+
 - ``vision``: ``{"image": <base64 JPEG>, "mime": "image/jpeg", "width", "height", "timestamp", "description"?,
   "description_details"?}``. ``description`` (on by default; ``{"describe": false}`` in the query body turns it
   off) is one sentence computed on the device, not by a model, and says so; ``description_details`` holds its
@@ -32,20 +34,18 @@ from collections.abc import Coroutine
 from typing import Any, Final
 
 from companions.devices import (
-    EMOTIONS,
     Camera,
     DeviceUnavailable,
-    Emotion,
     Speaker,
     SpeechResult,
     Utterance,
     VoiceMap,
 )
 from companions.protocol import Query, QueryResult, QueryResultBody
+from companions.query_bodies import QueryBodyInvalid, SpeakRequest, VisionPicture, VisionRequest
 
 log = logging.getLogger(__name__)
 
-MAX_SPEAK_CHARS: Final = 5000
 _LINES_KEPT: Final = 256  # (speaker, messageId) of lines spoken in parts, newest last
 
 
@@ -58,12 +58,12 @@ class VisionResponder:
         self._camera = camera
 
     async def respond(self, query: Query) -> QueryResult:
-        body = query.params.body or {}
-        describe = body.get("describe", True)
-        if not isinstance(describe, bool):
-            return QueryResult.fail(query.id, "vision: 'describe' must be true or false")
         try:
-            frame = await self._camera.capture(describe=describe, looker=query.params.from_)
+            request = VisionRequest.of(query)
+        except QueryBodyInvalid as err:
+            return QueryResult.fail(query.id, str(err))
+        try:
+            frame = await self._camera.capture(describe=request.describe, looker=query.params.from_)
         except DeviceUnavailable as err:
             return QueryResult.fail(query.id, str(err))
         except asyncio.CancelledError:
@@ -71,18 +71,13 @@ class VisionResponder:
         except Exception as err:  # an adapter bug must not take the companion's turn down
             log.exception("vision query %s failed", query.id)
             return QueryResult.fail(query.id, f"vision failed: {err}")
-        out: dict[str, Any] = {
-            "image": base64.b64encode(frame.jpeg).decode("ascii"),
-            "mime": "image/jpeg",
-            "width": frame.width,
-            "height": frame.height,
-            "timestamp": frame.timestamp,
-        }
-        if frame.description is not None:
+        picture = VisionPicture(
+            image=base64.b64encode(frame.jpeg).decode("ascii"), mime="image/jpeg", width=frame.width,
+            height=frame.height, timestamp=frame.timestamp,
             # A sentence a model can read as is, and the measurements for clients that want the numbers.
-            out["description"] = str(frame.description.get("summary", ""))
-            out["description_details"] = frame.description
-        return QueryResult.ok(query.id, out)
+            description=str(frame.description.get("summary", "")) if frame.description is not None else None,
+            description_details=frame.description)
+        return QueryResult.ok(query.id, picture.body())
 
 
 class SpeakResponder:
@@ -96,34 +91,16 @@ class SpeakResponder:
         self._lines: collections.OrderedDict[tuple[str, str], asyncio.Event] = collections.OrderedDict()
 
     async def respond(self, query: Query) -> QueryResult:
-        body = query.params.body or {}
-        text = body.get("message", body.get("text"))
-        if not isinstance(text, str) or not text.strip():
-            return QueryResult.fail(query.id, "speak: 'message' must be a non-empty string")
-        if len(text) > MAX_SPEAK_CHARS:
-            return QueryResult.fail(query.id, f"speak: message longer than {MAX_SPEAK_CHARS} characters")
-        emotion = body.get("emotion", "neutral")
-        if emotion not in EMOTIONS:
-            return QueryResult.fail(query.id, f"speak: unknown emotion {emotion!r} (one of {', '.join(EMOTIONS)})")
-        voice = body.get("voice")
-        if voice is not None and not isinstance(voice, str):
-            return QueryResult.fail(query.id, "speak: 'voice' must be a string")
-        rate = body.get("rate")
-        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int) or not 50 <= rate <= 400):
-            return QueryResult.fail(query.id, "speak: 'rate' must be words per minute, 50 to 400")
-        line = body.get("messageId")
-        if line is not None and (not isinstance(line, str) or not line):
-            return QueryResult.fail(query.id, "speak: 'messageId' must be a non-empty string")
-        part = body.get("part", 0)
-        if isinstance(part, bool) or not isinstance(part, int) or part < 0:
-            return QueryResult.fail(query.id, "speak: 'part' must be a whole number from 0")
-        if not isinstance(body.get("final", True), bool):
-            return QueryResult.fail(query.id, "speak: 'final' must be true or false")
+        try:
+            request = SpeakRequest.of(query)
+        except QueryBodyInvalid as err:
+            return QueryResult.fail(query.id, str(err))
+        line = request.message_id
         cut = None if line is None else self._line(query.params.from_, line)
         if cut is not None and cut.is_set():
             return _interrupted(query, "an earlier part of the line was cut off")
-        utterance = Utterance(text=text, emotion=_emotion(emotion), speaker_id=query.params.from_,
-                              voice=voice or self.voices.voice_for(query.params.from_), rate=rate)
+        utterance = Utterance(text=request.message, emotion=request.emotion, speaker_id=query.params.from_,
+                              voice=request.voice or self.voices.voice_for(query.params.from_), rate=request.rate)
         try:
             if cut is None:
                 result = await self._speaker.speak(utterance)
@@ -176,9 +153,3 @@ def _interrupted(query: Query, reason: str) -> QueryResult:
     result = SpeechResult(success=False, interrupted=True, reason=reason)
     return QueryResult(id=query.id, result=QueryResultBody(success=False, body=result.to_body()))
 
-
-def _emotion(value: str) -> Emotion:
-    for emotion in EMOTIONS:
-        if emotion == value:
-            return emotion
-    return "neutral"

@@ -18,6 +18,7 @@ import struct
 from typing import Any, Final
 
 from companions.protocol import QueryResult, QueryResultBody
+from companions.query_bodies import VisionPicture
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +30,12 @@ def picture_of(result: QueryResult) -> bytes | None:
 
     Cheap (base64 and a header): called on the loop, so that an answer with nothing to describe costs no thread.
     """
-    body = result.result.body if result.result is not None else None
-    if not result.succeeded or body is None or "description" in body or not isinstance(body.get("image"), str):
+    if not result.succeeded or result.result is None:
         return None
-    image: str = body["image"]
+    picture = VisionPicture.read(result.result.body)
+    image = picture.image
+    if image is None or picture.description is not None:
+        return None
     try:
         raw = base64.b64decode(image.partition(",")[2] if image.startswith("data:") else image)
     except (binascii.Error, ValueError):
