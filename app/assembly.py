@@ -24,6 +24,7 @@ from companions.cards import sample_cards_dir
 from companions.cast import CompanionCast, build_cast
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationManager, conversation_manager_from_settings
+from companions.conversation.user_commands import ConversationControl
 from companions.llm.types import ChatModel
 from companions.memory import SqliteMemoryStore
 from companions.query_broker import QueryBroker
@@ -152,11 +153,13 @@ async def assemble(setup: Setup) -> Parts:
                                                         settings=settings_now, current=active))
     conversations = Conversations(setup.store, setup.bus, user_id=lambda: setup.loaded.settings.general.user_name,
                                   talk=manager, memories=lambda: [c.memory for c in cast], indexing=indexer)
-    from app.devices.voice_input_wiring import build_voice_input  # the microphone (issue 27)
+    control = ConversationControl(manager, companions=lambda: cast.companions, revise=conversations.revise)
+    from app.devices.voice_input_wiring import barge_in, build_voice_input  # the microphone (issue 27)
 
     devices.voice_input = build_voice_input(
         settings, setup.bus, devices.speaker, setup.loaded.paths.data_dir,
-        send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions))
+        send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions),
+        interrupt=lambda: barge_in(control, devices.speaker))
     try:
         bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: set(cast.companions),
                               roster=manager, guests=cast.guests)
@@ -165,4 +168,4 @@ async def assemble(setup: Setup) -> Parts:
         setup.problem(f"bridge not started: {err}")
         bridge = None
     return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast,
-                 conversation=manager, search=search, indexer=indexer, network=network, bridge=bridge)
+                 conversation=manager, control=control, search=search, indexer=indexer, network=network, bridge=bridge)

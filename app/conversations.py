@@ -120,12 +120,11 @@ class Conversations:
         return message
 
     async def revise(self, message_id: str, text: str | None) -> None:
-        """Edits (``text``) or deletes (None) a message of the active conversation, as the user asked: the stored
-        conversation, every companion's memory and the conversation's history follow, then the views
-        (``MessageRevised``). A turn in progress is stopped first: it was built on the old words."""
+        """Edits (``text``) or deletes (None) a message of the active conversation: the stored conversation, every
+        companion's memory and the conversation's history follow, then the views (``MessageRevised``). The user's
+        edit comes through ``ConversationControl.edit``, which stops a turn built on the old words first."""
         if self.active_id is None:
             raise RuntimeError("no conversation is open")
-        await self._talk.stop_conversation()
         self._talk.revise_message(message_id, text)
         await self.store.revise_message(self.active_id, message_id, text)
         for memory in self._memories():

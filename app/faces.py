@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 from app.runtime import Runtime
 from app.storage import ConversationInfo, StoredMessage
-from companions.companion_participant import seat
-from companions.conversation.control import ForceNextSpeaker, InterruptConversation, MuteCompanion, StopConversation
 from companions.conversation.readmodel import ConversationView
 from companions.devices import DeviceStatus
 from companions.guests import RemoteCompanion
@@ -68,7 +66,8 @@ class RuntimePeople:
 
 @dataclass(frozen=True)
 class RuntimeControl:
-    """``ui.ports.ConversationControl``: the conversation manager's view; commands go over the bus."""
+    """``ui.ports.ConversationControl``: the conversation manager's view; the user's commands are calls on the
+    runtime's one ``ConversationControl`` (nothing before the runtime has started)."""
 
     runtime: Runtime
 
@@ -76,23 +75,24 @@ class RuntimeControl:
         return self.runtime.parts.conversation.view if self.runtime.started else ConversationView()
 
     def mute(self, companion_id: str, muted: bool) -> None:
-        self.runtime.bus.publish(MuteCompanion(companion_id, muted))
+        if self.runtime.started:
+            self.runtime.parts.control.mute(companion_id, muted)
 
     def force(self, companion_id: str) -> None:
-        self.runtime.bus.publish(ForceNextSpeaker(companion_id))
+        if self.runtime.started:
+            self.runtime.parts.control.force(companion_id)
 
     def interrupt(self) -> None:
-        self.runtime.bus.publish(InterruptConversation())
+        if self.runtime.started:
+            self.runtime.parts.control.interrupt()
 
     def stop(self) -> None:
-        self.runtime.bus.publish(StopConversation())
+        if self.runtime.started:
+            self.runtime.parts.control.stop_conversation()
 
     def set_present(self, companion_id: str, present: bool) -> None:
-        if not self.runtime.started:
-            return
-        companion = self.runtime.parts.cast.companions.get(companion_id)
-        if companion is not None:  # one of this app's; those from elsewhere come and go by themselves
-            seat(self.runtime.parts.conversation, companion, present)
+        if self.runtime.started:  # one of this app's; those from elsewhere come and go by themselves
+            self.runtime.parts.control.set_present(companion_id, present)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class RuntimeHistory:
         return await self.runtime.parts.conversations.delete(conversation_id)
 
     async def revise(self, message_id: str, text: str | None) -> None:
-        await self.runtime.parts.conversations.revise(message_id, text)
+        await self.runtime.parts.control.edit(message_id, text)  # the user's command: a turn in progress stops
 
     def send(self, text: str, to: list[str] | None = None) -> None:
         self.runtime.parts.conversations.send(text, to)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app.search_service import SearchService
     from companions.cast import CompanionCast
     from companions.conversation import ConversationManager
+    from companions.conversation.user_commands import ConversationControl
     from companions.network.link import NetworkLink
     from companions.query_broker import QueryBroker
 
@@ -38,7 +39,8 @@ class Component(Protocol):
 class Parts:
     """The parts of one runtime. :meth:`components` gives them in start order; the runtime stops them in reverse,
     so the bridge stops before the conversation, the conversation before the companions, the companions before
-    the devices, and storing the conversation last of all."""
+    the devices, and storing the conversation last of all. ``control`` takes the user's commands (mute, force,
+    stop, interrupt, set present, edit)."""
 
     conversations: Conversations
     broker: QueryBroker
@@ -46,6 +48,7 @@ class Parts:
     models: ModelConnection
     cast: CompanionCast
     conversation: ConversationManager
+    control: ConversationControl
     search: SearchService | None = None
     indexer: ConversationIndexer | None = None
     network: NetworkLink | None = None
@@ -55,7 +58,7 @@ class Parts:
         """Every part that starts and stops, in start order."""
         started: list[Component | None] = [
             self.conversations, self.broker, *self.devices.components, self.search, self.cast, self.conversation,
-            self.network, self.indexer, self.bridge,
+            self.control, self.network, self.indexer, self.bridge,
         ]
         return [c for c in started if c is not None]
 

@@ -21,7 +21,7 @@ from app.devices.speech_recognizers import build_recognizer
 from app.devices.voice_activity import WebRtcVoiceActivity
 from app.settings import Settings, VoiceInputSettings
 from companions.bus import Bus
-from companions.conversation.control import InterruptConversation
+from companions.conversation.user_commands import ConversationControl
 from companions.voice_input.detection import DetectionSettings
 from companions.voice_input.listening import ListeningSettings, Sender, VoiceInput
 
@@ -36,26 +36,21 @@ def listening_settings(section: VoiceInputSettings) -> ListeningSettings:
 
 
 def build_voice_input(settings: Settings, bus: Bus, speaker: Pyttsx3Speaker, data_dir: Path, *,
-                      send: Sender | None = None, interrupt: Callable[[], None] | None = None,
+                      send: Sender | None = None, interrupt: Callable[[], None] = lambda: None,
                       words: Callable[[], Iterable[str]] | None = None) -> VoiceInput:
     section = settings.voice_input
     voice_input = VoiceInput(bus, build_microphone(section.device), WebRtcVoiceActivity(),
                              build_recognizer(section.recognizer, data_dir, section.language),
-                             listening_settings(section), send=send, words=words,
-                             interrupt=interrupt or interrupting(bus, speaker))
+                             listening_settings(section), send=send, words=words, interrupt=interrupt)
     listen_to_speaker(speaker, voice_input)
     return voice_input
 
 
-def interrupting(bus: Bus, speaker: Pyttsx3Speaker) -> Callable[[], None]:
-    """Barge-in: what Esc does (conversation control cancels the turn in flight and its speech), and the speaker
-    stops at once whoever asked it to speak."""
-
-    def interrupt() -> None:
-        bus.publish(InterruptConversation())
-        speaker.interrupt()
-
-    return interrupt
+def barge_in(control: ConversationControl, speaker: Pyttsx3Speaker) -> None:
+    """The user speaks over a companion: what Esc does (conversation control cancels the turn in flight and its
+    speech), and the speaker stops at once whoever asked it to speak."""
+    control.interrupt()
+    speaker.interrupt()
 
 
 async def apply_voice_input_settings(voice_input: VoiceInput, previous: Settings, settings: Settings,

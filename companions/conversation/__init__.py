@@ -2,18 +2,13 @@
 
 Conversation control drives :class:`~companions.conversation.participant.Participant` objects; the real companion
 plugs in through an adapter. :class:`~companions.conversation.manager.ConversationManager` is the runtime
-component; :class:`~companions.conversation.readmodel.ConversationReadModel` follows it through the bus.
+component; :class:`~companions.conversation.readmodel.ConversationReadModel` follows it through the bus; the user's
+commands are calls on :class:`~companions.conversation.user_commands.ConversationControl`.
 """
 
 from companions.conversation.closing import EndReason, RepetitionDetector
 from companions.conversation.config import ConversationConfig
-from companions.conversation.control import (
-    ControlOutcome,
-    ForceNextSpeaker,
-    InterruptConversation,
-    MuteCompanion,
-    StopConversation,
-)
+from companions.conversation.control import ControlOutcome
 from companions.conversation.manager import ConversationManager, conversation_manager_from_settings
 from companions.conversation.participant import (
     LISTEN,
@@ -44,15 +39,11 @@ __all__ = [
     "ConversationView",
     "Description",
     "EndReason",
-    "ForceNextSpeaker",
-    "InterruptConversation",
     "InvalidVote",
-    "MuteCompanion",
     "Pace",
     "Participant",
     "RepetitionDetector",
     "Selection",
-    "StopConversation",
     "TurnContext",
     "TurnView",
     "Utterance",

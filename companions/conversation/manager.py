@@ -24,11 +24,7 @@ from companions.bus import Bus, Subscription
 from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
 from companions.conversation.config import ConversationConfig, config_from_settings
-from companions.conversation.control import (
-    CommandInbox,
-    ControlOutcome,
-    ControlState,
-)
+from companions.conversation.control import ControlOutcome, ControlState
 from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.hearing import Hearing
@@ -72,7 +68,6 @@ class ConversationManager:
         self._waiting: str | None = None
         self._lock = asyncio.Lock()
         self._subscriptions: list[Subscription] = []
-        self._inbox = CommandInbox(self)
         self._settle: asyncio.Future[str] | None = None  # while votes are awaited: a remote line settles the turn
         self._last_speaker: str | None = None
         self._turn_number = 0
@@ -100,13 +95,10 @@ class ConversationManager:
     # -- component ------------------------------------------------------------------------------------------
     async def start(self) -> None:
         if not self._subscriptions:
-            # Commands have a queue of their own: the manager's view events never crowd out user messages.
             self._subscriptions = [
                 self.bus.subscribe("messages", self.handle_message, name="conversation-messages", maxsize=10_000,
                                    overflow="drop_newest"),
-                self.bus.subscribe("events", self._inbox.offer, name="conversation-commands", direct=True),
             ]
-            self._tasks.spawn(self._inbox.run(), name="conversation-commands")
             self._warmer.schedule(self._warm_up)
 
     async def stop(self) -> None:
@@ -117,7 +109,7 @@ class ConversationManager:
         await self._tasks.aclose()
         await self._calls.tasks.aclose()
 
-    # -- user control ---------------------------------------------------------------------------------------
+    # -- user control (the user's commands call these through user_commands.ConversationControl) -------------
     def mute(self, companion: str, muted: bool = True) -> ControlOutcome:
         outcome = self.control.set_muted(companion, muted, self.present)
         self._update("muted", muted=tuple(sorted(self.control.muted)), forced_next=self.control.forced)

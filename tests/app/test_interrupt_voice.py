@@ -19,7 +19,6 @@ import pytest
 
 from app.runtime import Runtime
 from app.settings import load_settings
-from companions.conversation.control import InterruptConversation
 from companions.conversation.readmodel import ConversationReadModel
 from companions.devices import SpeakingChanged
 from companions.testing.openai_server import OpenAITestServer
@@ -117,7 +116,7 @@ async def test_a_user_message_or_interrupt_silences_the_voice_within_200_ms(
                 if attempt % 2 == 0:  # the user cuts in with a new message (which opens the next turn)
                     runtime.parts.conversations.send("Akari, tell me about the stars.", to=["akari"])
                 else:
-                    runtime.bus.publish(InterruptConversation())
+                    runtime.parts.control.interrupt()  # Esc
                 await players.wait_for(lambda e=ended: len(players.ended_at) > e, timeout=5)
                 to_silence.append(players.ended_at[ended] - begun)
                 async with asyncio.timeout(5):

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from companions.conversation import InterruptConversation, TurnContext, Utterance
+from companions.conversation import TurnContext, Utterance
 from companions.conversation.early_speech import remainder
 from companions.protocol import Closing
 from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
@@ -77,7 +77,7 @@ async def test_interrupt_stops_an_early_speech(sim_factory: Callable[..., Awaita
     sim = await sim_factory(aoi)
     sim.send("Tell me something", to=["aoi"])
     await asyncio.wait_for(aoi.part_said.wait(), 2.0)
-    sim.bus.publish(InterruptConversation())
+    sim.control.interrupt()
     view = await sim.ended()
     assert view.ended_reason == "interrupted"
     assert sim.said() == []  # the line was never finished: it is not published

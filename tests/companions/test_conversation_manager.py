@@ -20,14 +20,11 @@ from companions.conversation import (
     ConversationManager,
     ConversationReadModel,
     ConversationView,
-    ForceNextSpeaker,
-    InterruptConversation,
-    MuteCompanion,
-    StopConversation,
     TurnContext,
     Utterance,
     Vote,
 )
+from companions.conversation.user_commands import ConversationControl
 from companions.protocol import Closing, Message, State
 
 VoteFn = Callable[[TurnContext], Awaitable[Vote] | Vote]
@@ -96,6 +93,7 @@ class Sim:
     model: ConversationReadModel
     messages: list[Message]
     states: list[State]
+    control: ConversationControl  # the user's commands
 
     def send(self, text: str, to: list[str] | None = None) -> Message:
         message = Message.create(from_="user", message=text, to=to or [])
@@ -125,13 +123,16 @@ async def sim_factory() -> AsyncIterator[Callable[..., Awaitable[Sim]]]:
         # process saw immediate votes as missing); tests of the deadline itself wait it out.
         cfg = ConversationConfig(**{"vote_deadline_s": 0.5, "compose_timeout_s": 1.0, **config})  # type: ignore[arg-type]
         manager = ConversationManager(bus, user_id="user", config=cfg, participants=participants)
+        control = ConversationControl(manager)
         await manager.start()
-        sim = Sim(bus, manager, model, messages, states)
+        await control.start()
+        sim = Sim(bus, manager, model, messages, states, control)
         made.append(sim)
         return sim
 
     yield make
     for sim in made:
+        await sim.control.stop()
         await sim.manager.stop()
         await sim.bus.aclose()
 
@@ -281,7 +282,7 @@ async def test_mute_and_force(sim_factory: Callable[..., Awaitable[Sim]]) -> Non
     ben = Double("ben", listens, lambda t, c: "ben was asked")
     chika = Double("chika", wants(2), lambda t, c: "chika talks")
     sim = await sim_factory(aoi, ben, chika, turn_cap=1)
-    sim.bus.publish(MuteCompanion("aoi"))
+    sim.control.mute("aoi")
     await sim.model.wait_for(lambda v: v.muted == ("aoi",))
     sim.send("Hi all")
     view = await sim.ended()
@@ -290,8 +291,8 @@ async def test_mute_and_force(sim_factory: Callable[..., Awaitable[Sim]]) -> Non
     refused = await sim.manager.force_next("aoi")
     assert not refused.ok
     assert "muted" in refused.detail
-    sim.bus.publish(MuteCompanion("aoi", muted=False))
-    sim.bus.publish(ForceNextSpeaker("ben"))  # idle: the conversation resumes with ben, who voted listen
+    sim.control.mute("aoi", muted=False)
+    sim.control.force("ben")  # idle: the conversation resumes with ben, who voted listen
     view = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 2)
     assert sim.said()[-1] == ("ben", "ben was asked")
     assert view.forced_next is None
@@ -340,7 +341,7 @@ async def test_stop_from_outside_cuts_speech_and_says_why(sim_factory: Callable[
     sim = await sim_factory(aoi, Double("ben", wants(4)))
     sim.send("Sing!")
     await asyncio.wait_for(aoi.speaking.wait(), 2.0)
-    sim.bus.publish(StopConversation())
+    sim.control.stop_conversation()
     view = await sim.ended()
     assert view.ended_reason == "stopped"
     assert view.floor is None
@@ -358,7 +359,7 @@ async def test_interrupt_without_a_message_cuts_speech_and_the_next_speaker_and_
     sim.send("Sing for us")
     await asyncio.wait_for(aoi.speaking.wait(), 2.0)
     await sim.model.wait_for(lambda v: v.turn is not None and v.turn.phase == "waiting" and v.turn.speaker == "ben")
-    sim.bus.publish(InterruptConversation())
+    sim.control.interrupt()
     view = await sim.ended()
     assert view.ended_reason == "interrupted"
     assert view.ended_detail == "interrupted by the user"
@@ -490,3 +491,64 @@ async def test_a_companion_message_from_elsewhere_is_heard_but_does_not_fork(
     assert view.ended_reason == "turn-cap"
     assert [who for who, _ in sim.said()] == ["aoi", "ben", "ben"]  # the outside message, then the one thread
     assert aoi.interrupts == 0
+
+
+# -- the user's commands: calls on one ConversationControl (user_commands.py) -----------------------------------
+async def test_an_edit_stops_the_turn_built_on_the_old_words_and_the_next_turn_hears_the_new_ones(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    aoi = Double("aoi", wants(5), lambda t, c: "la la la", hold_speech=True)
+    sim = await sim_factory(aoi)
+    asked = sim.send("Sing about rain")
+    await asyncio.wait_for(aoi.speaking.wait(), 2.0)
+    outcome = await sim.control.edit(asked.params.id, "Sing about snow")
+    assert outcome.ok
+    view = await sim.ended()
+    assert view.ended_reason == "stopped"  # the song on the old words was cut
+    assert aoi.interrupts == 1
+    aoi.hold_speech = False
+    sim.send("Again?")
+    await sim.model.wait_for(lambda v: v.status == "ended" and len(aoi.turns) == 2)
+    assert [m.params.message for m in aoi.turns[-1].history][:1] == ["Sing about snow"]
+
+
+async def test_commands_are_obeyed_in_the_order_they_were_made_and_say_what_they_did(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    aoi = Double("aoi", wants(9), lambda t, c: "aoi talks")
+    ben = Double("ben", listens, lambda t, c: "ben was asked")
+    sim = await sim_factory(aoi, ben, turn_cap=1)
+    sim.send("Hi all")
+    await sim.ended()
+    said = sim.said()[-1]
+    # Regenerate: the last line goes, then its speaker answers again; made at once, obeyed in that order.
+    deleted = sim.control.edit(sim.messages[-1].params.id, None)
+    forced = sim.control.force("ben")
+    assert (await deleted).ok
+    assert (await forced).detail == "ben speaks next"
+    await sim.model.wait_for(lambda v: v.status == "ended" and sim.said()[-1] == ("ben", "ben was asked"))
+    assert said == ("aoi", "aoi talks")
+    muted = await sim.control.mute("aoi")
+    refused = await sim.control.force("aoi")
+    assert (muted.ok, refused.ok, refused.detail) == (True, False, "aoi is muted; unmute it first")
+    away = await sim.control.set_present("ben", False)  # not one of this app's companions (a double)
+    assert not away.ok
+    assert "ben" in sim.manager.present
+    assert not (await sim.control.interrupt()).ok  # nothing was running
+
+
+async def test_a_failing_command_is_a_failed_outcome_and_the_next_one_is_obeyed(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await sim_factory(Double("aoi", wants(5)))
+
+    async def broken(message_id: str, text: str | None) -> None:
+        raise RuntimeError("no conversation is open")
+
+    control = ConversationControl(sim.manager, revise=broken)
+    await control.start()
+    try:
+        failed = control.edit("m1", "x")
+        muted = control.mute("aoi")
+        assert (await failed).detail == "edit failed: no conversation is open"
+        assert (await muted).ok
+        assert sim.manager.view.muted == ("aoi",)
+    finally:
+        await control.stop()

@@ -4,13 +4,14 @@ conversation and puts the focus in the message box, Ctrl+Q quits, all in a Conve
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from companions.bus import BusItem
-from companions.conversation.control import InterruptConversation, StopConversation
+from companions.conversation.control import ControlOutcome
 from companions.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
@@ -18,17 +19,22 @@ from ui.main_window import MainWindow
 
 
 async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(
-        qtbot: QtBot, madoi_home: Path) -> None:
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with started_runtime() as runtime:
-        commands: list[BusItem] = []
+        commands: list[str] = []
         got = asyncio.Event()
+        control = runtime.parts.control
 
-        async def seen(item: BusItem) -> None:
-            if isinstance(item, InterruptConversation | StopConversation):
-                commands.append(item)
+        def recording(command: str, obey: Callable[[], Awaitable[ControlOutcome]]) -> Callable[[], object]:
+            def called() -> Awaitable[ControlOutcome]:
+                commands.append(command)
                 got.set()
+                return obey()  # and obeyed as always
+            return called
 
-        subscription = runtime.bus.subscribe("events", seen, name="test-commands")
+        # What the keys call on the one conversation control (what each command does has its own tests).
+        monkeypatch.setattr(control, "interrupt", recording("interrupt", control.interrupt))
+        monkeypatch.setattr(control, "stop_conversation", recording("stop", control.stop_conversation))
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         window.show()
@@ -38,13 +44,13 @@ async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(
         assert titles == ["円居(&M)", "会話(&C)"]
         window.chat.input.setFocus()
         shift, ctrl = Qt.KeyboardModifier.ShiftModifier, Qt.KeyboardModifier.ControlModifier
-        for key, modifier, kind in ((Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier, InterruptConversation),
-                                    (Qt.Key.Key_Escape, shift, StopConversation),
-                                    (Qt.Key.Key_S, ctrl | shift, StopConversation)):
+        for key, modifier, kind in ((Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier, "interrupt"),
+                                    (Qt.Key.Key_Escape, shift, "stop"),
+                                    (Qt.Key.Key_S, ctrl | shift, "stop")):
             got.clear()
             qtbot.keyClick(window.chat.input, key, modifier)
             await asyncio.wait_for(got.wait(), 5)
-            assert isinstance(commands[-1], kind)
+            assert commands[-1] == kind
         # Window managers take Shift+Esc (icewm: the window menu): the menu shows the key that always reaches Madoi.
         assert window.conversation_menu.actions["stop"].shortcut().toString() == "Ctrl+Shift+S"
         first = runtime.parts.conversations.active_id
@@ -63,4 +69,3 @@ async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(
         async with signal_fired(window.closed):
             qtbot.keyClick(window.chat.input, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
         assert not window.isVisible()
-        subscription.close()
