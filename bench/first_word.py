@@ -215,10 +215,8 @@ def show(name: str, outcome: Outcome, floor_name: str, floor_s: float) -> None:
 
 
 async def until_idle(runtime: Any) -> None:
-    conversation = runtime.parts.conversation
-    async with asyncio.timeout(180):
-        while conversation.running:  # noqa: ASYNC110 - a benchmark polls
-            await asyncio.sleep(0.1)
+    """Stops the conversation the case opened (the rest of it is not measured); the user then pauses."""
+    await runtime.parts.conversation.stop_conversation()
 
 
 async def start_madoi(watch: Watch) -> Any:

@@ -76,6 +76,15 @@ EVENTS_AFTER_LINE_PRIORITY: Final = -50  # below votes (0) and turns (1), above 
 REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
 TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
+TOOL_CALL_TOKENS: Final = 40  # the speak call's JSON around the line
+
+
+def line_tokens(max_chars: int, language: str, *, tools: bool) -> int:
+    """The token limit of a request for a line of ``max_chars`` characters: a small model that rambles is cut where
+    the line would be cut anyway (measured on the 0.5B model: 256 tokens of rambling, ~6 s at 42 tokens/s, then
+    cleaned to nothing). About one token per Japanese character, one per three characters otherwise, a margin."""
+    text = max_chars if language == "ja" else max_chars // 3
+    return min(TURN_MAX_TOKENS, int(text * 1.25) + 16 + (TOOL_CALL_TOKENS if tools else 0))
 HEARD_KEPT: Final = 512  # message ids remembered as heard (a turn's history is at most a few dozen)
 
 
@@ -462,12 +471,14 @@ class Companion:
                 clean=lambda text: clean_piece(text, self.sanitize, self.last_notes, self.last_prompt),
                 flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")})
             self.worker.stream_filter = gates.__getitem__
+            self.worker.max_tokens = line_tokens(limit, language, tools=offered)
             try:
                 result = await self.take_turn(message, closing=closing, extra_notes=notes, origin=origin)
                 planned = list(self.builtins.planned)
             finally:
                 self.builtins.planned = None
                 self.worker.stream_filter = None
+                self.worker.max_tokens = TURN_MAX_TOKENS
             released_from[0] = "speech" if planned else "text"
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
@@ -508,18 +519,17 @@ class Companion:
         return line
 
     def _recent_lines(self) -> list[str]:
-        """The lines a new line must not repeat: the companions' lines since the user last spoke, and this
-        companion's own last two. Companions' lines only: answering a user's greeting with a greeting is no
-        repetition, and neither is greeting again when the user comes back later (measured on a 0.5B model: a
-        second start's "こんにちは。" counted as a repeat of the greeting said an hour before; a filler stood in)."""
+        """The lines a new line must not repeat: the companions' lines since the user last spoke. Companions' lines
+        only: answering a user's greeting with a greeting is no repetition, and neither is greeting again when the
+        user comes back later, its own greeting included (measured on the 0.5B model: a second start's "こんにちは。"
+        counted as a repeat of the greeting said before the restart; a filler stood in)."""
         speakers = {m.id for m in self.roster()} | {self.id}
         since_user: list[str] = []
         for entry in reversed(self.memory.entries[-8:]):
             if entry.speaker_id not in speakers:
                 break
             since_user.append(entry.text)
-        own = [e.text for e in self.memory.entries if e.speaker_id == self.id][-2:]
-        return list(dict.fromkeys([*reversed(since_user[:4]), *own]))
+        return list(dict.fromkeys(reversed(since_user[:4])))
 
     async def say(self, message: Message) -> QueryResult:
         """Voices one of this companion's messages; returns when the speech finished or failed."""

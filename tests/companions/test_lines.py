@@ -380,3 +380,37 @@ async def test_the_recalled_block_read_out_is_no_line() -> None:
     assert line.text == "やあ、また会えたね。"
     await souta.aclose()
     await bus.aclose()
+
+
+def test_an_assistants_summary_or_disclaimer_is_not_the_companion_speaking() -> None:
+    # measured on the real 0.5B model: Souta's answers to "Souta, what do you like to do on weekends?"
+    assert sounds_like_an_assistant("I don't have much knowledge about weekends, but I can tell you that many people "
+                                    "enjoy doing things on weekends.")
+    assert sounds_like_an_assistant("User's conversation can be summarized as follows:")
+    assert not sounds_like_an_assistant("I don't have a map with me, sadly.")
+
+
+async def test_a_line_is_asked_for_with_a_token_limit_of_its_length() -> None:
+    from companions.bus import InProcessBus
+    from companions.cards import load_cards, sample_cards_dir
+    from companions.companion import TURN_MAX_TOKENS, Companion
+    from companions.llm.scripted import ScriptedModel, reply_json, say
+    from companions.protocol import Message
+    from companions.query_broker import QueryBroker
+
+    bus = InProcessBus()
+    model = ScriptedModel("souta")
+    model.lane("event_params").always(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("江戸後期の地図だよ。"))
+    souta = Companion(load_cards([sample_cards_dir()]).by_id()["souta"], model, bus=bus, queries=QueryBroker(bus),
+                      language="ja")
+    message = Message.create(from_="user", message="颯太さん、この地図はいつのもの？", to=["souta"])
+    await souta.hear(message)
+    await souta.compose(message)
+    limit = souta.line_rules.limit("ja")
+    asked = model.requests_in("")[0].max_tokens
+    assert asked is not None
+    assert limit < asked < TURN_MAX_TOKENS  # measured: 256 tokens of rambling, then cleaned to nothing
+    assert souta.worker.max_tokens == TURN_MAX_TOKENS  # other turns keep theirs
+    await souta.aclose()
+    await bus.aclose()
