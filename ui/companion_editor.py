@@ -84,7 +84,9 @@ TEXTS: Final = Texts("companion_editor", {
     "story": QT_TRANSLATE_NOOP("companion_editor", "Story"),
     "samples": QT_TRANSLATE_NOOP("companion_editor", "How it talks (sample lines, one per line)"),
     "greeting": QT_TRANSLATE_NOOP("companion_editor", "First greeting"),
-    "greeting.hint": QT_TRANSLATE_NOOP(
+    # one line under the field (a wrapped label breaks the form's heights); the whole rule in the tooltip
+    "greeting.hint": QT_TRANSLATE_NOOP("companion_editor", "Said aloud to open a new conversation; no model is asked."),
+    "greeting.hint.tip": QT_TRANSLATE_NOOP(
         "companion_editor", "Said aloud, with no model asked, when you start a new conversation with this companion "
         "(the one chosen in To, or the only one here). Empty: it waits for you to speak first."),
     "colour": QT_TRANSLATE_NOOP("companion_editor", "Colour"),
@@ -346,8 +348,8 @@ class CompanionEditor(QDialog):
         self.form.addRow(self.t("samples"), self.samples)
         self.form.addRow(self.t("greeting"), self.greeting)
         self.greeting_hint = named(QLabel(self.t("greeting.hint")), "fieldHint")  # what the greeting is for
-        self.greeting_hint.setWordWrap(True)
-        self.greeting.setToolTip(self.t("greeting.hint"))
+        self.greeting_hint.setToolTip(self.t("greeting.hint.tip"))
+        self.greeting.setToolTip(self.t("greeting.hint.tip"))
         self.form.addRow("", self.greeting_hint)
         self.form.addRow(self.t("colour"), self.colour_button)
         self.form.addRow(self.t("picture"), picture_row)

@@ -442,6 +442,10 @@
         <translation>最初のあいさつ</translation>
     </message>
     <message>
+        <source>Said aloud to open a new conversation; no model is asked.</source>
+        <translation>新しい会話の始めに声に出して言います（モデルは使いません）。</translation>
+    </message>
+    <message>
         <source>Said aloud, with no model asked, when you start a new conversation with this companion (the one chosen in To, or the only one here). Empty: it waits for you to speak first.</source>
         <translation>新しい会話を始めたとき、このコンパニオン（宛先で選んだ相手、またはひとりだけいるとき）が、モデルに尋ねずに声に出して言います。空なら、あなたが先に話すのを待ちます。</translation>
     </message>
