@@ -275,6 +275,8 @@ class Companion:
         if len(self._heard) > HEARD_KEPT:
             self._heard.popitem(last=False)
         sender = message.params.from_
+        if sender != self.id and not any(m.id == sender for m in self.roster()):
+            self._stop_events_later()  # the user spoke: the server is needed for the answer, not for those
         await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
         if self.recall is not None and sender != self.id:  # recalled meanwhile: the vote and the reply wait for it
             entries = self.memory.entries
@@ -405,11 +407,19 @@ class Companion:
             return False
         return message.params.to != [self.id]
 
-    def _fill_events_later(self, message: Message, language: str) -> None:
-        """Fills the card's event parameters after a line that was composed without them, at a priority below
-        every vote and turn; the next line of this companion follows their instructions."""
+    def _stop_events_later(self) -> None:
+        """Cancels filling the event parameters after the last line (its request is closed: a server that cannot
+        preempt would otherwise make the user's next message wait for it; measured on the real 0.5B model: a
+        grammar-constrained events request ahead of a named question's line)."""
         if self._events_later is not None and not self._events_later.done():
             self._events_later.cancel()
+        self._events_later = None
+
+    def _fill_events_later(self, message: Message, language: str) -> None:
+        """Fills the card's event parameters after a line that was composed without them, at a priority below
+        every vote and turn; the next line of this companion follows their instructions, unless the user speaks
+        first (then they are not filled: :meth:`_stop_events_later`)."""
+        self._stop_events_later()
         context = self.context(language)
         model = _AtPriority(self.model, EVENTS_AFTER_LINE_PRIORITY)
 

@@ -131,7 +131,7 @@ _ASSISTANT: Final = re.compile(
     r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
     r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
     r"I don'?t have (?:much |any )?(?:personal )?(?:knowledge|experiences?|opinions|feelings) (?:about|of|on))"
-    r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできることはありますか"
+    r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできること(?:は|が)ありますか"
     r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)",
     re.IGNORECASE)
 

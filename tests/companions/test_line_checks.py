@@ -199,3 +199,30 @@ async def test_a_line_said_before_the_user_spoke_again_is_no_repeat_but_one_said
     assert again.text == "また会えたね！"
     await akari.aclose()
     await bus.aclose()
+
+
+async def test_the_events_filled_after_a_line_stop_when_the_user_speaks_again() -> None:
+    from companions.llm.scripted import stall
+
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    cards = load_cards([sample_cards_dir()]).by_id()
+    model = ScriptedModel("akari")
+    model.lane("event_params").add(stall())  # a slow grammar-constrained request on a one-request server
+    model.add(say("こんばんは！"))
+    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
+                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
+    greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
+    await akari.hear(greeting)
+    line = await akari.compose(greeting)
+    assert line is not None
+    assert line.text == "こんばんは！"
+    filling = akari._events_later
+    assert filling is not None
+    await asyncio.sleep(0)  # the events request is under way, after the line
+    # measured on the real model: that request held the server when the user's next question came
+    await akari.hear(Message.create(from_="user", message="あかり、好きな星は？", to=["akari"]))
+    await asyncio.wait([filling], timeout=5)
+    assert filling.cancelled()
+    await akari.aclose()
+    await bus.aclose()
