@@ -32,7 +32,13 @@ TEXTS: Final = Texts("tool_uses", {
     "error": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) failed: {result}"),
     "refused": QT_TRANSLATE_NOOP("tool_uses", "{who} · {tool} ({origin}) was not run: {result}"),
     "problem": QT_TRANSLATE_NOOP("tool_uses", "⚠ {text}"),
+    # the built-in tools a person cares about, in words (the others by their names)
+    "tool.vision": QT_TRANSLATE_NOOP("tool_uses", "the camera"),
+    "tool.search": QT_TRANSLATE_NOOP("tool_uses", "search"),
 })
+# Built-in calls that are bookkeeping, not something done in the world: ``speak`` plans the line the chat shows
+# anyway (its result, "Noted: you will say this...", is a note to the model). Shown only when refused or failing.
+BOOKKEEPING: Final = frozenset({"speak"})
 
 
 def _text(key: str, language: str, **values: object) -> str:
@@ -84,9 +90,14 @@ class ToolUsesView(QWidget):
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ToolUsed):
             self.log.apply(item)
+            built_in = item.origin == "built-in"
+            if built_in and item.tool in BOOKKEEPING and not item.is_error:
+                return
             who = display_name(self.people, self.language, item.companion_id)
             key = "refused" if item.refused else "error" if item.is_error else "call"
-            self._add(_text(key, self.language, who=who, tool=item.tool, result=item.result,
+            tool = _text(f"tool.{item.tool}", self.language) if built_in and f"tool.{item.tool}" in TEXTS \
+                else item.tool
+            self._add(_text(key, self.language, who=who, tool=tool, result=item.result,
                             origin=origin_text(item.origin, self.language)), error=item.is_error,
                       tip=f"{item.tool}({item.arguments})\n{item.result}")
         elif isinstance(item, ToolProblem):

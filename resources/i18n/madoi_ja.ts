@@ -2229,6 +2229,14 @@
         <source>⚠ {text}</source>
         <translation>⚠ {text}</translation>
     </message>
+    <message>
+        <source>the camera</source>
+        <translation>カメラ</translation>
+    </message>
+    <message>
+        <source>search</source>
+        <translation>検索</translation>
+    </message>
 </context>
 <context>
     <name>turns</name>

@@ -92,7 +92,7 @@ async def test_the_window_asks_and_remembers_and_the_turns_panel_says_what_was_r
             tools = window.turns.tools_used
             await until(tools.changed, lambda: any("was not run" in line for line in tools.lines()), timeout=20)
             refused = [line for line in tools.lines() if "was not run" in line]
-            assert refused == ["Akari · vision (built-in) was not run: Not allowed: user_evil may not look through "
+            assert refused == ["Akari · the camera (built-in) was not run: Not allowed: user_evil may not look through "
                                "your camera (the user said no)."]
         window.close()
     cast.assert_used_up()

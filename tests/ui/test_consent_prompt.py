@@ -139,7 +139,7 @@ async def test_a_refused_tool_call_is_said_in_the_turns_panels_tools_used(qtbot:
         bus.publish(ToolUsed.of("akari", "t1", "vision", origin="built-in", arguments="{}", is_error=True,
                                 refused=True, result="Not allowed: Souta may not look through your camera "
                                                      "(the user said no)."))
-    assert view.lines() == ["Akari · vision (built-in) was not run: Not allowed: Souta may not look through "
+    assert view.lines() == ["Akari · the camera (built-in) was not run: Not allowed: Souta may not look through "
                             "your camera (the user said no)."]
     view.set_language("ja")
     view.detach()

@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.faces import RuntimeControl, RuntimePeople
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import call, last_message_mentions
+from companions.tool_use import ToolUsed
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.turns_panel import TurnsPanel
 
@@ -44,6 +45,7 @@ def mcp_settings(madoi_home: Path, lantern_url: str) -> None:
 async def test_an_mcp_tool_call_in_a_conversation_shows_in_the_turns_panel(qtbot: QtBot, mcp_settings: None) -> None:
     cast = scripted_cast()
     lines(cast["akari"],
+          call("vision", {}),  # no camera here (MADOI_CAMERA=none): a failed look
           call("lantern_colour", {"place": "Gion"}),
           call("speak", {"message": "Indigo, all of them!"}, expect=last_message_mentions(ANSWER)))
     votes(cast["hina"], ("listen", 1))
@@ -65,14 +67,21 @@ async def test_an_mcp_tool_call_in_a_conversation_shows_in_the_turns_panel(qtbot
 
         runtime.parts.conversations.send("Akari, what colour are the lanterns in Gion?", to=["akari"])
         await until(panel.tools_used.changed, lambda: len(panel.tools_used.lines()) >= 2, timeout=20)
-        assert panel.tools_used.lines()[:2] == [
-            f"Akari · lantern_colour (MCP server lanterns) → {ANSWER}",
-            "Akari · speak (built-in) → Noted: you will say this as soon as you hold the floor. Your turn is done.",
-        ]
-        assert panel.tools_used.log.by_turn  # the read model keeps the calls by turn
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
+        # What a person cares about: the camera (in words) and the tool from outside; not the built-in speak call,
+        # whose result is a note to the model ("Noted: you will say this...") and whose line is in the chat.
+        [look, lantern] = panel.tools_used.lines()
+        assert look == ("Akari · the camera (built-in) → You could not see anything: no camera: turned off in the "
+                        "settings")
+        assert lantern == f"Akari · lantern_colour (MCP server lanterns) → {ANSWER}"
+        assert [c.tool for calls in panel.tools_used.log.by_turn.values() for c in calls] == [
+            "vision", "lantern_colour", "speak"]  # the read model still keeps every call, by turn
         panel.set_language("ja")
         assert panel.tools_used.title.text() == "使ったツール"
+        runtime.bus.publish(ToolUsed.of("akari", "t2", "vision", origin="built-in", arguments="{}", result="x",
+                                        is_error=False))
+        await until(panel.tools_used.changed, lambda: len(panel.tools_used.lines()) == 3)
+        assert panel.tools_used.lines()[-1].startswith("あかり · カメラ")
         cast.assert_used_up()
         panel.detach()
         talk.close()
