@@ -12,6 +12,10 @@ What it shows, and where it comes from (all from the bus it follows, on the GUI 
 - ``SpeakingChanged`` (events): the companion's latest message not yet spoken is highlighted while its voice
   plays (conversation control publishes a message, then voices it).
 - ``ActiveConversationChanged`` (events): the stored history of the conversation switched to.
+
+What is shown is kept by the Qt-free transcript (companions/conversation/transcript.py): this panel feeds it the bus
+items and draws the changes it answers. The bus is followed losslessly (``BusFollower(lossless=True)``): under any
+load every line reaches the chat.
 """
 
 from __future__ import annotations
@@ -28,11 +32,19 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from app.conversations import ActiveConversationChanged
 from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged
-from companions.devices import CameraLooked, SpeakingChanged
+from companions.conversation.transcript import (
+    Change,
+    ComposingDropped,
+    ComposingShown,
+    ComposingText,
+    LineShown,
+    SpeakingShown,
+    Transcript,
+)
+from companions.devices import CameraLooked
 from companions.protocol import Message
-from companions.shown_look import shown_parts, split_look
+from companions.shown_look import split_look
 from companions.tasks import TaskSet
-from companions.worker import TextStreamed, TurnEnded
 from ui.bus_bridge import BusFollower
 from ui.camera_texts import camera_text
 from ui.chat_bubble import Header
@@ -91,21 +103,12 @@ class ChatPanel(QWidget):
         layout.addWidget(self.error)
         layout.addLayout(row)
         self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
-        self._bus_link = BusFollower(bus, ("messages", "events"))
+        self._bus_link = BusFollower(bus, ("messages", "events"), lossless=True)  # never loses a line
         self._tasks = TaskSet("chat-view")  # a failure is logged there
         self._generation = 0
         self._loading = False
         self._pending: list[BusItem] = []
-        self._shown: set[str] = set()
-        self._looks: dict[str, str] = {}  # message id -> what the camera saw at its end (folded in its bubble)
-        self._streams: dict[str, tuple[str, str]] = {}  # provisional key -> (companion, turn)
-        self._status: dict[str, str] = {}  # provisional key -> "composing" | "waiting"
-        self._breaks: set[str] = set()  # provisional keys whose model request ended (next text: new paragraph)
-        self._lines: dict[str, bool] = {}  # provisional key -> a line (speech) shows; True while it still grows
-        self._replaced: set[tuple[str, str]] = set()  # (companion, turn) whose message was published
-        self._unspoken: dict[str, str] = {}  # companion -> its latest message not voiced yet
-        self._speaking: dict[str, str] = {}  # companion -> the message highlighted while it speaks
-        self._current_turn: tuple[str | None, str] | None = None  # (speaker, turn) composing or waiting
+        self.transcript = Transcript(self.people.user_id)  # what is shown (companions/conversation/transcript.py)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     async def attach(self) -> None:
@@ -161,13 +164,17 @@ class ChatPanel(QWidget):
             self.address.set_companions(list(present))
 
     # -- showing ---------------------------------------------------------------------------------------------
-    def add_message(self, message: Message, *, when: float | None = None, edited: bool = False) -> None:
-        """Shows a final message (once per id), replacing what its sender was composing; its note says whether the
-        user ``edited`` it, or why a stock filler stood in."""
+    def show_stored(self, message: Message, *, when: float | None = None, edited: bool = False) -> None:
+        """Shows a stored message (once per id); its note says whether the user ``edited`` it, or why a stock filler
+        stood in."""
+        line = self.transcript.stored(message)
+        if line is not None:
+            self._show_line(line, when=when, edited=edited)
+
+    def _show_line(self, line: LineShown, *, when: float | None = None, edited: bool = False) -> None:
+        """Shows a final message, replacing what its sender was composing."""
+        message = line.message
         p = message.params
-        if p.id in self._shown:
-            return
-        self._shown.add(p.id)
         user = self._is_user(p.from_)
         emotion = p.metadata.emotion if p.metadata is not None else None
         header = Header(
@@ -178,21 +185,17 @@ class ChatPanel(QWidget):
             else datetime.datetime.now().strftime("%H:%M"),
             note=message_note(message, self.language, edited=edited),
         )
-        words, look = shown_parts(message)  # the user's own words; what the camera saw folds away under them
         dropped: list[str] = []
         batch = self.view.batch()
         batch.beginEditBlock()  # the streamed bubble goes and the message takes its place in one layout pass
         try:
-            if not user:
-                for key in self._provisional_of(p.from_):
-                    self._replaced.add(self._streams[key])
-                    if self._drop(key, announce=False):
-                        dropped.append(key)
-                self._unspoken[p.from_] = p.id
-            self.view.add_bubble(p.id, header, words, user=user)
-            if look:
-                self._looks[p.id] = look
-                self.view.set_fold(p.id, camera_text("chat.fold", self.language), look)
+            for key in line.replaced:
+                if self._drop(key, announce=False):
+                    dropped.append(key)
+            # The user's own words; what the camera saw folds away under them.
+            self.view.add_bubble(p.id, header, line.words, user=user)
+            if line.look:
+                self.view.set_fold(p.id, camera_text("chat.fold", self.language), line.look)
         finally:
             batch.endEditBlock()
         for key in dropped:
@@ -202,31 +205,29 @@ class ChatPanel(QWidget):
     def message_text(self, message_id: str) -> str:
         """The text of a message as it was said (with what the camera saw, which its bubble folds away)."""
         words = self.view.body_text(message_id)
-        look = self._looks.get(message_id)
+        look = self.transcript.looks.get(message_id)
         return f"{words}\n{look}" if look else words
 
     def show_revised(self, message_id: str, text: str) -> None:
         """The user edited a message: its bubble shows the new text (what the camera saw still folded, if the text
         still ends with it)."""
-        words, look = split_look(text, self._looks.get(message_id))
+        words, look = split_look(text, self.transcript.looks.get(message_id))
         self.view.set_text(message_id, words)
+        self.transcript.revised(message_id, look)
         if look:
             self.view.set_fold(message_id, camera_text("chat.fold", self.language), look)
-        else:
-            self._looks.pop(message_id, None)
 
     def clear_messages(self) -> None:
-        self._shown.clear()
-        self._reset_tracking()
+        self.transcript.reset()
         self.view.clear_bubbles()
 
     @property
     def message_count(self) -> int:
-        return len(self._shown)
+        return len(self.transcript.shown)
 
     def speaking_message(self, companion_id: str) -> str | None:
         """The id of the message highlighted as ``companion_id``'s speech, if any."""
-        return self._speaking.get(companion_id)
+        return self.transcript.speaking.get(companion_id)
 
     # -- the bus ---------------------------------------------------------------------------------------------
     def _on_item(self, item: BusItem) -> None:
@@ -241,20 +242,28 @@ class ChatPanel(QWidget):
         self._apply(item)
 
     def _apply(self, item: BusItem) -> None:
-        if isinstance(item, Message):
-            self.add_message(item)
-        elif isinstance(item, TextStreamed):
-            self._on_streamed(item)
-        elif isinstance(item, TurnEnded):
-            self._on_turn_ended(item)
-        elif isinstance(item, ConversationChanged):
-            if item.change in ("joined", "left"):  # e.g. a companion from the network or the bridge
-                self._refresh_addressees()
-            self._on_conversation(item)
-        elif isinstance(item, SpeakingChanged):
-            self._on_speaking(item)
+        if isinstance(item, ConversationChanged) and item.change in ("joined", "left"):
+            self._refresh_addressees()  # e.g. a companion from the network or the bridge
         elif isinstance(item, CameraLooked):
             self.looked.emit(item)
+        for change in self.transcript.apply(item):
+            self._draw(change)
+
+    def _draw(self, change: Change) -> None:
+        if isinstance(change, LineShown):
+            self._show_line(change)
+        elif isinstance(change, ComposingShown):
+            self._provisional(change)
+        elif isinstance(change, ComposingText):
+            if change.replace:
+                self.view.set_text(change.key, change.text)
+            else:
+                self.view.append_text(change.key, change.text)
+            self.composing_changed.emit(change.key)
+        elif isinstance(change, ComposingDropped):
+            self._drop(change.key)
+        elif isinstance(change, SpeakingShown):
+            self._on_speaking(change)
 
     async def _load(self, conversation_id: int | None) -> None:
         self._generation += 1
@@ -263,22 +272,20 @@ class ChatPanel(QWidget):
         stored = [] if conversation_id is None else await self.history.messages(conversation_id, limit=HISTORY_LIMIT)
         if generation != self._generation:
             return  # another conversation was chosen meanwhile
-        self._shown.clear()
-        self._reset_tracking()
+        self.transcript.reset()
         self.view.clear_bubbles(chat_text("earlier", self.language) if len(stored) >= HISTORY_LIMIT else "")
         batch = self.view.batch()
         for start in range(0, len(stored), HISTORY_CHUNK):
             batch.beginEditBlock()  # one layout pass per chunk
             try:
                 for entry in stored[start:start + HISTORY_CHUNK]:
-                    self.add_message(entry.message, when=entry.created_at, edited=entry.edited_at is not None)
+                    self.show_stored(entry.message, when=entry.created_at, edited=entry.edited_at is not None)
             finally:
                 batch.endEditBlock()
             self.view.scroll_to_newest()
             await asyncio.sleep(0)  # a long history never holds the loop (and the companions) for long
             if generation != self._generation:
                 return
-        self._unspoken.clear()  # stored messages were spoken (or not) long ago: never light them up
         self._loading = False
         pending, self._pending = self._pending, []
         for item in pending:
@@ -288,85 +295,17 @@ class ChatPanel(QWidget):
             self.history_loaded.emit(conversation_id)
 
     # -- what companions compose ------------------------------------------------------------------------------
-    def _on_conversation(self, event: ConversationChanged) -> None:
-        turn = event.view.turn
-        if turn is None:
-            return
-        if turn.phase in ("composing", "waiting") and turn.speaker is not None \
-                and (turn.speaker, turn.turn_id) not in self._replaced:  # (the view lags behind the message)
-            for key, (companion, turn_id) in list(self._streams.items()):
-                if turn_id == turn.turn_id and companion != turn.speaker:  # the floor passed on: given up
-                    self._drop(key)
-            status = "composing" if turn.phase == "composing" else "waiting"
-            self._provisional(turn.speaker, turn.turn_id, status)
-        elif turn.phase in ("cancelled", "ended"):
-            for key, (_companion, turn_id) in list(self._streams.items()):
-                if turn_id == turn.turn_id:
-                    self._drop(key)
-        self._current_turn = (turn.speaker, turn.turn_id) if turn.phase in ("composing", "waiting") else None
-
-    def _on_streamed(self, event: TextStreamed) -> None:
-        stream = (event.companion_id, event.turn_id)
-        if stream in self._replaced:
-            return  # said already: more text in this turn is never spoken
-        key = self._provisional(event.companion_id, event.turn_id, "composing")
-        if event.done:
-            self._breaks.add(key)
-            if self._lines.get(key):
-                self._lines[key] = False  # the next line of this turn starts afresh
-            return
-        if not event.text:
-            return
-        if event.kind == "speech":
-            if not self._lines.get(key):  # a new line: what the bubble showed is not what will be said
-                self._lines[key] = True
-                self._breaks.discard(key)
-                self.view.set_text(key, event.text)
-            else:
-                self.view.append_text(key, event.text)
-            self.composing_changed.emit(key)
-            return
-        if key in self._lines:
-            return  # plain text after the line is not said
-        text = event.text
-        if key in self._breaks:  # the next request of the same turn: a new paragraph
-            self._breaks.discard(key)
-            text = "\n" + text
-        self.view.append_text(key, text)
-        self.composing_changed.emit(key)
-
-    def _on_turn_ended(self, event: TurnEnded) -> None:
-        key = self._stream_key(event.companion_id, event.turn_id)
-        if key not in self._streams:
-            return
-        if event.status == "finished" and self._current_turn == (event.companion_id, event.turn_id):
-            self._provisional(event.companion_id, event.turn_id, "waiting")  # conversation control delivers it
+    def _provisional(self, change: ComposingShown) -> None:
+        header = Header(name=self._name(change.companion), color=self._color(change.companion),
+                        avatar=change.companion, status=chat_text(change.status, self.language))
+        if change.new:
+            self.view.add_provisional(change.key, header)
         else:
-            self._drop(key)  # cancelled, failed, or nobody will deliver it: it was never said
-
-    def _provisional(self, companion_id: str, turn_id: str, status: str) -> str:
-        key = self._stream_key(companion_id, turn_id)
-        if key in self._streams and self._status.get(key) == status:
-            return key  # every streamed piece and most views: nothing to change
-        header = Header(name=self._name(companion_id), color=self._color(companion_id), avatar=companion_id,
-                        status=chat_text(status, self.language))
-        if key not in self._streams:
-            self._streams[key] = (companion_id, turn_id)
-            self.view.add_provisional(key, header)
-            self._status[key] = status
-            self.composing_changed.emit(key)
-        else:
-            self._status[key] = status
-            self.view.set_header(key, header)
-            self.composing_changed.emit(key)
-        return key
+            self.view.set_header(change.key, header)
+        self.composing_changed.emit(change.key)
 
     def _drop(self, key: str, *, announce: bool = True) -> bool:
-        """Forgets a provisional bubble; True if one was shown (``composing_changed`` fires if ``announce``)."""
-        self._streams.pop(key, None)
-        self._status.pop(key, None)
-        self._breaks.discard(key)
-        self._lines.pop(key, None)
+        """Removes a composing bubble; True if one was shown (``composing_changed`` fires if ``announce``)."""
         if not self.view.has(key):
             return False
         self.view.remove(key)
@@ -374,40 +313,19 @@ class ChatPanel(QWidget):
             self.composing_changed.emit(key)
         return True
 
-    def _provisional_of(self, companion_id: str) -> list[str]:
-        return [key for key, (companion, _turn) in self._streams.items() if companion == companion_id]
-
-    @staticmethod
-    def _stream_key(companion_id: str, turn_id: str) -> str:
-        return f"~{companion_id}:{turn_id}"
-
     # -- speech ----------------------------------------------------------------------------------------------
-    def _on_speaking(self, event: SpeakingChanged) -> None:
-        companion = event.speaker_id
-        if event.speaking:
-            message_id = self._unspoken.pop(companion, None)
+    def _on_speaking(self, change: SpeakingShown) -> None:
+        if change.speaking:
             status = f"♪ {chat_text('speaking', self.language)}"
-            if message_id is not None and self.view.set_highlighted(message_id, True, status):
-                self._speaking[companion] = message_id
-                self.speaking_changed.emit(message_id, True)
+            if self.view.set_highlighted(change.message_id, True, status):
+                self.speaking_changed.emit(change.message_id, True)
+            else:
+                self.transcript.speaking.pop(change.companion, None)
         else:
-            message_id = self._speaking.pop(companion, None)
-            if message_id is not None:
-                self.view.set_highlighted(message_id, False)
-                self.speaking_changed.emit(message_id, False)
+            self.view.set_highlighted(change.message_id, False)
+            self.speaking_changed.emit(change.message_id, False)
 
     # -- helpers ---------------------------------------------------------------------------------------------
-    def _reset_tracking(self) -> None:
-        self._looks.clear()
-        self._streams.clear()
-        self._status.clear()
-        self._breaks.clear()
-        self._lines.clear()
-        self._replaced.clear()
-        self._unspoken.clear()
-        self._speaking.clear()
-        self._current_turn = None
-
     def _is_user(self, sender: str) -> bool:
         return sender == self.people.user_id()
 

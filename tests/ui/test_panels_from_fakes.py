@@ -20,6 +20,7 @@ from companions.protocol import Action, Message
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
 from ui.camera_preview import CameraPreview
+from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
@@ -188,3 +189,21 @@ async def until_true(condition: Callable[[], bool], timeout: float = 5.0) -> Non
     async with asyncio.timeout(timeout):
         while not condition():  # noqa: ASYNC110 - the bus delivers through the event loop
             await asyncio.sleep(0.01)
+
+
+async def test_the_chat_loses_no_line_when_the_bus_is_flooded(qtbot: QtBot, bus: InProcessBus) -> None:
+    """More items at once than any queue of the bus holds (4096): lines, and a turn's views between them; every line
+    is shown, in order, once."""
+    panel = ChatPanel(bus, FakeHistory(active=1), FakePeople(), "ja")
+    qtbot.addWidget(panel)
+    panel.show()
+    await panel.attach()
+    lines = [Message.create(from_=("akari", "hina", "souta")[i % 3], message=f"line {i}") for i in range(2000)]
+    for i, line in enumerate(lines):  # in one go: nothing reaches the GUI thread before the last is published
+        bus.publish(line)
+        bus.publish(ConversationChanged(_voting(2 * i + 1), "vote"))
+        bus.publish(ConversationChanged(_voting(2 * i + 2, speaker="akari"), "speaker"))
+    await until(panel.message_shown, lambda: panel.message_count == len(lines), 120)
+    shown = panel.view.bubbles()
+    assert [b.key for b in shown] == [line.params.id for line in lines]
+    panel.detach()
