@@ -144,7 +144,7 @@ class TurnsPanel(QWidget):
         self.setTabOrder(self.stop_button, self.history)
 
         self.view = ConversationView()
-        self.shown = ShownConversation()  # the active conversation's own turns only (ui/turns_shown.py)
+        self.shown = ShownConversation()  # what the panel says beyond the view (ui/turns_shown.py)
         self._bus_link = BusFollower(bus, ("events",))
         self._closing_shown: str | None = None
         self._buttons_shown: tuple[object, ...] | None = None  # what the buttons say and allow now
@@ -160,7 +160,7 @@ class TurnsPanel(QWidget):
     # -- lifecycle -------------------------------------------------------------------------------------------
     def attach(self) -> None:
         """Shows the conversation's current state and follows the bus (call after ``runtime.start()``)."""
-        self.view = self.shown.shown(self.control.view())
+        self.view = self.control.view()
         self._render()
         self._bus_link.follow(self, self._on_item)
         self.tools_used.attach()
@@ -279,15 +279,14 @@ class TurnsPanel(QWidget):
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             if item.view.revision > self.view.revision:
-                self.view = self.shown.shown(item.view)
+                self.view = item.view
                 self.turn_history.note(self.view)  # every view: a turn may finish between two renders
                 if self.isVisible():
                     self._render()
                 elif not self._hidden_render.isActive():
                     self._hidden_render.start()
         elif isinstance(item, ActiveConversationChanged):
-            self.shown.switched()
-            self.view = self.shown.shown(self.view)
+            self.shown.stored_messages = 0  # until the conversation opened is loaded
             self._render()
             self.turn_history.clear()
 

@@ -131,11 +131,16 @@ class ConversationManager:
 
     def switched(self) -> None:
         """The user opened another conversation (the companions' memories already hold it): nothing heard in the
-        last one is anyone's history any more, and whoever would answer next is warmed with the new context."""
+        last one is anyone's history any more, the view is idle with no turn (the next one is number 1), and whoever
+        would answer next is warmed with the new context."""
         self._hearing.clear()
         self._repetition.reset()
         self._last_speaker = None
         self._recent.clear()
+        # The view starts afresh too: no turn, idle, the next turn numbered 1 (views show what they are given).
+        self._turn_number = 0
+        self._update("switched", status="idle", turn=None, closing="none", ended_reason=None, ended_detail="",
+                     turns_taken=0, repetition=0.0)
         if not self.running:
             self._warmer.schedule(self._warm_up)
 

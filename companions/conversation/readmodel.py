@@ -147,10 +147,12 @@ class ConversationReadModel:
         self._waiters = still
 
     def turns(self) -> list[TurnView]:
-        """The last snapshot of every turn seen, in order."""
+        """The last snapshot of every turn seen in the active conversation (since the last switch), in order."""
         last: dict[int, TurnView] = {}  # by turn number: a resumed conversation may reopen a message's turn
         for change in self.changes:
-            if change.view.turn is not None:
+            if change.change == "switched":  # another conversation: its turns are numbered from 1 again
+                last.clear()
+            elif change.view.turn is not None:
                 last[change.view.turn.number] = change.view.turn
         return list(last.values())
 

@@ -552,3 +552,22 @@ async def test_a_failing_command_is_a_failed_outcome_and_the_next_one_is_obeyed(
         assert sim.manager.view.muted == ("aoi",)
     finally:
         await control.stop()
+
+
+async def test_another_conversation_starts_the_view_afresh_and_its_turns_count_from_one(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await sim_factory(Double("aoi", wants(5), lambda t, c: "aoi talks"), turn_cap=1)
+    sim.send("Hi")
+    await sim.ended()
+    sim.send("Again")
+    ended = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 2)
+    assert ended.turn is not None
+    assert ended.turn.number > 1
+    sim.manager.switched()  # the user opened another conversation
+    fresh = await sim.model.wait_for(lambda v: v.status == "idle")
+    assert (fresh.turn, fresh.ended_reason, fresh.turns_taken) == (None, None, 0)
+    assert sim.model.turns() == []
+    sim.send("Hello in the new one")
+    view = await sim.model.wait_for(lambda v: v.status == "ended" and len(sim.said()) == 3)
+    assert [t.number for t in sim.model.turns()] == [1, 2]  # the turn on the message, then the one on aoi's line
+    assert view.turn is not None
