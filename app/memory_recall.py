@@ -25,6 +25,7 @@ from companions.memory import SqliteMemoryStore
 from companions.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, RecalledKind, recall_block
 from companions.search.classifier import EmptyQueryError
 from companions.search.engine import RecallCandidate, SearchEngine
+from companions.search.semantic import EmbedderClosed
 from companions.search.tokenize import query_terms, terms
 from companions.tasks import TaskSet
 
@@ -100,15 +101,20 @@ class MemoryRecall:
         may have been indexed since)."""
         now = time.monotonic()
         shared = self._searches.get(text)
-        if shared is not None and now - shared[0] <= SHARED_FOR_S and not (shared[1].done() and shared[1].exception()):
+        if shared is not None and now - shared[0] <= SHARED_FOR_S and not failed(shared[1]):
             return await asyncio.shield(shared[1])
-        search = self.tasks.spawn(self.engine.recall_candidates(text, depth=SEARCH_DEPTH, weights=RECALL_WEIGHTS),
-                                  name="recall-search")
+        search = self.tasks.spawn(self._candidates(text), name="recall-search")
         self._searches[text] = (now, search)
         self._searches.move_to_end(text)
         while len(self._searches) > SHARED_SEARCHES:
             self._searches.popitem(last=False)
         return await asyncio.shield(search)
+
+    async def _candidates(self, text: str) -> list[RecallCandidate]:
+        try:
+            return await self.engine.recall_candidates(text, depth=SEARCH_DEPTH, weights=RECALL_WEIGHTS)
+        except EmbedderClosed:
+            return []  # the app is closing (the search engine closed under a recall in flight): nothing to recall
 
     async def _allowed(self, companion_id: str, text: str, candidates: list[RecallCandidate], *,
                        before: float | None, exclude: Collection[str], keep: int) -> list[RecalledItem]:
@@ -161,6 +167,11 @@ class Found:
         return RecalledItem(kind=self.kind, message_id=self.message_id, text=self.text, at=self.at, score=score,
                             speaker_id=self.speaker_id, speaker_name=self.speaker_name,
                             source=self.candidate.source, sources=self.sources)
+
+
+def failed(task: asyncio.Task[list[RecallCandidate]]) -> bool:
+    """Whether a shared search ended without candidates to share (cancelled or failed)."""
+    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 def relevant(candidate: RecallCandidate, item: Found, words: frozenset[str], floor: float) -> bool:

@@ -5,7 +5,8 @@ when the user turned its memory off; knowledge passages only when its card may s
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from companions.memory import CompanionMemory, SqliteMemoryStore
 from companions.protocol import Message
 from companions.recall import CompanionRecall, MemoryRecalled, recall_block
 from companions.search.engine import SearchEngine
+from companions.search.semantic import EmbedderClosed, Vectors
 from companions.search.tool import TextSearch
 from tests.companions.search_doubles import HashingEmbedder
 
@@ -162,3 +164,30 @@ async def test_the_companion_side_recalls_once_per_message_and_tells_what_it_rec
     assert [t.message_id for t in told] == [question.params.id]
     assert told[0].items[0].message_id == "m1"
     await recall.aclose()
+
+
+class ClosedEmbedder(HashingEmbedder):
+    """The app's embedder once the search engine closed it (app/embedding.py): every query raises."""
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
+        raise EmbedderClosed("the embedding model is closed")
+
+
+async def test_a_recall_when_the_app_closes_recalls_nothing_and_logs_no_error(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # Seen in the bundle's headless run: a companion recalling for the last message while the app stopped logged
+    # "memory-recall: task recall-search failed" with an EmbedderClosed traceback.
+    store = ConversationStore(tmp_path / "madoi.sqlite3")
+    await store.open()
+    memory = SqliteMemoryStore(tmp_path / "madoi.sqlite3")
+    engine = SearchEngine(tmp_path / "search.sqlite3", embedder=ClosedEmbedder())
+    try:
+        recall = MemoryRecall(engine, memory)
+        assert await recall.recall("akari", "What is the name of my cat?") == []
+        assert await recall.recall("akari", "What is the name of my cat?") == []  # not a failed search shared
+        await recall.tasks.wait()
+    finally:
+        await engine.aclose()
+        memory.close()
+        await store.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
