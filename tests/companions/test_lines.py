@@ -300,8 +300,8 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
 
 
 @pytest.mark.parametrize(("answered", "line", "flaw"), [
-    # the lines of issue 23's first minute that had passed the checks
-    ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気ですか。", "parrot"),  # voiced early, then replaced
+    # the lines of issue 23's first minute that had passed the checks; the first was voiced early, then replaced
+    ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気ですか。", "parrot"),
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気？", "parrot"),
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！私はHinaさんです。", "not-itself"),  # Akari as Hina
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！私の名前はHinaです。", "not-itself"),

@@ -192,7 +192,8 @@ def test_from_a_flawed_sentence_on_nothing_more_is_released(size: int) -> None:
 @pytest.mark.parametrize("size", [2, 100])
 def test_the_prompt_copied_out_is_never_shown(size: int) -> None:
     # measured: "(Instructions) # このターンの指示 / - 短く自己紹介をする。..." streamed in Akari's bubble, twice
-    text = "(Instructions) # このターンの指示\n- 短く自己紹介をする。\n- 日本語で答えてください。\nやっほー、あかりだよ！"
+    text = ("(Instructions) # このターンの指示\n- 短く自己紹介をする。\n- 日本語で答えてください。\n"
+            "やっほー、あかりだよ！")
     assert shown_by(checked(), text, size) == "やっほー、あかりだよ！"
 
 
