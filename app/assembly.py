@@ -168,4 +168,5 @@ async def assemble(setup: Setup) -> Parts:
         setup.problem(f"bridge not started: {err}")
         bridge = None
     return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast,
-                 conversation=manager, control=control, search=search, indexer=indexer, network=network, bridge=bridge)
+                 conversation_manager=manager, control=control, search=search, indexer=indexer, network=network,
+                 bridge=bridge)

@@ -2,9 +2,9 @@
 ``[trust]`` and every new one is saved there at once; who an id is comes from the cast (this app's companions),
 the settings (the user's name) and the bus (the companions elsewhere).
 
-The window plugs its consent prompt in once it is up (``RuntimeConsent`` in app/faces.py, ui/consent_prompt.py);
-until then, and in a headless run, nobody can be asked and every request from outside is refused (``[trust]``'s
-*Always* decisions still hold).
+The window plugs its consent prompt in once it is up (``RuntimeConsent`` in app/panel_adapters.py,
+ui/consent_prompt.py); until then, and in a headless run, nobody can be asked and every request from outside is
+refused (``[trust]``'s *Always* decisions still hold).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class ActiveConversationChanged(LocalEvent):
     previous: int | None
 
 
-class Talk(Protocol):
+class TurnTaking(Protocol):
     """What the conversation manager does for the user's conversations (stop a turn before the words change)."""
 
     async def stop_conversation(self) -> object: ...
@@ -77,7 +77,7 @@ class Conversations:
 
     name = "conversations"
 
-    def __init__(self, store: ConversationStore, bus: Bus, *, user_id: Callable[[], str], talk: Talk,
+    def __init__(self, store: ConversationStore, bus: Bus, *, user_id: Callable[[], str], talk: TurnTaking,
                  memories: Callable[[], Iterable[Memory]], indexing: Indexing | None = None) -> None:
         self.store = store
         self.bus = bus

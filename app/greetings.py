@@ -43,7 +43,7 @@ async def greet_new_conversation(runtime: Runtime, addressed: Sequence[str]) -> 
     conversation = parts.conversations.active_id
     if conversation is None or await runtime.store.messages(conversation, limit=1):
         return None  # something was said already: a greeting now would answer nothing
-    manager = parts.conversation
+    manager = parts.conversation_manager
     present = manager.present - manager.control.muted
     greetings = {c.id: text for c in parts.cast if c.id in present
                  and (text := localized(c.card.greeting, c.language).strip())}

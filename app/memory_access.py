@@ -1,5 +1,5 @@
-"""The Memory view's port (``ui.ports.MemoryAccess``) on the running app: what each companion remembers, the user's
-switch, and forgetting.
+"""The Memory view's port (``ui.panel_ports.MemoryAccess``) on the running app: what each companion remembers, the
+user's switch, and forgetting.
 
 Forgetting is immediate and complete for that companion: its memory table rows go (recall reads who heard what
 there, so a forgotten line is never recalled again, even before anything else changes), its context drops the line
@@ -26,7 +26,7 @@ NOTE_ID_PREFIX = "note:"  # a note among the ids the Memory view asks to forget:
 
 @dataclass(frozen=True)
 class RuntimeMemory:
-    """``ui.ports.MemoryAccess`` for ``runtime`` (before it started: nobody remembers anything)."""
+    """``ui.panel_ports.MemoryAccess`` for ``runtime`` (before it started: nobody remembers anything)."""
 
     runtime: Runtime
 

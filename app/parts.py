@@ -47,7 +47,7 @@ class Parts:
     devices: Devices
     models: ModelConnection
     cast: CompanionCast
-    conversation: ConversationManager
+    conversation_manager: ConversationManager
     control: ConversationControl
     search: SearchService | None = None
     indexer: ConversationIndexer | None = None
@@ -57,8 +57,8 @@ class Parts:
     def components(self) -> list[Component]:
         """Every part that starts and stops, in start order."""
         started: list[Component | None] = [
-            self.conversations, self.broker, *self.devices.components, self.search, self.cast, self.conversation,
-            self.control, self.network, self.indexer, self.bridge,
+            self.conversations, self.broker, *self.devices.components, self.search, self.cast,
+            self.conversation_manager, self.control, self.network, self.indexer, self.bridge,
         ]
         return [c for c in started if c is not None]
 

@@ -155,7 +155,7 @@ class Runtime:
         """Takes the card files again (edited, made, imported, approved or removed): each changed companion is in
         the conversation from its next turn (app/cast_changes.py)."""
         parts = self.parts
-        changes = CastChanges(self.loaded, self.bus, parts.cast, parts.conversation,
+        changes = CastChanges(self.loaded, self.bus, parts.cast, parts.conversation_manager,
                               conversation=lambda: parts.conversations.active_id, only=self._setup.only_companions)
         return await changes.reload()
 
@@ -169,7 +169,7 @@ class Runtime:
         old = parts.bridge
         try:
             new = build_bridge(self.bus, parts.broker, settings, reserved_ids=lambda: set(parts.cast.companions),
-                               roster=parts.conversation, guests=parts.cast.guests)
+                               roster=parts.conversation_manager, guests=parts.cast.guests)
         except BridgeConfigError as err:
             return f"bridge not moved: {err}"
         if old is not None and (not old.running or new is None

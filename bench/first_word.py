@@ -216,7 +216,7 @@ def show(name: str, outcome: Outcome, floor_name: str, floor_s: float) -> None:
 
 async def until_idle(runtime: Any) -> None:
     """Stops the conversation the case opened (the rest of it is not measured); the user then pauses."""
-    await runtime.parts.conversation.stop_conversation()
+    await runtime.parts.conversation_manager.stop_conversation()
 
 
 async def start_madoi(watch: Watch) -> Any:

@@ -143,7 +143,7 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
                 async with asyncio.timeout(options.per_conversation):
                     await ended.wait()
             except TimeoutError:
-                await runtime.parts.conversation.stop_conversation()
+                await runtime.parts.conversation_manager.stop_conversation()
     finally:
         await runtime.stop()
     print(f"  [{label}] {len(record.lines)} lines in {time.perf_counter() - started:.0f} s; load average "

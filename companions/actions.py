@@ -15,9 +15,9 @@ from typing import Annotated, Literal, Protocol
 
 from companions.bus import Bus
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
-from companions.ports import QuerySender
 from companions.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
 from companions.query_bodies import SpeakRequest, VisionPicture, VisionRequest
+from companions.query_ports import QuerySender
 from companions.tools import ToolRegistry, tool
 from companions.trust import Capability
 

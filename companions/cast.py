@@ -22,8 +22,8 @@ from companions.guests import Guests
 from companions.llm.types import ChatModel
 from companions.mcp_config import McpServer
 from companions.memory import SqliteMemoryStore
-from companions.ports import QuerySender
 from companions.protocol import CompanionMetadata
+from companions.query_ports import QuerySender
 from companions.recall import CompanionRecall
 from companions.trust import TrustPolicy
 

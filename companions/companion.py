@@ -52,9 +52,9 @@ from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEven
 from companions.lore import lore_block
 from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore
-from companions.ports import QuerySender
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.query_ports import QuerySender
 from companions.recall import CompanionRecall
 from companions.speech_stream import CheckedSentences
 from companions.tasks import TaskSet

@@ -9,12 +9,19 @@ companion can answer without a vote round and the vote deadline can follow the e
 from __future__ import annotations
 
 import logging
-from typing import Final, Protocol
+from typing import Final
 
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
 from companions.composing import FillerLine
-from companions.conversation.participant import Description, Pace, Participant, TurnContext, Utterance, Vote
+from companions.conversation.participant import (
+    Description,
+    Pace,
+    ParticipantRoster,
+    TurnContext,
+    Utterance,
+    Vote,
+)
 from companions.filler import filler_metadata
 from companions.lines import detect_language
 from companions.llm.capabilities import capabilities_of
@@ -156,18 +163,7 @@ class _SentenceFollower:
         self._subscription.close()
 
 
-class Seats(Protocol):
-    """Who sits in the conversation (the conversation manager)."""
-
-    @property
-    def present(self) -> frozenset[str]: ...
-
-    def add_participant(self, participant: Participant) -> None: ...
-
-    def remove_participant(self, companion: str) -> None: ...
-
-
-def seat(conversation: Seats, companion: Companion, present: bool) -> None:
+def seat(conversation: ParticipantRoster, companion: Companion, present: bool) -> None:
     """Lets ``companion`` leave the conversation (it no longer hears, votes, or is named to the others as present;
     its memory keeps what it heard) or brings it back (it hears from the next message on)."""
     companion.present = present

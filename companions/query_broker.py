@@ -47,9 +47,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from companions.bus import Bus, BusItem, Subscription
-from companions.ports import QueryResponder
 from companions.protocol import Query, QueryResult
 from companions.query_bodies import SpeakRequest
+from companions.query_ports import QueryResponder
 from companions.tasks import TaskSet
 from companions.trust import Capability, Permission, Relation, TrustPolicy, refusal
 
@@ -125,7 +125,7 @@ class _Pending:
 
 
 class QueryBroker:
-    """Implements :class:`companions.ports.QuerySender`; also a runtime component (``start``/``stop``)."""
+    """Implements :class:`companions.query_ports.QuerySender`; also a runtime component (``start``/``stop``)."""
 
     name = "query-broker"
 

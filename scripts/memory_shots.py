@@ -32,8 +32,8 @@ PAST = [  # (days ago, [(from, to, text)])
 
 async def shoot(out: Path) -> None:
     from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-    from app.faces import RuntimePeople
     from app.memory_access import RuntimeMemory
+    from app.panel_adapters import RuntimePeople
     from app.runtime import Runtime
     from app.settings import load_settings
     from companions.protocol import Message

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from companions.bus import Bus
-    from ui.ports import People
+    from ui.panel_ports import People
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from ui.camera_texts import camera_text
 from ui.chat_panel import ChatPanel
 from ui.chat_transcript import KEY_PROPERTY, MUTED_TEXT
 from ui.naming import named
-from ui.ports import People
+from ui.panel_ports import People
 from ui.turns_wording import display_name
 
 log = logging.getLogger(__name__)

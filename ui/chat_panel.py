@@ -53,7 +53,7 @@ from ui.chat_texts import chat_text, emotion_label, message_note
 from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color, user_color
 from ui.naming import named
-from ui.ports import ConversationHistory, People
+from ui.panel_ports import ConversationHistory, People
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from companions.trust_sources import BRIDGE_PLACE, NETWORK_PLACE
 from ui.bus_bridge import BusFollower
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.ports import ConsentPort
+from ui.panel_ports import ConsentPort
 
 NOTE_EVERY_S: Final = 60.0
 TEXTS: Final = Texts("consent", {

@@ -1,6 +1,6 @@
 """The conversation list: the stored conversations, newest first; start a new one, switch, delete (after asking).
 
-Switching and deleting go through the conversation history (``ui.ports.ConversationHistory``), which announces
+Switching and deleting go through the conversation history (``ui.panel_ports.ConversationHistory``), which announces
 the active conversation on the bus; this list and the chat view follow that announcement, so a switch made
 elsewhere (a menu, a shortcut) shows here too. The list is a ``QListView`` over :class:`ConversationsModel`.
 """
@@ -31,7 +31,7 @@ from ui.bus_bridge import BusFollower
 from ui.chat_texts import chat_text
 from ui.conversation_model import ID_ROLE, ConversationsModel
 from ui.naming import named
-from ui.ports import ConversationHistory
+from ui.panel_ports import ConversationHistory
 
 log = logging.getLogger(__name__)
 

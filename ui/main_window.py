@@ -19,17 +19,17 @@ from app.companion_checks import CompanionChecks
 from app.companion_editing import RuntimeCompanionEditing
 from app.connection_check import llm_configured
 from app.error_reporting import ErrorReporter
-from app.faces import (
+from app.greetings import greet_new_conversation
+from app.memory_access import RuntimeMemory
+from app.panel_adapters import (
     RuntimeConsent,
     RuntimeControl,
     RuntimeDevices,
-    RuntimeElsewhere,
     RuntimeHistory,
     RuntimePeople,
+    RuntimeRemoteCompanions,
     RuntimeSearch,
 )
-from app.greetings import greet_new_conversation
-from app.memory_access import RuntimeMemory
 from app.runtime import Runtime
 from app.secrets import SecretStore
 from app.settings import Settings, VoiceSettings
@@ -96,11 +96,11 @@ class MainWindow(QMainWindow):
         self.runtime = runtime
         self.language = runtime.settings.general.language
         self.setMinimumSize(760, 520)
-        # Each panel gets the read models it shows and the commands it gives (ui/ports.py), never the runtime.
+        # Each panel gets the read models it shows and the commands it gives (ui/panel_ports.py), never the runtime.
         bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
             RuntimeHistory(runtime)
         devices = RuntimeDevices(runtime)
-        self.roster = RosterPanel(bus, control, people, RuntimeElsewhere(runtime), language=self.language)
+        self.roster = RosterPanel(bus, control, people, RuntimeRemoteCompanions(runtime), language=self.language)
         self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
         self.conversations = ConversationList(bus, history, self.language)
         self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next

@@ -3,7 +3,7 @@
 A dialog (the Madoi menu's "Memory…"): a companion, the switch that lets it recall earlier conversations in new ones
 (a setting, saved at once), what it remembers (newest first, dated, who said it; a search field filters it), and
 "Forget" for the selected lines or everything it remembers (after asking). Forgetting is immediate (the port,
-``ui.ports.MemoryAccess``: app/memory_access.py); the list is read again after each change.
+``ui.panel_ports.MemoryAccess``: app/memory_access.py); the list is read again after each change.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from companions.memory_notes import Note
 from companions.tasks import TaskSet
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.ports import MemoryAccess, People
+from ui.panel_ports import MemoryAccess, People
 from ui.turns_wording import display_name
 
 SHOWN: Final = 300  # lines listed at most (the newest; the search field finds older ones)

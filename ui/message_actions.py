@@ -29,7 +29,7 @@ from ui.chat_texts import chat_text
 from ui.chat_transcript import KEY_PROPERTY
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.ports import ConversationControl, ConversationHistory, People
+from ui.panel_ports import ConversationControl, ConversationHistory, People
 
 _TEXTS: Final = Texts("message_actions", {
     "stop": QT_TRANSLATE_NOOP("message_actions", "Stop"),

@@ -20,7 +20,7 @@ from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.ports import People
+from ui.panel_ports import People
 
 TEXTS: Final = Texts("network", {
     "title": QT_TRANSLATE_NOOP("network", "Where they run"),

@@ -18,7 +18,7 @@ from companions.recall import MemoryRecalled, RecalledItem
 from ui.bus_bridge import BusFollower
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.ports import People
+from ui.panel_ports import People
 from ui.turns_wording import display_name
 
 LINES_KEPT: Final = 120

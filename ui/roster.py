@@ -5,7 +5,7 @@ Qt's model/view: the rows and their states are a :class:`~ui.roster_model.Roster
 name, place, reachability; what each state means is told there), painted by a
 :class:`~ui.roster_delegate.RosterDelegate`. Mute / unmute and "speak next" act on the current row: the buttons
 under the list, or the row's context menu (the Menu key and Shift+F10 open it too), which also lets one of this
-app's companions leave the conversation or come back. They are commands (``ui.ports.ConversationControl``);
+app's companions leave the conversation or come back. They are commands (``ui.panel_ports.ConversationControl``);
 conversation control decides.
 """
 
@@ -29,7 +29,7 @@ from companions.bus import Bus, BusItem
 from ui.bus_bridge import BusFollower
 from ui.companion_faces import FACES
 from ui.naming import named
-from ui.ports import ConversationControl, Elsewhere, People
+from ui.panel_ports import ConversationControl, People, RemoteCompanions
 from ui.roster_delegate import AVATAR_SIZE, RosterDelegate, state_icon
 from ui.roster_model import COMPANION_ROLE, PLACE_ROLE, RosterModel, RosterState
 from ui.turns_texts import turns_text
@@ -57,7 +57,7 @@ class RosterPanel(QWidget):
 
     state_changed = Signal(str, str)  # a companion id and its new RosterState
 
-    def __init__(self, bus: Bus, control: ConversationControl, people: People, elsewhere: Elsewhere, *,
+    def __init__(self, bus: Bus, control: ConversationControl, people: People, elsewhere: RemoteCompanions, *,
                  language: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.control, self.people, self.elsewhere = control, people, elsewhere

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final
 from ui.i18n import QT_TRANSLATE_NOOP, translate
 
 if TYPE_CHECKING:
-    from ui.ports import People
+    from ui.panel_ports import People
 
 
 _CONVERSATION: Final = QT_TRANSLATE_NOOP("search.names", "Conversation {id}")

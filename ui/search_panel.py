@@ -40,7 +40,7 @@ from companions.search.research import ResearchProgress, ResearchResult
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.naming import named
-from ui.ports import People, SearchAccess
+from ui.panel_ports import People, SearchAccess
 from ui.search_format import (
     FIELDS,
     classification_texts,

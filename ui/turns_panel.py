@@ -32,7 +32,7 @@ from companions.conversation.readmodel import ConversationChanged, ConversationV
 from companions.protocol import CLOSING_ORDER
 from ui.bus_bridge import BusFollower
 from ui.naming import named
-from ui.ports import ConversationControl, People
+from ui.panel_ports import ConversationControl, People
 from ui.recalled_view import RecalledView
 from ui.tool_uses import ToolUsesView
 from ui.turns_history import TurnHistory

@@ -11,7 +11,7 @@ from companions.conversation.readmodel import ConversationView, TurnView, VoteVi
 from ui.turns_texts import turns_text
 
 if TYPE_CHECKING:
-    from ui.ports import People
+    from ui.panel_ports import People
 
 # Why a vote is missing, as conversation control says it (companions/conversation/turns.py), and its text here.
 _PROBLEMS: Final = (

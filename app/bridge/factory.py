@@ -6,16 +6,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from app.bridge.dialects import Dialect
-from app.bridge.guests import ConversationRoster
 from app.bridge.server import BridgeServer
 from app.settings import BridgeSettings, Settings
 from companions.bus import Bus
+from companions.conversation.participant import ParticipantRoster
 from companions.guests import Guests
 from companions.query_broker import QueryBroker
 
 
 def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,
-                 reserved_ids: Callable[[], Iterable[str]] = frozenset, roster: ConversationRoster | None = None,
+                 reserved_ids: Callable[[], Iterable[str]] = frozenset, roster: ParticipantRoster | None = None,
                  guests: Guests | None = None) -> BridgeServer | None:
     """The bridge for ``settings.bridge``, or ``None`` when it is turned off (port 0).
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable
-from typing import Annotated, Any, Final, Protocol
+from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,7 +37,7 @@ from app.bridge.client import ClientSession
 from app.bridge.errors import ErrorCode, FrameRejected
 from app.bridge.senders import USER_ID
 from companions.bus import Bus, BusItem
-from companions.conversation.participant import Participant
+from companions.conversation.participant import ParticipantRoster
 from companions.guests import BridgeGuestsChanged, Guests, RemoteCompanion
 from companions.network.remote import MessageOrder, RemoteParticipant
 from companions.protocol import (
@@ -56,17 +56,6 @@ log = logging.getLogger(__name__)
 METADATA_TOPIC: Final = "metadata"
 GUEST_PLACE: Final = "bridge"  # the place of the companions the bridge adds to the guests
 MAX_STATES_PER_FRAME: Final = 32
-
-
-class ConversationRoster(Protocol):
-    """Where a guest joins and leaves the conversation (the ConversationManager)."""
-
-    @property
-    def present(self) -> frozenset[str]: ...
-
-    def add_participant(self, participant: Participant) -> None: ...
-
-    def remove_participant(self, companion: str) -> None: ...
 
 
 class Announcement(BaseModel):
@@ -126,7 +115,7 @@ class GuestParticipant(RemoteParticipant):
 class BridgeGuests:
     """The companions of the connected clients, each a participant of ``roster`` while its client is connected."""
 
-    def __init__(self, bus: Bus, roster: ConversationRoster | None, present: Guests, *, user_name: str) -> None:
+    def __init__(self, bus: Bus, roster: ParticipantRoster | None, present: Guests, *, user_name: str) -> None:
         self._bus = bus
         self._roster = roster
         self._present = present  # the cast's guests: where the local companions see who is present

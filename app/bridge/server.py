@@ -40,7 +40,7 @@ from app.bridge.client import ClientSession
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.frame_checks import check_writable, may_nest_deeply
-from app.bridge.guests import METADATA_TOPIC, BridgeGuests, ConversationRoster, guest_states
+from app.bridge.guests import METADATA_TOPIC, BridgeGuests, guest_states
 from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
 from app.bridge.origins import BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
@@ -48,6 +48,7 @@ from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
 from app.settings_sections import LOOPBACK_ORIGINS
 from companions.bus import Bus, Subscription
+from companions.conversation.participant import ParticipantRoster
 from companions.guests import Guests
 from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.query_broker import QueryBroker
@@ -98,7 +99,7 @@ class BridgeServer:
         dialect: Dialect = Dialect.REFERENCE,
         client_answers: Iterable[str] = (),
         client_grace_s: float = 3.0,
-        roster: ConversationRoster | None = None,  # where companions of clients take part (guests.py) ...
+        roster: ParticipantRoster | None = None,  # where companions of clients take part (guests.py) ...
         guests: Guests | None = None,  # ... and are present (the cast's guests: the local companions' prompts)
         allowed_origins: Iterable[str] = LOOPBACK_ORIGINS,  # the web pages admitted (origins.py)
         max_connections: int = 32,  # open and opening connections, in all ...

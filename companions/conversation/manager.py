@@ -27,7 +27,7 @@ from companions.conversation.config import ConversationConfig, config_from_setti
 from companions.conversation.control import ControlOutcome, ControlState
 from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
-from companions.conversation.hearing import Hearing
+from companions.conversation.heard_history import HeardHistory
 from companions.conversation.pacing import Floor
 from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
@@ -55,7 +55,7 @@ class ConversationManager:
         self.config = config or ConversationConfig()
         self.control = ControlState()
         self._participants: dict[str, Participant] = {}
-        self._hearing = Hearing(self.config.history_limit)
+        self._hearing = HeardHistory(self.config.history_limit)
         self._own: collections.deque[str] = collections.deque(maxlen=64)
         self._origins: collections.OrderedDict[str, str] = collections.OrderedDict()  # own line's id -> its origin
         self._recent: collections.deque[str] = collections.deque(maxlen=self.config.recent_window)

@@ -134,6 +134,18 @@ class Participant(Protocol):
         ...
 
 
+class ParticipantRoster(Protocol):
+    """Where participants join and leave the conversation (the ConversationManager): this app's companions the user
+    lets go or brings back, the guests the bridge and the network add and remove."""
+
+    @property
+    def present(self) -> frozenset[str]: ...
+
+    def add_participant(self, participant: Participant) -> None: ...
+
+    def remove_participant(self, companion: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class Pace:
     """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many

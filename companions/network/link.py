@@ -21,10 +21,10 @@ import collections
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
-from companions.conversation.participant import Participant
+from companions.conversation.participant import ParticipantRoster
 from companions.guests import Guests, RemoteCompanion
 from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit
 from companions.network.people import PersonIds, RemotePerson, person_id
@@ -52,14 +52,6 @@ GUEST_PLACE: Final = "network"  # the place of the companions this link adds to 
 MAX_UNREACHABLE_LISTED: Final = 16  # companions whose peer left, still listed as unreachable (the oldest go first)
 
 
-class Roster(Protocol):
-    """Where remote companions join and leave the conversation (the ConversationManager)."""
-
-    def add_participant(self, participant: Participant) -> None: ...
-
-    def remove_participant(self, companion: str) -> None: ...
-
-
 @dataclass(frozen=True)
 class NetworkChanged(LocalEvent):
     """The network's state for views: this process's status, the remote companions seen (reachable or not) and the
@@ -76,7 +68,8 @@ class NetworkLink:
     name = "network"
 
     def __init__(self, bus: Bus, port: NetworkPort, *, local: Sequence[CompanionMetadata], user_id: str,
-                 roster: Roster | None = None, guests: Guests | None = None, rate: RateLimit | None = None) -> None:
+                 roster: ParticipantRoster | None = None, guests: Guests | None = None,
+                 rate: RateLimit | None = None) -> None:
         self.bus = bus
         self.port = port
         self.local = tuple(local)

@@ -4,5 +4,5 @@ The core's part is Qt-free and device-free: the audio it is given (:mod:`.audio`
 (:mod:`.detection`), whether what the microphone hears is the companions' own voice (:mod:`.echo`), the recognizer
 port (:mod:`.recognition`), the events the window shows (:mod:`.events`) and the controller that ties them to the
 conversation (:mod:`.listening`). The microphone, the voice-activity detector and the recognizers are adapters in
-``app/devices``. ("Hearing" in ``companions/conversation/hearing.py`` is something else: the turn history.)
+``app/devices``. (The turn history each participant heard is ``companions/conversation/heard_history.py``.)
 """

@@ -72,7 +72,7 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
         async with connect(f"ws://127.0.0.1:{bridge.port}", proxy=None) as ws:
             await ws.send(json.dumps({"topic": "metadata", "body": KUMO}))
             assert (await frame(ws, lambda d: d.get("topic") == "metadata"))["body"]["ok"]
-            assert "kumo" in runtime.parts.conversation.present
+            assert "kumo" in runtime.parts.conversation_manager.present
             assert [m.id for m in runtime.parts.cast.roster()][-1] == "kumo"  # the companions know it is here
 
             runtime.parts.conversations.send("Kumo, what do clouds taste like?")

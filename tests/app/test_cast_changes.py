@@ -31,7 +31,7 @@ async def test_a_card_added_edited_and_removed_while_running_joins_changes_and_l
         card = _write(madoi_home, "kumo", "metadata: {id: kumo, name: Kumo}\nrole: A cloud.\n")
         changed = await runtime.reload_companions()
         assert changed.added == ("kumo",)
-        assert "kumo" in runtime.parts.conversation.present  # votes from the next turn on
+        assert "kumo" in runtime.parts.conversation_manager.present  # votes from the next turn on
         assert runtime.parts.cast.roster()[-1].name == "Kumo"
 
         card.write_text("metadata: {id: kumo, name: Kumomo, personality: Rains a lot.}\nrole: A cloud.\n",
@@ -53,7 +53,7 @@ async def test_a_card_added_edited_and_removed_while_running_joins_changes_and_l
         card.unlink()
         changed = await runtime.reload_companions()
         assert changed.removed == ("kumo",)
-        assert "kumo" not in runtime.parts.conversation.present
+        assert "kumo" not in runtime.parts.conversation_manager.present
         assert "kumo" not in runtime.parts.cast.companions
         assert [e.added for e in events] == [("kumo",), (), (), ()]
     finally:

@@ -45,7 +45,7 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
         try:
             assert runtime.parts.models.learning is not None
             await runtime.parts.models.learning
-            conversation = runtime.parts.conversation
+            conversation = runtime.parts.conversation_manager
             await until(lambda: conversation.warm_ups >= 1)  # the user reads the window meanwhile
             # a server Madoi knows: no completion was spent learning it (only the warm-up of the likely speaker)
             assert [kind(r) for r in server.chat_requests()] == ["warm-up"]

@@ -38,20 +38,20 @@ async def test_leaving_a_conversation_stops_its_talk_and_announces_the_next(mado
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        assert runtime.parts.conversation is not None
+        assert runtime.parts.conversation_manager is not None
         announced: list[ActiveConversationChanged] = []
         runtime.bus.subscribe("events", lambda e: announced.append(e)
                               if isinstance(e, ActiveConversationChanged) else None, name="test")
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
-        runtime.parts.conversation.add_participant(Pondering())
+        runtime.parts.conversation_manager.add_participant(Pondering())
         first = runtime.parts.conversations.active_id
         assert first is not None
         runtime.parts.conversations.send("考えてみて", to=["ponder"])
         await talk.wait_for(lambda v: v.turn is not None and v.turn.phase == "composing")
 
         second = await runtime.parts.conversations.new()
-        assert not runtime.parts.conversation.running  # its reply would otherwise land in the new conversation
+        assert not runtime.parts.conversation_manager.running  # its reply would otherwise land in the new conversation
         assert talk.view.ended_reason == "stopped"
         await runtime.bus.drain()
         assert [(e.conversation_id, e.previous) for e in announced] == [(second, first)]

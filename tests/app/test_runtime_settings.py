@@ -83,7 +83,7 @@ async def test_a_part_that_cannot_start_is_reported_and_the_rest_runs(madoi_home
         assert runtime.parts.search is None
         assert any(p.startswith("search not available: ") for p in runtime.loaded.problems)
         assert runtime.parts.cast is not None
-        assert runtime.parts.conversation is not None
+        assert runtime.parts.conversation_manager is not None
         message = runtime.parts.conversations.send("hello")
         await runtime.bus.drain()
         assert runtime.parts.conversations.active_id is not None

@@ -194,7 +194,7 @@ async def test_an_idle_app_warms_the_likely_speaker_so_the_greeting_reuses_the_s
     talk: Talk, real_servers: RealServers,
 ) -> None:
     server = real_servers.get(os.environ.get("MADOI_TEST_CHAT_FORMAT") or None)
-    manager = talk.runtime.parts.conversation
+    manager = talk.runtime.parts.conversation_manager
     assert manager is not None
     async with asyncio.timeout(REPLY_WITHIN_S):
         while manager.warm_ups == 0:  # noqa: ASYNC110 - the warm-up runs on its own once the app idles

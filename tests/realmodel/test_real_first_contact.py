@@ -65,7 +65,7 @@ async def test_the_first_greeting_finds_the_server_known_and_nothing_is_taken_ba
         learning = runtime.parts.models.learning
         assert learning is not None
         await learning
-        conversation = runtime.parts.conversation
+        conversation = runtime.parts.conversation_manager
         async with asyncio.timeout(WITHIN_S):
             while conversation.warm_ups == 0:  # noqa: ASYNC110 - the warm-up runs once the app idles
                 await asyncio.sleep(0.1)

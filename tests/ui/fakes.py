@@ -1,4 +1,4 @@
-"""Fakes of the panels' read models and commands (ui/ports.py): a panel is built from these in milliseconds,
+"""Fakes of the panels' read models and commands (ui/panel_ports.py): a panel is built from these in milliseconds,
 without storage, devices or a runtime (issue #15). Each records the commands it was given."""
 
 from __future__ import annotations

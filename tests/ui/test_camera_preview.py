@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget
 from pytestqt.qtbot import QtBot
 
 from app.devices.camera import SWITCHED_OFF
-from app.faces import RuntimeDevices, RuntimePeople
+from app.panel_adapters import RuntimeDevices, RuntimePeople
 from app.runtime import Runtime
 from app.settings import load_settings
 from companions.devices import CameraFrame, CameraInUse, CameraLooked

@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeHistory, RuntimePeople
+from app.panel_adapters import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
 from companions.companion import Companion
 from companions.companion_participant import CompanionParticipant
@@ -66,15 +66,15 @@ class GatedModel:
 async def _scripted_akari(runtime: Runtime, model: GatedModel) -> Companion:
     """Akari with a scripted model takes the place of the runtime's Akari in conversation control."""
     assert runtime.parts.cast is not None
-    assert runtime.parts.conversation is not None
+    assert runtime.parts.conversation_manager is not None
     assert runtime.parts.broker is not None
     card = runtime.parts.cast.companions["akari"].card
     akari = Companion(card, model, bus=runtime.bus, queries=runtime.parts.broker, language="ja",
                       roster=runtime.parts.cast.roster, names=runtime.parts.cast.name_of,
                       user_id=runtime.settings.general.user_name)
     await akari.start()
-    runtime.parts.conversation.remove_participant("akari")
-    runtime.parts.conversation.add_participant(CompanionParticipant(akari))
+    runtime.parts.conversation_manager.remove_participant("akari")
+    runtime.parts.conversation_manager.add_participant(CompanionParticipant(akari))
     return akari
 
 

@@ -66,7 +66,7 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
             qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
         await until(window.roster.model.modelReset, lambda: "Kumo" in _roster_names(window))
         assert (madoi_home / "companions" / "kumo.yaml").is_file()
-        assert "kumo" in runtime.parts.conversation.present
+        assert "kumo" in runtime.parts.conversation_manager.present
         assert window.roster.model.index(3).data(Qt.ItemDataRole.DecorationRole) is not None
         assert "search" in runtime.parts.cast.companions["kumo"].tools  # its knowledge: the user's folders
 
@@ -90,7 +90,7 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         assert editor.remove_button.isEnabled()
         qtbot.mouseClick(editor.remove_button, Qt.MouseButton.LeftButton)
         await until(window.roster.model.modelReset, lambda: "Kumomo" not in _roster_names(window))
-        assert "kumo" not in runtime.parts.conversation.present
+        assert "kumo" not in runtime.parts.conversation_manager.present
         assert not (madoi_home / "companions" / "kumo.yaml").exists()
         editor.list.setCurrentRow(0)
         assert not editor.remove_button.isEnabled()  # a sample is edited and restored, never removed

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeHistory, RuntimePeople
+from app.panel_adapters import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
 from app.storage import ConversationInfo
 from companions.protocol import Message

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-from app.faces import RuntimePeople
 from app.memory_access import RuntimeMemory
+from app.panel_adapters import RuntimePeople
 from app.runtime import Runtime
 from app.settings import load_settings
 from tests.ui.conftest import signal_fired, started_runtime

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeDevices, RuntimePeople
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
+from app.panel_adapters import RuntimeDevices, RuntimePeople
 from app.runtime import Runtime
 from companions.bus import InProcessBus
 from companions.network.link import NetworkLink
@@ -51,11 +51,11 @@ async def test_the_panel_lists_local_and_remote_companions_and_a_peer_that_leave
         try:
             await until(panel.changed, lambda: len(panel.rows()) == 4, timeout=20)
             assert panel.rows()[3] == f"Aya — {peer[:6]}…{peer[-6:]} (reachable)"
-            assert "companion_aya" in runtime.parts.conversation.present  # type: ignore[union-attr]
+            assert "companion_aya" in runtime.parts.conversation_manager.present  # type: ignore[union-attr]
         finally:
             await other.stop()
         await until(panel.changed, lambda: panel.rows()[3].endswith("(unreachable)"), timeout=20)
-        assert "companion_aya" not in runtime.parts.conversation.present  # type: ignore[union-attr]
+        assert "companion_aya" not in runtime.parts.conversation_manager.present  # type: ignore[union-attr]
         panel.detach()
 
 
@@ -95,7 +95,7 @@ async def test_a_network_that_cannot_start_is_shown_with_its_reason_and_the_rest
         panel = _panel(qtbot, runtime)
         assert panel.status.text().startswith("Network not available (bad listen address")
         assert any(p.startswith("network not available: bad listen address") for p in runtime.loaded.problems)
-        assert runtime.parts.conversation is not None  # the companions still talk
+        assert runtime.parts.conversation_manager is not None  # the companions still talk
         assert len(panel.rows()) == 3
         panel.detach()
 

@@ -1,4 +1,4 @@
-"""Panels built from fakes of their read models (ui/ports.py), without a runtime: what they show and the commands
+"""Panels built from fakes of their read models (ui/panel_ports.py), without a runtime: what they show and the commands
 they give. Each panel here is built and checked in milliseconds; tests on the real runtime are beside them."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeControl, RuntimeElsewhere, RuntimePeople
+from app.panel_adapters import RuntimeControl, RuntimePeople, RuntimeRemoteCompanions
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
@@ -20,7 +20,7 @@ from ui.roster import AVATAR_SIZE, RosterPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:
-    panel = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeElsewhere(runtime),
+    panel = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeRemoteCompanions(runtime),
                         language=language)
     qtbot.addWidget(panel)
     panel.resize(240, 360)
@@ -116,7 +116,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
     votes(cast["souta"], ("listen", 0))
     lines(cast["souta"], say("Let me take this one."))
     async with scripted_runtime(cast) as runtime:
-        assert runtime.parts.conversation is not None
+        assert runtime.parts.conversation_manager is not None
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
         panel = _panel(qtbot, runtime, "en")
@@ -151,7 +151,7 @@ async def test_the_context_menu_mutes_unmutes_and_asks_a_companion_to_speak_next
         assert [t.speaker for t in talk.turns()] == ["souta", None]  # Akari wanted it more; Souta was asked
         assert view.ended_reason == "no-speaker"
 
-        runtime.parts.conversation.remove_participant("hina")  # Hina leaves the conversation
+        runtime.parts.conversation_manager.remove_participant("hina")  # Hina leaves the conversation
         await until(panel.state_changed, lambda: panel.state_of("hina") == "absent")
         assert _text(panel, "hina") == "Hina\nnot here"
         assert _actions(panel.menu_for("hina")) == {"Mute": False, "Speak next": False, "Join the conversation": True}
@@ -178,7 +178,7 @@ async def test_a_companion_leaves_the_conversation_from_the_roster_and_comes_bac
         async with signal_fired(panel.state_changed):
             leave.trigger()
         assert _text(panel, "hina") == "Hina\nnot here"
-        assert "hina" not in runtime.parts.conversation.present
+        assert "hina" not in runtime.parts.conversation_manager.present
         assert [m.id for m in runtime.parts.cast.roster()] == ["akari", "souta"]  # the others' prompts: not here
         runtime.parts.conversations.send("みんな、ただいま")  # Hina neither votes nor hears it
         await talk.wait_for(lambda v: v.status == "ended", timeout=20)
@@ -190,5 +190,5 @@ async def test_a_companion_leaves_the_conversation_from_the_roster_and_comes_bac
         async with signal_fired(panel.state_changed):
             join.trigger()
         assert _text(panel, "hina") == "Hina\nlistening"
-        assert "hina" in runtime.parts.conversation.present
+        assert "hina" in runtime.parts.conversation_manager.present
         panel.detach()

@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 from websockets.asyncio.client import connect
 
-from app.faces import RuntimeControl, RuntimeElsewhere, RuntimeHistory, RuntimePeople
+from app.panel_adapters import RuntimeControl, RuntimeHistory, RuntimePeople, RuntimeRemoteCompanions
 from app.runtime import Runtime
 from companions.bus import InProcessBus
 from companions.protocol import CompanionMetadata, Message, to_wire
@@ -34,7 +34,7 @@ def free_port() -> int:
 
 
 async def _panels(qtbot: QtBot, runtime: Runtime) -> tuple[RosterPanel, ChatPanel]:
-    roster = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeElsewhere(runtime),
+    roster = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeRemoteCompanions(runtime),
                          language="en")
     chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), "en")
     for panel in (roster, chat):

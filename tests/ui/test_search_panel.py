@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimePeople, RuntimeSearch
+from app.panel_adapters import RuntimePeople, RuntimeSearch
 from app.runtime import Runtime
 from companions.search.semantic import Vectors
 from tests.companions.search_doubles import HashingEmbedder

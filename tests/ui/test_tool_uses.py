@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeControl, RuntimePeople
+from app.panel_adapters import RuntimeControl, RuntimePeople
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import call, last_message_mentions
 from companions.tool_use import ToolUsed

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeControl, RuntimePeople
+from app.panel_adapters import RuntimeControl, RuntimePeople
 from companions.llm.scripted import stall
 from companions.protocol import Message
 from tests.ui.conftest import started_runtime

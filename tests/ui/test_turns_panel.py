@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimeControl, RuntimePeople
+from app.panel_adapters import RuntimeControl, RuntimePeople
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel, ConversationView
 from companions.llm.scripted import say, stall

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.faces import RuntimePeople, RuntimeSearch
+from app.panel_adapters import RuntimePeople, RuntimeSearch
 from tests.app.test_web_research import PAGE, FakeSearxng
 from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import until

@@ -15,7 +15,7 @@ from companions.protocol import Message
 KEPT: Final = 500
 
 
-class Hearing:
+class HeardHistory:
     """The messages heard (numbered in order) and each present participant's join point."""
 
     def __init__(self, limit: int) -> None:

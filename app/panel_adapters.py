@@ -1,4 +1,4 @@
-"""The runtime as the window's panels see it: the read models and commands of ``ui/ports.py``.
+"""The runtime as the window's panels see it: the read models and commands of ``ui/panel_ports.py``.
 
 Only the main window (and the launcher) know the runtime; they build these and give each panel what it shows.
 Before the runtime has started (the window opens first) they answer as for an empty house: no companions, an idle
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: onl
 
 @dataclass(frozen=True)
 class RuntimePeople:
-    """``ui.ports.People``: the user, the runtime's cast, and the names of those that joined from elsewhere."""
+    """``ui.panel_ports.People``: the user, the runtime's cast, and the names of those that joined from elsewhere."""
 
     runtime: Runtime
 
@@ -66,13 +66,13 @@ class RuntimePeople:
 
 @dataclass(frozen=True)
 class RuntimeControl:
-    """``ui.ports.ConversationControl``: the conversation manager's view; the user's commands are calls on the
+    """``ui.panel_ports.ConversationControl``: the conversation manager's view; the user's commands are calls on the
     runtime's one ``ConversationControl`` (nothing before the runtime has started)."""
 
     runtime: Runtime
 
     def view(self) -> ConversationView:
-        return self.runtime.parts.conversation.view if self.runtime.started else ConversationView()
+        return self.runtime.parts.conversation_manager.view if self.runtime.started else ConversationView()
 
     def mute(self, companion_id: str, muted: bool) -> None:
         if self.runtime.started:
@@ -97,7 +97,7 @@ class RuntimeControl:
 
 @dataclass(frozen=True)
 class RuntimeHistory:
-    """``ui.ports.ConversationHistory``: the stored conversations and the active one."""
+    """``ui.panel_ports.ConversationHistory``: the stored conversations and the active one."""
 
     runtime: Runtime
 
@@ -127,8 +127,8 @@ class RuntimeHistory:
 
 
 @dataclass(frozen=True)
-class RuntimeElsewhere:
-    """``ui.ports.Elsewhere``: the network's companions and the bridge's guests as they are now."""
+class RuntimeRemoteCompanions:
+    """``ui.panel_ports.RemoteCompanions``: the network's companions and the bridge's guests as they are now."""
 
     runtime: Runtime
 
@@ -159,7 +159,7 @@ class RuntimeDevices:
 
 @dataclass(frozen=True)
 class RuntimeSearch:
-    """``ui.ports.SearchAccess``: the search part, the model research thinks with, and why search is missing."""
+    """``ui.panel_ports.SearchAccess``: the search part, the model research thinks with, and why search is missing."""
 
     runtime: Runtime
 
@@ -175,7 +175,7 @@ class RuntimeSearch:
 
 @dataclass(frozen=True)
 class RuntimeConsent:
-    """``ui.ports.ConsentPort``: the window's prompt asks the user for the runtime's trust policy
+    """``ui.panel_ports.ConsentPort``: the window's prompt asks the user for the runtime's trust policy
     (companions/trust.py); ``None`` when the window goes away (requests from outside are then refused)."""
 
     runtime: Runtime

@@ -1,10 +1,10 @@
 """What the panels are built from: the read models they show and the small command interfaces they call.
 
 A panel takes these, never the runtime (napari's ``QtDims(viewer.dims)``): the main window builds them from the
-runtime (``app/faces.py``), and a test builds a panel from a fake in milliseconds. Live changes reach a panel over
-the bus it is given (``companions.bus.Bus``: a panel follows it with ``ui.bus_bridge.BusFollower``). Before the
-runtime has started, the read models answer as for an empty house (no companions, no conversation, nothing
-available), and the commands do nothing.
+runtime (``app/panel_adapters.py``), and a test builds a panel from a fake in milliseconds. Live changes reach a
+panel over the bus it is given (``companions.bus.Bus``: a panel follows it with ``ui.bus_bridge.BusFollower``).
+Before the runtime has started, the read models answer as for an empty house (no companions, no conversation,
+nothing available), and the commands do nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class People(Protocol):
     def user_id(self) -> str: ...
 
     def companion_ids(self) -> Sequence[str]:
-        """This app's companions, in the cast's order (those from elsewhere: :meth:`present`, ``Elsewhere``)."""
+        """This app's companions, in the cast's order (those from elsewhere: :meth:`present`, ``RemoteCompanions``)."""
         ...
 
     def name(self, who: str, language: str) -> str | None:
@@ -88,7 +88,7 @@ class ConversationHistory(Protocol):
         ...
 
 
-class Elsewhere(Protocol):
+class RemoteCompanions(Protocol):
     """The companions that run elsewhere as they are when a view opens (what changes later comes over the bus)."""
 
     def network(self) -> Sequence[RemoteCompanion]: ...
