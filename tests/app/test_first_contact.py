@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,9 @@ from companions.llm.learning import FILE_NAME
 from companions.protocol import Message
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
 from companions.testing.openai_server.demo_director import DemoDirector, request_kind
+from tests.waiting import wait_until
 
 SCALE = 0.2  # the profile's delays x this
-
-
-async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():  # noqa: ASYNC110 - the server's records have no event to wait on
-            await asyncio.sleep(0.02)
 
 
 def kind(request: RecordedRequest) -> str:
@@ -46,7 +40,7 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
             assert runtime.parts.models.learning is not None
             await runtime.parts.models.learning
             conversation = runtime.parts.conversation_manager
-            await until(lambda: conversation.warm_ups >= 1)  # the user reads the window meanwhile
+            await wait_until(lambda: conversation.warm_ups >= 1, timeout=30)  # the user reads the window meanwhile
             # a server Madoi knows: no completion was spent learning it (only the warm-up of the likely speaker)
             assert [kind(r) for r in server.chat_requests()] == ["warm-up"]
             caps = endpoint_capabilities(server.base_url, "demo-model")
@@ -57,7 +51,7 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
                                   if isinstance(m, Message) and m.params.from_ != "user" else None, name="test")
             before = len(server.chat_requests())
             runtime.parts.conversations.send("みんな、こんばんは！")
-            await until(lambda: bool(lines))
+            await wait_until(lambda: bool(lines), timeout=30)
             line_at, first = lines[0]
             asked = server.chat_requests()[before:]
             ahead = [kind(r) for r in asked if r.arrived < line_at]
@@ -65,7 +59,8 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
             assert not asked[0].body.get("tools")  # llama-cpp-python's model writes tool calls as text: none offered
             assert first.params.message
             # the speaker's card events are filled after its line, for its next one
-            await until(lambda: any(kind(r) == "event_params" for r in server.chat_requests()[before:]))
+            await wait_until(lambda: any(kind(r) == "event_params" for r in server.chat_requests()[before:]),
+                             timeout=30)
         finally:
             await runtime.stop()
         kept = json.loads((madoi_home / FILE_NAME).read_text())

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from companions.conversation import Description
 from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
+from tests.waiting import wait_until
 
 __all__ = ["sim_factory"]  # the fixture, imported for pytest
 
@@ -40,16 +41,10 @@ def warmed(name: str, vote_fn: Callable[..., object], say: str, warm_log: list[s
     return double
 
 
-async def until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():  # noqa: ASYNC110 - polling a plain list kept by the doubles
-            await asyncio.sleep(0.01)
-
-
 async def test_once_started_the_first_likely_speaker_is_warmed(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
     log: list[str] = []
     await sim_factory(warmed("hina", listens, "", log), warmed("akari", listens, "", log), warm_after_s=SOON)
-    await until(lambda: bool(log))
+    await wait_until(lambda: bool(log))
     await asyncio.sleep(3 * SOON)
     assert log == ["akari"]  # nobody spoke yet: the first by id; once, not again and again
 
@@ -60,10 +55,10 @@ async def test_after_a_conversation_the_one_who_spoke_least_lately_is_warmed(
     log: list[str] = []
     akari, hina = warmed("akari", wants(9), "こんばんは！", log), warmed("hina", listens, "", log)
     sim = await sim_factory(akari, hina, turn_cap=1, warm_after_s=SOON, direct_turns=False)
-    await until(lambda: log == ["akari"])
+    await wait_until(lambda: log == ["akari"])
     sim.send("みなさん、こんばんは！")
     await sim.ended()
-    await until(lambda: len(log) == 2)
+    await wait_until(lambda: len(log) == 2)
     assert log == ["akari", "hina"]  # akari just spoke: hina answers the next message to everyone first
 
 
@@ -73,7 +68,7 @@ async def test_a_message_cancels_a_warm_up_in_flight_and_is_answered(
     log: list[str] = []
     akari = warmed("akari", wants(5), "はーい！", log, block=True)
     sim = await sim_factory(akari, turn_cap=1, warm_after_s=SOON)
-    await until(lambda: log == ["akari"])
+    await wait_until(lambda: log == ["akari"])
     sim.send("あかり、聞こえる？")
     await sim.ended()
     assert akari.cancelled == 1
@@ -85,11 +80,11 @@ async def test_a_muted_companion_is_not_warmed_and_nothing_is_warmed_when_turned
 ) -> None:
     log: list[str] = []
     sim = await sim_factory(warmed("akari", listens, "", log), warmed("hina", listens, "", log), warm_after_s=SOON)
-    await until(lambda: log == ["akari"])
+    await wait_until(lambda: log == ["akari"])
     sim.manager.mute("akari")
     sim.send("hello", to=["akari"])  # nobody present and unmuted is addressed: the conversation ends at once
     await sim.ended()
-    await until(lambda: len(log) == 2)
+    await wait_until(lambda: len(log) == 2)
     assert log == ["akari", "hina"]
     off: list[str] = []
     await sim_factory(warmed("akari", listens, "", off), warm_after_s=None)  # type: ignore[arg-type]
@@ -103,12 +98,12 @@ async def test_opening_another_conversation_forgets_the_last_ones_history_and_wa
     log: list[str] = []
     akari = warmed("akari", wants(9), "こんばんは！", log)
     sim = await sim_factory(akari, turn_cap=1, warm_after_s=SOON, direct_turns=False)
-    await until(lambda: log == ["akari"])
+    await wait_until(lambda: log == ["akari"])
     sim.send("みなさん、こんばんは！")
     await sim.ended()
-    await until(lambda: len(log) == 2)
+    await wait_until(lambda: len(log) == 2)
     sim.manager.switched()  # the user opened another conversation while nothing ran
-    await until(lambda: len(log) == 3)  # warmed again, with the new conversation's context
+    await wait_until(lambda: len(log) == 3)  # warmed again, with the new conversation's context
     sim.send("はじめまして")
-    await until(lambda: len(akari.turns) == 2)
+    await wait_until(lambda: len(akari.turns) == 2)
     assert [len(t.history) for t in akari.turns] == [1, 1]  # the new turn's history: its own message, nothing older

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Literal
 
 import openai
@@ -20,6 +20,7 @@ from companions.llm.server_probe import ServerIdentity, probe_server
 from companions.llm.structured import generate_structured
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
+from tests.waiting import wait_until
 
 FAST = RetryPolicy(max_retries=1, base_delay_s=0.01)
 ASK = [ChatMessage.system("Vote."), ChatMessage.user("Do you want to speak?")]
@@ -52,13 +53,6 @@ async def model(server: OpenAITestServer) -> AsyncIterator[OpenAIChatModel]:
     await m.aclose()
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    """Lets other tasks run until ``condition`` holds (no timed sleeps; bounded by the test's own timeout)."""
-    async with asyncio.timeout(5):
-        while not condition():  # noqa: ASYNC110 - the gate has no event for its queue; sleep(0) only yields
-            await asyncio.sleep(0)
-
-
 # -- the gate ----------------------------------------------------------------------------------------------------
 
 
@@ -72,7 +66,7 @@ async def test_gate_lets_higher_priority_in_first_then_arrival_order() -> None:
 
     async with gate.slot():
         tasks = [asyncio.create_task(use(n, p)) for n, p in [("vote-a", 0), ("vote-b", 0), ("reply", 5)]]
-        await until(lambda: gate.waiting == 3)
+        await wait_until(lambda: gate.waiting == 3, every=0)
     await asyncio.gather(*tasks)
     assert order == ["reply", "vote-a", "vote-b"]
     assert gate.active == 0
@@ -88,12 +82,12 @@ async def test_gate_survives_cancelled_waiters_and_a_raised_limit() -> None:
 
     async with gate.slot():
         gone = asyncio.create_task(use())
-        await until(lambda: gate.waiting == 1)
+        await wait_until(lambda: gate.waiting == 1, every=0)
         gone.cancel()
         with pytest.raises(asyncio.CancelledError):
             await gone
         kept = asyncio.create_task(use())
-        await until(lambda: gate.waiting == 1)
+        await wait_until(lambda: gate.waiting == 1, every=0)
         gate.set_limit(None)  # e.g. the probe found a parallel server: the waiter goes in at once
         await asyncio.wait_for(entered.wait(), 5)
     await kept
@@ -123,7 +117,7 @@ async def test_gate_is_shared_across_threads_and_loops() -> None:
             await done.wait()
 
     waiter = asyncio.create_task(use())
-    await until(lambda: gate.waiting == 1)
+    await wait_until(lambda: gate.waiting == 1, every=0)
     assert not entered.is_set()
     release.set()
     await asyncio.wait_for(entered.wait(), 5)  # woken from the other thread's loop
@@ -151,9 +145,9 @@ async def test_a_local_server_gets_one_request_at_a_time_and_the_reply_goes_befo
     server.script(text_reply("first"), text_reply("second"), text_reply("third"))
     async with caps.gate.slot():
         votes = [asyncio.create_task(ask(f"vote {i}", 0)) for i in range(2)]
-        await until(lambda: caps.gate.waiting == 2)
+        await wait_until(lambda: caps.gate.waiting == 2, every=0)
         reply = asyncio.create_task(ask("reply", 10))
-        await until(lambda: caps.gate.waiting == 3)
+        await wait_until(lambda: caps.gate.waiting == 3, every=0)
         assert server.chat_requests() == []  # all held back by the gate
     assert await reply == "first"
     assert [await v for v in votes] == ["second", "third"]
