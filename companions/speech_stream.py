@@ -2,9 +2,10 @@
 
 Three small incremental parsers, each fed the fragments of one streamed model request:
 
-- :class:`MessageFieldExtractor` reads a tool call's JSON arguments as they stream and yields the decoded text of
-  one string field (``message`` for ``speak``) as soon as it is written: JSON escapes, ``\\uXXXX`` and surrogate
-  pairs, an escape split across fragments, the key after other keys (nested values included), any whitespace.
+- :class:`MessageFieldExtractor` reads a tool call's JSON arguments as they stream (with pydantic's partial JSON
+  parser) and yields the decoded text of one string field (``message`` for ``speak``) as soon as it is written:
+  JSON escapes, ``\\uXXXX`` and surrogate pairs, an escape split across fragments, the key after other keys
+  (nested values included), any whitespace.
 - :class:`SentenceChunker` cuts text into sentences as it grows (Japanese 。！？, English .!? before a space,
   newlines), never a piece shorter than ``min_chars`` nor at an abbreviation ("Mr.") or a decimal ("3.5"), and
   hands out the rest at :meth:`SentenceChunker.flush`. Conversation control sends one ``speak`` query per
@@ -21,175 +22,75 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
+
+from pydantic_core import from_json
 
 from companions.llm.text_tools import looks_like_tool_text
-
-_ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_WHITESPACE: Final = " \t\r\n"
 
 
 class MessageFieldExtractor:
     """Yields the decoded value of the top-level string field ``field`` of a JSON object as its text streams.
 
     ``feed`` returns the new characters of the value (possibly ""); once the value's closing quote was read,
-    :attr:`complete` is True and further input is ignored. Input that is not a JSON object, or a field whose
-    value is not a string, yields nothing (and never raises).
+    :attr:`complete` is True and further input is ignored. Input that is not a JSON object, a field whose value is
+    not a string, or JSON that breaks off (a raw control character in a string, a lone surrogate: what the tool's
+    own ``json.loads`` refuses too) yields nothing more (and never raises).
+
+    The arguments so far are read again at every fragment by pydantic's partial JSON parser
+    (``from_json(..., allow_partial="trailing-strings")``: an unfinished string is read as far as it goes, an escape
+    cut in two is left out until it is whole); whether the value's closing quote came is the same parser without
+    ``trailing-strings``, asked only when the fragment holds a quote. Re-reading costs more than the hand-written
+    character reader this replaced, but nothing a user notices (bench/streamed_arguments.py against it in one run,
+    load average 2.6): a 400-character line 0.37 ms in all instead of 0.13 ms, 6 µs for its last fragment; 4,000
+    characters 13 ms instead of 1.4 ms, 33 µs for the last fragment, spread over the seconds the model writes them.
     """
 
     def __init__(self, field: str = "message") -> None:
         self.field = field
         self.complete = False
         self.failed = False
-        self._state = "start"  # start | key? | key | colon | value? | value | after | target | done
-        self._key: list[str] = []
-        self._is_target = False
-        self._depth = 0  # inside a nested value of another key
-        self._in_string = False  # inside a string of a skipped value
-        self._escape = ""  # an escape sequence read so far ("\\", "\\u00", ...)
-        self._high: int | None = None  # a high surrogate waiting for its low half
+        self._arguments = ""  # everything fed so far
         self.text = ""  # everything yielded so far
 
     def feed(self, fragment: str) -> str:
-        out: list[str] = []
-        for char in fragment:
-            if self.complete or self.failed:
-                break
-            self._step(char, out)
-        new = "".join(out)
-        self.text += new
+        if self.complete or self.failed or not fragment:
+            return ""
+        self._arguments += fragment
+        head = self._arguments.lstrip()
+        if not head:
+            return ""
+        if not head.startswith("{"):
+            self.failed = True
+            return ""
+        value = self._value("trailing-strings")
+        if value is None:
+            return ""
+        if not value.startswith(self.text):  # never happens with a well-behaved parser: stop rather than repeat
+            self.failed = True
+            return ""
+        new, self.text = value[len(self.text):], value
+        if '"' in fragment and self._value(True) is not None:
+            self.complete = True
         return new
 
-    def _fail(self) -> None:
-        self.failed = True
-
-    def _step(self, char: str, out: list[str]) -> None:
-        state = self._state
-        if state == "start":
-            if char == "{":
-                self._state = "key?"
-            elif char not in _WHITESPACE:
-                self._fail()
-        elif state == "key?":
-            if char == '"':
-                self._state, self._key = "key", []
-            elif char not in _WHITESPACE + ",":
-                self._fail()  # "}" included: the object ended without the field
-        elif state == "key":
-            if self._escape:
-                self._escape += char
-                decoded = self._decode_escape()
-                if decoded is not None:
-                    self._key.append(decoded)
-            elif char == "\\":
-                self._escape = "\\"
-            elif char == '"':
-                self._is_target = "".join(self._key) == self.field
-                self._state = "colon"
-            else:
-                self._key.append(char)
-        elif state == "colon":
-            if char == ":":
-                self._state = "value?"
-            elif char not in _WHITESPACE:
-                self._fail()
-        elif state == "value?":
-            if char in _WHITESPACE:
-                return
-            if self._is_target:
-                if char == '"':
-                    self._state = "target"
-                else:
-                    self._fail()
-                return
-            self._state = "value"
-            self._skip(char)
-        elif state == "value":
-            self._skip(char)
-        elif state == "after":
-            if char == ",":
-                self._state = "key?"
-            elif char not in _WHITESPACE:  # "}" included: the object ended without the field
-                self._fail()
-        elif state == "target":
-            self._target(char, out)
-
-    def _skip(self, char: str) -> None:
-        """One character of another key's value (a string, a number, a literal, or a nested array/object)."""
-        if self._in_string:
-            if self._escape:
-                self._escape = ""
-            elif char == "\\":
-                self._escape = "\\"
-            elif char == '"':
-                self._in_string = False
-                if self._depth == 0:
-                    self._state = "after"
-            return
-        if char == '"':
-            self._in_string = True
-        elif char in "[{":
-            self._depth += 1
-        elif char in "]}":
-            if self._depth == 0:  # the end of the object after a scalar value
-                self._fail()
-                return
-            self._depth -= 1
-            if self._depth == 0:
-                self._state = "after"
-        elif char == "," and self._depth == 0:
-            self._state = "key?"
-
-    def _target(self, char: str, out: list[str]) -> None:
-        if self._escape:
-            self._escape += char
-            decoded = self._decode_escape()
-            if decoded is not None:
-                out.append(decoded)
-            return
-        if char == "\\":
-            self._escape = "\\"
-        elif char == '"':
-            if self._high is not None:
-                out.append("\ufffd")
-                self._high = None
-            self.complete = True
-            self._state = "done"
-        else:
-            if self._high is not None:  # a lone high surrogate: say so, do not emit an unencodable character
-                out.append("\ufffd")
-                self._high = None
-            out.append(char)
-
-    def _decode_escape(self) -> str | None:
-        """The text of the escape read so far, once it is whole ("" while a surrogate pair is half read)."""
-        escape = self._escape
-        if len(escape) == 2 and escape[1] != "u":
-            self._escape = ""
-            return _ESCAPES.get(escape[1], escape[1])
-        if len(escape) < 6:
-            return None
-        self._escape = ""
+    def _value(self, partial: Literal[True, "trailing-strings"]) -> str | None:
+        """The field's value in the arguments so far (None while it has not begun or when reading failed)."""
         try:
-            code = int(escape[2:], 16)
+            arguments = from_json(self._arguments, allow_partial=partial, cache_strings=False)
         except ValueError:
-            return "\ufffd"
-        if 0xD800 <= code <= 0xDBFF:
-            pending, self._high = self._high, code
-            return "\ufffd" if pending is not None else ""
-        if 0xDC00 <= code <= 0xDFFF:
-            high, self._high = self._high, None
-            if high is None:
-                return "\ufffd"
-            return chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00))
-        prefix = ""
-        if self._high is not None:
-            prefix, self._high = "\ufffd", None
-        return prefix + chr(code)
+            self.failed = True
+            return None
+        value = arguments.get(self.field) if isinstance(arguments, dict) else None
+        if value is not None and not isinstance(value, str):
+            self.failed = True
+            return None
+        return value
 
 
 # -- sentences --------------------------------------------------------------------------------------------------
 
+_WHITESPACE: Final = " \t\r\n"
 _CJK_ENDS: Final = "。！？｡．"  # end a sentence where they stand (Japanese needs no space after them)
 _LATIN_ENDS: Final = ".!?…"  # end a sentence only before whitespace (so "3.5" and "example.com" stay whole)
 _CLOSERS: Final = "\"'”’」』）)]】〕》>"

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pydantic_core import from_json
+
 from companions.llm.types import ToolCall, ToolSpec
 
 # What a reply that is tool syntax or JSON starts with (after leading whitespace), case-folded.
@@ -73,7 +75,8 @@ def parse_text_tool_calls(text: str, tools: Sequence[ToolSpec]) -> TextToolParse
     ``✿FUNCTION✿``/``✿ARGS✿``, a bare or code-fenced JSON call (``name``/``function``/``tool`` with ``arguments``/
     ``parameters``, arguments possibly a JSON string), a JSON list of calls, and a bare JSON object shaped like one
     tool's arguments (``{"message": "...", "emotion": "happy"}`` when ``speak`` is offered). JSON cut off by a token
-    limit is closed and read. Calls get the ids ``text_call_0``, ``text_call_1``, ...
+    limit is read as far as it goes (pydantic's partial JSON: an open string kept, a cut escape, key or value not).
+    Calls get the ids ``text_call_0``, ``text_call_1``, ...
     """
     scan = _Scan(text, {t.name: t for t in tools}, plain_as_prose=False)
     return scan.result()
@@ -270,12 +273,10 @@ def _decode(src: str, start: int) -> tuple[object, int]:
             return ast.literal_eval(src[start:end]), end
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return _BROKEN, end
-    repaired = _close(src[start:])
-    if repaired is not None:
-        try:
-            return json.loads(repaired), len(src)
-        except ValueError:
-            pass
+    try:  # cut off by a token limit: pydantic reads it as far as it goes (an open string kept, a dangling key not)
+        return from_json(src[start:], allow_partial="trailing-strings"), len(src)
+    except ValueError:
+        pass
     return _BROKEN, len(src)
 
 
@@ -298,30 +299,6 @@ def _balanced_end(src: str, start: int) -> int:
             if depth == 0:
                 return i + 1
     return -1
-
-
-def _close(fragment: str) -> str | None:
-    """``fragment`` (JSON cut off by a token limit) with its open string and brackets closed."""
-    stack: list[str] = []
-    in_string, escaped = False, False
-    for ch in fragment:
-        if in_string:
-            escaped = not escaped and ch == "\\"
-            if ch == '"' and not escaped:
-                in_string = False
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]":
-            if not stack:
-                return None
-            stack.pop()
-    text = re.sub(r'\s*"[^"]*"\s*:\s*$', "", fragment + ('"' if in_string else ""))  # a key without its value
-    if stack and stack[-1] == "}":
-        text = re.sub(r'(?<=[{,])\s*"[^"]*"$', "", text)  # a key cut before its colon
-    return re.sub(r"[,:]\s*$", "", text.rstrip()) + "".join(reversed(stack))
 
 
 def _loads(text: str) -> object:

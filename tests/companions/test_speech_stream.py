@@ -61,6 +61,16 @@ def test_arguments_without_a_message_string_yield_nothing(arguments: str) -> Non
     assert not extractor.complete
 
 
+@pytest.mark.parametrize("broken", ["\n", "\t", "\\q"])
+def test_arguments_the_tool_would_refuse_are_followed_no_further(broken: str) -> None:
+    # json.loads (the speak tool's own reading) refuses a raw control character in a string or an unknown escape:
+    # the call will be refused, so none of its line after that point is shown or voiced early.
+    arguments = '{"message": "Hello ' + broken + ' and more", "emotion": "sad"}'
+    extractor = MessageFieldExtractor()
+    assert "".join(fed(extractor, arguments, 1)) == "Hello "
+    assert not extractor.complete
+
+
 def chunked(text: str, size: int = 1, **kwargs: int) -> list[str]:
     chunker = SentenceChunker(**kwargs)
     out: list[str] = []

@@ -130,6 +130,16 @@ def test_json_cut_off_by_the_token_limit_is_closed_and_read() -> None:
     assert calls('<tool_call>{"name": "speak", "arguments": {"message": "Hi", "emo') == [("speak", {"message": "Hi"})]
 
 
+@pytest.mark.parametrize(("cut", "message"), [
+    ('{"message": "Hi \\u30', "Hi "),  # inside a \\u escape: the escape is left out
+    ('{"message": "Hi \\', "Hi "),  # right after a backslash
+    ('{"message": "Hi", "emotion": nu', "Hi"),  # inside a literal
+    ('{"message": "Hi", "n": -1.', "Hi"),  # inside a number
+])
+def test_json_cut_inside_an_escape_or_a_value_is_read_as_far_as_it_goes(cut: str, message: str) -> None:
+    assert calls(cut) == [("speak", {"message": message})]
+
+
 @pytest.mark.parametrize(
     "text",
     [
