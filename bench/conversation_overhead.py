@@ -31,6 +31,7 @@ from companions.conversation import (
     ConversationConfig,
     ConversationManager,
     ConversationReadModel,
+    Participant,
     TurnContext,
     Utterance,
     Vote,
@@ -49,7 +50,7 @@ def fresh_text(rng: random.Random) -> str:
 
 
 @dataclass(eq=False)
-class Instant:
+class Instant(Participant):
     id: str
     rng: random.Random
     vote_latency_s: float = 0.0
@@ -66,12 +67,6 @@ class Instant:
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         self.composed[turn.turn_id] = time.perf_counter()
         return Utterance(text=fresh_text(self.rng))
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
-        return None
 
 
 @dataclass

@@ -5,7 +5,7 @@ Typical use (the conversation engine owns the turn order)::
     cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, memory_path=db)
     await cast.start()                          # loads memories, every companion hears the "messages" topic
     akari = cast.companions["akari"]
-    vote = await akari.vote(msg)                # VoteChoice: speak/listen, importance, selected, closing
+    vote = await akari.vote(msg)                # conversation/ballot.py's Vote, as the model said it
     planned = await akari.compose(msg, "none")  # PlannedSpeech: `speak` planned, nothing voiced or published
     await akari.say(published_message)          # the speak query; returns when the speech has finished
     result = await akari.take_turn(msg)         # or all at once: decide, speak (voice, then publish)
@@ -24,9 +24,9 @@ import asyncio
 import collections
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from pydantic import BaseModel, Field, create_model, field_validator
+from pydantic import BaseModel, Field, create_model
 
 from companions.actions import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.bus import Bus, Subscription
@@ -42,6 +42,7 @@ from companions.composing import (
     reply_language,
     turn_notes,
 )
+from companions.conversation.ballot import Vote
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
 from companions.lines import clean_line, detect_language, misidentified
@@ -53,7 +54,7 @@ from companions.lore import lore_block
 from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore
 from companions.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
-from companions.protocol import CLOSING_ORDER, Closing, CompanionMetadata, Message, QueryResult
+from companions.protocol import Closing, CompanionMetadata, Message, QueryResult
 from companions.query_ports import QuerySender
 from companions.recall import CompanionRecall
 from companions.speech_stream import CheckedSentences
@@ -73,7 +74,6 @@ TIME_BUDGET_COMPLETIONS: Final = 2.0
 LINE_TOKENS: Final = 40
 LINE_INSTRUCTION_TOKENS: Final = 100
 EVENTS_AFTER_LINE_PRIORITY: Final = -50  # below votes (0) and turns (1), above prompt warm-ups (-100)
-REASON_CHARS: Final = 80
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
 TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
 TOOL_CALL_TOKENS: Final = 40  # the speak call's JSON around the line
@@ -88,36 +88,20 @@ def line_tokens(max_chars: int, language: str, *, tools: bool) -> int:
 HEARD_KEPT: Final = 512  # message ids remembered as heard (a turn's history is at most a few dozen)
 
 
-class VoteChoice(BaseModel):
-    """A companion's vote, as the model fills it (the wire State plus a short reason). A small model loops inside
-    an unbounded free-text field: the schema bounds the reason (a grammar-constrained server keeps to it) and a
-    longer one is cut rather than rejected."""
-
-    state: Literal["speak", "listen"]
-    importance: int = Field(ge=0, le=10)
-    selected: bool = False
-    closing: Closing = "none"
-    reason: str = Field(default="", json_schema_extra={"maxLength": REASON_CHARS})
-    params: dict[str, Any] | None = Field(default=None, exclude=True)  # the card's event parameters, if asked
-
-    @field_validator("reason", mode="before")
-    @classmethod
-    def _short_reason(cls, value: object) -> object:
-        return value[:REASON_CHARS] if isinstance(value, str) else value
+NO_USABLE_VOTE: Final = Vote(state="listen", importance=0, reason="no usable vote from the model")
 
 
-LISTEN_CHOICE: Final = VoteChoice(state="listen", importance=0, reason="no usable vote from the model")
-
-
-def vote_schema(card: CompanionCard) -> type[VoteChoice]:
-    """The vote's schema: with the card's event parameters folded in when the card has events, so the chosen
-    speaker needs no separate request to fill them (measured: that request was 18% of a turn)."""
+def vote_schema(card: CompanionCard) -> type[Vote]:
+    """What the companion's model fills to vote: the :class:`~companions.conversation.ballot.Vote` (its fields
+    only: the model reads no docstring prose), with the card's event parameters folded in when the card has events,
+    so the chosen speaker needs no separate request to fill them (measured: that request was 18% of a turn)."""
     if not card.events.conditions:
-        return VoteChoice
+        return create_model("VoteChoice", __base__=Vote)
     shape = params_model(card.events.params)
     # Optional: a vote without them still counts, and the speaker then fills them in a request of their own.
-    params: Any = (shape | None, Field(default=None, description=card.events.params.get("description", "")))
-    return create_model("VoteWithParams", __base__=VoteChoice, params=params)
+    params: Any = (shape | None, Field(default=None, exclude=True,
+                                       description=card.events.params.get("description", "")))
+    return create_model("VoteWithParams", __base__=Vote, params=params)
 
 
 class _AtPriority:
@@ -430,15 +414,18 @@ class Companion:
 
         self._events_later = self._later.spawn(fill(), name=f"events-after-line:{self.id}:{message.params.id}")
 
-    async def vote(self, message: Message, *, closing_hint: Closing = "none") -> VoteChoice:
-        """Decides whether this companion wants the next turn (structured output; a weak model gets ``listen``).
+    async def vote(self, message: Message, *, closing_hint: Closing = "none") -> Vote:
+        """Whether this companion wants the next turn, as its model says (structured output read once into a
+        :class:`~companions.conversation.ballot.Vote`; what a weak model gives that cannot be read is ``listen``).
+        ``closing_hint`` is the stage the framework pushes toward, said in the prompt; how the vote is counted (named
+        means selected, never less closed than the hint) is conversation control's (selection.counted).
 
         A card with events gets its event parameters filled in the same request (kept for :meth:`take_turn`)."""
         language = reply_language(message, self.language)  # as the reply's: one prompt prefix for the server's cache
         source = self.worker.trust.source(message.params.from_)  # its reason is shown to everyone: same rule
         messages = [*await self.recalled_context(language, message if self._may_recall(source) else None),
                     ChatMessage.system(vote_prompt(language, closing_hint))]
-        choice = await generate_structured(self.model, messages, self._vote_schema, default=LISTEN_CHOICE,
+        choice = await generate_structured(self.model, messages, self._vote_schema, default=NO_USABLE_VOTE,
                                            counter=self.structured_stats, name="vote", max_tokens=VOTE_MAX_TOKENS)
         self._voted[message.params.id] = None
         while len(self._voted) > 8:
@@ -448,10 +435,8 @@ class Companion:
             self._vote_params[message.params.id] = params.model_dump()
             while len(self._vote_params) > 8:
                 self._vote_params.pop(next(iter(self._vote_params)))
-        selected = choice.selected or message.params.to == [self.id]
-        closing = max(choice.closing, closing_hint, key=CLOSING_ORDER.index)
-        return VoteChoice(state=choice.state, importance=choice.importance, selected=selected, closing=closing,
-                          reason=choice.reason)
+        # The vote itself, without the event parameters (excluded from its fields): valid already, read once.
+        return Vote.model_construct(**choice.model_dump())
 
     async def compose(self, message: Message | None, closing: Closing = "none", *,
                       origin: str | None = None) -> PlannedSpeech | None:

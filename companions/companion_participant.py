@@ -14,14 +14,16 @@ from typing import Final
 from companions.cards import localized
 from companions.companion import VOTE_MAX_TOKENS, Companion
 from companions.composing import FillerLine
+from companions.conversation.ballot import Vote
 from companions.conversation.participant import (
     Description,
     Pace,
+    Participant,
     ParticipantRoster,
     TurnContext,
     Utterance,
-    Vote,
 )
+from companions.conversation.selection import counted
 from companions.filler import filler_metadata
 from companions.lines import detect_language
 from companions.llm.capabilities import capabilities_of
@@ -43,11 +45,15 @@ def _warms(companion: Companion) -> bool:
     return capabilities is not None and capabilities.local
 
 
-class CompanionParticipant:
-    """A :class:`~companions.conversation.participant.Participant` backed by a Companion."""
+class CompanionParticipant(Participant):
+    """A :class:`~companions.conversation.participant.Participant` backed by a Companion; it says the first sentences
+    of its line while the rest is generated (early speech)."""
+
+    speaks_early = True
 
     def __init__(self, companion: Companion) -> None:
         self.companion = companion
+        self.id = companion.id
         meta = companion.card.metadata
         names = {localized(meta.name, lang) for lang in ("ja", "en")}
         persona = " ".join(localized(text, lang) for text in (meta.personality, meta.story, companion.card.role)
@@ -56,10 +62,6 @@ class CompanionParticipant:
                                        warm=self.warm, own=True)
         self._line_id = ""
         self._part = -1
-
-    @property
-    def id(self) -> str:
-        return self.companion.id
 
     def pace(self) -> Pace | None:
         """The companion's model endpoint: how many requests it runs at once and how long a vote takes there."""
@@ -90,14 +92,7 @@ class CompanionParticipant:
 
     async def vote(self, turn: TurnContext) -> Vote:
         await self._catch_up(turn)
-        choice = await self.companion.vote(turn.message, closing_hint=turn.closing_hint)
-        return Vote(
-            state=choice.state,
-            importance=choice.importance,
-            selected=choice.selected or turn.addressed_directly,
-            closing=choice.closing,
-            reason=choice.reason,
-        )
+        return counted(await self.companion.vote(turn.message, closing_hint=turn.closing_hint), turn)
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         self._line_id, self._part = f"{turn.message.params.id}:{self.id}", -1
@@ -125,10 +120,6 @@ class CompanionParticipant:
         result = await self.companion.say(message)
         if not result.succeeded:
             log.warning("%s: speech failed: %s", self.id, result.error)
-
-    async def interrupt(self) -> None:
-        # Generation and the speak query are coroutines the manager cancels; nothing runs outside the loop here.
-        return None
 
 
 class _SentenceFollower:

@@ -13,7 +13,7 @@ from ui.turns_texts import turns_text
 if TYPE_CHECKING:
     from ui.panel_ports import People
 
-# Why a vote is missing, as conversation control says it (companions/conversation/turns.py), and its text here.
+# Why a vote is missing, as conversation control says it (companions/conversation/vote_round.py), and its text here.
 _PROBLEMS: Final = (
     (re.compile(r"no vote within (?P<seconds>[\d.]+) s"), "problem.late"),
     (re.compile(r"not needed: the turn went to (?P<who>\S+)"), "problem.settled"),

@@ -6,20 +6,12 @@ component; :class:`~companions.conversation.readmodel.ConversationReadModel` fol
 commands are calls on :class:`~companions.conversation.user_commands.ConversationControl`.
 """
 
+from companions.conversation.ballot import LISTEN, InvalidVote, Vote, VoteNeverComes, VoteOutcome
 from companions.conversation.closing import EndReason, RepetitionDetector
 from companions.conversation.config import ConversationConfig
 from companions.conversation.control import ControlOutcome
 from companions.conversation.manager import ConversationManager, conversation_manager_from_settings
-from companions.conversation.participant import (
-    LISTEN,
-    Description,
-    InvalidVote,
-    Pace,
-    Participant,
-    TurnContext,
-    Utterance,
-    Vote,
-)
+from companions.conversation.participant import Description, Pace, Participant, TurnContext, Utterance
 from companions.conversation.readmodel import (
     ConversationChanged,
     ConversationReadModel,
@@ -48,6 +40,8 @@ __all__ = [
     "TurnView",
     "Utterance",
     "Vote",
+    "VoteNeverComes",
+    "VoteOutcome",
     "VoteView",
     "conversation_manager_from_settings",
     "select_speaker",

@@ -12,25 +12,21 @@ local server (llama-cpp-python, a 0.5B model on two cores), the votes were 77% o
   spoke least lately, then the one whose persona shares most words with the message, then by id: deterministic).
   The others still take part: the next turn opens on that answer and its votes run while the answer is spoken.
 
-The vote deadline adapts to the measured speed (:func:`vote_deadline`): one vote's estimated time, times how many
-votes queue on the same endpoint, with a margin, never below the configured deadline. A late vote never costs a
-named companion the floor, because being named is known without the model.
+How long a vote round would take is deadline.py's estimate (it also decides the round's deadline). A late vote never
+costs a named companion the floor, because being named is known without the model.
 """
 
 from __future__ import annotations
 
-import collections
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from companions.conversation.deadline import serial, vote_round_s
 from companions.conversation.participant import Description, Pace
 from companions.conversation.selection import Selection
 from companions.protocol import Message
 
-MAX_DEADLINE_S: Final = 90.0
-UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
 # Words that can say what a message is about: Latin words, and pairs of kanji or katakana (hiragana pairs are
 # mostly endings and greetings: "さん", "こん" would match any persona and decide by chance).
 _WORD: Final = re.compile(r"[a-z0-9]{4,}|[\u30a0-\u30ff\u3400-\u9fff]{2}")
@@ -86,30 +82,6 @@ def likely_speaker(candidates: Sequence[str], *, text: str, recent_turns: Mappin
     return min(candidates, key=key)
 
 
-def _queued(paces: Sequence[Pace]) -> dict[str, tuple[int, Pace]]:
-    """Per endpoint: how many votes queue there (rounds of its slots) and its pace."""
-    groups: dict[str, list[Pace]] = collections.defaultdict(list)
-    for pace in paces:
-        groups[pace.endpoint].append(pace)
-    return {endpoint: (math.ceil(len(group) / group[0].slots) if group[0].slots else 1, group[0])
-            for endpoint, group in groups.items()}
-
-
-def vote_round_s(paces: Sequence[Pace]) -> float | None:
-    """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known)."""
-    longest = 0.0
-    for rounds, pace in _queued(paces).values():
-        if pace.vote_s is None:
-            return None
-        longest = max(longest, rounds * pace.vote_s)
-    return longest
-
-
-def serial(paces: Sequence[Pace]) -> bool:
-    """Some voter's endpoint runs one request at a time."""
-    return any(p.slots == 1 for p in paces)
-
-
 def answer_at_once(paces: Sequence[Pace], *, slow_round_s: float) -> bool:
     """Whether a user's message to everyone is answered by the likely speaker without waiting for votes."""
     if not paces:
@@ -118,19 +90,6 @@ def answer_at_once(paces: Sequence[Pace], *, slow_round_s: float) -> bool:
         return True
     estimate = vote_round_s(paces)
     return estimate is not None and estimate > slow_round_s
-
-
-def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
-    """The vote deadline for these voters: ``base_s`` unless their endpoints are measured (or known) to need longer."""
-    if not paces:
-        return base_s
-    estimate = vote_round_s(paces)
-    if estimate is None:
-        if not serial(paces):
-            return base_s
-        rounds = max(r for r, _ in _queued(paces).values())
-        estimate = rounds * UNMEASURED_SERIAL_VOTE_S
-    return min(MAX_DEADLINE_S, max(base_s, 1.5 * estimate + 1.0))
 
 
 def direct_selection(trigger: Message, voters: Mapping[str, Description], *, user_id: str,

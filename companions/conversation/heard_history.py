@@ -7,12 +7,23 @@ message after it joined on. The user may edit or delete a message afterwards; wh
 from __future__ import annotations
 
 import collections
+from collections.abc import Reversible
 from typing import Final
 
-from companions.conversation.turns import heard_since
 from companions.protocol import Message
 
 KEPT: Final = 500
+
+
+def heard_since(history: Reversible[tuple[int, Message]], since: int, limit: int) -> tuple[Message, ...]:
+    """The messages of ``history`` (``(sequence number, message)``, oldest first) from ``since`` on, at most the
+    newest ``limit``: what a participant that joined at ``since`` heard."""
+    heard: list[Message] = []
+    for seq, message in reversed(history):  # newest first, so a long history costs nothing extra
+        if seq < since or len(heard) >= limit:
+            break
+        heard.append(message)
+    return tuple(reversed(heard))
 
 
 class HeardHistory:

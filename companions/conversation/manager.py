@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from companions.bus import Bus, Subscription
+from companions.conversation.addressing import addressees, only_companion_addressed
+from companions.conversation.ballot import Vote
 from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
 from companions.conversation.config import ConversationConfig, config_from_settings
@@ -29,10 +31,9 @@ from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.heard_history import HeardHistory
 from companions.conversation.pacing import Floor
-from companions.conversation.participant import Participant, TurnContext, Utterance, Vote, described
+from companions.conversation.participant import Participant, TurnContext, Utterance
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
 from companions.conversation.selection import Selection, select_speaker, settled_by
-from companions.conversation.turns import addressees, only_companion_addressed
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
@@ -195,7 +196,7 @@ class ConversationManager:
                 self._hearing.hear(message)
                 if not self.running:
                     self._begin(message, resumed=False)
-                elif self._settle is not None and not self._settle.done() and described(sender).remote:
+                elif self._settle is not None and not self._settle.done() and sender.description.remote:
                     self._settle.set_result(sender.id)  # its line settles the turn whose votes this node awaits
                 return
             await self._halt()
@@ -217,7 +218,7 @@ class ConversationManager:
         """Who a turn on ``message`` answers in the end: its ``from``, unless it is a line of this app's own
         companions, which answered the chain's origin (the one recorded for it when the turn was resumed)."""
         sender = self._participants.get(message.params.from_)
-        if sender is None or not described(sender).own:
+        if sender is None or not sender.description.own:
             return message.params.from_
         return chain if chain is not None else self._origins.get(message.params.id, message.params.from_)
 
@@ -242,7 +243,7 @@ class ConversationManager:
         self._update("turn", turn=turn, forced_next=None)
         if self._turns_taken >= self.config.turn_cap and forced is None:
             abstain(self.bus, turn_id, [self._participants[c] for c in addressees(trigger, present, self.user_id)],
-                    networked=any(described(p).remote for p in self._participants.values()))
+                    networked=any(p.description.remote for p in self._participants.values()))
             await self._finish(turn, "turn-cap", f"{self._turns_taken} turns reached the cap")
             return None
         voters = [v for v in addressees(trigger, present, self.user_id) if v in eligible]
@@ -296,7 +297,7 @@ class ConversationManager:
         """A turn without a vote round (see direct.py), or ``None`` when the companions vote."""
         if not self.config.direct_turns or trigger.params.from_ in self._participants:
             return None
-        return direct_selection(trigger, {v: described(self._participants[v]) for v in voters},
+        return direct_selection(trigger, {v: self._participants[v].description for v in voters},
                                 user_id=self.user_id, recent_turns=collections.Counter(self._recent),
                                 previous_speaker=self._last_speaker, slow_round_s=self.config.slow_round_s)
 
@@ -304,7 +305,7 @@ class ConversationManager:
                     forced: str | None) -> tuple[TurnView, dict[str, Vote], Selection]:
         """The vote round (vote_round.py: every voter votes by its deadline); then the speaker is selected."""
         addressed = addressees(trigger, self.present, self.user_id)
-        silent = [c for c in addressed if c in self.control.muted and not described(self._participants[c]).remote]
+        silent = [c for c in addressed if c in self.control.muted and not self._participants[c].description.remote]
         self._settle = settle = asyncio.get_running_loop().create_future()
         try:
             turn, votes = await vote_round(turn, {v: self._participants[v] for v in voters}, contexts,
@@ -318,10 +319,9 @@ class ConversationManager:
         return turn, votes, settled_by(selection, settle.result()) if settle.done() else selection
 
     def _early_speech(self, speaker: Participant) -> EarlySpeech | None:
-        speak_part = getattr(speaker, "speak_part", None)
-        if not self.config.early_speech or speak_part is None:
+        if not self.config.early_speech or not speaker.speaks_early:
             return None
-        return EarlySpeech(speaker.id, speak_part, floor=self._floor, owner=self._calls.tasks,
+        return EarlySpeech(speaker.id, speaker.speak_part, floor=self._floor, owner=self._calls.tasks,
                            max_chars=self.config.early_speech_chars)
 
     async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
@@ -382,7 +382,7 @@ class ConversationManager:
             return None
         who = likely_speaker(sorted(self.present - self.control.muted), text="",
                              recent_turns=collections.Counter(self._recent), previous_speaker=None, personas={})
-        return described(self._participants[who]).warm if who is not None else None
+        return self._participants[who].description.warm if who is not None else None
 
     async def _speech(self, speaker: Participant, message: Message) -> None:
         try:

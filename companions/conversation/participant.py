@@ -1,58 +1,22 @@
 """The port between conversation control and a companion: what the manager asks of each participant.
 
 Conversation control never talks to an LLM, a worker or a speaker directly; it drives :class:`Participant` objects.
-The real companion (worker + cards + speak query) plugs in through an adapter; tests use small doubles. Every
-method may fail or hang: the manager bounds each call (vote deadline, compose timeout), cancels it on interrupt,
-and turns failures into values (a failed vote is ``listen``, a failed composition passes the floor on).
+The real companion (worker + cards + speak query) plugs in through an adapter (companions/companion_participant.py),
+a companion elsewhere through companions/network/remote.py; tests subclass :class:`Participant` with small doubles.
+Every method may fail or hang: the manager bounds each call (vote deadline, compose timeout), cancels it on
+interrupt, and turns failures into values (a failed vote is ``listen``, a failed composition passes the floor on).
+What a vote is lives in ballot.py.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
-from companions.protocol import Closing, Emotion, Message, Speech
-
-
-@dataclass(frozen=True)
-class Vote:
-    """A participant's own view of the next turn (the wire ``State`` plus a free-text reason for the UI).
-
-    ``selected`` means "I was named or asked directly"; ``closing`` is where the participant thinks the
-    conversation stands (none -> pre-closing -> closing -> terminal).
-    """
-
-    state: Speech
-    importance: int
-    selected: bool = False
-    closing: Closing = "none"
-    reason: str = ""
-
-    def __post_init__(self) -> None:
-        if self.state not in ("speak", "listen"):
-            raise ValueError(f"state must be 'speak' or 'listen', got {self.state!r}")
-        if not 0 <= self.importance <= 10:
-            raise ValueError(f"importance must be within 0..10, got {self.importance}")
-        if self.closing not in ("none", "pre-closing", "closing", "terminal"):
-            raise ValueError(f"unknown closing stage {self.closing!r}")
-
-
-LISTEN = Vote(state="listen", importance=0, reason="")
-
-
-class InvalidVote(Exception):
-    """Raised by a vote that could not be read (e.g. the model's JSON stayed invalid after a repair).
-
-    It counts as ``listen``, like any failed vote; the read model shows it as ``invalid`` with this message.
-    """
-
-
-class VoteNeverComes(Exception):
-    """Raised by a vote that is known not to come (a companion elsewhere whose peer left the network).
-
-    It counts as ``listen`` at once, without waiting for the deadline; the read model shows it as ``missing``.
-    """
+from companions.conversation.ballot import Vote
+from companions.protocol import Closing, Emotion, Message
 
 
 @dataclass(frozen=True)
@@ -100,40 +64,6 @@ class Utterance:
     published: Message | None = None
 
 
-class Participant(Protocol):
-    """A companion as conversation control sees it.
-
-    Call order per turn: ``vote`` (in parallel with the other addressed participants, bounded by the vote
-    deadline); for the chosen speaker ``compose`` (may run while the previous speaker is still speaking); then,
-    once the previous speech finished, the manager publishes the message and awaits ``speak``. ``interrupt`` is
-    the cancellation hook: the manager calls it (besides cancelling the pending coroutine) when the user
-    interrupts or stops, so that work running outside the loop (a TTS thread, an HTTP stream) stops too.
-    """
-
-    @property
-    def id(self) -> str:
-        """The companion id (``from`` of its messages and votes)."""
-        ...
-
-    async def vote(self, turn: TurnContext) -> Vote:
-        """Returns this participant's State for the turn. May raise (:class:`InvalidVote` for unreadable output)
-        or hang: that counts as ``listen``."""
-        ...
-
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
-        """Thinks of what to say now that it holds the floor; ``closing`` is the stage to speak at
-        (``terminal`` means: say goodbye). ``None`` or an exception passes the floor to the next candidate."""
-        ...
-
-    async def speak(self, message: Message) -> None:
-        """Says ``message`` aloud (the ``speak`` query) and returns when the speech has finished."""
-        ...
-
-    async def interrupt(self) -> None:
-        """Stops in-flight generation and speech now. Idempotent; must not raise."""
-        ...
-
-
 class ParticipantRoster(Protocol):
     """Where participants join and leave the conversation (the ConversationManager): this app's companions the user
     lets go or brings back, the guests the bridge and the network add and remove."""
@@ -179,10 +109,49 @@ class Description:
         return self.pace_of()
 
 
-_NO_DESCRIPTION = Description()
+class Participant(abc.ABC):
+    """A companion as conversation control sees it: subclass it and give ``id``, :meth:`vote` and :meth:`compose`;
+    everything else has a default.
+
+    Call order per turn: ``vote`` (in parallel with the other addressed participants, bounded by the vote
+    deadline: deadline.py); for the chosen speaker ``compose`` (may run while the previous speaker is still
+    speaking); then, once the previous speech finished, the manager publishes the message and awaits ``speak``.
+    ``interrupt`` is the cancellation hook: the manager calls it (besides cancelling the pending coroutine) when the
+    user interrupts or stops, so that work running outside the loop (a TTS thread, an HTTP stream) stops too.
+
+    Attributes:
+        id: the companion id (``from`` of its messages and votes).
+        description: what it tells the manager beyond these calls (names, persona, pace...); empty by default.
+        speaks_early: it can say the first sentences of its line while the rest is composed (:meth:`speak_part`).
+    """
+
+    id: str
+    description: Description = Description()
+    speaks_early: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    async def vote(self, turn: TurnContext) -> Vote:
+        """Returns this participant's vote for the turn. May raise (:class:`~companions.conversation.ballot.
+        InvalidVote` for unreadable output, :class:`~companions.conversation.ballot.VoteNeverComes` for a vote
+        known not to come) or hang: that counts as ``listen``."""
+
+    @abc.abstractmethod
+    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+        """Thinks of what to say now that it holds the floor; ``closing`` is the stage to speak at
+        (``terminal`` means: say goodbye). ``None`` or an exception passes the floor to the next candidate."""
+
+    async def speak(self, message: Message) -> None:
+        """Says ``message`` aloud (the ``speak`` query) and returns when the speech has finished. By default
+        nothing is said (a participant without a voice here)."""
+        return None
+
+    async def speak_part(self, text: str) -> None:
+        """Says one sentence of the line being composed (early speech); only called when :attr:`speaks_early`."""
+        raise NotImplementedError(f"{type(self).__name__} does not speak early")
+
+    async def interrupt(self) -> None:
+        """Stops in-flight generation and speech now. Idempotent; must not raise. By default nothing runs outside
+        the coroutines the manager cancels."""
+        return None
 
 
-def described(participant: Participant) -> Description:
-    """The participant's :class:`Description` (its ``description`` attribute), or an empty one."""
-    description = getattr(participant, "description", None)
-    return description if isinstance(description, Description) else _NO_DESCRIPTION

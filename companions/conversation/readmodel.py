@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.conversation.ballot import VoteOutcome, VoteStatus
 from companions.conversation.closing import EndReason
 from companions.conversation.selection import SelectionRule
-from companions.conversation.turns import TurnPhase, VoteOutcome, VoteStatus
 from companions.protocol import Closing, Speech
 
 ConversationStatus: TypeAlias = Literal["idle", "running", "ended"]
+TurnPhase: TypeAlias = Literal["voting", "composing", "waiting", "speaking", "done", "cancelled", "ended"]
 V = TypeVar("V", "VoteView", "TurnView", "ConversationView")
 _FIELDS: dict[type, frozenset[str]] = {}
 
@@ -43,6 +44,8 @@ def evolve(view: V, **changes: Any) -> V:
 
 @dataclass(frozen=True)
 class VoteView:
+    """One voter's ballot as the window shows it: its status, and the vote's fields once it voted."""
+
     companion: str
     status: VoteStatus
     state: Speech | None = None

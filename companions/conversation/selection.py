@@ -1,4 +1,7 @@
-"""Who speaks next: one pure, deterministic function of the votes.
+"""Who speaks next: what makes a vote ``selected``, and one pure, deterministic function of the votes.
+
+A companion that the message names alone is ``selected`` whatever its model said, and its vote is never less closed
+than the stage the framework pushes toward (:func:`counted`): being asked directly is known without a model.
 
 Every node that sees the same votes picks the same speaker, whatever order the votes arrived in (the reference
 framework broke ties by arrival order, so nodes disagreed). Rules, in order:
@@ -18,7 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from companions.conversation.participant import Vote
+from companions.conversation.ballot import Vote
+from companions.conversation.closing import later_stage
+from companions.conversation.participant import TurnContext
 
 SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "settled", "nobody"]
 """Which rule chose the speaker: the user forced it, it was named, it wants the floor most, the previous speaker
@@ -39,6 +44,17 @@ class Selection:
     @property
     def speaker(self) -> str | None:
         return self.ranking[0] if self.ranking else None
+
+
+def counted(vote: Vote, turn: TurnContext) -> Vote:
+    """``vote`` as the turn counts it: ``selected`` when the turn's message names this companion alone
+    (``turn.addressed_directly``), and at least as closed as ``turn.closing_hint``. A vote from a companion
+    elsewhere is counted by its own node (vote_round.py): it comes as that node published it."""
+    closing = later_stage(vote.closing, turn.closing_hint)
+    selected = vote.selected or turn.addressed_directly
+    if (selected, closing) == (vote.selected, vote.closing):
+        return vote
+    return vote.model_copy(update={"selected": selected, "closing": closing})
 
 
 def rank_key(voter: str, vote: Vote, recent_turns: Mapping[str, int]) -> tuple[int, int, int, int, str]:

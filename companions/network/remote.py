@@ -15,14 +15,8 @@ import collections
 import logging
 from typing import Final
 
-from companions.conversation.participant import (
-    Description,
-    InvalidVote,
-    TurnContext,
-    Utterance,
-    Vote,
-    VoteNeverComes,
-)
+from companions.conversation.ballot import Vote, VoteNeverComes
+from companions.conversation.participant import Description, Participant, TurnContext, Utterance
 from companions.protocol import Closing, CompanionMetadata, Message, State
 
 log = logging.getLogger(__name__)
@@ -66,11 +60,12 @@ class MessageOrder:
         return self._seq
 
 
-class RemoteParticipant:
+class RemoteParticipant(Participant):
     """A :class:`~companions.conversation.participant.Participant` whose votes and lines come from its peer."""
 
     def __init__(self, metadata: CompanionMetadata, peer: str, order: MessageOrder) -> None:
         self.metadata = metadata
+        self.id = metadata.id
         self.peer = peer
         self._order = order
         persona = " ".join(t for t in (metadata.personality, metadata.story) if t)
@@ -81,10 +76,6 @@ class RemoteParticipant:
         self._line_arrived = asyncio.Event()
         self._gone: PeerGone | None = None
         self._silent = False
-
-    @property
-    def id(self) -> str:
-        return self.metadata.id
 
     @property
     def reachable(self) -> bool:
@@ -103,12 +94,7 @@ class RemoteParticipant:
         future = self._vote_future(state.params.messageId)
         if future.done():
             return
-        p = state.params
-        try:
-            future.set_result(Vote(state=p.state, importance=p.importance, selected=p.selected, closing=p.closing,
-                                   reason=f"voted on {self.peer[-8:]}"))
-        except ValueError as err:
-            future.set_exception(InvalidVote(str(err)))
+        future.set_result(Vote.of_state(state, reason=f"voted on {self.peer[-8:]}"))
 
     def heard_line(self, message: Message) -> None:
         self._lines.append((self._order.saw(message.params.id), message))

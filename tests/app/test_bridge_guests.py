@@ -16,9 +16,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from app.bridge import BridgeServer
 from companions.bus import BusItem, InProcessBus
-from companions.conversation import ConversationManager
+from companions.conversation import LISTEN, ConversationManager, Participant, TurnContext, Utterance, Vote
 from companions.conversation.config import ConversationConfig
-from companions.conversation.participant import LISTEN, TurnContext, Utterance, Vote
 from companions.conversation.readmodel import ConversationReadModel
 from companions.guests import BridgeGuestsChanged
 from companions.protocol import Closing, Message, State, to_wire
@@ -28,7 +27,7 @@ KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "stor
         "sample": "Clouds are slow."}
 
 
-class Local:
+class Local(Participant):
     """This app's own companion, scripted: its votes and lines are given in order (then it listens)."""
 
     def __init__(self, companion_id: str, votes: list[Vote], lines: list[str]) -> None:
@@ -42,12 +41,6 @@ class Local:
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         return Utterance(self.lines.pop(0)) if self.lines else None
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
-        return None
 
 
 @contextlib.asynccontextmanager
@@ -109,7 +102,8 @@ def line(text: str, companion: str = "kumo") -> str:
 
 
 async def test_a_companion_through_the_bridge_votes_speaks_and_its_line_continues_the_conversation() -> None:
-    akari = Local("akari", [Vote("listen", 3), Vote("speak", 8)], ["Kumo, clouds are not slow at all!"])
+    akari = Local("akari", [Vote(state="listen", importance=3), Vote(state="speak", importance=8)],
+                  ["Kumo, clouds are not slow at all!"])
     async with talk(akari) as (bus, manager, bridge), client(bridge) as ws:
         joined: list[BridgeGuestsChanged] = []
         bus.subscribe("events", lambda e: joined.append(e) if isinstance(e, BridgeGuestsChanged) else None,
@@ -166,7 +160,7 @@ async def test_a_companion_through_the_bridge_is_addressed_by_name_without_a_vot
 
 
 async def test_a_companion_that_disconnects_mid_turn_counts_as_a_missing_vote_and_leaves() -> None:
-    akari = Local("akari", [Vote("listen", 2)], [])
+    akari = Local("akari", [Vote(state="listen", importance=2)], [])
     async with talk(akari, vote_deadline_s=30.0) as (bus, manager, bridge):
         conversation = ConversationReadModel()
         conversation.attach(bus)

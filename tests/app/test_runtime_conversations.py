@@ -10,12 +10,12 @@ import pytest
 from app.conversations import ActiveConversationChanged
 from app.runtime import Runtime
 from app.settings import load_settings
-from companions.conversation.participant import TurnContext, Utterance, Vote
+from companions.conversation import Participant, TurnContext, Utterance, Vote
 from companions.conversation.readmodel import ConversationReadModel
 from companions.protocol import Closing, Message
 
 
-class Pondering:
+class Pondering(Participant):
     """A participant that always wants the floor and then thinks forever (until it is cancelled)."""
 
     id = "ponder"
@@ -25,12 +25,6 @@ class Pondering:
 
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         await asyncio.Event().wait()
-        return None
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
         return None
 
 

@@ -8,13 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from companions.conversation import Description, Pace
-from companions.conversation.direct import (
-    MAX_DEADLINE_S,
-    answer_at_once,
-    likely_speaker,
-    named_companion,
-    vote_deadline,
-)
+from companions.conversation.deadline import MAX_DEADLINE_S, vote_deadline
+from companions.conversation.direct import answer_at_once, likely_speaker, named_companion
 from companions.protocol import Message
 from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
 

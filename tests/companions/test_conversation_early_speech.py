@@ -19,6 +19,8 @@ __all__ = ["sim_factory"]
 class Streaming(Double):
     """Offers its first sentence, then waits (still composing) until the test lets it finish its line."""
 
+    speaks_early = True
+
     first: str = "First sentence. "
     rest: str = "And the second one."
     parts: list[str] = field(default_factory=list)

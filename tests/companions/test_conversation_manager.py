@@ -1,7 +1,7 @@
 """Conversation simulations on the Participant port: turns, deadline, ties, interrupt, control, pacing, closing.
 
-The participants here are doubles of the port (the manager's only dependency besides the real bus); the
-simulation through voting.py on the ChatModel port is in test_conversation_voting.py. Deadlines are half a
+The participants here are doubles of the port (the manager's only dependency besides the real bus); votes of real
+companions on scripted models are in test_conversation_votes.py. Deadlines are half a
 second and every wait is on an event, never on a sleep.
 """
 
@@ -20,6 +20,7 @@ from companions.conversation import (
     ConversationManager,
     ConversationReadModel,
     ConversationView,
+    Participant,
     TurnContext,
     Utterance,
     Vote,
@@ -32,7 +33,7 @@ SayFn = Callable[[TurnContext, Closing], str | None]
 
 
 @dataclass(eq=False)
-class Double:
+class Double(Participant):
     """A Participant double: votes and lines come from functions; speech can be held open by a test."""
 
     id: str

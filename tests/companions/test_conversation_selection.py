@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companions.conversation.participant import Vote
+from companions.conversation.ballot import Vote
 from companions.conversation.selection import select_speaker
 
 IDS = ["aoi", "ben", "chika", "dai", "emi"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from companions.companion import VoteChoice
+from companions.conversation.ballot import Vote
 from companions.llm.capabilities import forget_endpoints
 from companions.llm.learning import FILE_NAME, LearnedEndpoints, keep_learned, learn_endpoint
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
@@ -89,8 +89,8 @@ async def test_a_known_server_is_learned_without_a_single_completion(llama_cpp_p
     assert (caps.structured_mode, caps.mode_confirmed, caps.tools_as_text) == ("json_object", True, True)
     # The user's first structured request goes straight to the mode that works: no HTTP 500 spent learning it.
     llama_cpp_python.script(text_reply('{"state": "speak", "importance": 5, "reason": "hi"}'))
-    vote = await generate_structured(model, [ChatMessage.user("vote")], VoteChoice,
-                                     default=VoteChoice(state="listen", importance=0), name="vote")
+    vote = await generate_structured(model, [ChatMessage.user("vote")], Vote,
+                                     default=Vote(state="listen", importance=0), name="vote")
     await model.aclose()
     assert vote.state == "speak"
     assert chat(llama_cpp_python) == ["json_object max_tokens=160 -> 200"]

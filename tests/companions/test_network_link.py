@@ -17,6 +17,7 @@ from companions.conversation import (
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
+    Participant,
     TurnContext,
     Utterance,
     Vote,
@@ -74,7 +75,7 @@ class RecordingPort:
 
 
 @dataclass(eq=False)
-class Local:
+class Local(Participant):
     """A local participant double: votes and says what the test gives it."""
 
     id: str
@@ -88,12 +89,6 @@ class Local:
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         self.composed.set()
         return Utterance(text=self.line, emotion="happy")
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
-        return None
 
 
 def raw(item: Any) -> bytes:

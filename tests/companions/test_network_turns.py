@@ -15,6 +15,7 @@ from companions.conversation import (
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
+    Participant,
     TurnContext,
     Utterance,
     Vote,
@@ -25,7 +26,7 @@ from companions.protocol import Closing, CompanionMetadata, Message, State
 
 
 @dataclass(eq=False)
-class Companion:
+class Companion(Participant):
     """A local participant double: votes ``importance`` after ``vote_s``, and says its line."""
 
     id: str
@@ -42,12 +43,6 @@ class Companion:
     async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
         self.composed.append(turn.turn_id)
         return Utterance(text=f"{self.id} answers")
-
-    async def speak(self, message: Message) -> None:
-        return None
-
-    async def interrupt(self) -> None:
-        return None
 
 
 @dataclass

@@ -12,6 +12,8 @@ from companions.bus import InProcessBus
 from companions.cards import CompanionCard, load_cards, sample_cards_dir
 from companions.cast import build_cast
 from companions.companion import Companion
+from companions.companion_participant import CompanionParticipant
+from companions.conversation import TurnContext
 from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_json, say
 from companions.protocol import CompanionMetadata, Message, Query, QueryResult
 from companions.query_broker import QueryBroker
@@ -70,7 +72,9 @@ async def test_vote_is_structured_and_a_garbled_vote_is_listen(
     )
     companion = souta(bus, broker, model)
     await companion.hear(QUESTION)
-    vote = await companion.vote(QUESTION, closing_hint="pre-closing")
+    turn = TurnContext(turn_id=QUESTION.params.id, message=QUESTION, history=(QUESTION,), present=("souta",),
+                       user_id="user", addressed_directly=True, closing_hint="pre-closing")
+    vote = await CompanionParticipant(companion).vote(turn)  # as conversation control counts it
     assert vote.state == "speak"
     assert vote.importance == 8
     assert vote.selected, "the message named only souta"

@@ -1,0 +1,73 @@
+"""How long each vote of a round may take: the one place the vote deadline is decided.
+
+A vote round must not stall a turn, and it must not cut off a companion whose model server is slow. So:
+
+- **This app's companions** (and bridge guests and test doubles: every participant whose vote this node judges)
+  share one deadline: the configured ``vote_deadline_s``, or longer when their model endpoints are measured (or
+  known) to need longer: one vote's estimated time, times how many votes queue on the same endpoint (the rounds of
+  its slots), with a margin of 1.5x plus a second, never above :data:`MAX_DEADLINE_S`. An endpoint that runs one
+  request at a time and was not measured yet counts :data:`UNMEASURED_SERIAL_VOTE_S` a vote.
+- **A companion elsewhere** (companions/network) is judged by its own node, which publishes exactly one State per
+  turn (vote_round.py): it is awaited until that State comes, or its peer leaves, bounded by ``remote_vote_wait_s``
+  (the longest deadline any node may set, plus delivery) for a node that never votes at all.
+
+The same estimate of a round's length tells direct.py whether a user's message to everyone is answered at once
+(:func:`vote_round_s`, :func:`serial`). vote_round.py enforces the deadlines given here.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from companions.conversation.participant import Description, Pace
+
+MAX_DEADLINE_S: Final = 90.0
+UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
+
+
+def _queued(paces: Sequence[Pace]) -> dict[str, tuple[int, Pace]]:
+    """Per endpoint: how many votes queue there (rounds of its slots) and its pace."""
+    groups: dict[str, list[Pace]] = collections.defaultdict(list)
+    for pace in paces:
+        groups[pace.endpoint].append(pace)
+    return {endpoint: (math.ceil(len(group) / group[0].slots) if group[0].slots else 1, group[0])
+            for endpoint, group in groups.items()}
+
+
+def vote_round_s(paces: Sequence[Pace]) -> float | None:
+    """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known)."""
+    longest = 0.0
+    for rounds, pace in _queued(paces).values():
+        if pace.vote_s is None:
+            return None
+        longest = max(longest, rounds * pace.vote_s)
+    return longest
+
+
+def serial(paces: Sequence[Pace]) -> bool:
+    """Some voter's endpoint runs one request at a time."""
+    return any(p.slots == 1 for p in paces)
+
+
+def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
+    """The vote deadline for these voters: ``base_s`` unless their endpoints are measured (or known) to need longer."""
+    if not paces:
+        return base_s
+    estimate = vote_round_s(paces)
+    if estimate is None:
+        if not serial(paces):
+            return base_s
+        rounds = max(r for r, _ in _queued(paces).values())
+        estimate = rounds * UNMEASURED_SERIAL_VOTE_S
+    return min(MAX_DEADLINE_S, max(base_s, 1.5 * estimate + 1.0))
+
+
+def vote_deadlines(voters: Mapping[str, Description], *, base_s: float, remote_wait_s: float) -> dict[str, float]:
+    """Each voter's deadline in seconds from the round's start: the judged voters' common one (from their endpoints'
+    pace), and for a companion elsewhere the wait for its node's State (never shorter than the common one)."""
+    paces = [pace for d in voters.values() if not d.remote and (pace := d.pace()) is not None]
+    judged = vote_deadline(paces, base_s)
+    return {voter: max(judged, remote_wait_s) if d.remote else judged for voter, d in voters.items()}
