@@ -12,6 +12,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from companions.card_trust import CardApproval
+from companions.languages import Language
 from companions.mcp_config import McpServer
 from companions.trust import DEFAULT_ASK_TIMEOUT_S, MAX_DECISIONS, TrustDecision
 
@@ -35,7 +36,7 @@ class SettingsSection(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-def system_language(environ: os._Environ[str] | dict[str, str] | None = None) -> Literal["ja", "en"]:
+def system_language(environ: os._Environ[str] | dict[str, str] | None = None) -> Language:
     """Japanese on a Japanese system, English elsewhere (``LANG=C.UTF-8`` too): the language until one is chosen.
 
     The POSIX variables in their order of precedence, else the platform's locale (Windows has no ``LANG``)."""
@@ -49,7 +50,7 @@ def system_language(environ: os._Environ[str] | dict[str, str] | None = None) ->
 
 
 class GeneralSettings(SettingsSection):
-    language: Literal["ja", "en"] = Field(default_factory=system_language)
+    language: Language = Field(default_factory=system_language)
     theme: Literal["system", "light", "dark"] = "system"
     user_name: str = Field(default="user", min_length=1, max_length=64)
 
@@ -167,7 +168,7 @@ class CompanionSettings(SettingsSection):
 
     model: str | None = None
     base_url: HttpUrl | None = None
-    voice: dict[Literal["ja", "en"], str] = Field(default_factory=dict)
+    voice: dict[Language, str] = Field(default_factory=dict)
     memory: bool = True  # False: this companion recalls nothing from earlier conversations (the Memory view's switch)
 
     @field_validator("model")

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from companions.atomic_write import write_atomically
 from companions.cards import CompanionCard, LoreEntry, localized
+from companions.languages import Language
 from companions.png_text import PngError, read_texts, solid_png, with_texts, without_texts
 
 MAX_CARD_FILE_BYTES: Final = 64 * 1024 * 1024  # a card picture of 20 MB imports; a file above this is refused
@@ -210,7 +211,7 @@ def _version(card: TavernCard) -> str:
     return {"chara_card_v3": "V3", "chara_card_v2": "V2"}.get(card.spec or "", "V1")
 
 
-def language_of(*texts: str) -> Literal["ja", "en"]:
+def language_of(*texts: str) -> Language:
     return "ja" if any(_JAPANESE.search(t) for t in texts) else "en"
 
 

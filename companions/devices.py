@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from companions.bus import LocalEvent
+from companions.protocol import Emotion
 
 DeviceKind: TypeAlias = Literal["camera", "speaker"]
-Emotion: TypeAlias = Literal["happy", "sad", "angry", "neutral"]
-EMOTIONS: tuple[Emotion, ...] = ("happy", "sad", "angry", "neutral")
 
 
 @dataclass(frozen=True)

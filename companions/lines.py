@@ -12,8 +12,9 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Final, Literal
+from typing import Final
 
+from companions.languages import Language
 from companions.llm.text_tools import strip_tool_text
 from companions.memory import name_label, strip_impersonation
 
@@ -35,7 +36,7 @@ _FALLBACKS: Final = {
 FALLBACK_WORDINGS: Final = min(len(lines) for lines in _FALLBACKS.values())
 
 
-def detect_language(text: str) -> Literal["ja", "en"] | None:
+def detect_language(text: str) -> Language | None:
     """The language ``text`` is written in: "ja", "en" (any mostly Latin-letter text), or None (neither, too short).
 
     Japanese when it has kana and at least as many Japanese characters as Latin words ("Hi あかり, how are you?" is

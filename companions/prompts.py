@@ -7,12 +7,10 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
 from companions.cards import CompanionCard, localized
+from companions.languages import LANGUAGES
 from companions.protocol import CompanionMetadata
-
-LANGUAGES: Final = ("ja", "en")
 
 
 @dataclass(frozen=True)

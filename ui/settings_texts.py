@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 from app.devices.voices import speech_problem
+from companions.languages import Language
 from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
-
-Language = Literal["ja", "en"]
 
 TEXTS: Final = Texts("settings", {
     "title": QT_TRANSLATE_NOOP("settings", "Madoi settings"),

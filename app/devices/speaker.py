@@ -40,7 +40,8 @@ from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voices import choose_voice
 from companions.bus import Bus
-from companions.devices import DeviceStatus, Emotion, SpeakingChanged, SpeechResult, Utterance
+from companions.devices import DeviceStatus, SpeakingChanged, SpeechResult, Utterance
+from companions.protocol import Emotion
 
 log = logging.getLogger(__name__)
 
