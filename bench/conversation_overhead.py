@@ -28,12 +28,12 @@ from _report import report
 
 from companions.bus import InProcessBus
 from companions.conversation import (
+    ComposedLine,
     ConversationConfig,
     ConversationManager,
     ConversationReadModel,
     Participant,
     TurnContext,
-    Utterance,
     Vote,
 )
 from companions.loop_health import percentile
@@ -64,9 +64,9 @@ class Instant(Participant):
             await asyncio.sleep(self.vote_latency_s)  # the simulated model latency under test
         return Vote(state="speak", importance=self.importance)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self.composed[turn.turn_id] = time.perf_counter()
-        return Utterance(text=fresh_text(self.rng))
+        return ComposedLine(text=fresh_text(self.rng))
 
 
 @dataclass

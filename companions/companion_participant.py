@@ -16,12 +16,12 @@ from companions.companion import VOTE_MAX_TOKENS, Companion
 from companions.composing import FillerLine
 from companions.conversation.ballot import Vote
 from companions.conversation.participant import (
+    ComposedLine,
     Description,
     Pace,
     Participant,
     ParticipantRoster,
     TurnContext,
-    Utterance,
 )
 from companions.conversation.selection import counted
 from companions.filler import filler_metadata
@@ -94,7 +94,7 @@ class CompanionParticipant(Participant):
         await self._catch_up(turn)
         return counted(await self.companion.vote(turn.message, closing_hint=turn.closing_hint), turn)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self._line_id, self._part = f"{turn.message.params.id}:{self.id}", -1
         await self._catch_up(turn)
         follower = _SentenceFollower(self.companion, turn) if turn.early is not None else None
@@ -107,7 +107,7 @@ class CompanionParticipant(Participant):
             return None
         # A stock filler is marked on the published message, with the reason (companions/filler.py).
         metadata = filler_metadata(planned.reason) if isinstance(planned, FillerLine) else {}
-        return Utterance(text=planned.text, to=planned.to, emotion=planned.emotion, metadata=metadata)
+        return ComposedLine(text=planned.text, to=planned.to, emotion=planned.emotion, metadata=metadata)
 
     async def speak_part(self, text: str) -> None:
         """Voices one sentence of the line being composed (early speech); returns when it was said."""

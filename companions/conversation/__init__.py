@@ -11,7 +11,7 @@ from companions.conversation.closing import EndReason, RepetitionDetector
 from companions.conversation.config import ConversationConfig
 from companions.conversation.control import ControlOutcome
 from companions.conversation.manager import ConversationManager, conversation_manager_from_settings
-from companions.conversation.participant import Description, Pace, Participant, TurnContext, Utterance
+from companions.conversation.participant import ComposedLine, Description, Pace, Participant, TurnContext
 from companions.conversation.readmodel import (
     ConversationChanged,
     ConversationReadModel,
@@ -23,6 +23,7 @@ from companions.conversation.selection import Selection, select_speaker
 
 __all__ = [
     "LISTEN",
+    "ComposedLine",
     "ControlOutcome",
     "ConversationChanged",
     "ConversationConfig",
@@ -38,7 +39,6 @@ __all__ = [
     "Selection",
     "TurnContext",
     "TurnView",
-    "Utterance",
     "Vote",
     "VoteNeverComes",
     "VoteOutcome",

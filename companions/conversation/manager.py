@@ -31,7 +31,7 @@ from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.heard_history import HeardHistory
 from companions.conversation.pacing import Floor
-from companions.conversation.participant import Participant, TurnContext, Utterance
+from companions.conversation.participant import ComposedLine, Participant, TurnContext
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
 from companions.conversation.selection import Selection, select_speaker, settled_by
 from companions.conversation.vote_round import abstain, vote_round
@@ -274,16 +274,16 @@ class ConversationManager:
             try:
                 try:
                     offer = early.offer if early is not None else None
-                    utterance = await self._calls.bounded(
+                    line = await self._calls.bounded(
                         candidate, speaker.compose(dataclasses.replace(context, early=offer), closing),
                         self.config.compose_timeout_s)
                 except CallFailed as err:
                     log.warning("%s could not compose (%s); the floor passes on", candidate, err)
                     # What was already said aloud stays said, and is shown.
-                    utterance = Utterance(early.offered_text) if early is not None and early.started else None
-                if isinstance(utterance, Utterance) and utterance.text.strip():
+                    line = ComposedLine(early.offered_text) if early is not None and early.started else None
+                if isinstance(line, ComposedLine) and line.text.strip():
                     delivered = True
-                    return await self._deliver(turn, speaker, utterance, closing, early, origin=origin)
+                    return await self._deliver(turn, speaker, line, closing, early, origin=origin)
             finally:
                 if early is not None and not delivered:
                     await early.cancel()
@@ -324,7 +324,7 @@ class ConversationManager:
         return EarlySpeech(speaker.id, speaker.speak_part, floor=self._floor, owner=self._calls.tasks,
                            max_chars=self.config.early_speech_chars)
 
-    async def _deliver(self, turn: TurnView, speaker: Participant, utterance: Utterance,
+    async def _deliver(self, turn: TurnView, speaker: Participant, line: ComposedLine,
                        closing: Closing, early: EarlySpeech | None = None, *, origin: str = "") -> Message | None:
         self._update("waiting", turn=evolve(turn, phase="waiting"))
         self._waiting = speaker.id  # composed but not yet said: told on interrupt that its words were dropped
@@ -333,12 +333,12 @@ class ConversationManager:
             await (early.holding.wait() if early is not None and early.started else self._floor.wait_clear())
         finally:
             self._waiting = None
-        to = list(utterance.to) or [*sorted(self.present - {speaker.id}), self.user_id]
-        extra = dict(utterance.metadata)
-        metadata = MessageMetadata(emotion=utterance.emotion, **extra) if utterance.emotion or extra else None
-        message = utterance.published or Message(params=MessageParams(
-            id=new_id(), from_=speaker.id, to=to, message=utterance.text, metadata=metadata))
-        if utterance.published is None:  # a line published elsewhere is on the bus
+        to = list(line.to) or [*sorted(self.present - {speaker.id}), self.user_id]
+        extra = dict(line.metadata)
+        metadata = MessageMetadata(emotion=line.emotion, **extra) if line.emotion or extra else None
+        message = line.published or Message(params=MessageParams(
+            id=new_id(), from_=speaker.id, to=to, message=line.text, metadata=metadata))
+        if line.published is None:  # a line published elsewhere is on the bus
             self._origins[message.params.id] = origin
             while len(self._origins) > ORIGINS_KEPT:
                 self._origins.popitem(last=False)
@@ -348,12 +348,12 @@ class ConversationManager:
         elif (last := self._hearing.last) is None or last.params.id != message.params.id:
             self._own.append(message.params.id)  # may still wait in the bus queue: the next turn's voters hear it
             self._hearing.hear(message)
-        report = self._repetition.observe(utterance.text)
+        report = self._repetition.observe(line.text)
         self._turns_taken += 1
         self._recent.append(speaker.id)
         self._last_speaker = speaker.id
         if early is not None and early.started:
-            await early.finish(utterance.text)  # the rest of the line follows its first sentences
+            await early.finish(line.text)  # the rest of the line follows its first sentences
         else:
             self._floor.start(speaker.id, self._speech(speaker, message))
         # The pressure this message adds applies to the next turn (its speaker is pushed to say goodbye);

@@ -30,7 +30,7 @@ class TurnContext:
         present: ids of every present companion (including this one).
         user_id: the id the user speaks under.
         addressed_directly: this participant is the only companion the message's ``to`` names.
-        closing_hint: the stage the framework pushes toward (the repetition detector); a vote or an utterance
+        closing_hint: the stage the framework pushes toward (the repetition detector); a vote or a line
             should not be less closed than this.
         origin: who the turn answers in the end: the ``from`` of the latest message of its chain that did not come
             from this app's own companions (the user in the window, or someone outside; companions/trust.py).
@@ -52,8 +52,9 @@ class TurnContext:
 
 
 @dataclass(frozen=True)
-class Utterance:
-    """What the floor holder wants to say. The manager turns it into a ``Message`` with ``from`` set to the
+class ComposedLine:
+    """The line the floor holder composed (what it wants to say; the speech device's ``Utterance`` in
+    companions/devices.py is how a line is voiced). The manager turns it into a ``Message`` with ``from`` set to the
     speaker's id (never taken from the model). An empty ``to`` means everyone present and the user."""
 
     text: str
@@ -136,7 +137,7 @@ class Participant(abc.ABC):
         known not to come) or hang: that counts as ``listen``."""
 
     @abc.abstractmethod
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         """Thinks of what to say now that it holds the floor; ``closing`` is the stage to speak at
         (``terminal`` means: say goodbye). ``None`` or an exception passes the floor to the next candidate."""
 

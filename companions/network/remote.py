@@ -4,7 +4,7 @@ Every node of the network runs the same turn-taking on the same messages and vot
 a companion votes by publishing its State for the message (``messageId``), and the one every node selects composes
 and publishes its own line. So here a remote companion's vote is the State it published for the turn, and its line
 is the next message it published after the turn's message; the line is already on the bus (the manager takes it
-as it is: ``Utterance.published``) and is spoken on the companion's own machine. A vote or a line that does not come
+as it is: ``ComposedLine.published``) and is spoken on the companion's own machine. A vote or a line that does not come
 counts as missing (the manager's deadlines); a peer that vanishes fails what is pending at once.
 """
 
@@ -16,7 +16,7 @@ import logging
 from typing import Final
 
 from companions.conversation.ballot import Vote, VoteNeverComes
-from companions.conversation.participant import Description, Participant, TurnContext, Utterance
+from companions.conversation.participant import ComposedLine, Description, Participant, TurnContext
 from companions.protocol import Closing, CompanionMetadata, Message, State
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class RemoteParticipant(Participant):
                             "votes again", self.id, self.peer)
             raise
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         after = self._order.of(turn.message.params.id)
         if after is None:
             after = self._order.last
@@ -137,7 +137,7 @@ class RemoteParticipant(Participant):
                 if seq > after:
                     self._lines.remove((seq, line))  # a line answers one turn
                     emotion = line.params.metadata.emotion if line.params.metadata is not None else None
-                    return Utterance(text=line.params.message, to=tuple(line.params.to), emotion=emotion,
+                    return ComposedLine(text=line.params.message, to=tuple(line.params.to), emotion=emotion,
                                      published=line)
             self._line_arrived.clear()
             await self._line_arrived.wait()

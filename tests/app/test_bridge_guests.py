@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from app.bridge import BridgeServer
 from companions.bus import BusItem, InProcessBus
-from companions.conversation import LISTEN, ConversationManager, Participant, TurnContext, Utterance, Vote
+from companions.conversation import LISTEN, ComposedLine, ConversationManager, Participant, TurnContext, Vote
 from companions.conversation.config import ConversationConfig
 from companions.conversation.readmodel import ConversationReadModel
 from companions.guests import BridgeGuestsChanged
@@ -39,8 +39,8 @@ class Local(Participant):
         self.voted_on.append(turn.history[-1].params.message)  # what it heard last: the turn's message
         return self.votes.pop(0) if self.votes else LISTEN
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
-        return Utterance(self.lines.pop(0)) if self.lines else None
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
+        return ComposedLine(self.lines.pop(0)) if self.lines else None
 
 
 @contextlib.asynccontextmanager

@@ -10,7 +10,7 @@ import pytest
 from app.conversations import ActiveConversationChanged
 from app.runtime import Runtime
 from app.settings import load_settings
-from companions.conversation import Participant, TurnContext, Utterance, Vote
+from companions.conversation import ComposedLine, Participant, TurnContext, Vote
 from companions.conversation.readmodel import ConversationReadModel
 from companions.protocol import Closing, Message
 
@@ -23,7 +23,7 @@ class Pondering(Participant):
     async def vote(self, turn: TurnContext) -> Vote:
         return Vote(state="speak", importance=9)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         await asyncio.Event().wait()
         return None
 

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from companions.conversation import TurnContext, Utterance
+from companions.conversation import ComposedLine, TurnContext
 from companions.conversation.early_speech import remainder
 from companions.protocol import Closing
 from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
@@ -27,12 +27,12 @@ class Streaming(Double):
     finish_line: asyncio.Event = field(default_factory=asyncio.Event)
     part_said: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self.log.append(f"compose:{self.id}")
         assert turn.early is not None, "the manager offers early speech to a participant that can speak_part"
         turn.early(self.first)
         await self.finish_line.wait()
-        return Utterance(self.first + self.rest)
+        return ComposedLine(self.first + self.rest)
 
     async def speak_part(self, text: str) -> None:
         self.log.append(f"part:{self.id}:{text.strip()}")

@@ -16,13 +16,13 @@ import pytest
 
 from companions.bus import InProcessBus
 from companions.conversation import (
+    ComposedLine,
     ConversationConfig,
     ConversationManager,
     ConversationReadModel,
     ConversationView,
     Participant,
     TurnContext,
-    Utterance,
     Vote,
 )
 from companions.conversation.user_commands import ConversationControl
@@ -54,10 +54,10 @@ class Double(Participant):
             result = await result
         return result
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self.log.append(f"compose:{self.id}")
         text = self.say_fn(turn, closing)
-        return Utterance(text=text) if text is not None else None
+        return ComposedLine(text=text) if text is not None else None
 
     async def speak(self, message: Message) -> None:
         self.log.append(f"speak:{self.id}")
@@ -269,7 +269,7 @@ async def test_the_user_interrupts_mid_speech(sim_factory: Callable[..., Awaitab
     view = await sim.model.wait_for(lambda v: v.turn is not None and v.turn.turn_id == interrupt.params.id)
     assert aoi.interrupts == 1
     assert not aoi.spoken
-    assert "interrupt:ben" in log  # ben's pending utterance was dropped, and ben was told
+    assert "interrupt:ben" in log  # ben's pending line was dropped, and ben was told
     view = await sim.ended()
     assert sim.said() == [("aoi", "A long story about my trip..."), ("ben", "Sure, ask.")]
     assert view.ended_reason == "no-speaker"  # aoi was not addressed; ben's answer asks nobody to follow

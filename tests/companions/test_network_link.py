@@ -14,12 +14,12 @@ import pytest
 
 from companions.bus import InProcessBus
 from companions.conversation import (
+    ComposedLine,
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
     Participant,
     TurnContext,
-    Utterance,
     Vote,
 )
 from companions.conversation.participant import Description, Pace
@@ -86,9 +86,9 @@ class Local(Participant):
     async def vote(self, turn: TurnContext) -> Vote:
         return Vote(state="speak", importance=self.importance)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self.composed.set()
-        return Utterance(text=self.line, emotion="happy")
+        return ComposedLine(text=self.line, emotion="happy")
 
 
 def raw(item: Any) -> bytes:

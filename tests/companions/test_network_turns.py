@@ -12,12 +12,12 @@ from typing import Any
 
 from companions.bus import InProcessBus
 from companions.conversation import (
+    ComposedLine,
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
     Participant,
     TurnContext,
-    Utterance,
     Vote,
 )
 from companions.network.link import NetworkLink
@@ -40,9 +40,9 @@ class Companion(Participant):
         await asyncio.sleep(self.vote_s)  # the model's time to vote
         return Vote(state="speak", importance=self.importance)
 
-    async def compose(self, turn: TurnContext, closing: Closing) -> Utterance | None:
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self.composed.append(turn.turn_id)
-        return Utterance(text=f"{self.id} answers")
+        return ComposedLine(text=f"{self.id} answers")
 
 
 @dataclass
