@@ -3,7 +3,10 @@
 Conversation control drives :class:`~companions.conversation.participant.Participant` objects; the real companion
 plugs in through an adapter. :class:`~companions.conversation.manager.ConversationManager` is the runtime
 component; :class:`~companions.conversation.readmodel.ConversationReadModel` follows it through the bus; the user's
-commands are calls on :class:`~companions.conversation.user_commands.ConversationControl`.
+commands are calls on :class:`~companions.conversation.user_commands.ConversationControl`. The vote, one question
+per module: what a vote is (ballot.py), when it is selected and who speaks next (selection.py), who votes
+(addressing.py), which turns need no vote (direct.py), how long a vote may take (deadline.py), how the round runs
+(vote_round.py).
 """
 
 from companions.conversation.ballot import LISTEN, InvalidVote, Vote, VoteNeverComes, VoteOutcome
