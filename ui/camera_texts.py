@@ -70,7 +70,7 @@ _REASONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
 _PREFIX: Final = re.compile(r"^\s*no camera\s*:\s*", re.IGNORECASE)
 
 
-def camera_text(key: str, language: str, **values: object) -> str:
+def camera_text(key: str, language: str | None = None, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 

@@ -48,6 +48,7 @@ from app.settings import CompanionSettings, Settings
 from companions.cards import CompanionCard, Localized, localized
 from companions.cel_runtime import cel
 from companions.character_cards import ROLE, CardImportError, IdTaken, ImportResult, derive_id
+from companions.languages import Language
 from companions.tasks import TaskSet
 from ui.avatars import avatar_pixmap
 from ui.card_privileges import privilege_lines
@@ -57,7 +58,7 @@ from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.settings_companions import model_check_text
 from ui.settings_form import button_row, show_result, voice_test
-from ui.settings_texts import Language, text
+from ui.settings_texts import text
 
 log = logging.getLogger(__name__)
 AVATAR: Final = 32

@@ -14,6 +14,7 @@ from app.connection_check import ConnectionTester, llm_configured
 from app.error_reporting import ErrorReporter
 from app.secrets import SecretStore
 from app.settings import Paths, Settings
+from companions.languages import Language
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.filler_notice import FillerNotice
@@ -24,7 +25,6 @@ from ui.notifications import NotificationArea
 from ui.settings_companions import CompanionAccess
 from ui.settings_dialog import SettingsDialog, VoiceTester
 from ui.settings_form import show_result
-from ui.settings_texts import Language
 from ui.theme import ThemeManager, apply_theme
 
 _TEXTS: Final = Texts("desktop_extras", {

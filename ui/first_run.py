@@ -19,11 +19,12 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from companions.bus import Bus, BusItem
 from companions.devices import DeviceStatus
+from companions.languages import Language
 from ui.bus_bridge import BusFollower
 from ui.camera_texts import reason_text as camera_reason_text
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
-from ui.settings_texts import Language, speech_reason_text
+from ui.settings_texts import speech_reason_text
 
 KeyPlace = Literal["keyring", "file", "session"]  # app.secrets.SecretStore.where
 

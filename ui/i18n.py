@@ -6,9 +6,12 @@ Texts are written in English in the code, each table marked for Qt's ``lupdate``
 text), and is compiled to ``madoi_ja.qm`` at install time (``python scripts/i18n.py build``: scripts/bootstrap.sh
 and the bundle's build run it; the ``.qm`` is generated, not kept in git).
 
-A ``QTranslator`` per language answers every lookup, so each view can be shown in either language and the window
-switches language live (``set_language`` on the panels). :func:`use_language` also installs the language's
-translators in the application, so Qt's own texts (a message box's standard buttons) follow.
+The window's language is the application's: :func:`use_language` installs the language's translators (Madoi's
+texts and Qt's own, such as a message box's standard buttons) and Qt then sends every widget a ``LanguageChange``
+event. A widget shows its words with ``Texts.text(key)`` (the window's language, :func:`window_language`) and says
+them again in ``changeEvent`` when the language changes (:func:`is_language_change`): no widget is handed the
+language. A language that is data (the language a companion's line or a recalled note is in) is passed as such:
+``Texts.text(key, language)`` and :func:`translate` take it explicitly; a ``QTranslator`` per language answers them.
 
 Texts with a count use Qt's plural forms ("numerus"): marked with ``Numerus.translate(context, "%n messages", None,
 0)`` (the call's shape is what ``lupdate`` reads as a numerus message), they are looked up with the count
@@ -24,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
 
 from resources import RESOURCES_DIR
 
@@ -36,6 +39,17 @@ CATALOGUE: Final = "madoi"
 
 _translators: dict[str, QTranslator | None] = {}
 _installed: list[QTranslator] = []
+_window_language: list[str] = [SOURCE_LANGUAGE]  # the language use_language set last
+
+
+def window_language() -> str:
+    """The language the window speaks (the one :func:`use_language` installed; English before any)."""
+    return _window_language[0]
+
+
+def is_language_change(event: QEvent) -> bool:
+    """Whether ``event`` (a widget's ``changeEvent``) says the window's language changed."""
+    return event.type() == QEvent.Type.LanguageChange
 
 
 def QT_TRANSLATE_NOOP(context: str, source: str) -> str:
@@ -110,10 +124,11 @@ class Texts:
     def source(self, key: str) -> str:
         return self._entries[key][1]
 
-    def text(self, key: str, language: str, **values: object) -> str:
-        """The text for ``key`` in ``language``, with ``values`` filled in (``str.format``); a text with a count
-        (:class:`Numerus`) takes its plural form for ``values["n"]``."""
+    def text(self, key: str, language: str | None = None, **values: object) -> str:
+        """The text for ``key`` in ``language`` (the window's when None), with ``values`` filled in
+        (``str.format``); a text with a count (:class:`Numerus`) takes its plural form for ``values["n"]``."""
         context, source = self._entries[key]
+        language = window_language() if language is None else language
         if isinstance(source, Counted):
             count = values.pop("n")
             assert isinstance(count, int), f"{key}: the count must be an int"
@@ -124,21 +139,26 @@ class Texts:
 
 
 def use_language(language: str, app: QCoreApplication | None = None) -> None:
-    """Installs ``language``'s translators in the application (Madoi's texts and Qt's own), replacing the last
-    language's; Qt then sends every widget a ``LanguageChange`` event."""
+    """Makes ``language`` the window's: installs its translators in the application (Madoi's texts and Qt's own),
+    replacing the last language's; Qt then sends every widget a ``LanguageChange`` event (posted: widgets say their
+    words again when the loop next runs), also when no catalogue was there to install or remove."""
+    _window_language[0] = language
     app = app or QCoreApplication.instance()
     if app is None:
         return
+    changed = bool(_installed)
     for old in _installed:
         app.removeTranslator(old)
     _installed.clear()
-    if language == SOURCE_LANGUAGE:
-        return  # the texts' own words (their plural forms come through Texts.text, not the application)
-    qt_own = QTranslator(app)
-    if qt_own.load(QLocale(language), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(qt_own)
-        _installed.append(qt_own)
-    ours = translator(language)
-    if ours is not None:
-        app.installTranslator(ours)
-        _installed.append(ours)
+    if language != SOURCE_LANGUAGE:  # English is the texts' own words (plural forms come through Texts.text)
+        qt_own = QTranslator(app)
+        if qt_own.load(QLocale(language), "qtbase", "_",
+                       QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            app.installTranslator(qt_own)
+            _installed.append(qt_own)
+        ours = translator(language)
+        if ours is not None:
+            app.installTranslator(ours)
+            _installed.append(ours)
+    if not changed and not _installed:  # nothing installed nor removed: Qt sent nothing, tell the widgets
+        QCoreApplication.sendEvent(app, QEvent(QEvent.Type.LanguageChange))

@@ -83,7 +83,7 @@ class Panel(Protocol):
     def detach(self) -> None: ...
 
 
-def _text(key: str, language: str) -> str:
+def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 

@@ -48,7 +48,7 @@ _TEXTS: Final = Texts("message_actions", {
 })
 
 
-def _text(key: str, language: str) -> str:
+def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 

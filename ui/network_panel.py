@@ -34,7 +34,7 @@ TEXTS: Final = Texts("network", {
 })
 
 
-def _text(key: str, language: str) -> str:
+def _text(key: str, language: str | None = None) -> str:
     return TEXTS.text(key, language)
 
 

@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
 
 from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
+from companions.languages import Language
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
 from ui.settings_form import SettingsPage, Spawn, button_row
 from ui.settings_llm import secret_note
-from ui.settings_texts import Language
 
 LOOPBACK_HOSTS: Final = {"127.0.0.1", "localhost", "::1"}
 _TEXTS: Final = Texts("settings_bridge", {

@@ -37,10 +37,11 @@ from app.devices.voices import VoiceChoice
 from app.settings import CompanionSettings, LoadedSettings, Paths, Settings, VoiceSettings
 from companions.card_trust import CardTrust
 from companions.cards import CompanionCard
+from companions.languages import Language
 from ui.card_privileges import privilege_lines
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result, voice_test
-from ui.settings_texts import Language, text
+from ui.settings_texts import text
 
 
 def model_check_text(check: ModelCheck, language: Language) -> str:

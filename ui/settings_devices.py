@@ -10,9 +10,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QPushButton, QSpinBox
 
 from app.settings import CameraSettings, VoiceSettings
+from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, voice_test
-from ui.settings_texts import Language
 
 VoiceTester = Callable[[VoiceSettings, str], Awaitable[None]]  # (voice, sample sentence)
 

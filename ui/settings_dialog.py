@@ -23,6 +23,7 @@ from app.companion_checks import CompanionChecks
 from app.connection_check import ConnectionTester, check_connection
 from app.secrets import SecretStore
 from app.settings import CompanionSettings, Paths, Settings, save_settings
+from companions.languages import Language
 from ui.naming import named
 from ui.settings_bridge import BridgePage
 from ui.settings_companions import CompanionAccess, CompanionsPage
@@ -32,7 +33,7 @@ from ui.settings_general import GeneralPage
 from ui.settings_llm import LlmPage
 from ui.settings_privacy import PrivacyPage
 from ui.settings_search import SearchPage
-from ui.settings_texts import Language, text
+from ui.settings_texts import text
 from ui.settings_voice_input import VoiceInputPage
 
 __all__ = ["SettingsDialog", "VoiceTester", "open_settings"]

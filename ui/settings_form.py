@@ -9,8 +9,9 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from companions.languages import Language
 from ui.naming import named
-from ui.settings_texts import Language, text, voice_problem_text
+from ui.settings_texts import text, voice_problem_text
 
 Spawn = Callable[[Coroutine[Any, Any, None]], None]
 """Runs a coroutine as a task the dialog owns (cancelled when it closes)."""

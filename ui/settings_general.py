@@ -7,9 +7,9 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
 
 from app.settings import GeneralSettings
+from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn
-from ui.settings_texts import Language
 
 
 class GeneralPage(SettingsPage):

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePo
 from app.connection_check import ConnectionResult, ConnectionTester
 from app.secrets import SecretStore
 from app.settings import LLMSettings
+from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result
-from ui.settings_texts import Language
 
 
 def secret_note(page: SettingsPage, what: str, secrets: SecretStore) -> QLabel:

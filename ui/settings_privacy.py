@@ -17,12 +17,12 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
 from app.settings import TrustSettings
+from companions.languages import Language
 from companions.trust import TrustDecision
 from ui.consent_prompt import capability_text
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row
-from ui.settings_texts import Language
 
 TEXTS: Final = Texts("settings_privacy", {
     "tab": QT_TRANSLATE_NOOP("settings_privacy", "Privacy"),

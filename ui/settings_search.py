@@ -9,9 +9,9 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog, QLabel, QListWidget, QPushButton, QVBoxLayout
 
 from app.settings import SearchSettings
+from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row
-from ui.settings_texts import Language
 
 
 class SearchPage(SettingsPage):

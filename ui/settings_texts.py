@@ -113,8 +113,8 @@ TEXTS: Final = Texts("settings", {
 })
 
 
-def text(key: str, language: Language, **values: object) -> str:
-    """The text for ``key`` in ``language``, with ``values`` filled in."""
+def text(key: str, language: Language | None = None, **values: object) -> str:
+    """The text for ``key`` in ``language`` (the window's when None), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)
 
 

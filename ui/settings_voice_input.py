@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
 from app.devices.recognizer_models import MODELS, installed
 from app.settings import VoiceInputSettings
 from app.voice_input_controls import download_model, listen_to_microphone, microphones
+from companions.languages import Language
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result
-from ui.settings_texts import Language
 
 log = logging.getLogger(__name__)
 

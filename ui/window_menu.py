@@ -25,7 +25,7 @@ _TEXTS: Final = Texts("window_menu", {
 })
 
 
-def _text(key: str, language: str) -> str:
+def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 

@@ -7,11 +7,13 @@ import logging
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from tests.ui.conftest import switch_language
 from ui.chat_texts import chat_text
-from ui.i18n import translate, use_language
+from ui.i18n import is_language_change, translate, use_language, window_language
 from ui.notifications import Notification, Toast
 from ui.search_research import ResearchBox
 from ui.search_texts import search_text
@@ -73,6 +75,34 @@ def test_qt_own_texts_and_tr_follow_the_language_switched_live(qtbot: QtBot) -> 
         assert again.button(QDialogButtonBox.StandardButton.Cancel).text() == "Cancel"
     finally:
         use_language("en", app)
+
+
+class _SendLabel(QLabel):
+    """A widget as the window's are: its words in the window's language, said again when it changes."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setText(chat_text("send"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self.retranslate()
+        super().changeEvent(event)
+
+
+def test_a_language_switch_reaches_every_widget_without_being_handed_the_language(qtbot: QtBot) -> None:
+    window = QWidget()
+    qtbot.addWidget(window)
+    inner = _SendLabel(QWidget(window))  # a child of a child: Qt passes the event down
+    assert (window_language(), inner.text()) == ("en", "Send")
+    switch_language("ja")
+    assert (window_language(), inner.text()) == ("ja", "送信")
+    assert chat_text("send", "en") == "Send"  # a language that is data is still asked for by name
+    switch_language("en")
+    assert inner.text() == "Send"
 
 
 def test_counts_take_their_plural_form_in_either_language(qtbot: QtBot) -> None:
