@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+from companions.bus import InProcessBus
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parent.parent
@@ -49,3 +53,33 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+@pytest.fixture
+async def bus() -> AsyncIterator[InProcessBus]:
+    """An in-process bus, closed after the test."""
+    bus = InProcessBus()
+    yield bus
+    await bus.aclose()
+
+
+@pytest.fixture
+def log_file(tmp_path: Path) -> Iterator[Path]:
+    """Madoi's log set up as the app does, in a file of the test's own; its handlers removed afterwards."""
+    from app.logs import setup_logging  # here, not above: the core-only run (tests.block_gui) loads this file too
+
+    path = tmp_path / "data" / "madoi.log"
+    setup_logging(path, stderr=False)
+    yield path
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_madoi", False):
+            root.removeHandler(handler)
+            handler.close()
+
+
+def log_text(path: Path) -> str:
+    """What the log of the ``log_file`` fixture holds so far."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    return path.read_text(encoding="utf-8")

@@ -27,8 +27,8 @@ def _described(condition: Callable[[], object]) -> str:
 
 async def wait_until(condition: Callable[[], object], what: str | None = None, *, timeout: float = 5.0,
                      changed: asyncio.Event | None = None, every: float = 0.01) -> None:
-    """Returns once ``condition()`` holds; fails the test (AssertionError naming ``what``, by default the condition's
-    source) if it does not within ``timeout`` seconds.
+    """Returns once ``condition()`` holds; raises TimeoutError naming ``what`` (by default the condition's source)
+    if it does not within ``timeout`` seconds.
 
     Checks now, then every ``every`` seconds, or sooner when ``changed`` is set (it is cleared before each check, so
     a change made while the condition is read is not lost). ``every=0`` only lets other tasks run between checks.
@@ -42,7 +42,7 @@ async def wait_until(condition: Callable[[], object], what: str | None = None, *
             return
         left = deadline - loop.time()
         if left <= 0:
-            raise AssertionError(f"waited {timeout:g} s in vain for: {what or _described(condition)}")
+            raise TimeoutError(f"waited {timeout:g} s in vain for: {what or _described(condition)}")
         if changed is None:
             await asyncio.sleep(min(every, left))
         else:

@@ -20,19 +20,13 @@ from app.settings import Settings
 from companions.bus import InProcessBus, LocalEvent
 from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, parse_frame
 from companions.query_broker import QueryBroker
+from tests.waiting import wait_until
 
 MakeBridge = Callable[..., Awaitable[BridgeServer]]
 
 
 class Ping(LocalEvent):
     pass
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 @pytest.fixture
@@ -88,15 +82,6 @@ async def hello(ws: ClientConnection, **body: Any) -> dict[str, Any]:
     return welcome
 
 
-async def wait_for(predicate: Callable[[], bool], bus: InProcessBus) -> None:
-    for _ in range(200):
-        if predicate():
-            return
-        await bus.drain()
-        await asyncio.sleep(0)
-    raise AssertionError("condition not reached")
-
-
 def error_code(frame: dict[str, Any]) -> int:
     assert frame["jsonrpc"] == "2.0", frame
     assert "error" in frame, frame
@@ -130,7 +115,7 @@ async def test_a_user_message_from_a_client_reaches_the_bus(bus: InProcessBus, m
     message = Message.create(from_="yuki", message="hello companions", to=["companion_a"])
     async with client(bridge) as ws:
         await ws.send(frame_of(message))
-        await wait_for(lambda: message in wire, bus)
+        await wait_until(lambda: message in wire)
         echoed = parse_frame(await asyncio.wait_for(ws.recv(), 5))  # the bus relays it to clients too
         assert echoed == ("messages", message)
 
@@ -253,7 +238,7 @@ async def test_forged_from_is_rejected_and_the_connection_survives(bus: InProces
         assert error_code(await recv(ws)) == -32002
         own = Message.create(from_="robot_1", message="as myself")
         await ws.send(frame_of(own))
-        await wait_for(lambda: own in wire, bus)
+        await wait_until(lambda: own in wire)
         assert forged not in wire
 
 
@@ -280,7 +265,7 @@ async def test_a_client_cannot_take_the_name_of_a_person_on_another_machine(bus:
         assert error_code(await recv(ws)) == -32002
         own = Message.create(from_="user_x", message="as myself")
         await ws.send(frame_of(own))
-        await wait_for(lambda: own in wire, bus)
+        await wait_until(lambda: own in wire)
         assert forged not in wire
 
 
@@ -294,7 +279,7 @@ async def test_oversize_frames_get_an_error_and_the_connection_survives(bus: InP
         assert error_code(await recv(ws)) == -32003
         small = Message.create(from_="user", message="fits")
         await ws.send(frame_of(small))
-        await wait_for(lambda: small in wire, bus)
+        await wait_until(lambda: small in wire)
         assert big not in wire
 
 
@@ -308,7 +293,7 @@ async def test_oversize_is_counted_in_utf8_bytes_not_characters(bus: InProcessBu
         assert error_code(await recv(ws)) == -32003
         fits = Message.create(from_="user", message="あ" * 200)
         await ws.send(frame_of(fits))
-        await wait_for(lambda: fits in wire, bus)
+        await wait_until(lambda: fits in wire)
         assert wide not in wire
 
 
@@ -384,13 +369,13 @@ async def test_token_in_header_or_first_frame(bus: InProcessBus, make_bridge: Ma
         await bridge.wait_for_clients(1)
         first = Message.create(from_="user", message="with a header")
         await ws.send(frame_of(first))
-        await wait_for(lambda: first in wire, bus)
+        await wait_until(lambda: first in wire)
 
     async with client(bridge) as ws:
         await hello(ws, token="s3cret")
         second = Message.create(from_="user", message="with a hello")
         await ws.send(frame_of(second))
-        await wait_for(lambda: second in wire, bus)
+        await wait_until(lambda: second in wire)
 
     async with client(bridge) as ws:
         unauthenticated = Message.create(from_="user", message="no token")

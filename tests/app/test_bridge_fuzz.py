@@ -10,7 +10,6 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.client import connect
@@ -19,6 +18,7 @@ from app.bridge import BridgeServer
 from companions.bus import InProcessBus
 from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, to_wire
 from companions.query_broker import QueryBroker
+from tests.waiting import wait_until
 
 FRAMES = 10_500
 BATCH = 200  # frames in flight at once; below the send queue size, so no error frame is dropped
@@ -195,7 +195,7 @@ async def test_10000_hostile_frames_each_get_an_error_and_nothing_reaches_the_bu
             # the server is still up and the same connection still works
             valid = Message.create(from_="user", message="still here")
             await ws.send(frame_of(valid))
-            await _until(lambda: valid in wire, bus)
+            await wait_until(lambda: valid in wire)
     finally:
         await bridge.stop()
         await broker.aclose()
@@ -209,12 +209,3 @@ async def test_10000_hostile_frames_each_get_an_error_and_nothing_reaches_the_bu
     assert min(sent.values()) >= 700
     print("\nhostile frames per kind (sent = refused): " + ", ".join(f"{k} {n}" for k, n in sent.items()))
     assert time.monotonic() - started < 60
-
-
-async def _until(predicate: Callable[[], bool], bus: InProcessBus) -> None:
-    for _ in range(100):
-        await bus.drain()
-        if predicate():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("condition not reached")

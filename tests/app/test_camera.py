@@ -6,7 +6,6 @@ import asyncio
 import base64
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,6 @@ from tests.app.media import write_test_video
 @pytest.fixture(scope="module")
 def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_test_video(tmp_path_factory.mktemp("media") / "moving.avi")
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 async def statuses(bus: InProcessBus) -> tuple[list[DeviceStatus], asyncio.Queue[DeviceStatus]]:

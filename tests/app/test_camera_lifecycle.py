@@ -6,7 +6,6 @@ Real OpenCV on a generated video file stands in for a webcam: "open" is the file
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import cv2
@@ -24,13 +23,6 @@ from tests.app.media import write_test_video
 @pytest.fixture(scope="module")
 def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_test_video(tmp_path_factory.mktemp("media") / "webcam.avi")
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 class Events:

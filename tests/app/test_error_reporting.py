@@ -3,35 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.error_reporting import ErrorReport, ErrorReporter, install_error_reporting
-from app.logs import setup_logging
 from companions.tasks import TaskSet
-
-
-@pytest.fixture
-def log_file(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "data" / "madoi.log"
-    setup_logging(path, stderr=False)
-    yield path
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_madoi", False):
-            root.removeHandler(handler)
-            handler.close()
-
-
-def _log_text(path: Path) -> str:
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    return path.read_text(encoding="utf-8")
+from tests.conftest import log_text
 
 
 class Received:
@@ -70,7 +50,7 @@ async def test_an_error_in_a_thread_is_logged_and_delivered_on_the_loop_thread(l
     assert report.summary == "RuntimeError: camera thread broke"
     assert report.where == "thread camera"
     assert received.threads == [threading.get_ident()]
-    text = _log_text(log_file)
+    text = log_text(log_file)
     assert "camera thread broke" in text
     assert 'in work\n    raise RuntimeError("camera thread broke")' in text
 
@@ -89,7 +69,7 @@ async def test_a_failing_loop_callback_is_reported_and_the_loop_keeps_running(lo
     finally:
         reporter.uninstall()
     assert report.summary == "ValueError: bad frame"
-    assert "bad frame" in _log_text(log_file)
+    assert "bad frame" in log_text(log_file)
 
 
 async def test_sys_excepthook_reports_and_keyboard_interrupt_still_goes_to_the_previous_hook(
@@ -130,7 +110,7 @@ async def test_a_failed_owned_task_that_was_only_logged_is_still_notified(log_fi
         await tasks.aclose()
         reporter.uninstall()
     assert report.summary == "OSError: disk full"
-    assert "disk full" in _log_text(log_file)
+    assert "disk full" in log_text(log_file)
 
 
 def test_a_broken_callback_does_not_stop_the_others(log_file: Path) -> None:
@@ -144,4 +124,4 @@ def test_a_broken_callback_does_not_stop_the_others(log_file: Path) -> None:
     reporter.add_callback(received)
     reporter.report(ZeroDivisionError("x"), "test")
     assert len(received.reports) == 1
-    assert "notifier broke" in _log_text(log_file)
+    assert "notifier broke" in log_text(log_file)

@@ -6,7 +6,6 @@ the reference node is dropped. Under CI (CI=true) the toolchain is installed by 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from typing import Any
 
@@ -18,6 +17,7 @@ from companions.conversation import ConversationManager
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message, State, to_wire
 from tests.app.network_nodes import ReferenceNode
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 AKARI = CompanionMetadata(id="akari", name="あかり", personality="明るい", story="天文部", sample="こんばんは！")
@@ -38,18 +38,6 @@ def recorder(seen: list[Any]) -> Any:
         Changes.event.set()
 
     return record
-
-
-async def wait_until(predicate: Any, timeout: float = 20.0) -> None:
-    """Waits until ``predicate`` holds, checking it whenever the bus carried something (and every 50 ms: the
-    roster and the network's status change on the libp2p thread's callbacks)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            Changes.event.clear()
-            if predicate():
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(Changes.event.wait(), 0.05)
 
 
 async def subscribed(network: Libp2pNetwork, peer: str) -> None:
@@ -78,7 +66,7 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         got = await node.wait_for(lambda e: e["event"] == "metadata")
         assert got["metadata"] == to_wire(AKARI)
         assert got["peer"] == link.status.peer_id
-        await wait_until(lambda: "companion_aya" in manager.present)
+        await wait_until(lambda: "companion_aya" in manager.present, timeout=20, changed=Changes.event, every=0.05)
         assert link.remote["companion_aya"].metadata.story == "a reference node"
         assert link.remote["companion_aya"].peer == node.peer_id
 
@@ -101,8 +89,10 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         await node.send(cmd="publish", topic="messages", data=to_wire(reply))
         await node.send(cmd="publish", topic="states", data=[to_wire(State.create(
             from_="companion_aya", message_id=reply.params.id, state="speak", importance=7))])
-        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen))
-        await wait_until(lambda: any(isinstance(s, State) and s.params.from_ == "companion_aya" for s in seen))
+        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen),
+                         timeout=20, changed=Changes.event, every=0.05)
+        await wait_until(lambda: any(isinstance(s, State) and s.params.from_ == "companion_aya" for s in seen),
+                         timeout=20, changed=Changes.event, every=0.05)
 
         # a forged from (aya's node claiming to be akari, who runs here) is dropped
         forged = Message.create(from_="akari", message="I am akari", to=["user"])
@@ -110,13 +100,14 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         await node.send(cmd="publish", topic="messages", raw="not json at all")
         marker = Message.create(from_="companion_aya", message="after the forgery", to=["akari"])
         await node.send(cmd="publish", topic="messages", data=to_wire(marker))
-        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == marker.params.id for m in seen))
+        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == marker.params.id for m in seen),
+                         timeout=20, changed=Changes.event, every=0.05)
         assert not any(isinstance(m, Message) and m.params.id == forged.params.id for m in seen)
         assert link.dropped == 2
 
         # the reference node leaves: aya is gone from the conversation, listed as unreachable
         await node.stop()
-        await wait_until(lambda: "companion_aya" not in manager.present)
+        await wait_until(lambda: "companion_aya" not in manager.present, timeout=20, changed=Changes.event, every=0.05)
         assert not link.remote["companion_aya"].reachable
     finally:
         await node.stop()
@@ -133,7 +124,7 @@ async def test_ten_messages_cross_each_way_in_order() -> None:
     node = await ReferenceNode.start(REF)
     try:
         await node.send(cmd="dial", addr=link.status.addresses[0])
-        await wait_until(lambda: "companion_aya" in link.remote)
+        await wait_until(lambda: "companion_aya" in link.remote, timeout=20, changed=Changes.event, every=0.05)
         await node.subscribed(link.status.peer_id)
         await subscribed(network, node.peer_id)
         for i in range(10):
@@ -141,8 +132,10 @@ async def test_ten_messages_cross_each_way_in_order() -> None:
             await node.send(cmd="publish", topic="messages",
                             data=to_wire(Message.create(from_="companion_aya", message=f"ref {i}", to=["akari"])))
         await wait_until(lambda: len([e for e in node.events if e["event"] == "message"
-                                      and e["data"]["params"]["from"] == "akari"]) == 10)
-        await wait_until(lambda: len([m for m in seen if m.params.from_ == "companion_aya"]) == 10)
+                                      and e["data"]["params"]["from"] == "akari"]) == 10,
+                         timeout=20, changed=Changes.event, every=0.05)
+        await wait_until(lambda: len([m for m in seen if m.params.from_ == "companion_aya"]) == 10,
+                         timeout=20, changed=Changes.event, every=0.05)
         got = [e["data"]["params"]["message"] for e in node.events
                if e["event"] == "message" and e["data"]["params"]["from"] == "akari"]
         assert got == [f"madoi {i}" for i in range(10)]
@@ -170,7 +163,7 @@ async def test_a_reference_node_announcing_a_companion_of_this_process_is_refuse
         await impostor.send(cmd="publish", topic="messages", data=to_wire(Message.create(
             from_="akari", message="I am akari too", to=["user"])))
         # refused twice: announced as akari (its metadata), then speaking as her
-        await wait_until(lambda: link.drops.counts["reserved"] == 2)
+        await wait_until(lambda: link.drops.counts["reserved"] == 2, timeout=20, changed=Changes.event, every=0.05)
         assert "akari" not in link.remote
         assert not any(isinstance(m, Message) for m in seen)
     finally:

@@ -5,7 +5,6 @@ on the other node at once (companions/conversation/vote_round.py: a vote is judg
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message
 from tests.app.test_network_interop import subscribed
 from tests.companions.test_network_turns import Companion
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -37,11 +37,8 @@ class Node:
     changed: asyncio.Event
 
     async def wait_for(self, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self.changed.clear()
-                with contextlib.suppress(TimeoutError):  # the roster changes on the libp2p thread's callbacks
-                    await asyncio.wait_for(self.changed.wait(), 0.05)
+        # on what this node's bus carried, and every 50 ms: the roster changes on the libp2p thread's callbacks
+        await wait_until(predicate, timeout=timeout, changed=self.changed, every=0.05)
 
     def lines(self) -> list[tuple[str, str]]:
         return [(m.params.from_, m.params.message) for m in self.seen if isinstance(m, Message)]

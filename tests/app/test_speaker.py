@@ -34,13 +34,6 @@ def wav_seconds(path: str | Path) -> float:
 
 
 @pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
-
-
-@pytest.fixture
 async def speaker(tmp_path: Path, bus: InProcessBus) -> AsyncIterator[Pyttsx3Speaker]:
     speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech")
     await speaker.start()

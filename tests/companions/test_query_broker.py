@@ -40,13 +40,6 @@ class EchoResponder:
 
 
 @pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
-
-
-@pytest.fixture
 async def broker(bus: InProcessBus) -> AsyncIterator[QueryBroker]:
     broker = QueryBroker(bus)
     await broker.start()

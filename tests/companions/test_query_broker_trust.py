@@ -4,7 +4,6 @@ companion the user allowed; never for the user's id, a ``user_<name>`` id or thi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -68,13 +67,6 @@ class Setup:
         await self.broker.aclose()
         await self.trust.aclose()
         self.directory.close()
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 async def kumo_joins(bus: InProcessBus) -> None:

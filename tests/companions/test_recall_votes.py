@@ -13,11 +13,11 @@ from companions.llm.scripted import reply_json
 from companions.protocol import Message
 from companions.recall import CompanionRecall
 from companions.testing.consent import ScriptedUser
-from tests.companions.test_tool_gate_conversation import Diary, House, bus  # noqa: F401 (the bus fixture)
+from tests.companions.test_tool_gate_conversation import Diary, House
 
 
 @pytest.mark.parametrize(("sender", "recalled"), [("user", True), ("taro@12D3KooWxyz", False)])
-async def test_a_vote_on_a_message_from_outside_carries_nothing_recalled(bus: InProcessBus, sender: str,  # noqa: F811
+async def test_a_vote_on_a_message_from_outside_carries_nothing_recalled(bus: InProcessBus, sender: str,
                                                                         recalled: bool) -> None:
     user = ScriptedUser()
     house = await House.open(bus, user)

@@ -3,7 +3,6 @@ conversations, or tools from elsewhere, unless the user allowed its source; the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
@@ -18,13 +17,6 @@ from companions.trust import Answer, Capability, Relation, Source, TrustPolicy
 from companions.worker import Worker
 
 SOUTA_ELSEWHERE = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 def tool_uses(bus: InProcessBus) -> list[ToolUsed]:

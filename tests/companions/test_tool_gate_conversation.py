@@ -4,7 +4,7 @@ companion answering another's line, which answered someone outside, is still ans
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import pytest
@@ -23,13 +23,6 @@ from companions.testing.consent import ScriptedUser
 from companions.tool_use import ToolUsed
 from companions.trust import Answer, Capability, Relation, TrustPolicy
 from companions.trust_sources import SourceDirectory
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 def tool_uses(bus: InProcessBus) -> list[ToolUsed]:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from companions.bus import InProcessBus
 from companions.guests import BridgeGuestsChanged, RemoteCompanion
@@ -26,13 +23,6 @@ from companions.trust_sources import SourceDirectory
 
 SOUTA = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
 EVIL = Source("user_evil", Relation.OTHER)
-
-
-@pytest.fixture
-async def bus() -> AsyncIterator[InProcessBus]:
-    bus = InProcessBus()
-    yield bus
-    await bus.aclose()
 
 
 def events(bus: InProcessBus) -> list[object]:

@@ -225,11 +225,6 @@ class Recorder:
                 await self.changed.wait()
 
 
-@pytest.fixture
-async def bus() -> InProcessBus:
-    return InProcessBus()
-
-
 async def test_speaking_interrupts_the_companions_shows_partial_words_and_sends_the_final_ones(
         bus: InProcessBus) -> None:
     recorder = Recorder(bus)

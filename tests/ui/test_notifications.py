@@ -4,8 +4,6 @@ the app keeps running."""
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,28 +12,10 @@ from PySide6.QtWidgets import QMainWindow, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.error_reporting import install_error_reporting
-from app.logs import setup_logging
+from tests.conftest import log_text
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
-
-
-@pytest.fixture
-def log_file(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "data" / "madoi.log"
-    setup_logging(path, stderr=False)
-    yield path
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_madoi", False):
-            root.removeHandler(handler)
-            handler.close()
-
-
-def _read(path: Path) -> str:
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    return path.read_text(encoding="utf-8")
 
 
 def _window(qtbot: QtBot) -> QMainWindow:
@@ -113,7 +93,7 @@ async def test_an_exception_in_a_slot_shows_a_toast_logs_the_traceback_and_the_w
         assert texts[1].startswith("ValueError: the callback broke")
         assert "keeps running" in texts[0]
         assert "broken_slot" in area.visible_toasts[0].toolTip()
-        log = _read(log_file)
+        log = log_text(log_file)
         assert 'raise RuntimeError("the slot broke")' in log
         assert "the callback broke" in log
         assert window.isVisible()

@@ -3,9 +3,7 @@ they give. Each panel here is built and checked in milliseconds; tests on the re
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import Qt
@@ -19,6 +17,7 @@ from companions.guests import RemoteCompanion
 from companions.protocol import Action, Message
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
+from tests.waiting import wait_until
 from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
@@ -174,7 +173,7 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
     roster.model.dataChanged.connect(lambda first, *_: changed.append(first.row()))
     bus.publish(Message.create(from_="akari", message="やったね！", emotion="happy"))
     bus.publish(Action.create(from_="akari", name="gesture", params={"type": "wave"}))
-    await until_true(lambda: len(changed) == 2)
+    await wait_until(lambda: len(changed) == 2)
     assert index.data(Qt.ItemDataRole.DisplayRole) == "あかり\n話しています · 手を振っています"
     happy = index.data(Qt.ItemDataRole.DecorationRole).pixmap(32, 32).toImage()
     assert happy != plain  # a face on the avatar while it speaks
@@ -183,12 +182,6 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
     assert hina.data(Qt.ItemDataRole.DisplayRole) == "ひな\n聞いています"  # the others' rows stay as they were
     assert changed == [0, 0]
     roster.detach()
-
-
-async def until_true(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():  # noqa: ASYNC110 - the bus delivers through the event loop
-            await asyncio.sleep(0.01)
 
 
 async def test_the_chat_loses_no_line_when_the_bus_is_flooded(qtbot: QtBot, bus: InProcessBus) -> None:

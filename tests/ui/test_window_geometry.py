@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tests.ui.x_desktop import MISSING, SCREEN, WHY_MISSING, desktop, eventually
+from tests.ui.x_desktop import MISSING, SCREEN, WHY_MISSING, desktop
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.skipif(MISSING, reason=WHY_MISSING)
 LEFT_AT = (200, 150, 1000, 640)  # x, y, width, height of the window's inside

@@ -6,28 +6,16 @@ import contextlib
 import os
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from tests.conftest import REPO, subprocess_env
+from tests.waiting import eventually
 
 TOOLS = ("Xvfb", "icewm", "xdotool", "wmctrl")
 MISSING = any(shutil.which(t) is None for t in TOOLS)
 WHY_MISSING = "needs Xvfb, icewm, xdotool and wmctrl (scripts/bootstrap.sh dev)"
 SCREEN = (1440, 900)
-T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T], ok: Callable[[T], bool], timeout: float = 15.0) -> T:
-    """``probe()`` once it satisfies ``ok`` (the X server has no event to wait on from outside), or its last value."""
-    deadline = time.monotonic() + timeout
-    value = probe()
-    while not ok(value) and time.monotonic() < deadline:
-        time.sleep(0.1)
-        value = probe()
-    return value
 
 
 @contextlib.contextmanager
