@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,74 +20,9 @@ from app.settings import load_settings
 from companions.conversation.readmodel import ConversationReadModel
 from companions.devices import SpeakingChanged
 from companions.testing.openai_server import OpenAITestServer
-from companions.testing.openai_server.demo_director import DemoDirector
-from companions.testing.openai_server.replies import Reply, tool_call_reply
+from tests.app.playback import LongLines, Players
 
-LONG_LINE = ("Let me tell you everything I know about the stars tonight, from the first one that appears after "
-             "sunset to the last one that fades at dawn, slowly and with all the details.")
 TRIES = 10
-PLAYER = """#!{python} -S
-import socket, sys, time, wave
-with wave.open(sys.argv[-1], "rb") as w:
-    seconds = w.getnframes() / w.getframerate()
-link = socket.create_connection(("127.0.0.1", {port}))  # open while this process plays
-time.sleep(seconds)
-link.close()
-"""
-
-
-class LongLines(DemoDirector):
-    """The demo's model, except that every line is long (it takes seconds to say)."""
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        reply = super().__call__(body)
-        if any(t.get("function", {}).get("name") == "speak" for t in body.get("tools") or []) \
-                and not any(m.get("role") == "tool" for m in body.get("messages") or [] if isinstance(m, dict)) \
-                and body.get("response_format") is None and body.get("tool_choice") in (None, "auto"):
-            return tool_call_reply(("speak", {"message": LONG_LINE, "emotion": "neutral"}))
-        return reply
-
-
-class Players:
-    """Counts the stand-in player processes that are playing; an event per start and per end."""
-
-    def __init__(self) -> None:
-        self.playing = 0
-        self.started = 0
-        self.ended_at: list[float] = []
-        self._changed = asyncio.Event()
-        self.server: asyncio.Server | None = None
-
-    async def _on_player(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.playing += 1
-        self.started += 1
-        self._changed.set()
-        await reader.read()  # EOF: the process ended (played to the end, or terminated)
-        self.ended_at.append(time.perf_counter())
-        self.playing -= 1
-        self._changed.set()
-        writer.close()
-
-    async def wait_for(self, predicate: Any, timeout: float) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self._changed.clear()
-                await self._changed.wait()
-
-
-@pytest.fixture
-async def players(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    players = Players()
-    players.server = await asyncio.start_server(players._on_player, "127.0.0.1", 0)
-    port = players.server.sockets[0].getsockname()[1]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    player = bin_dir / "pw-play"
-    player.write_text(PLAYER.format(python=sys.executable, port=port))
-    player.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
-    yield players
-    players.server.close()
 
 
 async def test_a_user_message_or_interrupt_silences_the_voice_within_200_ms(

@@ -1,7 +1,7 @@
 """Talking to the companions in the running app (issue 27), real parts throughout: espeak-ng speech in a WAV file
 is the microphone (played in real time), the WebRTC detector, PocketSphinx, the conversation, the OpenAI-compatible
 test server's scripted companions, pyttsx3 + espeak-ng for their voice and a player process that takes real time
-(a stand-in on PATH: there is no sound card here, see tests/app/test_interrupt_voice.py).
+(a stand-in on PATH: there is no sound card here, see tests/app/playback.py).
 
 The room: what the speaker plays comes back into the microphone (``make_room``), as laptop speakers do."""
 
@@ -23,8 +23,8 @@ from companions.protocol import Message
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
 from companions.voice_input.events import SpeechHeard
+from tests.app.playback import LongLines, Players
 from tests.app.speech_audio import clip, write_wav
-from tests.app.test_interrupt_voice import PLAYER, LongLines, Players
 
 QUESTION = "what is the weather like tomorrow"
 
@@ -84,23 +84,6 @@ async def test_what_the_user_says_is_sent_and_a_companion_answers(
     assert final[0].message_id == said[0].params.id
     answer = next(m for m in heard.messages() if m.params.from_ != user)
     assert answer.params.from_ in companions
-
-
-@pytest.fixture
-async def players(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    import sys
-
-    players = Players()
-    players.server = await asyncio.start_server(players._on_player, "127.0.0.1", 0)
-    port = players.server.sockets[0].getsockname()[1]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    player = bin_dir / "pw-play"
-    player.write_text(PLAYER.format(python=sys.executable, port=port))
-    player.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
-    yield players
-    players.server.close()
 
 
 async def test_the_companions_never_hear_themselves_but_the_user_cuts_them_off(
