@@ -21,7 +21,7 @@ async def test_stop_beside_the_message_box_cuts_in_and_a_message_can_be_copied(
     votes(cast["akari"], ("speak", 8, "流れ星の話"))
     lines(cast["akari"], say("見た見た！流れ星がいくつも流れてた。"))
     votes(cast["hina"], ("listen", 2), ("speak", 7, "わたしも"))
-    lines(cast["hina"], stall(text_first="わたしも見たかったな"))  # still talking when the user stops
+    lines(cast["hina"], stall(text_first="わたしも見たかったな。流れ星"))  # still talking when the user stops
     votes(cast["souta"], ("listen", 1), ("listen", 1))
     async with scripted_runtime(cast) as runtime:
         talk = ConversationReadModel()
