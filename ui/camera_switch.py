@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Final, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QToolButton, QWidget
 
@@ -22,7 +22,7 @@ from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.camera_frame import camera_icon
 from ui.camera_texts import reason_text
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 
 log = logging.getLogger(__name__)
@@ -66,11 +66,10 @@ class CameraSwitch(QToolButton):
     switched = Signal(bool)  # applied (and saved, or said why not)
     light_changed = Signal(bool)  # the "in use" light went on or off
 
-    def __init__(self, bus: Bus, port: CameraSwitchPort, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, port: CameraSwitchPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "cameraSwitch")
         self.port = port
-        self.language = language
         self.setCheckable(True)
         self.setAutoRaise(True)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -96,9 +95,10 @@ class CameraSwitch(QToolButton):
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     @property
     def on(self) -> bool:
@@ -155,13 +155,13 @@ class CameraSwitch(QToolButton):
             self.light_changed.emit(self.light)
 
     def _t(self, key: str, **values: object) -> str:
-        return _TEXTS.text(key, self.language, **values)
+        return _TEXTS.text(key, **values)
 
     def _render(self) -> None:
         on = self.isChecked() and not self._missing
         text = self._t("on" if on else "none" if self._missing else "off")
         tip = self._t("tooltip.on" if on else "tooltip.off") if not self._missing else \
-            self._t("tooltip.none", reason=reason_text(self._missing, self.language))
+            self._t("tooltip.none", reason=reason_text(self._missing))
         if self.light:
             text = f"{text} · {self._t('in_use')}"
             tip = f"{self._t('tooltip.in_use')} {tip}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, translate
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, translate, window_language
 
 TEXTS: Final = Texts("camera", {
     "title": QT_TRANSLATE_NOOP("camera", "Camera"),
@@ -70,16 +70,16 @@ _REASONS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
 _PREFIX: Final = re.compile(r"^\s*no camera\s*:\s*", re.IGNORECASE)
 
 
-def camera_text(key: str, language: str | None = None, **values: object) -> str:
+def camera_text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 
-def reason_text(reason: str, language: str) -> str:
-    """The detail under "No camera": the adapter's reason without its "no camera:" prefix, in ``language`` when
-    it is a known one."""
+def reason_text(reason: str, language: str | None = None) -> str:
+    """The detail under "No camera": the adapter's reason without its "no camera:" prefix, in ``language`` (the
+    window's when None) when it is a known one."""
     detail = _PREFIX.sub("", reason).strip()
     for pattern, words in _REASONS:
         match = pattern.fullmatch(detail)
         if match is not None:
-            return translate("camera.reason", words, language).format(**match.groupdict())
+            return translate("camera.reason", words, language or window_language()).format(**match.groupdict())
     return detail

@@ -59,7 +59,7 @@ TEXTS: Final = Texts("chat", {
 EMOTION_MARKS: Final[dict[str, str]] = {"happy": "😊", "sad": "😢", "angry": "😠", "neutral": "😐"}
 
 
-def chat_text(key: str, language: str | None = None, **values: object) -> str:
+def chat_text(key: str, language: str | None = None, /, **values: object) -> str:
     """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)
 

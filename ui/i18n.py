@@ -124,7 +124,7 @@ class Texts:
     def source(self, key: str) -> str:
         return self._entries[key][1]
 
-    def text(self, key: str, language: str | None = None, **values: object) -> str:
+    def text(self, key: str, language: str | None = None, /, **values: object) -> str:
         """The text for ``key`` in ``language`` (the window's when None), with ``values`` filled in
         (``str.format``); a text with a count (:class:`Numerus`) takes its plural form for ``values["n"]``."""
         context, source = self._entries[key]
@@ -140,8 +140,9 @@ class Texts:
 
 def use_language(language: str, app: QCoreApplication | None = None) -> None:
     """Makes ``language`` the window's: installs its translators in the application (Madoi's texts and Qt's own),
-    replacing the last language's; Qt then sends every widget a ``LanguageChange`` event (posted: widgets say their
-    words again when the loop next runs), also when no catalogue was there to install or remove."""
+    replacing the last language's; Qt then sends every widget a ``LanguageChange`` event, also when no catalogue was
+    there to install or remove. Qt posts them; they are delivered before this returns, so the whole window speaks
+    the new language at once."""
     _window_language[0] = language
     app = app or QCoreApplication.instance()
     if app is None:
@@ -162,3 +163,4 @@ def use_language(language: str, app: QCoreApplication | None = None) -> None:
             _installed.append(ours)
     if not changed and not _installed:  # nothing installed nor removed: Qt sent nothing, tell the widgets
         QCoreApplication.sendEvent(app, QEvent(QEvent.Type.LanguageChange))
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange.value)

@@ -95,13 +95,14 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.runtime = runtime
         self.language = runtime.settings.general.language
+        use_language(self.language)  # the window's language is the application's: every widget follows it
         self.setMinimumSize(760, 520)
         # Each panel gets the read models it shows and the commands it gives (ui/panel_ports.py), never the runtime.
         bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
             RuntimeHistory(runtime)
         devices = RuntimeDevices(runtime)
         self.roster = RosterPanel(bus, control, people, RuntimeRemoteCompanions(runtime), language=self.language)
-        self.network = NetworkPanel(bus, devices.network, people, self.language)  # where each companion runs
+        self.network = NetworkPanel(bus, devices.network, people)  # where each companion runs
         self.conversations = ConversationList(bus, history, self.language)
         self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next
         self.conversations.started_new.connect(self._greet)  # a companion may open it with its first greeting
@@ -144,18 +145,18 @@ class MainWindow(QMainWindow):
         self.splitter.setContentsMargins(8, 6, 8, 0)
         self.setCentralWidget(self.splitter)
         self._retranslate()
-        self.speech_notice = SpeechNotice(bus, devices.speaker_status, self.language)
+        self.speech_notice = SpeechNotice(bus, devices.speaker_status)
         self.statusBar().addPermanentWidget(self.speech_notice)
         camera = RuntimeCamera(runtime)  # the camera switch, the looks in the chat and "Show them"
-        self.camera_switch = CameraSwitch(bus, camera, self.language)
+        self.camera_switch = CameraSwitch(bus, camera)
         self.statusBar().addPermanentWidget(self.camera_switch)
         self.chat_looks = ChatLooks(self.chat, people, self.language)
-        self.show_them = ShowThemButton(self.chat, camera, self.language)
+        self.show_them = ShowThemButton(self.chat, camera)
         self.show_them.place()
         voice_input = RuntimeVoiceInput(runtime)  # talking to them (issue 27): the microphone's switch and state,
-        self.microphone_switch = MicrophoneSwitch(bus, voice_input, self.language)  # push-to-talk, words in the box
+        self.microphone_switch = MicrophoneSwitch(bus, voice_input)  # push-to-talk, words in the box
         self.statusBar().addPermanentWidget(self.microphone_switch)
-        self.talk_button = TalkButton(self.chat, bus, voice_input, self.language)
+        self.talk_button = TalkButton(self.chat, bus, voice_input)
         self.talk_button.place()
         self.spoken_words = SpokenWords(self.chat, bus, voice_input)
         self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language,  # pages the bridge refused
@@ -238,9 +239,8 @@ class MainWindow(QMainWindow):
         if language != self.language:
             self.language = language
             use_language(language)  # Qt's own texts and every widget's self.tr()
-            for panel in (self.roster, self.network, self.conversations, self.chat, self.turns, self.search_panel,
-                          self.camera_panel, self.speech_notice, self.message_actions, self.camera_switch,
-                          self.chat_looks, self.show_them, self.microphone_switch, self.talk_button):
+            for panel in (self.roster, self.conversations, self.chat, self.turns, self.search_panel,
+                          self.camera_panel, self.message_actions, self.chat_looks):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)

@@ -71,7 +71,7 @@ TEXTS: Final = Texts("memory_view", {
 })
 
 
-def _text(key: str, language: str | None = None, **values: object) -> str:
+def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Final, Protocol
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QToolButton, QWidget
 
@@ -19,7 +19,7 @@ from companions.bus import Bus, BusItem
 from companions.tasks import TaskSet
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged, MicrophoneState
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 
 log = logging.getLogger(__name__)
@@ -101,11 +101,10 @@ class MicrophoneSwitch(QToolButton):
     switched = Signal(bool)
     shown = Signal(str)  # the text shown after the microphone's state (or the headset advice) changed
 
-    def __init__(self, bus: Bus, port: MicrophoneSwitchPort, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, port: MicrophoneSwitchPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "microphoneSwitch")
         self.port = port
-        self.language = language
         self.setCheckable(True)
         self.setAutoRaise(True)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -131,9 +130,10 @@ class MicrophoneSwitch(QToolButton):
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     def _on_clicked(self, checked: bool) -> None:
         self.setEnabled(False)
@@ -167,7 +167,7 @@ class MicrophoneSwitch(QToolButton):
         self.shown.emit(self.text())
 
     def _t(self, name: str, **values: object) -> str:
-        return _TEXTS.text(name, self.language, **values)
+        return _TEXTS.text(name, **values)
 
     def _render(self) -> None:
         on, state, key = self.isChecked(), self.state, self.port.push_to_talk_key()

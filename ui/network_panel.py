@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
@@ -18,7 +18,8 @@ from companions.network.link import NetworkChanged, NetworkLink
 from companions.network.people import RemotePerson
 from companions.network.port import NetworkStatus
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.display_names import DisplayNames
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import People
 
@@ -38,12 +39,12 @@ def _text(key: str, language: str | None = None) -> str:
     return TEXTS.text(key, language)
 
 
-def person_row(person: RemotePerson, language: str) -> str:
+def person_row(person: RemotePerson, language: str | None = None) -> str:
     """``user — a person on 16Uiu2H…a1b2c3``: someone who spoke here from another machine, and which one."""
     return _text("person", language).format(name=person.name, peer=person.place)
 
 
-def remote_row(companion: RemoteCompanion, language: str) -> str:
+def remote_row(companion: RemoteCompanion, language: str | None = None) -> str:
     """``souta — peer …a1b2c3 (reachable)``: the name, the end of its peer id, and whether it is reachable now."""
     state = _text("reachable" if companion.reachable else "unreachable", language)
     return f"{companion.name} — {companion.peer[:6]}…{companion.peer[-6:]} ({state})"
@@ -54,12 +55,12 @@ class NetworkPanel(QWidget):
 
     changed = Signal()  # after every render
 
-    def __init__(self, bus: Bus, network: Callable[[], NetworkLink | None], people: People, language: str,
+    def __init__(self, bus: Bus, network: Callable[[], NetworkLink | None], people: People,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.network = network
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.title = named(QLabel(), "networkTitle")
         self.status = named(QLabel(), "networkStatus")
         self.status.setWordWrap(True)
@@ -89,9 +90,10 @@ class NetworkPanel(QWidget):
     def detach(self) -> None:
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     def rows(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
@@ -102,22 +104,22 @@ class NetworkPanel(QWidget):
             self._render()
 
     def _render(self) -> None:
-        self.title.setText(_text("title", self.language))
+        self.title.setText(_text("title"))
         if self._status.running:
-            self.status.setText(_text("listening", self.language).format(
+            self.status.setText(_text("listening").format(
                 address=self._status.addresses[0] if self._status.addresses else self._status.peer_id))
         elif self._status.problem:
-            self.status.setText(_text("off", self.language).format(reason=self._status.problem))
+            self.status.setText(_text("off").format(reason=self._status.problem))
         else:
-            self.status.setText(_text("starting", self.language))
+            self.status.setText(_text("starting"))
         self.list.clear()
         elsewhere = {r.id for r in self._remote}
         for companion in self.people.companion_ids():
             if companion not in elsewhere:
-                name = self.people.name(companion, self.language) or companion
-                self.list.addItem(QListWidgetItem(f"{name} — {_text('here', self.language)}"))
+                name = self.names.of(companion)
+                self.list.addItem(QListWidgetItem(f"{name} — {_text('here')}"))
         for remote in self._remote:
-            self.list.addItem(QListWidgetItem(remote_row(remote, self.language)))
+            self.list.addItem(QListWidgetItem(remote_row(remote)))
         for person in self._people:
-            self.list.addItem(QListWidgetItem(person_row(person, self.language)))
+            self.list.addItem(QListWidgetItem(person_row(person)))
         self.changed.emit()

@@ -36,7 +36,7 @@ TEXTS: Final = Texts("recalled", {
 })
 
 
-def _text(key: str, language: str | None = None, **values: object) -> str:
+def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 

@@ -103,6 +103,6 @@ TEXTS: Final = Texts("search", {
 })
 
 
-def search_text(key: str, language: str | None = None, **values: object) -> str:
+def search_text(key: str, language: str | None = None, /, **values: object) -> str:
     """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)

@@ -113,18 +113,18 @@ TEXTS: Final = Texts("settings", {
 })
 
 
-def text(key: str, language: Language | None = None, **values: object) -> str:
+def text(key: str, language: Language | None = None, /, **values: object) -> str:
     """The text for ``key`` in ``language`` (the window's when None), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)
 
 
-def voice_problem_text(reason: str, language: Language) -> str:
+def voice_problem_text(reason: str, language: Language | None = None) -> str:
     """The voice test's failure in ``language``: why nothing was heard, in the speaker's own words only when it
     gave a reason no one foresaw (the full reason belongs in a tooltip)."""
     return text("voice.failed", language, error=speech_reason_text(reason, language))
 
 
-def speech_reason_text(reason: str, language: Language) -> str:
+def speech_reason_text(reason: str, language: Language | None = None) -> str:
     """Why speech did not work, in ``language``; the speaker's own words when the reason is not a known one."""
     problem = speech_problem(reason)
     match problem.kind:

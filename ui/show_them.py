@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QPushButton
 
 from companions.tasks import TaskSet
 from ui.camera_texts import camera_text, reason_text
 from ui.chat_panel import ChatPanel
+from ui.i18n import is_language_change
 from ui.naming import named
 from ui.settings_form import show_result
 
@@ -39,12 +40,11 @@ class ShowThemButton(QPushButton):
     shown = Signal(str)  # the id of the message that carried the picture
     failed = Signal(str)  # the reason, as said under the box
 
-    def __init__(self, chat: ChatPanel, camera: ShowCamera, language: str) -> None:
+    def __init__(self, chat: ChatPanel, camera: ShowCamera) -> None:
         super().__init__()
         named(self, "showThemButton")
         self.chat = chat
         self.camera = camera
-        self.language = language
         self._tasks = TaskSet("show-them")
         self.clicked.connect(self.show_them)
         self._render()
@@ -58,15 +58,16 @@ class ShowThemButton(QPushButton):
     def detach(self) -> None:
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     def show_them(self) -> None:
         if not self.isEnabled():
             return
         self.setEnabled(False)
-        self.setText(camera_text("show.busy", self.language))
+        self.setText(camera_text("show.busy"))
         self._tasks.spawn(self._show(self.chat.input.toPlainText()), name="show-them")
 
     async def _show(self, text: str) -> None:
@@ -74,8 +75,8 @@ class ShowThemButton(QPushButton):
             message_id = await self.camera.show(text.strip(), self.chat.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are
             log.warning("showing the camera failed: %s", err)
-            reason = reason_text(str(err).splitlines()[0] if str(err) else type(err).__name__, self.language)
-            show_result(self.chat.error, "error", camera_text("show.failed", self.language, error=reason))
+            reason = reason_text(str(err).splitlines()[0] if str(err) else type(err).__name__)
+            show_result(self.chat.error, "error", camera_text("show.failed", error=reason))
             self.chat.error.show()
             self.failed.emit(reason)
             return
@@ -88,6 +89,6 @@ class ShowThemButton(QPushButton):
         self.shown.emit(message_id)
 
     def _render(self) -> None:
-        self.setText(camera_text("show", self.language))
-        self.setToolTip(camera_text("show.tooltip", self.language))
+        self.setText(camera_text("show"))
+        self.setToolTip(camera_text("show.tooltip"))
         self.setAccessibleDescription(self.toolTip())

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.devices import DeviceStatus
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.settings_texts import speech_reason_text
 
@@ -28,12 +28,11 @@ _TEXTS: Final = Texts("speech_notice", {
 class SpeechNotice(QLabel):
     """Hidden while speech works; call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
-    def __init__(self, bus: Bus, status: Callable[[], DeviceStatus | None], language: str,
+    def __init__(self, bus: Bus, status: Callable[[], DeviceStatus | None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "speechNotice")
         self.speaker_status = status
-        self.language = language
         self.reason = ""
         self.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
         self._bus_link = BusFollower(bus, ("events",))
@@ -48,9 +47,10 @@ class SpeechNotice(QLabel):
     def detach(self) -> None:
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, DeviceStatus) and item.device == "speaker":
@@ -61,11 +61,11 @@ class SpeechNotice(QLabel):
         self._render()
 
     def _t(self, key: str) -> str:
-        return _TEXTS.text(key, self.language)
+        return _TEXTS.text(key)
 
     def _render(self) -> None:
         self.setText(self._t("off"))
-        reason = speech_reason_text(self.reason, "ja" if self.language == "ja" else "en")
+        reason = speech_reason_text(self.reason)
         self.setToolTip(self._t("tooltip").format(reason=reason))
         self.setAccessibleName(self.toolTip())
         self.setVisible(bool(self.reason))

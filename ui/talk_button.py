@@ -17,7 +17,7 @@ from companions.bus import Bus, BusItem
 from companions.voice_input.events import MicrophoneChanged, MicrophoneState
 from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.microphone_switch import microphone_icon
 from ui.naming import named
 
@@ -44,12 +44,11 @@ class TalkPort(Protocol):
 class TalkButton(QToolButton):
     """Put beside the chat's Send button (:meth:`place`); call :meth:`attach` / :meth:`detach`."""
 
-    def __init__(self, chat: ChatPanel, bus: Bus, port: TalkPort, language: str) -> None:
+    def __init__(self, chat: ChatPanel, bus: Bus, port: TalkPort) -> None:
         super().__init__()
         named(self, "talkButton")
         self.chat = chat
         self.port = port
-        self.language = language
         self.setIcon(QIcon(microphone_icon(18, self.palette().buttonText().color())))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.pressed.connect(port.press)
@@ -74,9 +73,10 @@ class TalkButton(QToolButton):
         self.key.remove()
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._render()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._render()
+        super().changeEvent(event)
 
     def follow_settings(self) -> None:
         """The key may have changed in the settings."""
@@ -92,10 +92,10 @@ class TalkButton(QToolButton):
         usable = self._state in ("listening", "hearing", "recognising")
         self.setEnabled(usable or self.isDown())
         key = self.port.push_to_talk_key()
-        tip = _TEXTS.text("tooltip", self.language, shortcut=key) if usable \
-            else _TEXTS.text("tooltip.off", self.language)
+        tip = _TEXTS.text("tooltip", shortcut=key) if usable \
+            else _TEXTS.text("tooltip.off")
         self.setToolTip(tip)
-        self.setAccessibleName(_TEXTS.text("accessible", self.language))
+        self.setAccessibleName(_TEXTS.text("accessible"))
         self.setAccessibleDescription(tip)
 
 

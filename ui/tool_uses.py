@@ -41,7 +41,7 @@ TEXTS: Final = Texts("tool_uses", {
 BOOKKEEPING: Final = frozenset({"speak"})
 
 
-def _text(key: str, language: str | None = None, **values: object) -> str:
+def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 

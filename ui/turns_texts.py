@@ -105,6 +105,6 @@ TEXTS: Final = Texts("turns", {
 })
 
 
-def turns_text(key: str, language: str | None = None, **values: object) -> str:
+def turns_text(key: str, language: str | None = None, /, **values: object) -> str:
     """The text for ``key`` in ``language`` ("ja" or "en"), with ``values`` filled in."""
     return TEXTS.text(key, language, **values)

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import qasync
-from PySide6.QtCore import QEvent, SignalInstance
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QApplication
 
 from app.runtime import Runtime
@@ -41,14 +41,7 @@ def _english_after_each_test() -> Iterator[None]:
     """The window's language is the application's: a test that switched it leaves English behind."""
     yield
     if window_language() != SOURCE_LANGUAGE:
-        switch_language(SOURCE_LANGUAGE)
-
-
-def switch_language(language: str) -> None:
-    """Makes ``language`` the window's, as the settings do, and lets every widget say its words again (Qt posts
-    the ``LanguageChange`` events; they are delivered here, as the running loop would)."""
-    use_language(language)
-    QApplication.sendPostedEvents(None, QEvent.Type.LanguageChange)
+        use_language(SOURCE_LANGUAGE)
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, object]:

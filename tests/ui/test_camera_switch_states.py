@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from app.secrets import SecretStore
 from tests.app.media import write_test_video
 from tests.ui.conftest import started_runtime
+from ui.i18n import use_language
 from ui.main_window import MainWindow
 
 
@@ -22,7 +23,7 @@ async def _window(qtbot: QtBot, runtime: object) -> MainWindow:
     qtbot.addWidget(window)
     window.show()
     await window.attach()
-    window.camera_switch.set_language("en")
+    use_language("en")
     window.extras.first_run.set_language("en")
     return window
 

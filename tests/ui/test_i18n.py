@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-from tests.ui.conftest import switch_language
 from ui.chat_texts import chat_text
 from ui.i18n import is_language_change, translate, use_language, window_language
 from ui.notifications import Notification, Toast
@@ -98,10 +97,10 @@ def test_a_language_switch_reaches_every_widget_without_being_handed_the_languag
     qtbot.addWidget(window)
     inner = _SendLabel(QWidget(window))  # a child of a child: Qt passes the event down
     assert (window_language(), inner.text()) == ("en", "Send")
-    switch_language("ja")
+    use_language("ja")
     assert (window_language(), inner.text()) == ("ja", "送信")
     assert chat_text("send", "en") == "Send"  # a language that is data is still asked for by name
-    switch_language("en")
+    use_language("en")
     assert inner.text() == "Send"
 
 

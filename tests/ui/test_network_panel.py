@@ -22,7 +22,7 @@ AYA = CompanionMetadata(id="companion_aya", name="Aya")
 
 
 def _panel(qtbot: QtBot, runtime: Runtime) -> NetworkPanel:
-    panel = NetworkPanel(runtime.bus, RuntimeDevices(runtime).network, RuntimePeople(runtime), "en")
+    panel = NetworkPanel(runtime.bus, RuntimeDevices(runtime).network, RuntimePeople(runtime))
     qtbot.addWidget(panel)
     panel.attach()
     return panel
