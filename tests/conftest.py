@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -53,6 +54,13 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (for a server to take, or to find closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

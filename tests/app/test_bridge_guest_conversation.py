@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from companions.conversation.readmodel import ConversationReadModel
 from companions.guests import BridgeGuestsChanged
 from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json, say
 from companions.protocol import Message, to_wire
+from tests.conftest import free_port
 
 KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "story": "lives on a hill",
         "sample": "Clouds are slow."}
@@ -28,13 +28,6 @@ EVENT_PARAMS: dict[str, dict[str, Any]] = {
     "hina": {"need_response": True, "user_mood": "happy"},
     "souta": {"need_response": True, "needs_facts": False},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 async def frame(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:

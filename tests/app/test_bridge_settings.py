@@ -4,7 +4,6 @@ allowed, which apply to the running bridge as soon as they are saved."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,11 @@ from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
 from tests.app.kyoko_clients import LegacyKyokoClient, running
 from tests.app.test_bridge_dialects import COMPANIONS, App
+from tests.conftest import free_port
 
 
 async def test_the_settings_choose_the_default_dialect_and_the_clients_grace() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     settings = Settings.model_validate({"bridge": {"port": port, "dialect": "legacy", "client_timeout_s": 0.2}})
     bus = InProcessBus()
     broker = QueryBroker(bus)
@@ -69,7 +67,7 @@ async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_hom
     from companions.cards import CompanionCard
     from companions.llm.scripted import ScriptedCast, ScriptedModel
 
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     cast = ScriptedCast("akari", "hina", "souta")
 
     def make_model(card: CompanionCard) -> ScriptedModel:
@@ -96,7 +94,3 @@ async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_hom
         await runtime.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from app.connection_check import check_connection, llm_configured
 from app.settings import Settings
+from tests.conftest import free_port
 
 KEY = "sk-test-key-1234567890"
 
@@ -67,12 +67,6 @@ def models_server(models: list[str] | None = None, required_key: str | None = No
         thread.join()
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_a_working_local_server_reports_its_models() -> None:
     with models_server(["b", "a", "c"]) as server:
         result = await check_connection(server.base_url, None)
@@ -106,7 +100,7 @@ async def test_a_url_without_v1_gets_a_hint() -> None:
 
 
 async def test_nothing_listening_is_a_clear_error_not_an_exception() -> None:
-    result = await check_connection(f"http://127.0.0.1:{closed_port()}/v1", None, timeout_s=2)
+    result = await check_connection(f"http://127.0.0.1:{free_port()}/v1", None, timeout_s=2)
     assert not result.ok
     assert result.error is not None
     assert "cannot connect" in result.error

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,15 +16,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server.demo_director import GOODBYE, LINES, DemoDirector
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 MADOI = str(Path(PYTHON).parent / "madoi")  # the console script, as the README runs it
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.asynccontextmanager

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import signal
-import socket
 import sqlite3
 from pathlib import Path
 
@@ -15,13 +14,7 @@ from websockets.asyncio.client import connect
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import GOODBYE, DemoDirector
-from tests.conftest import PYTHON, REPO, subprocess_env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 
 async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
@@ -35,7 +28,7 @@ async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: flo
 async def test_a_headless_conversation_with_the_sample_companions_closes_by_itself(tmp_path: Path) -> None:
     director = DemoDirector()
     home = tmp_path / "home"
-    bridge_port = _free_port()
+    bridge_port = free_port()
     async with OpenAITestServer(models=["demo-model"], fallback=director) as server:
         env = subprocess_env(home, PYTHONPATH=str(REPO), MADOI_LLM_BASE_URL=server.base_url,
                              MADOI_BRIDGE_PORT=str(bridge_port))

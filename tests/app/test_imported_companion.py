@@ -8,7 +8,6 @@ import asyncio
 import base64
 import json
 import signal
-import socket
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -19,17 +18,11 @@ from websockets.asyncio.client import connect
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 CARD = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {
     "name": "Seraphina", "description": "{{char}} guards the glade.", "personality": "Gentle, wise.",
     "first_mes": "Welcome to the glade, {{user}}.", "mes_example": "<START>\n{{char}}: Rest now."}}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _card_png(path: Path) -> Path:
@@ -61,7 +54,7 @@ async def test_an_imported_character_talks_on_the_demo_endpoint(tmp_path: Path) 
     env = subprocess_env(home, PYTHONPATH=str(REPO))
     printed = await asyncio.to_thread(_import, env, _card_png(tmp_path / "s.png"))
     assert printed.startswith("seraphina: Seraphina imported from a V3 PNG card")
-    port = _free_port()
+    port = free_port()
     director = DemoDirector()
     async with OpenAITestServer(models=["demo-model"], fallback=director) as server:
         proc = await asyncio.create_subprocess_exec(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import signal
-import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -22,17 +21,11 @@ from companions.protocol import Message, State, frame_of, to_wire
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
 from tests.app.network_nodes import ReferenceNode
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 pytestmark = pytest.mark.slow
 AYA = {"id": "companion_aya", "name": "aya", "personality": "curious", "story": "a reference node", "sample": "Hi"}
 AYA_LINE = "Hello from the reference network!"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Madoi:
@@ -123,7 +116,7 @@ async def _play_aya(node: ReferenceNode, user_line: str) -> None:
 
 async def test_two_madoi_processes_and_a_reference_node_hold_one_conversation(tmp_path: Path) -> None:
     director = DemoDirector()
-    bridge_port = _free_port()
+    bridge_port = free_port()
     user_line = "みんな、こんばんは！"
     processes: list[Madoi] = []
     node: ReferenceNode | None = None

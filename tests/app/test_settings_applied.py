@@ -20,6 +20,7 @@ from app.settings import CompanionSettings, Settings, load_settings
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.companions.search_doubles import HashingEmbedder
+from tests.conftest import free_port
 
 
 def _with(settings: Settings, section: str, **fields: object) -> Settings:
@@ -29,12 +30,6 @@ def _with(settings: Settings, section: str, **fields: object) -> Settings:
 def _choose(settings: Settings, companion_id: str, **choice: object) -> Settings:
     return settings.model_copy(update={"companions": {**settings.companions,
                                                       companion_id: CompanionSettings.model_validate(choice)}})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_a_companion_thinks_with_its_chosen_model_from_its_next_request(madoi_home: Path) -> None:

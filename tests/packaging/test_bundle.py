@@ -21,7 +21,8 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from companions.protocol import Message, Query, frame_of
 from tests.app.media import write_test_video
-from tests.app.test_demo_command import demo_server, free_port
+from tests.app.test_demo_command import demo_server
+from tests.conftest import free_port
 from tests.packaging.conftest import bundle_env
 from tests.packaging.test_bundle_contents import bundle_contents
 from tests.ui.test_screenshot import GRAB

@@ -14,7 +14,6 @@ import base64
 import contextlib
 import json
 import logging
-import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -33,15 +32,10 @@ from companions.cards import CompanionCard
 from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json
 from companions.protocol import Message, Query, QueryResult, WireItem, frame_of, to_wire
 from tests.app.media import write_test_video
+from tests.conftest import free_port
 
 ALLOWED_PAGE = "http://localhost:5173"  # an avatar page served from this computer: admitted by default
 EVIL_PAGE = "https://evil.example"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -74,7 +68,7 @@ class App:
 async def running_app(home: Path, monkeypatch: pytest.MonkeyPatch, media: Path, settings: str = "",
                       ) -> AsyncIterator[App]:
     """The app, with ``settings`` (TOML) in its settings file."""
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     monkeypatch.setenv("MADOI_CAMERA", str(write_test_video(media / "webcam.avi", frames=30, face=True)))
     if settings:
         paths = load_settings().paths

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -38,14 +37,9 @@ from companions.testing.consent import ScriptedUser
 from companions.tool_use import ToolUsed
 from companions.trust import Answer, Capability, ConsentRefused, Relation
 from tests.app.media import write_test_video
+from tests.conftest import free_port
 
 ALLOWED_PAGE = "http://localhost:5173"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -89,7 +83,7 @@ class App:
 
 @pytest.fixture
 async def app(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[App]:
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     monkeypatch.setenv("MADOI_CAMERA", str(write_test_video(tmp_path / "webcam.avi", frames=30, face=True)))
     cast = ScriptedCast("akari", "hina", "souta")
     for model in cast.values():  # after the line a test scripts, everyone listens: the conversation ends

@@ -8,7 +8,6 @@ import errno
 import json
 import os
 import signal
-import socket
 import subprocess
 import textwrap
 from pathlib import Path
@@ -23,7 +22,7 @@ from app.settings import load_settings
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 API_KEY = "sk-test-never-in-a-log-4f9a2c7e1b"
 BRIDGE_SECRET = "bridge-secret-7d3e9a1c5b2f"
@@ -31,12 +30,6 @@ BRIDGE_SECRET = "bridge-secret-7d3e9a1c5b2f"
 
 def _mode(path: Path) -> int:
     return path.stat().st_mode & 0o777
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _umask_022() -> None:  # the usual desktop umask: without explicit modes every file would be world-readable
@@ -189,7 +182,7 @@ def test_a_secret_saved_without_a_keyring_is_there_after_a_restart(madoi_home: P
 
 async def test_a_verbose_log_of_a_conversation_through_the_bridge_holds_no_token_or_key(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    port = _free_port()
+    port = free_port()
     async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector()) as server:
         proc = await _headless(home, "--verbose", MADOI_LLM_BASE_URL=server.base_url, MADOI_LLM_API_KEY=API_KEY,
                                MADOI_BRIDGE_PORT=str(port), MADOI_BRIDGE_TOKEN=BRIDGE_SECRET)

@@ -5,7 +5,6 @@ sending ``Origin`` as a browser does)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from app.secrets import SecretStore
 from app.settings import load_settings
 from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
+from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
@@ -128,7 +128,7 @@ async def test_a_program_knocking_with_many_origins_cannot_fill_the_window(
 async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole path in the window: refused, said, allowed with one click, saved, applied to the running bridge."""
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(_free_port()))
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     async with started_runtime() as runtime:
         window = MainWindow(runtime)
         qtbot.addWidget(window)
@@ -161,7 +161,3 @@ async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
             window.detach()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

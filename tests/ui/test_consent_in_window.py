@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from companions.llm.scripted import call, last_message_mentions, reply_json
 from companions.protocol import Message, Query, QueryResult, frame_of
 from tests.app.media import write_test_video
+from tests.conftest import free_port
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.main_window import MainWindow
@@ -27,9 +27,7 @@ from ui.main_window import MainWindow
 
 @pytest.fixture
 def bridge_and_camera(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        monkeypatch.setenv("MADOI_BRIDGE_PORT", str(sock.getsockname()[1]))
+    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     monkeypatch.setenv("MADOI_CAMERA", str(write_test_video(tmp_path / "webcam.avi", frames=30, face=True)))
     monkeypatch.setenv("MADOI_LANGUAGE", "en")
 

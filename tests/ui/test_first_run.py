@@ -18,7 +18,7 @@ from app.secrets import SecretStore
 from app.settings import load_settings
 from companions.devices import DeviceStatus
 from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
-from tests.app.test_connection_check import closed_port
+from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.first_run import FirstRunPanel
 from ui.main_window import MainWindow
@@ -52,7 +52,7 @@ async def test_a_failed_check_is_explained_and_retry_is_offered(qtbot: QtBot, ma
     qtbot.addWidget(panel)
     panel.show()
     assert not panel.problem.isVisible()
-    result = await check_connection(f"http://127.0.0.1:{closed_port()}/v1", None, timeout_s=2)
+    result = await check_connection(f"http://127.0.0.1:{free_port()}/v1", None, timeout_s=2)
     panel.set_problem(result.error)
     assert panel.problem.isVisible()
     assert "cannot connect" in panel.problem.text()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from app.panel_adapters import RuntimeControl, RuntimeHistory, RuntimePeople, Ru
 from app.runtime import Runtime
 from companions.bus import InProcessBus
 from companions.protocol import CompanionMetadata, Message, to_wire
+from tests.conftest import free_port
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.chat_panel import ChatPanel
 from ui.roster import RosterPanel
@@ -24,13 +24,6 @@ from ui.roster import RosterPanel
 KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "story": "", "sample": ""}
 AYA = CompanionMetadata(id="companion_aya", name="Aya")
 SHOTS = os.environ.get("MADOI_SCREENSHOT_DIR")  # read before the madoi_home fixture clears MADOI_* variables
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 async def _panels(qtbot: QtBot, runtime: Runtime) -> tuple[RosterPanel, ChatPanel]:

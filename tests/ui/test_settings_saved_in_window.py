@@ -11,20 +11,15 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.main_window import MainWindow
 from ui.notifications import Notification
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def test_a_taken_port_is_said_and_the_rest_applies(qtbot: QtBot, madoi_home: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("MADOI_BRIDGE_PORT", str(port))  # the tests' default (0) turns the bridge off
     async with started_runtime() as runtime:
         window = MainWindow(runtime)
