@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
 
-from PySide6.QtCore import QEasingCurve, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtCore import QEasingCurve, QEvent, Qt, QTimer, QVariantAnimation, Signal
 from PySide6.QtGui import QHideEvent, QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -34,8 +34,9 @@ from companions.devices import CameraFrame, CameraLooked, DeviceStatus
 from ui.bus_bridge import BusFollower
 from ui.camera_frame import FrameView
 from ui.camera_texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
+from ui.display_names import DisplayNames
+from ui.i18n import is_language_change
 from ui.naming import named
-from ui.turns_wording import display_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -91,7 +92,7 @@ class CameraPreview(QWidget):
     flashed = Signal(str)  # a companion (or client) id that looked through the camera
     state_changed = Signal(str, str)  # the PreviewState and its detail, whenever either changes
 
-    def __init__(self, bus: Bus, camera: Callable[[], PreviewCamera | None], people: People, language: str, *,
+    def __init__(self, bus: Bus, camera: Callable[[], PreviewCamera | None], people: People, *,
                  fps: float = DEFAULT_FPS,
                  preview_width: int = DEFAULT_PREVIEW_WIDTH, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -99,7 +100,7 @@ class CameraPreview(QWidget):
             raise ValueError("fps must be positive")
         self.camera = camera
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.preview_width = preview_width
         self.stats = PreviewStats()
         self.indicator = named(QLabel(), "cameraIndicator")
@@ -167,9 +168,10 @@ class CameraPreview(QWidget):
         self.view.flash = 0.0
         self.view.update()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._retranslate()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
 
     # -- what the user sees ----------------------------------------------------------------------------------
     @property
@@ -349,11 +351,11 @@ class CameraPreview(QWidget):
         view = self.view
         state = self._state
         view.camera_off = state == "off"
-        view.headline = camera_text(f"state.{state}", self.language)
-        view.detail = reason_text(self._reason, self.language)  # "" while waiting or live
+        view.headline = camera_text(f"state.{state}")
+        view.detail = reason_text(self._reason)  # "" while waiting or live
         self.indicator.setVisible(state == "live")
         summary = f"{view.headline}: {view.detail}" if view.detail else view.headline
-        view.setAccessibleName(camera_text("title", self.language))
+        view.setAccessibleName(camera_text("title"))
         view.setAccessibleDescription(summary)
         view.setToolTip(summary if state != "live" else "")
         view.update()
@@ -375,8 +377,7 @@ class CameraPreview(QWidget):
     def _show_look(self, who: str) -> None:
         self._looker = who
         self.view.caption = self._look_caption()
-        self.view.setAccessibleDescription(camera_text("looked.accessible", self.language,
-                                                       who=display_name(self.people, self.language, who)))
+        self.view.setAccessibleDescription(camera_text("looked.accessible", who=self.names.of(who, in_sentence=True)))
         self.flash_animation.stop()
         self.view.flash = 1.0  # at once: the animation's first value comes with its first frame
         self.flash_animation.start()
@@ -387,7 +388,7 @@ class CameraPreview(QWidget):
     def _look_caption(self) -> str:
         if self._looker is None:
             return ""
-        return camera_text("looked", self.language, who=display_name(self.people, self.language, self._looker))
+        return camera_text("looked", who=self.names.of(self._looker, in_sentence=True))
 
     def _on_flash_value(self, value: object) -> None:
         self.view.flash = float(value) if isinstance(value, (int, float)) else 0.0
@@ -405,8 +406,8 @@ class CameraPreview(QWidget):
 
     def _retranslate(self) -> None:
         self.indicator.setText(f'<span style="color:{INDICATOR_COLOR}; font-size:large;">&#9679;</span>&nbsp;'
-                               f'<b>{camera_text("indicator.on", self.language)}</b>')
-        self.indicator.setToolTip(camera_text("indicator.tooltip", self.language))
-        self.indicator.setAccessibleName(camera_text("indicator.on", self.language))
+                               f'<b>{camera_text("indicator.on")}</b>')
+        self.indicator.setToolTip(camera_text("indicator.tooltip"))
+        self.indicator.setAccessibleName(camera_text("indicator.on"))
         self.view.caption = self._look_caption()
         self._render_state()

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Final
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -30,6 +30,7 @@ from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
 from ui.chat_texts import chat_text
 from ui.conversation_model import ID_ROLE, ConversationsModel
+from ui.i18n import is_language_change
 from ui.naming import named
 from ui.panel_ports import ConversationHistory
 
@@ -60,13 +61,12 @@ class ConversationList(QWidget):
     new_requested = Signal()  # New or Ctrl+N: the window puts the focus in the message box at once
     started_new = Signal()  # ... and once the active conversation is the new, empty one (app/greetings.py)
 
-    def __init__(self, bus: Bus, history: ConversationHistory, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, history: ConversationHistory, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.history = history
-        self.language = language
-        self.title = title = QLabel(chat_text("conversations", language))
+        self.title = title = QLabel(chat_text("conversations"))
         title.setObjectName("conversationListTitle")
-        self.model = ConversationsModel(language, self)
+        self.model = ConversationsModel(self)
         self.items = named(_ConversationItems(), "conversationList")
         self.items.setModel(self.model)
         self.model.font = self.items.font()
@@ -75,11 +75,11 @@ class ConversationList(QWidget):
         self.items.activated.connect(self._on_activated)
         self.items.clicked.connect(self._on_activated)
         self.items.delete_requested.connect(self.ask_delete_selected)
-        self.new_button = named(QPushButton(chat_text("new", language)), "newConversationButton")
-        self.new_button.setToolTip(chat_text("new.tooltip", language))
+        self.new_button = named(QPushButton(chat_text("new")), "newConversationButton")
+        self.new_button.setToolTip(chat_text("new.tooltip"))
         self.new_button.clicked.connect(self.new_conversation)
-        self.delete_button = named(QPushButton(chat_text("delete", language)), "deleteConversationButton")
-        self.delete_button.setToolTip(chat_text("delete.tooltip", language))
+        self.delete_button = named(QPushButton(chat_text("delete")), "deleteConversationButton")
+        self.delete_button.setToolTip(chat_text("delete.tooltip"))
         self.delete_button.clicked.connect(self.ask_delete_selected)
         self.error = named(QLabel(), "conversationListError")
         self.error.setWordWrap(True)
@@ -114,14 +114,13 @@ class ConversationList(QWidget):
         self._later.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        """Renames the title and buttons and relabels every conversation (untitled ones, counts) at once."""
-        self.language = language
-        self.title.setText(chat_text("conversations", language))
-        for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
-            button.setText(chat_text(key, language))
-            button.setToolTip(chat_text(f"{key}.tooltip", language))
-        self.model.set_language(language)
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self.title.setText(chat_text("conversations"))
+            for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
+                button.setText(chat_text(key))
+                button.setToolTip(chat_text(f"{key}.tooltip"))
+        super().changeEvent(event)
 
     # -- what the list shows ---------------------------------------------------------------------------------
     def conversation_ids(self) -> list[int]:
@@ -188,15 +187,15 @@ class ConversationList(QWidget):
         if conversation_id is None or self._busy:
             return
         info = self.model.info(conversation_id)
-        title = (info.title if info is not None else "") or chat_text("untitled", self.language)
-        box = QMessageBox(QMessageBox.Icon.Warning, chat_text("confirm.title", self.language),
-                          chat_text("confirm.body", self.language, title=" ".join(title.split()),
+        title = (info.title if info is not None else "") or chat_text("untitled")
+        box = QMessageBox(QMessageBox.Icon.Warning, chat_text("confirm.title"),
+                          chat_text("confirm.body", title=" ".join(title.split()),
                                     n=info.message_count if info is not None else 0),
                           QMessageBox.StandardButton.NoButton, self)
         box.setObjectName("deleteConfirmation")
-        delete = box.addButton(chat_text("confirm.delete", self.language), QMessageBox.ButtonRole.DestructiveRole)
+        delete = box.addButton(chat_text("confirm.delete"), QMessageBox.ButtonRole.DestructiveRole)
         delete.setObjectName("confirmDeleteButton")
-        cancel = box.addButton(chat_text("confirm.cancel", self.language), QMessageBox.ButtonRole.RejectRole)
+        cancel = box.addButton(chat_text("confirm.cancel"), QMessageBox.ButtonRole.RejectRole)
         cancel.setObjectName("cancelDeleteButton")
         box.setDefaultButton(cancel)  # Enter keeps the conversation; deleting takes a deliberate choice
         box.setEscapeButton(cancel)
@@ -229,7 +228,7 @@ class ConversationList(QWidget):
             self.error.hide()
         except Exception as err:
             log.exception("conversation list action failed")
-            self.error.setText(chat_text("failed", self.language, error=err))
+            self.error.setText(chat_text("failed", error=err))
             self.error.show()
             self.failed.emit(str(err))
         finally:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime
 from typing import Final
 
-from PySide6.QtCore import QAbstractListModel, QDate, QLocale, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QDate, QEvent, QLocale, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
 from app.storage import ConversationInfo
 from ui.chat_texts import chat_text
+from ui.i18n import is_language_change, window_language
 
 ID_ROLE: Final = int(Qt.ItemDataRole.UserRole)  # a row's conversation id
 
@@ -22,9 +23,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class ConversationsModel(QAbstractListModel):
-    def __init__(self, language: str, parent: object = None) -> None:
+    def __init__(self, parent: object = None) -> None:
         super().__init__(parent)  # type: ignore[arg-type]
-        self.language = language
         self.font = QFont()
         self._rows: list[ConversationInfo] = []
         self._active: int | None = None
@@ -39,7 +39,7 @@ class ConversationsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.label(info)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return info.title or chat_text("untitled", self.language)
+            return info.title or chat_text("untitled")
         if role == ID_ROLE:
             return info.id
         if role == Qt.ItemDataRole.FontRole and info.id == self._active:
@@ -49,9 +49,9 @@ class ConversationsModel(QAbstractListModel):
         return None
 
     def label(self, info: ConversationInfo, now: datetime.datetime | None = None) -> str:
-        title = " ".join(info.title.split()) or chat_text("untitled", self.language)
+        title = " ".join(info.title.split()) or chat_text("untitled")
         when = self.when(datetime.datetime.fromtimestamp(info.updated_at), now or datetime.datetime.now())
-        return f"{title}\n{chat_text('summary', self.language, n=info.message_count, when=when)}"
+        return f"{title}\n{chat_text('summary', n=info.message_count, when=when)}"
 
     def when(self, at: datetime.datetime, now: datetime.datetime) -> str:
         """When a conversation was last added to, as a person says it: "today 21:05", "yesterday 21:05", or the
@@ -59,10 +59,10 @@ class ConversationsModel(QAbstractListModel):
         time = at.strftime("%H:%M")
         days = (now.date() - at.date()).days
         if days == 0:
-            return chat_text("when.today", self.language, time=time)
+            return chat_text("when.today", time=time)
         if days == 1:
-            return chat_text("when.yesterday", self.language, time=time)
-        locale = QLocale(QLocale.Language.Japanese if self.language == "ja" else QLocale.Language.English)
+            return chat_text("when.yesterday", time=time)
+        locale = QLocale(QLocale.Language.Japanese if window_language() == "ja" else QLocale.Language.English)
         date = locale.toString(QDate(at.year, at.month, at.day), QLocale.FormatType.ShortFormat)
         return f"{date} {time}"
 
@@ -75,10 +75,10 @@ class ConversationsModel(QAbstractListModel):
     def row_of(self, conversation_id: int) -> int | None:
         return next((i for i, c in enumerate(self._rows) if c.id == conversation_id), None)
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        if self._rows:
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event) and self._rows:
             self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
+        return super().event(event)
 
     def set_conversations(self, conversations: list[ConversationInfo], active: int | None) -> None:
         before, was_active = self._rows, self._active

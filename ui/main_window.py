@@ -101,15 +101,15 @@ class MainWindow(QMainWindow):
         bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
             RuntimeHistory(runtime)
         devices = RuntimeDevices(runtime)
-        self.roster = RosterPanel(bus, control, people, RuntimeRemoteCompanions(runtime), language=self.language)
+        self.roster = RosterPanel(bus, control, people, RuntimeRemoteCompanions(runtime))
         self.network = NetworkPanel(bus, devices.network, people)  # where each companion runs
-        self.conversations = ConversationList(bus, history, self.language)
+        self.conversations = ConversationList(bus, history)
         self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next
         self.conversations.started_new.connect(self._greet)  # a companion may open it with its first greeting
         self.chat = ChatPanel(bus, history, people, self.language)
         self.turns = TurnsPanel(bus, control, people, self.language)
-        self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people, self.language)
-        self.camera_panel = CameraPreview(bus, devices.camera, people, self.language)
+        self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people)
+        self.camera_panel = CameraPreview(bus, devices.camera, people)
         self.side = named(QTabWidget(), "sidePanels")
         for panel in (self.turns, self.search_panel, self.camera_panel):
             self.side.addTab(panel, "")
@@ -239,8 +239,7 @@ class MainWindow(QMainWindow):
         if language != self.language:
             self.language = language
             use_language(language)  # Qt's own texts and every widget's self.tr()
-            for panel in (self.roster, self.conversations, self.chat, self.turns, self.search_panel,
-                          self.camera_panel, self.message_actions, self.chat_looks):
+            for panel in (self.chat, self.turns, self.message_actions, self.chat_looks):
                 panel.set_language(language)
             self.conversation_menu.set_language(language)
             self.consent_prompt.set_language(language)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 from companions.bus import Bus, BusItem
 from ui.bus_bridge import BusFollower
 from ui.companion_faces import FACES
+from ui.display_names import DisplayNames
+from ui.i18n import is_language_change
 from ui.naming import named
 from ui.panel_ports import ConversationControl, People, RemoteCompanions
 from ui.roster_delegate import AVATAR_SIZE, RosterDelegate, state_icon
@@ -58,12 +60,12 @@ class RosterPanel(QWidget):
     state_changed = Signal(str, str)  # a companion id and its new RosterState
 
     def __init__(self, bus: Bus, control: ConversationControl, people: People, elsewhere: RemoteCompanions, *,
-                 language: str, parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.control, self.people, self.elsewhere = control, people, elsewhere
-        self.language = language
+        self.names = DisplayNames(people)
         self._icons: dict[tuple[str, str, RosterState, str | None, float, int], QIcon] = {}  # painted once per look
-        self.model = RosterModel(self._local_companions, self._icon, language, self)
+        self.model = RosterModel(self._local_companions, self._icon, self)
         self.title = named(QLabel(), "rosterTitle")
         self.list = named(_RosterList(), "roster")
         self.list.setModel(self.model)
@@ -105,11 +107,11 @@ class RosterPanel(QWidget):
         """Stops following the bus (call before the runtime stops or the widget goes)."""
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.model.language = language
-        self._retranslate()
-        self.refresh()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+            self.refresh()
+        super().changeEvent(event)
 
     # -- what the user sees ----------------------------------------------------------------------------------
     def companion_ids(self) -> list[str]:
@@ -168,15 +170,15 @@ class RosterPanel(QWidget):
         menu = QMenu(self)
         state = self.model.state_of(companion_id) or "absent"
         muted = state == "muted"
-        mute = menu.addAction(turns_text("unmute" if muted else "mute", self.language))
+        mute = menu.addAction(turns_text("unmute" if muted else "mute"))
         mute.setData(("mute", companion_id, not muted))
         mute.setEnabled(state != "absent")
-        speak = menu.addAction(turns_text("speak_next", self.language))
+        speak = menu.addAction(turns_text("speak_next"))
         speak.setData(("next", companion_id, True))
         speak.setEnabled(state not in ("absent", "muted"))
         if companion_id in self.people.companion_ids():  # this app's own: it can leave and come back
             away = state == "absent"
-            seat = menu.addAction(turns_text("join" if away else "leave", self.language))
+            seat = menu.addAction(turns_text("join" if away else "leave"))
             seat.setData(("seat", companion_id, away))
         menu.triggered.connect(self._on_menu_action)
         return menu
@@ -245,7 +247,7 @@ class RosterPanel(QWidget):
     # -- rendering -------------------------------------------------------------------------------------------
     def _local_companions(self) -> list[tuple[str, str, bool]]:
         """This app's companions: ``(id, name in the language, away?)`` in the cast's order."""
-        return [(who, self.people.name(who, self.language) or who, self.people.away(who))
+        return [(who, self.names.of(who), self.people.away(who))
                 for who in self.people.companion_ids()]
 
     def _icon(self, companion_id: str, name: str, state: RosterState, expression: str | None = None) -> QIcon:
@@ -259,11 +261,11 @@ class RosterPanel(QWidget):
         return icon
 
     def _retranslate(self) -> None:
-        self.title.setText(turns_text("roster.title", self.language))
-        self.list.setAccessibleName(turns_text("roster.title", self.language))
-        self.next_button.setText(turns_text("speak_next", self.language))
-        self.next_button.setToolTip(turns_text("speak_next.tooltip", self.language))
-        self.mute_button.setToolTip(turns_text("mute.tooltip", self.language))
+        self.title.setText(turns_text("roster.title"))
+        self.list.setAccessibleName(turns_text("roster.title"))
+        self.next_button.setText(turns_text("speak_next"))
+        self.next_button.setToolTip(turns_text("speak_next.tooltip"))
+        self.mute_button.setToolTip(turns_text("mute.tooltip"))
         self._update_buttons()
 
     def _on_current_changed(self, *_: object) -> None:
@@ -272,6 +274,6 @@ class RosterPanel(QWidget):
     def _update_buttons(self) -> None:
         companion = self.current_id()
         state = (self.model.state_of(companion) or "absent") if companion is not None else "absent"
-        self.mute_button.setText(turns_text("unmute" if state == "muted" else "mute", self.language))
+        self.mute_button.setText(turns_text("unmute" if state == "muted" else "mute"))
         self.mute_button.setEnabled(state != "absent")
         self.next_button.setEnabled(state not in ("absent", "muted"))

@@ -73,7 +73,7 @@ def roster_state(companion_id: str, view: ConversationView, *, present: bool, sp
     return "listening"
 
 
-def place_text(where: Where, peer: str, reachable: bool, language: str) -> str:
+def place_text(where: Where, peer: str, reachable: bool, language: str | None = None) -> str:
     """``on 12D3Ko…a1b2c3``, ``via bridge``, ``unreachable (on 12D3Ko…a1b2c3)``; empty for this app's own."""
     if where == "here":
         return ""
@@ -98,12 +98,11 @@ class RosterModel(QAbstractListModel):
     paints a row's avatar with its state's badge (the delegate module's, cached by the panel)."""
 
     def __init__(self, local: Callable[[], Sequence[tuple[str, str, bool]]],
-                 icon: Callable[[str, str, RosterState, str | None], QIcon], language: str,
+                 icon: Callable[[str, str, RosterState, str | None], QIcon],
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._local = local  # (id, name, away?) of this app's companions
         self._icon = icon
-        self.language = language
         self._rows: list[_Row] = []
         self._away: set[str] = set()
         self._network: tuple[RemoteCompanion, ...] = ()
@@ -122,11 +121,11 @@ class RosterModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
-        words = turns_text(f"state.{row.state}", self.language)
+        words = turns_text(f"state.{row.state}")
         speaking = row.state == "speaking"
         if speaking and row.id in self._gesture:  # "speaking · waving"
-            words += " · " + turns_text(f"gesture.{self._gesture[row.id]}", self.language)
-        place = place_text(row.where, row.peer, row.reachable, self.language)
+            words += " · " + turns_text(f"gesture.{self._gesture[row.id]}")
+        place = place_text(row.where, row.peer, row.reachable)
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return f"{row.name}\n{words}"

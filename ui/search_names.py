@@ -8,20 +8,21 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
-from ui.i18n import QT_TRANSLATE_NOOP, translate
+from ui.i18n import QT_TRANSLATE_NOOP, translate, window_language
 
 if TYPE_CHECKING:
-    from ui.panel_ports import People
+    from ui.display_names import DisplayNames
 
 
 _CONVERSATION: Final = QT_TRANSLATE_NOOP("search.names", "Conversation {id}")
-_YOU: Final = QT_TRANSLATE_NOOP("search.names", "You")
 
 
 class SourceNames:
-    def __init__(self, speakers: Mapping[str, str], language: str, *, user_id: str = "user") -> None:
+    """``speakers``: the name shown for each id that may begin a line (the companions' and the user's)."""
+
+    def __init__(self, speakers: Mapping[str, str], language: str) -> None:
         self.language = "ja" if language == "ja" else "en"
-        self.speakers = {**speakers, user_id: translate("search.names", _YOU, self.language)}
+        self.speakers = dict(speakers)
         ids = sorted(self.speakers, key=len, reverse=True)
         # An id and a colon at the start of the text or after a space or line break: how a conversation is indexed
         # (companions/search/engine.py conversation_text; snippets fold its line breaks into spaces). An id
@@ -41,7 +42,8 @@ class SourceNames:
         return self._line_start.sub(lambda m: f"{m.group(1)}{self.speakers[m.group(2)]}:", text)
 
 
-def source_names(people: People, language: str) -> SourceNames:
-    """The names of the companions and the user."""
-    speakers = {who: people.name(who, language) or who for who in people.companion_ids()}
-    return SourceNames(speakers, language, user_id=people.user_id())
+def source_names(names: DisplayNames) -> SourceNames:
+    """The names of the companions and the user, as the window shows them now."""
+    people = names.people
+    speakers = {who: names.of(who) for who in (*people.companion_ids(), people.user_id())}
+    return SourceNames(speakers, window_language())

@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import Any, Final
 
 import shiboken6
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -39,6 +39,8 @@ from companions.search.engine import CHANNEL_DEPTH, CHANNELS, SearchResponse
 from companions.search.research import ResearchProgress, ResearchResult
 from companions.tasks import TaskSet
 from ui.bus_bridge import BusFollower
+from ui.display_names import DisplayNames
+from ui.i18n import is_language_change, window_language
 from ui.naming import named
 from ui.panel_ports import People, SearchAccess
 from ui.search_format import (
@@ -85,12 +87,11 @@ class SearchPanel(QWidget):
     research_changed = Signal()  # the research box changed (a progress step, the answer, an error, cancelled)
     index_changed = Signal()  # the indexing row changed (progress, the document count, problems)
 
-    def __init__(self, bus: Bus, search: SearchAccess, people: People, language: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, search: SearchAccess, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.search_access = search
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.query = named(QLineEdit(), "searchQuery")
         self.query.setClearButtonEnabled(True)
         self.query.returnPressed.connect(self._search_box)
@@ -131,7 +132,7 @@ class SearchPanel(QWidget):
         for channel, view in self.views.items():
             self.results.addTab(view, channel)
 
-        self.research_box = ResearchBox(language, functools.partial(source_names, people))
+        self.research_box = ResearchBox(functools.partial(source_names, self.names))
         self.research_box.changed.connect(self.research_changed)
         self.research_status, self.research_busy = self.research_box.status, self.research_box.busy
         self.research_view = self.research_box.view
@@ -203,10 +204,11 @@ class SearchPanel(QWidget):
         """Waits until the panel's search and research tasks have finished (after :meth:`detach`, for instance)."""
         await self._tasks.wait()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self._retranslate()
-        self._render_all()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+            self._render_all()
+        super().changeEvent(event)
 
     @property
     def research_result(self) -> ResearchResult | None:
@@ -361,7 +363,7 @@ class SearchPanel(QWidget):
 
     def _render_status(self) -> None:
         key, values, result = self._status
-        self.status.setText(status_text(key, values, self.language))
+        self.status.setText(status_text(key, values, window_language()))
         self.status.setVisible(bool(key))
         set_result(self.status, result)
 
@@ -371,7 +373,7 @@ class SearchPanel(QWidget):
         self._render_classification()
 
     def _render_classification(self) -> None:
-        cls, lang = self.classification, self.language
+        cls, lang = self.classification, window_language()
         self.classification_hint.setVisible(cls is None)
         for f in FIELDS:
             self.fields[f].setVisible(cls is not None)
@@ -382,24 +384,24 @@ class SearchPanel(QWidget):
             self.fields[f].setText(text)
 
     def _render_hits(self) -> None:
-        response, lang = self.response, self.language
+        response, lang = self.response, window_language()
         dim = self._dim_color() if response is not None else ""
         for index, channel in enumerate(("fused", *CHANNELS)):
             if response is None:
                 self.views[channel].clear()
                 self.results.setTabText(index, search_text(f"channel.{channel}", lang))
             else:
-                page, title = hits_page(response, channel, lang, dim, source_names(self.people, self.language))
+                page, title = hits_page(response, channel, lang, dim, source_names(self.names))
                 self.views[channel].setHtml(page)
                 self.results.setTabText(index, title)
 
     def _render_index(self) -> None:
         self.index_row.show_state(self._index, available=self.search_access.service() is not None,
-                                  language=self.language)
+                                  language=window_language())
         self.index_changed.emit()
 
     def _retranslate(self) -> None:
-        lang = self.language
+        lang = window_language()
         self.query.setPlaceholderText(search_text("placeholder", lang))
         self.query.setAccessibleName(search_text("query.name", lang))
         for button, key in ((self.search_button, "search"), (self.research_button, "research"),
@@ -411,7 +413,6 @@ class SearchPanel(QWidget):
         for f in FIELDS:
             self.field_labels[f].setText(search_text(f"field.{f}", lang))
         self.results.setAccessibleName(search_text("results.name", lang))
-        self.research_box.retranslate(lang)
 
     def _update_buttons(self) -> None:
         available = self.search_access.service() is not None

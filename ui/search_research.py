@@ -8,13 +8,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QDesktopServices, QPalette, QTextOption
 from PySide6.QtWidgets import QGroupBox, QLabel, QProgressBar, QTextBrowser, QVBoxLayout, QWidget
 
 from app.search_service import SearchService
 from companions.llm.types import ChatModel
 from companions.search.research import ResearchProgress, ResearchResult
+from ui.i18n import is_language_change, window_language
 from ui.naming import named
 from ui.search_format import error_text, research_html, research_progress_values, research_result_style
 from ui.search_index_row import set_result
@@ -37,10 +38,9 @@ def browser() -> QTextBrowser:
 class ResearchBox(QGroupBox):
     changed = Signal()  # a progress step, the answer, an error, cancelled
 
-    def __init__(self, language: str, names: Callable[[str], SourceNames], parent: QWidget | None = None) -> None:
+    def __init__(self, names: Callable[[], SourceNames], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "researchBox")
-        self.language = language
         self.status = named(QLabel(), "researchStatus")
         self.status.setWordWrap(True)
         self.busy = named(QProgressBar(), "researchBusy")
@@ -54,19 +54,24 @@ class ResearchBox(QGroupBox):
         layout.addWidget(self.busy)
         layout.addWidget(self.view, 1)
         self.result: ResearchResult | None = None
-        self.names = names  # who is who in the citations, in a language
+        self.names = names  # who is who in the citations, as the window names them now
         self._status: tuple[str, dict[str, object]] = ("research.idle", {})
         self._running: object | None = None  # the running research's observer key
         self._run_id: int | None = None  # its run id, learnt from its first progress event
+        self.retranslate()
 
     @property
     def running(self) -> bool:
         return self._running is not None
 
-    def retranslate(self, language: str) -> None:
-        self.language = language
-        self.setTitle(search_text("research.title", language))
-        self.view.setAccessibleName(search_text("answer.name", language))
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self.retranslate()
+        super().changeEvent(event)
+
+    def retranslate(self) -> None:
+        self.setTitle(search_text("research.title"))
+        self.view.setAccessibleName(search_text("answer.name"))
         self.refresh()
 
     def starting(self) -> None:
@@ -104,7 +109,7 @@ class ResearchBox(QGroupBox):
     def on_progress(self, item: ResearchProgress) -> None:
         if self._running is not None and item.run_id == self._run_id and \
                 item.stage in ("planning", "searching", "reflecting", "synthesizing"):
-            self.set_status(f"stage.{item.stage}", **research_progress_values(item, self.language))
+            self.set_status(f"stage.{item.stage}", **research_progress_values(item, window_language()))
 
     def set_status(self, key: str, **values: object) -> None:
         self._status = (key, values)
@@ -114,9 +119,9 @@ class ResearchBox(QGroupBox):
     def refresh(self) -> None:
         key, values = self._status
         if key == "stage.done":  # two counts, each in its plural form: "1 citation from 2 searches"
-            values = {what: search_text(f"count.{what}", self.language, n=values[what])
+            values = {what: search_text(f"count.{what}", n=values[what])
                       for what in ("citations", "searches")}
-        self.status.setText(search_text(key, self.language, **values))
+        self.status.setText(search_text(key, **values))
         set_result(self.status, research_result_style(key))
         self.busy.setVisible(self._running is not None and key not in FINAL)
         if self.result is None:
@@ -124,7 +129,7 @@ class ResearchBox(QGroupBox):
                 self.view.clear()
             return
         dim = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
-        self.view.setHtml(research_html(self.result, self.language, dim, self.names(self.language)))
+        self.view.setHtml(research_html(self.result, window_language(), dim, self.names()))
 
 
 def log_failure(task: asyncio.Task[None]) -> None:

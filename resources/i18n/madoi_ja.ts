@@ -1591,10 +1591,6 @@
         <source>Conversation {id}</source>
         <translation>会話 {id}</translation>
     </message>
-    <message>
-        <source>You</source>
-        <translation>あなた</translation>
-    </message>
 </context>
 <context>
     <name>search.title</name>

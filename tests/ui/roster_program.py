@@ -68,7 +68,7 @@ class _MenuWatch(QObject):
 async def show(app: QApplication) -> None:
     control = _PrintingControl(ConversationView(present=("akari", "hina")))
     people = FakePeople({"akari": "Akari", "hina": "Hina"})
-    panel = RosterPanel(InProcessBus(), control, people, _Nowhere(), language="en")  # type: ignore[arg-type]
+    panel = RosterPanel(InProcessBus(), control, people, _Nowhere())  # type: ignore[arg-type]
     panel.setWindowTitle("roster")
     panel.resize(260, 300)
     panel.move(100, 100)

@@ -24,6 +24,7 @@ from tests.ui.scripted_runtime import until
 from ui.camera_frame import BACKGROUND, FLASH_COLOR
 from ui.camera_preview import CameraPreview
 from ui.camera_texts import reason_text
+from ui.i18n import use_language
 
 VIDEO_BGR = (40, 90, 160)  # write_test_video's background
 
@@ -34,7 +35,8 @@ def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str = "en", fps: float = 10.0) -> CameraPreview:
-    panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), language, fps=fps)
+    use_language(language)
+    panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), fps=fps)
     qtbot.addWidget(panel)
     panel.resize(360, 420)  # taller than 4:3: the frame is letterboxed
     panel.show()
@@ -111,7 +113,7 @@ async def test_camera_turned_off_shows_the_reason_in_both_languages_and_no_indic
         assert panel.stats.requests == 0
         assert panel.view.accessibleDescription() == "No camera: turned off in the settings"
 
-        panel.set_language("ja")
+        use_language("ja")
         assert panel.headline() == "カメラを使えません"
         assert panel.detail() == "設定でオフになっています"
         panel.detach()
@@ -140,7 +142,7 @@ async def test_a_missing_device_shows_why_and_the_preview_starts_when_it_appears
         assert panel.state == "off"
         assert panel.detail() == f"no such device or video file {str(source)!r}"
         assert panel.indicator.isHidden()
-        panel.set_language("ja")
+        use_language("ja")
         assert panel.detail() == f"デバイスまたは動画ファイル {str(source)!r} が見つかりません"
 
         # The device appears (written elsewhere, then moved in whole): the camera's retry finds it, the panel goes
@@ -190,7 +192,7 @@ async def test_a_vision_query_flashes_the_panel_with_the_companions_name(
         assert panel.look_text() == "あかりが見ました"
 
         # English words in English; someone the cast does not know is named by their id.
-        panel.set_language("en")
+        use_language("en")
         async with signal_fired(panel.flashed):
             await broker.send_query(Query.create(from_="hina", type="vision"), timeout=5)
         assert panel.look_text() == "Hina looked"
@@ -206,7 +208,7 @@ async def test_polling_pauses_while_hidden_and_stops_at_detach_with_no_task_left
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch, video: Path) -> None:
     monkeypatch.setenv("MADOI_CAMERA", str(video))
     async with started_runtime() as runtime:
-        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), "en")
+        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime))
         tabs = QTabWidget()
         qtbot.addWidget(tabs)
         tabs.addTab(QLabel("chat"), "Chat")
@@ -333,7 +335,7 @@ async def test_the_device_is_open_only_while_the_preview_is_shown_or_someone_loo
                 (opened if item.in_use else closed).set()
 
         runtime.bus.subscribe("events", on_event, name="test-in-use")
-        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), "en")
+        panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime))
         tabs = QTabWidget()
         qtbot.addWidget(tabs)
         tabs.addTab(QLabel("chat"), "Chat")

@@ -17,6 +17,7 @@ from tests.ui.conftest import signal_fired, started_runtime
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.conversation_model import ID_ROLE, ConversationsModel
+from ui.i18n import use_language
 
 
 async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
@@ -31,7 +32,8 @@ async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
 
 
 async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, ChatPanel]:
-    listing = ConversationList(runtime.bus, RuntimeHistory(runtime), "ja")
+    use_language("ja")
+    listing = ConversationList(runtime.bus, RuntimeHistory(runtime))
     chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), "ja")
     for widget in (listing, chat):
         qtbot.addWidget(widget)
@@ -191,7 +193,8 @@ def test_a_conversation_says_when_as_a_person_would() -> None:
     now = datetime.datetime(2026, 11, 26, 21, 30)
     for language, today, yesterday, older in (("en", "today 21:05", "yesterday 08:15", "11/3/26 08:15"),
                                               ("ja", "今日 21:05", "昨日 08:15", "2026/11/03 08:15")):
-        model = ConversationsModel(language)
+        use_language(language)
+        model = ConversationsModel()
         at = datetime.datetime(2026, 11, 26, 21, 5)
         assert model.when(at, now) == today
         assert model.when(datetime.datetime(2026, 11, 25, 8, 15), now) == yesterday

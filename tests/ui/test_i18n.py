@@ -111,7 +111,8 @@ def test_counts_take_their_plural_form_in_either_language(qtbot: QtBot) -> None:
     assert chat_text("summary", "ja", n=1, when="今日") == "1 件 · 今日"
     assert turns_text("status.resumable", "en", n=1) == "This conversation has 1 message: write to continue it."
     for language in ("en", "ja"):
-        box = ResearchBox(language, lambda _language: {})  # type: ignore[arg-type,return-value]
+        use_language(language)
+        box = ResearchBox(lambda: {})  # type: ignore[arg-type,return-value]
         qtbot.addWidget(box)
         box.set_status("stage.done", citations=1, searches=1)
         assert box.status.text() == ("Done: 1 citation from 1 search." if language == "en"

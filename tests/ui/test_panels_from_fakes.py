@@ -21,6 +21,7 @@ from tests.waiting import wait_until
 from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
+from ui.i18n import use_language
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.turns_panel import TurnsPanel
@@ -69,7 +70,8 @@ async def test_the_conversation_list_lists_switches_and_deletes_through_its_hist
         qtbot: QtBot, bus: InProcessBus) -> None:
     history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
                           active=2)
-    listing = ConversationList(bus, history, "ja")
+    use_language("ja")
+    listing = ConversationList(bus, history)
     qtbot.addWidget(listing)
     listing.show()
     await listing.attach()
@@ -95,7 +97,7 @@ async def test_the_conversation_list_lists_switches_and_deletes_through_its_hist
 
 
 async def test_the_search_panel_says_why_search_is_missing(qtbot: QtBot, bus: InProcessBus) -> None:
-    panel = SearchPanel(bus, NoSearch(), FakePeople(), "en")
+    panel = SearchPanel(bus, NoSearch(), FakePeople())
     qtbot.addWidget(panel)
     panel.attach()
     assert panel.status.text() == "Search is not available: the index file is broken"
@@ -104,7 +106,7 @@ async def test_the_search_panel_says_why_search_is_missing(qtbot: QtBot, bus: In
 
 
 async def test_the_camera_panel_without_a_camera_says_so(qtbot: QtBot, bus: InProcessBus) -> None:
-    panel = CameraPreview(bus, lambda: None, FakePeople(), "en")
+    panel = CameraPreview(bus, lambda: None, FakePeople())
     qtbot.addWidget(panel)
     panel.show()
     panel.attach()
@@ -116,7 +118,8 @@ async def test_the_camera_panel_without_a_camera_says_so(qtbot: QtBot, bus: InPr
 async def test_a_new_message_repaints_its_conversation_only(qtbot: QtBot, bus: InProcessBus) -> None:
     history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
                           active=2)
-    listing = ConversationList(bus, history, "ja")
+    use_language("ja")
+    listing = ConversationList(bus, history)
     qtbot.addWidget(listing)
     await listing.attach()
     changed: list[tuple[int, int]] = []
@@ -161,7 +164,8 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
             return []
 
     speaking = ConversationView(1, "running", floor="akari", present=("akari", "hina"))
-    roster = RosterPanel(bus, FakeControl(speaking), FakePeople(), NobodyElsewhere(), language="ja")
+    use_language("ja")
+    roster = RosterPanel(bus, FakeControl(speaking), FakePeople(), NobodyElsewhere())
     qtbot.addWidget(roster)
     roster.show()
     roster.attach()

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.panel_adapters import RuntimePeople, RuntimeSearch
-from tests.app.test_web_research import PAGE, FakeSearxng
+from tests.app.searxng import PAGE, FakeSearxng
 from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import until
 from ui.search_panel import SearchPanel
@@ -30,7 +30,7 @@ def searxng(madoi_home: Path) -> Iterator[FakeSearxng]:
 
 async def test_research_cites_a_web_page_by_its_site_and_url(qtbot: QtBot, searxng: FakeSearxng) -> None:
     async with started_runtime() as runtime:
-        panel = SearchPanel(runtime.bus, RuntimeSearch(runtime), RuntimePeople(runtime), "en")
+        panel = SearchPanel(runtime.bus, RuntimeSearch(runtime), RuntimePeople(runtime))
         qtbot.addWidget(panel)
         panel.resize(520, 860)
         panel.show()
