@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.bridge import BridgeConfigError, BridgeServer, build_bridge
@@ -20,6 +19,7 @@ from app.settings import Settings
 from companions.bus import InProcessBus, LocalEvent
 from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, parse_frame
 from companions.query_broker import QueryBroker
+from tests.app.bridge_client import client, hello, recv
 from tests.waiting import wait_until
 
 MakeBridge = Callable[..., Awaitable[BridgeServer]]
@@ -59,27 +59,6 @@ async def wire(bus: InProcessBus) -> list[WireItem]:
     got: list[WireItem] = []
     bus.subscribe(("messages", "actions", "states", "queries"), got.append, name="recorder")
     return got
-
-
-def client(bridge: BridgeServer, dialect: str | None = "madoi", **kwargs: Any) -> connect:
-    """A client of Madoi's own dialect (``{topic, body}`` frames, states too), unless ``dialect`` says otherwise
-    (``None``: the bridge's default, the reference firehose's bare JSON-RPC bodies; see test_bridge_dialects)."""
-    kwargs.setdefault("proxy", None)
-    query = f"/?dialect={dialect}" if dialect else ""
-    return connect(f"ws://127.0.0.1:{bridge.port}{query}", **kwargs)
-
-
-async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
-    raw = await asyncio.wait_for(ws.recv(), timeout)
-    data: dict[str, Any] = json.loads(raw)
-    return data
-
-
-async def hello(ws: ClientConnection, **body: Any) -> dict[str, Any]:
-    await ws.send(json.dumps({"topic": "hello", "body": body}))
-    welcome = await recv(ws)
-    assert welcome["topic"] == "hello", welcome
-    return welcome
 
 
 def error_code(frame: dict[str, Any]) -> int:

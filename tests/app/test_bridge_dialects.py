@@ -12,65 +12,13 @@ import base64
 import json
 import struct
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 
-from app.bridge import BridgeServer
-from companions.bus import InProcessBus
-from companions.protocol import Action, Message, Query, QueryResult, State, WireItem
-from companions.query_broker import QueryBroker
+from companions.protocol import Action, Message, State
+from tests.app.bridge_app import App, start_app
 from tests.app.kyoko_clients import PNG, FirehoseExampleClient, KyokoClient, LegacyKyokoClient, running
-
-COMPANIONS = {"akari", "hina"}
-
-
-class AppDevice:
-    """The app's own camera or voice (a QueryResponder double): answers at once and records what it did."""
-
-    def __init__(self, query_type: str) -> None:
-        self.query_type = query_type
-        self.answered: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.answered.append(query)
-        return QueryResult.ok(query.id, {"by": "app"})
-
-
-class App:
-    def __init__(self, bus: InProcessBus, broker: QueryBroker, bridge: BridgeServer) -> None:
-        self.bus, self.broker, self.bridge = bus, broker, bridge
-        self.camera, self.voice = AppDevice("vision"), AppDevice("speak")
-        broker.register(self.camera)
-        broker.register(self.voice)
-        self.wire: list[WireItem] = []
-        bus.subscribe(("messages", "actions", "states", "queries"), self.wire.append, name="recorder")
-
-    def url(self, query: str = "") -> str:
-        return f"ws://127.0.0.1:{self.bridge.port}/{query}"
-
-    async def heard(self, message_id: str) -> Message:
-        for _ in range(500):
-            await self.bus.drain()
-            for item in self.wire:
-                if isinstance(item, Message) and item.params.id == message_id:
-                    return item
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"message {message_id} never reached the bus")
-
-    async def ask(self, companion: str, query_type: str, **body: Any) -> QueryResult:
-        query = Query.create(from_=companion, type=query_type, body=body or None)
-        return await asyncio.wait_for(self.broker.send_query(query, timeout=10), 10)
-
-
-async def start_app(**bridge_options: Any) -> App:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    bridge = BridgeServer(bus, broker, port=0, reserved_ids=lambda: COMPANIONS, **bridge_options)
-    await bridge.start()
-    return App(bus, broker, bridge)
 
 
 @pytest.fixture

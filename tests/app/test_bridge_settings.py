@@ -12,8 +12,8 @@ from app.bridge import build_bridge
 from app.settings import Settings
 from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
+from tests.app.bridge_app import COMPANIONS, App
 from tests.app.kyoko_clients import LegacyKyokoClient, running
-from tests.app.test_bridge_dialects import COMPANIONS, App
 from tests.conftest import free_port
 
 

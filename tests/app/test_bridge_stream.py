@@ -18,7 +18,7 @@ from companions.protocol import Message, parse_frame
 from companions.query_broker import QueryBroker
 from companions.tools import ToolRegistry, tool
 from companions.worker import Worker
-from tests.app.test_bridge import client, hello, recv
+from tests.app.bridge_client import client, hello, recv
 
 LINE = 'こんばんは、"みなさん"！ Shall we talk about the stars?'
 

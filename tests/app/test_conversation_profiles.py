@@ -12,7 +12,7 @@ import pytest
 
 from companions.testing.openai_server import PROFILES, OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
-from tests.app.test_demo_command import headless_madoi
+from tests.app.headless import headless_madoi
 
 FAST = 0.05
 WAIT = 6.0  # seconds for a line at FAST (120 s at the real server's pace)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
 from companions.testing.openai_server.demo_director import DemoDirector
-from tests.app.test_demo_command import headless_madoi
+from tests.app.headless import headless_madoi
 
 SCALE = 0.2  # the profile's delays x this: prompts at ~850 tokens/s, so a cold prompt still shows
 WAIT = 30.0

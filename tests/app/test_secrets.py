@@ -14,26 +14,7 @@ from pydantic import SecretStr
 
 from app.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
 from app.settings import Settings, load_settings, save_settings
-
-
-class DictKeyring(keyring.backend.KeyringBackend):
-    """Stands in for the OS secret service (the port this module adapts); this machine has none."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.items.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
+from tests.app.keyrings import DictKeyring
 
 
 class LockedKeyring(DictKeyring):

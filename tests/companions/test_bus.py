@@ -11,6 +11,7 @@ import pytest
 
 from companions.bus import InProcessBus, LocalEvent
 from companions.protocol import Action, Message, State
+from tests.waiting import wait_until
 
 
 def msg(text: str) -> Message:
@@ -134,11 +135,7 @@ async def test_publish_from_other_threads_arrives_on_the_loop_thread() -> None:
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
     await asyncio.gather(*(asyncio.to_thread(t.run) for t in threads))
-    for _ in range(200):
-        if len(got) == 400:
-            break
-        await asyncio.sleep(0.005)
-    assert len(got) == 400
+    await wait_until(lambda: len(got) == 400, timeout=1)
     assert seen_threads == {loop_thread}
     await bus.aclose()
 
@@ -316,11 +313,7 @@ async def test_direct_handlers_run_on_the_loop_thread_when_others_publish() -> N
             bus.publish(Action.create(from_=f"t{n}", name="gesture", params={"i": i}))
 
     await asyncio.gather(*(asyncio.to_thread(worker, n) for n in range(4)))
-    for _ in range(200):
-        if len(got) == 400:
-            break
-        await asyncio.sleep(0.005)
-    assert len(got) == 400
+    await wait_until(lambda: len(got) == 400, timeout=1)
     assert seen_threads == {loop_thread}
     await bus.aclose()
 

@@ -20,8 +20,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from companions.protocol import Message, Query, frame_of
+from tests.app.headless import demo_server
 from tests.app.media import write_test_video
-from tests.app.test_demo_command import demo_server
 from tests.conftest import free_port
 from tests.packaging.conftest import bundle_env
 from tests.packaging.test_bundle_contents import bundle_contents

@@ -4,7 +4,6 @@ sending ``Origin`` as a browser does)."""
 
 from __future__ import annotations
 
-import asyncio
 import tomllib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
+from tests.waiting import wait_until
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
 from ui.refused_origins import SHOWN_CAP, RefusedOrigins
@@ -148,10 +148,8 @@ async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
                 qtbot.mouseClick(toast.action_button, Qt.MouseButton.LeftButton)
             data = tomllib.loads(load_settings().paths.settings_file.read_text(encoding="utf-8"))
             assert data["bridge"]["allowed_origins"][-1] == "https://avatar.example"
-            for _ in range(100):  # the window applies the saved settings in a task of its own
-                if bridge.origins.allows("https://avatar.example"):
-                    break
-                await asyncio.sleep(0.02)
+            # the window applies the saved settings in a task of its own
+            await wait_until(lambda: bridge.origins.allows("https://avatar.example"), timeout=2)
             async with connect(f"ws://127.0.0.1:{bridge.port}", origin="https://avatar.example",  # type: ignore[arg-type]
                                proxy=None):
                 await bridge.wait_for_clients(1)

@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets import BRIDGE_TOKEN, SecretStore
 from app.settings import load_settings
-from tests.app.test_secrets import DictKeyring
+from tests.app.keyrings import DictKeyring
 from tests.ui.conftest import signal_fired
 from ui.settings_dialog import SettingsDialog
 

@@ -15,8 +15,8 @@ from pytestqt.qtbot import QtBot
 from app.connection_check import ConnectionResult
 from app.secrets import LLM_API_KEY, SecretStore
 from app.settings import Settings, VoiceSettings, load_settings
-from tests.app.test_connection_check import models_server
-from tests.app.test_secrets import DictKeyring
+from tests.app.keyrings import DictKeyring
+from tests.app.models_server import models_server
 from tests.ui.conftest import signal_fired
 from ui.settings_dialog import SettingsDialog
 
