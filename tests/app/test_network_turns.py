@@ -21,7 +21,7 @@ from companions.conversation import (
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message
 from tests.app.test_network_interop import subscribed
-from tests.companions.test_network_turns import Companion
+from tests.companions.network_doubles import Companion
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow

@@ -11,9 +11,7 @@ from companions.conversation import Description, Pace
 from companions.conversation.deadline import MAX_DEADLINE_S, vote_deadline
 from companions.conversation.direct import answer_at_once, likely_speaker, named_companion
 from companions.protocol import Message
-from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
-
-__all__ = ["sim_factory"]  # the fixture, imported for pytest
+from tests.companions.conversation_sim import Double, Sim, listens, wants
 
 NAMES = {"akari": ("あかり", "Akari"), "hina": ("ひな", "Hina"), "souta": ("そうた", "Souta")}
 EVERYONE = tuple(NAMES)

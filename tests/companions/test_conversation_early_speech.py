@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 from companions.conversation import ComposedLine, TurnContext
 from companions.conversation.early_speech import remainder
 from companions.protocol import Closing
-from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
-
-__all__ = ["sim_factory"]
+from tests.companions.conversation_sim import Double, Sim, listens, wants
 
 
 @dataclass(eq=False)

@@ -9,133 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 
-import pytest
-
-from companions.bus import InProcessBus
 from companions.conversation import (
-    ComposedLine,
-    ConversationConfig,
-    ConversationManager,
-    ConversationReadModel,
-    ConversationView,
-    Participant,
     TurnContext,
     Vote,
 )
 from companions.conversation.user_commands import ConversationControl
-from companions.protocol import Closing, Message, State
-
-VoteFn = Callable[[TurnContext], Awaitable[Vote] | Vote]
-SayFn = Callable[[TurnContext, Closing], str | None]
-
-
-@dataclass(eq=False)
-class Double(Participant):
-    """A Participant double: votes and lines come from functions; speech can be held open by a test."""
-
-    id: str
-    vote_fn: VoteFn
-    say_fn: SayFn = lambda turn, closing: "hmm"
-    log: list[str] = field(default_factory=list)  # shared event log: "vote:x", "compose:x", "speak:x" ...
-    hold_speech: bool = False
-    turns: list[TurnContext] = field(default_factory=list)
-    spoken: list[Message] = field(default_factory=list)
-    interrupts: int = 0
-    _release: asyncio.Event = field(default_factory=asyncio.Event)
-    speaking: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def vote(self, turn: TurnContext) -> Vote:
-        self.turns.append(turn)
-        result = self.vote_fn(turn)
-        if not isinstance(result, Vote):
-            result = await result
-        return result
-
-    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
-        self.log.append(f"compose:{self.id}")
-        text = self.say_fn(turn, closing)
-        return ComposedLine(text=text) if text is not None else None
-
-    async def speak(self, message: Message) -> None:
-        self.log.append(f"speak:{self.id}")
-        self.speaking.set()
-        try:
-            if self.hold_speech:
-                await self._release.wait()
-                self._release.clear()
-            self.spoken.append(message)
-        finally:
-            self.speaking.clear()
-            self.log.append(f"spoken:{self.id}")
-
-    def release(self) -> None:
-        self._release.set()
-
-    async def interrupt(self) -> None:
-        self.interrupts += 1
-        self.log.append(f"interrupt:{self.id}")
-
-
-def wants(importance: int, *, closing: Closing = "none", reason: str = "") -> VoteFn:
-    return lambda turn: Vote(state="speak", importance=importance, closing=closing, reason=reason)
-
-
-def listens(turn: TurnContext) -> Vote:
-    return Vote(state="listen", importance=0)
-
-
-@dataclass
-class Sim:
-    bus: InProcessBus
-    manager: ConversationManager
-    model: ConversationReadModel
-    messages: list[Message]
-    states: list[State]
-    control: ConversationControl  # the user's commands
-
-    def send(self, text: str, to: list[str] | None = None) -> Message:
-        message = Message.create(from_="user", message=text, to=to or [])
-        self.bus.publish(message)
-        return message
-
-    async def ended(self, timeout: float = 5.0) -> ConversationView:
-        return await self.model.wait_for(lambda v: v.status == "ended", timeout)
-
-    def said(self) -> list[tuple[str, str]]:
-        return [(m.params.from_, m.params.message) for m in self.messages if m.params.from_ != "user"]
-
-
-@pytest.fixture
-async def sim_factory() -> AsyncIterator[Callable[..., Awaitable[Sim]]]:
-    made: list[Sim] = []
-
-    async def make(*participants: Double, **config: float) -> Sim:
-        bus = InProcessBus()
-        messages: list[Message] = []
-        states: list[State] = []
-        bus.subscribe("messages", messages.append)
-        bus.subscribe("states", states.append)
-        model = ConversationReadModel()
-        model.attach(bus)
-        # Half a second: enough for votes that answer at once on a loaded 2-core machine (at 50 ms a descheduled
-        # process saw immediate votes as missing); tests of the deadline itself wait it out.
-        cfg = ConversationConfig(**{"vote_deadline_s": 0.5, "compose_timeout_s": 1.0, **config})  # type: ignore[arg-type]
-        manager = ConversationManager(bus, user_id="user", config=cfg, participants=participants)
-        control = ConversationControl(manager)
-        await manager.start()
-        await control.start()
-        sim = Sim(bus, manager, model, messages, states, control)
-        made.append(sim)
-        return sim
-
-    yield make
-    for sim in made:
-        await sim.control.stop()
-        await sim.manager.stop()
-        await sim.bus.aclose()
+from companions.protocol import Closing, Message
+from tests.companions.conversation_sim import Double, SayFn, Sim, VoteFn, listens, wants
 
 
 def heard(turn: TurnContext) -> int:

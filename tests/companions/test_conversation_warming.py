@@ -7,10 +7,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from companions.conversation import Description
-from tests.companions.test_conversation_manager import Double, Sim, listens, sim_factory, wants
+from tests.companions.conversation_sim import Double, Sim, listens, wants
 from tests.waiting import wait_until
-
-__all__ = ["sim_factory"]  # the fixture, imported for pytest
 
 SOON = 0.05
 

@@ -8,7 +8,7 @@ from companions.cast import CompanionCast
 from companions.guests import Guests
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata
-from tests.companions.test_network_link import PEER, SOUTA, RecordingPort
+from tests.companions.network_doubles import PEER, SOUTA, RecordingPort
 
 KUMO = CompanionMetadata(id="kumo", name="Kumo", personality="calm", story="lives on a hill", sample="Clouds.")
 

@@ -32,46 +32,12 @@ from companions.network.peers import (
     PEOPLE_BURST,
     RateLimit,
 )
-from companions.network.port import NetworkError, NetworkSink, NetworkStatus
+from companions.network.port import NetworkError
 from companions.network.untrusted import Drops
 from companions.protocol import MAX_RECIPIENTS, Action, Closing, CompanionMetadata, Message, State, to_wire
+from tests.companions.network_doubles import PEER, SOUTA, RecordingPort
 
-PEER = "12D3KooWRemotePeer"
 OTHER = "12D3KooWOtherPeer"
-SOUTA = CompanionMetadata(id="souta", name="Souta", personality="calm", story="a student", sample="Hi.")
-
-
-@dataclass
-class RecordingPort:
-    """The NetworkPort double: records what the link sends; the test plays the network through the sink."""
-
-    fail: str | None = None
-    sent: list[tuple[str, Any]] = field(default_factory=list)
-    sink: NetworkSink | None = None
-    sent_event: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def start(self, sink: NetworkSink, local: tuple[CompanionMetadata, ...]) -> NetworkStatus:
-        if self.fail is not None:
-            raise NetworkError(self.fail)
-        self.sink = sink
-        return self.status()
-
-    def publish(self, topic: str, payload: bytes) -> None:
-        self.sent.append((topic, json.loads(payload)))
-        self.sent_event.set()
-
-    def status(self) -> NetworkStatus:
-        return NetworkStatus(running=self.sink is not None, peer_id="12D3KooWLocal", addresses=("/ip4/127.0.0.1",))
-
-    async def stop(self) -> None:
-        self.sink = None
-
-    async def wait_sent(self, topic: str, count: int = 1) -> list[Any]:
-        async with asyncio.timeout(5):
-            while len([d for t, d in self.sent if t == topic]) < count:
-                self.sent_event.clear()
-                await self.sent_event.wait()
-        return [d for t, d in self.sent if t == topic]
 
 
 @dataclass(eq=False)

@@ -7,42 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from companions.bus import InProcessBus
 from companions.conversation import (
-    ComposedLine,
     ConversationChanged,
     ConversationConfig,
     ConversationManager,
-    Participant,
-    TurnContext,
-    Vote,
 )
 from companions.network.link import NetworkLink
 from companions.network.pair import Delay, PairPort
-from companions.protocol import Closing, CompanionMetadata, Message, State
-
-
-@dataclass(eq=False)
-class Companion(Participant):
-    """A local participant double: votes ``importance`` after ``vote_s``, and says its line."""
-
-    id: str
-    importance: int
-    vote_s: float = 0.0
-    composed: list[str] = field(default_factory=list)  # the turns it composed for
-    voting: asyncio.Event = field(default_factory=asyncio.Event)  # set once it was asked to vote
-
-    async def vote(self, turn: TurnContext) -> Vote:
-        self.voting.set()
-        await asyncio.sleep(self.vote_s)  # the model's time to vote
-        return Vote(state="speak", importance=self.importance)
-
-    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
-        self.composed.append(turn.turn_id)
-        return ComposedLine(text=f"{self.id} answers")
+from companions.protocol import CompanionMetadata, Message, State
+from tests.companions.network_doubles import Companion
 
 
 @dataclass

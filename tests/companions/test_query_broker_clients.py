@@ -11,7 +11,7 @@ import pytest
 from companions.bus import InProcessBus
 from companions.protocol import Query, QueryResult
 from companions.query_broker import IN_PROCESS, QueryBroker, Verdict, client_grace
-from tests.companions.test_query_broker import EchoResponder
+from tests.companions.query_doubles import EchoResponder
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """What was recalled stays out of a vote on a message from outside the window too (the vote's reason is shown to
 everyone, bridge clients and peers included); a vote on the user's own message carries it. Akari and Souta of the
-sample cards under the real manager and the app's trust policy (the house of test_tool_gate_conversation.py)."""
+sample cards under the real manager and the app's trust policy (tests/companions/house.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from companions.llm.scripted import reply_json
 from companions.protocol import Message
 from companions.recall import CompanionRecall
 from companions.testing.consent import ScriptedUser
-from tests.companions.test_tool_gate_conversation import Diary, House
+from tests.companions.house import Diary, House
 
 
 @pytest.mark.parametrize(("sender", "recalled"), [("user", True), ("taro@12D3KooWxyz", False)])

@@ -3,26 +3,15 @@ companion answering another's line, which answered someone outside, is still ans
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Collection
-from dataclasses import dataclass
-
 import pytest
 
 from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
-from companions.conversation import ConversationConfig, ConversationManager
-from companions.conversation.readmodel import ConversationChanged
-from companions.llm.scripted import ScriptedModel, call, last_message_mentions, reply_json
-from companions.protocol import Message, Query, QueryResult
-from companions.query_broker import QueryBroker
-from companions.recall import CompanionRecall, RecalledItem
+from companions.llm.scripted import call, reply_json
+from companions.recall import CompanionRecall
 from companions.testing.consent import ScriptedUser
 from companions.tool_use import ToolUsed
-from companions.trust import Answer, Capability, Relation, TrustPolicy
-from companions.trust_sources import SourceDirectory
+from companions.trust import Answer, Capability, Relation
+from tests.companions.house import Diary, House
 
 
 def tool_uses(bus: InProcessBus) -> list[ToolUsed]:
@@ -30,100 +19,6 @@ def tool_uses(bus: InProcessBus) -> list[ToolUsed]:
     bus.subscribe("events", lambda e: seen.append(e) if isinstance(e, ToolUsed) else None, name="test-tools",
                   direct=True)
     return seen
-
-
-class Camera:
-    query_type = "vision"
-
-    def __init__(self) -> None:
-        self.looks: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.looks.append(query)
-        return QueryResult.ok(query.id, {"image": "AAAA", "description": "a person at a desk"})
-
-
-class Voice:
-    query_type = "speak"
-
-    async def respond(self, query: Query) -> QueryResult:
-        return QueryResult.ok(query.id, {"duration": 0.01})
-
-
-class Search:
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    async def search(self, query: str) -> str:
-        self.queries.append(query)
-        return "the user's diary: ..."
-
-
-@dataclass
-class House:
-    """Akari (vision) and Souta (search) of the sample cards under the real manager, with the app's trust."""
-
-    bus: InProcessBus
-    user: ScriptedUser
-    models: dict[str, ScriptedModel]
-    camera: Camera
-    search: Search
-    manager: ConversationManager
-    companions: list[Companion]
-    broker: QueryBroker
-    ended: asyncio.Event
-
-    @classmethod
-    async def open(cls, bus: InProcessBus, user: ScriptedUser) -> House:
-        directory = SourceDirectory(user_id="user", own=lambda: ["akari", "souta"])
-        trust = TrustPolicy(asker=user, bus=bus, sources=directory.source)
-        broker = QueryBroker(bus, trust=trust)
-        await broker.start()
-        camera, search = Camera(), Search()
-        broker.register(camera)
-        broker.register(Voice())
-        cards = load_cards([sample_cards_dir()]).by_id()
-        models = {"akari": ScriptedModel("akari", supports_images=False), "souta": ScriptedModel("souta")}
-        companions: list[Companion] = []
-        for name in ("akari", "souta"):
-            companions.append(Companion(cards[name], models[name], bus=bus, queries=broker, language="en",
-                                        roster=lambda: [c.metadata for c in companions], search_engine=search,
-                                        trust=trust))
-        manager = ConversationManager(bus, config=ConversationConfig(vote_deadline_s=5.0, turn_cap=2),
-                                      participants=[CompanionParticipant(c) for c in companions])
-        ended = asyncio.Event()
-        bus.subscribe("events", lambda e: ended.set() if isinstance(e, ConversationChanged)
-                      and e.view.status == "ended" else None, name="test-ended")
-        for companion in companions:
-            await companion.start()
-        await manager.start()
-        return cls(bus, user, models, camera, search, manager, companions, broker, ended)
-
-    def script(self, *, akari_result: str, souta_result: str) -> None:
-        """Akari looks, then asks Souta; Souta searches, then answers."""
-        akari, souta = self.models["akari"], self.models["souta"]
-        akari.lane("event_params").add(
-            reply_json({"already_replied": False, "need_response": True, "wants_to_see": True}))
-        akari.add(call("vision", {}),
-                  call("speak", {"message": "Souta, can you check the notes?", "to": ["souta"]},
-                       expect=last_message_mentions(akari_result)))
-        souta.lane("vote").add(reply_json({"state": "speak", "importance": 8,
-                                           "params": {"need_response": True, "needs_facts": True}}))
-        souta.add(call("search", {"query": "notes"}),
-                  call("speak", {"message": "Nothing I may tell."}, expect=last_message_mentions(souta_result)))
-
-    async def says(self, sender: str, text: str) -> None:
-        self.bus.publish(Message.create(from_=sender, message=text, to=["akari"]))
-        await asyncio.wait_for(self.ended.wait(), 20)
-        await self.bus.drain()
-
-    async def aclose(self) -> None:
-        await self.manager.stop()
-        for companion in self.companions:
-            await companion.aclose()
-        await self.broker.aclose()
-        for model in self.models.values():
-            model.assert_used_up()
 
 
 async def test_a_message_from_another_machine_gets_no_look_and_no_search_down_the_chain(bus: InProcessBus) -> None:
@@ -157,19 +52,6 @@ async def test_the_user_s_message_looks_and_searches_without_asking(bus: InProce
     assert user.asked == []
     assert not any(u.refused for u in seen)
     await house.aclose()
-
-
-class Diary:
-    """The Recall port's double: the user's past conversations hold one line about their diary."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def recall(self, companion_id: str, text: str, *, before: float | None = None, limit: int | None = None,
-                     exclude: Collection[str] = ()) -> list[RecalledItem]:
-        self.asked.append(text)
-        return [RecalledItem(kind="line", message_id="m-old", text="My diary's password is hoshizora.", at=1.7e9,
-                             score=1.0, speaker_id="user", speaker_name="user", source="conversation:1")]
 
 
 @pytest.mark.parametrize(("sender", "recalled"), [("user", True), ("taro@12D3KooWxyz", False)])

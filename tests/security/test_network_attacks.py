@@ -24,7 +24,7 @@ from companions.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Messa
 from tests.app.network_nodes import FAMILIES, HostilePeer, hostile_payloads
 from tests.app.test_network_interop import subscribed
 from tests.app.test_network_turns import Node, joined, start_node
-from tests.companions.test_network_turns import Companion
+from tests.companions.network_doubles import Companion
 
 pytestmark = pytest.mark.slow
 
