@@ -16,6 +16,7 @@ from companions.bus import InProcessBus
 from companions.conversation import ConversationManager
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message, State, to_wire
+from tests.app.madoi_nodes import subscribed
 from tests.app.network_nodes import ReferenceNode
 from tests.waiting import wait_until
 
@@ -38,15 +39,6 @@ def recorder(seen: list[Any]) -> Any:
         Changes.event.set()
 
     return record
-
-
-async def subscribed(network: Libp2pNetwork, peer: str) -> None:
-    """Waits until Madoi's node knows ``peer`` subscribed to messages and states (a publish then reaches it)."""
-    async with asyncio.timeout(20):
-        # gossipsub says nothing when a peer's subscription arrives: its state is read until it does
-        for topic in ("messages", "states"):
-            while peer not in await network.topic_peers(topic):  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
 
 
 async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_both_ways() -> None:

@@ -21,9 +21,8 @@ from app.network.hardening import STREAMS_PER_PEER
 from companions.network.link import NetworkChanged
 from companions.network.peers import MAX_UNANNOUNCED_PER_PEER, RateLimit
 from companions.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Message, State, to_wire
+from tests.app.madoi_nodes import Node, joined, start_node, subscribed
 from tests.app.network_nodes import FAMILIES, HostilePeer, hostile_payloads
-from tests.app.test_network_interop import subscribed
-from tests.app.test_network_turns import Node, joined, start_node
 from tests.companions.network_doubles import Companion
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ from app.runtime import Runtime
 from companions.bus import InProcessBus
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message
-from tests.app.test_network_interop import subscribed
+from tests.app.madoi_nodes import subscribed
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.network_panel import NetworkPanel
 
