@@ -408,8 +408,11 @@ class Companion:
         model = _AtPriority(self.model, EVENTS_AFTER_LINE_PRIORITY)
 
         async def fill() -> None:
+            # One request, no repair: a repair asked later ran after the idle server's warm-up of the likely next
+            # speaker and evicted it from the prompt cache (bench/first_word.py, warm greeting after a stop: 2.2x
+            # its floor with the repair, the line's whole prompt evaluated again). Invalid: the card's defaults.
             guidance = await decide(model, context, self.card.events, language, prompt_texts(language).events,
-                                    counter=self.structured_stats)
+                                    counter=self.structured_stats, repair=False)
             self._params_for_next = guidance.params if not guidance.params_fell_back else None
 
         self._events_later = self._later.spawn(fill(), name=f"events-after-line:{self.id}:{message.params.id}")

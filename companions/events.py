@@ -118,8 +118,10 @@ async def fill_params(
     instruction: str,
     *,
     counter: StructuredStats | None = None,
+    repair: bool = True,
 ) -> tuple[dict[str, Any], bool]:
-    """Asks the model to fill ``schema`` from ``context`` (one repair, then a safe default).
+    """Asks the model to fill ``schema`` from ``context`` (one repair unless ``repair`` is False, then a safe
+    default).
 
     Returns ``(params, fell_back)``; never raises for a model's failure.
     """
@@ -129,7 +131,7 @@ async def fill_params(
     # where the server cannot take it): written here too, it cost a small local server ~150 prompt tokens more.
     messages = (*context, ChatMessage.system(instruction))
     value = await generate_structured(model, messages, shape, default=fallback, counter=counter,
-                                      name="event_params")
+                                      name="event_params", repair=repair)
     return value.model_dump(), value is fallback
 
 
@@ -141,10 +143,12 @@ async def decide(
     fill_instruction: str,
     *,
     counter: StructuredStats | None = None,
+    repair: bool = True,
 ) -> Guidance:
     """Fills the parameters and evaluates every condition: the guidance for this turn."""
     if not events.conditions:
         return Guidance(params={})
-    params, fell_back = await fill_params(model, context, events.params, fill_instruction, counter=counter)
+    params, fell_back = await fill_params(model, context, events.params, fill_instruction, counter=counter,
+                                          repair=repair)
     instructions, problems = evaluate_conditions(events.conditions, params, language)
     return Guidance(params, instructions, problems, fell_back)

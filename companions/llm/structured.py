@@ -88,12 +88,13 @@ async def generate_structured(
     name: str | None = None,
     temperature: float | None = None,
     max_tokens: int = STRUCTURED_MAX_TOKENS,
+    repair: bool = True,
 ) -> T:
     """Asks ``model`` for a ``schema`` value. Returns ``default`` when the model cannot give a valid one.
 
     ``name`` is the response_format name (default: the schema's class name, lower-case); the scripted model routes
     on it, so pass e.g. ``"vote"`` to let tests script votes separately from turns. ``max_tokens`` bounds each
-    answer (and the repair).
+    answer (and the repair). ``repair=False``: an invalid answer gives ``default`` at once (no second request).
     """
     stats = counter if counter is not None else StructuredStats()
     stats.requests += 1
@@ -101,7 +102,7 @@ async def generate_structured(
     # The schema's title is the format name in every mode (a contract the test server's demo director reads).
     fmt = JsonSchemaFormat(name=format_name, schema_={**schema.model_json_schema(), "title": format_name})
     conversation = list(messages)
-    for attempt in range(2):
+    for attempt in range(2 if repair else 1):
         request = ChatRequest(messages=tuple(conversation), response_format=fmt, temperature=temperature,
                               max_tokens=max_tokens)
         try:
@@ -115,7 +116,7 @@ async def generate_structured(
         try:
             value = parse_structured(text, schema)
         except (ValueError, ValidationError) as exc:
-            if attempt == 0:
+            if attempt == 0 and repair:
                 stats.repairs += 1
                 log.info("%s: invalid %s output, asking once for a repair: %s", model.name, fmt.name, _problem(exc))
                 conversation += [
@@ -123,7 +124,8 @@ async def generate_structured(
                     ChatMessage.user(REPAIR_PROMPT.format(problem=_problem(exc))),
                 ]
                 continue
-            log.warning("%s: %s output still invalid after a repair; using the default", model.name, fmt.name)
+            log.warning("%s: %s output still invalid%s; using the default", model.name, fmt.name,
+                        " after a repair" if repair else "")
             break
         if attempt == 0:
             stats.first_try += 1

@@ -226,3 +226,28 @@ async def test_the_events_filled_after_a_line_stop_when_the_user_speaks_again() 
     assert filling.cancelled()
     await akari.aclose()
     await bus.aclose()
+
+
+async def test_the_events_filled_after_a_line_are_one_request_without_a_repair() -> None:
+    # measured (bench/first_word.py, warm greeting after a stop): the repair of an invalid events answer was asked
+    # after the idle server's warm-up of the likely next speaker and evicted it from the prompt cache (2.2x the floor)
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    cards = load_cards([sample_cards_dir()]).by_id()
+    model = ScriptedModel("akari")
+    model.lane("event_params").add(say("not JSON at all"))  # a small model's answer that cannot be read
+    model.add(say("こんばんは！"))
+    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
+                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
+    greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
+    await akari.hear(greeting)
+    line = await akari.compose(greeting)
+    assert line is not None
+    filling = akari._events_later
+    assert filling is not None
+    await asyncio.wait([filling], timeout=5)
+    assert len(model.requests_in("event_params")) == 1  # no repair asked (a second one would be unscripted)
+    assert akari._params_for_next is None  # the card's defaults guide the next line
+    model.assert_used_up()
+    await akari.aclose()
+    await bus.aclose()
