@@ -9,7 +9,7 @@ per module: what a vote is (ballot.py), when it is selected and who speaks next 
 (vote_round.py).
 """
 
-from companions.conversation.ballot import LISTEN, InvalidVote, Vote, VoteNeverComes, VoteOutcome
+from companions.conversation.ballot import LISTEN, Vote, VoteNeverComes, VoteOutcome
 from companions.conversation.closing import EndReason, RepetitionDetector
 from companions.conversation.config import ConversationConfig
 from companions.conversation.control import ControlOutcome
@@ -35,7 +35,6 @@ __all__ = [
     "ConversationView",
     "Description",
     "EndReason",
-    "InvalidVote",
     "Pace",
     "Participant",
     "RepetitionDetector",

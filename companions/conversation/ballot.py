@@ -12,8 +12,8 @@ A vote says whether a companion wants the next turn. It is the wire ``State`` (`
   it is at least (selection.py: :func:`~companions.conversation.selection.counted`), who speaks next (selection.py),
   how long a vote may take (deadline.py), and the round that collects them (vote_round.py).
 
-A vote that cannot be read or never comes is not a :class:`Vote`: it raises :class:`InvalidVote` or
-:class:`VoteNeverComes`, and the round counts it as :data:`LISTEN`; :class:`VoteOutcome` says how each voter's
+A vote that fails (any exception: ``invalid``) or is known never to come (:class:`VoteNeverComes`: ``missing``) is not
+a :class:`Vote`, and the round counts it as :data:`LISTEN`; :class:`VoteOutcome` says how each voter's
 ballot ended (what the window's Turns panel shows).
 """
 
@@ -66,13 +66,6 @@ class Vote(BaseModel):
 
 LISTEN: Final = Vote(state="listen", importance=0)
 """What a vote that is missing, unreadable or not cast counts as."""
-
-
-class InvalidVote(Exception):
-    """Raised by a vote that could not be read.
-
-    It counts as ``listen``, like any failed vote; the read model shows it as ``invalid`` with this message.
-    """
 
 
 class VoteNeverComes(Exception):

@@ -132,9 +132,9 @@ class Participant(abc.ABC):
 
     @abc.abstractmethod
     async def vote(self, turn: TurnContext) -> Vote:
-        """Returns this participant's vote for the turn. May raise (:class:`~companions.conversation.ballot.
-        InvalidVote` for unreadable output, :class:`~companions.conversation.ballot.VoteNeverComes` for a vote
-        known not to come) or hang: that counts as ``listen``."""
+        """Returns this participant's vote for the turn. May raise (shown as ``invalid``;
+        :class:`~companions.conversation.ballot.VoteNeverComes` for a vote known not to come: ``missing``) or hang:
+        that counts as ``listen``."""
 
     @abc.abstractmethod
     async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
