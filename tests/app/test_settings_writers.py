@@ -16,7 +16,7 @@ from app.settings import load_settings, save_settings
 from app.settings_merge import apply, changes
 from companions.trust import Capability, Relation, Source
 from tests.conftest import PYTHON, REPO, subprocess_env
-from tests.security.test_card_attacks import _approve, _card, _touching
+from tests.security.user_cards import approve, card_file, touching
 
 
 def _on_file(home: Path) -> dict[str, object]:
@@ -30,9 +30,9 @@ def _approved(home: Path) -> list[str]:
 
 
 def test_the_windows_save_keeps_an_approval_given_on_the_command_line(madoi_home: Path, tmp_path: Path) -> None:
-    _card(madoi_home, _touching(tmp_path / "ran"))
+    card_file(madoi_home, touching(tmp_path / "ran"))
     window = load_settings()  # the window read its settings at start
-    _approve(madoi_home, "kumo")  # meanwhile, in a terminal
+    approve(madoi_home, "kumo")  # meanwhile, in a terminal
     assert _approved(madoi_home) == ["kumo"]
     window.settings.general.language = "en"  # the user changes the language in the dialog and saves
     save_settings(window.settings, window.paths)
@@ -45,11 +45,11 @@ def test_the_windows_save_keeps_an_approval_given_on_the_command_line(madoi_home
 
 
 async def test_the_camera_switch_and_a_consent_answer_keep_what_others_wrote(madoi_home: Path, tmp_path: Path) -> None:
-    _card(madoi_home, _touching(tmp_path / "ran"))
+    card_file(madoi_home, touching(tmp_path / "ran"))
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        _approve(madoi_home, "kumo")  # while the window runs
+        approve(madoi_home, "kumo")  # while the window runs
         await RuntimeCamera(runtime).set_on(False)  # the status bar's switch
         assert _approved(madoi_home) == ["kumo"]
         assert load_settings().settings.camera.on is False

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import REPO, subprocess_env
 from tests.packaging.bundle_build import build_bundle
 
 
@@ -31,3 +33,16 @@ def bundle_env(home: Path, **extra: str) -> dict[str, str]:
         env.pop(name, None)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
     return env
+
+
+def _packaging_module(name: str) -> ModuleType:
+    """A module of packaging/ (not a package: loaded from its file)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "packaging" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bundle_contents = _packaging_module("bundle_contents")  # what the bundle leaves out

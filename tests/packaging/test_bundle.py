@@ -23,9 +23,8 @@ from companions.protocol import Message, Query, frame_of
 from tests.app.headless import demo_server
 from tests.app.media import write_test_video
 from tests.conftest import free_port
-from tests.packaging.conftest import bundle_env
-from tests.packaging.test_bundle_contents import bundle_contents
-from tests.ui.test_screenshot import GRAB
+from tests.packaging.conftest import bundle_contents, bundle_env
+from tests.ui.x_desktop import GRAB
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
 

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.conftest import REPO
-
-_spec = importlib.util.spec_from_file_location("bundle_contents", REPO / "packaging" / "bundle_contents.py")
-assert _spec is not None
-assert _spec.loader is not None
-bundle_contents = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bundle_contents)
+from tests.packaging.conftest import bundle_contents
 
 
 @pytest.mark.parametrize("dest", [

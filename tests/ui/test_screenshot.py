@@ -6,25 +6,13 @@ import os
 import shutil
 import signal
 import subprocess
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import PYTHON, REPO, subprocess_env
-
-GRAB = textwrap.dedent(
-    """
-    import sys
-    from PySide6.QtGui import QGuiApplication
-    app = QGuiApplication(sys.argv)
-    image = app.primaryScreen().grabWindow(0).toImage()
-    image.save(sys.argv[1])
-    samples = [image.pixel(x, y) & 0xFFFFFF for x in range(0, image.width(), 17) for y in range(0, image.height(), 17)]
-    print(sum(1 for p in samples if p != 0) / len(samples))  # share of the (black) root window painted over
-    """
-)
+from tests.ui.x_desktop import GRAB
 
 
 @pytest.mark.skipif(not os.environ.get("DISPLAY"), reason="needs an X server (./test runs under xvfb-run)")

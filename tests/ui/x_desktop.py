@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,3 +48,17 @@ def desktop(tmp_path: Path) -> Iterator[dict[str, str]]:
 def x(env: dict[str, str], *args: str) -> str:
     """Runs an X tool (xdotool, wmctrl) on the desktop of ``env``; its output."""
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=30, check=False).stdout
+
+
+# A program that saves the X screen it runs on as the PNG file it is given; prints the share of the screen painted
+GRAB = textwrap.dedent(
+    """
+    import sys
+    from PySide6.QtGui import QGuiApplication
+    app = QGuiApplication(sys.argv)
+    image = app.primaryScreen().grabWindow(0).toImage()
+    image.save(sys.argv[1])
+    samples = [image.pixel(x, y) & 0xFFFFFF for x in range(0, image.width(), 17) for y in range(0, image.height(), 17)]
+    print(sum(1 for p in samples if p != 0) / len(samples))  # share of the (black) root window painted over
+    """
+)
