@@ -57,7 +57,7 @@ async def shoot(out: Path) -> None:
             await importer.add(conversation, ImportReport())
 
         people = RuntimePeople(runtime)
-        view = MemoryView(RuntimeMemory(runtime), people, "ja")
+        view = MemoryView(RuntimeMemory(runtime), people)
         view.companion.setCurrentIndex(view.companion.findData("akari"))
         view.resize(720, 420)
         view.show()
@@ -67,7 +67,7 @@ async def shoot(out: Path) -> None:
         view.grab().save(str(out / "memory-view-ja.png"))
         view.close()
 
-        recalled = RecalledView(runtime.bus, people, "ja")
+        recalled = RecalledView(runtime.bus, people)
         recalled.resize(460, 260)
         question = Message.create(from_="user", message="ねえ、うちの猫の名前覚えてる？あと旅行の話も", to=[])
         from companions.recall import MemoryRecalled

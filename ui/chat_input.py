@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QToolButton, QWidget
 
 from ui.chat_texts import chat_text
+from ui.i18n import is_language_change
 from ui.naming import named
 
 
@@ -33,15 +34,14 @@ class AddressSelector(QToolButton):
 
     changed = Signal()
 
-    def __init__(self, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.language = language
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.setToolTip(chat_text("to.tooltip", language))
+        self.setToolTip(chat_text("to.tooltip"))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.menu_ = named(QMenu(self), "addressMenu")
         self.setMenu(self.menu_)
-        self.everyone = QAction(chat_text("everyone", language), self)
+        self.everyone = QAction(chat_text("everyone"), self)
         self.everyone.setCheckable(True)
         self.everyone.setChecked(True)
         self.everyone.triggered.connect(self._choose_everyone)
@@ -49,11 +49,12 @@ class AddressSelector(QToolButton):
         self._names: dict[str, str] = {}
         self.set_companions([])
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.setToolTip(chat_text("to.tooltip", language))
-        self.everyone.setText(chat_text("everyone", language))
-        self._refresh()
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self.setToolTip(chat_text("to.tooltip"))
+            self.everyone.setText(chat_text("everyone"))
+            self._refresh()
+        super().changeEvent(event)
 
     def set_companions(self, companions: list[tuple[str, str]]) -> None:
         """``(id, name)`` of the companions who can be addressed; ticks of those still present are kept."""
@@ -94,6 +95,6 @@ class AddressSelector(QToolButton):
     def _refresh(self) -> None:
         chosen = self.addressees()
         self.everyone.setChecked(not chosen)
-        names = ", ".join(self._names[c] for c in chosen) if chosen else chat_text("everyone", self.language)
-        self.setText(chat_text("to", self.language, names=names))
+        names = ", ".join(self._names[c] for c in chosen) if chosen else chat_text("everyone")
+        self.setText(chat_text("to", names=names))
         self.changed.emit()

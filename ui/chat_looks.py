@@ -29,9 +29,9 @@ from ui.camera_frame import camera_icon
 from ui.camera_texts import camera_text
 from ui.chat_panel import ChatPanel
 from ui.chat_transcript import KEY_PROPERTY, MUTED_TEXT
+from ui.display_names import DisplayNames
 from ui.naming import named
 from ui.panel_ports import People
-from ui.turns_wording import display_name
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,7 @@ class _Look:
 class LookPicture(QDialog):
     """The picture of one look, its time and size, and what the camera's description said."""
 
-    def __init__(self, title: str, picture: QPixmap | None, details: str, language: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, picture: QPixmap | None, details: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "lookPicture")
         self.setWindowTitle(title)
@@ -67,7 +66,7 @@ class LookPicture(QDialog):
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox()
-        close = buttons.addButton(camera_text("picture.close", language), QDialogButtonBox.ButtonRole.RejectRole)
+        close = buttons.addButton(camera_text("picture.close"), QDialogButtonBox.ButtonRole.RejectRole)
         close.clicked.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.image, 1)
@@ -81,11 +80,11 @@ class ChatLooks(QObject):
     entry_added = Signal(str)  # a line's key
     picture_opened = Signal(str)  # a line's key, once its picture (or that it is gone) is on screen
 
-    def __init__(self, chat: ChatPanel, people: People, language: str) -> None:
+    def __init__(self, chat: ChatPanel, people: People) -> None:
         super().__init__(chat)
         self.chat = chat
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.dialog: LookPicture | None = None
         self._looks: collections.OrderedDict[str, _Look] = collections.OrderedDict()
         self._pictures: collections.OrderedDict[str, bytes] = collections.OrderedDict()
@@ -105,10 +104,6 @@ class ChatLooks(QObject):
         if self._attached:
             self.chat.looked.disconnect(self._on_look)
             self._attached = False
-
-    def set_language(self, language: str) -> None:
-        """The lines are written again in ``language`` when the chat shows the conversation again (it does)."""
-        self.language = language
 
     # -- what is kept --------------------------------------------------------------------------------------------
     def keys(self) -> list[str]:
@@ -175,15 +170,15 @@ class ChatLooks(QObject):
         return image
 
     def _who(self, looker: str) -> str:
-        return display_name(self.people, self.language, looker)
+        return self.names.of(looker, in_sentence=True)
 
     def _line(self, event: CameraLooked) -> str:
         time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M")
         if event.refused:
-            return camera_text("chat.refused", self.language, who=self._who(event.looker), time=time)
+            return camera_text("chat.refused", who=self._who(event.looker), time=time)
         if event.looker == self.people.user_id():
-            return camera_text("chat.shown", self.language, time=time)
-        return camera_text("chat.looked", self.language, who=self._who(event.looker), time=time)
+            return camera_text("chat.shown", time=time)
+        return camera_text("chat.looked", who=self._who(event.looker), time=time)
 
     # -- the picture -----------------------------------------------------------------------------------------
     def _on_link(self, url: QUrl) -> None:
@@ -198,9 +193,9 @@ class ChatLooks(QObject):
         event = look.event
         time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M:%S")
         if event.looker == self.people.user_id():
-            title = camera_text("picture.shown_title", self.language, time=time)
+            title = camera_text("picture.shown_title", time=time)
         else:
-            title = camera_text("picture.title", self.language, who=self._who(event.looker), time=time)
+            title = camera_text("picture.title", who=self._who(event.looker), time=time)
         jpeg = self._pictures.get(key)
         pixmap: QPixmap | None = None
         details: list[str] = []
@@ -212,15 +207,15 @@ class ChatLooks(QObject):
                 if pixmap.width() > PICTURE_MAX[0] or pixmap.height() > PICTURE_MAX[1]:
                     pixmap = pixmap.scaled(*PICTURE_MAX, Qt.AspectRatioMode.KeepAspectRatio,
                                            Qt.TransformationMode.SmoothTransformation)
-            details.append(camera_text("picture.size", self.language, width=event.width, height=event.height))
+            details.append(camera_text("picture.size", width=event.width, height=event.height))
         else:
-            details.append(camera_text("picture.gone", self.language, n=KEEP_PICTURES))
+            details.append(camera_text("picture.gone", n=KEEP_PICTURES))
         if event.description:
             details.append(event.description)
         if self.dialog is not None:
             self.dialog.close()
             self.dialog.deleteLater()
-        dialog = LookPicture(title, pixmap, "\n".join(details), self.language, self.chat.window())
+        dialog = LookPicture(title, pixmap, "\n".join(details), self.chat.window())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         dialog.show()
         self.dialog = dialog

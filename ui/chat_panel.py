@@ -25,7 +25,7 @@ import datetime
 import logging
 from typing import Final
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -52,6 +52,8 @@ from ui.chat_input import AddressSelector, MessageInput
 from ui.chat_texts import chat_text, emotion_label, message_note
 from ui.chat_transcript import ChatTranscript
 from ui.companion_colors import companion_color, user_color
+from ui.display_names import DisplayNames
+from ui.i18n import is_language_change
 from ui.naming import named
 from ui.panel_ports import ConversationHistory, People
 
@@ -73,19 +75,18 @@ class ChatPanel(QWidget):
     speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
     looked = Signal(object)  # a CameraLooked, in the conversation's order (ui/chat_looks.py shows it)
 
-    def __init__(self, bus: Bus, history: ConversationHistory, people: People, language: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, history: ConversationHistory, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.history, self.people = history, people
-        self.language = language
+        self.names = DisplayNames(people)
         self.view = named(ChatTranscript(), "chatView")
-        self.address = named(AddressSelector(language), "addressButton")
+        self.address = named(AddressSelector(), "addressButton")
         self.input = named(MessageInput(), "chatInput")
-        self.input.setPlaceholderText(chat_text("placeholder", language))
-        self.input.setToolTip(chat_text("input.tooltip", language))
+        self.input.setPlaceholderText(chat_text("placeholder"))
+        self.input.setToolTip(chat_text("input.tooltip"))
         self.input.setFixedHeight(72)
         self.input.setTabChangesFocus(True)  # keyboard-only use: Tab leaves the box
-        self.send_button = named(QPushButton(chat_text("send", language)), "sendButton")
+        self.send_button = named(QPushButton(chat_text("send")), "sendButton")
         self.error = named(QLabel(), "chatError")
         self.error.setWordWrap(True)
         self.error.setProperty("result", "error")
@@ -123,14 +124,17 @@ class ChatPanel(QWidget):
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        """Says everything in ``language`` from now on: the box, the button, the "To" chooser, and the bubbles (the
-        conversation is shown again: names, feelings and states are words too)."""
-        self.language = language
-        self.input.setPlaceholderText(chat_text("placeholder", language))
-        self.input.setToolTip(chat_text("input.tooltip", language))
-        self.send_button.setText(chat_text("send", language))
-        self.address.set_language(language)
+    def changeEvent(self, event: QEvent) -> None:
+        """In another language: the box, the button and the bubbles (the conversation is shown again: names,
+        feelings and states are words too; the "To" chooser says its own words again)."""
+        if is_language_change(event):
+            self.input.setPlaceholderText(chat_text("placeholder"))
+            self.input.setToolTip(chat_text("input.tooltip"))
+            self.send_button.setText(chat_text("send"))
+            self._show_again()
+        super().changeEvent(event)
+
+    def _show_again(self) -> None:
         if self._bus_link.active:
             self._tasks.spawn(self._load(self.history.active_id()), name="chat-history")
 
@@ -142,12 +146,12 @@ class ChatPanel(QWidget):
             return
         try:
             if self.history.active_id() is None or not self._bus_link.active:  # not started, or stopping
-                raise RuntimeError(chat_text("not_started", self.language))
+                raise RuntimeError(chat_text("not_started"))
             self.history.send(text, to=self.address.addressees() or None)
         except Exception as err:  # whatever the reason, the user's words stay where they are
             log.warning("sending a message failed: %s", err)
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-            self.error.setText(chat_text("send_failed", self.language, error=reason))
+            self.error.setText(chat_text("send_failed", error=reason))
             self.error.show()
             self.send_failed.emit(reason)
             return
@@ -179,11 +183,11 @@ class ChatPanel(QWidget):
         emotion = p.metadata.emotion if p.metadata is not None else None
         header = Header(
             name=self._name(p.from_), color=self._color(p.from_), avatar="" if user else p.from_,
-            emotion=emotion_label(emotion, self.language) if emotion else "",
+            emotion=emotion_label(emotion) if emotion else "",
             recipients=self._recipients(p.from_, p.to),
             time=datetime.datetime.fromtimestamp(when).strftime("%H:%M") if when is not None
             else datetime.datetime.now().strftime("%H:%M"),
-            note=message_note(message, self.language, edited=edited),
+            note=message_note(message, edited=edited),
         )
         dropped: list[str] = []
         batch = self.view.batch()
@@ -195,7 +199,7 @@ class ChatPanel(QWidget):
             # The user's own words; what the camera saw folds away under them.
             self.view.add_bubble(p.id, header, line.words, user=user)
             if line.look:
-                self.view.set_fold(p.id, camera_text("chat.fold", self.language), line.look)
+                self.view.set_fold(p.id, camera_text("chat.fold"), line.look)
         finally:
             batch.endEditBlock()
         for key in dropped:
@@ -215,7 +219,7 @@ class ChatPanel(QWidget):
         self.view.set_text(message_id, words)
         self.transcript.revised(message_id, look)
         if look:
-            self.view.set_fold(message_id, camera_text("chat.fold", self.language), look)
+            self.view.set_fold(message_id, camera_text("chat.fold"), look)
 
     def clear_messages(self) -> None:
         self.transcript.reset()
@@ -273,7 +277,7 @@ class ChatPanel(QWidget):
         if generation != self._generation:
             return  # another conversation was chosen meanwhile
         self.transcript.reset()
-        self.view.clear_bubbles(chat_text("earlier", self.language) if len(stored) >= HISTORY_LIMIT else "")
+        self.view.clear_bubbles(chat_text("earlier") if len(stored) >= HISTORY_LIMIT else "")
         batch = self.view.batch()
         for start in range(0, len(stored), HISTORY_CHUNK):
             batch.beginEditBlock()  # one layout pass per chunk
@@ -297,7 +301,7 @@ class ChatPanel(QWidget):
     # -- what companions compose ------------------------------------------------------------------------------
     def _provisional(self, change: ComposingShown) -> None:
         header = Header(name=self._name(change.companion), color=self._color(change.companion),
-                        avatar=change.companion, status=chat_text(change.status, self.language))
+                        avatar=change.companion, status=chat_text(change.status))
         if change.new:
             self.view.add_provisional(change.key, header)
         else:
@@ -316,7 +320,7 @@ class ChatPanel(QWidget):
     # -- speech ----------------------------------------------------------------------------------------------
     def _on_speaking(self, change: SpeakingShown) -> None:
         if change.speaking:
-            status = f"♪ {chat_text('speaking', self.language)}"
+            status = f"♪ {chat_text('speaking')}"
             if self.view.set_highlighted(change.message_id, True, status):
                 self.speaking_changed.emit(change.message_id, True)
             else:
@@ -330,9 +334,7 @@ class ChatPanel(QWidget):
         return sender == self.people.user_id()
 
     def _name(self, sender: str) -> str:
-        if self._is_user(sender):
-            return chat_text("you", self.language)
-        return self.people.name(sender, self.language) or sender
+        return self.names.of(sender)
 
     def _color(self, sender: str) -> QColor:
         return user_color() if self._is_user(sender) else companion_color(sender)

@@ -64,7 +64,7 @@ def chat_text(key: str, language: str | None = None, /, **values: object) -> str
     return TEXTS.text(key, language, **values)
 
 
-def message_note(message: Message, language: str, *, edited: bool = False) -> str:
+def message_note(message: Message, language: str | None = None, *, edited: bool = False) -> str:
     """The quiet note a message's bubble carries: "edited" once the user edited it, else why a stock filler stood in
     for the companion's own line (nothing for a line of its own)."""
     if edited:
@@ -73,7 +73,7 @@ def message_note(message: Message, language: str, *, edited: bool = False) -> st
     return chat_text(f"filler.{reason}", language) if reason is not None else ""
 
 
-def emotion_label(emotion: str, language: str) -> str:
+def emotion_label(emotion: str, language: str | None = None) -> str:
     """What the view shows for an emotion: a face and a word (the word alone says it where faces do not render)."""
     mark = EMOTION_MARKS.get(emotion, "")
     key = f"emotion.{emotion}"

@@ -40,7 +40,7 @@ from ui.bus_bridge import BusFollower
 from ui.card_privileges import privilege_lines
 from ui.companion_editor import CompanionEditing, CompanionEditor, sync_faces
 from ui.companion_faces import FACES
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, window_language
 from ui.naming import named
 
 SETTLE_MS: Final = 300
@@ -111,12 +111,10 @@ class CardApprovalPrompt(QDialog):
 class CompanionsDesk(QObject):
     """The editor's menu entry, the approval prompt and the faces, for one main window."""
 
-    def __init__(self, window: QMainWindow, editing: CompanionEditing, bus: Bus, language: str,
-                 menu_anchor: QAction) -> None:
-        super().__init__(window)
+    def __init__(self, window: QMainWindow, editing: CompanionEditing, bus: Bus, menu_anchor: QAction) -> None:
+        super().__init__(window)  # a child of the window: Qt hands it the window's LanguageChange
         self.window = window
         self.editing = editing
-        self.language = language
         self.editor: CompanionEditor | None = None
         self.prompt: CardApprovalPrompt | None = None
         self._asked: set[tuple[str, str]] = set()  # (id, digest) of the held cards already shown
@@ -127,7 +125,7 @@ class CompanionsDesk(QObject):
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self._take_folder)
         self._bus_link = BusFollower(bus, ("events",))
-        self.action = named(QAction(TEXTS.text("menu", language), window), "companionsAction")
+        self.action = named(QAction(TEXTS.text("menu"), window), "companionsAction")
         self.action.triggered.connect(self.open_editor)
         menu = next((m for m in window.menuBar().findChildren(QMenu) if menu_anchor in m.actions()), None)
         if menu is not None:
@@ -199,9 +197,10 @@ class CompanionsDesk(QObject):
     async def _reload(self) -> None:
         await self.editing.reload()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.action.setText(TEXTS.text("menu", language))
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event):
+            self.action.setText(TEXTS.text("menu"))
+        return super().event(event)
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return self._tasks.spawn(coro, name="companions-desk")
@@ -225,7 +224,7 @@ class CompanionsDesk(QObject):
         approved_before = {a.card for a in self.editing.settings.trust.cards}
         if self.prompt is not None:
             self.prompt.close()
-        self.prompt = CardApprovalPrompt(new, {e.id for e in new if e.id in approved_before}, self.language,
+        self.prompt = CardApprovalPrompt(new, {e.id for e in new if e.id in approved_before}, window_language(),
                                          self._approve, self.window)
         self.prompt.show()
         return self.prompt
@@ -238,6 +237,6 @@ class CompanionsDesk(QObject):
             self.editor.raise_()
             self.editor.activateWindow()
             return self.editor
-        self.editor = CompanionEditor(self.editing, self.language, self.window)
+        self.editor = CompanionEditor(self.editing, window_language(), self.window)
         self.editor.show()
         return self.editor

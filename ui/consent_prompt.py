@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.trust import Answer, Capability, ConsentRefused, ConsentRequest, Source
 from companions.trust_sources import BRIDGE_PLACE, NETWORK_PLACE
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import ConsentPort
 
@@ -60,7 +60,7 @@ TEXTS: Final = Texts("consent", {
 })
 
 
-def where_text(source: Source, language: str) -> str:
+def where_text(source: Source, language: str | None = None) -> str:
     """``on 12D3Ko…a1b2c3`` (a peer on the network), ``through the bridge``, or ``from outside this window``."""
     kind, _, peer = source.place.partition(":")
     if kind == NETWORK_PLACE and peer:
@@ -70,13 +70,13 @@ def where_text(source: Source, language: str) -> str:
     return TEXTS.text("where.outside", language)
 
 
-def question_text(request: ConsentRequest, language: str) -> str:
+def question_text(request: ConsentRequest, language: str | None = None) -> str:
     """What the bar asks: who, where and what."""
     return TEXTS.text(f"ask.{request.capability}", language, who=request.source.shown_name,
                       where=where_text(request.source, language), tool=request.detail)
 
 
-def capability_text(capability: Capability, language: str) -> str:
+def capability_text(capability: Capability, language: str | None = None) -> str:
     """A capability's name in the settings' list (``Look through the camera``)."""
     return TEXTS.text(f"what.{capability}", language)
 
@@ -93,12 +93,11 @@ class ConsentPrompt(QFrame):
     asked = Signal(object)  # ConsentRequest: shown (for tests and the window's attention)
     queue_changed = Signal()  # a question came or went
 
-    def __init__(self, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "consentPrompt")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.language = language
         self.question = named(QLabel(), "consentQuestion")
         self.question.setWordWrap(True)
         self.question.setTextFormat(Qt.TextFormat.PlainText)  # names come from outside: never rich text
@@ -122,7 +121,7 @@ class ConsentPrompt(QFrame):
         layout.addLayout(buttons)
         self._queue: list[_Question] = []
         self._port: ConsentPort | None = None
-        self.set_language(language)
+        self._retranslate()
         self.hide()
 
     def attach(self, port: ConsentPort) -> None:
@@ -143,11 +142,15 @@ class ConsentPrompt(QFrame):
         assert isinstance(layout, QVBoxLayout | QHBoxLayout)
         layout.insertWidget(0, self)
 
-    def set_language(self, language: str) -> None:
-        self.language = language
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
+
+    def _retranslate(self) -> None:
         for button, key in ((self.once, "once"), (self.always, "always"), (self.never, "never")):
-            button.setText(TEXTS.text(key, language))
-            button.setToolTip(TEXTS.text(f"{key}.tip", language))
+            button.setText(TEXTS.text(key))
+            button.setToolTip(TEXTS.text(f"{key}.tip"))
         self._show_first()
 
     @property
@@ -191,12 +194,12 @@ class ConsentPrompt(QFrame):
             self.hide()
             return
         first = self._queue[0]
-        text = question_text(first.request, self.language)
+        text = question_text(first.request)
         changed = self.question.text() != text or self.isHidden()
         self.question.setText(text)
         self.setAccessibleName(text)
         more = len(self._queue) - 1
-        self.waiting.setText(TEXTS.text("waiting", self.language, n=more) if more else "")
+        self.waiting.setText(TEXTS.text("waiting", n=more) if more else "")
         self.show()
         if changed:
             self.asked.emit(first.request)
@@ -206,11 +209,10 @@ class RefusalNotes(QObject):
     """Says each refusal from outside in a notification (``notify(title, text, details)``), once a minute at most
     per source and capability. :meth:`attach` after the runtime started."""
 
-    def __init__(self, bus: Bus, notify: Callable[[str, str, str], object], language: str, *,
+    def __init__(self, bus: Bus, notify: Callable[[str, str, str], object], *,
                  clock: Callable[[], float] = time.monotonic, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.notify = notify
-        self.language = language
         self.clock = clock
         self._last: dict[tuple[str, Capability], float] = {}
         self._follower = BusFollower(bus, ("events",))
@@ -229,6 +231,6 @@ class RefusalNotes(QObject):
         if last is not None and now - last < NOTE_EVERY_S:
             return
         self._last[key] = now
-        text = TEXTS.text(f"refused.{item.capability}", self.language, who=item.source.shown_name,
-                          where=where_text(item.source, self.language))
-        self.notify(TEXTS.text("refused.title", self.language), text, item.reason)
+        text = TEXTS.text(f"refused.{item.capability}", who=item.source.shown_name,
+                          where=where_text(item.source))
+        self.notify(TEXTS.text("refused.title"), text, item.reason)

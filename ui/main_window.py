@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
@@ -44,7 +44,7 @@ from ui.consent_prompt import ConsentPrompt, RefusalNotes
 from ui.conversation_list import ConversationList
 from ui.desktop_extras import DesktopExtras
 from ui.first_run import NOT_FOUND
-from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, use_language
+from ui.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, is_language_change, use_language, window_language
 from ui.memory_view import MemoryEntry
 from ui.message_actions import MessageActions
 from ui.microphone_switch import MicrophoneSwitch
@@ -92,10 +92,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, runtime: Runtime, *, reporter: ErrorReporter | None = None,
                  secrets: SecretStore | None = None, parent: QWidget | None = None) -> None:
+        use_language(runtime.settings.general.language)  # the application's: every widget built here follows it
         super().__init__(parent)
         self.runtime = runtime
-        self.language = runtime.settings.general.language
-        use_language(self.language)  # the window's language is the application's: every widget follows it
         self.setMinimumSize(760, 520)
         # Each panel gets the read models it shows and the commands it gives (ui/panel_ports.py), never the runtime.
         bus, people, control, history = runtime.bus, RuntimePeople(runtime), RuntimeControl(runtime), \
@@ -106,8 +105,8 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationList(bus, history)
         self.conversations.new_requested.connect(self._focus_message_box)  # New or Ctrl+N: the user types next
         self.conversations.started_new.connect(self._greet)  # a companion may open it with its first greeting
-        self.chat = ChatPanel(bus, history, people, self.language)
-        self.turns = TurnsPanel(bus, control, people, self.language)
+        self.chat = ChatPanel(bus, history, people)
+        self.turns = TurnsPanel(bus, control, people)
         self.search_panel = SearchPanel(bus, RuntimeSearch(runtime), people)
         self.camera_panel = CameraPreview(bus, devices.camera, people)
         self.side = named(QTabWidget(), "sidePanels")
@@ -123,18 +122,17 @@ class MainWindow(QMainWindow):
                                     test_voice=self._test_voice, companions=CompanionChecks.for_runtime(runtime))
         self.extras.settings_saved.connect(self._settings_saved)
         self.companions_desk = CompanionsDesk(self, RuntimeCompanionEditing(runtime, self.extras.saved_elsewhere),
-                                              bus, self.language, self.extras.settings_action)  # the editor
-        self.memory_entry = MemoryEntry(self, RuntimeMemory(runtime), people, self.language,
+                                              bus, self.extras.settings_action)  # the editor
+        self.memory_entry = MemoryEntry(self, RuntimeMemory(runtime), people,
                                         self.extras.settings_action)  # the Memory view
         self.extras.first_run.retry_requested.connect(self._retry_model)
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
-        self.consent_prompt = ConsentPrompt(self.language)  # asks before anything from outside uses the camera...
+        self.consent_prompt = ConsentPrompt()  # asks before anything from outside uses the camera...
         self.consent_prompt.place_in(self.chat)
-        self.refusal_notes = RefusalNotes(bus, self._note_refusal, self.language, parent=self)
-        self.message_actions = MessageActions(self.chat, bus, control, history, people=people,
-                                              language=self.language)  # Stop, copy a message
+        self.refusal_notes = RefusalNotes(bus, self._note_refusal, parent=self)
+        self.message_actions = MessageActions(self.chat, bus, control, history, people=people)  # Stop, copy a message
         self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
@@ -150,7 +148,7 @@ class MainWindow(QMainWindow):
         camera = RuntimeCamera(runtime)  # the camera switch, the looks in the chat and "Show them"
         self.camera_switch = CameraSwitch(bus, camera)
         self.statusBar().addPermanentWidget(self.camera_switch)
-        self.chat_looks = ChatLooks(self.chat, people, self.language)
+        self.chat_looks = ChatLooks(self.chat, people)
         self.show_them = ShowThemButton(self.chat, camera)
         self.show_them.place()
         voice_input = RuntimeVoiceInput(runtime)  # talking to them (issue 27): the microphone's switch and state,
@@ -159,11 +157,11 @@ class MainWindow(QMainWindow):
         self.talk_button = TalkButton(self.chat, bus, voice_input)
         self.talk_button.place()
         self.spoken_words = SpokenWords(self.chat, bus, voice_input)
-        self.refused_origins = RefusedOrigins(bus, self.extras.notifications, self.language,  # pages the bridge refused
+        self.refused_origins = RefusedOrigins(bus, self.extras.notifications,  # pages the bridge refused
                                               owner=self.extras, paths=runtime.paths)
-        self.statusBar().showMessage(_text("starting", self.language))
+        self.statusBar().showMessage(_text("starting"))
         self._install_shortcuts()
-        self.conversation_menu = ConversationMenu(self, self.language, {
+        self.conversation_menu = ConversationMenu(self, {
             "new": self.conversations.new_conversation, "interrupt": self._interrupt, "stop": self._stop,
             "quit": self.close})
         self.window_layout = WindowLayout(self, runtime.paths.config_dir / "window.ini",
@@ -202,7 +200,7 @@ class MainWindow(QMainWindow):
         self._attached.append(self.extras.filler_notice)
         self._show_model_problem(self.runtime.model_problem(), first=True)
         self._report_start_problems()
-        self.statusBar().showMessage(_text("ready", self.language), 5000)
+        self.statusBar().showMessage(_text("ready"), 5000)
 
     def _report_start_problems(self) -> None:
         """What went wrong at start (a broken card or settings key, search or the bridge not available) is said
@@ -215,8 +213,8 @@ class MainWindow(QMainWindow):
             return
         text = problems[0]
         if len(problems) > 1:
-            text += _text("problems.more", self.language).format(n=len(problems) - 1)
-        self.extras.notifications.notify(_TEXTS.text("problems.title", self.language, n=len(problems)), text,
+            text += _text("problems.more").format(n=len(problems) - 1)
+        self.extras.notifications.notify(_TEXTS.text("problems.title", n=len(problems)), text,
                                          "warning", details="\n".join(problems))
 
     def _note_refusal(self, title: str, text: str, details: str) -> None:
@@ -230,24 +228,18 @@ class MainWindow(QMainWindow):
 
     # -- language, keyboard ----------------------------------------------------------------------------------
     def _retranslate(self) -> None:
-        self.setWindowTitle(_text("title", self.language))
+        self.setWindowTitle(_text("title"))
         for index, key in enumerate(SIDE_TABS):
-            self.side.setTabText(index, _text(f"tab.{key}", self.language))
+            self.side.setTabText(index, _text(f"tab.{key}"))
+
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
 
     def _settings_saved(self, settings: Settings) -> None:
-        language = settings.general.language
-        if language != self.language:
-            self.language = language
-            use_language(language)  # Qt's own texts and every widget's self.tr()
-            for panel in (self.chat, self.turns, self.message_actions, self.chat_looks):
-                panel.set_language(language)
-            self.conversation_menu.set_language(language)
-            self.consent_prompt.set_language(language)
-            self.refused_origins.set_language(language)
-            self.companions_desk.set_language(language)
-            self.memory_entry.set_language(language)
-            self.refusal_notes.language = language
-            self._retranslate()
+        if settings.general.language != window_language():
+            use_language(settings.general.language)  # Qt tells every widget: each says its words again
         self._tasks.spawn(self._apply(settings), name="apply-settings")
         self.talk_button.follow_settings()  # the push-to-talk key may have changed
 
@@ -263,15 +255,15 @@ class MainWindow(QMainWindow):
             else:
                 await self.runtime.reconnect_models()
         except Exception as err:  # the user sees why; the window and the conversation go on
-            self.extras.notifications.notify(_text("failed.title", self.language), str(err), "error")
+            self.extras.notifications.notify(_text("failed.title"), str(err), "error")
             return
         problem = self.runtime.model_problem()
         self._show_model_problem(problem)
         if had_problem and problem is None and self.runtime.started:
-            self.extras.notifications.notify(_text("connected.title", self.language),
+            self.extras.notifications.notify(_text("connected.title"),
                                              self.runtime.parts.models.resolution.message, "info")
         elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
-            self.extras.notifications.notify(_text("still.title", self.language),
+            self.extras.notifications.notify(_text("still.title"),
                                              self.extras.first_run.problem_text(), "warning")
 
     def _show_model_problem(self, problem: str | None, *, first: bool = False) -> None:

@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Coroutine, Sequence
 from typing import Any, Final
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -37,10 +37,10 @@ from PySide6.QtWidgets import (
 from companions.memory import HeardLine
 from companions.memory_notes import Note
 from companions.tasks import TaskSet
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.display_names import DisplayNames
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import MemoryAccess, People
-from ui.turns_wording import display_name
 
 SHOWN: Final = 300  # lines listed at most (the newest; the search field finds older ones)
 FILTER_DELAY_MS: Final = 250
@@ -81,16 +81,16 @@ class MemoryView(QDialog):
     loaded = Signal()  # the list was filled (tests and the screenshot wait on it)
     confirmation_shown = Signal(QMessageBox)  # "Forget everything?" is asked
 
-    def __init__(self, memory: MemoryAccess, people: People, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, memory: MemoryAccess, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "memoryView")
         self.memory = memory
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self._tasks = TaskSet("memory-view")
         self.companion = named(QComboBox(), "memoryCompanion")
         for companion_id in people.companion_ids():
-            self.companion.addItem(people.name(companion_id, language) or companion_id, companion_id)
+            self.companion.addItem(self.names.of(companion_id), companion_id)
         self.switch = named(QCheckBox(), "memorySwitch")
         self.search = named(QLineEdit(), "memorySearch")
         self.search.setClearButtonEnabled(True)
@@ -148,19 +148,26 @@ class MemoryView(QDialog):
     def shown_lines(self) -> list[str]:
         return [self.lines.item(i).text() for i in range(self.lines.count())]
 
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self.retranslate()
+            for index in range(self.companion.count()):
+                self.companion.setItemText(index, self.names.of(str(self.companion.itemData(index))))
+            self.refresh()  # the summary and the lines' dates, in the new language
+        super().changeEvent(event)
+
     def retranslate(self) -> None:
-        language = self.language
-        self.setWindowTitle(_text("title", language))
-        self.companion_label.setText(_text("companion", language))
-        self.switch.setText(_text("switch", language))
-        self.search_label.setText(_text("search", language))
-        self.search.setPlaceholderText(_text("search.hint", language))
-        self.forget_button.setText(_text("forget", language))
-        self.forget_all_button.setText(_text("forget.all", language))
+        self.setWindowTitle(_text("title"))
+        self.companion_label.setText(_text("companion"))
+        self.switch.setText(_text("switch"))
+        self.search_label.setText(_text("search"))
+        self.search.setPlaceholderText(_text("search.hint"))
+        self.forget_button.setText(_text("forget"))
+        self.forget_all_button.setText(_text("forget.all"))
 
     def _name(self) -> str:
         companion_id = self.companion_id()
-        return display_name(self.people, self.language, companion_id) if companion_id else ""
+        return self.names.of(companion_id, in_sentence=True) if companion_id else ""
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return self._tasks.spawn(self._reporting(coro), name="memory-view")
@@ -169,7 +176,7 @@ class MemoryView(QDialog):
         try:
             await coro
         except Exception as exc:  # the user sees what went wrong, never a traceback
-            self.summary.setText(_text("failed", self.language, error=exc))
+            self.summary.setText(_text("failed", error=exc))
 
     # -- loading ---------------------------------------------------------------------------------------------
     def refresh(self) -> asyncio.Task[None]:
@@ -195,15 +202,15 @@ class MemoryView(QDialog):
         self._fill(lines, notes)
         name = self._name()
         if not self.memory.enabled(companion_id):
-            summary = _text("off", self.language, name=name)
+            summary = _text("off", name=name)
         elif self._count == 0:
-            summary = _text("empty", self.language, name=name)
+            summary = _text("empty", name=name)
         elif words:
-            summary = _text("count.found", self.language, found=len(lines), count=self._count, name=name)
+            summary = _text("count.found", found=len(lines), count=self._count, name=name)
         elif self._count > len(lines):
-            summary = _text("count.shown", self.language, count=self._count, shown=len(lines), name=name)
+            summary = _text("count.shown", count=self._count, shown=len(lines), name=name)
         else:
-            summary = _text("count", self.language, count=self._count, name=name)
+            summary = _text("count", count=self._count, name=name)
         self.summary.setText(summary)
         self._update_buttons()
         self.loaded.emit()
@@ -212,24 +219,24 @@ class MemoryView(QDialog):
         self.lines.clear()
         said = {line.entry.message_id: line.entry.text for line in lines}
         for note_id, note in notes:  # first: what it noted about the user, with the lines it came from
-            item = QListWidgetItem(_text("note", self.language, date=self._date(note.at), text=note.text))
+            item = QListWidgetItem(_text("note", date=self._date(note.at), text=note.text))
             item.setData(ID_ROLE, f"note:{note_id}")
             item.setToolTip("\n".join(said.get(s, s) for s in note.sources))
             self.lines.addItem(item)
         for line in lines:
             entry = line.entry
             date = self._date(entry.at)
-            speaker = display_name(self.people, self.language, entry.speaker_id)
+            speaker = self.names.of(entry.speaker_id, in_sentence=True)
             if speaker == entry.speaker_id and entry.speaker_name:
                 speaker = entry.speaker_name
-            item = QListWidgetItem(_text("line", self.language, date=date, speaker=speaker, text=entry.text))
+            item = QListWidgetItem(_text("line", date=date, speaker=speaker, text=entry.text))
             item.setData(ID_ROLE, entry.message_id)
             item.setToolTip(entry.text)
             self.lines.addItem(item)
 
     def _date(self, at: float) -> str:
         when = dt.datetime.fromtimestamp(at)
-        return _text("date", self.language, year=when.year, month=when.month, day=when.day, hour=when.hour,
+        return _text("date", year=when.year, month=when.month, day=when.day, hour=when.hour,
                      minute=f"{when.minute:02d}")
 
     def _update_buttons(self) -> None:
@@ -258,7 +265,7 @@ class MemoryView(QDialog):
         else:
             await self.memory.forget(companion_id, ids)
         await self._load()
-        self.summary.setText(_text("forgotten", self.language, name=self._name(), count=before - self._count)
+        self.summary.setText(_text("forgotten", name=self._name(), count=before - self._count)
                              + " " + self.summary.text())
 
     def forget_everything(self) -> QMessageBox | None:
@@ -267,8 +274,8 @@ class MemoryView(QDialog):
         companion_id = self.companion_id()
         if companion_id is None:
             return None
-        box = QMessageBox(QMessageBox.Icon.Question, _text("confirm.title", self.language),
-                          _text("confirm.text", self.language, name=self._name(), count=self._count),
+        box = QMessageBox(QMessageBox.Icon.Question, _text("confirm.title"),
+                          _text("confirm.text", name=self._name(), count=self._count),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
         box.setDefaultButton(QMessageBox.StandardButton.No)
 
@@ -289,28 +296,27 @@ class MemoryView(QDialog):
 class MemoryEntry(QObject):
     """The Madoi menu's "Memory…" (placed before ``menu_anchor``), opening one :class:`MemoryView` at a time."""
 
-    def __init__(self, window: QMainWindow, memory: MemoryAccess, people: People, language: str,
-                 menu_anchor: QAction) -> None:
-        super().__init__(window)
+    def __init__(self, window: QMainWindow, memory: MemoryAccess, people: People, menu_anchor: QAction) -> None:
+        super().__init__(window)  # a child of the window: Qt hands it the window's LanguageChange
         self.window = window
         self.memory = memory
         self.people = people
-        self.language = language
         self.view: MemoryView | None = None
-        self.action = named(QAction(_text("menu", language), window), "memoryAction")
+        self.action = named(QAction(_text("menu"), window), "memoryAction")
         self.action.triggered.connect(self.open)
         menu = next((m for m in window.menuBar().findChildren(QMenu) if menu_anchor in m.actions()), None)
         if menu is not None:
             menu.insertAction(menu_anchor, self.action)
         window.addAction(self.action)
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.action.setText(_text("menu", language))
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event):
+            self.action.setText(_text("menu"))
+        return super().event(event)
 
     def open(self) -> MemoryView:
         if self.view is None or not self.view.isVisible():
-            self.view = MemoryView(self.memory, self.people, self.language, self.window)
+            self.view = MemoryView(self.memory, self.people, self.window)
             self.view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             self.view.finished.connect(lambda _result: setattr(self, "view", None))
             self.view.show()

@@ -15,7 +15,7 @@ import functools
 from dataclasses import replace
 from typing import Final
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextFrame
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QMenu, QPushButton
 
@@ -27,7 +27,7 @@ from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.chat_transcript import KEY_PROPERTY
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import ConversationControl, ConversationHistory, People
 
@@ -52,16 +52,17 @@ def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 
-class MessageActions:
-    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript."""
+class MessageActions(QObject):
+    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript (a child of the chat:
+    Qt hands it the window's LanguageChange)."""
 
     def __init__(self, chat: ChatPanel, bus: Bus, control: ConversationControl, history: ConversationHistory,
-                 *, people: People, language: str) -> None:
+                 *, people: People) -> None:
+        super().__init__(chat)
         self.chat = chat
         self.control = control
         self.history = history
         self.people = people
-        self.language = language
         self.stop_button = named(QPushButton(), "chatStopButton")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop)
@@ -74,7 +75,7 @@ class MessageActions:
         chat.view.customContextMenuRequested.connect(self._menu)
         self._bus_link = BusFollower(bus, ("events",))
         self._tasks = TaskSet("message-actions")
-        self.set_language(language)
+        self._retranslate()
 
     def attach(self) -> None:
         self.stop_button.setEnabled(self.control.view().status == "running")
@@ -84,10 +85,14 @@ class MessageActions:
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.stop_button.setText(_text("stop", language))
-        self.stop_button.setToolTip(_text("stop.tooltip", language))
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event):
+            self._retranslate()
+        return super().event(event)
+
+    def _retranslate(self) -> None:
+        self.stop_button.setText(_text("stop"))
+        self.stop_button.setToolTip(_text("stop.tooltip"))
 
     def stop(self) -> None:
         self.control.stop()
@@ -103,7 +108,7 @@ class MessageActions:
                 header = self.chat.view.header(item.message_id)
                 if header is not None:  # marked as edited (a filler's note no longer applies to the user's words)
                     self.chat.view.set_header(item.message_id,
-                                              replace(header, note=chat_text("note.edited", self.language)))
+                                              replace(header, note=chat_text("note.edited")))
 
     # -- a message's menu ----------------------------------------------------------------------------------------
     def message_at(self, pos: QPoint) -> str | None:
@@ -143,10 +148,10 @@ class MessageActions:
         """Opens the editor (open(), not exec(): the loop runs on); saving revises the message."""
         dialog = QInputDialog(self.chat)
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
-        dialog.setWindowTitle(_text("edit.title", self.language))
-        dialog.setLabelText(_text("edit.label", self.language))
-        dialog.setOkButtonText(_text("ok", self.language))
-        dialog.setCancelButtonText(_text("cancel", self.language))
+        dialog.setWindowTitle(_text("edit.title"))
+        dialog.setLabelText(_text("edit.label"))
+        dialog.setOkButtonText(_text("ok"))
+        dialog.setCancelButtonText(_text("cancel"))
         dialog.setTextValue(self.message_text(key))
         dialog.textValueSelected.connect(functools.partial(self._edited, key))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -165,18 +170,18 @@ class MessageActions:
         menu = QMenu(self.chat.view)
         key = self.message_at(pos)
         if key is not None:
-            menu.addAction(_text("copy_message", self.language)).triggered.connect(
+            menu.addAction(_text("copy_message")).triggered.connect(
                 functools.partial(self.copy_message, key))
             if not self.chat.view.is_provisional(key):
-                menu.addAction(_text("edit", self.language)).triggered.connect(functools.partial(self.edit, key))
-                menu.addAction(_text("delete", self.language)).triggered.connect(
+                menu.addAction(_text("edit")).triggered.connect(functools.partial(self.edit, key))
+                menu.addAction(_text("delete")).triggered.connect(
                     functools.partial(self.revise, key, None))
                 finals = [b.key for b in self.chat.view.bubbles() if not b.provisional]
                 if finals and finals[-1] == key:
-                    menu.addAction(_text("again", self.language)).triggered.connect(
+                    menu.addAction(_text("again")).triggered.connect(
                         functools.partial(self.say_again, key))
         if self.chat.view.textCursor().hasSelection():
-            menu.addAction(_text("copy", self.language)).triggered.connect(self.chat.view.copy)
+            menu.addAction(_text("copy")).triggered.connect(self.chat.view.copy)
         if menu.isEmpty():
             menu.deleteLater()
             return

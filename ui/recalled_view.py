@@ -10,16 +10,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Final
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.recall import MemoryRecalled, RecalledItem
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.display_names import DisplayNames
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import People
-from ui.turns_wording import display_name
 
 LINES_KEPT: Final = 120
 SNIPPET_CHARS: Final = 90
@@ -40,7 +40,7 @@ def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 
-def _date(at: float | None, language: str) -> str:
+def _date(at: float | None, language: str | None = None) -> str:
     if at is None:
         return ""
     day = dt.datetime.fromtimestamp(at)
@@ -57,10 +57,9 @@ class RecalledView(QWidget):
 
     changed = Signal()  # lines were added
 
-    def __init__(self, bus: Bus, people: People, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.title = named(QLabel(), "turnsRecalledTitle")
         self.list = named(QListWidget(), "turnsRecalled")
         self.list.setWordWrap(True)
@@ -70,7 +69,7 @@ class RecalledView(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list)
         self._bus_link = BusFollower(bus, ("events",))
-        self.set_language(language)
+        self._retranslate()
 
     def attach(self) -> None:
         self._bus_link.follow(self, self._on_item)
@@ -78,10 +77,14 @@ class RecalledView(QWidget):
     def detach(self) -> None:
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.title.setText(_text("title", language))
-        self.list.setToolTip(_text("none", language) if self.list.count() == 0 else "")
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
+
+    def _retranslate(self) -> None:
+        self.title.setText(_text("title"))
+        self.list.setToolTip(_text("none") if self.list.count() == 0 else "")
 
     def lines(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
@@ -92,11 +95,11 @@ class RecalledView(QWidget):
 
     def show_recalled(self, event: MemoryRecalled) -> None:
         """Adds one companion's recall for one message."""
-        who = display_name(self.people, self.language, event.companion_id)
+        who = self.names.of(event.companion_id, in_sentence=True)
         if not event.items:
-            self._add(_text("nothing", self.language, who=who), "")
+            self._add(_text("nothing", who=who), "")
         else:
-            self._add(_text("heading", self.language, who=who, count=len(event.items)), "")
+            self._add(_text("heading", who=who, count=len(event.items)), "")
             for recalled in sorted(event.items, key=lambda i: (i.at is None, i.at or 0.0)):
                 self._add(self._line(recalled), recalled.text)
         self.list.scrollToBottom()
@@ -104,15 +107,15 @@ class RecalledView(QWidget):
         self.changed.emit()
 
     def _line(self, item: RecalledItem) -> str:
-        date = _date(item.at, self.language)
+        date = _date(item.at)
         if item.kind == "knowledge":
-            return _text("knowledge", self.language, source=item.source.rsplit("/", 1)[-1], text=_short(item.text))
+            return _text("knowledge", source=item.source.rsplit("/", 1)[-1], text=_short(item.text))
         if item.kind == "note":
-            return _text("note", self.language, date=date, text=_short(item.text))
-        speaker = display_name(self.people, self.language, item.speaker_id) if item.speaker_id else ""
+            return _text("note", date=date, text=_short(item.text))
+        speaker = self.names.of(item.speaker_id, in_sentence=True) if item.speaker_id else ""
         if speaker == item.speaker_id and item.speaker_name:
             speaker = item.speaker_name
-        return _text("line", self.language, date=date, speaker=speaker, text=_short(item.text))
+        return _text("line", date=date, speaker=speaker, text=_short(item.text))
 
     def _add(self, text: str, tip: str) -> None:
         line = QListWidgetItem(text)

@@ -56,11 +56,10 @@ class RefusedOrigins(QObject):
     """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops. Without ``owner`` and ``paths``
     the notification only says where to allow the page."""
 
-    def __init__(self, bus: Bus, notifications: NotificationArea, language: str, *,
+    def __init__(self, bus: Bus, notifications: NotificationArea, *,
                  owner: SettingsOwner | None = None, paths: Paths | None = None) -> None:
         super().__init__(notifications)
         self.notifications = notifications
-        self.language = language
         self.shown: set[str] = set()
         self._owner = owner
         self._paths = paths
@@ -74,11 +73,8 @@ class RefusedOrigins(QObject):
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-
     def _t(self, key: str, **values: object) -> str:
-        return _TEXTS.text(key, self.language, **values)
+        return _TEXTS.text(key, **values)
 
     def _on_item(self, item: BusItem) -> None:
         if not isinstance(item, BridgeOriginRefused) or item.origin in self.shown or len(self.shown) > SHOWN_CAP:

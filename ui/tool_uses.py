@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.tool_use import ToolProblem, ToolUsed, ToolUseLog
 from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.display_names import DisplayNames
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 from ui.panel_ports import People
-from ui.turns_wording import display_name
 
 LINES_KEPT: Final = 100
 TEXTS: Final = Texts("tool_uses", {
@@ -45,7 +45,7 @@ def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 
-def origin_text(origin: str, language: str) -> str:
+def origin_text(origin: str, language: str | None = None) -> str:
     """Where a tool comes from, in words: built-in, an MCP server by name, a plugin by name."""
     kind, _, name = origin.partition(":")
     if kind in ("mcp", "plugin") and name:
@@ -58,10 +58,9 @@ class ToolUsesView(QWidget):
 
     changed = Signal()  # a line was added
 
-    def __init__(self, bus: Bus, people: People, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.log = ToolUseLog()
         self.title = named(QLabel(), "turnsToolsTitle")
         self.list = named(QListWidget(), "turnsTools")
@@ -71,7 +70,7 @@ class ToolUsesView(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list)
         self._bus_link = BusFollower(bus, ("events",))
-        self.set_language(language)
+        self._retranslate()
 
     def attach(self) -> None:
         self._bus_link.follow(self, self._on_item)
@@ -79,10 +78,14 @@ class ToolUsesView(QWidget):
     def detach(self) -> None:
         self._bus_link.stop()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.title.setText(_text("title", language))
-        self.list.setToolTip(_text("none", language) if self.list.count() == 0 else "")
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
+
+    def _retranslate(self) -> None:
+        self.title.setText(_text("title"))
+        self.list.setToolTip(_text("none") if self.list.count() == 0 else "")
 
     def lines(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
@@ -93,15 +96,15 @@ class ToolUsesView(QWidget):
             built_in = item.origin == "built-in"
             if built_in and item.tool in BOOKKEEPING and not item.is_error:
                 return
-            who = display_name(self.people, self.language, item.companion_id)
+            who = self.names.of(item.companion_id, in_sentence=True)
             key = "refused" if item.refused else "error" if item.is_error else "call"
-            tool = _text(f"tool.{item.tool}", self.language) if built_in and f"tool.{item.tool}" in TEXTS \
+            tool = _text(f"tool.{item.tool}") if built_in and f"tool.{item.tool}" in TEXTS \
                 else item.tool
-            self._add(_text(key, self.language, who=who, tool=tool, result=item.result,
-                            origin=origin_text(item.origin, self.language)), error=item.is_error,
+            self._add(_text(key, who=who, tool=tool, result=item.result,
+                            origin=origin_text(item.origin)), error=item.is_error,
                       tip=f"{item.tool}({item.arguments})\n{item.result}")
         elif isinstance(item, ToolProblem):
-            self._add(_text("problem", self.language, text=item.text), error=True, tip=item.text)
+            self._add(_text("problem", text=item.text), error=True, tip=item.text)
 
     def _add(self, text: str, *, error: bool, tip: str) -> None:
         line = QListWidgetItem(text)

@@ -31,6 +31,8 @@ from companions.bus import Bus, BusItem
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.protocol import CLOSING_ORDER
 from ui.bus_bridge import BusFollower
+from ui.display_names import DisplayNames
+from ui.i18n import is_language_change, window_language
 from ui.naming import named
 from ui.panel_ports import ConversationControl, People
 from ui.recalled_view import RecalledView
@@ -39,7 +41,7 @@ from ui.turns_history import TurnHistory
 from ui.turns_shown import ShownConversation, open_turn
 from ui.turns_texts import turns_text
 from ui.turns_votes import COLUMNS, COMPANION_ROLE, SPEAKER_MARK, Changes, VoteRow, VotesModel, VotesTable, fit_columns
-from ui.turns_wording import TurnsWording, display_name
+from ui.turns_wording import TurnsWording
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
 
@@ -50,12 +52,11 @@ class TurnsPanel(QWidget):
 
     rendered = Signal(int)  # the revision of the conversation view just shown
 
-    def __init__(self, bus: Bus, control: ConversationControl, people: People, language: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, control: ConversationControl, people: People, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.control = control
         self.people = people
-        self.language = language
+        self.names = DisplayNames(people)
         self.status = named(QLabel(), "turnsStatus")
         # "Closing: going on → winding down → wrapping up → goodbye" in one label that wraps (four labels in a row
         # made the panel as wide as the words: the chat lost that width at 1024 px).
@@ -102,8 +103,8 @@ class TurnsPanel(QWidget):
         self.history.setWordWrap(True)  # whole lines in a narrow window, no sideways scrolling
         self.history.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.history_title.setBuddy(self.history)
-        self.tools_used = named(ToolUsesView(bus, people, language), "turnsToolsUsed")  # every tool call, MCP ones too
-        self.recalled = named(RecalledView(bus, people, language), "turnsRecalledView")  # what memory brought back
+        self.tools_used = named(ToolUsesView(bus, people), "turnsToolsUsed")  # every tool call, MCP ones too
+        self.recalled = named(RecalledView(bus, people), "turnsRecalledView")  # what memory brought back
         # Earlier turns, tools used and what memory recalled share one place under the votes, a tab each: stacked,
         # they left the votes table two rows high at 1024x700. The tabs say their titles; the views' own are hidden.
         self.details = named(QTabWidget(), "turnsDetails")
@@ -152,7 +153,7 @@ class TurnsPanel(QWidget):
         self._hidden_render.setSingleShot(True)
         self._hidden_render.setInterval(HIDDEN_RENDER_MS)
         self._hidden_render.timeout.connect(self._render)
-        self._words = TurnsWording(language, functools.partial(display_name, people, language))
+        self._words = TurnsWording(functools.partial(self.names.of, in_sentence=True))
         self.turn_history = TurnHistory(self.history, self._words.history_line)
         self._retranslate()
         self._render()
@@ -172,16 +173,14 @@ class TurnsPanel(QWidget):
         self.tools_used.detach()
         self.recalled.detach()
 
-    def set_language(self, language: str) -> None:
-        self.language = language
-        self.tools_used.set_language(language)
-        self.recalled.set_language(language)
-        self._words = TurnsWording(language, functools.partial(display_name, self.people, language))
-        self._retranslate()
-        self._closing_shown = None
-        self.turn_history.line = self._words.history_line
-        self.turn_history.rebuild()
-        self._render()
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)  # the tools used and what was recalled first: their titles name the tabs
+        if is_language_change(event):
+            self._retranslate()
+            self._closing_shown = None
+            self.turn_history.rebuild()
+            self._render()
+        return handled
 
     # -- commands --------------------------------------------------------------------------------------------
     def set_stored_messages(self, count: int) -> None:
@@ -235,7 +234,7 @@ class TurnsPanel(QWidget):
     def closing_steps(self) -> list[tuple[str, str]]:
         """The stages as shown: each one's words and how: "current" (bold), "reached" or "ahead" (greyed out)."""
         current = CLOSING_ORDER.index(self.view.closing)
-        return [(turns_text(f"closing.{stage}", self.language),
+        return [(turns_text(f"closing.{stage}"),
                  "current" if i == current else "reached" if i < current else "ahead")
                 for i, stage in enumerate(CLOSING_ORDER)]
 
@@ -294,24 +293,24 @@ class TurnsPanel(QWidget):
     def _render(self) -> None:
         self._hidden_render.stop()
         view, turn = self.view, self.view.turn
-        _show(self.status, self.shown.status_text(view, self.language))
+        _show(self.status, self.shown.status_text(view))
         self._render_closing(view)
         if turn is None:
-            _show(self.turn_label, turns_text("turn.none", self.language))
+            _show(self.turn_label, turns_text("turn.none"))
         else:
-            _show(self.turn_label, turns_text("turn", self.language, n=turn.number, who=self._name(turn.opened_by),
-                                              phase=turns_text(f"phase.{turn.phase}", self.language)))
+            _show(self.turn_label, turns_text("turn", n=turn.number, who=self._name(turn.opened_by),
+                                              phase=turns_text(f"phase.{turn.phase}")))
         _show(self.floor, self._words.floor(turn))
-        _show(self.speaking, turns_text("floor.now", self.language, who=self._name(view.floor))
-              if view.floor is not None else turns_text("floor.silent", self.language))
+        _show(self.speaking, turns_text("floor.now", who=self._name(view.floor))
+              if view.floor is not None else turns_text("floor.silent"))
         if view.forced_next is not None:
-            _show(self.next_up, turns_text("floor.next", self.language, who=self._name(view.forced_next)))
+            _show(self.next_up, turns_text("floor.next", who=self._name(view.forced_next)))
         if self.next_up.isHidden() == (view.forced_next is not None):
             self.next_up.setVisible(view.forced_next is not None)
         self._render_votes(view, turn)
         ended = view.status == "ended"
         if ended:
-            _show(self.ended, turns_text("ended", self.language, reason=self._words.ended(view)))
+            _show(self.ended, turns_text("ended", reason=self._words.ended(view)))
             if self.ended.toolTip() != view.ended_detail:
                 self.ended.setToolTip(view.ended_detail)
         if self.ended.isHidden() == ended:
@@ -331,8 +330,8 @@ class TurnsPanel(QWidget):
             words = html.escape(stage).replace(" ", "&nbsp;")  # a stage never breaks; the arrows between may
             shown.append(f"<b>{words}</b>" if how == "current" else
                          f'<span style="color: {ahead}">{words}</span>' if how == "ahead" else words)
-        self.closing.setText(f"{html.escape(turns_text('closing.label', self.language))} {' → '.join(shown)}")
-        self.closing.setAccessibleDescription(turns_text(f"closing.{view.closing}", self.language))
+        self.closing.setText(f"{html.escape(turns_text('closing.label'))} {' → '.join(shown)}")
+        self.closing.setAccessibleDescription(turns_text(f"closing.{view.closing}"))
 
     def _render_votes(self, view: ConversationView, turn: TurnView | None) -> None:
         chosen = self.chosen()
@@ -356,17 +355,17 @@ class TurnsPanel(QWidget):
         fit_columns(self.votes, changes)
 
     def _retranslate(self) -> None:
-        self.votes_model.set_headers([turns_text(f"column.{c}", self.language) for c in COLUMNS])
+        self.votes_model.set_headers([turns_text(f"column.{c}") for c in COLUMNS])
         self._fit_columns()
-        self.votes.setAccessibleName(turns_text("turns.title", self.language))
-        self.next_button.setText(turns_text("speak_next", self.language))
-        self.next_button.setToolTip(turns_text("speak_next.tooltip", self.language))
-        self.mute_button.setToolTip(turns_text("mute.tooltip", self.language))
-        self.interrupt_button.setText(turns_text("interrupt", self.language))
-        self.interrupt_button.setToolTip(turns_text("interrupt.tooltip", self.language))
-        self.stop_button.setText(turns_text("stop", self.language))
-        self.stop_button.setToolTip(turns_text("stop.tooltip", self.language))
-        self.history_title.setText(turns_text("history.title", self.language))
+        self.votes.setAccessibleName(turns_text("turns.title"))
+        self.next_button.setText(turns_text("speak_next"))
+        self.next_button.setToolTip(turns_text("speak_next.tooltip"))
+        self.mute_button.setToolTip(turns_text("mute.tooltip"))
+        self.interrupt_button.setText(turns_text("interrupt"))
+        self.interrupt_button.setToolTip(turns_text("interrupt.tooltip"))
+        self.stop_button.setText(turns_text("stop"))
+        self.stop_button.setToolTip(turns_text("stop.tooltip"))
+        self.history_title.setText(turns_text("history.title"))
         for index, title in enumerate((self.history_title, self.tools_used.title, self.recalled.title)):
             self.details.setTabText(index, title.text())
 
@@ -376,11 +375,11 @@ class TurnsPanel(QWidget):
         present = companion is not None and companion in view.present
         muted = companion is not None and companion in view.muted
         running = view.status == "running"
-        shown = (self.language, present, muted, running)
+        shown = (window_language(), present, muted, running)
         if shown == self._buttons_shown:  # most views change none of them
             return
         self._buttons_shown = shown
-        self.mute_button.setText(turns_text("unmute" if muted else "mute", self.language))
+        self.mute_button.setText(turns_text("unmute" if muted else "mute"))
         self.mute_button.setEnabled(present)
         self.next_button.setEnabled(present and not muted)
         self.interrupt_button.setEnabled(running)

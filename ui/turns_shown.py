@@ -23,7 +23,7 @@ class ShownConversation:
     def __init__(self) -> None:
         self.stored_messages = 0  # of the active conversation, once its history was loaded
 
-    def status_text(self, view: ConversationView, language: str) -> str:
+    def status_text(self, view: ConversationView, language: str | None = None) -> str:
         if view.status == "idle" and self.stored_messages:
             return turns_text("status.resumable", language, n=self.stored_messages)
         return turns_text(f"status.{view.status}", language)

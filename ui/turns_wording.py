@@ -11,7 +11,7 @@ from companions.conversation.readmodel import ConversationView, TurnView, VoteVi
 from ui.turns_texts import turns_text
 
 if TYPE_CHECKING:
-    from ui.panel_ports import People
+    pass
 
 # Why a vote is missing, as conversation control says it (companions/conversation/vote_round.py), and its text here.
 _PROBLEMS: Final = (
@@ -24,24 +24,15 @@ _PROBLEMS: Final = (
 _DECIMALS: Final = re.compile(r"\d+\.\d+")
 
 
-def display_name(people: People, language: str, who: str | None) -> str:
-    """A companion's name in ``language``, "you" for the user, the id itself for anyone else."""
-    if who is None:
-        return ""
-    if who == people.user_id():
-        return turns_text("you", language)
-    return people.name(who, language) or who
-
-
 class TurnsWording:
-    """Sentences for one language; ``name`` turns an id (a companion's or the user's) into a display name."""
+    """Sentences in the window's language; ``name`` turns an id (a companion's or the user's) into the name shown
+    inside a sentence (``DisplayNames.of(who, in_sentence=True)``)."""
 
-    def __init__(self, language: str, name: Callable[[str | None], str]) -> None:
-        self.language = language
+    def __init__(self, name: Callable[[str | None], str]) -> None:
         self.name = name
 
     def text(self, key: str, **values: object) -> str:
-        return turns_text(key, self.language, **values)
+        return turns_text(key, **values)
 
     def why(self, turn: TurnView) -> str:
         """Why the turn's speaker takes the floor (the selection rule), or "" when there is no speaker. When those

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
 from ui.naming import named
 
 _TEXTS: Final = Texts("window_menu", {
@@ -29,10 +30,12 @@ def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 
-class ConversationMenu:
-    """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots."""
+class ConversationMenu(QObject):
+    """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots. A
+    child of the window: Qt hands it the window's LanguageChange."""
 
-    def __init__(self, window: QMainWindow, language: str, commands: dict[str, Callable[[], object]]) -> None:
+    def __init__(self, window: QMainWindow, commands: dict[str, Callable[[], object]]) -> None:
+        super().__init__(window)
         keys: dict[str, list[QKeySequence]] = {
             "new": [QKeySequence("Ctrl+N")],
             "interrupt": [QKeySequence("Esc")],
@@ -52,9 +55,14 @@ class ConversationMenu:
             self.menu.addAction(action)
             window.addAction(action)  # the key works with the menu bar hidden too
             self.actions[key] = action
-        self.set_language(language)
+        self._retranslate()
 
-    def set_language(self, language: str) -> None:
-        self.menu.setTitle(_text("menu", language))
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event):
+            self._retranslate()
+        return super().event(event)
+
+    def _retranslate(self) -> None:
+        self.menu.setTitle(_text("menu"))
         for key, action in self.actions.items():
-            action.setText(_text(key, language))
+            action.setText(_text(key))

@@ -87,7 +87,7 @@ async def test_a_refused_web_page_is_said_in_the_window_once_per_origin(
     window.resize(900, 600)
     window.show()
     notifications = NotificationArea(window)
-    refused = RefusedOrigins(bus, notifications, "en")
+    refused = RefusedOrigins(bus, notifications)
     refused.attach()
     try:
         assert await _knock(server.port, "https://evil.example") == 403
@@ -111,7 +111,7 @@ async def test_a_program_knocking_with_many_origins_cannot_fill_the_window(
     window = QWidget()
     qtbot.addWidget(window)
     notifications = NotificationArea(window)
-    refused = RefusedOrigins(bus, notifications, "en")
+    refused = RefusedOrigins(bus, notifications)
     refused.attach()
     try:
         for i in range(12):

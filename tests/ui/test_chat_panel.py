@@ -23,10 +23,12 @@ from tests.ui.conftest import signal_fired, started_runtime
 from ui.chat_bubble import BubbleSnapshot
 from ui.chat_panel import ChatPanel
 from ui.companion_colors import companion_color
+from ui.i18n import use_language
 
 
 async def _panel(qtbot: QtBot, runtime: Runtime, language: str = "ja") -> ChatPanel:
-    panel = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), language)
+    use_language(language)
+    panel = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime))
     qtbot.addWidget(panel)
     panel.resize(600, 500)
     panel.show()

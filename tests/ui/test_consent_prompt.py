@@ -21,6 +21,7 @@ from companions.trust import Capability, ConsentRefused, Relation, Source, Trust
 from tests.ui.conftest import signal_fired
 from tests.ui.fakes import FakePeople
 from ui.consent_prompt import ConsentPrompt, RefusalNotes
+from ui.i18n import use_language
 from ui.settings_dialog import SettingsDialog
 from ui.tool_uses import ToolUsesView
 
@@ -35,7 +36,8 @@ def prompt(qtbot: QtBot, language: str = "en") -> ConsentPrompt:
     """The bar at the top of a panel, as the window places it in the chat."""
     holder = QWidget()
     QVBoxLayout(holder)
-    bar = ConsentPrompt(language)
+    use_language(language)
+    bar = ConsentPrompt()
     bar.place_in(holder)
     qtbot.addWidget(holder)
     holder.show()
@@ -90,7 +92,7 @@ async def test_no_answer_in_time_takes_the_question_away_and_a_note_says_it(qtbo
         notes.append(args)  # type: ignore[arg-type]
         noted.set()
 
-    refusals = RefusalNotes(bus, note, "en")
+    refusals = RefusalNotes(bus, note)
     refusals.attach()
     policy = TrustPolicy(asker=bar, bus=bus, ask_timeout_s=0.2)
     async with signal_fired(bar.asked):
@@ -132,7 +134,7 @@ async def test_the_window_going_away_refuses_what_is_still_asked(qtbot: QtBot) -
 
 async def test_a_refused_tool_call_is_said_in_the_turns_panels_tools_used(qtbot: QtBot) -> None:
     bus = InProcessBus()
-    view = ToolUsesView(bus, FakePeople(names={"akari": "Akari"}), "en")
+    view = ToolUsesView(bus, FakePeople(names={"akari": "Akari"}))
     qtbot.addWidget(view)
     view.attach()
     async with signal_fired(view.changed):
@@ -141,7 +143,7 @@ async def test_a_refused_tool_call_is_said_in_the_turns_panels_tools_used(qtbot:
                                                      "(the user said no)."))
     assert view.lines() == ["Akari · the camera (built-in) was not run: Not allowed: Souta may not look through "
                             "your camera (the user said no)."]
-    view.set_language("ja")
+    use_language("ja")
     view.detach()
     await bus.aclose()
 

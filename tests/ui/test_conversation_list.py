@@ -34,7 +34,7 @@ async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
 async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, ChatPanel]:
     use_language("ja")
     listing = ConversationList(runtime.bus, RuntimeHistory(runtime))
-    chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), "ja")
+    chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime))
     for widget in (listing, chat):
         qtbot.addWidget(widget)
         widget.resize(400, 400)

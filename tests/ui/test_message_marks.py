@@ -14,6 +14,7 @@ from companions.protocol import Message, MessageMetadata, MessageParams, new_id
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
 from ui.chat_texts import chat_text
+from ui.i18n import window_language
 from ui.main_window import MainWindow
 
 
@@ -32,7 +33,7 @@ async def test_fillers_and_edits_are_marked_and_stay_marked(qtbot: QtBot, madoi_
         qtbot.addWidget(window)
         window.show()
         await window.attach()
-        language = window.language
+        language = window_language()
         parrot, own = _line("akari", "うん、そうだね。", "parrot"), _line("hina", "お茶は好きだよ。")
         async with signal_fired(window.chat.message_shown):
             runtime.bus.publish(parrot)

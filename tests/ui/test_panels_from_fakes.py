@@ -43,7 +43,8 @@ async def test_the_turns_panel_shows_the_view_it_is_given_and_its_buttons_give_c
         qtbot: QtBot, bus: InProcessBus) -> None:
     began = time.perf_counter()
     control = FakeControl(_voting(1))
-    panel = TurnsPanel(bus, control, FakePeople(), "ja")
+    use_language("ja")
+    panel = TurnsPanel(bus, control, FakePeople())
     qtbot.addWidget(panel)
     panel.show()
     panel.attach()
@@ -137,7 +138,8 @@ async def test_a_new_message_repaints_its_conversation_only(qtbot: QtBot, bus: I
 async def test_a_vote_coming_in_repaints_its_row_only(qtbot: QtBot, bus: InProcessBus) -> None:
     waiting = (VoteView("akari", "voted", "speak", 8, reason="星の話がしたい"), VoteView("hina", "pending"))
     view = ConversationView(1, "running", TurnView("m1", "user", 1, "voting", waiting), present=("akari", "hina"))
-    panel = TurnsPanel(bus, FakeControl(view), FakePeople(), "ja")
+    use_language("ja")
+    panel = TurnsPanel(bus, FakeControl(view), FakePeople())
     qtbot.addWidget(panel)
     panel.show()
     panel.attach()
@@ -191,7 +193,8 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
 async def test_the_chat_loses_no_line_when_the_bus_is_flooded(qtbot: QtBot, bus: InProcessBus) -> None:
     """More items at once than any queue of the bus holds (4096): lines, and a turn's views between them; every line
     is shown, in order, once."""
-    panel = ChatPanel(bus, FakeHistory(active=1), FakePeople(), "ja")
+    use_language("ja")
+    panel = ChatPanel(bus, FakeHistory(active=1), FakePeople())
     qtbot.addWidget(panel)
     panel.show()
     await panel.attach()

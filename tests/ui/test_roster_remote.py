@@ -28,7 +28,7 @@ SHOTS = os.environ.get("MADOI_SCREENSHOT_DIR")  # read before the madoi_home fix
 
 async def _panels(qtbot: QtBot, runtime: Runtime) -> tuple[RosterPanel, ChatPanel]:
     roster = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeRemoteCompanions(runtime))
-    chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime), "en")
+    chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime))
     for panel in (roster, chat):
         qtbot.addWidget(panel)
         panel.show()

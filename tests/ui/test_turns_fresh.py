@@ -25,7 +25,7 @@ async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: 
     votes(cast["hina"], ("listen", 1))
     votes(cast["souta"], ("listen", 1))
     async with scripted_runtime(cast) as runtime:
-        panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), "en")
+        panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime))
         qtbot.addWidget(panel)
         panel.resize(640, 560)
         panel.show()
