@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from companions.bus import InProcessBus
+from companions.query_broker import QueryBroker
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parent.parent
@@ -69,6 +70,15 @@ async def bus() -> AsyncIterator[InProcessBus]:
     bus = InProcessBus()
     yield bus
     await bus.aclose()
+
+
+@pytest.fixture
+async def broker(bus: InProcessBus) -> AsyncIterator[QueryBroker]:
+    """A started query broker on the ``bus`` fixture's bus, closed after the test."""
+    broker = QueryBroker(bus)
+    await broker.start()
+    yield broker
+    await broker.aclose()
 
 
 @pytest.fixture

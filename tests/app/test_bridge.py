@@ -30,14 +30,6 @@ class Ping(LocalEvent):
 
 
 @pytest.fixture
-async def broker(bus: InProcessBus) -> AsyncIterator[QueryBroker]:
-    broker = QueryBroker(bus)
-    await broker.start()
-    yield broker
-    await broker.aclose()
-
-
-@pytest.fixture
 async def make_bridge(bus: InProcessBus, broker: QueryBroker) -> AsyncIterator[MakeBridge]:
     started: list[BridgeServer] = []
 

@@ -14,30 +14,13 @@ from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, reply_json
-from companions.protocol import Message, Query, QueryResult
+from companions.protocol import Message
 from companions.query_broker import QueryBroker
 from companions.recall import RecalledItem
 from companions.testing.consent import ScriptedUser
 from companions.trust import TrustPolicy
 from companions.trust_sources import SourceDirectory
-
-
-class Camera:
-    query_type = "vision"
-
-    def __init__(self) -> None:
-        self.looks: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.looks.append(query)
-        return QueryResult.ok(query.id, {"image": "AAAA", "description": "a person at a desk"})
-
-
-class Voice:
-    query_type = "speak"
-
-    async def respond(self, query: Query) -> QueryResult:
-        return QueryResult.ok(query.id, {"duration": 0.01})
+from tests.companions.query_doubles import Camera, Voice
 
 
 class Search:

@@ -1,4 +1,5 @@
-"""A QueryResponder double."""
+"""QueryResponder doubles: the app's camera and voice as the companions reach them through the query broker, and
+a responder that echoes."""
 
 from __future__ import annotations
 
@@ -30,3 +31,38 @@ class EchoResponder:
         if self.fail:
             raise RuntimeError("camera unplugged")
         return QueryResult.ok(query.id, {"echo": query.params.body or {}})
+
+
+class Camera:
+    """The app's camera: answers a look with ``body`` at once and keeps what it was asked."""
+
+    query_type = "vision"
+
+    def __init__(self, body: dict[str, object] | None = None) -> None:
+        self.body = body if body is not None else {"image": "AAAA", "description": "a person at a desk"}
+        self.looks: list[Query] = []
+
+    async def respond(self, query: Query) -> QueryResult:
+        self.looks.append(query)
+        return QueryResult.ok(query.id, self.body)
+
+
+class Voice:
+    """The app's voice: answers a speak query at once, as though saying it took ``duration`` seconds, and keeps what
+    it was asked to say."""
+
+    query_type = "speak"
+
+    def __init__(self, duration: float = 0.01) -> None:
+        self.duration = duration
+        self.said: list[Query] = []
+        self.done = asyncio.Event()  # set once it said something
+
+    async def respond(self, query: Query) -> QueryResult:
+        self.said.append(query)
+        self.done.set()
+        return QueryResult.ok(query.id, {"duration": self.duration})
+
+    def messages(self) -> list[str]:
+        """The text of every line said, in order."""
+        return [str((q.params.body or {}).get("message")) for q in self.said]

@@ -18,24 +18,14 @@ from companions.llm.capabilities import forget_endpoints
 from companions.llm.openai_backend import RetryPolicy, build_chat_model
 from companions.llm.scripted import ScriptedModel, reply_json, say
 from companions.llm.types import ChatModel
-from companions.protocol import Message, Query, QueryResult
+from companions.protocol import Message
 from companions.query_broker import QueryBroker
 from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
 from companions.testing.openai_server.demo_director import DemoDirector, request_kind
 from companions.worker import TextStreamed
+from tests.companions.query_doubles import Voice
 
 GREETING = "こんにちは！今日はみんな元気ですか。"
-
-
-class Voice:
-    query_type = "speak"
-
-    def __init__(self) -> None:
-        self.said: list[str] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.said.append(str((query.params.body or {}).get("message")))
-        return QueryResult.ok(query.id, {"duration": 0.01})
 
 
 async def akari_answers(model: ChatModel, text: str, to: list[str] | None = None,
@@ -77,7 +67,7 @@ async def akari_answers(model: ChatModel, text: str, to: list[str] | None = None
             await companion.aclose()
         await broker.aclose()
         await bus.aclose()
-    return [m for m in published if m.params.from_ == "akari"], streamed, voice.said
+    return [m for m in published if m.params.from_ == "akari"], streamed, voice.messages()
 
 
 def akari_model(*lines: str) -> ScriptedModel:

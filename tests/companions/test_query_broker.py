@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -13,14 +12,6 @@ from companions.protocol import Query, QueryResult
 from companions.query_broker import IN_PROCESS, QueryBroker, Verdict
 from companions.trust import Capability, Relation, Source, TrustDecision, TrustPolicy
 from tests.companions.query_doubles import EchoResponder
-
-
-@pytest.fixture
-async def broker(bus: InProcessBus) -> AsyncIterator[QueryBroker]:
-    broker = QueryBroker(bus)
-    await broker.start()
-    yield broker
-    await broker.aclose()
 
 
 def q(type: str = "vision", **body: object) -> Query:

@@ -4,24 +4,10 @@ which answers when the client is gone, fails, or is too slow (its grace); a late
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
-
-from companions.bus import InProcessBus
 from companions.protocol import Query, QueryResult
 from companions.query_broker import IN_PROCESS, QueryBroker, Verdict, client_grace
 from tests.companions.query_doubles import EchoResponder
-
-
-@pytest.fixture
-async def broker() -> AsyncIterator[QueryBroker]:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    yield broker
-    await broker.aclose()
-    await bus.aclose()
 
 
 async def opened(broker: QueryBroker, query: Query, timeout: float = 5.0) -> asyncio.Task[QueryResult]:

@@ -14,19 +14,7 @@ from companions.query_broker import QueryBroker
 from companions.testing.consent import NO_ANSWER, ScriptedUser
 from companions.trust import Answer, Capability, ConsentRefused, Relation, TrustPolicy
 from companions.trust_sources import SourceDirectory
-
-
-class Camera:
-    """A QueryResponder double of the app's camera: counts what it was asked."""
-
-    query_type = "vision"
-
-    def __init__(self) -> None:
-        self.looks: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.looks.append(query)
-        return QueryResult.ok(query.id, {"image": "AAAA", "mime": "image/jpeg"})
+from tests.companions.query_doubles import Camera
 
 
 class Setup:
@@ -37,7 +25,7 @@ class Setup:
         self.directory.attach(bus)
         self.trust = TrustPolicy(asker=user, bus=bus, sources=self.directory.source, ask_timeout_s=ask_timeout_s)
         self.broker = QueryBroker(bus, trust=self.trust)
-        self.camera = Camera()
+        self.camera = Camera({"image": "AAAA", "mime": "image/jpeg"})
         self.broker.register(self.camera)
         self.results: dict[str, asyncio.Future[QueryResult]] = {}
         self.refusals: list[ConsentRefused] = []

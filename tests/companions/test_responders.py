@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
 
 import pytest
 
-from companions.bus import InProcessBus
 from companions.devices import (
     CameraFrame,
     DeviceStatus,
@@ -146,16 +144,6 @@ async def test_skipped_speech_is_success_and_interrupted_speech_is_not() -> None
     assert result.result is not None
     assert not result.result.success
     assert result.result.body["interrupted"] is True
-
-
-@pytest.fixture
-async def broker() -> AsyncIterator[QueryBroker]:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    yield broker
-    await broker.aclose()
-    await bus.aclose()
 
 
 async def test_speak_query_through_the_broker_answers_only_when_speech_is_done(broker: QueryBroker) -> None:

@@ -15,19 +15,9 @@ from companions.companion import Companion
 from companions.companion_participant import CompanionParticipant
 from companions.conversation import TurnContext
 from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_json, say
-from companions.protocol import CompanionMetadata, Message, Query, QueryResult
+from companions.protocol import CompanionMetadata, Message
 from companions.query_broker import QueryBroker
-
-
-class Voice:
-    query_type = "speak"
-
-    def __init__(self) -> None:
-        self.said: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.said.append(query)
-        return QueryResult.ok(query.id, {"duration": 0.1})
+from tests.companions.query_doubles import Voice
 
 
 @pytest.fixture
@@ -35,7 +25,7 @@ async def env() -> AsyncIterator[tuple[InProcessBus, QueryBroker, Voice, list[Me
     bus = InProcessBus()
     broker = QueryBroker(bus)
     await broker.start()
-    voice = Voice()
+    voice = Voice(duration=0.1)
     broker.register(voice)
     published: list[Message] = []
     bus.subscribe("messages", lambda m: published.append(m) if isinstance(m, Message) else None, name="test")

@@ -11,19 +11,9 @@ from companions.companion_participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
 from companions.llm.scripted import ScriptedModel, call, offers_tools, reply_json
-from companions.protocol import Message, Query, QueryResult, State
+from companions.protocol import Message, State
 from companions.query_broker import QueryBroker
-
-
-class Voice:
-    query_type = "speak"
-
-    def __init__(self) -> None:
-        self.said: list[Query] = []
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.said.append(query)
-        return QueryResult.ok(query.id, {"duration": 0.01})
+from tests.companions.query_doubles import Voice
 
 
 async def test_two_sample_companions_hold_a_turn_under_conversation_control() -> None:

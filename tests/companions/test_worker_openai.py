@@ -13,7 +13,7 @@ from companions.cards import load_cards, sample_cards_dir
 from companions.companion import Companion
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy
 from companions.llm.types import ChatMessage
-from companions.protocol import Message, Query, QueryResult
+from companions.protocol import Message
 from companions.query_broker import QueryBroker
 from companions.testing.openai_server import (
     OpenAITestServer,
@@ -24,6 +24,7 @@ from companions.testing.openai_server import (
 )
 from companions.tools import ToolRegistry, tool
 from companions.worker import TextStreamed, Worker
+from tests.companions.query_doubles import Voice
 
 
 @pytest.fixture
@@ -35,19 +36,6 @@ async def server() -> AsyncIterator[OpenAITestServer]:
 def model_for(server: OpenAITestServer) -> OpenAIChatModel:
     retry = RetryPolicy(max_retries=1, base_delay_s=0.01, max_delay_s=0.02)
     return OpenAIChatModel(base_url=server.base_url, model="test-model", api_key="sk-test", retry=retry)
-
-
-class Voice:
-    query_type = "speak"
-
-    def __init__(self) -> None:
-        self.said: list[Query] = []
-        self.done = asyncio.Event()
-
-    async def respond(self, query: Query) -> QueryResult:
-        self.said.append(query)
-        self.done.set()
-        return QueryResult.ok(query.id, {"duration": 0.01})
 
 
 async def test_a_sample_companion_answers_over_http_by_calling_speak(server: OpenAITestServer) -> None:
