@@ -48,6 +48,7 @@ def main() -> int:
     from app.settings import load_settings
     from companions.devices import DeviceStatus
     from ui.first_run import FirstRunPanel
+    from ui.i18n import use_language
     from ui.settings_dialog import SettingsDialog
     from ui.settings_form import show_result
     from ui.theme import apply_theme
@@ -126,13 +127,15 @@ def main() -> int:
 
     # The card says what this machine has (here: speech to files, no camera, search, no keyring).
     machine = (DeviceStatus("speaker", True), DeviceStatus("camera", False, "no camera: turned off in the settings"))
-    first_ja = FirstRunPanel("ja")
+    use_language("ja")
+    first_ja = FirstRunPanel()
     first_ja.show_machine(machine, search=True)
     first_ja.set_key_place(no_keyring.where)
     shoot(first_ja, "first-run-ja", (820, 660))
 
     theme.apply("dark")
-    first_en = FirstRunPanel("en")
+    use_language("en")
+    first_en = FirstRunPanel()
     first_en.show_machine(machine, search=True)
     first_en.set_key_place(no_keyring.where)
     first_en.set_problem("cannot connect to http://127.0.0.1:11434/v1 (ConnectError)")

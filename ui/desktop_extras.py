@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
 
@@ -14,12 +14,11 @@ from app.connection_check import ConnectionTester, llm_configured
 from app.error_reporting import ErrorReporter
 from app.secrets import SecretStore
 from app.settings import Paths, Settings
-from companions.languages import Language
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.filler_notice import FillerNotice
 from ui.first_run import FirstRunPanel
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, use_language, window_language
 from ui.naming import named
 from ui.notifications import NotificationArea
 from ui.settings_companions import CompanionAccess
@@ -63,25 +62,24 @@ class DesktopExtras(QObject):
         keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences) or [QKeySequence("Ctrl+,")]
         self.settings_action.setShortcuts(keys)
         self.settings_action.triggered.connect(self.open_settings)
-        window.menuBar().addMenu(self._t("menu")).addAction(self.settings_action)
+        self.menu = window.menuBar().addMenu(self._t("menu"))
+        self.menu.addAction(self.settings_action)
         window.addAction(self.settings_action)  # the shortcut works even with the menu bar hidden
         # After repeated stock fillers, a larger model is suggested (attached to the bus by the window).
-        self.filler_notice = FillerNotice(self.notifications.notify, self.open_model_settings, self._language_now,
-                                          self)
-        self.first_run = FirstRunPanel(self.language)
+        self.filler_notice = FillerNotice(self.notifications.notify, self.open_model_settings, self)
+        self.first_run = FirstRunPanel()
         self.first_run.open_settings_requested.connect(self.open_model_settings)
         self.chat_stack: QStackedWidget | None = None
         self._chat: ChatPanel | None = None
 
-    @property
-    def language(self) -> Language:
-        return self.settings.general.language
-
-    def _language_now(self) -> str:
-        return self.language
-
     def _t(self, key: str) -> str:
-        return _TEXTS.text(key, self.language)
+        return _TEXTS.text(key)
+
+    def event(self, event: QEvent) -> bool:
+        if is_language_change(event):  # a child of the window: Qt hands it the window's LanguageChange
+            self.menu.setTitle(self._t("menu"))
+            self.settings_action.setText(self._t("settings"))
+        return super().event(event)
 
     def wrap_chat(self, chat: ChatPanel) -> ChatPanel:
         """The chat area: its transcript gives way to the first-run panel until a model is configured; the message
@@ -133,7 +131,7 @@ class DesktopExtras(QObject):
             chat.submit()
             return
         show_result(chat.error, "error",
-                    chat_text("send_failed", self.language, error=chat_text("no_model", self.language)))
+                    chat_text("send_failed", error=chat_text("no_model")))
         chat.error.setProperty("waiting_for_model", True)
         chat.error.show()
 
@@ -171,8 +169,8 @@ class DesktopExtras(QObject):
     def _saved(self, settings: Settings) -> None:
         self.settings = settings
         self.theme.apply(settings.general.theme)
-        self.first_run.set_language(settings.general.language)
-        self.settings_action.setText(self._t("settings"))
+        if settings.general.language != window_language():
+            use_language(settings.general.language)  # before the notification below, which says it in that language
         self.show_first_run(not llm_configured(settings))
         self.notifications.notify(self._t("saved.title"), self._t("saved.body"), "info")
         self.settings_saved.emit(settings)

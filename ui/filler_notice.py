@@ -40,14 +40,12 @@ Notify = Callable[..., Notification]  # NotificationArea.notify
 
 class FillerNotice(QObject):
     """Follows the messages on the bus (:meth:`attach`, :meth:`detach`) and suggests a larger model once per run
-    through ``notify``; its button calls ``open_settings``. ``language`` says the interface's language now."""
+    through ``notify`` (in the window's language); its button calls ``open_settings``."""
 
-    def __init__(self, notify: Notify, open_settings: Callable[[], object], language: Callable[[], str],
-                 parent: QObject | None = None) -> None:
+    def __init__(self, notify: Notify, open_settings: Callable[[], object], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._notify = notify
         self._open_settings = open_settings
-        self._language = language
         self._lines: collections.deque[bool] = collections.deque(maxlen=WINDOW)  # filler? per companion line
         self._bus_link: BusFollower | None = None
         self._user_id = ""
@@ -76,8 +74,7 @@ class FillerNotice(QObject):
         fillers = sum(self._lines)
         if self.suggested is not None or fillers < FILLERS:
             return
-        language = self._language()
         level: Level = "info"
         self.suggested = self._notify(
-            TEXTS.text("title", language), TEXTS.text("text", language, fillers=fillers, lines=len(self._lines)),
-            level, timeout_ms=30_000, action=(TEXTS.text("open", language), self._open_settings))
+            TEXTS.text("title"), TEXTS.text("text", fillers=fillers, lines=len(self._lines)),
+            level, timeout_ms=30_000, action=(TEXTS.text("open"), self._open_settings))

@@ -14,15 +14,14 @@ import re
 from collections.abc import Iterable
 from typing import Final, Literal
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from companions.bus import Bus, BusItem
 from companions.devices import DeviceStatus
-from companions.languages import Language
 from ui.bus_bridge import BusFollower
 from ui.camera_texts import reason_text as camera_reason_text
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, window_language
 from ui.naming import named
 from ui.settings_texts import speech_reason_text
 
@@ -84,10 +83,9 @@ class FirstRunPanel(QWidget):
     open_settings_requested = Signal()
     retry_requested = Signal()
 
-    def __init__(self, language: Language = "ja", parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "firstRunPanel")
-        self.language: Language = language
         self._problem = ""
         self._devices: dict[str, DeviceStatus] = {}  # "speaker", "camera": what the devices said last
         self._search: bool | None = None  # whether search started (None: not known yet)
@@ -143,7 +141,7 @@ class FirstRunPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
-        self.set_language(language)
+        self._retranslate()
 
     # -- what this machine has -----------------------------------------------------------------------------------
     def attach(self, bus: Bus, devices: Iterable[DeviceStatus | None], *, search: bool) -> None:
@@ -171,7 +169,7 @@ class FirstRunPanel(QWidget):
     def set_key_place(self, where: KeyPlace) -> None:
         """Where an API key saved now would be kept (``SecretStore.where``)."""
         self._key_place = where
-        self.set_language(self.language)
+        self._retranslate()
 
     def _on_item(self, item: BusItem) -> None:
         if isinstance(item, DeviceStatus) and item.device in ("speaker", "camera"):
@@ -184,16 +182,16 @@ class FirstRunPanel(QWidget):
         speaker = self._devices.get("speaker")
         if speaker is not None:
             said.append(self._t("speech.on") if speaker.available else
-                        self._t("speech.off").format(reason=speech_reason_text(speaker.reason, self.language)))
+                        self._t("speech.off").format(reason=speech_reason_text(speaker.reason)))
         camera = self._devices.get("camera")
         if camera is not None:
             source = camera.source.strip()
             where = self._t("camera.device").format(index=source) if source.isdigit() else source
             said.append(self._t("camera.on").format(source=where) if camera.available else
-                        self._t("camera.off").format(reason=camera_reason_text(camera.reason, self.language)))
+                        self._t("camera.off").format(reason=camera_reason_text(camera.reason)))
         if self._search is not None:
             said.append(self._t("search.on" if self._search else "search.off"))
-        return (" " if self.language == "en" else "").join(said)
+        return (" " if window_language() == "en" else "").join(said)
 
     def _render_machine(self) -> None:
         text = self.machine_text()
@@ -219,10 +217,14 @@ class FirstRunPanel(QWidget):
         return title, body
 
     def _t(self, key: str) -> str:
-        return TEXTS.text(key, self.language)
+        return TEXTS.text(key)
 
-    def set_language(self, language: Language) -> None:
-        self.language = language
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
+
+    def _retranslate(self) -> None:
         self.title.setText(self._t("title"))
         self.intro.setText(self._t("intro"))
         self.local_title.setText("1. " + self._t("local.title"))

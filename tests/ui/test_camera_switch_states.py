@@ -24,7 +24,6 @@ async def _window(qtbot: QtBot, runtime: object) -> MainWindow:
     window.show()
     await window.attach()
     use_language("en")
-    window.extras.first_run.set_language("en")
     return window
 
 

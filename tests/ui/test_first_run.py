@@ -21,6 +21,7 @@ from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
 from ui.first_run import FirstRunPanel
+from ui.i18n import use_language
 from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog, open_settings
 
@@ -34,21 +35,22 @@ async def test_the_panel_speaks_the_configured_language_and_switches(qtbot: QtBo
     settings = load_settings().settings
     assert settings.general.language == "ja"
     assert not llm_configured(settings)
-    panel = FirstRunPanel(settings.general.language)
+    use_language(settings.general.language)
+    panel = FirstRunPanel()
     qtbot.addWidget(panel)
     panel.show()
     assert "言語モデル" in panel.title.text()
     assert "Ollama" in panel.local_body.text()
     assert "11434" in panel.local_body.text()
     assert panel.open_button.text() == "設定を開く…"
-    panel.set_language("en")
+    use_language("en")
     assert panel.title.text() == "Let's connect a language model"
     assert "API key" in _visible_text(panel)
     assert not any("\u3040" <= c <= "\u30ff" for c in _visible_text(panel))  # no kana left in English
 
 
 async def test_a_failed_check_is_explained_and_retry_is_offered(qtbot: QtBot, madoi_home: Path) -> None:
-    panel = FirstRunPanel("en")
+    panel = FirstRunPanel()
     qtbot.addWidget(panel)
     panel.show()
     assert not panel.problem.isVisible()
@@ -64,7 +66,7 @@ async def test_a_failed_check_is_explained_and_retry_is_offered(qtbot: QtBot, ma
 
 async def test_open_settings_leads_to_a_configured_model(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
-    panel = FirstRunPanel("en")
+    panel = FirstRunPanel()
     qtbot.addWidget(panel)
     panel.show()
     opened: list[SettingsDialog] = []
@@ -108,7 +110,7 @@ async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agre
         assert runtime.parts.conversations.active_id is not None
         assert await runtime.store.messages(runtime.parts.conversations.active_id) == []  # nothing sent into the void
         for language in ("ja", "en"):
-            card.set_language(language)
+            use_language(language)
             text = card.local_body.text()
             pulled = set(re.findall(r"ollama pull ([\w.:-]+)", text + NO_LLM_MESSAGE))
             assert len(pulled) == 1, pulled  # one model recommended, here and in the core's message
@@ -137,10 +139,10 @@ def _lines(label: QLabel, width: int) -> list[str]:
 
 
 async def test_addresses_never_break_across_lines(qtbot: QtBot, madoi_home: Path) -> None:
-    panel = FirstRunPanel("en")
+    panel = FirstRunPanel()
     qtbot.addWidget(panel)
     for language in ("en", "ja"):
-        panel.set_language(language)
+        use_language(language)
         for label in (panel.local_body, panel.cloud_body):
             addresses = re.findall(r"https?://[^\s<]+", label.text())
             assert addresses
@@ -161,7 +163,7 @@ async def test_the_card_says_what_works_on_this_machine_and_opens_the_model_tab(
         await window.attach()
         card = window.extras.first_run
         assert card.machine.isVisible()
-        card.set_language("en")
+        use_language("en")
         said = "\n".join(label.text() for label in (card.machine, card.cloud_body))
         assert "Their voices work on this machine." in said
         assert "No camera (turned off in the settings)." in said
