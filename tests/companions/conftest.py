@@ -13,7 +13,9 @@ from companions.conversation import (
     ConversationReadModel,
 )
 from companions.conversation.user_commands import ConversationControl
+from companions.llm.capabilities import forget_endpoints
 from companions.protocol import Message, State
+from companions.testing.openai_server import OpenAITestServer
 from tests.companions.conversation_sim import Double, Sim
 
 
@@ -46,3 +48,17 @@ async def sim_factory() -> AsyncIterator[Callable[..., Awaitable[Sim]]]:
         await sim.control.stop()
         await sim.manager.stop()
         await sim.bus.aclose()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[OpenAITestServer]:
+    """The OpenAI-compatible test server on loopback (a module needing another one defines its own ``server``)."""
+    async with OpenAITestServer() as s:
+        yield s
+
+
+@pytest.fixture
+def fresh_endpoints() -> None:
+    """What an earlier test's server taught about its endpoint must not leak through a reused port
+    (``pytestmark = pytest.mark.usefixtures("fresh_endpoints")``)."""
+    forget_endpoints()

@@ -12,7 +12,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from companions.llm.capabilities import capabilities_of, endpoint_capabilities, estimate_tokens, forget_endpoints
+from companions.llm.capabilities import capabilities_of, endpoint_capabilities, estimate_tokens
 from companions.llm.gate import ConcurrencyGate
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
 from companions.llm.scripted import ScriptedModel, say
@@ -21,6 +21,8 @@ from companions.llm.structured import generate_structured
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.waiting import wait_until
+
+pytestmark = pytest.mark.usefixtures("fresh_endpoints")
 
 FAST = RetryPolicy(max_retries=1, base_delay_s=0.01)
 ASK = [ChatMessage.system("Vote."), ChatMessage.user("Do you want to speak?")]
@@ -33,17 +35,6 @@ class Vote(BaseModel):
 
 
 DEFAULT = Vote(state="listen", importance=0)
-
-
-@pytest.fixture(autouse=True)
-def fresh_endpoints() -> None:
-    forget_endpoints()
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[OpenAITestServer]:
-    async with OpenAITestServer() as s:
-        yield s
 
 
 @pytest.fixture

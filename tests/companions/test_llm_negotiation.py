@@ -18,6 +18,8 @@ from companions.llm.system_messages import INSTRUCTIONS_MARK
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, error_reply, text_reply, tool_call_reply
 
+pytestmark = pytest.mark.usefixtures("fresh_endpoints")
+
 SLOW = RetryPolicy(max_retries=3, base_delay_s=5.0, max_delay_s=5.0)  # a backoff would make a test time out
 
 
@@ -31,17 +33,6 @@ class Vote(BaseModel):
 ASK = [ChatMessage.system("You are Akari."), ChatMessage.user("Do you want to speak?")]
 DEFAULT = Vote(state="listen", importance=0)
 SPEAK = {"state": "speak", "importance": 7, "reason": "named"}
-
-
-@pytest.fixture(autouse=True)
-def fresh_endpoints() -> None:
-    forget_endpoints()
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[OpenAITestServer]:
-    async with OpenAITestServer() as s:
-        yield s
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from companions.llm.capabilities import forget_endpoints
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
 from companions.llm.types import (
     ChatMessage,
@@ -33,14 +32,11 @@ from companions.testing.openai_server import (
     tool_call_reply,
 )
 
+pytestmark = pytest.mark.usefixtures("fresh_endpoints")
+
 KEY = "sk-test-SECRET-0123456789"
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05)
 HELLO = ChatRequest(messages=(ChatMessage.user("hello"),))
-
-
-@pytest.fixture(autouse=True)
-def fresh_endpoints() -> None:
-    forget_endpoints()  # what an earlier test's server taught must not leak through a reused port
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Literal
 
 import pytest
@@ -87,12 +86,6 @@ async def test_a_failing_model_gives_the_default_without_repair() -> None:
 def test_no_object_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="no JSON object"):
         extract_json_object("[1, 2] and nothing else")
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[OpenAITestServer]:
-    async with OpenAITestServer() as s:
-        yield s
 
 
 async def test_over_http_malformed_then_repaired_then_server_failure(server: OpenAITestServer) -> None:
