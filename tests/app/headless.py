@@ -106,3 +106,12 @@ async def headless_madoi(base_url: str, home: Path, **env: str) -> AsyncIterator
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
         await asyncio.wait_for(proc.communicate(), 30)
+
+
+async def line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
+    """The first line the child process writes to ``stream`` that holds ``text``."""
+    async with asyncio.timeout(timeout):
+        while line := (await stream.readline()).decode(errors="replace"):
+            if text in line:
+                return line
+    raise AssertionError(f"the process ended without printing {text!r}")

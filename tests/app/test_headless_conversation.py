@@ -14,15 +14,8 @@ from websockets.asyncio.client import connect
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import GOODBYE, DemoDirector
+from tests.app.headless import line_containing
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
-
-
-async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
-    async with asyncio.timeout(timeout):
-        while line := (await stream.readline()).decode(errors="replace"):
-            if text in line:
-                return line
-    raise AssertionError(f"the process ended without printing {text!r}")
 
 
 async def test_a_headless_conversation_with_the_sample_companions_closes_by_itself(tmp_path: Path) -> None:
@@ -42,7 +35,7 @@ async def test_a_headless_conversation_with_the_sample_companions_closes_by_itse
             async with connect(f"ws://127.0.0.1:{bridge_port}", proxy=None) as client:
                 opening = Message.create(from_="user", message="みんな、こんばんは！", to=[])
                 await client.send(frame_of(opening))  # an external client speaking as the user
-                ended = await _line_containing(proc.stderr, "conversation ended:", timeout=120)
+                ended = await line_containing(proc.stderr, "conversation ended:", timeout=120)
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGTERM)

@@ -18,6 +18,7 @@ from websockets.asyncio.client import connect
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
+from tests.app.headless import line_containing
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 CARD = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {
@@ -31,14 +32,6 @@ def _card_png(path: Path) -> Path:
     image.setText("ccv3", base64.b64encode(json.dumps(CARD).encode()).decode())
     assert image.save(str(path), "PNG")
     return path
-
-
-async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
-    async with asyncio.timeout(timeout):
-        while line := (await stream.readline()).decode(errors="replace"):
-            if text in line:
-                return line
-    raise AssertionError(f"the process ended without printing {text!r}")
 
 
 def _import(env: dict[str, str], card: Path) -> str:
@@ -69,7 +62,7 @@ async def test_an_imported_character_talks_on_the_demo_endpoint(tmp_path: Path) 
             async with connect(f"ws://127.0.0.1:{port}", proxy=None) as client:
                 hello = Message.create(from_="user", message="Seraphina, good evening!", to=["seraphina"])
                 await client.send(frame_of(hello))
-                await _line_containing(proc.stderr, "conversation ended:", timeout=120)
+                await line_containing(proc.stderr, "conversation ended:", timeout=120)
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGTERM)

@@ -22,6 +22,7 @@ from app.settings import load_settings
 from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
+from tests.app.headless import line_containing
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 API_KEY = "sk-test-never-in-a-log-4f9a2c7e1b"
@@ -34,14 +35,6 @@ def _mode(path: Path) -> int:
 
 def _umask_022() -> None:  # the usual desktop umask: without explicit modes every file would be world-readable
     os.umask(0o022)
-
-
-async def _line_containing(stream: asyncio.StreamReader, text: str, timeout: float) -> str:
-    async with asyncio.timeout(timeout):
-        while line := (await stream.readline()).decode(errors="replace"):
-            if text in line:
-                return line
-    raise AssertionError(f"the process ended without printing {text!r}")
 
 
 async def _headless(home: Path, *args: str, **env: str) -> asyncio.subprocess.Process:
@@ -192,7 +185,7 @@ async def test_a_verbose_log_of_a_conversation_through_the_bridge_holds_no_token
             async with connect(f"ws://127.0.0.1:{port}/?token={BRIDGE_SECRET}&dialect=reference",
                                additional_headers=headers, proxy=None) as client:
                 await client.send(frame_of(Message.create(from_="user", message="あかり、こんばんは！", to=["akari"])))
-                await _line_containing(proc.stderr, "conversation ended:", timeout=120)
+                await line_containing(proc.stderr, "conversation ended:", timeout=120)
         finally:
             stderr = await _stop(proc)
     chats = server.chat_requests()
