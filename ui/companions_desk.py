@@ -135,8 +135,10 @@ class CompanionsDesk(QObject):
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is not self.window or event.type() not in (QEvent.Type.DragEnter, QEvent.Type.DragMove,
-                                                              QEvent.Type.Drop):
+        # The window (the parent) rather than self.window: Qt filters the window's last events while Python
+        # tears this object down, its attributes gone ("no attribute 'window'" twice at every close).
+        if watched is not self.parent() or event.type() not in (QEvent.Type.DragEnter, QEvent.Type.DragMove,
+                                                                QEvent.Type.Drop):
             return False
         assert isinstance(event, QDropEvent)  # (QDragEnterEvent and QDragMoveEvent are drop events too)
         cards = [Path(u.toLocalFile()) for u in event.mimeData().urls()
