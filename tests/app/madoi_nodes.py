@@ -1,73 +1,23 @@
-"""Madoi's own nodes on the real network in one process (the py-libp2p adapter, each in its own thread, on
-loopback): a conversation manager and its network link per node, joined to each other."""
+"""Madoi's own nodes on the real network in one process: tests/companions/network_doubles.py's node (a conversation
+manager and its network link) on the py-libp2p adapter, each in its own thread, on loopback, joined to each other."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
-from companions.bus import InProcessBus
-from companions.conversation import (
-    ConversationChanged,
-    ConversationConfig,
-    ConversationManager,
-)
-from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata, Message
-from tests.companions.network_doubles import Companion
-from tests.waiting import wait_until
+from tests.companions import network_doubles
+from tests.companions.network_doubles import Companion, Node
 
 
-@dataclass
-class Node:
-    bus: InProcessBus
-    manager: ConversationManager
-    link: NetworkLink
-    network: Libp2pNetwork
-    seen: list[Any]
-    changed: asyncio.Event
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-        # on what this node's bus carried, and every 50 ms: the roster changes on the libp2p thread's callbacks
-        await wait_until(predicate, timeout=timeout, changed=self.changed, every=0.05)
-
-    def lines(self) -> list[tuple[str, str]]:
-        return [(m.params.from_, m.params.message) for m in self.seen if isinstance(m, Message)]
-
-    def first_speaker(self) -> str | None:
-        turns = [e.view.turn for e in self.seen if isinstance(e, ConversationChanged) and e.view.turn is not None
-                 and e.view.turn.number == 1 and e.view.turn.speaker is not None]
-        return turns[0].speaker if turns else None
-
-    async def stop(self) -> None:
-        await self.link.stop()
-        await self.manager.stop()
-
-
-async def start_node(companion: Companion, deadline_s: float) -> Node:
-    bus = InProcessBus()
-    seen: list[Any] = []
-    changed = asyncio.Event()
-
-    def record(item: Any) -> None:
-        seen.append(item)
-        changed.set()
-
-    bus.subscribe(("messages", "states", "events"), record, direct=True)
-    manager = ConversationManager(bus, user_id="user", participants=[companion],
-                                  config=ConversationConfig(vote_deadline_s=deadline_s, turn_cap=1))
+async def start_node(companion: Companion, deadline_s: float) -> Node[Libp2pNetwork]:
+    """A node with ``companion`` on a libp2p network of its own (loopback, no mDNS). Its waits take up to 20 s and
+    look every 50 ms besides: the roster changes on the libp2p thread's callbacks."""
     network = Libp2pNetwork(Libp2pConfig(listen="/ip4/127.0.0.1/tcp/0", mdns=False))
-    link = NetworkLink(bus, network, local=[CompanionMetadata(id=companion.id, name=companion.id)], user_id="user",
-                       roster=manager)
-    await manager.start()
-    await link.start()
-    return Node(bus, manager, link, network, seen, changed)
+    return await network_doubles.start_node(network, [companion], deadline_s=deadline_s, patience=20.0, every=0.05)
 
 
-async def joined(a: Node, b: Node, a_has: str, b_has: str) -> None:
+async def joined(a: Node[Libp2pNetwork], b: Node[Libp2pNetwork], a_has: str, b_has: str) -> None:
     a.network.dial(b.link.status.addresses[0])
     await a.wait_for(lambda: b_has in a.manager.present)
     await b.wait_for(lambda: a_has in b.manager.present)

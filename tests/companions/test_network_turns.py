@@ -6,82 +6,23 @@ nodes whose deadlines differ, must not make them pick different speakers (compan
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from companions.bus import InProcessBus
-from companions.conversation import (
-    ConversationChanged,
-    ConversationConfig,
-    ConversationManager,
-)
-from companions.network.link import NetworkLink
+from companions.conversation import ConversationChanged
 from companions.network.pair import Delay, PairPort
 from companions.protocol import CompanionMetadata, Message, State
-from tests.companions.network_doubles import Companion
-
-
-@dataclass
-class Node:
-    bus: InProcessBus
-    manager: ConversationManager
-    link: NetworkLink
-    port: PairPort
-    seen: list[Any]
-    arrived: asyncio.Event
-
-    def lines(self) -> list[tuple[str, str]]:
-        return [(m.params.from_, m.params.message) for m in self.seen if isinstance(m, Message)]
-
-    def ids(self) -> list[str]:
-        """The messages' ids, in order: the same on every node (a user elsewhere has another name here)."""
-        return [m.params.id for m in self.seen if isinstance(m, Message)]
-
-    def speakers(self) -> list[str]:
-        """Who each turn of this node chose, in order."""
-        chosen: dict[int, str] = {}
-        for view in (e.view for e in self.seen if isinstance(e, ConversationChanged)):
-            if view.turn is not None and view.turn.speaker is not None:
-                chosen.setdefault(view.turn.number, view.turn.speaker)
-        return list(chosen.values())
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self.arrived.clear()
-                await self.arrived.wait()
-
-    async def stop(self) -> None:
-        await self.link.stop()
-        await self.manager.stop()
+from tests.companions.network_doubles import Companion, Node, start_node
 
 
 async def node(peer: str, companions: list[Companion], *, deadline_s: float, delay: Delay | None = None,
-               turn_cap: int = 1) -> Node:
-    bus = InProcessBus()
-    seen: list[Any] = []
-    arrived = asyncio.Event()
-
-    def record(item: Any) -> None:
-        seen.append(item)
-        arrived.set()
-
-    bus.subscribe(("messages", "states", "events"), record, direct=True)
-    manager = ConversationManager(bus, user_id="user", participants=companions,
-                                  config=ConversationConfig(vote_deadline_s=deadline_s, turn_cap=turn_cap))
-    port = PairPort(peer, delay)
-    link = NetworkLink(bus, port, local=[CompanionMetadata(id=c.id, name=c.id) for c in companions], user_id="user",
-                       roster=manager)
-    await manager.start()
-    await link.start()
-    return Node(bus, manager, link, port, seen, arrived)
+               turn_cap: int = 1) -> Node[PairPort]:
+    """A node whose network is an in-memory pair port (joined to another by ``pair``)."""
+    return await start_node(PairPort(peer, delay), companions, deadline_s=deadline_s, turn_cap=turn_cap)
 
 
-async def pair(a: Node, b: Node, a_has: list[Companion], b_has: list[Companion]) -> None:
-    a.port.other, b.port.other = b.port, a.port
-    a.link.announced(b.port.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in b_has))
-    b.link.announced(a.port.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in a_has))
+async def pair(a: Node[PairPort], b: Node[PairPort], a_has: list[Companion], b_has: list[Companion]) -> None:
+    a.network.other, b.network.other = b.network, a.network
+    a.link.announced(b.network.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in b_has))
+    b.link.announced(a.network.peer, tuple(CompanionMetadata(id=c.id, name=c.id) for c in a_has))
 
 
 def votes_of(companion: str, seconds: float) -> Delay:
@@ -90,7 +31,7 @@ def votes_of(companion: str, seconds: float) -> Delay:
         payload.decode().replace(" ", "") else 0.0
 
 
-def ended(n: Node) -> bool:
+def ended(n: Node[PairPort]) -> bool:
     return n.manager.view.status == "ended"
 
 
