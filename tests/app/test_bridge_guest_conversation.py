@@ -12,22 +12,15 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.cards import CompanionCard
 from companions.conversation.readmodel import ConversationReadModel
 from companions.guests import BridgeGuestsChanged
-from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json, say
+from companions.llm.scripted import ScriptedCast, reply_json, say
 from companions.protocol import Message, to_wire
 from tests.conftest import free_port
+from tests.ui.scripted_runtime import scripted_cast, scripted_runtime
 
 KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "story": "lives on a hill",
         "sample": "Clouds are slow."}
-EVENT_PARAMS: dict[str, dict[str, Any]] = {
-    "akari": {"already_replied": True, "need_response": True, "wants_to_see": False},
-    "hina": {"need_response": True, "user_mood": "happy"},
-    "souta": {"need_response": True, "needs_facts": False},
-}
 
 
 async def frame(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
@@ -41,9 +34,7 @@ async def frame(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) 
 async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_companions_answer_it(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))  # the tests' default (0) turns the bridge off
-    cast = ScriptedCast("akari", "hina", "souta")
-    for name, model in cast.items():
-        model.lane("event_params").always(reply_json(EVENT_PARAMS[name]))
+    cast = scripted_cast()
     # Kumo's line to everyone: Akari wants to answer it, Hina and Souta listen; then nobody answers Akari (Kumo
     # does not vote: a missing vote by the deadline).
     cast["akari"].lane("vote").add(reply_json({"state": "speak", "importance": 8, "reason": "clouds!"}))
@@ -52,12 +43,7 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
         cast[other].lane("vote").add(reply_json({"state": "listen", "importance": 1, "reason": ""}),
                                      reply_json({"state": "listen", "importance": 0, "reason": ""}))
 
-    def make_model(card: CompanionCard) -> ScriptedModel:
-        return cast[card.id]
-
-    runtime = Runtime(load_settings(), make_model=make_model)
-    await runtime.start()
-    try:
+    async with scripted_runtime(cast) as runtime:
         bridge = runtime.parts.bridge
         assert bridge is not None
         talk = ConversationReadModel()
@@ -85,17 +71,13 @@ async def test_a_bridge_companion_named_by_the_user_answers_and_the_local_compan
         assert "Like cold cotton, I think." in prompt
         assert "Kumo" in prompt
         cast.assert_used_up()
-    finally:
-        await runtime.stop()
 
 
 async def test_a_guest_of_a_bridge_that_moved_twice_is_present_once_and_leaves_when_it_disconnects(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     cast = ScriptedCast("akari", "hina", "souta")
-    runtime = Runtime(load_settings(), make_model=lambda card: cast[card.id])
-    await runtime.start()
-    try:
+    async with scripted_runtime(cast) as runtime:
         for _ in range(2):  # the user saves another port twice
             section = runtime.settings.bridge.model_copy(update={"port": free_port()})
             await runtime.apply_settings(runtime.settings.model_copy(update={"bridge": section}))
@@ -113,5 +95,3 @@ async def test_a_guest_of_a_bridge_that_moved_twice_is_present_once_and_leaves_w
             while (await listed.get()).guests:  # disconnected: Kumo left
                 pass
         assert "kumo" not in [m.id for m in runtime.parts.cast.roster()]
-    finally:
-        await runtime.stop()

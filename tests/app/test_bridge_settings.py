@@ -62,20 +62,13 @@ async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_hom
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
-    from app.runtime import Runtime
-    from app.settings import load_settings
-    from companions.cards import CompanionCard
-    from companions.llm.scripted import ScriptedCast, ScriptedModel
+    from companions.llm.scripted import ScriptedCast
+    from tests.ui.scripted_runtime import scripted_runtime
 
     monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
     cast = ScriptedCast("akari", "hina", "souta")
 
-    def make_model(card: CompanionCard) -> ScriptedModel:
-        return cast[card.id]
-
-    runtime = Runtime(load_settings(), make_model=make_model)
-    await runtime.start()
-    try:
+    async with scripted_runtime(cast) as runtime:
         bridge = runtime.parts.bridge
         assert bridge is not None
         url = f"ws://127.0.0.1:{bridge.port}"
@@ -90,7 +83,5 @@ async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_hom
         async with connect(url, origin="https://avatar.example", proxy=None):  # type: ignore[arg-type]
             await bridge.wait_for_clients(1)
         assert bridge.origins.refused == {"https://avatar.example": 1}
-    finally:
-        await runtime.stop()
 
 
