@@ -29,5 +29,7 @@ def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
     from companions.network.link import NetworkLink
 
     port = Libp2pNetwork(Libp2pConfig(listen=settings.listen, peers=tuple(settings.peers), mdns=settings.mdns))
-    return NetworkLink(bus, port, local=[c.metadata for c in cast], user_id=all_settings.general.user_name,
+    # The cast as it is at each moment: a companion the user adds, edits or removes while running is announced,
+    # reserved and published as this app's own (companions/network/link.py follows CastChanged).
+    return NetworkLink(bus, port, local=lambda: [c.metadata for c in cast], user_id=all_settings.general.user_name,
                        roster=conversation, guests=cast.guests)

@@ -6,6 +6,11 @@ the answering side writes its metadata as one raw JSON chunk and closes. The ref
 so it reads one metadata object; Madoi runs several companions per process and answers that protocol with its first
 companion, and ``/madoi/companions/1.0.0`` (the same stream, a JSON array) with all of them.
 
+The cast changes while Madoi runs (:meth:`Libp2pNetwork.announce`): what both streams serve follows at once, and each
+connected peer gets an empty ``/madoi/companions-changed/1.0.0`` stream; a Madoi peer asks again (at most once per
+REASK_INTERVAL_S: later notices wait and are taken together), a reference node speaks no such protocol and keeps
+what it read first (it asks each peer once and answers nobody twice), until it connects anew.
+
 Threads: the trio thread owns the host; the asyncio loop hands it work through a trio memory channel
 (``trio.lowlevel.current_trio_token().run_sync_soon``) and gets results back with ``call_soon_threadsafe``. Nothing
 here blocks the asyncio loop.
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from app.network.addresses import dialable
-from app.network.metadata import COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
+from app.network.metadata import CHANGED_PROTOCOL, COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
 from companions.network.untrusted import Drops, Refused
 from companions.protocol import CompanionMetadata, Topic, to_wire
@@ -40,6 +45,7 @@ MDNS_DIAL_INTERVAL_S: Final = 2.0
 MDNS_DIALS_PER_ROUND: Final = 8  # a flood of mDNS answers must not make every round dial hundreds of addresses
 MDNS_RETRY_S: Final = 30.0  # a discovered peer that could not be reached is dialed again after this
 METADATA_REQUESTS_PER_PEER: Final = 2  # a peer's metadata requests answered at once; more are reset
+REASK_INTERVAL_S: Final = 1.0  # a peer that says its companions changed is asked again at most this often
 # py-libp2p's spam limit defaults to 10 messages/s per peer and topic: a turn's states and a streamed line exceed it.
 MESSAGES_PER_TOPIC_PER_S: Final = 200.0
 
@@ -70,6 +76,7 @@ class Libp2pNetwork:
         self._host: Any = None
         self._pubsub: Any = None
         self._serving: dict[Any, int] = {}  # peer ID -> its metadata requests being answered
+        self._reasking: dict[Any, bool] = {}  # peer ID -> asked again now; whether it said "changed" since
         self.drops = Drops(log)  # what the libp2p layer refused (the link counts what it refuses itself)
 
     # -- the asyncio side ----------------------------------------------------------------------------------
@@ -103,6 +110,10 @@ class Libp2pNetwork:
 
     def dial(self, address: str) -> None:
         self._to_trio(("dial", address.encode()))
+
+    def announce(self, local: tuple[CompanionMetadata, ...]) -> None:
+        self._metadata = tuple(local)  # read by the stream handlers in the libp2p thread: one reference, swapped
+        self._to_trio(("announce", b""))
 
     def status(self) -> NetworkStatus:
         return self._status
@@ -245,6 +256,7 @@ class Libp2pNetwork:
                                 self._serve(self._first_metadata, ours_first=True))
         host.set_stream_handler(COMPANIONS_PROTOCOL,  # type: ignore[arg-type]
                                 self._serve(self._all_metadata, ours_first=False))
+        host.set_stream_handler(CHANGED_PROTOCOL, self._heard_change)  # type: ignore[arg-type]
         async with host.run(listen_addrs=[listen]), background_trio_service(pubsub), \
                 background_trio_service(router), trio.open_nursery() as nursery:
             await pubsub.wait_until_ready()
@@ -272,6 +284,7 @@ class Libp2pNetwork:
         self._trio_token = None
         self._nursery = self._host = self._pubsub = None
         self._fetches.clear()
+        self._reasking.clear()
 
     def _first_metadata(self) -> bytes:
         return json.dumps(to_wire(self._metadata[0]), ensure_ascii=False).encode() if self._metadata else b"{}"
@@ -349,6 +362,9 @@ class Libp2pNetwork:
             try:
                 if kind == "dial":
                     nursery.start_soon(self._dial, host, payload.decode())
+                elif kind == "announce":
+                    for peer in host.get_connected_peers():
+                        nursery.start_soon(self._tell_changed, host, peer)
                 else:
                     await pubsub.publish(kind, payload)
             except Exception as err:
@@ -385,6 +401,46 @@ class Libp2pNetwork:
                     log.debug("network: mDNS peer %s not reachable: %s", peer, err)
             if len(failed) > 1024:
                 failed = {p: t for p, t in failed.items() if now - t <= MDNS_RETRY_S}
+
+    async def _tell_changed(self, host: Any, peer: Any) -> None:
+        """Tells ``peer`` this node's companions changed (an empty stream); a peer that does not speak Madoi's
+        protocol (a reference node) refuses the stream and keeps what it read."""
+        import trio
+
+        try:
+            with trio.move_on_after(METADATA_TIMEOUT_S):
+                stream = await host.new_stream(peer, [CHANGED_PROTOCOL])
+                await stream.close()
+        except Exception as err:
+            log.debug("network: %s was not told the companions changed: %s", peer, err)
+
+    async def _heard_change(self, stream: Any) -> None:
+        """A peer says its companions changed: it is asked again, at once or (asked within REASK_INTERVAL_S)
+        once that interval has passed, however many times it says so meanwhile."""
+        peer = stream.muxed_conn.peer_id
+        with contextlib.suppress(Exception):  # the peer reset it already
+            await stream.close()
+        if peer in self._reasking:
+            self._reasking[peer] = True
+            return
+        if self._nursery is None:
+            return  # stopping
+        self._reasking[peer] = False
+        self._nursery.start_soon(self._ask_again, peer)
+
+    async def _ask_again(self, peer: Any) -> None:
+        import trio
+
+        try:
+            while True:
+                self._reasking[peer] = False
+                await self.fetch_metadata(self._host, peer, trio.Event())
+                await trio.sleep(REASK_INTERVAL_S)
+                host = self._host
+                if not self._reasking.get(peer) or host is None or peer not in host.get_connected_peers():
+                    return
+        finally:
+            self._reasking.pop(peer, None)
 
     async def fetch_metadata(self, host: Any, peer: Any, done: Any) -> None:
         try:

@@ -1,5 +1,6 @@
 """The companion metadata streams: the reference's ``/aikyo/metadata/1.0.0`` (one raw JSON object, no length prefix,
-the stream then closed) and Madoi's ``/madoi/companions/1.0.0`` (the same, a JSON array of every companion).
+the stream then closed) and Madoi's ``/madoi/companions/1.0.0`` (the same, a JSON array of every companion), and
+Madoi's ``/madoi/companions-changed/1.0.0`` (an empty stream: "my companions changed, ask me again").
 
 What a peer answers is untrusted like everything else: read within MAX_PAYLOAD_BYTES (the caller bounds the time),
 decoded by companions/network/untrusted.py (depth, text, RecursionError), each companion validated strictly, at
@@ -21,6 +22,10 @@ from companions.protocol import CompanionMetadata
 
 METADATA_PROTOCOL: Final = "/aikyo/metadata/1.0.0"
 COMPANIONS_PROTOCOL: Final = "/madoi/companions/1.0.0"
+CHANGED_PROTOCOL: Final = "/madoi/companions-changed/1.0.0"
+"""A Madoi node whose cast changed opens this stream to each connected peer and closes it without a word; a Madoi
+peer then asks again on COMPANIONS_PROTOCOL (what it reads is checked as at first). The reference has no such
+thing: its nodes ask for metadata once per peer and answer nobody twice."""
 MAX_COMPANIONS: Final = MAX_COMPANIONS_PER_PEER
 
 

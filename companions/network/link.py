@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from companions.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.cast import CastChanged
 from companions.conversation.participant import ParticipantRoster
 from companions.guests import Guests, RemoteCompanion
 from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 MAX_STATES_PER_PAYLOAD: Final = 32  # votes in one payload (the reference sends an array: one per companion)
 GUEST_PLACE: Final = "network"  # the place of the companions this link adds to the guests
 MAX_UNREACHABLE_LISTED: Final = 16  # companions whose peer left, still listed as unreachable (the oldest go first)
+LocalCompanions = Sequence[CompanionMetadata] | Callable[[], Sequence[CompanionMetadata]]
+"""This app's companions: fixed, or read as they are now (the cast, which changes while the app runs)."""
 
 
 @dataclass(frozen=True)
@@ -67,16 +70,23 @@ class NetworkLink:
 
     name = "network"
 
-    def __init__(self, bus: Bus, port: NetworkPort, *, local: Sequence[CompanionMetadata], user_id: str,
+    def __init__(self, bus: Bus, port: NetworkPort, *, local: LocalCompanions, user_id: str,
                  roster: ParticipantRoster | None = None, guests: Guests | None = None,
                  rate: RateLimit | None = None) -> None:
         self.bus = bus
         self.port = port
-        self.local = tuple(local)
+        if callable(local):
+            self._local = local
+        else:
+            fixed = tuple(local)
+            self._local = lambda: fixed
         self.user_id = user_id
         self.roster = roster
         self.guests = guests if guests is not None else Guests()  # where the companions that joined are present
-        self.peers = PeerDirectory((m.id for m in self.local), user_id)
+        # Reserved and published as the cast is at each check: a companion the user adds is this app's own from
+        # the moment it is in the cast (before CastChanged is published), never a peer's for a moment longer.
+        self.peers = PeerDirectory(lambda: [m.id for m in self._local()], user_id)
+        self._served: tuple[CompanionMetadata, ...] = ()  # what the port serves to peers
         self.person_ids = PersonIds(user_id, lambda: self.status.peer_id)
         self.rate = rate or RateLimit()
         self.order = MessageOrder()
@@ -86,6 +96,12 @@ class NetworkLink:
         self.payloads: collections.Counter[str] = collections.Counter()  # payloads received, per peer
         self._inbound: dict[int, BusItem] = {}  # items this link put on the bus (not to be sent back)
         self._subscription: Subscription | None = None
+        self._cast_changes: Subscription | None = None  # CastChanged: this app's companions changed
+
+    @property
+    def local(self) -> tuple[CompanionMetadata, ...]:
+        """This app's companions now."""
+        return tuple(self._local())
 
     @property
     def dropped(self) -> int:
@@ -98,11 +114,15 @@ class NetworkLink:
             return
         self._subscription = self.bus.subscribe(("messages", "states", "actions"), self._outgoing,
                                                 name="network-out", direct=True)
+        self._cast_changes = self.bus.subscribe("events", self._events, name="network-cast", direct=True)
+        self._served = self.local
         try:
-            self.status = await self.port.start(self, self.local)
+            self.status = await self.port.start(self, self._served)
         except NetworkError as err:
             self._subscription.close()
             self._subscription = None
+            self._cast_changes.close()
+            self._cast_changes = None
             self.status = NetworkStatus(running=False, problem=str(err))
             self._changed()
             raise
@@ -112,12 +132,19 @@ class NetworkLink:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        if self._cast_changes is not None:
+            self._cast_changes.close()
+            self._cast_changes = None
         await self.port.stop()
         for peer in {p.peer for p in self.remote.values()}:
             self.gone(peer)
         self.status = NetworkStatus(running=False)
 
     # -- out ------------------------------------------------------------------------------------------------
+    def _events(self, item: BusItem) -> None:
+        if isinstance(item, CastChanged):
+            self.follow_cast()
+
     def _outgoing(self, item: BusItem) -> None:
         if isinstance(item, Message):
             self.order.saw(item.params.id)
@@ -141,6 +168,29 @@ class NetworkLink:
         be reached, within the protocol's ``to`` limit (the bounds of peers.py keep them all within it)."""
         remote = sorted(i for i, p in self.remote.items() if p.reachable and i not in self.peers.local_ids)
         return [*sorted(self.peers.local_ids), *remote][:MAX_RECIPIENTS]
+
+    # -- this app's cast changes ----------------------------------------------------------------------------
+    def follow_cast(self) -> None:
+        """This app's companions changed while running (CastChanged): the port serves them as they are now and
+        tells the peers that can hear it; a peer's companion whose id is now one of this app's is dropped here
+        (refused, counted and logged, as its announcement would be at start): this app's own is never a peer's.
+
+        Reserving the new ids and publishing their lines needs no call: the link reads the cast at each check. The
+        roster keeps this app's companion under a taken id (the cast change put it there before it was published)."""
+        local = self.local
+        for companion in sorted({m.id for m in local} & set(self.remote)):
+            participant = self.remote.pop(companion)
+            peer = self.peers.disown(companion)
+            if peer is None or not participant.reachable:
+                continue  # only listed: its peer left already
+            self.drops.drop("reserved", peer, "metadata", f"announced {companion!r}, which is one of this app's "
+                            "companions now: its companion there is dropped")
+            participant.vanish()
+            self.guests.remove(companion, place=GUEST_PLACE)
+        if local != self._served:
+            self._served = local
+            self.port.announce(local)
+        self._changed()
 
     # -- in (the NetworkSink: called on the loop) -----------------------------------------------------------
     def received(self, peer: str, topic: str, payload: bytes) -> None:
@@ -232,6 +282,13 @@ class NetworkLink:
         return message.model_copy(update={"params": p.model_copy(update={"from_": sender, "to": to})})
 
     def announced(self, peer: str, companions: tuple[CompanionMetadata, ...]) -> None:
+        """``peer`` runs ``companions`` now: each joins here, or is known anew with its new metadata; one it
+        announced before and no longer does leaves (a Madoi peer whose cast changed announces again)."""
+        now = {m.id for m in companions}
+        for companion in self.peers.announced_by(peer):
+            if companion not in now:
+                self.peers.disown(companion)
+                self._leave(companion, f"no longer announced by peer {peer}")
         for metadata in companions:
             try:
                 self._hear(peer)
@@ -246,6 +303,10 @@ class NetworkLink:
         """``metadata``'s companion (claimed by ``peer``) takes part here, unless it does already."""
         known = self.remote.get(metadata.id)
         if known is not None and known.peer == peer and known.reachable:
+            if known.metadata != metadata:  # its peer's card changed: its name, personality... from now on
+                known.use_metadata(metadata)
+                self.guests.add(metadata, place=GUEST_PLACE)
+                log.info("network: %s (%s) of %s changed", metadata.id, metadata.name, peer)
             return
         participant = RemoteParticipant(metadata, peer, self.order)
         self.remote[metadata.id] = participant
@@ -253,6 +314,17 @@ class NetworkLink:
         if self.roster is not None:
             self.roster.add_participant(participant)
         log.info("network: %s (%s) joined from %s", metadata.id, metadata.name, peer)
+
+    def _leave(self, companion: str, why: str) -> None:
+        """The remote companion ``companion`` takes part here no more (its peer stays)."""
+        participant = self.remote.pop(companion, None)
+        if participant is None or not participant.reachable:
+            return
+        participant.vanish()
+        self.guests.remove(companion, place=GUEST_PLACE)
+        if self.roster is not None:
+            self.roster.remove_participant(companion)
+        log.info("network: %s left (%s)", companion, why)
 
     def gone(self, peer: str) -> None:
         self.peers.release(peer)

@@ -41,6 +41,9 @@ class PairPort:
         else:
             loop.call_soon(other.sink.received, self.peer, topic, payload)
 
+    def announce(self, local: tuple[CompanionMetadata, ...]) -> None:
+        return None  # a pair carries no metadata (not at start either): the nodes learn each other from their votes
+
     def status(self) -> NetworkStatus:
         return NetworkStatus(running=self.sink is not None, peer_id=self.peer)
 

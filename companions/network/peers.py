@@ -73,16 +73,32 @@ def remote_companion_limit(local_companions: int) -> int:
 class PeerDirectory:
     """The ``from`` check: which peer owns which companion id, and which people each peer has spoken as."""
 
-    def __init__(self, local_ids: Iterable[str], user_id: str = "user", *,
+    def __init__(self, local_ids: Iterable[str] | Callable[[], Iterable[str]], user_id: str = "user", *,
                  max_companions: int | None = None) -> None:
-        self.local_ids = frozenset(local_ids)
+        if callable(local_ids):
+            self._local_ids = local_ids
+        else:
+            fixed = frozenset(local_ids)
+            self._local_ids = lambda: fixed
         self.user_id = user_id
-        self.max_companions = remote_companion_limit(len(self.local_ids)) if max_companions is None \
-            else max_companions
+        self._max_companions = max_companions
         self._owner: dict[str, str] = {}
         self._unannounced: set[str] = set()  # companions known only by their votes
         self._people: dict[str, set[str]] = {}  # peer -> names of its people heard here
         self._peers: collections.OrderedDict[str, None] = collections.OrderedDict()  # least recently heard first
+
+    @property
+    def local_ids(self) -> frozenset[str]:
+        """This app's companions now (the cast changes while running: each check reads it as it is)."""
+        return frozenset(self._local_ids())
+
+    @property
+    def max_companions(self) -> int:
+        """Companions from elsewhere that may be claimed now (fewer when this app's cast grows; those claimed
+        already stay)."""
+        if self._max_companions is not None:
+            return self._max_companions
+        return remote_companion_limit(len(self.local_ids))
 
     # -- peers --------------------------------------------------------------------------------------------------
     def hear(self, peer: str) -> tuple[str, ...]:
@@ -128,6 +144,16 @@ class PeerDirectory:
 
     def ids_of(self, peer: str) -> tuple[str, ...]:
         return tuple(sorted(i for i, p in self._owner.items() if p == peer))
+
+    def announced_by(self, peer: str) -> tuple[str, ...]:
+        """The companions ``peer`` announced in its metadata (not those known only by their votes)."""
+        return tuple(i for i in self.ids_of(peer) if i not in self._unannounced)
+
+    def disown(self, companion: str) -> str | None:
+        """Unbinds the companion id ``companion`` from its peer (the peer no longer announces it, or it is one of
+        this app's companions now); returns that peer, or ``None`` when no peer had it."""
+        self._unannounced.discard(companion)
+        return self._owner.pop(companion, None)
 
     def reserved(self, who: str) -> str | None:
         """Why no peer may ever speak as ``who`` (``None``: it is not reserved)."""
@@ -194,11 +220,11 @@ class PeerDirectory:
             Refused: ``sender`` is one of this app's companions, in a person's form, another peer's companion, or
                 a new person past the bounds.
         """
+        if sender in self.local_ids or SEPARATOR in sender:  # before the owner: a companion may become this app's
+            raise Refused("reserved", self.reserved(sender) or sender)
         owner = self._owner.get(sender)
         if owner == peer:
             return True
-        if sender in self.local_ids or SEPARATOR in sender:
-            raise Refused("reserved", self.reserved(sender) or sender)
         if owner is not None:
             raise Refused("forged", f"{sender!r} belongs to peer {owner}")
         people = self._people.setdefault(peer, set())

@@ -3,7 +3,8 @@
 The core never names a transport. A :class:`NetworkPort` adapter (app/network: py-libp2p in its own thread) carries
 raw payloads on the reference's topics and tells a :class:`NetworkSink` what arrived, from which peer (the signer of
 a gossipsub message: strict signing), which companions a peer announced (``/aikyo/metadata/1.0.0``) and when a peer
-went away. Everything a sink is told arrives on the asyncio loop; everything it is told is untrusted.
+went away; this process's companions change while it runs (:meth:`NetworkPort.announce`). Everything a sink is
+told arrives on the asyncio loop; everything it is told is untrusted.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class NetworkSink(Protocol):
         """A pubsub message signed by ``peer`` arrived on ``topic``."""
 
     def announced(self, peer: str, companions: tuple[CompanionMetadata, ...]) -> None:
-        """``peer`` announced the companions it runs (its metadata)."""
+        """``peer`` announced the companions it runs (its metadata): all of them, now (again when they changed)."""
 
     def gone(self, peer: str) -> None:
         """The last connection to ``peer`` closed."""
@@ -52,6 +53,11 @@ class NetworkPort(Protocol):
 
     def publish(self, topic: Topic, payload: bytes) -> None:
         """Sends ``payload`` on ``topic`` to every peer (signed by this process's key)."""
+        ...
+
+    def announce(self, local: tuple[CompanionMetadata, ...]) -> None:
+        """This process runs ``local`` now (its cast changed): served to every peer that asks from now on, and
+        the peers connected already are told where the protocol lets them hear it. Never blocks."""
         ...
 
     def status(self) -> NetworkStatus: ...

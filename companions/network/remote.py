@@ -64,13 +64,10 @@ class RemoteParticipant(Participant):
     """A :class:`~companions.conversation.participant.Participant` whose votes and lines come from its peer."""
 
     def __init__(self, metadata: CompanionMetadata, peer: str, order: MessageOrder) -> None:
-        self.metadata = metadata
         self.id = metadata.id
         self.peer = peer
         self._order = order
-        persona = " ".join(t for t in (metadata.personality, metadata.story) if t)
-        self.description = Description(names=tuple(sorted({metadata.name, metadata.id})), persona=persona,
-                                       remote=True)
+        self.use_metadata(metadata)
         self._votes: collections.OrderedDict[str, asyncio.Future[Vote]] = collections.OrderedDict()
         self._lines: collections.deque[tuple[int, Message]] = collections.deque(maxlen=KEPT)
         self._line_arrived = asyncio.Event()
@@ -82,6 +79,13 @@ class RemoteParticipant(Participant):
         return self._gone is None
 
     # -- fed by the network link ----------------------------------------------------------------------------
+    def use_metadata(self, metadata: CompanionMetadata) -> None:
+        """What its peer announced about it (again, when its card there changed): its names and persona."""
+        self.metadata = metadata
+        persona = " ".join(t for t in (metadata.personality, metadata.story) if t)
+        self.description = Description(names=tuple(sorted({metadata.name, metadata.id})), persona=persona,
+                                       remote=True)
+
     @property
     def silent(self) -> bool:
         """It let a vote pass without a word and has not voted since (see SILENT_AFTER_S)."""
