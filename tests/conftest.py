@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
+import socketserver
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -62,6 +65,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(server: socketserver.BaseServer) -> Iterator[None]:
+    """Runs ``server`` (an HTTP server on loopback) on a thread of its own until the block ends, then closes it."""
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), name=type(server).__name__, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
 
 
 @pytest.fixture

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.conftest import serving
 
 
 class _ModelsHandler(BaseHTTPRequestHandler):
@@ -51,11 +52,5 @@ class ModelsServer(ThreadingHTTPServer):
 @contextlib.contextmanager
 def models_server(models: list[str] | None = None, required_key: str | None = None) -> Iterator[ModelsServer]:
     server = ModelsServer(models if models is not None else ["llama3.2", "qwen2.5"], required_key)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), name="models-server", daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

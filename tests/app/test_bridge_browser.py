@@ -25,6 +25,7 @@ from app.bridge.origins import BridgeOriginRefused
 from companions.bus import BusItem, InProcessBus
 from companions.protocol import Message, WireItem
 from companions.query_broker import QueryBroker
+from tests.conftest import serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (scripts/bootstrap.sh dev)")
@@ -84,16 +85,10 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serving(bridge_port: int) -> Iterator[PageServer]:
+def avatar_pages(bridge_port: int) -> Iterator[PageServer]:
     server = PageServer(bridge_port)
-    thread = threading.Thread(target=server.serve_forever, name="page-server", daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 @contextlib.asynccontextmanager
@@ -133,7 +128,7 @@ async def test_a_page_from_an_allowed_origin_talks_and_one_from_another_origin_i
     bridge = BridgeServer(bus, broker, port=0)
     await bridge.start()
     try:
-        with serving(bridge.port) as pages:
+        with avatar_pages(bridge.port) as pages:
             port = pages.server_address[1]
             allowed, evil = f"localhost:{port}", f"evil.localhost:{port}"
             async with browser(f"http://{allowed}/", tmp_path / "profile-allowed"):

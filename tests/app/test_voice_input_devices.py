@@ -21,6 +21,7 @@ from app.devices.speech_recognizers import PocketSphinxRecognizer, WhisperRecogn
 from companions.voice_input.audio import FRAME_S, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.recognition import RecognizerUnavailable
 from tests.app.speech_audio import clip
+from tests.conftest import serving
 
 
 def test_pocketsphinx_recognizes_espeak_speech_to_the_words_it_said(tmp_path: Path) -> None:
@@ -89,10 +90,8 @@ class _Files(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serving(httpd):
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     _Files.files.clear()
     _Files.lengths.clear()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import http.server
-import threading
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from app.settings import VoiceInputSettings
 from companions.llm.scripted import say
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged
 from tests.app.speech_audio import clip
+from tests.conftest import serving
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.main_thread_gc import MainThreadGC
@@ -149,13 +149,12 @@ def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[bytes]:
     body = recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 4000
     _Files.body = body
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     model = SpeechModel("whisper-tiny", "ggml-tiny.bin", len(body),
                         hashlib.sha1(body, usedforsecurity=False).hexdigest(),
                         f"http://127.0.0.1:{httpd.server_address[1]}/ggml-tiny.bin")
     monkeypatch.setitem(recognizer_models.MODELS, "whisper-tiny", model)
-    yield body
-    httpd.shutdown()
+    with serving(httpd):
+        yield body
 
 
 def _page(tmp_path: Path, section: VoiceInputSettings) -> tuple[VoiceInputPage, list[object]]:
