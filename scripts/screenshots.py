@@ -80,8 +80,8 @@ def main() -> int:
                              lambda: SimpleNamespace(speaker=speaker))  # type: ignore[arg-type,return-value]
 
     def dialog(language: str) -> SettingsDialog:
-        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, language=language,  # type: ignore[arg-type]
-                              companions=checks)
+        use_language(language)  # the dialog opens in the window's language
+        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, companions=checks)
 
     ja = dialog("ja")
     ja.base_url.setText("http://127.0.0.1:11434/v1")

@@ -14,6 +14,7 @@ from pathlib import Path
 from companions.llm.scripted import reply_json, say
 from tests.app.speech_audio import clip
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
+from ui.i18n import use_language
 from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog
 
@@ -58,7 +59,8 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
             raise SystemExit(f"could not write {path}")
         paths.append(path)
         await window.microphone_switch.port.set_on(False)
-        dialog = SettingsDialog(runtime.settings, runtime.paths, language=language)
+        use_language(language)  # the dialog opens in the window's language
+        dialog = SettingsDialog(runtime.settings, runtime.paths)
         dialog.tabs.setCurrentWidget(dialog.voice_input)
         page = dialog.voice_input
         page.recognizer.setCurrentIndex(page.recognizer.findData("whisper-base"))  # its download, not made yet

@@ -37,10 +37,9 @@ _TEXTS: Final = Texts("query_answerers", {
 class QueryAnswerers(QWidget):
     """The check boxes and the "who answers" lines; :meth:`client_answers` is the setting's new value."""
 
-    def __init__(self, bridge: BridgeSettings, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: BridgeSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "queryAnswerers")
-        self._language = language
         self._grace = bridge.client_timeout_s
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
@@ -65,4 +64,4 @@ class QueryAnswerers(QWidget):
         self.lines[query_type].setText(self._t(key).format(s=self._grace))
 
     def _t(self, key: str) -> str:
-        return _TEXTS.text(key, self._language)
+        return _TEXTS.text(key)

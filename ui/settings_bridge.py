@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 
 from app.secrets import SecretStore
 from app.settings import DEFAULT_BRIDGE_PORT, BridgeSettings
-from companions.languages import Language
 from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.query_answerers import QueryAnswerers
@@ -38,9 +37,9 @@ _TEXTS: Final = Texts("settings_bridge", {
 
 
 class BridgePage(SettingsPage):
-    def __init__(self, bridge: BridgeSettings, language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn, secrets: SecretStore | None = None) -> None:
-        super().__init__(language, errors, spawn)
+    def __init__(self, bridge: BridgeSettings, errors: dict[str, QLabel], spawn: Spawn,
+                 secrets: SecretStore | None = None) -> None:
+        super().__init__(errors, spawn)
         form = self.form()
         self.bridge_enabled = named(QCheckBox(self.t("bridge_enabled")), "bridgeEnabledCheck")
         self.bridge_enabled.setChecked(bridge.enabled)
@@ -59,9 +58,9 @@ class BridgePage(SettingsPage):
         self.origins = named(QPlainTextEdit("\n".join(bridge.allowed_origins)), "bridgeOriginsEdit")
         self.origins.setTabChangesFocus(True)
         self.origins.setFixedHeight(4 * self.origins.fontMetrics().lineSpacing() + 12)
-        self.origins.setAccessibleName(_TEXTS.text("origins", language))
+        self.origins.setAccessibleName(_TEXTS.text("origins"))
         self.origins_row = self.origin_row(form)
-        self.answerers = QueryAnswerers(bridge, language)  # who answers vision and speak queries
+        self.answerers = QueryAnswerers(bridge)  # who answers vision and speak queries
         form.addRow("", self.answerers)
         for widget in (self.host, self.port, token_row, self.origins):
             widget.setEnabled(bridge.enabled)

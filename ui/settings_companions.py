@@ -137,14 +137,14 @@ class CompanionsPage(SettingsPage):
     voice_tested = Signal(str, bool, str)  # companion id, ok, message
 
     def __init__(self, settings: Settings, access: CompanionAccess, *, candidate: Callable[[], Settings],
-                 voice: Callable[[], VoiceSettings], language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn, paths: Paths | None = None) -> None:
-        super().__init__(language, errors, spawn)
+                 voice: Callable[[], VoiceSettings], errors: dict[str, QLabel], spawn: Spawn,
+                 paths: Paths | None = None) -> None:
+        super().__init__(errors, spawn)
         self.access = access
         self._settings = settings
         self._candidate = candidate
         self._voice = voice
-        self.voice_choices = access.voices(language)
+        self.voice_choices = access.voices(self.language)
         self.offered: list[str] | None = None  # the default server's models, once asked
         self.rows: dict[str, CompanionRow] = {}
         outer = QVBoxLayout(self)

@@ -10,7 +10,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QPushButton, QSpinBox
 
 from app.settings import CameraSettings, VoiceSettings
-from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, voice_test
 
@@ -21,8 +20,8 @@ class DevicesPage(SettingsPage):
     voice_tested = Signal(bool, str)  # ok, message
 
     def __init__(self, camera: CameraSettings, voice: VoiceSettings, *, test_voice: VoiceTester | None,
-                 language: Language, errors: dict[str, QLabel], spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+                 errors: dict[str, QLabel], spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         self._test_voice = test_voice
         form = self.form()
         self.camera_source = named(QLineEdit(camera.source), "cameraSourceEdit")

@@ -23,7 +23,6 @@ from app.companion_checks import CompanionChecks
 from app.connection_check import ConnectionTester, check_connection
 from app.secrets import SecretStore
 from app.settings import CompanionSettings, Paths, Settings, save_settings
-from companions.languages import Language
 from ui.naming import named
 from ui.settings_bridge import BridgePage
 from ui.settings_companions import CompanionAccess, CompanionsPage
@@ -48,20 +47,18 @@ class SettingsDialog(QDialog):
 
     def __init__(self, settings: Settings, paths: Paths, *, secrets: SecretStore | None = None,
                  test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None,
-                 companions: CompanionAccess | None = None, language: Language | None = None,
-                 parent: QWidget | None = None) -> None:
+                 companions: CompanionAccess | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "settingsDialog")
         self._settings = settings
         self._paths = paths
         self._secrets = secrets if secrets is not None else SecretStore.for_paths(paths)
-        self.language: Language = language or settings.general.language
         self._tasks: set[asyncio.Task[Any]] = set()
         self._errors: dict[str, QLabel] = {}
         self._candidate: Settings | None = settings
         self.setWindowTitle(self._t("title"))
         self.setMinimumWidth(640)
-        page_args: dict[str, Any] = {"language": self.language, "errors": self._errors, "spawn": self._spawn}
+        page_args: dict[str, Any] = {"errors": self._errors, "spawn": self._spawn}
         self.general = GeneralPage(settings.general, **page_args)
         self.llm = LlmPage(settings.llm, secrets=self._secrets,
                            test_connection=test_connection or check_connection, **page_args)
@@ -80,11 +77,11 @@ class SettingsDialog(QDialog):
             page.changed.connect(self.revalidate)
         self.privacy = PrivacyPage(settings.trust, **page_args)  # what was allowed or refused to those outside
         self.pages.append(self.privacy)
-        self.tabs.addTab(self.privacy, PrivacyPage.title(self.language))
+        self.tabs.addTab(self.privacy, PrivacyPage.title())
         self.privacy.changed.connect(self.revalidate)
         self.voice_input = VoiceInputPage(settings.voice_input, paths.data_dir, **page_args)  # issue 27
         self.pages.append(self.voice_input)
-        self.tabs.addTab(self.voice_input, VoiceInputPage.title(self.language))
+        self.tabs.addTab(self.voice_input, VoiceInputPage.title())
         self.voice_input.changed.connect(self.revalidate)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = named(self.buttons.button(QDialogButtonBox.StandardButton.Save), "saveButton")
@@ -120,7 +117,7 @@ class SettingsDialog(QDialog):
             self.bridge.bridge_enabled, self.bridge.host, self.bridge.port, self.bridge.token, self.bridge.answerers)
 
     def _t(self, key: str, **values: object) -> str:
-        return text(key, self.language, **values)
+        return text(key, **values)
 
     # --- validation --------------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from companions.languages import Language
+from ui.i18n import window_language
 from ui.naming import named
 from ui.settings_texts import text, voice_problem_text
 
@@ -60,9 +61,11 @@ class SettingsPage(QWidget):
 
     changed = Signal()
 
-    def __init__(self, language: Language, errors: dict[str, QLabel], spawn: Spawn) -> None:
+    def __init__(self, errors: dict[str, QLabel], spawn: Spawn) -> None:
         super().__init__()
-        self.language = language
+        # The window's language when the dialog opened: the page's words, and the language whose voices the
+        # Companions tab lists and saves (data: a voice is chosen per language).
+        self.language: Language = "ja" if window_language() == "ja" else "en"
         self._errors = errors
         self._spawn = spawn
 

@@ -7,15 +7,13 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit
 
 from app.settings import GeneralSettings
-from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn
 
 
 class GeneralPage(SettingsPage):
-    def __init__(self, general: GeneralSettings, language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+    def __init__(self, general: GeneralSettings, errors: dict[str, QLabel], spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         form = self.form()
         self.language_combo = named(QComboBox(), "languageCombo")
         self.language_combo.addItem("日本語", "ja")

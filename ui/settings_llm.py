@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePo
 from app.connection_check import ConnectionResult, ConnectionTester
 from app.secrets import SecretStore
 from app.settings import LLMSettings
-from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row, show_result
 
@@ -29,8 +28,8 @@ class LlmPage(SettingsPage):
     connection_checked = Signal(object)  # ConnectionResult
 
     def __init__(self, llm: LLMSettings, *, secrets: SecretStore, test_connection: ConnectionTester,
-                 language: Language, errors: dict[str, QLabel], spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+                 errors: dict[str, QLabel], spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         self._test_connection = test_connection
         form = self.form()
         self.base_url = named(QLineEdit(llm.base_url or ""), "baseUrlEdit")

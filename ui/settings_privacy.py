@@ -60,8 +60,8 @@ def _local_time(stamp: str) -> str:
 class PrivacyPage(SettingsPage):
     """The remembered answers of ``trust`` (read live: see the module's docstring) with Forget."""
 
-    def __init__(self, trust: TrustSettings, language: Language, errors: dict[str, Any], spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+    def __init__(self, trust: TrustSettings, errors: dict[str, Any], spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         self.trust = trust
         self.forgotten: set[str] = set()  # keys of the answers forgotten here (capability, source)
         column = QVBoxLayout(self)
@@ -86,7 +86,7 @@ class PrivacyPage(SettingsPage):
         self.refresh()
 
     @staticmethod
-    def title(language: Language) -> str:
+    def title(language: Language | None = None) -> str:
         return TEXTS.text("tab", language)
 
     def tt(self, key: str) -> str:

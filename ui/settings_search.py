@@ -9,15 +9,13 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog, QLabel, QListWidget, QPushButton, QVBoxLayout
 
 from app.settings import SearchSettings
-from companions.languages import Language
 from ui.naming import named
 from ui.settings_form import SettingsPage, Spawn, button_row
 
 
 class SearchPage(SettingsPage):
-    def __init__(self, search: SearchSettings, language: Language, errors: dict[str, QLabel],
-                 spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+    def __init__(self, search: SearchSettings, errors: dict[str, QLabel], spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         column = QVBoxLayout(self)
         title = QLabel(self.t("folders"))
         hint = named(QLabel(self.t("folders.hint")), "fieldHint")

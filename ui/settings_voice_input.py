@@ -96,9 +96,9 @@ class VoiceInputPage(SettingsPage):
     tested = Signal(bool, str)
     download_finished = Signal(bool, str)
 
-    def __init__(self, section: VoiceInputSettings, data_dir: Path, *, language: Language,
-                 errors: dict[str, QLabel], spawn: Spawn) -> None:
-        super().__init__(language, errors, spawn)
+    def __init__(self, section: VoiceInputSettings, data_dir: Path, *, errors: dict[str, QLabel],
+                 spawn: Spawn) -> None:
+        super().__init__(errors, spawn)
         self.data_dir = data_dir
         self._cancel: threading.Event | None = None
         self.consent: QMessageBox | None = None
@@ -177,7 +177,7 @@ class VoiceInputPage(SettingsPage):
         self._show_model()
 
     @staticmethod
-    def title(language: Language) -> str:
+    def title(language: Language | None = None) -> str:
         return TEXTS.text("tab", language)
 
     def tt(self, name: str, **values: object) -> str:

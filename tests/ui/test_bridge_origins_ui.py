@@ -24,6 +24,7 @@ from companions.query_broker import QueryBroker
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.waiting import wait_until
+from ui.i18n import use_language
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
 from ui.refused_origins import SHOWN_CAP, RefusedOrigins
@@ -32,8 +33,8 @@ from ui.settings_dialog import SettingsDialog
 
 def _dialog(qtbot: QtBot) -> SettingsDialog:
     loaded = load_settings()
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
-                            language="en")
+    use_language("en")
+    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     return dialog

@@ -10,12 +10,13 @@ from pytestqt.qtbot import QtBot
 from app.secrets import SecretStore
 from app.settings import BridgeSettings, load_settings
 from tests.ui.conftest import signal_fired
+from ui.i18n import use_language
 from ui.query_answerers import QueryAnswerers
 from ui.settings_dialog import SettingsDialog
 
 
 def test_each_query_type_says_who_answers_it(qtbot: QtBot) -> None:
-    view = QueryAnswerers(BridgeSettings(client_answers=["speak"], client_timeout_s=2.5), "en")
+    view = QueryAnswerers(BridgeSettings(client_answers=["speak"], client_timeout_s=2.5))
     qtbot.addWidget(view)
     assert view.lines["vision"].text().startswith("Camera: the app's camera")
     assert view.lines["speak"].text().startswith("Voice: connected clients first")
@@ -27,8 +28,8 @@ def test_each_query_type_says_who_answers_it(qtbot: QtBot) -> None:
 
 async def test_the_choice_is_saved_with_the_bridge_settings(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
-                            language="ja")
+    use_language("ja")
+    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     assert "アプリのカメラ" in dialog.answerers.lines["vision"].text()

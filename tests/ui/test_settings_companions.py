@@ -20,6 +20,7 @@ from companions.bus import InProcessBus
 from companions.cards import load_cards, sample_cards_dir
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.ui.conftest import signal_fired
+from ui.i18n import use_language
 from ui.settings_dialog import SettingsDialog
 
 
@@ -29,8 +30,9 @@ async def _dialog(qtbot: QtBot, language: str, checks: CompanionChecks | None = 
     loaded = load_settings()
     if base_url is not None:
         loaded.settings.llm.base_url = base_url
+    use_language(language)
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
-                            companions=checks, language=language)  # type: ignore[arg-type]
+                            companions=checks)
     qtbot.addWidget(dialog)
     dialog.show()
     async with signal_fired(dialog.companions.models_offered, 10):

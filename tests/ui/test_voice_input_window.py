@@ -163,7 +163,7 @@ def _page(tmp_path: Path, section: VoiceInputSettings) -> tuple[VoiceInputPage, 
     def spawn(coro: object) -> None:
         tasks.append(asyncio.get_running_loop().create_task(coro))  # type: ignore[arg-type]
 
-    return VoiceInputPage(section, tmp_path, language="en", errors={}, spawn=spawn), tasks
+    return VoiceInputPage(section, tmp_path, errors={}, spawn=spawn), tasks
 
 
 async def test_the_model_is_downloaded_only_after_the_user_agrees_with_progress(
