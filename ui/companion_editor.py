@@ -54,7 +54,7 @@ from ui.avatars import avatar_pixmap
 from ui.card_privileges import privilege_lines
 from ui.companion_colors import companion_color
 from ui.companion_faces import FACES, Face
-from ui.i18n import QT_TRANSLATE_NOOP, Texts
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, window_language
 from ui.naming import named
 from ui.settings_companions import model_check_text
 from ui.settings_form import button_row, show_result, voice_test
@@ -241,11 +241,13 @@ class CompanionEditor(QDialog):
     saved = Signal(str)  # the id of the companion whose card was written
     note_changed = Signal(str)
 
-    def __init__(self, editing: CompanionEditing, language: str, parent: QWidget | None = None) -> None:
+    def __init__(self, editing: CompanionEditing, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "companionEditor")
         self.editing = editing
-        self.language = language
+        # Data, not only the words shown: the language of the card's texts the form edits (a card keeps each text
+        # in several), the window's when the editor opened.
+        self.language = window_language()
         self.setWindowTitle(self.t("title"))
         self.setAcceptDrops(True)
         self.resize(900, 680)

@@ -61,10 +61,11 @@ TEXTS: Final = Texts("companions_desk", {
 class CardApprovalPrompt(QDialog):
     """Each held card with what it would run or send, exactly, and Approve / Not now."""
 
-    def __init__(self, entries: list[CardEntry], changed: set[str], language: str, approve: Any,
+    def __init__(self, entries: list[CardEntry], changed: set[str], approve: Any,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "cardApprovalPrompt")
+        language = window_language()  # the cards' names in it too
         self.setWindowTitle(TEXTS.text("prompt.title", language))
         self.setWindowModality(Qt.WindowModality.NonModal)
         self._approve = approve
@@ -226,7 +227,7 @@ class CompanionsDesk(QObject):
         approved_before = {a.card for a in self.editing.settings.trust.cards}
         if self.prompt is not None:
             self.prompt.close()
-        self.prompt = CardApprovalPrompt(new, {e.id for e in new if e.id in approved_before}, window_language(),
+        self.prompt = CardApprovalPrompt(new, {e.id for e in new if e.id in approved_before},
                                          self._approve, self.window)
         self.prompt.show()
         return self.prompt
@@ -239,6 +240,6 @@ class CompanionsDesk(QObject):
             self.editor.raise_()
             self.editor.activateWindow()
             return self.editor
-        self.editor = CompanionEditor(self.editing, window_language(), self.window)
+        self.editor = CompanionEditor(self.editing, self.window)
         self.editor.show()
         return self.editor
