@@ -13,6 +13,7 @@ import pytest
 
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
 from companions.bus import InProcessBus
+from companions.cast import CastChanged
 from companions.conversation import ConversationManager
 from companions.network.link import NetworkLink
 from companions.protocol import CompanionMetadata, Message, State, to_wire
@@ -160,4 +161,41 @@ async def test_a_reference_node_announcing_a_companion_of_this_process_is_refuse
         assert not any(isinstance(m, Message) for m in seen)
     finally:
         await impostor.stop()
+        await link.stop()
+
+
+async def test_a_reference_node_connected_before_a_companion_is_added_hears_it_and_stays_connected() -> None:
+    bus = InProcessBus()
+    seen: list[Any] = []
+    bus.subscribe(("messages", "events"), recorder(seen), direct=True)
+    manager = ConversationManager(bus, user_id="user")
+    network = Libp2pNetwork(Libp2pConfig(listen="/ip4/127.0.0.1/tcp/0", mdns=False))
+    cast = [AKARI]
+    link = NetworkLink(bus, network, local=lambda: cast, user_id="user", roster=manager)
+    await link.start()
+    node = await ReferenceNode.start(REF)
+    try:
+        await node.send(cmd="dial", addr=link.status.addresses[0])
+        await node.wait_for(lambda e: e["event"] == "metadata")
+        await wait_until(lambda: "companion_aya" in manager.present, timeout=20, changed=Changes.event, every=0.05)
+        await node.subscribed(link.status.peer_id)
+        await subscribed(network, node.peer_id)
+
+        # the user adds mio: Madoi tells its peers; the reference node speaks no such protocol (its own asks each
+        # peer once), so it is not told, but it hears her lines and the connection stays
+        cast.append(CompanionMetadata(id="mio", name="みお"))
+        bus.publish(CastChanged(added=("mio",)))
+        line = Message.create(from_="mio", message="はじめまして", to=["companion_aya"])
+        bus.publish(line)
+        arrived = await node.wait_for(lambda e: e["event"] == "message" and e["topic"] == "messages"
+                                      and e["data"]["params"]["from"] == "mio")
+        assert arrived["data"] == to_wire(line)
+        reply = Message.create(from_="companion_aya", message="Nice to meet you, Mio.", to=["mio"])
+        await node.send(cmd="publish", topic="messages", data=to_wire(reply))
+        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen),
+                         timeout=20, changed=Changes.event, every=0.05)
+        assert "companion_aya" in manager.present
+        assert link.dropped == 0
+    finally:
+        await node.stop()
         await link.stop()
