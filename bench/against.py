@@ -23,7 +23,8 @@ from pathlib import Path
 import _report
 from _report import report
 
-FIGURE = re.compile(r"^(?P<name>[A-Za-z0-9_]+): (?P<value>[-+0-9.eE]+|inf|nan) (?P<unit>\S+)")
+# A figure's name may have spaces and a note in parentheses ("turn overhead p50 (3 instant voters)").
+FIGURE = re.compile(r"^(?P<name>[A-Za-z0-9_][^:#]*): (?P<value>[-+0-9.eE]+|inf|nan) (?P<unit>\S+)")
 
 
 def run_script(checkout: Path, script: str, args: list[str]) -> dict[str, tuple[float, str]]:
