@@ -18,6 +18,7 @@ import pytest
 
 from app.network import libp2p_node
 from app.network.hardening import STREAMS_PER_PEER
+from app.network.metadata import CHANGED_PROTOCOL
 from companions.network.link import NetworkChanged
 from companions.network.peers import MAX_UNANNOUNCED_PER_PEER, RateLimit
 from companions.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Message, State, to_wire
@@ -184,6 +185,40 @@ async def test_a_metadata_answer_that_never_comes_is_given_up(monkeypatch: pytes
         await subscribed(node.network, evil.peer_id)
         evil.publish("messages", raw(Message.create(from_="user", message="hello", to=["nobody"])))
         await node.wait_for(lambda: bool(bus_items(node, Message)))
+    finally:
+        await evil.stop()
+        await node.stop()
+
+
+async def test_a_peer_saying_again_and_again_that_its_companions_changed_is_asked_at_most_once_a_second() -> None:
+    # Madoi's notice (an empty /madoi/companions-changed/1.0.0 stream) makes a node ask that peer for its companions
+    # again: a flood of notices must not become a flood of requests, and what the peer runs after the last notice
+    # is what counts here.
+    node = await victim()
+    evil = HostilePeer()
+    await evil.start(EVIL)
+    runs = [EVIL]
+    asked: list[bytes] = []  # one per request it answered
+
+    def answer() -> bytes:  # in the peer's libp2p thread
+        asked.append(b"")
+        return json.dumps([to_wire(m) for m in runs]).encode()
+
+    try:
+        await evil.answer_metadata(answer)
+        await evil.dial(node.link.status.addresses[0])
+        await node.wait_for(lambda: "companion_evil" in node.manager.present)
+        assert len(asked) == 1
+        runs[:] = [CompanionMetadata(id="companion_evil_2", name="Evil again")]
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for _ in range(40):
+            await evil.raw(node.link.status.peer_id, [], protocol=CHANGED_PROTOCOL)
+        await node.wait_for(lambda: "companion_evil_2" in node.manager.present
+                            and "companion_evil" not in node.manager.present)
+        took = loop.time() - started
+        assert 2 <= len(asked) <= 2 + int(took / libp2p_node.REASK_INTERVAL_S) + 1, (len(asked), took)
+        await alive(node)
     finally:
         await evil.stop()
         await node.stop()
