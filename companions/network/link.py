@@ -13,6 +13,10 @@ or its ``from`` is not the signing peer's to use (peers.py: this app's user and 
 companion id belongs to one peer; anyone else a peer speaks as is a person there, ``<name>@<peer>`` on this bus,
 people.py). What is left goes on the bus as if said here, and a remote companion's votes and lines also reach its
 :class:`~companions.network.remote.RemoteParticipant`, so it takes part in this process's turn-taking as an equal.
+
+Both casts change while running. This process's companions are read as they are now (``local`` may be a callable)
+and, on ``CastChanged``, served anew (:meth:`NetworkLink.follow_cast`); a peer's announcement is all it runs now
+(:meth:`NetworkLink.announced`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ The signer of a gossipsub message is proven by its signature (strict signing); n
   peer's user (``user@<peer>``, companions/network/people.py), never this one. No peer may announce, vote or act as
   any of them, nor as an id in the form of a person elsewhere (``<name>@<peer>``), nor announce or vote as
   ``user``/``user_<name>`` (people's names, by Madoi's and the reference's convention: a person never votes).
+  This app's companions are read as they are at each check (the cast changes while the app runs): a companion
+  the user adds is reserved from then on, even against a peer that announced that id first.
 - **A companion belongs to one peer**: the one that announced it in its metadata, or (a reference companion whose
   metadata this node never got) that first voted as it. Another peer using that id is forging.
 - **Anyone else a peer speaks as is a person there**: its own ``<name>@<peer>`` on this bus, so two machines'
