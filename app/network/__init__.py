@@ -31,5 +31,6 @@ def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
     port = Libp2pNetwork(Libp2pConfig(listen=settings.listen, peers=tuple(settings.peers), mdns=settings.mdns))
     # The cast as it is at each moment: a companion the user adds, edits or removes while running is announced,
     # reserved and published as this app's own (companions/network/link.py follows CastChanged).
-    return NetworkLink(bus, port, local=lambda: [c.metadata for c in cast], user_id=all_settings.general.user_name,
-                       roster=conversation, guests=cast.guests)
+    return NetworkLink(bus, port, local=lambda: [c.metadata for c in cast],
+                       local_ids=lambda: cast.companions.keys(),  # noqa: PLW0108 (the cast's companions of the moment)
+                       user_id=all_settings.general.user_name, roster=conversation, guests=cast.guests)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -76,7 +76,9 @@ class NetworkLink:
 
     def __init__(self, bus: Bus, port: NetworkPort, *, local: LocalCompanions, user_id: str,
                  roster: ParticipantRoster | None = None, guests: Guests | None = None,
-                 rate: RateLimit | None = None) -> None:
+                 rate: RateLimit | None = None, local_ids: Callable[[], Iterable[str]] | None = None) -> None:
+        """``local_ids``: the ids of ``local`` now, cheaper than its metadata (read for every item that comes and
+        goes); by default taken from ``local``."""
         self.bus = bus
         self.port = port
         if callable(local):
@@ -89,7 +91,7 @@ class NetworkLink:
         self.guests = guests if guests is not None else Guests()  # where the companions that joined are present
         # Reserved and published as the cast is at each check: a companion the user adds is this app's own from
         # the moment it is in the cast (before CastChanged is published), never a peer's for a moment longer.
-        self.peers = PeerDirectory(lambda: [m.id for m in self._local()], user_id)
+        self.peers = PeerDirectory(local_ids or (lambda: [m.id for m in self._local()]), user_id)
         self._served: tuple[CompanionMetadata, ...] = ()  # what the port serves to peers
         self.person_ids = PersonIds(user_id, lambda: self.status.peer_id)
         self.rate = rate or RateLimit()
