@@ -131,6 +131,8 @@ class Runtime:
             await apply_voice_input_settings(parts.devices.voice_input, previous, settings, self.paths.data_dir)
         if settings.general.language != previous.general.language:
             parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
+            if parts.network is not None:
+                parts.network.follow_cast()  # their names and texts as the network is served them, too
         if settings.llm != previous.llm:
             await self.reconnect_models()
         elif settings.companions != previous.companions:

@@ -146,3 +146,20 @@ async def test_a_madoi_peer_connected_before_follows_adds_edits_and_removals_and
             await after.stop()
         await before.stop()
         await runtime.stop()
+
+
+async def test_a_language_switch_serves_the_companions_names_in_the_new_language(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = await _runtime(monkeypatch)
+    before = await start_node(Companion("ren", importance=5), deadline_s=0.3)
+    try:
+        assert runtime.settings.general.language == "ja"
+        await _connect(runtime, before)
+        await before.wait_for(lambda: "akari" in before.link.remote)
+        assert before.link.remote["akari"].metadata.name == "あかり"
+        general = runtime.settings.general.model_copy(update={"language": "en"})
+        await runtime.apply_settings(runtime.settings.model_copy(update={"general": general}))
+        await before.wait_for(lambda: before.link.remote["akari"].metadata.name == "Akari")
+    finally:
+        await before.stop()
+        await runtime.stop()
