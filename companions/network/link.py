@@ -177,9 +177,10 @@ class NetworkLink:
 
     # -- this app's cast changes ----------------------------------------------------------------------------
     def follow_cast(self) -> None:
-        """This app's companions changed while running (CastChanged): the port serves them as they are now and
-        tells the peers that can hear it; a peer's companion whose id is now one of this app's is dropped here
-        (refused, counted and logged, as its announcement would be at start): this app's own is never a peer's.
+        """This app's companions changed while running (CastChanged, or the language of their names and texts):
+        the port serves them as they are now and tells the peers that can hear it; a peer's companion whose id is
+        now one of this app's is dropped here (refused, counted and logged, as its announcement would be at
+        start): this app's own is never a peer's.
 
         Reserving the new ids and publishing their lines needs no call: the link reads the cast at each check. The
         roster keeps this app's companion under a taken id (the cast change put it there before it was published)."""
