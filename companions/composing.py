@@ -26,9 +26,11 @@ from companions.lines import (
     FALLBACK_WORDINGS,
     detect_language,
     fallback_line,
+    has_words,
     is_repeat,
     limit_length,
     made_of,
+    quotes_whole,
     similarity,
     sounds_like_an_assistant,
 )
@@ -223,6 +225,8 @@ class LineCheck:
 
     def flaw(self, text: str) -> FillerReason | None:
         """Why ``text`` may not be said, or None."""
+        if not has_words(text):
+            return "empty"
         written_in = detect_language(text)
         if self.speaks_as_other(text) or sounds_like_an_assistant(text):
             return "not-itself"
@@ -231,6 +235,8 @@ class LineCheck:
         if is_repeat(text, self.recent):
             return "repeat"
         if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
+            return "parrot"
+        if quotes_whole(text, self.answered):
             return "parrot"
         return None
 

@@ -191,6 +191,35 @@ def is_repeat(line: str, previous: Sequence[str], threshold: float = 0.6) -> boo
     return False
 
 
+def has_words(text: str) -> bool:
+    """Whether ``text`` says anything: a letter or a digit of any script (measured on the 0.5B model: "(" was a
+    whole line, and streamed into the chat)."""
+    return _NOT_A_LETTER.sub("", text) != ""
+
+
+QUOTED_MIN_LETTERS: Final = 6  # 「こんにちは」って嬉しいな quotes a greeting; a whole sentence quoted back is a report
+
+
+def quotes_whole(line: str, source: str) -> bool:
+    """Whether ``line`` quotes all of ``source`` (its letters, in 「」 or quotation marks): the message answered told
+    back as reported speech (measured on the 0.5B model: "あかりとして、あなたが「みんな、こんばんは！」と言いました。"
+    answering "みんな、こんばんは！"). Sources of fewer than six letters are never judged."""
+    wanted = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", source).casefold())
+    if len(wanted) < QUOTED_MIN_LETTERS:
+        return False
+    for opening, closing in _QUOTE_PAIRS.items():
+        start = line.find(opening)
+        while start != -1:
+            end = line.find(closing, start + 1)
+            if end == -1:
+                break
+            inside = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", line[start + 1:end]).casefold())
+            if inside == wanted:
+                return True
+            start = line.find(opening, end + 1)
+    return False
+
+
 PARROT_SHARE: Final = 0.8
 PARROT_MIN_BIGRAMS: Final = 5  # "こんばんは！" (4) answering a longer greeting is a greeting, not parroting
 

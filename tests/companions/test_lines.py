@@ -306,6 +306,13 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！私はHinaさんです。", "not-itself"),  # Akari as Hina
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！私の名前はHinaです。", "not-itself"),
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！元気だよ、ありがとう。", None),
+    # lines of the real 0.5B model after that (bench/first_word.py --real): no words at all, and the greeting told
+    # back as reported speech
+    ("みんな、こんばんは！", "(", "empty"),
+    ("みんな、こんばんは！", "……！", "empty"),
+    ("みんな、こんばんは！", "あかりとして、あなたが「みんな、こんばんは！」と言いました。", "parrot"),
+    ("みんな、こんばんは！", "「こんばんは」って、いい響きだね。", None),  # a word quoted is no report
+    ("こんばんは", "「こんばんは」だって！うれしいな。", None),  # a greeting of five letters is never judged
 ])
 def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str, line: str,
                                                                     flaw: str | None) -> None:
