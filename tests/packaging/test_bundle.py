@@ -25,6 +25,7 @@ from tests.app.media import write_test_video
 from tests.conftest import free_port
 from tests.packaging.conftest import bundle_contents, bundle_env
 from tests.ui.x_desktop import GRAB
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
 
@@ -115,9 +116,9 @@ async def test_headless_it_talks_speaks_and_sees(bundle: Path, tmp_path: Path) -
                         if body.get("method") == "message.send" and body["params"]["from"] != "user":
                             lines.append(Message.model_validate(body))
             speech = home / "speech"
-            async with asyncio.timeout(30):  # the second line's WAV is written after its message is published
-                while len(list(speech.glob("*.wav"))) < 2:  # noqa: ASYNC110  (another process writes them)
-                    await asyncio.sleep(0.2)
+            # the second line's WAV is written (by the bundle's process) after its message is published
+            await wait_until(lambda: len(list(speech.glob("*.wav"))) >= 2, "the two lines' WAV files", timeout=30,
+                             every=0.2)
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGTERM)
