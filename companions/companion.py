@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from pydantic import BaseModel, Field, create_model
@@ -46,10 +46,12 @@ from companions.conversation.ballot import Vote
 from companions.events import Guidance, decide, evaluate_conditions, params_model
 from companions.hooks import WorkerHook
 from companions.lines import clean_line, detect_language, misidentified
+from companions.llm import priorities
 from companions.llm.capabilities import capabilities_of, estimate_tokens
+from companions.llm.priorities import AtPriority
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
-from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEvent
+from companions.llm.types import ChatMessage, ChatModel
 from companions.lore import lore_block
 from companions.mcp_config import McpServer
 from companions.memory import CompanionMemory, MemoryStore
@@ -73,7 +75,6 @@ USER_NAMES = ("User", "user", "ユーザー", "あなた")
 TIME_BUDGET_COMPLETIONS: Final = 2.0
 LINE_TOKENS: Final = 40
 LINE_INSTRUCTION_TOKENS: Final = 100
-EVENTS_AFTER_LINE_PRIORITY: Final = -50  # below votes (0) and turns (1), above prompt warm-ups (-100)
 VOTE_MAX_TOKENS: Final = 120  # the vote's JSON with a short reason (and the card's event parameters)
 TURN_MAX_TOKENS: Final = 256  # a line of at most ~160 Japanese characters (or 320 English) with its tool call
 TOOL_CALL_TOKENS: Final = 40  # the speak call's JSON around the line
@@ -102,25 +103,6 @@ def vote_schema(card: CompanionCard) -> type[Vote]:
     params: Any = (shape | None, Field(default=None, exclude=True,
                                        description=card.events.params.get("description", "")))
     return create_model("VoteWithParams", __base__=Vote, params=params)
-
-
-class _AtPriority:
-    """``model`` with every request sent at ``priority`` on its endpoint's gate (llm/gate.py)."""
-
-    def __init__(self, model: ChatModel, priority: int) -> None:
-        self._model = model
-        self._priority = priority
-
-    @property
-    def name(self) -> str:
-        return self._model.name
-
-    @property
-    def supports_images(self) -> bool:
-        return self._model.supports_images
-
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        return self._model.stream(request.model_copy(update={"priority": self._priority}))
 
 
 class Companion:
@@ -177,7 +159,7 @@ class Companion:
         end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
         self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
-                             priority=1, tools_offered=self._tools_offered,
+                             priority=priorities.TURN, tools_offered=self._tools_offered,
                              trust=trust or TrustPolicy(bus=bus, sources=self._alone))
         self.last_guidance: Guidance | None = None
         self.last_notes: list[str] = []  # the instructions of the last turn (a small model may copy them out)
@@ -405,7 +387,7 @@ class Companion:
         first (then they are not filled: :meth:`_stop_events_later`)."""
         self._stop_events_later()
         context = self.context(language)
-        model = _AtPriority(self.model, EVENTS_AFTER_LINE_PRIORITY)
+        model = AtPriority(self.model, priorities.EVENTS_AFTER_LINE)
 
         async def fill() -> None:
             # One request, no repair: a repair asked later ran after the idle server's warm-up of the likely next

@@ -26,6 +26,7 @@ from companions.conversation.participant import (
 from companions.conversation.selection import counted
 from companions.filler import filler_metadata
 from companions.lines import detect_language
+from companions.llm import priorities
 from companions.llm.capabilities import capabilities_of
 from companions.llm.types import ChatRequest, complete
 from companions.memory import estimate_tokens
@@ -35,7 +36,6 @@ from companions.worker import TextStreamed
 
 log = logging.getLogger(__name__)
 VOTE_INSTRUCTION_TOKENS: Final = 200  # the vote instruction and its schema, after the companion's context
-WARM_PRIORITY: Final = -100  # below every turn's request: a warm-up never delays one
 
 
 def _warms(companion: Companion) -> bool:
@@ -81,7 +81,8 @@ class CompanionParticipant(Participant):
         # In the language the next turn's prompt will most likely be in: the last message's (companion.py)
         entries = self.companion.memory.entries
         language = (detect_language(entries[-1].text) if entries else None) or self.companion.language
-        request = ChatRequest(messages=tuple(self.companion.context(language)), max_tokens=1, priority=WARM_PRIORITY)
+        request = ChatRequest(messages=tuple(self.companion.context(language)), max_tokens=1,
+                              priority=priorities.WARM_UP)
         await complete(self.companion.model, request)
 
     async def _catch_up(self, turn: TurnContext) -> None:

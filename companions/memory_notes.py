@@ -2,7 +2,7 @@
 
 When a conversation has ended and stayed quiet for a while (as prompt warming waits: conversation/warming.py), each
 companion with memory on may write a few short notes about the user from the lines it heard in that conversation
-(facts, preferences, plans), each citing the lines it comes from; the request goes at ``NOTES_PRIORITY``, below
+(facts, preferences, plans), each citing the lines it comes from; the request goes at ``priorities.NOTES``, below
 every turn and every warm-up, so it never delays a reply (llm/gate.py). Recall (companions/recall.py) finds notes
 beside the lines: a note states in one sentence what several lines say.
 
@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
+from companions.llm import priorities
+from companions.llm.priorities import AtPriority
 from companions.llm.structured import generate_structured
-from companions.llm.types import ChatMessage, ChatModel, ChatRequest, StreamEvent
+from companions.llm.types import ChatMessage, ChatModel
 from companions.memory import MemoryEntry
 
 log = logging.getLogger(__name__)
 
-NOTES_PRIORITY: Final = -150  # below prompt warm-ups (-100) and every turn's request; above learning a server (-200)
 NOTES_MAX_TOKENS: Final = 400
 MAX_NOTES: Final = 5
 NOTE_CHARS: Final = 160
@@ -73,25 +74,6 @@ class Note:
     sources: tuple[str, ...]
 
 
-class _AtPriority:
-    """``model`` with every request sent at ``priority`` on its endpoint's gate."""
-
-    def __init__(self, model: ChatModel, priority: int) -> None:
-        self._model = model
-        self._priority = priority
-
-    @property
-    def name(self) -> str:
-        return self._model.name
-
-    @property
-    def supports_images(self) -> bool:
-        return self._model.supports_images
-
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        return self._model.stream(request.model_copy(update={"priority": self._priority}))
-
-
 def _date(at: float, language: str) -> str:
     day = dt.datetime.fromtimestamp(at)
     return f"{day.year}-{day.month:02d}-{day.day:02d}"
@@ -127,7 +109,7 @@ async def write_notes(model: ChatModel, companion_id: str, conversation: int | N
     lines = list(lines)[-LINES_PER_REQUEST:]
     if not any(e.speaker_id == user_id for e in lines):
         return []
-    draft = await generate_structured(_AtPriority(model, NOTES_PRIORITY),
+    draft = await generate_structured(AtPriority(model, priorities.NOTES),
                                       notes_prompt(lines, user_id=user_id, user_name=user_name, language=language),
                                       NotesDraft, default=NotesDraft(), name="memory_notes",
                                       max_tokens=NOTES_MAX_TOKENS)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from companions.llm import priorities
 from companions.llm.capabilities import EndpointCapabilities, StructuredMode, capabilities_of
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, ToolSpec, complete
 
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LEARN_PRIORITY: Final = -200  # below prompt warm-ups (-100) and every turn's request
 FILE_NAME: Final = "model-servers.json"
 FILE_VERSION: Final = 1
 PROBE_FORMAT: Final = JsonSchemaFormat(name="probe", schema_={
@@ -162,7 +162,7 @@ async def learn_endpoint(model: OpenAIChatModel, store: LearnedEndpoints) -> str
     if not caps.local:
         return "a hosted API: nothing to learn"
     await store.load()
-    identity = await model.identify(LEARN_PRIORITY)
+    identity = await model.identify(priorities.LEARNING)
     if identity is None:
         return "not identified"
     kept = store.get(caps.base_url, caps.model)
@@ -191,7 +191,7 @@ async def _learn_structured_mode(model: ChatModel) -> None:
     generating (the backend then tries the next mode at once, in the same request: negotiation.py)."""
     caps = capabilities_of(model)
     request = ChatRequest(messages=(ChatMessage.user('{"ok": true}'),), response_format=PROBE_FORMAT,
-                          max_tokens=1, temperature=0.0, priority=LEARN_PRIORITY)
+                          max_tokens=1, temperature=0.0, priority=priorities.LEARNING)
     await complete(model, request)
     if caps is not None and not caps.mode_confirmed:
         caps.confirm_mode(caps.structured_mode)  # "text" is never refused: the last mode holds
@@ -202,7 +202,7 @@ async def _learn_tools(model: ChatModel, caps: EndpointCapabilities) -> None:
     or the call written as text: then lines are asked for as plain text, llm/text_tools.py)."""
     request = ChatRequest(
         messages=(ChatMessage.system("To say something, call the speak tool."), ChatMessage.user("Say hello.")),
-        tools=(PROBE_TOOL,), max_tokens=TOOL_PROBE_TOKENS, temperature=0.0, priority=LEARN_PRIORITY)
+        tools=(PROBE_TOOL,), max_tokens=TOOL_PROBE_TOKENS, temperature=0.0, priority=priorities.LEARNING)
     completion = await complete(model, request)
     if not caps.tools_known:  # the backend learns "tools refused" from an HTTP 400 by itself
         caps.tools_as_text = not any(call.name == PROBE_TOOL.name for call in completion.message.tool_calls)

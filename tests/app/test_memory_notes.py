@@ -17,8 +17,8 @@ from app.storage import ConversationStore
 from companions.bus import InProcessBus
 from companions.cards import sample_cards_dir
 from companions.cast import CompanionCast, build_cast
+from companions.llm import priorities
 from companions.llm.scripted import ScriptedCast, reply_json
-from companions.memory_notes import NOTES_PRIORITY
 from companions.query_broker import QueryBroker
 from companions.search.engine import SearchEngine
 from tests.companions.search_doubles import HashingEmbedder
@@ -85,7 +85,7 @@ async def test_notes_are_written_recalled_and_go_with_their_lines(world: World) 
     assert [(n.text, n.sources) for n in notes] == [("On 8 May 2023 Taro adopted a kitten called Mochi",
                                                       ("m1", "m2"))]
     request = world.models["akari"].requests_in("memory_notes")[0]
-    assert request.priority == NOTES_PRIORITY  # below every turn and warm-up
+    assert request.priority == priorities.NOTES  # below every turn and warm-up
     assert "1. [2023-05-08] taro: We adopted a kitten last week, we call her Mochi" in request.messages[1].text
     assert await world.writer.write(conversation) == []  # nothing new heard since: no second request
 
