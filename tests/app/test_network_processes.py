@@ -22,6 +22,7 @@ from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
 from tests.app.network_nodes import ReferenceNode
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 AYA = {"id": "companion_aya", "name": "aya", "personality": "curious", "story": "a reference node", "sample": "Hi"}
@@ -61,20 +62,19 @@ class Madoi:
             self.err.append(line.decode(errors="replace"))
 
     async def logged(self, text: str, timeout: float) -> str:
+        """The last line of the process's log holding ``text``, once there is one."""
+
+        def found() -> list[str]:
+            lines = [line for line in self.err if text in line]
+            if not lines and self.proc.returncode is not None:
+                raise AssertionError(f"the process ended; its log: {''.join(self.err)[-3000:]}")
+            return lines
+
         try:
-            return await asyncio.wait_for(self._logged(text), timeout)
+            await wait_until(lambda: bool(found()), timeout=timeout, every=0.05)
         except TimeoutError:
             raise AssertionError(f"{self.home.name} did not log {text!r}: {''.join(self.err)[-4000:]}") from None
-
-    async def _logged(self, text: str) -> str:
-        if True:
-            while True:
-                found = [line for line in self.err if text in line]
-                if found:
-                    return found[-1]
-                if self.proc.returncode is not None:
-                    raise AssertionError(f"the process ended; its log: {''.join(self.err)[-3000:]}")
-                await asyncio.sleep(0.05)
+        return found()[-1]
 
     async def stop(self) -> int:
         if self.proc.returncode is None:
