@@ -40,6 +40,7 @@ CATALOGUE: Final = "madoi"
 _translators: dict[str, QTranslator | None] = {}
 _installed: list[QTranslator] = []
 _window_language: list[str] = [SOURCE_LANGUAGE]  # the language use_language set last
+_applied: list[tuple[str, QCoreApplication]] = []  # the language whose translators the application has
 
 
 def window_language() -> str:
@@ -140,13 +141,20 @@ class Texts:
 
 def use_language(language: str, app: QCoreApplication | None = None) -> None:
     """Makes ``language`` the window's: installs its translators in the application (Madoi's texts and Qt's own),
-    replacing the last language's; Qt then sends every widget a ``LanguageChange`` event, also when no catalogue was
-    there to install or remove. Qt posts them; they are delivered before this returns, so the whole window speaks
-    the new language at once."""
-    _window_language[0] = language
+    replacing the last language's; Qt then posts every top-level widget a ``LanguageChange`` event (also when no
+    catalogue was there to install or remove), which the event loop delivers: each widget passes it to its
+    children. Nothing happens when ``language`` is the application's already.
+
+    The events are left to the loop, as Qt does, not delivered here: a switch asked for from inside a handler (a
+    constructor, a slot, a coroutine step) then never re-enters every widget of the application at once (doing so
+    crashed the screenshots' script twice in five runs, in a window's constructor)."""
     app = app or QCoreApplication.instance()
+    if _applied and _applied[0] == (language, app):
+        return
+    _window_language[0] = language
     if app is None:
         return
+    _applied[:] = [(language, app)]
     changed = bool(_installed)
     for old in _installed:
         app.removeTranslator(old)
@@ -163,4 +171,9 @@ def use_language(language: str, app: QCoreApplication | None = None) -> None:
             _installed.append(ours)
     if not changed and not _installed:  # nothing installed nor removed: Qt sent nothing, tell the widgets
         QCoreApplication.sendEvent(app, QEvent(QEvent.Type.LanguageChange))
+
+
+def deliver_language_change() -> None:
+    """Delivers the ``LanguageChange`` events Qt posted now rather than when the loop next runs (for a caller that
+    reads the widgets' words at once: a test, a script taking a picture)."""
     QCoreApplication.sendPostedEvents(None, QEvent.Type.LanguageChange.value)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.runtime import Runtime
 from app.settings import load_settings
-from ui.i18n import SOURCE_LANGUAGE, use_language, window_language
+from ui.i18n import SOURCE_LANGUAGE, deliver_language_change, use_language, window_language
 
 
 def _qasync_loop() -> asyncio.AbstractEventLoop:
@@ -41,7 +41,14 @@ def _english_after_each_test() -> Iterator[None]:
     """The window's language is the application's: a test that switched it leaves English behind."""
     yield
     if window_language() != SOURCE_LANGUAGE:
-        use_language(SOURCE_LANGUAGE)
+        switch_language(SOURCE_LANGUAGE)
+
+
+def switch_language(language: str) -> None:
+    """Makes ``language`` the application's, as a save in the settings does, and delivers the ``LanguageChange``
+    events Qt posted at once (the loop would a moment later), so a test reads the widgets' new words."""
+    use_language(language)
+    deliver_language_change()
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, object]:

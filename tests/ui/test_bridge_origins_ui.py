@@ -22,9 +22,8 @@ from app.settings import load_settings
 from companions.bus import InProcessBus
 from companions.query_broker import QueryBroker
 from tests.conftest import free_port
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.waiting import wait_until
-from ui.i18n import use_language
 from ui.main_window import MainWindow
 from ui.notifications import NotificationArea
 from ui.refused_origins import SHOWN_CAP, RefusedOrigins
@@ -33,7 +32,7 @@ from ui.settings_dialog import SettingsDialog
 
 def _dialog(qtbot: QtBot) -> SettingsDialog:
     loaded = load_settings()
-    use_language("en")
+    switch_language("en")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()

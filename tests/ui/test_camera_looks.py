@@ -23,10 +23,9 @@ from companions.llm.scripted import ScriptedCast, call, last_message_mentions, m
 from companions.llm.types import ChatRequest, ImagePart
 from companions.protocol import Query
 from tests.app.media import write_test_video
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.chat_looks import KEEP_PICTURES
-from ui.i18n import use_language
 from ui.main_thread_gc import MainThreadGC
 from ui.main_window import MainWindow
 
@@ -134,7 +133,7 @@ async def test_looks_come_back_after_the_chat_is_shown_again_and_only_the_last_p
             await runtime.parts.broker.send_query(Query.create(from_="hina", type="vision"), timeout=5)
         async with signal_fired(window.chat.message_shown):
             conversations.send("second")
-        use_language("en")  # the chat shows the conversation again, in English
+        switch_language("en")  # the chat shows the conversation again, in English
         await until(window.chat.history_loaded, lambda: "Hina looked" in window.chat.view.toPlainText())
         text = window.chat.view.toPlainText()
         assert text.index("first") < text.index("Hina looked through the camera") < text.index("second")
@@ -260,7 +259,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
         assert "端末上の説明" not in view.toPlainText()
         assert window.message_actions.message_text(key) == said  # copied or edited as it was said
         # Shown again (after a restart, another conversation...): still the user's words, the look folded.
-        use_language("en")
+        switch_language("en")
         await until(window.chat.history_loaded, lambda: "what the camera saw" in view.toPlainText())
         [bubble] = [b for b in view.bubbles() if b.key == key]
         assert bubble.text == "あかり、わたしが見える？\n▸ what the camera saw"
@@ -269,7 +268,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
         await until(view.textChanged, lambda: "あかり、見える？" in view.toPlainText())
         [bubble] = [b for b in view.bubbles() if b.key == key]
         assert bubble.text == "あかり、見える？\n▸ what the camera saw"
-        use_language("ja")
+        switch_language("ja")
         await until(window.chat.history_loaded, lambda: "カメラが見たもの" in view.toPlainText())
 
         # Switched off: nothing is shown or sent, the words stay in the box and the reason is said under it.

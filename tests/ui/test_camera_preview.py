@@ -19,12 +19,11 @@ from app.settings import load_settings
 from companions.devices import CameraFrame, CameraInUse, CameraLooked
 from companions.protocol import Query
 from tests.app.media import write_test_video
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.ui.scripted_runtime import until
 from ui.camera_frame import BACKGROUND, FLASH_COLOR
 from ui.camera_preview import CameraPreview
 from ui.camera_texts import reason_text
-from ui.i18n import use_language
 
 VIDEO_BGR = (40, 90, 160)  # write_test_video's background
 
@@ -35,7 +34,7 @@ def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str = "en", fps: float = 10.0) -> CameraPreview:
-    use_language(language)
+    switch_language(language)
     panel = CameraPreview(runtime.bus, RuntimeDevices(runtime).camera, RuntimePeople(runtime), fps=fps)
     qtbot.addWidget(panel)
     panel.resize(360, 420)  # taller than 4:3: the frame is letterboxed
@@ -113,7 +112,7 @@ async def test_camera_turned_off_shows_the_reason_in_both_languages_and_no_indic
         assert panel.stats.requests == 0
         assert panel.view.accessibleDescription() == "No camera: turned off in the settings"
 
-        use_language("ja")
+        switch_language("ja")
         assert panel.headline() == "カメラを使えません"
         assert panel.detail() == "設定でオフになっています"
         panel.detach()
@@ -142,7 +141,7 @@ async def test_a_missing_device_shows_why_and_the_preview_starts_when_it_appears
         assert panel.state == "off"
         assert panel.detail() == f"no such device or video file {str(source)!r}"
         assert panel.indicator.isHidden()
-        use_language("ja")
+        switch_language("ja")
         assert panel.detail() == f"デバイスまたは動画ファイル {str(source)!r} が見つかりません"
 
         # The device appears (written elsewhere, then moved in whole): the camera's retry finds it, the panel goes
@@ -192,7 +191,7 @@ async def test_a_vision_query_flashes_the_panel_with_the_companions_name(
         assert panel.look_text() == "あかりが見ました"
 
         # English words in English; someone the cast does not know is named by their id.
-        use_language("en")
+        switch_language("en")
         async with signal_fired(panel.flashed):
             await broker.send_query(Query.create(from_="hina", type="vision"), timeout=5)
         assert panel.look_text() == "Hina looked"

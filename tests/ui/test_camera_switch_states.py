@@ -13,8 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets import SecretStore
 from tests.app.media import write_test_video
-from tests.ui.conftest import started_runtime
-from ui.i18n import use_language
+from tests.ui.conftest import started_runtime, switch_language
 from ui.main_window import MainWindow
 
 
@@ -23,7 +22,7 @@ async def _window(qtbot: QtBot, runtime: object) -> MainWindow:
     qtbot.addWidget(window)
     window.show()
     await window.attach()
-    use_language("en")
+    switch_language("en")
     return window
 
 

@@ -19,15 +19,14 @@ from companions.llm.scripted import ScriptedModel, call, reply_json, say
 from companions.llm.types import ChatRequest, StreamEvent, TextDelta
 from companions.protocol import Emotion, Message
 from companions.worker import TextStreamed, TurnEnded
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from ui.chat_bubble import BubbleSnapshot
 from ui.chat_panel import ChatPanel
 from ui.companion_colors import companion_color
-from ui.i18n import use_language
 
 
 async def _panel(qtbot: QtBot, runtime: Runtime, language: str = "ja") -> ChatPanel:
-    use_language(language)
+    switch_language(language)
     panel = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime))
     qtbot.addWidget(panel)
     panel.resize(600, 500)

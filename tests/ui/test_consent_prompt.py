@@ -18,10 +18,9 @@ from app.settings import load_settings
 from companions.bus import InProcessBus
 from companions.tool_use import ToolUsed
 from companions.trust import Capability, ConsentRefused, Relation, Source, TrustDecision, TrustPolicy
-from tests.ui.conftest import signal_fired
+from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.fakes import FakePeople
 from ui.consent_prompt import ConsentPrompt, RefusalNotes
-from ui.i18n import use_language
 from ui.settings_dialog import SettingsDialog
 from ui.tool_uses import ToolUsesView
 
@@ -36,7 +35,7 @@ def prompt(qtbot: QtBot, language: str = "en") -> ConsentPrompt:
     """The bar at the top of a panel, as the window places it in the chat."""
     holder = QWidget()
     QVBoxLayout(holder)
-    use_language(language)
+    switch_language(language)
     bar = ConsentPrompt()
     bar.place_in(holder)
     qtbot.addWidget(holder)
@@ -143,7 +142,7 @@ async def test_a_refused_tool_call_is_said_in_the_turns_panels_tools_used(qtbot:
                                                      "(the user said no)."))
     assert view.lines() == ["Akari · the camera (built-in) was not run: Not allowed: Souta may not look through "
                             "your camera (the user said no)."]
-    use_language("ja")
+    switch_language("ja")
     view.detach()
     await bus.aclose()
 
@@ -153,7 +152,7 @@ async def test_the_privacy_tab_lists_answers_and_forgets_one_on_save(qtbot: QtBo
     consent = Consent(loaded, InProcessBus())
     consent.policy.remember(SOUTA, Capability.CAMERA, "always")  # answered in the window: saved at once
     consent.policy.remember(KUMO, Capability.VOICE, "never")
-    use_language("en")
+    switch_language("en")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
@@ -181,7 +180,7 @@ async def test_the_privacy_tab_lists_answers_and_forgets_one_on_save(qtbot: QtBo
 
 async def test_the_privacy_tab_says_when_nothing_is_remembered(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
-    use_language("ja")
+    switch_language("ja")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()

@@ -13,11 +13,10 @@ from app.panel_adapters import RuntimeHistory, RuntimePeople
 from app.runtime import Runtime
 from app.storage import ConversationInfo
 from companions.protocol import Message
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
 from ui.conversation_model import ID_ROLE, ConversationsModel
-from ui.i18n import use_language
 
 
 async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
@@ -32,7 +31,7 @@ async def _two_conversations(runtime: Runtime) -> tuple[int, int]:
 
 
 async def _widgets(qtbot: QtBot, runtime: Runtime) -> tuple[ConversationList, ChatPanel]:
-    use_language("ja")
+    switch_language("ja")
     listing = ConversationList(runtime.bus, RuntimeHistory(runtime))
     chat = ChatPanel(runtime.bus, RuntimeHistory(runtime), RuntimePeople(runtime))
     for widget in (listing, chat):
@@ -193,7 +192,7 @@ def test_a_conversation_says_when_as_a_person_would() -> None:
     now = datetime.datetime(2026, 11, 26, 21, 30)
     for language, today, yesterday, older in (("en", "today 21:05", "yesterday 08:15", "11/3/26 08:15"),
                                               ("ja", "今日 21:05", "昨日 08:15", "2026/11/03 08:15")):
-        use_language(language)
+        switch_language(language)
         model = ConversationsModel()
         at = datetime.datetime(2026, 11, 26, 21, 5)
         assert model.when(at, now) == today

@@ -19,9 +19,8 @@ from app.settings import load_settings
 from companions.devices import DeviceStatus
 from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
 from tests.conftest import free_port
-from tests.ui.conftest import signal_fired, started_runtime
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from ui.first_run import FirstRunPanel
-from ui.i18n import use_language
 from ui.main_window import MainWindow
 from ui.settings_dialog import SettingsDialog, open_settings
 
@@ -35,7 +34,7 @@ async def test_the_panel_speaks_the_configured_language_and_switches(qtbot: QtBo
     settings = load_settings().settings
     assert settings.general.language == "ja"
     assert not llm_configured(settings)
-    use_language(settings.general.language)
+    switch_language(settings.general.language)
     panel = FirstRunPanel()
     qtbot.addWidget(panel)
     panel.show()
@@ -43,7 +42,7 @@ async def test_the_panel_speaks_the_configured_language_and_switches(qtbot: QtBo
     assert "Ollama" in panel.local_body.text()
     assert "11434" in panel.local_body.text()
     assert panel.open_button.text() == "設定を開く…"
-    use_language("en")
+    switch_language("en")
     assert panel.title.text() == "Let's connect a language model"
     assert "API key" in _visible_text(panel)
     assert not any("\u3040" <= c <= "\u30ff" for c in _visible_text(panel))  # no kana left in English
@@ -110,7 +109,7 @@ async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agre
         assert runtime.parts.conversations.active_id is not None
         assert await runtime.store.messages(runtime.parts.conversations.active_id) == []  # nothing sent into the void
         for language in ("ja", "en"):
-            use_language(language)
+            switch_language(language)
             text = card.local_body.text()
             pulled = set(re.findall(r"ollama pull ([\w.:-]+)", text + NO_LLM_MESSAGE))
             assert len(pulled) == 1, pulled  # one model recommended, here and in the core's message
@@ -142,7 +141,7 @@ async def test_addresses_never_break_across_lines(qtbot: QtBot, madoi_home: Path
     panel = FirstRunPanel()
     qtbot.addWidget(panel)
     for language in ("en", "ja"):
-        use_language(language)
+        switch_language(language)
         for label in (panel.local_body, panel.cloud_body):
             addresses = re.findall(r"https?://[^\s<]+", label.text())
             assert addresses
@@ -163,7 +162,7 @@ async def test_the_card_says_what_works_on_this_machine_and_opens_the_model_tab(
         await window.attach()
         card = window.extras.first_run
         assert card.machine.isVisible()
-        use_language("en")
+        switch_language("en")
         said = "\n".join(label.text() for label in (card.machine, card.cloud_body))
         assert "Their voices work on this machine." in said
         assert "No camera (turned off in the settings)." in said

@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from tests.ui.conftest import switch_language
 from ui.chat_texts import chat_text
 from ui.i18n import is_language_change, translate, use_language, window_language
 from ui.notifications import Notification, Toast
@@ -97,10 +98,10 @@ def test_a_language_switch_reaches_every_widget_without_being_handed_the_languag
     qtbot.addWidget(window)
     inner = _SendLabel(QWidget(window))  # a child of a child: Qt passes the event down
     assert (window_language(), inner.text()) == ("en", "Send")
-    use_language("ja")
+    switch_language("ja")
     assert (window_language(), inner.text()) == ("ja", "送信")
     assert chat_text("send", "en") == "Send"  # a language that is data is still asked for by name
-    use_language("en")
+    switch_language("en")
     assert inner.text() == "Send"
 
 
@@ -111,7 +112,7 @@ def test_counts_take_their_plural_form_in_either_language(qtbot: QtBot) -> None:
     assert chat_text("summary", "ja", n=1, when="今日") == "1 件 · 今日"
     assert turns_text("status.resumable", "en", n=1) == "This conversation has 1 message: write to continue it."
     for language in ("en", "ja"):
-        use_language(language)
+        switch_language(language)
         box = ResearchBox(lambda: {})  # type: ignore[arg-type,return-value]
         qtbot.addWidget(box)
         box.set_status("stage.done", citations=1, searches=1)

@@ -14,6 +14,7 @@ from companions.protocol import Message
 from companions.testing.openai_server import OpenAITestServer
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
+from ui.i18n import deliver_language_change
 from ui.main_window import MainWindow
 
 
@@ -144,6 +145,7 @@ async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames
         english = runtime.settings.model_copy(
             update={"general": runtime.settings.general.model_copy(update={"language": "en"})})
         window.extras.settings_saved.emit(english)
+        deliver_language_change()  # Qt posted LanguageChange: the loop delivers it a moment later
         assert [window.side.tabText(i) for i in range(3)] == ["&Turns", "Searc&h", "&Camera"]
         assert window.roster.title.text().startswith("Companions")
         # The conversation list too (issue 17: it stayed Japanese): its title, buttons and the untitled entry.

@@ -14,8 +14,7 @@ from app.memory_access import RuntimeMemory
 from app.panel_adapters import RuntimePeople
 from app.runtime import Runtime
 from app.settings import load_settings
-from tests.ui.conftest import signal_fired, started_runtime
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from ui.memory_view import MemoryView
 
 MAY_8 = dt.datetime(2023, 5, 8, 13, 56).astimezone()
@@ -48,7 +47,7 @@ async def _recalled(runtime: Runtime, companion: str, text: str) -> list[str]:
 async def test_the_memory_view_lists_searches_and_forgets(qtbot: QtBot, madoi_home: Path) -> None:
     async with started_runtime() as runtime:
         await _remembered(runtime)
-        use_language("ja")
+        switch_language("ja")
         view = MemoryView(RuntimeMemory(runtime), RuntimePeople(runtime))
         qtbot.addWidget(view)
         view.show()

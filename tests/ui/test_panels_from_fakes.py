@@ -15,13 +15,13 @@ from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
 from companions.guests import RemoteCompanion
 from companions.protocol import Action, Message
+from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
 from tests.waiting import wait_until
 from ui.camera_preview import CameraPreview
 from ui.chat_panel import ChatPanel
 from ui.conversation_list import ConversationList
-from ui.i18n import use_language
 from ui.roster import RosterPanel
 from ui.search_panel import SearchPanel
 from ui.turns_panel import TurnsPanel
@@ -43,7 +43,7 @@ async def test_the_turns_panel_shows_the_view_it_is_given_and_its_buttons_give_c
         qtbot: QtBot, bus: InProcessBus) -> None:
     began = time.perf_counter()
     control = FakeControl(_voting(1))
-    use_language("ja")
+    switch_language("ja")
     panel = TurnsPanel(bus, control, FakePeople())
     qtbot.addWidget(panel)
     panel.show()
@@ -71,7 +71,7 @@ async def test_the_conversation_list_lists_switches_and_deletes_through_its_hist
         qtbot: QtBot, bus: InProcessBus) -> None:
     history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
                           active=2)
-    use_language("ja")
+    switch_language("ja")
     listing = ConversationList(bus, history)
     qtbot.addWidget(listing)
     listing.show()
@@ -119,7 +119,7 @@ async def test_the_camera_panel_without_a_camera_says_so(qtbot: QtBot, bus: InPr
 async def test_a_new_message_repaints_its_conversation_only(qtbot: QtBot, bus: InProcessBus) -> None:
     history = FakeHistory([ConversationInfo(2, "お茶", 0.0, 2.0, 1), ConversationInfo(1, "流れ星", 0.0, 1.0, 2)],
                           active=2)
-    use_language("ja")
+    switch_language("ja")
     listing = ConversationList(bus, history)
     qtbot.addWidget(listing)
     await listing.attach()
@@ -138,7 +138,7 @@ async def test_a_new_message_repaints_its_conversation_only(qtbot: QtBot, bus: I
 async def test_a_vote_coming_in_repaints_its_row_only(qtbot: QtBot, bus: InProcessBus) -> None:
     waiting = (VoteView("akari", "voted", "speak", 8, reason="星の話がしたい"), VoteView("hina", "pending"))
     view = ConversationView(1, "running", TurnView("m1", "user", 1, "voting", waiting), present=("akari", "hina"))
-    use_language("ja")
+    switch_language("ja")
     panel = TurnsPanel(bus, FakeControl(view), FakePeople())
     qtbot.addWidget(panel)
     panel.show()
@@ -166,7 +166,7 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
             return []
 
     speaking = ConversationView(1, "running", floor="akari", present=("akari", "hina"))
-    use_language("ja")
+    switch_language("ja")
     roster = RosterPanel(bus, FakeControl(speaking), FakePeople(), NobodyElsewhere())
     qtbot.addWidget(roster)
     roster.show()
@@ -193,7 +193,7 @@ async def test_a_speaking_companion_shows_the_feeling_of_its_line_and_its_gestur
 async def test_the_chat_loses_no_line_when_the_bus_is_flooded(qtbot: QtBot, bus: InProcessBus) -> None:
     """More items at once than any queue of the bus holds (4096): lines, and a turn's views between them; every line
     is shown, in order, once."""
-    use_language("ja")
+    switch_language("ja")
     panel = ChatPanel(bus, FakeHistory(active=1), FakePeople())
     qtbot.addWidget(panel)
     panel.show()

@@ -9,8 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets import SecretStore
 from app.settings import BridgeSettings, load_settings
-from tests.ui.conftest import signal_fired
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, switch_language
 from ui.query_answerers import QueryAnswerers
 from ui.settings_dialog import SettingsDialog
 
@@ -28,7 +27,7 @@ def test_each_query_type_says_who_answers_it(qtbot: QtBot) -> None:
 
 async def test_the_choice_is_saved_with_the_bridge_settings(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
-    use_language("ja")
+    switch_language("ja")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()

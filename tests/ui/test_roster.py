@@ -13,15 +13,14 @@ from app.panel_adapters import RuntimeControl, RuntimePeople, RuntimeRemoteCompa
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
-from tests.ui.conftest import signal_fired
+from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.companion_colors import companion_color
-from ui.i18n import use_language
 from ui.roster import AVATAR_SIZE, RosterPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:
-    use_language(language)
+    switch_language(language)
     panel = RosterPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime), RuntimeRemoteCompanions(runtime))
     qtbot.addWidget(panel)
     panel.resize(240, 360)
@@ -100,7 +99,7 @@ async def test_rows_follow_a_three_companion_conversation_and_a_muted_companion_
         assert seen["hina"] == []  # muted all along: never asked to vote, never thinking, never speaking
         assert _text(panel, "hina") == "ひな\nミュート中"
         assert not cast["hina"].requests
-        use_language("en")
+        switch_language("en")
         assert [_text(panel, c) for c in panel.companion_ids()] == ["Akari\nlistening", "Hina\nmuted",
                                                                   "Souta\nlistening"]
         assert panel.mute_button.text() == "Unmute"

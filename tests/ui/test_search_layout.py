@@ -8,8 +8,8 @@ from pytestqt.qtbot import QtBot
 
 from companions.bus import InProcessBus
 from companions.search.classifier import QueryClassification
+from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakePeople, NoSearch
-from ui.i18n import use_language
 from ui.search_format import FIELDS
 from ui.search_panel import RESEARCH_MIN_HEIGHT, SearchPanel
 
@@ -18,7 +18,7 @@ SIDE_AT_1024 = (330, 560)  # the side panel's size in a 1024x700 window
 
 @pytest.mark.parametrize("language", ["ja", "en"])
 async def test_a_short_panel_scrolls_and_shows_every_classification_row_whole(qtbot: QtBot, language: str) -> None:
-    use_language(language)
+    switch_language(language)
     panel = SearchPanel(InProcessBus(), NoSearch(), FakePeople())
     qtbot.addWidget(panel)
     panel.resize(*SIDE_AT_1024)

@@ -17,14 +17,13 @@ from app.panel_adapters import RuntimePeople, RuntimeSearch
 from app.runtime import Runtime
 from companions.search.semantic import Vectors
 from tests.companions.search_doubles import HashingEmbedder
-from tests.ui.conftest import started_runtime
+from tests.ui.conftest import started_runtime, switch_language
 from tests.ui.scripted_runtime import until
-from ui.i18n import use_language
 from ui.search_panel import SearchPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> SearchPanel:
-    use_language(language)
+    switch_language(language)
     panel = SearchPanel(runtime.bus, RuntimeSearch(runtime), RuntimePeople(runtime))
     qtbot.addWidget(panel)
     panel.resize(520, 860)
@@ -136,7 +135,7 @@ async def test_a_relationship_query_shows_its_type_entities_and_graph_heavy_weig
         assert _hits(panel, "fused").startswith("1. kyoto-temples.ja.md")
         assert _hits(panel, "graph").startswith("1. kyoto-temples.ja.md")
 
-        use_language("en")  # the same results, in the other language
+        switch_language("en")  # the same results, in the other language
         assert _fields(panel)["type"] == "relationship — how things relate"
         assert _fields(panel)["entities"] == "金閣寺, 銀閣寺"
         assert _hits(panel, "fused").startswith("1. kyoto-temples.ja.md · score 1.000")
@@ -276,7 +275,7 @@ async def test_search_not_available_says_why_and_keeps_the_query(
         assert panel.status.text() == "Search is not available: the embedding model could not load"
         assert not panel.busy
 
-        use_language("ja")
+        switch_language("ja")
         assert panel.status.text() == "検索は利用できません: the embedding model could not load"
         panel.detach()
 

@@ -11,14 +11,13 @@ from pytestqt.qtbot import QtBot
 from app.secrets import BRIDGE_TOKEN, SecretStore
 from app.settings import load_settings
 from tests.app.keyrings import DictKeyring
-from tests.ui.conftest import signal_fired
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, switch_language
 from ui.settings_dialog import SettingsDialog
 
 
 def _dialog(qtbot: QtBot, secrets: SecretStore) -> SettingsDialog:
     loaded = load_settings()
-    use_language("en")
+    switch_language("en")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=secrets)
     qtbot.addWidget(dialog)
     return dialog

@@ -13,8 +13,7 @@ from app.secrets import SecretStore
 from app.settings import load_settings
 from companions.card_trust import CardTrust
 from companions.cards import load_cards, sample_cards_dir
-from tests.ui.conftest import signal_fired
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, switch_language
 from ui.settings_dialog import SettingsDialog
 
 
@@ -28,7 +27,7 @@ def _held_card(home: Path, target: Path) -> None:
 
 def _dialog(qtbot: QtBot) -> SettingsDialog:
     loaded = load_settings()
-    use_language("en")
+    switch_language("en")
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     return dialog

@@ -19,8 +19,7 @@ from app.settings import load_settings
 from companions.bus import InProcessBus
 from companions.cards import load_cards, sample_cards_dir
 from companions.testing.openai_server import OpenAITestServer, text_reply
-from tests.ui.conftest import signal_fired
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, switch_language
 from ui.settings_dialog import SettingsDialog
 
 
@@ -30,7 +29,7 @@ async def _dialog(qtbot: QtBot, language: str, checks: CompanionChecks | None = 
     loaded = load_settings()
     if base_url is not None:
         loaded.settings.llm.base_url = base_url
-    use_language(language)
+    switch_language(language)
     dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
                             companions=checks)
     qtbot.addWidget(dialog)

@@ -17,8 +17,7 @@ from app.secrets import LLM_API_KEY, SecretStore
 from app.settings import Settings, VoiceSettings, load_settings
 from tests.app.keyrings import DictKeyring
 from tests.app.models_server import models_server
-from tests.ui.conftest import signal_fired
-from ui.i18n import use_language
+from tests.ui.conftest import signal_fired, switch_language
 from ui.settings_dialog import SettingsDialog
 
 KEY = "sk-dialog-test-abcdef123456"
@@ -28,7 +27,7 @@ KEY = "sk-dialog-test-abcdef123456"
 
 def _dialog(qtbot: QtBot, secrets: SecretStore | None = None, **kwargs: object) -> SettingsDialog:
     loaded = load_settings()
-    use_language(str(kwargs.pop("language", loaded.settings.general.language)))  # the window's, as when it opens
+    switch_language(str(kwargs.pop("language", loaded.settings.general.language)))  # the window's, as when it opens
     dialog = SettingsDialog(loaded.settings, loaded.paths,
                             secrets=secrets or SecretStore(backend=keyring.backends.fail.Keyring()),
                             **kwargs)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import started_runtime
+from ui.i18n import deliver_language_change
 from ui.main_window import MainWindow
 
 
@@ -26,6 +27,7 @@ async def test_speech_off_is_shown_in_the_status_bar_with_the_reason(
         english = runtime.settings.model_copy(
             update={"general": runtime.settings.general.model_copy(update={"language": "en"})})
         window.extras.settings_saved.emit(english)
+        deliver_language_change()  # Qt posted LanguageChange: the loop delivers it a moment later
         assert notice.text() == "Speech is off"
         assert "speech is turned off in the settings" in notice.toolTip()
         window.close()

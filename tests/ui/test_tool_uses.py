@@ -15,8 +15,8 @@ from app.panel_adapters import RuntimeControl, RuntimePeople
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import call, last_message_mentions
 from companions.tool_use import ToolUsed
+from tests.ui.conftest import switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.i18n import use_language
 from ui.turns_panel import TurnsPanel
 
 SERVER = Path(__file__).resolve().parent.parent / "data" / "mcp" / "lantern_server.py"
@@ -77,7 +77,7 @@ async def test_an_mcp_tool_call_in_a_conversation_shows_in_the_turns_panel(qtbot
         assert lantern == f"Akari · lantern_colour (MCP server lanterns) → {ANSWER}"
         assert [c.tool for calls in panel.tools_used.log.by_turn.values() for c in calls] == [
             "vision", "lantern_colour", "speak"]  # the read model still keeps every call, by turn
-        use_language("ja")
+        switch_language("ja")
         assert panel.tools_used.title.text() == "使ったツール"
         runtime.bus.publish(ToolUsed.of("akari", "t2", "vision", origin="built-in", arguments="{}", result="x",
                                         is_error=False))

@@ -14,8 +14,8 @@ from app.panel_adapters import RuntimeControl, RuntimePeople
 from app.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel, ConversationView
 from companions.llm.scripted import say, stall
+from tests.ui.conftest import switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.i18n import use_language
 from ui.turns_panel import TurnsPanel, VoteRow
 
 
@@ -30,7 +30,7 @@ class Shown:
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> TurnsPanel:
-    use_language(language)
+    switch_language(language)
     panel = TurnsPanel(runtime.bus, RuntimeControl(runtime), RuntimePeople(runtime))
     qtbot.addWidget(panel)
     panel.resize(640, 560)
@@ -108,7 +108,7 @@ async def test_votes_the_floor_and_why_then_stop_ends_the_conversation_and_says_
         assert not panel.interrupt_button.isEnabled()
         assert panel.history_lines() == ["1. Akari — Akari wants to speak most (importance 8)",
                                          "2. Hina — cancelled"]
-        use_language("ja")
+        switch_language("ja")
         assert panel.ended.text() == "終了: あなたが止めました"
         assert panel.history_lines() == ["1. あかり — あかり が一番話したがっています（重要度 8）",
                                          "2. ひな — 取り消し"]

@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakeControl, FakePeople
 from tests.ui.scripted_runtime import until
-from ui.i18n import use_language
 from ui.turns_panel import TurnsPanel
 from ui.turns_votes import COLUMNS, REASON_INDENT
 
@@ -41,7 +41,7 @@ def _shown(panel: TurnsPanel, revision: int) -> bool:
 def _panel(qtbot: QtBot, view: ConversationView, language: str) -> TurnsPanel:
     people = FakePeople({"akari": "Akari" if language == "en" else "あかり", "hina": "Hina" if language == "en"
                          else "ひな", "souta": "Souta" if language == "en" else "颯太"})
-    use_language(language)
+    switch_language(language)
     panel = TurnsPanel(InProcessBus(), FakeControl(view), people)
     qtbot.addWidget(panel)
     panel.resize(*SIDE_AT_1024)
@@ -91,7 +91,7 @@ async def test_when_the_named_companion_could_not_answer_the_panel_names_it_not_
     turn = TurnView("m1", "user", 1, "composing", speaker="akari", selection_rule="named", passed_over=("hina",))
     panel = _panel(qtbot, ConversationView(2, "running", turn, present=("akari", "hina", "souta")), "en")
     assert panel.floor.text() == "Speaker: Akari — Hina was named but could not answer, so Akari answers"
-    use_language("ja")
+    switch_language("ja")
     assert panel.floor.text() == "話し手: Akari — Hina が名指しされましたが答えられなかったので、Akari が答えます"
     panel.detach()
 
@@ -100,7 +100,7 @@ async def test_a_vote_that_becomes_the_speaker_s_bold_row_still_fits_its_column(
     """"話したい · 6" measured in a plain row, then shown bold once Hina took the floor, wrapped onto two lines."""
     bus = InProcessBus()
     people = FakePeople({"akari": "あかり", "hina": "ひな", "souta": "颯太"})
-    use_language("ja")
+    switch_language("ja")
     panel = TurnsPanel(bus, FakeControl(ConversationView(1, "idle", present=("akari", "hina", "souta"))), people)
     qtbot.addWidget(panel)
     panel.resize(*SIDE_AT_1024)
