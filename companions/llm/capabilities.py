@@ -155,7 +155,7 @@ class EndpointCapabilities:
         (known_servers.py: its structured-output ``mode``, whether its model's tool calls come back as text; None:
         not known). A server that is not the one identified before (another kind, version, slots or model list)
         is learned afresh."""
-        if self.identity is not None and self.identity.fingerprint != identity.fingerprint:
+        if self.identity is not None and not identity.same_server(self.identity.fingerprint):
             log.info("%s: the server changed (%s -> %s); learning it again", self.base_url,
                      self.identity.describe(), identity.describe())
             self.forget_facts()

@@ -166,7 +166,7 @@ async def learn_endpoint(model: OpenAIChatModel, store: LearnedEndpoints) -> str
     if identity is None:
         return "not identified"
     kept = store.get(caps.base_url, caps.model)
-    if kept is not None and kept.fingerprint == identity.fingerprint:
+    if kept is not None and identity.same_server(kept.fingerprint):
         caps.restore(mode=kept.structured_mode, tools_as_text=kept.tools_as_text, ttft_s=kept.ttft_s,
                      prompt_tps=kept.prompt_tps, gen_tps=kept.gen_tps, samples=kept.samples)
         return f"{identity.describe()}: known from an earlier start"

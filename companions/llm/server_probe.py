@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S: Final = 1.0
+UNLISTED: Final = "?"  # the fingerprint's model part when the server did not list its models
 LLAMA_CPP_PYTHON: Final = "llama-cpp-python"
 LLAMA_CPP: Final = "llama.cpp"
 OLLAMA: Final = "Ollama"
@@ -60,13 +61,24 @@ class ServerIdentity:
     kind: str | None
     slots: int | None
     version: str | None = None
-    models: tuple[str, ...] = ()
+    # None: not listed this time. llama-cpp-python answers GET /v1/models only once the request it is running ends
+    # (seen at a second start, while it still ran what the stopped Madoi had asked): the probe's timeout passes.
+    models: tuple[str, ...] | None = ()
 
     @property
     def fingerprint(self) -> str:
         """Changes when the server, its version, its slots or its models change (then learn it again)."""
-        listed = hashlib.sha256("\n".join(sorted(self.models)).encode()).hexdigest()[:16]
+        listed = UNLISTED if self.models is None else hashlib.sha256(
+            "\n".join(sorted(self.models)).encode()).hexdigest()[:16]
         return f"{self.kind or 'unknown'}|{self.version or '-'}|{self.slots or 'parallel'}|{listed}"
+
+    def same_server(self, fingerprint: str) -> bool:
+        """Whether ``fingerprint`` (an earlier identification's) names this server: the same kind, version, slots
+        and models, the models compared only where both identifications could list them."""
+        mine, theirs = self.fingerprint.rsplit("|", 1), fingerprint.rsplit("|", 1)
+        if len(theirs) != 2 or mine[0] != theirs[0]:
+            return False
+        return UNLISTED in (mine[1], theirs[1]) or mine[1] == theirs[1]
 
     def describe(self) -> str:
         name = self.kind or "an unknown server"
@@ -74,7 +86,6 @@ class ServerIdentity:
         return f"{name}{version}, {f'{self.slots} slot(s)' if self.slots else 'parallel'}"
 
 
-ServerFacts = ServerIdentity  # the name of the earlier, kind-and-slots-only probe
 UNKNOWN_LOCAL: Final = ServerIdentity(None, 1)
 
 
@@ -93,7 +104,7 @@ async def probe_server(
     listing = await _get_json(client, f"{base_url.rstrip('/')}/models", timeout_s)
     data = listing.get("data") if isinstance(listing, dict) else None
     entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-    models = tuple(str(e["id"]) for e in entries if isinstance(e.get("id"), str))
+    models = tuple(str(e["id"]) for e in entries if isinstance(e.get("id"), str)) if listing is not None else None
     owner = entries[0].get("owned_by") if entries else None
     known = _OWNERS.get(owner) if isinstance(owner, str) else None
     if known is not None:

@@ -22,9 +22,11 @@ from companions.testing.openai_server import (
     OpenAITestServer,
     Refusal,
     ServerProfile,
+    stall_reply,
     text_reply,
     tool_call_reply,
 )
+from tests.waiting import wait_until
 
 FAST = RetryPolicy(max_retries=1, base_delay_s=0.01, max_delay_s=0.02)
 SCALE = 0.02
@@ -157,6 +159,39 @@ async def test_a_second_start_knows_at_once_and_a_changed_server_is_learned_agai
         assert chat(server) == ["tools max_tokens=32 -> 200"]
         assert third.capabilities.server_kind == "vLLM"
         assert (third.capabilities.structured_mode, third.capabilities.tools_as_text) == ("json_schema", False)
+
+
+async def test_a_second_start_knows_the_server_while_it_still_runs_the_stopped_apps_request(
+        llama_cpp_python: OpenAITestServer, tmp_path: Path) -> None:
+    # measured on the real llama-cpp-python (tests/realmodel/test_real_first_contact.py): it answers GET /v1/models
+    # only once the request it runs ends; at a second start it still ran what the stopped Madoi had asked, the
+    # listing timed out, and the server with "no models" was taken for another: its speed was learned again
+    import asyncio
+
+    import openai
+
+    file = tmp_path / FILE_NAME
+    first = model_of(llama_cpp_python)
+    await learn_endpoint(first, LearnedEndpoints(file))
+    first.capabilities.record(prompt_tokens=400, ttft_s=2.0, completion_tokens=41, generation_s=1.0)
+    await keep_learned([first], LearnedEndpoints(file))
+    await first.aclose()
+    llama_cpp_python.script(stall_reply())  # the stopped app's request, still evaluated: it holds the one slot
+    client = openai.AsyncOpenAI(base_url=llama_cpp_python.base_url, api_key="x", max_retries=0)
+    leftover = asyncio.create_task(client.chat.completions.create(
+        model="qwen", messages=[{"role": "user", "content": "..."}], stream=True))
+    await wait_until(llama_cpp_python.chat_requests, "the leftover request reached the server")
+    forget_endpoints()  # a new process: only the file remembers
+    second = model_of(llama_cpp_python)
+    try:
+        outcome = await learn_endpoint(second, LearnedEndpoints(file))
+        assert "known from an earlier start" in outcome
+        assert second.capabilities.samples > 0  # the speed, as measured last time
+    finally:
+        leftover.cancel()
+        await asyncio.gather(leftover, return_exceptions=True)
+        await client.close()
+        await second.aclose()
 
 
 async def test_a_running_app_notices_a_changed_server_when_it_looks_again(tmp_path: Path) -> None:

@@ -64,6 +64,9 @@ class ServerProfile:
             (GET path -> JSON body: llama-cpp-python's ``/openapi.json``, llama-server's ``/props``, Ollama's
             ``/api/version``, vLLM's ``/version``); every other GET outside the API is a 404 with ``not_found``.
         not_found: the server's own 404 body (llama-cpp-python and vLLM are FastAPI: ``{"detail": "Not Found"}``).
+        models_wait_for_slot: ``GET /v1/models`` waits for a slot like a request (llama-cpp-python takes its model
+            lock for it: it answers once the request it runs ends, and with ``interrupt_on_new`` it cuts a streamed
+            reply off as a waiting request does).
     """
 
     name: str = "default"
@@ -82,6 +85,7 @@ class ServerProfile:
     owned_by: str = "madoi-test"
     identity: Mapping[str, Any] = field(default_factory=dict, hash=False)
     not_found: Mapping[str, Any] | None = field(default=None, hash=False)
+    models_wait_for_slot: bool = False
 
     def scaled(self, time_scale: float) -> ServerProfile:
         """The same profile with every delay multiplied by ``time_scale``."""
@@ -173,6 +177,7 @@ FASTAPI_NOT_FOUND: Final = {"detail": "Not Found"}
 LLAMA_CPP_PYTHON_OPENAPI: Final = {"openapi": "3.1.0", "info": {"title": "🦙 llama.cpp Python API",
                                                                 "version": "0.3.36"}, "paths": {}}
 _LLAMA_CPP_PYTHON: Final = dataclasses.replace(_LOCAL_CPU, interrupt_on_new=True, owned_by="me",
+                                               models_wait_for_slot=True,
                                                refuses={"json_schema": LLAMA_CPP_PYTHON_JSON_SCHEMA},
                                                identity={"/openapi.json": LLAMA_CPP_PYTHON_OPENAPI},
                                                not_found=FASTAPI_NOT_FOUND)

@@ -165,6 +165,9 @@ class OpenAITestServer:
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
             await send_error(writer, ErrorReply(401, "Incorrect API key provided."), code="invalid_api_key")
         elif method == "GET" and path.endswith("/models"):
+            if self.profile.models_wait_for_slot and self.profile.slots is not None:
+                async with self._pool.held():
+                    pass  # the server answers once the request it runs ends
             owner = self.profile.owned_by
             data = [{"id": m, "object": "model", "created": 0, "owned_by": owner} for m in self.models]
             await send_json(writer, 200, {"object": "list", "data": data})

@@ -55,6 +55,15 @@ class SlotPool:
         finally:
             self._release(slot)
 
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """Waits for a slot (FIFO) and holds it without a prompt: its cache keeps what it held."""
+        slot = await self._acquire("")
+        try:
+            yield
+        finally:
+            self._release(slot)
+
     async def _acquire(self, prompt: str) -> Slot:
         free = [s for s in self._slots if not s.busy]
         if self.profile.slots is None and not free:
