@@ -40,7 +40,7 @@ from ui.bus_bridge import BusFollower
 from ui.card_privileges import privilege_lines
 from ui.companion_editor import CompanionEditing, CompanionEditor, sync_faces
 from ui.companion_faces import FACES
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, window_language
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, window_language
 from ui.naming import named
 
 SETTLE_MS: Final = 300
@@ -113,7 +113,7 @@ class CompanionsDesk(QObject):
     """The editor's menu entry, the approval prompt and the faces, for one main window."""
 
     def __init__(self, window: QMainWindow, editing: CompanionEditing, bus: Bus, menu_anchor: QAction) -> None:
-        super().__init__(window)  # a child of the window: Qt hands it the window's LanguageChange
+        super().__init__(window)
         self.window = window
         self.editing = editing
         self.editor: CompanionEditor | None = None
@@ -200,10 +200,9 @@ class CompanionsDesk(QObject):
     async def _reload(self) -> None:
         await self.editing.reload()
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event):
-            self.action.setText(TEXTS.text("menu"))
-        return super().event(event)
+    def retranslate(self) -> None:
+        """The menu entry's words again (the window calls it on LanguageChange)."""
+        self.action.setText(TEXTS.text("menu"))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return self._tasks.spawn(coro, name="companions-desk")

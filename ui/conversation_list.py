@@ -120,6 +120,7 @@ class ConversationList(QWidget):
             for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
                 button.setText(chat_text(key))
                 button.setToolTip(chat_text(f"{key}.tooltip"))
+            self.model.retranslate()
         super().changeEvent(event)
 
     # -- what the list shows ---------------------------------------------------------------------------------

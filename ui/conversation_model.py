@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime
 from typing import Final
 
-from PySide6.QtCore import QAbstractListModel, QDate, QEvent, QLocale, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QDate, QLocale, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
 from app.storage import ConversationInfo
 from ui.chat_texts import chat_text
-from ui.i18n import is_language_change, window_language
+from ui.i18n import window_language
 
 ID_ROLE: Final = int(Qt.ItemDataRole.UserRole)  # a row's conversation id
 
@@ -75,10 +75,10 @@ class ConversationsModel(QAbstractListModel):
     def row_of(self, conversation_id: int) -> int | None:
         return next((i for i, c in enumerate(self._rows) if c.id == conversation_id), None)
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event) and self._rows:
+    def retranslate(self) -> None:
+        """Every row says its words again (the list calls it on LanguageChange)."""
+        if self._rows:
             self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
-        return super().event(event)
 
     def set_conversations(self, conversations: list[ConversationInfo], active: int | None) -> None:
         before, was_active = self._rows, self._active

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
 
@@ -18,7 +18,7 @@ from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.filler_notice import FillerNotice
 from ui.first_run import FirstRunPanel
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, use_language, window_language
+from ui.i18n import QT_TRANSLATE_NOOP, Texts, use_language, window_language
 from ui.naming import named
 from ui.notifications import NotificationArea
 from ui.settings_companions import CompanionAccess
@@ -75,11 +75,10 @@ class DesktopExtras(QObject):
     def _t(self, key: str) -> str:
         return _TEXTS.text(key)
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event):  # a child of the window: Qt hands it the window's LanguageChange
-            self.menu.setTitle(self._t("menu"))
-            self.settings_action.setText(self._t("settings"))
-        return super().event(event)
+    def retranslate(self) -> None:
+        """The Madoi menu's words again (the window calls it on LanguageChange)."""
+        self.menu.setTitle(self._t("menu"))
+        self.settings_action.setText(self._t("settings"))
 
     def wrap_chat(self, chat: ChatPanel) -> ChatPanel:
         """The chat area: its transcript gives way to the first-run panel until a model is configured; the message

@@ -235,6 +235,11 @@ class MainWindow(QMainWindow):
     def changeEvent(self, event: QEvent) -> None:
         if is_language_change(event):
             self._retranslate()
+            # What has words but is no widget (Qt tells only widgets; an event() override on each would route
+            # every event they get through Python): the menus, the Stop button's owner.
+            for helper in (self.extras, self.conversation_menu, self.companions_desk, self.memory_entry,
+                           self.message_actions):
+                helper.retranslate()
         super().changeEvent(event)
 
     def _settings_saved(self, settings: Settings) -> None:

@@ -297,7 +297,7 @@ class MemoryEntry(QObject):
     """The Madoi menu's "Memory…" (placed before ``menu_anchor``), opening one :class:`MemoryView` at a time."""
 
     def __init__(self, window: QMainWindow, memory: MemoryAccess, people: People, menu_anchor: QAction) -> None:
-        super().__init__(window)  # a child of the window: Qt hands it the window's LanguageChange
+        super().__init__(window)
         self.window = window
         self.memory = memory
         self.people = people
@@ -309,10 +309,9 @@ class MemoryEntry(QObject):
             menu.insertAction(menu_anchor, self.action)
         window.addAction(self.action)
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event):
-            self.action.setText(_text("menu"))
-        return super().event(event)
+    def retranslate(self) -> None:
+        """The menu entry's words again (the window calls it on LanguageChange; an open view follows by itself)."""
+        self.action.setText(_text("menu"))
 
     def open(self) -> MemoryView:
         if self.view is None or not self.view.isVisible():

@@ -15,7 +15,7 @@ import functools
 from dataclasses import replace
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextFrame
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QMenu, QPushButton
 
@@ -27,7 +27,7 @@ from ui.bus_bridge import BusFollower
 from ui.chat_panel import ChatPanel
 from ui.chat_texts import chat_text
 from ui.chat_transcript import KEY_PROPERTY
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 from ui.panel_ports import ConversationControl, ConversationHistory, People
 
@@ -52,13 +52,11 @@ def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 
-class MessageActions(QObject):
-    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript (a child of the chat:
-    Qt hands it the window's LanguageChange)."""
+class MessageActions:
+    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript."""
 
     def __init__(self, chat: ChatPanel, bus: Bus, control: ConversationControl, history: ConversationHistory,
                  *, people: People) -> None:
-        super().__init__(chat)
         self.chat = chat
         self.control = control
         self.history = history
@@ -75,7 +73,7 @@ class MessageActions(QObject):
         chat.view.customContextMenuRequested.connect(self._menu)
         self._bus_link = BusFollower(bus, ("events",))
         self._tasks = TaskSet("message-actions")
-        self._retranslate()
+        self.retranslate()
 
     def attach(self) -> None:
         self.stop_button.setEnabled(self.control.view().status == "running")
@@ -85,12 +83,8 @@ class MessageActions(QObject):
         self._bus_link.stop()
         self._tasks.cancel()
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event):
-            self._retranslate()
-        return super().event(event)
-
-    def _retranslate(self) -> None:
+    def retranslate(self) -> None:
+        """The Stop button's words again (the window calls it on LanguageChange)."""
         self.stop_button.setText(_text("stop"))
         self.stop_button.setToolTip(_text("stop.tooltip"))
 

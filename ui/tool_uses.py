@@ -70,7 +70,7 @@ class ToolUsesView(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list)
         self._bus_link = BusFollower(bus, ("events",))
-        self._retranslate()
+        self.retranslate()
 
     def attach(self) -> None:
         self._bus_link.follow(self, self._on_item)
@@ -80,10 +80,10 @@ class ToolUsesView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         if is_language_change(event):
-            self._retranslate()
+            self.retranslate()
         super().changeEvent(event)
 
-    def _retranslate(self) -> None:
+    def retranslate(self) -> None:
         self.title.setText(_text("title"))
         self.list.setToolTip(_text("none") if self.list.count() == 0 else "")
 

@@ -173,15 +173,6 @@ class TurnsPanel(QWidget):
         self.tools_used.detach()
         self.recalled.detach()
 
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)  # the tools used and what was recalled first: their titles name the tabs
-        if is_language_change(event):
-            self._retranslate()
-            self._closing_shown = None
-            self.turn_history.rebuild()
-            self._render()
-        return handled
-
     # -- commands --------------------------------------------------------------------------------------------
     def set_stored_messages(self, count: int) -> None:
         self.shown.stored_messages = count  # an idle conversation with messages can be continued
@@ -268,6 +259,15 @@ class TurnsPanel(QWidget):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):  # cells measure differently now
             self.votes_model.font = self.votes.font()
             QTimer.singleShot(0, self, self._fit_columns)
+        elif is_language_change(event):
+            # Qt tells the children after this widget: the tools used and what was recalled say their titles now,
+            # which name the tabs.
+            self.tools_used.retranslate()
+            self.recalled.retranslate()
+            self._retranslate()
+            self._closing_shown = None
+            self.turn_history.rebuild()
+            self._render()
 
     def showEvent(self, event: QShowEvent) -> None:
         if self._hidden_render.isActive():  # what arrived while hidden, before the first paint

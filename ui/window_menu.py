@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.naming import named
 
 _TEXTS: Final = Texts("window_menu", {
@@ -30,12 +29,10 @@ def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 
-class ConversationMenu(QObject):
-    """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots. A
-    child of the window: Qt hands it the window's LanguageChange."""
+class ConversationMenu:
+    """Adds the menu to ``window``'s menu bar; ``commands`` maps "new", "interrupt", "stop", "quit" to slots."""
 
     def __init__(self, window: QMainWindow, commands: dict[str, Callable[[], object]]) -> None:
-        super().__init__(window)
         keys: dict[str, list[QKeySequence]] = {
             "new": [QKeySequence("Ctrl+N")],
             "interrupt": [QKeySequence("Esc")],
@@ -55,14 +52,10 @@ class ConversationMenu(QObject):
             self.menu.addAction(action)
             window.addAction(action)  # the key works with the menu bar hidden too
             self.actions[key] = action
-        self._retranslate()
+        self.retranslate()
 
-    def event(self, event: QEvent) -> bool:
-        if is_language_change(event):
-            self._retranslate()
-        return super().event(event)
-
-    def _retranslate(self) -> None:
+    def retranslate(self) -> None:
+        """The menu's words again (the window calls it on LanguageChange)."""
         self.menu.setTitle(_text("menu"))
         for key, action in self.actions.items():
             action.setText(_text(key))
