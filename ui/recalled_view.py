@@ -10,15 +10,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Final
 
-from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from companions.bus import Bus, BusItem
 from companions.recall import MemoryRecalled, RecalledItem
-from ui.bus_bridge import BusFollower
-from ui.display_names import DisplayNames
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
-from ui.naming import named
+from ui.followed_list import FollowedList
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.panel_ports import People
 
 LINES_KEPT: Final = 120
@@ -52,44 +49,15 @@ def _short(text: str) -> str:
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
-class RecalledView(QWidget):
+class RecalledView(FollowedList):
     """The recalled items of the latest turns, newest last. :meth:`attach` after the runtime started."""
 
-    changed = Signal()  # lines were added
-
     def __init__(self, bus: Bus, people: People, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.names = DisplayNames(people)
-        self.title = named(QLabel(), "turnsRecalledTitle")
-        self.list = named(QListWidget(), "turnsRecalled")
+        super().__init__(bus, people, TEXTS, names=("turnsRecalledTitle", "turnsRecalled"), kept=LINES_KEPT,
+                         parent=parent)
         self.list.setWordWrap(True)
-        self.title.setBuddy(self.list)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.list)
-        self._bus_link = BusFollower(bus, ("events",))
-        self.retranslate()
 
-    def attach(self) -> None:
-        self._bus_link.follow(self, self._on_item)
-
-    def detach(self) -> None:
-        self._bus_link.stop()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.retranslate()
-        super().changeEvent(event)
-
-    def retranslate(self) -> None:
-        self.title.setText(_text("title"))
-        self.list.setToolTip(_text("none") if self.list.count() == 0 else "")
-
-    def lines(self) -> list[str]:
-        return [self.list.item(i).text() for i in range(self.list.count())]
-
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, MemoryRecalled):
             self.show_recalled(item)
 
@@ -97,14 +65,12 @@ class RecalledView(QWidget):
         """Adds one companion's recall for one message."""
         who = self.names.of(event.companion_id, in_sentence=True)
         if not event.items:
-            self._add(_text("nothing", who=who), "")
+            self.add(_text("nothing", who=who))
         else:
-            self._add(_text("heading", who=who, count=len(event.items)), "")
+            self.add(_text("heading", who=who, count=len(event.items)))
             for recalled in sorted(event.items, key=lambda i: (i.at is None, i.at or 0.0)):
-                self._add(self._line(recalled), recalled.text)
-        self.list.scrollToBottom()
-        self.list.setToolTip("")
-        self.changed.emit()
+                self.add(self._line(recalled), tip=recalled.text)
+        self.added()
 
     def _line(self, item: RecalledItem) -> str:
         date = _date(item.at)
@@ -116,10 +82,3 @@ class RecalledView(QWidget):
         if speaker == item.speaker_id and item.speaker_name:
             speaker = item.speaker_name
         return _text("line", date=date, speaker=speaker, text=_short(item.text))
-
-    def _add(self, text: str, tip: str) -> None:
-        line = QListWidgetItem(text)
-        line.setToolTip(tip)
-        self.list.addItem(line)
-        while self.list.count() > LINES_KEPT:
-            self.list.takeItem(0)

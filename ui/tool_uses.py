@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from PySide6.QtCore import QEvent, Signal
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from companions.bus import Bus, BusItem
 from companions.tool_use import ToolProblem, ToolUsed, ToolUseLog
-from ui.bus_bridge import BusFollower
-from ui.display_names import DisplayNames
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
-from ui.naming import named
+from ui.followed_list import FollowedList
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.panel_ports import People
 
 LINES_KEPT: Final = 100
@@ -53,44 +49,15 @@ def origin_text(origin: str, language: str | None = None) -> str:
     return _text("built-in", language) if origin == "built-in" else origin
 
 
-class ToolUsesView(QWidget):
+class ToolUsesView(FollowedList):
     """The list of tool calls and tool problems, newest last. :meth:`attach` after the runtime started."""
 
-    changed = Signal()  # a line was added
-
     def __init__(self, bus: Bus, people: People, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.names = DisplayNames(people)
+        super().__init__(bus, people, TEXTS, names=("turnsToolsTitle", "turnsTools"), kept=LINES_KEPT,
+                         parent=parent)
         self.log = ToolUseLog()
-        self.title = named(QLabel(), "turnsToolsTitle")
-        self.list = named(QListWidget(), "turnsTools")
-        self.title.setBuddy(self.list)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.list)
-        self._bus_link = BusFollower(bus, ("events",))
-        self.retranslate()
 
-    def attach(self) -> None:
-        self._bus_link.follow(self, self._on_item)
-
-    def detach(self) -> None:
-        self._bus_link.stop()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.retranslate()
-        super().changeEvent(event)
-
-    def retranslate(self) -> None:
-        self.title.setText(_text("title"))
-        self.list.setToolTip(_text("none") if self.list.count() == 0 else "")
-
-    def lines(self) -> list[str]:
-        return [self.list.item(i).text() for i in range(self.list.count())]
-
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, ToolUsed):
             self.log.apply(item)
             built_in = item.origin == "built-in"
@@ -100,20 +67,9 @@ class ToolUsesView(QWidget):
             key = "refused" if item.refused else "error" if item.is_error else "call"
             tool = _text(f"tool.{item.tool}") if built_in and f"tool.{item.tool}" in TEXTS \
                 else item.tool
-            self._add(_text(key, who=who, tool=tool, result=item.result,
-                            origin=origin_text(item.origin)), error=item.is_error,
-                      tip=f"{item.tool}({item.arguments})\n{item.result}")
+            self.add(_text(key, who=who, tool=tool, result=item.result, origin=origin_text(item.origin)),
+                     error=item.is_error, tip=f"{item.tool}({item.arguments})\n{item.result}")
+            self.added()
         elif isinstance(item, ToolProblem):
-            self._add(_text("problem", text=item.text), error=True, tip=item.text)
-
-    def _add(self, text: str, *, error: bool, tip: str) -> None:
-        line = QListWidgetItem(text)
-        line.setToolTip(tip)
-        if error:
-            line.setForeground(QColor("#c0392b"))
-        self.list.addItem(line)
-        while self.list.count() > LINES_KEPT:
-            self.list.takeItem(0)
-        self.list.scrollToBottom()
-        self.list.setToolTip("")
-        self.changed.emit()
+            self.add(_text("problem", text=item.text), error=True, tip=item.text)
+            self.added()
