@@ -124,8 +124,8 @@ async def generate_structured(
                     ChatMessage.user(REPAIR_PROMPT.format(problem=_problem(exc))),
                 ]
                 continue
-            log.warning("%s: %s output still invalid%s; using the default", model.name, fmt.name,
-                        " after a repair" if repair else "")
+            log.warning("%s: %s output %s; using the default", model.name, fmt.name,
+                        "still invalid after a repair" if repair else "invalid (no repair asked)")
             break
         if attempt == 0:
             stats.first_try += 1
