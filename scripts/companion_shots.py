@@ -99,8 +99,8 @@ async def shoot_companions(out: Path, home: Path) -> list[Path]:
                 window.companions_desk.prompt.close()
             runtime.parts.conversations.send("さくら、こんにちは！おすすめの本はある？", to=[card_id])
             await until(window.chat.message_shown,
-                        lambda: any(b.key != "" and imported.card.name("ja") in b.header
-                                    for b in window.chat.view.bubbles()), 60)
+                        lambda: any(b.key != "" and not b.provisional and b.header.startswith(imported.card.name("ja"))
+                                    for b in window.chat.view.bubbles()), 60)  # her line said, not "thinking"
             await asyncio.sleep(0.5)  # the loop (Qt's) paints every panel's last update
             path = out / "main-window-imported-ja.png"
             if not window.grab().save(str(path)):
