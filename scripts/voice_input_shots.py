@@ -98,5 +98,6 @@ if __name__ == "__main__":  # xvfb-run -a .venv/bin/python -m scripts.voice_inpu
     loop = qasync.QEventLoop(app)
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
     language = sys.argv[2] if len(sys.argv) > 2 else "en"
-    for written in loop.run_until_complete(shoot_voice_input(out, home / "voice", language=language)):
-        print(written)
+    with loop:  # closed on the way out: its executor's threads are joined (else Qt aborts at exit)
+        for written in loop.run_until_complete(shoot_voice_input(out, home / "voice", language=language)):
+            print(written)
