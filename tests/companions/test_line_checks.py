@@ -5,7 +5,9 @@ retry happens only while it fits about one completion beyond the floor."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
 
 from companions.bus import InProcessBus
 from companions.cards import load_cards, sample_cards_dir
@@ -162,82 +164,78 @@ def turns(server: OpenAITestServer) -> int:
     return sum(request_kind(r.body) == "turn" and r.body.get("max_tokens") != 1 for r in server.chat_requests())
 
 
+@contextlib.asynccontextmanager
+async def akari_alone(model: ScriptedModel) -> AsyncIterator[Companion]:
+    """Akari (the sample card) on ``model``, with Hina present, on a bus of her own; closed on the way out."""
+    bus = InProcessBus()
+    cards = load_cards([sample_cards_dir()]).by_id()
+    akari = Companion(cards["akari"], model, bus=bus, queries=QueryBroker(bus), language="ja",
+                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
+    try:
+        yield akari
+    finally:
+        await akari.aclose()
+        await bus.aclose()
+
+
 async def test_a_line_said_before_the_user_spoke_again_is_no_repeat_but_one_said_since_is() -> None:
     from companions.composing import FillerLine
 
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    cards = load_cards([sample_cards_dir()]).by_id()
     model = akari_model("こんばんは！", "こんばんは！", "また会えたね！")
-    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
-                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
-    earlier = [Message.create(from_="user", message="こんばんは", to=[]),
-               Message.create(from_="hina", message="こんばんは！", to=[])]
-    back = Message.create(from_="user", message="みんな、また来たよ！", to=["akari"])
-    for message in (*earlier, back):
-        await akari.hear(message)
-    # measured: a second start's greeting was replaced by a filler as a repeat of one said an hour before
-    line = await akari.compose(back)
-    assert line is not None
-    assert line.text == "こんばんは！"
-    assert not isinstance(line, FillerLine)
-    # Hina greets after the user's message: the same greeting from Akari now is a repeat, asked again
-    since = Message.create(from_="hina", message="こんばんは！", to=[])
-    await akari.hear(since)
-    again = await akari.compose(since)
-    assert again is not None
-    assert again.text == "また会えたね！"
-    await akari.aclose()
-    await bus.aclose()
+    async with akari_alone(model) as akari:
+        earlier = [Message.create(from_="user", message="こんばんは", to=[]),
+                   Message.create(from_="hina", message="こんばんは！", to=[])]
+        back = Message.create(from_="user", message="みんな、また来たよ！", to=["akari"])
+        for message in (*earlier, back):
+            await akari.hear(message)
+        # measured: a second start's greeting was replaced by a filler as a repeat of one said an hour before
+        line = await akari.compose(back)
+        assert line is not None
+        assert line.text == "こんばんは！"
+        assert not isinstance(line, FillerLine)
+        # Hina greets after the user's message: the same greeting from Akari now is a repeat, asked again
+        since = Message.create(from_="hina", message="こんばんは！", to=[])
+        await akari.hear(since)
+        again = await akari.compose(since)
+        assert again is not None
+        assert again.text == "また会えたね！"
 
 
 async def test_the_events_filled_after_a_line_stop_when_the_user_speaks_again() -> None:
     from companions.llm.scripted import stall
 
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    cards = load_cards([sample_cards_dir()]).by_id()
     model = ScriptedModel("akari")
     model.lane("event_params").add(stall())  # a slow grammar-constrained request on a one-request server
     model.add(say("こんばんは！"))
-    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
-                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
-    greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
-    await akari.hear(greeting)
-    line = await akari.compose(greeting)
-    assert line is not None
-    assert line.text == "こんばんは！"
-    filling = akari._events_later
-    assert filling is not None
-    await asyncio.sleep(0)  # the events request is under way, after the line
-    # measured on the real model: that request held the server when the user's next question came
-    await akari.hear(Message.create(from_="user", message="あかり、好きな星は？", to=["akari"]))
-    await asyncio.wait([filling], timeout=5)
-    assert filling.cancelled()
-    await akari.aclose()
-    await bus.aclose()
+    async with akari_alone(model) as akari:
+        greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
+        await akari.hear(greeting)
+        line = await akari.compose(greeting)
+        assert line is not None
+        assert line.text == "こんばんは！"
+        filling = akari._events_later
+        assert filling is not None
+        await asyncio.sleep(0)  # the events request is under way, after the line
+        # measured on the real model: that request held the server when the user's next question came
+        await akari.hear(Message.create(from_="user", message="あかり、好きな星は？", to=["akari"]))
+        await asyncio.wait([filling], timeout=5)
+        assert filling.cancelled()
 
 
 async def test_the_events_filled_after_a_line_are_one_request_without_a_repair() -> None:
     # measured (bench/first_word.py, warm greeting after a stop): the repair of an invalid events answer was asked
     # after the idle server's warm-up of the likely next speaker and evicted it from the prompt cache (2.2x the floor)
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    cards = load_cards([sample_cards_dir()]).by_id()
     model = ScriptedModel("akari")
     model.lane("event_params").add(say("not JSON at all"))  # a small model's answer that cannot be read
     model.add(say("こんばんは！"))
-    akari = Companion(cards["akari"], model, bus=bus, queries=broker, language="ja",
-                      roster=lambda: [cards[c].wire_metadata("ja") for c in ("akari", "hina")])
-    greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
-    await akari.hear(greeting)
-    line = await akari.compose(greeting)
-    assert line is not None
-    filling = akari._events_later
-    assert filling is not None
-    await asyncio.wait([filling], timeout=5)
-    assert len(model.requests_in("event_params")) == 1  # no repair asked (a second one would be unscripted)
-    assert akari._params_for_next is None  # the card's defaults guide the next line
-    model.assert_used_up()
-    await akari.aclose()
-    await bus.aclose()
+    async with akari_alone(model) as akari:
+        greeting = Message.create(from_="user", message="みんな、こんばんは！", to=[])
+        await akari.hear(greeting)
+        line = await akari.compose(greeting)
+        assert line is not None
+        filling = akari._events_later
+        assert filling is not None
+        await asyncio.wait([filling], timeout=5)
+        assert len(model.requests_in("event_params")) == 1  # no repair asked (a second one would be unscripted)
+        assert akari._params_for_next is None  # the card's defaults guide the next line
+        model.assert_used_up()
