@@ -31,8 +31,10 @@ from companions.lines import (
     limit_length,
     made_of,
     quotes_whole,
+    repeats_itself,
     similarity,
     sounds_like_an_assistant,
+    written_in_japanese_script,
 )
 from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
 from companions.llm.types import ToolSpec
@@ -232,7 +234,9 @@ class LineCheck:
             return "not-itself"
         if written_in is not None and written_in != self.language:
             return "language"
-        if is_repeat(text, self.recent):
+        if written_in is None and self.language == "en" and written_in_japanese_script(text):
+            return "language"  # measured: "少" as Hina's whole answer to an English question
+        if is_repeat(text, self.recent) or repeats_itself(text):
             return "repeat"
         if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
             return "parrot"

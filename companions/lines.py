@@ -133,7 +133,10 @@ _ASSISTANT: Final = re.compile(
     r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
     r"I don'?t have (?:much |any )?(?:personal )?(?:knowledge|experiences?|opinions|feelings) (?:about|of|on))"
     r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできること(?:は|が)ありますか"
-    r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)",
+    r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)"
+    # measured on the 0.5B model (bench/line_quality.py): "あなたの質問が何でもお答えします。", "Let me know if there's
+    # anything else I can assist with today."
+    r"|何でもお答え|どんな(?:ご)?質問(?:で|に)もお答え|anything else I can (?:help|assist)",
     re.IGNORECASE)
 
 
@@ -218,6 +221,25 @@ def quotes_whole(line: str, source: str) -> bool:
                 return True
             start = line.find(opening, end + 1)
     return False
+
+
+def repeats_itself(text: str) -> bool:
+    """Whether ``text`` says one of its sentences twice (measured on the 0.5B model: "こんにちは！" six times in one
+    line). Sentences of fewer than four letters ("はい！はい！", "Mr." twice) are not judged."""
+    seen: set[str] = set()
+    for sentence in _SENTENCE_END.split(text):
+        letters = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", sentence).casefold())
+        if len(letters) < 4:
+            continue
+        if letters in seen:
+            return True
+        seen.add(letters)
+    return False
+
+
+def written_in_japanese_script(text: str) -> bool:
+    """Whether ``text`` has kana or kanji (a line too short for :func:`detect_language` may still be Japanese)."""
+    return bool(_KANA.search(text) or _KANJI.search(text))
 
 
 PARROT_SHARE: Final = 0.8

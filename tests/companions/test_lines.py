@@ -313,6 +313,10 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
     ("みんな、こんばんは！", "あかりとして、あなたが「みんな、こんばんは！」と言いました。", "parrot"),
     ("みんな、こんばんは！", "「こんばんは」って、いい響きだね。", None),  # a word quoted is no report
     ("こんばんは", "「こんばんは」だって！うれしいな。", None),  # a greeting of five letters is never judged
+    # bench/line_quality.py on the real 0.5B model, 30 lines (these had passed)
+    ("みんな、こんにちは！", "こんにちは！こんにちは！こんにちは！こんにちは！", "repeat"),
+    ("みんな、こんにちは！", "私はあなたです。あなたの質問が何でもお答えします。", "not-itself"),
+    ("みんな、こんにちは！", "はい！はい！わかった！", None),  # a short word said twice is no repeated sentence
 ])
 def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str, line: str,
                                                                     flaw: str | None) -> None:
@@ -321,6 +325,17 @@ def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str
     check = LineCheck("ja", answered=answered,
                       speaks_as_other=lambda text: misidentified(text, other_names=["ひな", "Hina", "hina"]))
     assert check.flaw(line) == flaw
+
+
+def test_an_english_question_answered_with_one_kanji_or_as_an_assistant_is_caught() -> None:
+    from companions.composing import LineCheck
+
+    check = LineCheck("en", answered="Hina, what do you like to do on weekends?")
+    assert check.flaw("少") == "language"  # measured: Hina's whole answer
+    assert check.flaw("It sounds like you're working on a conversation. Let me know if there's anything else I can "
+                      "assist with today.") == "not-itself"
+    assert check.flaw("Mr. Smith said hi. Mr. Smith left.") is None
+    assert check.flaw("I like reading, especially old poems.") is None
 
 
 def test_a_name_with_an_honorific_is_still_a_claim_to_be_someone_else() -> None:
