@@ -27,6 +27,7 @@ from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, 
 from companions.protocol import Message, Query, QueryResult, State, parse_body, to_wire
 from companions.query_broker import QueryBroker
 from companions.tasks import TaskSet
+from tests.companions.running import running
 
 
 def test_a_vote_is_validated_once_and_a_long_reason_is_cut_not_refused() -> None:
@@ -109,20 +110,11 @@ async def test_real_companions_vote_garbage_is_listen_and_a_stalled_vote_is_miss
     manager = ConversationManager(bus, config=ConversationConfig(vote_deadline_s=0.5, turn_cap=1,
                                                                  warm_after_s=None),
                                   participants=[CompanionParticipant(c) for c in companions])
-    for companion in companions:
-        await companion.start()
-    await manager.start()
-    try:
+    async with running(manager, companions, broker, bus):
         opening = Message.create(from_="user", message="週末は何してた？")
         bus.publish(opening)
         view = await read.wait_for(lambda v: v.status == "ended", timeout=10.0)
         await bus.drain()
-    finally:
-        await manager.stop()
-        for companion in companions:
-            await companion.aclose()
-        await broker.aclose()
-        await bus.aclose()
     assert view.ended_reason == "turn-cap"
     first = read.turns()[0]
     assert first.speaker == "akari"

@@ -15,6 +15,7 @@ from companions.filler import filler_reason
 from companions.llm.scripted import ScriptedModel, reply_json, say
 from companions.protocol import Message, MessageMetadata, MessageParams, parse_body, to_wire
 from companions.query_broker import QueryBroker
+from tests.companions.running import running
 
 QUESTION = "颯太さん、この地図はいつのもの？"
 
@@ -36,18 +37,11 @@ async def souta_answers(*lines: str) -> list[Message]:
     souta = Companion(card, model, bus=bus, queries=broker, language="ja")
     manager = ConversationManager(bus, config=ConversationConfig(turn_cap=1, early_speech=False),
                                   participants=[CompanionParticipant(souta)])
-    await souta.start()
-    await manager.start()
-    try:
+    async with running(manager, [souta], broker, bus):
         bus.publish(Message.create(from_="user", message=QUESTION, to=["souta"]))
         await asyncio.wait_for(ended.wait(), 10)
         await bus.drain()
         model.assert_used_up()
-    finally:
-        await manager.stop()
-        await souta.aclose()
-        await broker.aclose()
-        await bus.aclose()
     return [m for m in published if m.params.from_ == "souta"]
 
 

@@ -26,6 +26,7 @@ from companions.testing.openai_server import PROFILES, OpenAITestServer, text_re
 from companions.testing.openai_server.demo_director import DemoDirector, request_kind
 from companions.worker import TextStreamed
 from tests.companions.query_doubles import Voice
+from tests.companions.running import running
 
 GREETING = "こんにちは！今日はみんな元気ですか。"
 
@@ -56,19 +57,10 @@ async def akari_answers(model: ChatModel, text: str, to: list[str] | None = None
     akari = companions[0]
     manager = ConversationManager(bus, config=ConversationConfig(turn_cap=1, warm_after_s=None),
                                   participants=[CompanionParticipant(akari)])  # she answers; Hina only listens
-    for companion in companions:
-        await companion.start()
-    await manager.start()
-    try:
+    async with running(manager, companions, broker, bus):
         bus.publish(Message.create(from_="user", message=text, to=["akari"] if to is None else to))
         await asyncio.wait_for(ended.wait(), 20)
         await bus.drain()
-    finally:
-        await manager.stop()
-        for companion in companions:
-            await companion.aclose()
-        await broker.aclose()
-        await bus.aclose()
     return [m for m in published if m.params.from_ == "akari"], streamed, voice.messages()
 
 
