@@ -9,23 +9,18 @@ switch changed elsewhere (the settings file, a test) shows too.
 
 from __future__ import annotations
 
-import logging
 from typing import Final, Protocol
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QColor, QIcon
-from PySide6.QtWidgets import QToolButton, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
 
 from companions.bus import Bus, BusItem
 from companions.devices import CameraInUse, DeviceStatus
-from companions.tasks import TaskSet
-from ui.bus_bridge import BusFollower
 from ui.camera_frame import camera_icon
 from ui.camera_texts import reason_text
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
-from ui.naming import named
-
-log = logging.getLogger(__name__)
+from ui.device_switch import DeviceSwitch
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 
 _TEXTS: Final = Texts("camera_switch", {
     "on": QT_TRANSLATE_NOOP("camera_switch", "Camera on"),
@@ -60,45 +55,23 @@ class CameraSwitchPort(Protocol):
     async def set_on(self, on: bool) -> None: ...
 
 
-class CameraSwitch(QToolButton):
+class CameraSwitch(DeviceSwitch):
     """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
-    switched = Signal(bool)  # applied (and saved, or said why not)
     light_changed = Signal(bool)  # the "in use" light went on or off
 
     def __init__(self, bus: Bus, port: CameraSwitchPort, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        named(self, "cameraSwitch")
+        super().__init__(bus, port, name="cameraSwitch", device="camera", parent=parent)
         self.port = port
-        self.setCheckable(True)
-        self.setAutoRaise(True)
-        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.error = ""
         self._in_use = False
         self._missing = ""  # why there is no camera to switch (turned off in the settings, not found), if so
         self._applying = 0  # the user's changes being applied
-        self._bus_link = BusFollower(bus, ("events",))
-        self._tasks = TaskSet("camera-switch")
         self.setChecked(port.is_on())
-        self.clicked.connect(self._on_clicked)
-        self._render()
+        self.refresh()
 
     def attach(self) -> None:
-        self._bus_link.follow(self, self._on_item)
         self._in_use = self.port.in_use()
-        self._follow_status(self.port.status())
-        self.setChecked(self.port.is_on())
-        self._render()
-
-    def detach(self) -> None:
-        self._bus_link.stop()
-        self._tasks.cancel()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
+        super().attach()
 
     @property
     def on(self) -> bool:
@@ -114,25 +87,14 @@ class CameraSwitch(QToolButton):
         """Why there is no camera to switch ("" when there is one, or when the switch itself turned it off)."""
         return self._missing
 
-    def _on_clicked(self, checked: bool) -> None:
-        self._applying += 1
-        self.setEnabled(False)  # one change at a time
-        self._render()
-        self._tasks.spawn(self._apply(checked), name="camera-switch")
+    def read_port(self) -> None:
+        self._follow_status(self.port.status())
 
-    async def _apply(self, on: bool) -> None:
-        self.error = ""
-        try:
-            await self.port.set_on(on)
-        except Exception as err:  # the switch applied (the camera follows first); only saving it failed
-            log.warning("camera switch not saved: %s", err)
-            self.error = str(err) or type(err).__name__
-        finally:
-            self._applying -= 1
-            self._follow_status(self.port.status())
-            self.setChecked(self.port.is_on())
-            self._render()
-        self.switched.emit(self.isChecked())
+    def applying(self) -> None:
+        self._applying += 1
+
+    def applied(self) -> None:
+        self._applying -= 1  # enabled again by read_port once no change is left to apply and there is a camera
 
     def _follow_status(self, status: DeviceStatus | None) -> None:
         """No camera (turned off in the settings, not found, failing) is said as such, not as "Camera on": the
@@ -140,7 +102,7 @@ class CameraSwitch(QToolButton):
         self._missing = status.reason if status is not None and not status.available and self.port.is_on() else ""
         self.setEnabled(self._applying == 0 and not self._missing)
 
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         light = self.light
         if isinstance(item, CameraInUse):
             self._in_use = item.in_use
@@ -150,14 +112,17 @@ class CameraSwitch(QToolButton):
                 self.setChecked(self.port.is_on())
         else:
             return
-        self._render()
+        self.refresh()
         if self.light != light:
             self.light_changed.emit(self.light)
 
     def _t(self, key: str, **values: object) -> str:
         return _TEXTS.text(key, **values)
 
-    def _render(self) -> None:
+    def failed_text(self, error: str) -> str:
+        return self._t("failed", error=error)
+
+    def refresh(self) -> None:
         on = self.isChecked() and not self._missing
         text = self._t("on" if on else "none" if self._missing else "off")
         tip = self._t("tooltip.on" if on else "tooltip.off") if not self._missing else \
@@ -165,14 +130,8 @@ class CameraSwitch(QToolButton):
         if self.light:
             text = f"{text} · {self._t('in_use')}"
             tip = f"{self._t('tooltip.in_use')} {tip}"
-        if self.error:
-            tip = f"{tip}\n{self._t('failed', error=self.error)}"
         color = QColor(LIGHT_COLOR if self.light else OFF_COLOR if not on else self.palette().buttonText().color())
-        self.setIcon(QIcon(camera_icon(16, color, crossed=not on)))
-        self.setText(text)
-        self.setToolTip(tip)
-        self.setAccessibleName(text)
-        self.setAccessibleDescription(tip)
+        self.show_state(text, tip, camera_icon(16, color, crossed=not on))
         # The light in the webcam's red; off reads as off (muted) at a glance.
         self.setStyleSheet(f"QToolButton#cameraSwitch {{ color: {LIGHT_COLOR}; font-weight: bold; }}" if self.light
                            else f"QToolButton#cameraSwitch {{ color: {OFF_COLOR}; }}" if not on else "")

@@ -8,21 +8,16 @@ When the echo guard hears the companions loudly in the microphone (``EchoAdvice`
 
 from __future__ import annotations
 
-import logging
 from typing import Final, Protocol
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QToolButton, QWidget
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QWidget
 
 from companions.bus import Bus, BusItem
-from companions.tasks import TaskSet
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged, MicrophoneState
-from ui.bus_bridge import BusFollower
-from ui.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
-from ui.naming import named
-
-log = logging.getLogger(__name__)
+from ui.device_switch import DeviceSwitch
+from ui.i18n import QT_TRANSLATE_NOOP, Texts
 
 _TEXTS: Final = Texts("microphone_switch", {
     "off": QT_TRANSLATE_NOOP("microphone_switch", "Microphone off"),
@@ -95,66 +90,28 @@ def microphone_icon(size: int, color: QColor, *, crossed: bool = False) -> QPixm
     return pixmap
 
 
-class MicrophoneSwitch(QToolButton):
+class MicrophoneSwitch(DeviceSwitch):
     """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
-    switched = Signal(bool)
     shown = Signal(str)  # the text shown after the microphone's state (or the headset advice) changed
 
     def __init__(self, bus: Bus, port: MicrophoneSwitchPort, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        named(self, "microphoneSwitch")
+        super().__init__(bus, port, name="microphoneSwitch", device="microphone", parent=parent)
         self.port = port
-        self.setCheckable(True)
-        self.setAutoRaise(True)
-        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.error = ""
         self.state: MicrophoneState = "off"
         self.reason = ""
         self.headset = False
-        self._bus_link = BusFollower(bus, ("events",))
-        self._tasks = TaskSet("microphone-switch")
         self.setChecked(port.is_on())
-        self.clicked.connect(self._on_clicked)
-        self._render()
+        self.refresh()
 
     def attach(self) -> None:
-        self._bus_link.follow(self, self._on_item)
-        self.state, self.reason = self.port.state()
         self.headset = self.port.headset_advised()
-        self.setChecked(self.port.is_on())
-        self._render()
+        super().attach()
 
-    def detach(self) -> None:
-        self._bus_link.stop()
-        self._tasks.cancel()
+    def read_port(self) -> None:
+        self.state, self.reason = self.port.state()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
-
-    def _on_clicked(self, checked: bool) -> None:
-        self.setEnabled(False)
-        self._render()
-        self._tasks.spawn(self._apply(checked), name="microphone-switch")
-
-    async def _apply(self, on: bool) -> None:
-        self.error = ""
-        try:
-            await self.port.set_on(on)
-        except Exception as err:  # the switch applied; only saving it failed
-            log.warning("microphone switch not saved: %s", err)
-            self.error = str(err) or type(err).__name__
-        finally:
-            self.setEnabled(True)
-            self.setChecked(self.port.is_on())
-            self.state, self.reason = self.port.state()
-            self._render()
-        self.switched.emit(self.isChecked())
-
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, MicrophoneChanged):
             self.state, self.reason = item.state, item.reason
             if self.isEnabled():
@@ -163,13 +120,16 @@ class MicrophoneSwitch(QToolButton):
             self.headset = item.headset
         else:
             return
-        self._render()
+        self.refresh()
         self.shown.emit(self.text())
 
     def _t(self, name: str, **values: object) -> str:
         return _TEXTS.text(name, **values)
 
-    def _render(self) -> None:
+    def failed_text(self, error: str) -> str:
+        return self._t("failed", error=error)
+
+    def refresh(self) -> None:
         on, state, key = self.isChecked(), self.state, self.port.push_to_talk_key()
         push = self.port.mode() == "push-to-talk"
         if not on:
@@ -186,12 +146,6 @@ class MicrophoneSwitch(QToolButton):
         if on and self.headset:
             text = f"{text} · {self._t('headset')}"
             tip = f"{tip}\n{self._t('tooltip.headset')}"
-        if self.error:
-            tip = f"{tip}\n{self._t('failed', error=self.error)}"
         glyph = QColor(color) if color else self.palette().buttonText().color()
-        self.setIcon(QIcon(microphone_icon(16, glyph, crossed=not on or state == "unavailable")))
-        self.setText(text)
-        self.setToolTip(tip)
-        self.setAccessibleName(text)
-        self.setAccessibleDescription(tip)
+        self.show_state(text, tip, microphone_icon(16, glyph, crossed=not on or state == "unavailable"))
         self.setStyleSheet(f"QToolButton#microphoneSwitch {{ color: {color}; }}" if color else "")
