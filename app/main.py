@@ -9,12 +9,12 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from app.companions_cli import add_companions_parser
-from app.logs import setup_logging
-from app.memory_cli import add_memory_parsers
-from app.runtime import Runtime
-from app.search_cli import add_search_parser
-from app.settings import LoadedSettings, load_settings
+from app.cards.cli import add_companions_parser
+from app.memory.cli import add_memory_parsers
+from app.runtime.logs import setup_logging
+from app.runtime.runtime import Runtime
+from app.search.cli import add_search_parser
+from app.settings.model import LoadedSettings, load_settings
 from companions import __version__
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None
 
 def fill_secrets(loaded: LoadedSettings) -> None:
     """The API key and bridge token from the OS keyring, where the settings and environment have none."""
-    from app.secrets import SecretStore
+    from app.settings.secrets import SecretStore
 
     try:
         loaded.settings = SecretStore.for_paths(loaded.paths).fill(loaded.settings)
@@ -77,19 +77,19 @@ def fill_secrets(loaded: LoadedSettings) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.install_desktop_entry:
-        from app.desktop_entry import install_from_command_line
+        from app.runtime.desktop_entry import install_from_command_line
 
         return install_from_command_line()
     if args.command == "search":
-        from app.search_cli import run_search_command
+        from app.search.cli import run_search_command
 
         return run_search_command(args)
     if args.command in ("memory", "conversations"):
-        from app.memory_cli import run_memory_command
+        from app.memory.cli import run_memory_command
 
         return run_memory_command(args)
     if args.command == "companions":
-        from app.companions_cli import run_companions_command
+        from app.cards.cli import run_companions_command
 
         return run_companions_command(args)
     loaded = load_settings()
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     only = [c.strip() for c in args.companions.split(",") if c.strip()] if args.companions else None
     if args.headless:
         return asyncio.run(run_headless(loaded, only))
-    from ui.launch import run_window
+    from ui.window.launch import run_window
 
     return run_window(loaded, only)
 

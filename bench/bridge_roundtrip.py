@@ -30,10 +30,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from app.bridge import BridgeServer
-from companions.bus import InProcessBus
-from companions.loop_health import percentile
-from companions.protocol import Message, Query, QueryResult, frame_of
-from companions.query_broker import QueryBroker
+from companions.common.loop_health import percentile
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, Query, QueryResult, frame_of
+from companions.wire.query_broker import QueryBroker
 
 BLOCK = 100
 

@@ -11,9 +11,9 @@ import time
 import _report  # noqa: F401 - puts the repo on sys.path
 from _report import report
 
-from companions.bus import InProcessBus
-from companions.loop_health import percentile
-from companions.protocol import Message
+from companions.common.loop_health import percentile
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
 
 N = 20_000
 ROUNDS = 3

@@ -25,9 +25,9 @@ import cv2
 from _report import report
 
 from app.devices.camera import OpenCVCamera, encode_jpeg
-from companions.bus import InProcessBus
-from companions.devices import CameraInUse
-from companions.loop_health import percentile
+from companions.common.loop_health import percentile
+from companions.devices.ports import CameraInUse
+from companions.wire.bus import InProcessBus
 from tests.app.media import write_test_video
 
 N = 60

@@ -2,7 +2,7 @@
 
 Opening a history lays it out in chunks of ``HISTORY_CHUNK`` messages, one per event-loop turn, as the chat panel
 does; the longest chunk is how long the loop (and the companions on it) waits at most. Each figure is measured on
-the real transcript widget (``ui.chat_transcript.ChatTranscript``, offscreen, shown at 700x600, every change
+the real transcript widget (``ui.chat.transcript.ChatTranscript``, offscreen, shown at 700x600, every change
 followed by the layout and paint it causes) and compared, in the same run, with the naive way a chat view is
 often written: rebuild the whole transcript as HTML (``setHtml``) on every change.
 
@@ -22,11 +22,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication, QTextBrowser
 
-from companions.loop_health import percentile
-from ui.chat_bubble import Header
-from ui.chat_panel import HISTORY_CHUNK
-from ui.chat_transcript import ChatTranscript
-from ui.companion_colors import companion_color
+from companions.common.loop_health import percentile
+from ui.chat.bubble import Header
+from ui.chat.panel import HISTORY_CHUNK
+from ui.chat.transcript import ChatTranscript
+from ui.roster.colors import companion_color
 
 SPEAKERS = ("akari", "hina", "souta")
 DELTAS = 200

@@ -32,7 +32,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import REPO, report
-from companions.search.classifier import QueryType, RuleBasedClassifier, SeedRules
+from companions.search.classify.query_classifier import QueryType, RuleBasedClassifier, SeedRules
 
 Split = Literal["tune", "heldout", "all"]
 JEMHOPQA = Path(os.environ.get("MADOI_JEMHOPQA", REPO.parent / "shared" / "data" / "jemhopqa-train-v1.2.json"))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from _report import report
 
-from companions.bus import InProcessBus
+from companions.common.loop_health import percentile
 from companions.conversation import (
     ComposedLine,
     ConversationConfig,
@@ -36,8 +36,8 @@ from companions.conversation import (
     TurnContext,
     Vote,
 )
-from companions.loop_health import percentile
-from companions.protocol import Closing, Message
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Closing, Message
 
 TURNS = 400
 VOTE_LATENCY_S = 0.05

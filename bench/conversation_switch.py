@@ -19,11 +19,11 @@ from pathlib import Path
 import _report  # noqa: F401  (puts the repository on the path)
 from _report import report
 
-from app.conversations import Conversations, Memory
-from app.storage import ConversationStore
-from companions.bus import InProcessBus
-from companions.memory import CompanionMemory, SqliteMemoryStore
-from companions.protocol import Message
+from app.conversations.active import Conversations, Memory
+from app.storage.database import ConversationStore
+from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
 
 COMPANIONS = ("akari", "hina", "souta")
 LINES = 150  # per conversation; the 2000-token budget keeps about 60 of them

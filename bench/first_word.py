@@ -38,8 +38,8 @@ from typing import Any
 import openai
 from _report import REPO, report
 
-from companions.protocol import Message
 from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
+from companions.wire.protocol import Message
 
 GREETING = "みんな、こんばんは！"
 NAMED = "Souta, what do you like to do on weekends?"
@@ -72,8 +72,8 @@ class Watch:
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
     def on_event(self, item: object) -> None:
-        from companions.devices import SpeakingChanged
-        from companions.worker import TextStreamed
+        from companions.companion.worker import TextStreamed
+        from companions.devices.ports import SpeakingChanged
 
         if isinstance(item, TextStreamed):
             self.streamed.append((time.perf_counter(), item.companion_id, item.turn_id, item.text, item.done))
@@ -110,10 +110,10 @@ async def line_floor(base_url: str, model: str, server: OpenAITestServer | None,
     """One cold completion of the companion's own line: the request Madoi's reply is (its system prompt, which says
     the language and length of a line, and the message), with nothing before it, streamed to its end (seconds). A
     different prompt is sent first, so that no prompt cache holds this one."""
-    from companions.cards import load_cards, sample_cards_dir
-    from companions.composing import reply_language
+    from companions.cards.card import load_cards, sample_cards_dir
+    from companions.companion.composing import reply_language
+    from companions.companion.prompts import system_prompt
     from companions.llm.types import ChatMessage
-    from companions.prompts import system_prompt
 
     await floor(base_url, model, server)  # evicts the prompt cache
     if server is not None:
@@ -192,7 +192,7 @@ def kept_word(watch: Watch, message: Message, began: float, voice: bool) -> tupl
 async def greet(runtime: Any, watch: Watch, text: str, to: list[str] | None, *, voice: bool,
                 timeout: float) -> Outcome:
     """Sends ``text`` and waits for the first kept word of its answer."""
-    from companions.filler import filler_reason
+    from companions.companion.filler import filler_reason
 
     began = time.perf_counter()
     sent_before = len(watch.sent)
@@ -220,8 +220,8 @@ async def until_idle(runtime: Any) -> None:
 
 
 async def start_madoi(watch: Watch) -> Any:
-    from app.runtime import Runtime
-    from app.settings import load_settings
+    from app.runtime.runtime import Runtime
+    from app.settings.model import load_settings
     from companions.llm.capabilities import forget_endpoints
 
     forget_endpoints()  # a new process knows nothing but its data directory

@@ -30,18 +30,18 @@ import _report  # noqa: F401 - puts the repo on sys.path
 import numpy as np
 from _report import report
 
-from app.devices.microphone import FileMicrophone, read_pcm16k
 from app.devices.speaker import Pyttsx3Speaker
-from app.devices.speech_recognizers import PocketSphinxRecognizer
-from app.devices.voice_activity import WebRtcVoiceActivity
-from app.devices.voice_input_wiring import listen_to_speaker, make_room
-from companions.bus import BusItem, InProcessBus
-from companions.devices import SpeakingChanged, Utterance
-from companions.loop_health import percentile
+from app.voice_input.microphone import FileMicrophone, read_pcm16k
+from app.voice_input.recognizers import PocketSphinxRecognizer
+from app.voice_input.voice_activity import WebRtcVoiceActivity
+from app.voice_input.wiring import listen_to_speaker, make_room
+from companions.common.loop_health import percentile
+from companions.devices.ports import SpeakingChanged, Utterance
 from companions.voice_input.detection import DetectionSettings
 from companions.voice_input.echo import EchoGuard
 from companions.voice_input.events import SpeechHeard
 from companions.voice_input.listening import ListeningSettings, VoiceInput
+from companions.wire.bus import BusItem, InProcessBus
 from tests.app.speech_audio import clip, voiced_span, write_wav
 
 SENTENCES = [

@@ -9,7 +9,7 @@ English, to everyone and naming one companion, open conversations that run until
 - ``bad_lines``: lines with JSON or tool syntax, a speaker's name as a prefix, the wrong language, a
   self-introduction as another companion, or parroting the message answered. Goal 0.
 - ``own_lines``: the share of lines that are the companion's own (not a stock filler: ``metadata.filler``,
-  companions/filler.py), with the fillers' reasons.
+  companions/companion/filler.py), with the fillers' reasons.
 With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
 ``REV`` (resources/prompts at that revision), then with the working tree's, in the same run on the same server.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from _report import REPO, report
 
-from companions.protocol import Message, Query
+from companions.wire.protocol import Message, Query
 
 PROMPTS: tuple[tuple[str, list[str] | None, str], ...] = (
     ("みなさん、こんにちは！", None, "ja"),
@@ -82,7 +82,7 @@ def load_real_model():
 
 def use_prompts_of(revision: str | None) -> None:
     """The prompt texts of git ``revision`` (None: the working tree's) for every companion from now on."""
-    from companions import prompts
+    from companions.companion import prompts
 
     if revision is None:
         directory = REPO / "resources" / "prompts"
@@ -98,10 +98,10 @@ def use_prompts_of(revision: str | None) -> None:
 
 async def measure(options: argparse.Namespace, label: str) -> Record:
     """Runs Madoi until ``options.lines`` companion lines were published; returns what was said and voiced."""
-    from app.runtime import Runtime
-    from app.settings import load_settings
+    from app.runtime.runtime import Runtime
+    from app.settings.model import load_settings
+    from companions.companion.filler import filler_reason
     from companions.conversation.readmodel import ConversationChanged
-    from companions.filler import filler_reason
     from companions.llm.capabilities import forget_endpoints
 
     home = tempfile.mkdtemp(prefix="madoi-line-quality-")
@@ -153,7 +153,7 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
 
 def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, int, collections.Counter[str]]:
     """Prints the lines and returns (heard then withdrawn, bad lines, own lines, filler reasons)."""
-    from companions.lines import misidentified
+    from companions.companion.lines import misidentified
     from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
 
     lines = record.lines[:n]
@@ -165,7 +165,7 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, 
         problems = [p for p in problems if not p.startswith("repeats")]  # parroting is judged below
         if misidentified(said.text, other_names=NAMES - {said.speaker}):
             problems.append("introduces itself as another or leaks an id")
-        from companions.lines import is_repeat
+        from companions.companion.lines import is_repeat
 
         if len(said.answered) >= 12 and is_repeat(said.text, [said.answered], threshold=0.8):
             problems.append("parrots the message it answers")

@@ -13,9 +13,9 @@ import _report  # noqa: F401 - puts the repo on sys.path
 import openai
 from _report import report
 
+from companions.common.loop_health import percentile
 from companions.llm.openai_backend import build_chat_model
 from companions.llm.types import ChatMessage, ChatRequest, ToolSpec
-from companions.loop_health import percentile
 from companions.testing.openai_server import OpenAITestServer, Reply, text_reply, tool_call_reply
 
 ROUNDS = 150

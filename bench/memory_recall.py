@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 from _report import REPO
 
-from companions.loop_health import percentile
+from companions.common.loop_health import percentile
 from companions.search.tokenize import index_text
 
 DATA = Path(os.environ.get("MADOI_LOCOMO", "/work/shared/data/locomo-dev"))
@@ -309,10 +309,10 @@ def measure_notes(args: argparse.Namespace, conversations: dict[str, Conversatio
     shutil.copytree(plain, home)
 
     async def write() -> tuple[int, float, int]:
-        from app.memory_cli import memory_parts
-        from app.memory_notes import NotesStore, NoteWriter
-        from companions.bus import InProcessBus
+        from app.memory.cli import memory_parts
+        from app.memory.notes import NotesStore, NoteWriter
         from companions.llm.openai_backend import OpenAIChatModel
+        from companions.wire.bus import InProcessBus
 
         os.environ.update(environment(home, conversation))
         model = OpenAIChatModel(base_url=args.notes_url, model=args.notes_model, timeout_s=600)

@@ -43,11 +43,11 @@ import _report  # noqa: F401  # puts the repository on sys.path
 from _report import report
 
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
-from companions.bus import InProcessBus
 from companions.conversation import ConversationChanged, ConversationConfig, ConversationManager
 from companions.network.link import NetworkLink
 from companions.network.peers import RateLimit
-from companions.protocol import Action, CompanionMetadata, Message, State, to_wire
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Action, CompanionMetadata, Message, State, to_wire
 from tests.app.network_nodes import FAMILIES, HostilePeer, hostile_payloads
 from tests.companions.test_network_turns import Companion
 

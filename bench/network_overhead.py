@@ -24,13 +24,13 @@ import sys
 from _report import report
 from conversation_overhead import Arrivals, Instant, intervals_ms, run_conversation
 
-from companions.bus import InProcessBus
+from companions.common.loop_health import percentile
 from companions.conversation import ConversationConfig, ConversationManager, ConversationReadModel
-from companions.loop_health import percentile
 from companions.network.link import NetworkLink
 from companions.network.pair import port_pair
 from companions.network.peers import RateLimit
-from companions.protocol import CompanionMetadata, Message
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message
 
 
 async def networked(turns: int, rng: random.Random, arrivals: Arrivals | None = None) -> list[float]:

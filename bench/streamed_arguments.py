@@ -1,4 +1,4 @@
-"""Following the ``speak`` call's message while its JSON arguments stream (companions/speech_stream.py).
+"""Following the ``speak`` call's message while its JSON arguments stream (companions/companion/speech_stream.py).
 
 A long streamed argument is fed to :class:`MessageFieldExtractor` in token-sized fragments (1-6 characters,
 seeded), as a model's server sends them; the figures (medians of 30 runs) are the time to follow the whole argument
@@ -21,7 +21,7 @@ import time
 
 from _report import report
 
-from companions.speech_stream import MessageFieldExtractor
+from companions.companion.speech_stream import MessageFieldExtractor
 
 REPEATS = 30
 SENTENCE = 'ねえ、それって本当に"すごい"ね！ I mean it\\really/ works.\n明日も一緒に行こうよ😀 '

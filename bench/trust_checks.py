@@ -41,10 +41,10 @@ Results = dict[str, list[tuple[float, float, int, int]]]
 def checks_off() -> Iterator[None]:
     """The app as it was before issue 22's checks: every origin is the message's sender, every tool runs, every
     query is answered."""
+    from companions.companion.worker import Worker
     from companions.conversation.manager import ConversationManager
-    from companions.query_broker import QueryBroker
-    from companions.trust import Capability, Permission, Relation, Source
-    from companions.worker import Worker
+    from companions.trust.policy import Capability, Permission, Relation, Source
+    from companions.wire.query_broker import QueryBroker
 
     async def no_refusal(self: Worker, call: Any, origin: Any) -> None:
         return None
@@ -67,12 +67,12 @@ def checks_off() -> Iterator[None]:
 
 async def micro(turns: int) -> None:
     """The gate's own cost per worker turn, checks on against off (see the module's docstring)."""
+    from companions.common.loop_health import percentile
+    from companions.companion.worker import Worker
     from companions.llm.scripted import ScriptedModel, call, say
     from companions.llm.types import ChatMessage
-    from companions.loop_health import percentile
-    from companions.tools import ToolRegistry, tool
-    from companions.trust import Capability, Relation, Source, TrustDecision, TrustPolicy
-    from companions.worker import Worker
+    from companions.tools.functions import ToolRegistry, tool
+    from companions.trust.policy import Capability, Relation, Source, TrustDecision, TrustPolicy
 
     @tool(needs=[Capability.CAMERA])
     async def look() -> str:

@@ -27,14 +27,14 @@ import qasync
 from _report import report
 from PySide6.QtWidgets import QApplication
 
-from app.runtime import Runtime
+from app.runtime.runtime import Runtime
+from companions.common.loop_health import LagStats
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import ScriptedCast, reply_json, say
-from companions.loop_health import LagStats
 from tests.app.media import write_test_video
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime
-from ui.main_thread_gc import MainThreadGC
-from ui.main_window import MainWindow
+from ui.window.main_thread_gc import MainThreadGC
+from ui.window.main_window import MainWindow
 
 FRAME_BUDGET_MS = 16.0
 TURNS = 36  # per conversation: each companion says its lines three times over (about a thousand lag samples)
@@ -136,7 +136,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
-    MainThreadGC(app)  # as the app does (ui/launch.py): cycles are collected on the GUI thread only
+    MainThreadGC(app)  # as the app does (ui/window/launch.py): cycles are collected on the GUI thread only
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:

@@ -21,9 +21,9 @@ import numpy as np
 from _report import report
 
 from app.devices.camera import OpenCVCamera, encode_jpeg
-from companions.loop_health import percentile
-from companions.protocol import Query
-from companions.responders import VisionResponder
+from companions.common.loop_health import percentile
+from companions.devices.responders import VisionResponder
+from companions.wire.protocol import Query
 
 N = 150
 

@@ -15,13 +15,13 @@ import time
 
 from _report import report
 
-from companions.bus import InProcessBus
-from companions.hooks import WorkerHook
+from companions.common.loop_health import percentile
+from companions.companion.hooks import WorkerHook
+from companions.companion.worker import Worker
 from companions.llm.scripted import ScriptedModel, call, calls, say
 from companions.llm.types import ChatMessage, ChatRequest
-from companions.loop_health import percentile
-from companions.tools import ToolRegistry, tool
-from companions.worker import Worker
+from companions.tools.functions import ToolRegistry, tool
+from companions.wire.bus import InProcessBus
 
 TURNS = 2000
 CONTEXT = [ChatMessage.system("You are a benchmark."), ChatMessage.user("hello")]

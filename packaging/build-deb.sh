@@ -36,7 +36,7 @@ cp "$repo/resources/icons/madoi-256.png" "$root/usr/share/icons/hicolor/256x256/
 PYTHONPATH="$repo" "$python" -c '
 import sys
 from pathlib import Path
-from app.desktop_entry import desktop_entry_text
+from app.runtime.desktop_entry import desktop_entry_text
 sys.stdout.write(desktop_entry_text(["/usr/bin/madoi-gui"], Path("madoi")))
 ' > "$root/usr/share/applications/madoi.desktop"
 chmod 644 "$root/usr/share/applications/madoi.desktop"

@@ -38,7 +38,7 @@ def left_out(dest: str) -> bool:
         return True
     if parts[0] != "PySide6":
         return False
-    if "translations" in parts[:-1]:  # Qt's own texts: only in the interface's languages (ui/i18n.py)
+    if "translations" in parts[:-1]:  # Qt's own texts: only in the interface's languages (ui/window/i18n.py)
         return name not in _QT_CATALOGUES_KEPT
     if "plugins" in parts[:-1]:
         folder = parts[parts.index("plugins") + 1] if len(parts) > parts.index("plugins") + 2 else ""

@@ -13,7 +13,7 @@ from pathlib import Path
 from companions.llm.scripted import call, reply_json, say
 from tests.app.media import write_test_video
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 SCENES = {
     "en": {"ask": "Akari, can you see me?", "seen": "A room with someone on the right.",

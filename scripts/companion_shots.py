@@ -71,13 +71,13 @@ def character_png(path: Path) -> Path:
 
 async def shoot_companions(out: Path, home: Path) -> list[Path]:
     """``companion-editor-ja.png`` and ``main-window-imported-ja.png`` (returns both paths)."""
-    from app.card_library import CardLibrary
-    from app.runtime import Runtime
-    from app.settings import load_settings
+    from app.cards.library import CardLibrary
+    from app.runtime.runtime import Runtime
+    from app.settings.model import load_settings
     from companions.testing.openai_server import OpenAITestServer
     from companions.testing.openai_server.demo_director import DemoDirector
     from tests.ui.scripted_runtime import until
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
     await asyncio.to_thread(home.mkdir, parents=True, exist_ok=True)
     for name in ("MADOI_LANGUAGE", "MADOI_GENERAL_THEME", "MADOI_CAMERA"):

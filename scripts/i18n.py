@@ -5,7 +5,7 @@
     python scripts/i18n.py build    # compiles madoi_<lang>.qm beside it (the installer and the bundle run this)
     python scripts/i18n.py check    # fails when a text in the code has no finished translation
 
-Texts are marked in the code with ``QT_TRANSLATE_NOOP(context, "English")`` (ui/i18n.py ``Texts``), texts with a
+Texts are marked in the code with ``QT_TRANSLATE_NOOP(context, "English")`` (ui/window/i18n.py ``Texts``), texts with a
 count with ``Numerus.translate(context, "%n messages", None, 0)``. ``madoi_en.ts`` holds the English plural forms
 of those only ("%n message" / "%n messages"; ``lupdate -pluralonly``), as Qt recommends for a source language with
 plurals.

@@ -14,7 +14,7 @@ from pathlib import Path
 from companions.llm.scripted import say, stall
 from tests.app.media import write_test_video
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 SCENES = {
     "ja": {

@@ -31,14 +31,14 @@ PAST = [  # (days ago, [(from, to, text)])
 
 
 async def shoot(out: Path) -> None:
-    from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-    from app.memory_access import RuntimeMemory
-    from app.panel_adapters import RuntimePeople
-    from app.runtime import Runtime
-    from app.settings import load_settings
-    from companions.protocol import Message
-    from ui.memory_view import MemoryView
-    from ui.recalled_view import RecalledView
+    from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
+    from app.memory.access import RuntimeMemory
+    from app.runtime.panels import RuntimePeople
+    from app.runtime.runtime import Runtime
+    from app.settings.model import load_settings
+    from companions.wire.protocol import Message
+    from ui.memory.recalled_view import RecalledView
+    from ui.memory.view import MemoryView
 
     runtime = Runtime(load_settings())
     await runtime.start()
@@ -70,7 +70,7 @@ async def shoot(out: Path) -> None:
         recalled = RecalledView(runtime.bus, people)
         recalled.resize(460, 260)
         question = Message.create(from_="user", message="ねえ、うちの猫の名前覚えてる？あと旅行の話も", to=[])
-        from companions.recall import MemoryRecalled
+        from companions.memory.recall import MemoryRecalled
 
         for companion in ("akari", "hina"):
             recall = runtime.parts.cast.companions[companion].recall
@@ -96,7 +96,7 @@ def main() -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from ui.i18n import use_language
+    from ui.window.i18n import use_language
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # each picture is a window of its own, closed after it is taken

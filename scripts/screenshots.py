@@ -42,16 +42,16 @@ def main() -> int:
     import keyring.backends.fail
     from PySide6.QtWidgets import QApplication, QWidget
 
-    from app.companion_checks import CompanionChecks, ModelCheck
+    from app.cards.checks import CompanionChecks, ModelCheck
     from app.devices.speaker import Pyttsx3Speaker
-    from app.secrets import SecretStore
-    from app.settings import load_settings
-    from companions.devices import DeviceStatus
-    from ui.first_run import FirstRunPanel
-    from ui.i18n import use_language
-    from ui.settings_dialog import SettingsDialog
-    from ui.settings_form import show_result
-    from ui.theme import apply_theme
+    from app.settings.model import load_settings
+    from app.settings.secrets import SecretStore
+    from companions.devices.ports import DeviceStatus
+    from ui.settings.dialog import SettingsDialog
+    from ui.settings.form import show_result
+    from ui.window.first_run import FirstRunPanel
+    from ui.window.i18n import use_language
+    from ui.window.theme import apply_theme
 
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -161,7 +161,7 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
     from scripts.camera_shots import shoot_camera_window
     from scripts.companion_shots import shoot_companions
     from scripts.main_window_shots import search_for, shoot_main_window
-    from ui.main_thread_gc import MainThreadGC
+    from ui.window.main_thread_gc import MainThreadGC
 
     async def shoot_all() -> list[Path]:
         ja = await shoot_main_window(out, "ja", "main-window-ja", home / "ja")
@@ -173,8 +173,8 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
         return [ja, en, search, camera, *own]
 
     app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
-    # As the app does (ui/launch.py): Qt objects in reference cycles must be collected on this thread, never in an
-    # executor thread of the runtime (that crashed the script about one run in four).
+    # As the app does (ui/window/launch.py): Qt objects in reference cycles must be collected on this thread, never in
+    # an executor thread of the runtime (that crashed the script about one run in four).
     MainThreadGC(app)  # type: ignore[arg-type]
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)

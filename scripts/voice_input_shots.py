@@ -14,9 +14,9 @@ from pathlib import Path
 from companions.llm.scripted import reply_json, say
 from tests.app.speech_audio import clip
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
-from ui.i18n import use_language
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
+from ui.window.i18n import use_language
+from ui.window.main_window import MainWindow
 
 SCENE = {"typed": "Hi Akari!", "answer": "Hi! Talk to me, I'm listening.",
          "said": "what is the weather like tomorrow and should i take an umbrella with me",
@@ -83,7 +83,7 @@ if __name__ == "__main__":  # xvfb-run -a .venv/bin/python -m scripts.voice_inpu
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from ui.theme import apply_theme
+    from ui.window.theme import apply_theme
 
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def madoi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MADOI_HOME", str(home))
     for name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the tests' language until one is chosen (app.settings.system_language)
+    monkeypatch.setenv("LANG", "ja_JP.UTF-8")  # the language until one is chosen (system_language)
     for name, value in TEST_DEFAULTS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MADOI_VOICE_OUTPUT_DIR", str(home / "speech"))
@@ -100,7 +100,9 @@ async def broker(bus: InProcessBus) -> AsyncIterator[QueryBroker]:
 @pytest.fixture
 def log_file(tmp_path: Path) -> Iterator[Path]:
     """Madoi's log set up as the app does, in a file of the test's own; its handlers removed afterwards."""
-    from app.logs import setup_logging  # here, not above: the core-only run (tests.block_gui) loads this file too
+    from app.runtime.logs import (
+        setup_logging,  # here, not above: the core-only run (tests.block_gui) loads this file too
+    )
 
     path = tmp_path / "data" / "madoi.log"
     setup_logging(path, stderr=False)

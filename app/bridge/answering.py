@@ -1,6 +1,6 @@
 """Which queries a bridge client is asked first, and the ``speak`` queries the bridge answers for a client.
 
-A client is asked a query type first (before the app's camera or voice; see companions/query_broker.py) only in the
+A client is asked a query type first (before the app's camera or voice; see companions/wire/query_broker.py) only in the
 documented ways, and only for the companions it stands for:
 * its hello lists the types and the companions (``"answers": ["vision"], "companions": ["akari"]``; a hello with
   ``answers`` and no companion, neither in the hello nor in the URL's ``?companion=``, is refused);
@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect
-from companions.protocol import Query, QueryResult, QueryResultBody
-from companions.query_broker import QueryBroker
+from companions.wire.protocol import Query, QueryResult, QueryResultBody
+from companions.wire.query_broker import QueryBroker
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ import logging
 import struct
 from typing import Any, Final
 
-from companions.protocol import QueryResult, QueryResultBody
-from companions.query_bodies import VisionPicture
+from companions.devices.query_bodies import VisionPicture
+from companions.wire.protocol import QueryResult, QueryResultBody
 
 log = logging.getLogger(__name__)
 

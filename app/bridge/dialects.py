@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.bridge.auth import HELLO_TOPIC
 from app.bridge.errors import ErrorCode, FrameRejected
-from companions.protocol import (
+from companions.wire.protocol import (
     Action,
     Message,
     MessageText,

@@ -7,11 +7,11 @@ from typing import Any
 
 from app.bridge.dialects import Dialect
 from app.bridge.server import BridgeServer
-from app.settings import BridgeSettings, Settings
-from companions.bus import Bus
+from app.settings.model import BridgeSettings, Settings
+from companions.companion.guests import Guests
 from companions.conversation.participant import ParticipantRoster
-from companions.guests import Guests
-from companions.query_broker import QueryBroker
+from companions.wire.bus import Bus
+from companions.wire.query_broker import QueryBroker
 
 
 def build_bridge(bus: Bus, broker: QueryBroker, settings: Settings, *,

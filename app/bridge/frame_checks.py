@@ -7,7 +7,7 @@ on every relay (a traceback and an error notification each time); it is now refu
 with an error frame, like any other invalid frame.
 
 The checks cost a valid frame almost nothing: a frame with no more opening brackets than :data:`MAX_DEPTH` cannot
-nest deeper, and the one-pass parser of the bridge's fast path (companions.protocol.parse_valid_frame) itself
+nest deeper, and the one-pass parser of the bridge's fast path (companions.wire.protocol.parse_valid_frame) itself
 refuses lone surrogates; only the frames that miss the fast path are walked and encoded again.
 """
 

@@ -3,7 +3,7 @@
 A browser sends ``Origin`` with every WebSocket handshake and lets any page connect anywhere, ``ws://127.0.0.1``
 included: without this check, any page open in the user's browser could speak, answer and listen through Madoi. A
 handshake with an ``Origin`` is therefore refused (HTTP 403) unless the origin is allowed by ``bridge.allowed_origins``
-(app/settings_sections.py): by default the loopback origins a local avatar page is served from,
+(app/settings/sections.py): by default the loopback origins a local avatar page is served from,
 ``http://localhost:*``, ``http://127.0.0.1:*`` and ``http://[::1]:*``. A client without ``Origin`` is not a browser
 (a program on this machine, which could reach the app's files anyway) and is admitted as before; the token rule
 (auth.py) applies to both.
@@ -13,7 +13,7 @@ port (80, 443) only. Hosts are compared exactly (``evil.localhost`` is not ``loc
 ``null`` (the origin of ``file:`` pages and sandboxed frames, which any site can create) is never allowed.
 
 The first refusal of each origin is logged as a warning and published as :class:`BridgeOriginRefused` on the bus's
-``events`` topic, so the window can say it once (ui/refused_origins.py) and the user can allow the page in the
+``events`` topic, so the window can say it once (ui/trust/refused_origins.py) and the user can allow the page in the
 settings' Bridge tab.
 """
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-from app.settings_sections import LOOPBACK_ORIGINS
-from companions.bus import LocalEvent
+from app.settings.sections import LOOPBACK_ORIGINS
+from companions.wire.bus import LocalEvent
 
 log = logging.getLogger(__name__)
 

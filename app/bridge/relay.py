@@ -12,15 +12,15 @@ import logging
 from typing import Final
 
 from app.bridge.answering import Answering
+from app.bridge.bridge_guests import BridgeGuests
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect, encode
-from app.bridge.guests import BridgeGuests
 from app.bridge.streams import StreamFrames
 from app.bridge.turn_frames import TurnFrames
-from companions.bus import BusItem, LocalEvent
-from companions.protocol import Query, QueryResult, WireItem
-from companions.query_broker import QueryBroker
-from companions.worker import TextStreamed, TurnEnded
+from companions.companion.worker import TextStreamed, TurnEnded
+from companions.wire.bus import BusItem, LocalEvent
+from companions.wire.protocol import Query, QueryResult, WireItem
+from companions.wire.query_broker import QueryBroker
 
 log = logging.getLogger(__name__)
 

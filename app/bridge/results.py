@@ -13,9 +13,9 @@ from app.bridge.client import ClientSession
 from app.bridge.client_vision import picture_of, with_description
 from app.bridge.errors import ErrorCode, FrameRejected
 from app.bridge.relay import Relay
-from companions.protocol import QueryResult
-from companions.query_broker import QueryBroker, Verdict
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
+from companions.wire.protocol import QueryResult
+from companions.wire.query_broker import QueryBroker, Verdict
 
 
 class ClientResults:

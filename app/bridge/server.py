@@ -36,23 +36,23 @@ from websockets.protocol import State as ConnectionState
 
 from app.bridge.answering import Answering
 from app.bridge.auth import Hello, bearer_token, check_bind, hello_of, token_matches, welcome_frame
+from app.bridge.bridge_guests import METADATA_TOPIC, BridgeGuests, guest_states
 from app.bridge.client import ClientSession
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.frame_checks import check_writable, may_nest_deeply
-from app.bridge.guests import METADATA_TOPIC, BridgeGuests, guest_states
 from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
 from app.bridge.origins import BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
 from app.bridge.results import ClientResults
 from app.bridge.senders import Senders
-from app.settings_sections import LOOPBACK_ORIGINS
-from companions.bus import Bus, Subscription
+from app.settings.sections import LOOPBACK_ORIGINS
+from companions.common.tasks import TaskSet
+from companions.companion.guests import Guests
 from companions.conversation.participant import ParticipantRoster
-from companions.guests import Guests
-from companions.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
-from companions.query_broker import QueryBroker
-from companions.tasks import TaskSet
+from companions.wire.bus import Bus, Subscription
+from companions.wire.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
+from companions.wire.query_broker import QueryBroker
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from companions.bus import BusItem
-from companions.worker import TextStreamed, TurnEnded
+from companions.companion.worker import TextStreamed, TurnEnded
+from companions.wire.bus import BusItem
 
 STREAM_TOPIC: Final = "stream"
 STREAM_METHOD: Final = "message.stream"

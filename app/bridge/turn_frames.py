@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from companions.bus import BusItem
 from companions.conversation.readmodel import ConversationChanged
+from companions.wire.bus import BusItem
 
 TURNS_TOPIC: Final = "turns"
 TURN_METHOD: Final = "turn.phase"

@@ -44,8 +44,8 @@ import cv2
 import numpy as np
 
 from app.devices.vision_description import Image, describe_frame
-from companions.bus import Bus
-from companions.devices import CameraFrame, CameraInUse, CameraLooked, DeviceStatus, DeviceUnavailable
+from companions.devices.ports import CameraFrame, CameraInUse, CameraLooked, DeviceStatus, DeviceUnavailable
+from companions.wire.bus import Bus
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ DEFAULT_FPS: Final = 30.0
 DISABLED_SOURCES: Final = frozenset({"", "none", "off"})
 LINGER_S: Final = 2.0  # the device stays open this long after its last use
 # A look at a closed camera waits this long for the device to open and deliver: on Linux a webcam's first frame
-# takes a few hundred ms, some USB cameras ~3 s; below the vision tool's 10 s query timeout (companions/actions.py).
+# takes a few hundred ms, some USB cameras ~3 s; below the vision tool's 10 s query timeout
+# (companions/tools/builtins.py).
 FIRST_FRAME_TIMEOUT_S: Final = 8.0
 SWITCHED_OFF: Final = "no camera: the user turned the camera off"
 SETTINGS_OFF: Final = "no camera: turned off in the settings"
@@ -122,7 +123,7 @@ class CameraStats:
 
 
 class OpenCVCamera:
-    """A runtime Component and the :class:`companions.devices.Camera` adapter."""
+    """A runtime Component and the :class:`companions.devices.ports.Camera` adapter."""
 
     name = "camera"
 

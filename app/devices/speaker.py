@@ -39,9 +39,9 @@ from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voices import choose_voice
-from companions.bus import Bus
-from companions.devices import DeviceStatus, SpeakingChanged, SpeechResult, Utterance
-from companions.protocol import Emotion
+from companions.devices.ports import DeviceStatus, SpeakingChanged, SpeechResult, Utterance
+from companions.wire.bus import Bus
+from companions.wire.protocol import Emotion
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class _Interrupted(Exception):
 
 
 class Pyttsx3Speaker:
-    """A runtime Component and the :class:`companions.devices.Speaker` adapter."""
+    """A runtime Component and the :class:`companions.devices.ports.Speaker` adapter."""
 
     name = "speaker"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from app.devices.japanese_reading import contains_japanese
-from companions.devices import Utterance
+from companions.devices.ports import Utterance
 
 log = logging.getLogger(__name__)
 _LATIN: Final = re.compile(r"[A-Za-z]")

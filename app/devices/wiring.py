@@ -1,6 +1,6 @@
 """Wiring: the camera, the speaker and their query responders for a runtime's settings.
 
-``app/assembly.py`` calls :func:`build_devices`, adds :attr:`Devices.components` to the runtime's components and
+``app/runtime/assembly.py`` calls :func:`build_devices`, adds :attr:`Devices.components` to the runtime's components and
 registers :attr:`Devices.responders` with the query broker; the settings dialog calls
 :meth:`Devices.apply_settings` after the user changes them.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 
 from app.devices.camera import OpenCVCamera, build_camera
 from app.devices.speaker import Pyttsx3Speaker, build_speaker
-from app.settings import Settings, VoiceSettings
-from companions.bus import Bus
-from companions.devices import Utterance, VoiceMap
-from companions.responders import SpeakResponder, VisionResponder
+from app.settings.model import Settings, VoiceSettings
+from companions.devices.ports import Utterance, VoiceMap
+from companions.devices.responders import SpeakResponder, VisionResponder
 from companions.voice_input.listening import VoiceInput
+from companions.wire.bus import Bus
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Devices:
     speaker: Pyttsx3Speaker
     vision: VisionResponder
     speak: SpeakResponder
-    voice_input: VoiceInput | None = None  # the microphone (issue 27): app/devices/voice_input_wiring.py
+    voice_input: VoiceInput | None = None  # the microphone (issue 27): app/voice_input/wiring.py
 
     @property
     def components(self) -> list[OpenCVCamera | Pyttsx3Speaker | VoiceInput]:

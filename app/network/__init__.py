@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.settings import Settings
-    from companions.bus import Bus
-    from companions.cast import CompanionCast
+    from app.settings.model import Settings
+    from companions.companion.cast import CompanionCast
     from companions.conversation import ConversationManager
     from companions.network.link import NetworkLink
+    from companions.wire.bus import Bus
 
 
 def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,

@@ -31,7 +31,7 @@ from app.network.addresses import dialable
 from app.network.metadata import CHANGED_PROTOCOL, COMPANIONS_PROTOCOL, METADATA_PROTOCOL, parse_metadata, read_all
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkSink, NetworkStatus
 from companions.network.untrusted import Drops, Refused
-from companions.protocol import CompanionMetadata, Topic, to_wire
+from companions.wire.protocol import CompanionMetadata, Topic, to_wire
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from companions.network.peers import MAX_COMPANIONS_PER_PEER
 from companions.network.port import MAX_PAYLOAD_BYTES
 from companions.network.untrusted import Refused, read_json
-from companions.protocol import CompanionMetadata
+from companions.wire.protocol import CompanionMetadata
 
 METADATA_PROTOCOL: Final = "/aikyo/metadata/1.0.0"
 COMPANIONS_PROTOCOL: Final = "/madoi/companions/1.0.0"

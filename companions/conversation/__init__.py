@@ -3,7 +3,7 @@
 Conversation control drives :class:`~companions.conversation.participant.Participant` objects; the real companion
 plugs in through an adapter. :class:`~companions.conversation.manager.ConversationManager` is the runtime
 component; :class:`~companions.conversation.readmodel.ConversationReadModel` follows it through the bus; the user's
-commands are calls on :class:`~companions.conversation.user_commands.ConversationControl`. The vote, one question
+commands are calls on :class:`~companions.conversation.commands.ConversationControl`. The vote, one question
 per module: what a vote is (ballot.py), when it is selected and who speaks next (selection.py), who votes
 (addressing.py), which turns need no vote (direct.py), how long a vote may take (deadline.py), how the round runs
 (vote_round.py).
@@ -12,7 +12,7 @@ per module: what a vote is (ballot.py), when it is selected and who speaks next 
 from companions.conversation.ballot import LISTEN, Vote, VoteNeverComes, VoteOutcome
 from companions.conversation.closing import EndReason, RepetitionDetector
 from companions.conversation.config import ConversationConfig
-from companions.conversation.control import ControlOutcome
+from companions.conversation.control_state import ControlOutcome
 from companions.conversation.manager import ConversationManager, conversation_manager_from_settings
 from companions.conversation.participant import ComposedLine, Description, Pace, Participant, TurnContext
 from companions.conversation.readmodel import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from companions.protocol import Message
+from companions.wire.protocol import Message
 
 
 def addressees(message: Message, present: Iterable[str], user_id: str) -> tuple[str, ...]:

@@ -4,10 +4,10 @@ A vote says whether a companion wants the next turn. It is the wire ``State`` (`
 ``importance`` 0-10, ``selected``, ``closing``) plus a short free-text ``reason`` that only the window shows.
 
 - **Read once.** :class:`Vote` is validated where the vote comes in: the companion's model output
-  (companions/companion.py asks for this schema as structured output), or a ``State`` a companion elsewhere published
-  (:meth:`Vote.of_state`, for a network companion or a bridge client's). After that it is trusted as it is.
+  (companions/companion/companion.py asks for this schema as structured output), or a ``State`` a companion elsewhere
+  published (:meth:`Vote.of_state`, for a network companion or a bridge client's). After that it is trusted as it is.
 - **One way onto the wire.** :meth:`Vote.to_state` is the only place a vote becomes a ``State``; the wire shape
-  (companions/protocol.py) is the reference framework's and never changes here.
+  (companions/wire/protocol.py) is the reference framework's and never changes here.
 - How a vote is then counted is decided elsewhere, each in one place: what makes a vote ``selected`` and how closed
   it is at least (selection.py: :func:`~companions.conversation.selection.counted`), who speaks next (selection.py),
   how long a vote may take (deadline.py), and the round that collects them (vote_round.py).
@@ -24,7 +24,7 @@ from typing import Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from companions.protocol import Closing, Speech, State
+from companions.wire.protocol import Closing, Speech, State
 
 REASON_CHARS: Final = 80
 

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
-from companions.protocol import CLOSING_ORDER, Closing
+from companions.wire.protocol import CLOSING_ORDER, Closing
 
 EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "failed"]
 END_REASONS: Final[tuple[EndReason, ...]] = (

@@ -25,7 +25,7 @@ from typing import Final
 from companions.conversation.deadline import serial, vote_round_s
 from companions.conversation.participant import Description, Pace
 from companions.conversation.selection import Selection
-from companions.protocol import Message
+from companions.wire.protocol import Message
 
 # Words that can say what a message is about: Latin words, and pairs of kanji or katakana (hiragana pairs are
 # mostly endings and greetings: "さん", "こん" would match any persona and decide by chance).

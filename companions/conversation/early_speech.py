@@ -16,8 +16,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
 
+from companions.common.tasks import TaskSet
 from companions.conversation.pacing import Floor
-from companions.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 SpeakPart = Callable[[str], Awaitable[None]]

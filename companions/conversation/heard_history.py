@@ -10,7 +10,7 @@ import collections
 from collections.abc import Reversible
 from typing import Final
 
-from companions.protocol import Message
+from companions.wire.protocol import Message
 
 KEPT: Final = 500
 

@@ -5,7 +5,7 @@ select a speaker, let it compose (possibly while the previous speech still plays
 message, start its speech, and open the next turn on that message. A user message cancels the driver, cuts the
 speech, calls the participants' interrupt hooks, and starts a new driver: conversations never fork.
 Companion messages that arrive from elsewhere while a driver runs are heard (kept in the history) but do not open
-a second thread. Each turn knows its *origin* (``TurnContext.origin``, companions/trust.py): the ``from`` of the
+a second thread. Each turn knows its *origin* (``TurnContext.origin``, companions/trust/policy.py): the ``from`` of the
 latest message of its chain that did not come from this app's own companions, so a companion answering a line of
 another one it asked from outside the window is still answering the outside. Every participant call runs as an
 owned task with a bound, so nothing a participant does can stall the conversation or the shutdown.
@@ -20,13 +20,13 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
-from companions.bus import Bus, Subscription
+from companions.common.tasks import TaskSet
 from companions.conversation.addressing import addressees, only_companion_addressed
 from companions.conversation.ballot import Vote
 from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
 from companions.conversation.config import ConversationConfig, config_from_settings
-from companions.conversation.control import ControlOutcome, ControlState
+from companions.conversation.control_state import ControlOutcome, ControlState
 from companions.conversation.direct import direct_selection, likely_speaker
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.heard_history import HeardHistory
@@ -36,8 +36,8 @@ from companions.conversation.readmodel import ConversationChanged, ConversationV
 from companions.conversation.selection import Selection, select_speaker, settled_by
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
-from companions.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
-from companions.tasks import TaskSet
+from companions.wire.bus import Bus, Subscription
+from companions.wire.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 
 log = logging.getLogger(__name__)
 INTERRUPT_TIMEOUT_S: Final = 0.5

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 

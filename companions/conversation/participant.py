@@ -1,7 +1,7 @@
 """The port between conversation control and a companion: what the manager asks of each participant.
 
 Conversation control never talks to an LLM, a worker or a speaker directly; it drives :class:`Participant` objects.
-The real companion (worker + cards + speak query) plugs in through an adapter (companions/companion_participant.py),
+The real companion (worker + cards + speak query) plugs in through an adapter (companions/companion/participant.py),
 a companion elsewhere through companions/network/remote.py; tests subclass :class:`Participant` with small doubles.
 Every method may fail or hang: the manager bounds each call (vote deadline, compose timeout), cancels it on
 interrupt, and turns failures into values (a failed vote is ``listen``, a failed composition passes the floor on).
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from companions.conversation.ballot import Vote
-from companions.protocol import Closing, Emotion, Message
+from companions.wire.protocol import Closing, Emotion, Message
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class TurnContext:
         closing_hint: the stage the framework pushes toward (the repetition detector); a vote or a line
             should not be less closed than this.
         origin: who the turn answers in the end: the ``from`` of the latest message of its chain that did not come
-            from this app's own companions (the user in the window, or someone outside; companions/trust.py).
+            from this app's own companions (the user in the window, or someone outside; companions/trust/policy.py).
             ``None``: not known (the message's own ``from`` is taken).
     """
 
@@ -54,8 +54,8 @@ class TurnContext:
 @dataclass(frozen=True)
 class ComposedLine:
     """The line the floor holder composed (what it wants to say; the speech device's ``Utterance`` in
-    companions/devices.py is how a line is voiced). The manager turns it into a ``Message`` with ``from`` set to the
-    speaker's id (never taken from the model). An empty ``to`` means everyone present and the user."""
+    companions/devices/ports.py is how a line is voiced). The manager turns it into a ``Message`` with ``from`` set to
+    the speaker's id (never taken from the model). An empty ``to`` means everyone present and the user."""
 
     text: str
     to: tuple[str, ...] = ()

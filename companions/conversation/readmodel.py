@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from companions.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.conversation.ballot import VoteOutcome, VoteStatus
 from companions.conversation.closing import EndReason
 from companions.conversation.selection import SelectionRule
-from companions.protocol import Closing, Speech
+from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.wire.protocol import Closing, Speech
 
 ConversationStatus: TypeAlias = Literal["idle", "running", "ended"]
 TurnPhase: TypeAlias = Literal["voting", "composing", "waiting", "speaking", "done", "cancelled", "ended"]

@@ -14,7 +14,7 @@ person sees in the chat and answers each item with the changes a view makes (:da
 - ``SpeakingChanged``: the speaker's latest line not yet voiced is the one being spoken.
 
 :meth:`reset` starts afresh (the user opened another conversation); :meth:`stored` shows a stored line (no
-speech follows for it). The chat (ui/chat_panel.py) draws the changes; tests read the model without Qt.
+speech follows for it). The chat (ui/chat/panel.py) draws the changes; tests read the model without Qt.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from companions.bus import BusItem
+from companions.companion.worker import TextStreamed, TurnEnded
 from companions.conversation.readmodel import ConversationChanged
-from companions.devices import SpeakingChanged
-from companions.protocol import Message
-from companions.shown_look import shown_parts
-from companions.worker import TextStreamed, TurnEnded
+from companions.devices.ports import SpeakingChanged
+from companions.devices.shown_look import shown_parts
+from companions.wire.bus import BusItem
+from companions.wire.protocol import Message
 
 ComposingStatus: TypeAlias = Literal["composing", "waiting"]
 

@@ -5,7 +5,7 @@ Votes run concurrently; each arrives through ``on_vote`` as soon as it is in. Th
 or each voter's deadline (deadline.py) passed, whichever is first. A vote that is late, raises, or is not a
 :class:`~companions.conversation.ballot.Vote` counts as ``listen`` and is reported as ``missing`` or ``invalid``;
 one known never to come (``VoteNeverComes``) is ``missing`` at once. A participant that ignores cancellation cannot
-hold the turn either: its task is handed to the owner's :class:`~companions.tasks.TaskSet` and the turn goes on.
+hold the turn either: its task is handed to the owner's :class:`~companions.common.tasks.TaskSet` and the turn goes on.
 
 Each node of the network (companions/network) runs its own manager on the same messages, and every node must pick
 the same speaker. A deadline alone cannot give that: a vote that arrives just before the deadline on one node and
@@ -39,14 +39,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Final
 
-from companions.bus import Bus
+from companions.common.tasks import TaskSet
 from companions.conversation.ballot import LISTEN, Vote, VoteNeverComes, VoteOutcome
 from companions.conversation.calls import ParticipantCalls
 from companions.conversation.config import ConversationConfig
 from companions.conversation.deadline import vote_deadlines
 from companions.conversation.participant import Participant, TurnContext
 from companions.conversation.readmodel import TurnView, VoteView, evolve
-from companions.tasks import TaskSet
+from companions.wire.bus import Bus
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE_S: Final = 0.05

@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 

@@ -27,16 +27,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from companions.bus import Bus, BusItem, LocalEvent, Subscription
-from companions.cast import CastChanged
+from companions.companion.cast import CastChanged
+from companions.companion.guests import Guests, RemoteCompanion
 from companions.conversation.participant import ParticipantRoster
-from companions.guests import Guests, RemoteCompanion
 from companions.network.peers import MAX_PEERS, PeerDirectory, RateLimit
 from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
 from companions.network.remote import MessageOrder, RemoteParticipant
 from companions.network.untrusted import Drops, Refused, read_json
-from companions.protocol import (
+from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.wire.protocol import (
     MAX_RECIPIENTS,
     WIRE_TOPICS,
     Action,

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 
 from companions.network.port import NetworkSink, NetworkStatus
-from companions.protocol import CompanionMetadata
+from companions.wire.protocol import CompanionMetadata
 
 Delay = Callable[[str, bytes], float]
 """Seconds before a payload (topic, bytes) reaches the other end."""

@@ -32,7 +32,7 @@ from typing import Final
 
 from companions.network.people import SEPARATOR, looks_like_a_user
 from companions.network.untrusted import Refused
-from companions.protocol import MAX_RECIPIENTS
+from companions.wire.protocol import MAX_RECIPIENTS
 
 RATE_PER_S: Final = 50.0  # sustained items per second and peer (a turn of ten companions is ~12 items)
 BURST: Final = 200

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final
 
 SEPARATOR: Final = "@"
-MAX_ID_CHARS: Final = 256  # the protocol's longest id (companions/protocol.py NonEmpty)
+MAX_ID_CHARS: Final = 256  # the protocol's longest id (companions/wire/protocol.py NonEmpty)
 
 
 @dataclass(frozen=True)

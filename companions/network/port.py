@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from companions.protocol import CompanionMetadata, Topic
+from companions.wire.protocol import CompanionMetadata, Topic
 
 MAX_PAYLOAD_BYTES: Final = 64 * 1024  # a message larger than this is dropped before it is parsed
 

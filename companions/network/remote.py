@@ -17,7 +17,7 @@ from typing import Final
 
 from companions.conversation.ballot import Vote, VoteNeverComes
 from companions.conversation.participant import ComposedLine, Description, Participant, TurnContext
-from companions.protocol import Closing, CompanionMetadata, Message, State
+from companions.wire.protocol import Closing, CompanionMetadata, Message, State
 
 log = logging.getLogger(__name__)
 KEPT: Final = 64  # votes and lines kept per remote companion (they may arrive before the manager asks)

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from companions.llm.types import ChatModel
-from companions.protocol import Message
-from companions.search.classifier import (
+from companions.search.classify.query_classifier import (
     QueryClassification,
     QueryClassifier,
     RuleBasedClassifier,
@@ -45,10 +44,12 @@ from companions.search.semantic import Embedder, EmbedderClosed, Vectors
 from companions.search.tokenize import TokenMode, words
 from companions.search.vector_search import ANN_MIN_VECTORS, Nearest, VectorSearch
 from companions.search.worker_thread import DaemonWorkerExecutor
+from companions.wire.protocol import Message
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-CLOSE_WAIT_S = 0.5  # well within the stop budget of one component (app.runtime.STOP_TIMEOUT_S) and of the app (2 s)
+# Well within the stop budget of one component (app.runtime.runtime.STOP_TIMEOUT_S) and of the app (2 s).
+CLOSE_WAIT_S = 0.5
 IndexProgress = Callable[[int, int, str], object]  # (done, total, current file) during index_paths
 CHANNEL_DEPTH = 50
 QUERY_CACHE = 256
@@ -76,7 +77,7 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class RecallCandidate:
-    """A fused hit for long-term recall (companions/recall.py): a chunk, and its line when it is one."""
+    """A fused hit for long-term recall (companions/memory/recall.py): a chunk, and its line when it is one."""
 
     chunk_id: int
     score: float
@@ -383,7 +384,7 @@ class SearchEngine:
     async def index_lines(self, source: str, title: str, lines: Sequence[IndexedLine], *,
                           kind: DocKind = "conversation") -> Change:
         """Indexes (or re-indexes) a document of ``lines``, each a chunk of its own (a conversation; a note about
-        the user, app/memory_notes.py); an empty one leaves the index."""
+        the user, app/memory/notes.py); an empty one leaves the index."""
         if not lines:
             return await self._run(lambda c: c.index.remove(source))
         text = "\n\n".join(f"{line.message_id}\t{line.speaker}\t{line.at}\t{line.text}" for line in lines)

@@ -65,8 +65,8 @@ TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".text"})
 
 @dataclass(frozen=True)
 class IndexedLine:
-    """One message of a conversation, indexed as a chunk of its own: long-term recall (companions/recall.py) finds
-    lines, each with who said it and when, not pages of a conversation."""
+    """One message of a conversation, indexed as a chunk of its own: long-term recall (companions/memory/recall.py)
+    finds lines, each with who said it and when, not pages of a conversation."""
 
     message_id: str
     speaker: str  # the speaker's id

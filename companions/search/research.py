@@ -20,12 +20,12 @@ from typing import Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 
-from companions.bus import LocalEvent
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
-from companions.search.classifier import EmptyQueryError, QueryClassification
+from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification
 from companions.search.engine import SearchHit, SearchResponse
 from companions.search.graph import entity_key, sentences
 from companions.search.tokenize import words
+from companions.wire.bus import LocalEvent
 
 log = logging.getLogger(__name__)
 

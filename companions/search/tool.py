@@ -9,7 +9,7 @@ from pydantic import Field
 
 from companions.search.engine import SearchEngine, SearchResponse
 from companions.search.research import ResearchAgent
-from companions.tools import Tool, tool
+from companions.tools.functions import Tool, tool
 
 
 def readable(query: str, response: SearchResponse) -> str:
@@ -25,10 +25,12 @@ def readable(query: str, response: SearchResponse) -> str:
 
 
 class TextSearch:
-    """The companions' search port (``companions.actions.SearchEngine``) over the hybrid engine: the user's documents.
+    """The companions' search port (``companions.tools.builtins.SearchEngine``) over the hybrid engine: the user's
+    documents.
 
-    Past conversations and notes are left out: they reach a companion by recall (companions/recall.py), which gives
-    it only the lines it heard; the index holds every companion's (the Search panel, the user's own, shows them)."""
+    Past conversations and notes are left out: they reach a companion by recall (companions/memory/recall.py), which
+    gives it only the lines it heard; the index holds every companion's (the Search panel, the user's own, shows
+    them)."""
 
     def __init__(self, engine: SearchEngine, limit: int = 5) -> None:
         self.engine = engine

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from companions.bus import LocalEvent
+from companions.wire.bus import LocalEvent
 
 MicrophoneState: TypeAlias = Literal["off", "listening", "hearing", "recognising", "unavailable"]
 ListeningMode: TypeAlias = Literal["hands-free", "push-to-talk"]

@@ -26,9 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
-from companions.bus import Bus, BusItem, Subscription
-from companions.devices import SpeakingChanged
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
+from companions.devices.ports import SpeakingChanged
 from companions.voice_input.audio import SILENT_DBFS, AudioFrame, Microphone, MicrophoneUnavailable
 from companions.voice_input.detection import Began, DetectionSettings, Ended, SpeechDetector, VoiceActivity
 from companions.voice_input.echo import EchoGuard, EchoHandling
@@ -40,6 +39,7 @@ from companions.voice_input.events import (
     SpeechHeard,
 )
 from companions.voice_input.recognition import RecognitionSession, Recognizer, RecognizerUnavailable
+from companions.wire.bus import Bus, BusItem, Subscription
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

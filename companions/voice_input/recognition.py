@@ -1,6 +1,6 @@
 """The recognizer port: speech to words, with partial results while the user is still speaking.
 
-Adapters (``app/devices/speech_recognizers.py``): CMU PocketSphinx with its US English model (inside its wheel: no
+Adapters (``app/voice_input/recognizers.py``): CMU PocketSphinx with its US English model (inside its wheel: no
 network, no download) and whisper.cpp for Japanese and English (a model the user downloads once, from the
 settings). Every call may take long (a model loads, a buffer is decoded): the controller makes them all on one
 thread of its own, in order.

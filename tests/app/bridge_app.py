@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 from app.bridge import BridgeServer
-from companions.bus import InProcessBus
-from companions.protocol import Message, Query, QueryResult, WireItem
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, Query, QueryResult, WireItem
+from companions.wire.query_broker import QueryBroker
 from tests.waiting import wait_until
 
 COMPANIONS = {"akari", "hina"}

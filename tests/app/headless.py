@@ -13,7 +13,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from companions.protocol import Message, frame_of
+from companions.wire.protocol import Message, frame_of
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
 MADOI = str(Path(PYTHON).parent / "madoi")  # the console script, as the README runs it

@@ -314,7 +314,7 @@ def hostile_payloads(rng: random.Random, count: int, *, local: Sequence[str], us
 
 
 def _valid(rng: random.Random, sender: str) -> tuple[str, dict[str, Any]]:
-    from companions.protocol import Action, Message, State, to_wire
+    from companions.wire.protocol import Action, Message, State, to_wire
 
     return rng.choice([
         ("messages", to_wire(Message.create(from_=sender, message="hello", to=["akari"], emotion="happy"))),
@@ -335,7 +335,7 @@ def _nested(rng: random.Random, depth: int) -> str:
 
 def _hostile(rng: random.Random, family: str, *, local: Sequence[str], user: str, taken: Sequence[str],
              victim: str) -> Hostile:
-    from companions.protocol import Query, QueryResult, State, to_wire
+    from companions.wire.protocol import Query, QueryResult, State, to_wire
 
     topic, body = _valid(rng, "companion_evil")
     text = json.dumps(body)

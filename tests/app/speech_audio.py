@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.devices.microphone import read_pcm16k
+from app.voice_input.microphone import read_pcm16k
 from companions.voice_input.audio import SAMPLE_RATE
 
 

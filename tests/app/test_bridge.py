@@ -15,10 +15,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.bridge import BridgeConfigError, BridgeServer, build_bridge
-from app.settings import Settings
-from companions.bus import InProcessBus, LocalEvent
-from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, parse_frame
-from companions.query_broker import QueryBroker
+from app.settings.model import Settings
+from companions.wire.bus import InProcessBus, LocalEvent
+from companions.wire.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, parse_frame
+from companions.wire.query_broker import QueryBroker
 from tests.app.bridge_client import client, hello, recv
 from tests.waiting import wait_until
 

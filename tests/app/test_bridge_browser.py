@@ -22,9 +22,9 @@ import pytest
 
 from app.bridge import BridgeServer
 from app.bridge.origins import BridgeOriginRefused
-from companions.bus import BusItem, InProcessBus
-from companions.protocol import Message, WireItem
-from companions.query_broker import QueryBroker
+from companions.wire.bus import BusItem, InProcessBus
+from companions.wire.protocol import Message, WireItem
+from companions.wire.query_broker import QueryBroker
 from tests.conftest import serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 from websockets.asyncio.client import connect
 
-from companions.protocol import Action, Message, State
+from companions.wire.protocol import Action, Message, State
 from tests.app.bridge_app import App, start_app
 from tests.app.kyoko_clients import PNG, FirehoseExampleClient, KyokoClient, LegacyKyokoClient, running
 

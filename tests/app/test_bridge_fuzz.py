@@ -15,9 +15,9 @@ from typing import Any
 from websockets.asyncio.client import connect
 
 from app.bridge import BridgeServer
-from companions.bus import InProcessBus
-from companions.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, to_wire
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, to_wire
+from companions.wire.query_broker import QueryBroker
 from tests.waiting import wait_until
 
 FRAMES = 10_500

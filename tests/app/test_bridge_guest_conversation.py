@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from companions.companion.guests import BridgeGuestsChanged
 from companions.conversation.readmodel import ConversationReadModel
-from companions.guests import BridgeGuestsChanged
 from companions.llm.scripted import ScriptedCast, reply_json, say
-from companions.protocol import Message, to_wire
+from companions.wire.protocol import Message, to_wire
 from tests.conftest import free_port
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime
 

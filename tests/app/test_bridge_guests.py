@@ -15,13 +15,13 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from app.bridge import BridgeServer
-from companions.bus import BusItem, InProcessBus
+from companions.companion.guests import BridgeGuestsChanged
 from companions.conversation import LISTEN, ComposedLine, ConversationManager, Participant, TurnContext, Vote
 from companions.conversation.config import ConversationConfig
 from companions.conversation.readmodel import ConversationReadModel
-from companions.guests import BridgeGuestsChanged
-from companions.protocol import Closing, Message, State, to_wire
-from companions.query_broker import QueryBroker
+from companions.wire.bus import BusItem, InProcessBus
+from companions.wire.protocol import Closing, Message, State, to_wire
+from companions.wire.query_broker import QueryBroker
 
 KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "story": "lives on a hill",
         "sample": "Clouds are slow."}
@@ -218,7 +218,7 @@ async def test_a_companions_connection_speaks_only_as_its_companion() -> None:
                         "params": {"from": "akari", "type": "vision"}}
         await ws.send(json.dumps({"topic": "queries", "body": forged_query}))
         assert (await frame(ws, is_error))["error"]["message"].startswith("forged from 'akari'")
-        # Its own companion's query goes to the broker (which asks the user for a guest: companions/trust.py);
+        # Its own companion's query goes to the broker (which asks the user for a guest: companions/trust/policy.py);
         # here the app has no camera: the answer says so, to this connection alone.
         query = {"jsonrpc": "2.0", "method": "query.send", "id": "q1", "params": {"from": "kumo", "type": "vision"}}
         await ws.send(json.dumps({"topic": "queries", "body": query}))

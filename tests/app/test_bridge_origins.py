@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.bridge.origins import OriginPolicy, rule_of
-from app.settings import Settings
+from app.settings.model import Settings
 
 DEFAULT = Settings().bridge.allowed_origins
 

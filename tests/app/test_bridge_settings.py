@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.bridge import build_bridge
-from app.settings import Settings
-from companions.bus import InProcessBus
-from companions.query_broker import QueryBroker
+from app.settings.model import Settings
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 from tests.app.bridge_app import COMPANIONS, App
 from tests.app.kyoko_clients import LegacyKyokoClient, running
 from tests.conftest import free_port
@@ -49,7 +49,7 @@ async def test_the_settings_choose_the_default_dialect_and_the_clients_grace() -
 
 
 def test_the_environment_sets_the_dialect_and_the_types_clients_answer_first() -> None:
-    from app.settings import env_overrides
+    from app.settings.model import env_overrides
 
     overrides = env_overrides({"MADOI_BRIDGE_DIALECT": "legacy", "MADOI_BRIDGE_CLIENT_ANSWERS": "vision, speak"})
     bridge = Settings.model_validate(overrides).bridge

@@ -11,13 +11,13 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from app.bridge import BridgeServer
-from companions.bus import InProcessBus
+from companions.companion.worker import Worker
 from companions.llm.scripted import ScriptedModel, call, say, stall
 from companions.llm.types import ChatMessage
-from companions.protocol import Message, parse_frame
-from companions.query_broker import QueryBroker
-from companions.tools import ToolRegistry, tool
-from companions.worker import Worker
+from companions.tools.functions import ToolRegistry, tool
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, parse_frame
+from companions.wire.query_broker import QueryBroker
 from tests.app.bridge_client import client, hello, recv
 
 LINE = 'こんばんは、"みなさん"！ Shall we talk about the stars?'

@@ -15,10 +15,10 @@ import pytest
 
 from app.devices.camera import OpenCVCamera, parse_source
 from app.devices.vision_description import face_detection_problem
-from companions.bus import InProcessBus
-from companions.devices import DeviceStatus, DeviceUnavailable
-from companions.protocol import Query
-from companions.responders import VisionResponder
+from companions.devices.ports import DeviceStatus, DeviceUnavailable
+from companions.devices.responders import VisionResponder
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query
 from tests.app.media import write_test_video
 
 

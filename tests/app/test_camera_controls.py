@@ -1,5 +1,5 @@
-"""The camera as the user controls it (app/camera_controls.py): the switch kept in the settings, and what a shown
-picture adds to the user's message; a real started runtime with the camera on a generated video file."""
+"""The camera as the user controls it (app/devices/camera_controls.py): the switch kept in the settings, and what a
+shown picture adds to the user's message; a real started runtime with the camera on a generated video file."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.camera_controls import RuntimeCamera, shown_message
 from app.devices.camera import SWITCHED_OFF
+from app.devices.camera_controls import RuntimeCamera, shown_message
 from app.devices.vision_description import describe_frame, in_words
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.devices import CameraLooked, DeviceUnavailable
-from companions.lines import detect_language
-from companions.protocol import Message
-from companions.shown_look import shown_look, shown_parts
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.companion.lines import detect_language
+from companions.devices.ports import CameraLooked, DeviceUnavailable
+from companions.devices.shown_look import shown_look, shown_parts
+from companions.wire.protocol import Message
 from tests.app.media import write_test_video
 
 
@@ -96,7 +96,7 @@ async def test_showing_looks_as_the_user_and_sends_what_was_seen(madoi_home: Pat
     assert message.params.to == ["akari"]
     assert message.params.from_ == runtime.settings.general.user_name
     assert "1 face detected" in message.params.message or "faces not counted" in message.params.message
-    # The look is marked for the windows (companions/shown_look.py): the user's words and the look apart.
+    # The look is marked for the windows (companions/devices/shown_look.py): the user's words and the look apart.
     look = shown_look(message)
     assert look is not None
     assert look.startswith("[The user shows you what the camera sees. On-device")

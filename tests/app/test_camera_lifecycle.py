@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from app.devices.camera import SWITCHED_OFF, OpenCVCamera
-from companions.bus import InProcessBus
-from companions.devices import CameraInUse, CameraLooked, DeviceStatus, DeviceUnavailable
-from companions.protocol import Query
-from companions.responders import VisionResponder
+from companions.devices.ports import CameraInUse, CameraLooked, DeviceStatus, DeviceUnavailable
+from companions.devices.responders import VisionResponder
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query
 from tests.app.media import write_test_video
 
 

@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 
 from app.devices.wiring import build_devices
-from app.settings import Settings
-from companions.bus import InProcessBus
-from companions.devices import DeviceStatus
-from companions.protocol import Query
-from companions.query_broker import QueryBroker
+from app.settings.model import Settings
+from companions.devices.ports import DeviceStatus
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query
+from companions.wire.query_broker import QueryBroker
 from tests.app.media import write_test_video
 
 

@@ -1,15 +1,15 @@
 """Card files taken again while Madoi runs: a new, edited, approved or removed companion is in the conversation
-at once, without a restart (app/cast_changes.py on the real runtime)."""
+at once, without a restart (app/cards/cast_changes.py on the real runtime)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.card_trust import CardTrust
-from companions.cards import load_card
-from companions.cast import CastChanged
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.cards.approval import CardTrust
+from companions.cards.card import load_card
+from companions.companion.cast import CastChanged
 
 
 def _write(home: Path, name: str, text: str) -> Path:

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from app.card_library import CardLibrary
-from app.settings import load_settings
-from companions.card_trust import CardTrust
-from companions.cards import load_cards, sample_cards_dir
-from companions.character_cards import CardImportError
-from companions.png_text import chunks, read_texts
+from app.cards.library import CardLibrary
+from app.settings.model import load_settings
+from companions.cards.approval import CardTrust
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.cards.character_cards import CardImportError
+from companions.cards.png_text import chunks, read_texts
 from tests.conftest import PYTHON, REPO, subprocess_env
 
 SAKURA_V2: dict[str, Any] = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.connection_check import check_connection, llm_configured
-from app.settings import Settings
+from app.llm.connection_check import check_connection, llm_configured
+from app.settings.model import Settings
 from tests.app.models_server import models_server
 from tests.conftest import free_port
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app.conversation_indexing import conversation_source
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.conversations.indexing import conversation_source
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 
 
 async def test_a_finished_conversation_is_found_by_search_and_forgotten_when_deleted(madoi_home: Path) -> None:

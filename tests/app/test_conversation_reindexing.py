@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app.conversation_indexing import conversation_source
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.conversations.indexing import conversation_source
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 
 
 async def _found(runtime: Runtime, query: str) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.desktop_entry import data_home, desktop_entry_text, install_desktop_entry, install_from_command_line
+from app.runtime.desktop_entry import data_home, desktop_entry_text, install_desktop_entry, install_from_command_line
 
 
 def _parse(path: Path) -> configparser.SectionProxy:

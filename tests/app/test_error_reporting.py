@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.error_reporting import ErrorReport, ErrorReporter, install_error_reporting
-from companions.tasks import TaskSet
+from app.runtime.error_reporting import ErrorReport, ErrorReporter, install_error_reporting
+from companions.common.tasks import TaskSet
 from tests.conftest import log_text
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
 from companions.llm.learning import FILE_NAME
-from companions.protocol import Message
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
 from companions.testing.openai_server.demo_director import DemoDirector, request_kind
+from companions.wire.protocol import Message
 from tests.waiting import wait_until
 
 SCALE = 0.2  # the profile's delays x this

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from companions.protocol import Message, frame_of
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import GOODBYE, DemoDirector
+from companions.wire.protocol import Message, frame_of
 from tests.app.headless import line_containing
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.conversation.readmodel import ConversationReadModel
-from companions.devices import SpeakingChanged
+from companions.devices.ports import SpeakingChanged
 from companions.testing.openai_server import OpenAITestServer
 from tests.app.playback import LongLines, Players
 

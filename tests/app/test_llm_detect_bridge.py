@@ -5,11 +5,11 @@ from __future__ import annotations
 from websockets.asyncio.server import ServerConnection, serve
 
 from app.bridge.server import BridgeServer
-from app.connection_check import check_connection
-from companions.bus import InProcessBus
+from app.llm.connection_check import check_connection
 from companions.llm.detect import Candidate, DetectedServer, NoServer, detect_local_server
-from companions.query_broker import QueryBroker
 from companions.testing.openai_server import OpenAITestServer
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 
 
 async def _echo(connection: ServerConnection) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from app.runtime import Runtime
+from app.runtime.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import ScriptedModel, reply_json, say
-from companions.recall import MemoryRecalled, spoken_date
+from companions.memory.recall import MemoryRecalled, spoken_date
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app import memory_cli
 from app.main import main
-from app.search_cli import index_path
-from app.settings import load_settings
+from app.memory import cli as memory_cli
+from app.search.cli import index_path
+from app.settings.model import load_settings
 from companions.search.engine import SearchEngine
 from tests.companions.search_doubles import HashingEmbedder
 

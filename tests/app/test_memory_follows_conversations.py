@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from app.runtime import Runtime
-from app.storage import ConversationStore
+from app.runtime.runtime import Runtime
+from app.storage.database import ConversationStore
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import ScriptedCast, reply_json, say
-from companions.memory import CompanionMemory, SqliteMemoryStore
-from companions.protocol import Message
+from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.wire.protocol import Message
 from tests.ui.scripted_runtime import COMPANIONS, scripted_cast, scripted_runtime
 
 

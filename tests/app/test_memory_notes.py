@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-from app.memory_notes import NotesStore, NoteWriter
-from app.memory_recall import MemoryRecall
-from app.storage import ConversationStore
-from companions.bus import InProcessBus
-from companions.cards import sample_cards_dir
-from companions.cast import CompanionCast, build_cast
+from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
+from app.memory.notes import NotesStore, NoteWriter
+from app.memory.recall import MemoryRecall
+from app.storage.database import ConversationStore
+from companions.cards.card import sample_cards_dir
+from companions.companion.cast import CompanionCast, build_cast
 from companions.llm import priorities
 from companions.llm.scripted import ScriptedCast, reply_json
-from companions.query_broker import QueryBroker
 from companions.search.engine import SearchEngine
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 from tests.companions.search_doubles import HashingEmbedder
 
 MAY_8 = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-from app.memory_recall import MemoryRecall
-from app.storage import ConversationStore
-from companions.memory import CompanionMemory, SqliteMemoryStore
-from companions.protocol import Message
-from companions.recall import CompanionRecall, MemoryRecalled, recall_block
+from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
+from app.memory.recall import MemoryRecall
+from app.storage.database import ConversationStore
+from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.memory.recall import CompanionRecall, MemoryRecalled, recall_block
 from companions.search.engine import SearchEngine
 from companions.search.semantic import EmbedderClosed, Vectors
 from companions.search.tool import TextSearch
+from companions.wire.protocol import Message
 from tests.companions.search_doubles import HashingEmbedder
 
 MAY_8 = dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
@@ -167,7 +167,7 @@ async def test_the_companion_side_recalls_once_per_message_and_tells_what_it_rec
 
 
 class ClosedEmbedder(HashingEmbedder):
-    """The app's embedder once the search engine closed it (app/embedding.py): every query raises."""
+    """The app's embedder once the search engine closed it (app/search/embedding.py): every query raises."""
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> Vectors:
         raise EmbedderClosed("the embedding model is closed")

@@ -1,4 +1,4 @@
-"""The network follows the cast while Madoi runs: a companion the user adds, edits or removes (app/cast_changes.py
+"""The network follows the cast while Madoi runs: a companion the user adds, edits or removes (app/cards/cast_changes.py
 publishes CastChanged) is announced, reserved and published as this app's own, or no longer. A real runtime (the
 scripted demo endpoint, the network on loopback) and Madoi's own libp2p nodes as its peers."""
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from app.network.libp2p_node import Libp2pNetwork
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.network.link import NetworkLink
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.app.madoi_nodes import start_node, subscribed
 from tests.companions.network_doubles import Companion, Node
 from tests.waiting import wait_until

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
-from companions.bus import InProcessBus
-from companions.cast import CastChanged
+from companions.companion.cast import CastChanged
 from companions.conversation import ConversationManager
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata, Message, State, to_wire
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message, State, to_wire
 from tests.app.madoi_nodes import subscribed
 from tests.app.network_nodes import ReferenceNode
 from tests.waiting import wait_until

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from companions.protocol import Message, State, frame_of, to_wire
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
+from companions.wire.protocol import Message, State, frame_of, to_wire
 from tests.app.network_nodes import ReferenceNode
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 from tests.waiting import wait_until

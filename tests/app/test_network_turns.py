@@ -11,7 +11,7 @@ import pytest
 from companions.conversation import (
     ConversationChanged,
 )
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.app.madoi_nodes import joined, start_node
 from tests.companions.network_doubles import Companion
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from app.conversations import ActiveConversationChanged
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.conversations.active import ActiveConversationChanged
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.conversation import ComposedLine, Participant, TurnContext, Vote
 from companions.conversation.readmodel import ConversationReadModel
-from companions.protocol import Closing, Message
+from companions.wire.protocol import Closing, Message
 
 
 class Pondering(Participant):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.runtime import Runtime
-from app.settings import Settings, load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import Settings, load_settings
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.llm.unavailable import UnavailableModel
 from companions.testing.openai_server import OpenAITestServer, text_reply

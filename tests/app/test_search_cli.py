@@ -10,7 +10,7 @@ from tests.conftest import PYTHON, REPO, subprocess_env
 
 
 def madoi_search(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "app.search_cli", "search", *args], input=stdin, capture_output=True,
+    return subprocess.run([PYTHON, "-m", "app.search.cli", "search", *args], input=stdin, capture_output=True,
                           check=False, text=True, cwd=REPO, env=subprocess_env(home, HF_HUB_OFFLINE="1"), timeout=120)
 
 

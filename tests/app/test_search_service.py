@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app.search_service import SearchIndexUpdated, build_search_service
-from app.settings import load_settings
-from companions.bus import InProcessBus
+from app.search.service import SearchIndexUpdated, build_search_service
+from app.settings.model import load_settings
+from companions.wire.bus import InProcessBus
 from tests.companions.search_doubles import HashingEmbedder
 
 

@@ -12,8 +12,8 @@ import keyring.errors
 import pytest
 from pydantic import SecretStr
 
-from app.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
-from app.settings import Settings, load_settings, save_settings
+from app.settings.model import Settings, load_settings, save_settings
+from app.settings.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
 from tests.app.keyrings import DictKeyring
 
 

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.settings import DEFAULT_BRIDGE_PORT, Settings, load_settings, save_settings, system_language
+from app.settings.model import DEFAULT_BRIDGE_PORT, Settings, load_settings, save_settings, system_language
 from companions.llm.detect import LOCAL_CANDIDATES
 
 

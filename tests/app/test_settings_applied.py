@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import websockets
 
-from app.companion_checks import CompanionChecks
-from app.runtime import Runtime, SettingsNotApplied
-from app.search_service import build_search_service
-from app.settings import CompanionSettings, Settings, load_settings
+from app.cards.checks import CompanionChecks
+from app.runtime.runtime import Runtime, SettingsNotApplied
+from app.search.service import build_search_service
+from app.settings.model import CompanionSettings, Settings, load_settings
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.companions.search_doubles import HashingEmbedder

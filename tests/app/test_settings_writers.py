@@ -1,4 +1,4 @@
-"""Two programs writing settings.toml lose nothing of each other's (app/settings_merge.py): the window's Save, the
+"""Two programs writing settings.toml lose nothing of each other's (app/settings/merge.py): the window's Save, the
 camera switch and an answer to a consent prompt write only what they changed, so ``madoi companions approve ID``
 run while the window is open stays approved; two writers at the same moment keep all of both. Real files, the real
 command line in a child process, the real runtime."""
@@ -10,11 +10,11 @@ import time
 import tomllib
 from pathlib import Path
 
-from app.camera_controls import RuntimeCamera
-from app.runtime import Runtime
-from app.settings import load_settings, save_settings
-from app.settings_merge import apply, changes
-from companions.trust import Capability, Relation, Source
+from app.devices.camera_controls import RuntimeCamera
+from app.runtime.runtime import Runtime
+from app.settings.merge import apply, changes
+from app.settings.model import load_settings, save_settings
+from companions.trust.policy import Capability, Relation, Source
 from tests.conftest import PYTHON, REPO, subprocess_env
 from tests.security.user_cards import approve, card_file, touching
 
@@ -72,7 +72,7 @@ async def test_the_camera_switch_and_a_consent_answer_keep_what_others_wrote(mad
 _WRITER = """
 import sys, time
 from pathlib import Path
-from app.settings import load_settings, save_settings
+from app.settings.model import load_settings, save_settings
 name, count, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 loaded = load_settings()  # read once, as the window does
 while not go.exists():

@@ -15,14 +15,14 @@ import pytest
 from app.devices.japanese_reading import contains_kanji, to_kana
 from app.devices.speaker import Pyttsx3Speaker
 from app.devices.tts_engine import split_for_speech
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.devices import DeviceStatus, SpeakingChanged, Utterance
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
+from companions.devices.responders import SpeakResponder
 from companions.llm.scripted import ScriptedModel
-from companions.protocol import Query
-from companions.query_broker import QueryBroker
-from companions.responders import SpeakResponder
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query
+from companions.wire.query_broker import QueryBroker
 
 LONG_TEXT = " ".join(f"This is sentence number {i} of a very long utterance that nobody wants to hear."
                      for i in range(150))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.storage import MIGRATIONS, ConversationStore, migrate, open_database
-from companions.protocol import Message, State
+from app.storage.database import MIGRATIONS, ConversationStore, migrate, open_database
+from companions.wire.protocol import Message, State
 from tests.conftest import PYTHON, REPO
 
 
@@ -66,8 +66,8 @@ def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
-    from app.runtime import Runtime
-    from app.settings import load_settings
+    from app.runtime.runtime import Runtime
+    from app.settings.model import load_settings
 
     async def main():
         runtime = Runtime(load_settings())

@@ -14,10 +14,10 @@ from typing import ClassVar
 
 import pytest
 
-from app.devices import recognizer_models
-from app.devices.microphone import FileMicrophone, SoundDeviceMicrophone, input_devices, read_pcm16k
-from app.devices.recognizer_models import DownloadFailed, SpeechModel, download, installed, model_path
-from app.devices.speech_recognizers import PocketSphinxRecognizer, WhisperRecognizer
+from app.voice_input import recognizer_models
+from app.voice_input.microphone import FileMicrophone, SoundDeviceMicrophone, input_devices, read_pcm16k
+from app.voice_input.recognizer_models import DownloadFailed, SpeechModel, download, installed, model_path
+from app.voice_input.recognizers import PocketSphinxRecognizer, WhisperRecognizer
 from companions.voice_input.audio import FRAME_S, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.recognition import RecognizerUnavailable
 from tests.app.speech_audio import clip

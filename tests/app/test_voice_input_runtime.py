@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from app.devices.microphone import FileMicrophone, read_pcm16k
-from app.devices.voice_input_wiring import make_room
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.bus import BusItem
-from companions.protocol import Message
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from app.voice_input.microphone import FileMicrophone, read_pcm16k
+from app.voice_input.wiring import make_room
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
 from companions.voice_input.events import SpeechHeard
+from companions.wire.bus import BusItem
+from companions.wire.protocol import Message
 from tests.app.playback import LongLines, Players
 from tests.app.speech_audio import clip, write_wav
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.search_service import build_search_service
-from app.settings import load_settings
+from app.search.service import build_search_service
+from app.settings.model import load_settings
 from companions.search.research import ResearchAgent, ResearchResult
-from companions.web_search import WebAugmentedSearch
+from companions.search.web import WebAugmentedSearch
 from tests.app.searxng import PAGE, SNIPPET, FakeSearxng
 from tests.companions.search_doubles import HashingEmbedder
 

@@ -6,16 +6,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from companions.bus import InProcessBus
 from companions.conversation import (
     ConversationConfig,
     ConversationManager,
     ConversationReadModel,
 )
-from companions.conversation.user_commands import ConversationControl
+from companions.conversation.commands import ConversationControl
 from companions.llm.capabilities import forget_endpoints
-from companions.protocol import Message, State
 from companions.testing.openai_server import OpenAITestServer
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, State
 from tests.companions.conversation_sim import Double, Sim
 
 

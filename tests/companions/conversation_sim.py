@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from companions.bus import InProcessBus
 from companions.conversation import (
     ComposedLine,
     ConversationManager,
@@ -18,8 +17,9 @@ from companions.conversation import (
     TurnContext,
     Vote,
 )
-from companions.conversation.user_commands import ConversationControl
-from companions.protocol import Closing, Message, State
+from companions.conversation.commands import ConversationControl
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Closing, Message, State
 
 VoteFn = Callable[[TurnContext], Awaitable[Vote] | Vote]
 

@@ -7,19 +7,19 @@ import asyncio
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, reply_json
-from companions.protocol import Message
-from companions.query_broker import QueryBroker
-from companions.recall import RecalledItem
-from companions.testing.consent import ScriptedUser
-from companions.trust import TrustPolicy
-from companions.trust_sources import SourceDirectory
+from companions.memory.recall import RecalledItem
+from companions.testing.scripted_consent import ScriptedUser
+from companions.trust.policy import TrustPolicy
+from companions.trust.sources import SourceDirectory
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Camera, Voice
 
 

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from companions.bus import InProcessBus
 from companions.conversation import (
     ComposedLine,
     ConversationChanged,
@@ -23,7 +22,8 @@ from companions.conversation import (
 )
 from companions.network.link import NetworkLink
 from companions.network.port import NetworkError, NetworkPort, NetworkSink, NetworkStatus
-from companions.protocol import Closing, CompanionMetadata, Message
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Closing, CompanionMetadata, Message
 from tests.waiting import wait_until
 
 PEER = "12D3KooWRemotePeer"

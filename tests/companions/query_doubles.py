@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from companions.protocol import Query, QueryResult
+from companions.wire.protocol import Query, QueryResult
 
 
 class EchoResponder:

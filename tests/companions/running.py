@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 
-from companions.bus import InProcessBus
-from companions.companion import Companion
+from companions.companion.companion import Companion
 from companions.conversation import ConversationManager
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 
 
 @contextlib.asynccontextmanager

@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from companions.actions import BuiltinTools
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
 from companions.llm.scripted import ScriptedModel, call, offers_tools, reply_json, say
 from companions.llm.types import ImagePart
-from companions.protocol import Action, CompanionMetadata, Message, Query, QueryResult
-from companions.query_broker import QueryBroker
-from companions.tools import ToolRegistry
+from companions.tools.builtins import BuiltinTools
+from companions.tools.functions import ToolRegistry
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Action, CompanionMetadata, Message, Query, QueryResult
+from companions.wire.query_broker import QueryBroker
 
 
 class StandInResponder:

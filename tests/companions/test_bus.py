@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from companions.bus import InProcessBus, LocalEvent
-from companions.protocol import Action, Message, State
+from companions.wire.bus import InProcessBus, LocalEvent
+from companions.wire.protocol import Action, Message, State
 from tests.waiting import wait_until
 
 

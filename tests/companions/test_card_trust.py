@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from companions.card_trust import CardTrust, held_card, privileges_of
-from companions.cards import CompanionCard, sample_cards_dir
+from companions.cards.approval import CardTrust, held_card, privileges_of
+from companions.cards.card import CompanionCard, sample_cards_dir
 
 CARD = {
     "metadata": {"id": "kumo", "name": "Kumo", "personality": "Drifts."},

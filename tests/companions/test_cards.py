@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from companions.cards import CompanionCard, load_cards, sample_cards_dir
-from companions.prompts import system_prompt
+from companions.cards.card import CompanionCard, load_cards, sample_cards_dir
+from companions.companion.prompts import system_prompt
 
 GOOD = """
 metadata: {id: mika, name: Mika}

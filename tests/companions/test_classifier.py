@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companions.llm.types import ChatMessage, ChatRequest, Completion, LLMError, StreamEvent, TextDelta
-from companions.search.classifier import (
+from companions.search.classify.query_classifier import (
     EmptyQueryError,
     LLMClassifier,
     QueryClassificationOptions,

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from companions.bus import BusItem, InProcessBus
-from companions.card_trust import CardTrust
-from companions.cards import CompanionCard, load_cards
-from companions.cast import build_cast
-from companions.companion import Companion
+from companions.cards.approval import CardTrust
+from companions.cards.card import CompanionCard, load_cards
+from companions.companion.cast import build_cast
+from companions.companion.companion import Companion
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, offers_tools
-from companions.mcp_config import McpServer
-from companions.protocol import Message
-from companions.query_broker import QueryBroker
-from companions.tool_use import ToolProblem, ToolUsed
+from companions.tools.mcp_config import McpServer
+from companions.tools.tool_use import ToolProblem, ToolUsed
+from companions.wire.bus import BusItem, InProcessBus
+from companions.wire.protocol import Message
+from companions.wire.query_broker import QueryBroker
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MCP_SERVER = DATA / "mcp" / "lantern_server.py"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from companions.conversation import Description, Pace
 from companions.conversation.deadline import MAX_DEADLINE_S, vote_deadline
 from companions.conversation.direct import answer_at_once, likely_speaker, named_companion
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.companions.conversation_sim import Double, Sim, listens, wants
 
 NAMES = {"akari": ("あかり", "Akari"), "hina": ("ひな", "Hina"), "souta": ("そうた", "Souta")}

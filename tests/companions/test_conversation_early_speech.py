@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from companions.conversation import ComposedLine, TurnContext
 from companions.conversation.early_speech import remainder
-from companions.protocol import Closing
+from companions.wire.protocol import Closing
 from tests.companions.conversation_sim import Double, Sim, listens, wants
 
 

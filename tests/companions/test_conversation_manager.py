@@ -15,8 +15,8 @@ from companions.conversation import (
     TurnContext,
     Vote,
 )
-from companions.conversation.user_commands import ConversationControl
-from companions.protocol import Closing, Message
+from companions.conversation.commands import ConversationControl
+from companions.wire.protocol import Closing, Message
 from tests.companions.conversation_sim import Double, SayFn, Sim, VoteFn, listens, wants
 
 

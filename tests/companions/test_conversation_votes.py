@@ -9,10 +9,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion, vote_schema
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.common.tasks import TaskSet
+from companions.companion.companion import Companion, vote_schema
+from companions.companion.participant import CompanionParticipant
 from companions.conversation import (
     ConversationConfig,
     ConversationManager,
@@ -24,9 +24,9 @@ from companions.conversation import (
 from companions.conversation.selection import counted
 from companions.conversation.vote_round import collect_votes
 from companions.llm.scripted import ScriptedModel, asks_json, call, reply_json, stall
-from companions.protocol import Message, Query, QueryResult, State, parse_body, to_wire
-from companions.query_broker import QueryBroker
-from companions.tasks import TaskSet
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, Query, QueryResult, State, parse_body, to_wire
+from companions.wire.query_broker import QueryBroker
 from tests.companions.running import running
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from companions.cards import Condition, Events, Execute
-from companions.events import decide, default_params, evaluate_conditions, params_model
+from companions.cards.card import Condition, Events, Execute
+from companions.cards.card_events import decide, default_params, evaluate_conditions, params_model
 from companions.llm.scripted import ScriptedModel, asks_json, reply_json, say
 from companions.llm.structured import StructuredStats
 from companions.llm.types import ChatMessage

@@ -1,20 +1,20 @@
-"""A stock filler that stands in for a companion's line is marked on the bus with the reason (companions/filler.py),
-and the mark keeps the reference framework's wire shape valid."""
+"""A stock filler that stands in for a companion's line is marked on the bus with the reason
+(companions/companion/filler.py), and the mark keeps the reference framework's wire shape valid."""
 
 from __future__ import annotations
 
 import asyncio
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.filler import filler_reason
+from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
-from companions.filler import filler_reason
 from companions.llm.scripted import ScriptedModel, reply_json, say
-from companions.protocol import Message, MessageMetadata, MessageParams, parse_body, to_wire
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, MessageMetadata, MessageParams, parse_body, to_wire
+from companions.wire.query_broker import QueryBroker
 from tests.companions.running import running
 
 QUESTION = "颯太さん、この地図はいつのもの？"

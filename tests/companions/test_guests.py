@@ -1,13 +1,13 @@
-"""The guests registry (companions/guests.py): companions from elsewhere are present in the cast's roster while the
-adapter that added them has them, and leave with them; one place never removes another's."""
+"""The guests registry (companions/companion/guests.py): companions from elsewhere are present in the cast's roster
+while the adapter that added them has them, and leave with them; one place never removes another's."""
 
 from __future__ import annotations
 
-from companions.bus import InProcessBus
-from companions.cast import CompanionCast
-from companions.guests import Guests
+from companions.companion.cast import CompanionCast
+from companions.companion.guests import Guests
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata
 from tests.companions.network_doubles import PEER, SOUTA, RecordingPort
 
 KUMO = CompanionMetadata(id="kumo", name="Kumo", personality="calm", story="lives on a hill", sample="Clouds.")

@@ -9,22 +9,22 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.filler import filler_reason
+from companions.companion.participant import CompanionParticipant
+from companions.companion.worker import TextStreamed
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
-from companions.filler import filler_reason
 from companions.llm.capabilities import forget_endpoints
 from companions.llm.openai_backend import RetryPolicy, build_chat_model
 from companions.llm.scripted import ScriptedModel, reply_json, say
 from companions.llm.types import ChatModel
-from companions.protocol import Message
-from companions.query_broker import QueryBroker
 from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
 from companions.testing.openai_server.demo_director import DemoDirector, request_kind
-from companions.worker import TextStreamed
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Voice
 from tests.companions.running import running
 
@@ -171,7 +171,7 @@ async def akari_alone(model: ScriptedModel) -> AsyncIterator[Companion]:
 
 
 async def test_a_line_said_before_the_user_spoke_again_is_no_repeat_but_one_said_since_is() -> None:
-    from companions.composing import FillerLine
+    from companions.companion.composing import FillerLine
 
     model = akari_model("こんばんは！", "こんばんは！", "また会えたね！")
     async with akari_alone(model) as akari:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companions.lines import (
+from companions.companion.lines import (
     clean_line,
     detect_language,
     fallback_line,
@@ -271,7 +271,7 @@ def test_a_name_alone_is_no_line(text: str) -> None:
 
 
 def test_a_line_made_of_the_words_it_answers_is_parroting_but_a_greeting_back_is_not() -> None:
-    from companions.composing import LineCheck
+    from companions.companion.composing import LineCheck
 
     check = LineCheck("ja", answered="今日はちょっと疲れたな。")
     assert check.flaw("今日は疲れたな。") == "parrot"  # measured on a 0.5B model
@@ -288,7 +288,7 @@ def test_a_label_with_nothing_after_it_is_no_line() -> None:
 
 
 def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
-    from companions.composing import strip_prompt_copies
+    from companions.companion.composing import strip_prompt_copies
 
     prompt = "役割: 会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話を振る。"
     recital = "あなたの仕事は会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話す。"  # measured
@@ -320,7 +320,7 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
 ])
 def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str, line: str,
                                                                     flaw: str | None) -> None:
-    from companions.composing import LineCheck
+    from companions.companion.composing import LineCheck
 
     check = LineCheck("ja", answered=answered,
                       speaks_as_other=lambda text: misidentified(text, other_names=["ひな", "Hina", "hina"]))
@@ -328,7 +328,7 @@ def test_the_first_minutes_lines_that_passed_the_checks_are_caught(answered: str
 
 
 def test_an_english_question_answered_with_one_kanji_or_as_an_assistant_is_caught() -> None:
-    from companions.composing import LineCheck
+    from companions.companion.composing import LineCheck
 
     check = LineCheck("en", answered="Hina, what do you like to do on weekends?")
     assert check.flaw("少") == "language"  # measured: Hina's whole answer
@@ -347,7 +347,7 @@ def test_a_name_with_an_honorific_is_still_a_claim_to_be_someone_else() -> None:
 
 
 def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
-    from companions.composing import strip_echoed
+    from companions.companion.composing import strip_echoed
 
     notes = ["日本語で答えてください。", "自分のセリフだけを69文字以内で。"]
     assert strip_echoed("日本語で答える", notes) == ""  # measured: Souta's whole answer to "おすすめの本はある？"
@@ -362,15 +362,15 @@ def test_an_assistants_offer_of_help_is_not_the_companion_speaking() -> None:
 
 
 async def test_the_recalled_block_read_out_is_no_line() -> None:
-    from companions.bus import InProcessBus
-    from companions.cards import load_cards, sample_cards_dir
-    from companions.companion import Companion
+    from companions.cards.card import load_cards, sample_cards_dir
+    from companions.companion.companion import Companion
     from companions.llm.scripted import ScriptedModel, reply_json, say
-    from companions.protocol import Message
-    from companions.query_broker import QueryBroker
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
 
     class Recall:
-        """What a companion recalled from earlier conversations (companions/recall.py's block)."""
+        """What a companion recalled from earlier conversations (companions/memory/recall.py's block)."""
 
         async def prepare(self, message: Message, *, earlier: list[str], in_context: set[str]) -> None:
             return None
@@ -413,12 +413,12 @@ def test_an_assistants_summary_or_disclaimer_is_not_the_companion_speaking() -> 
 
 
 async def test_a_line_is_asked_for_with_a_token_limit_of_its_length() -> None:
-    from companions.bus import InProcessBus
-    from companions.cards import load_cards, sample_cards_dir
-    from companions.companion import TURN_MAX_TOKENS, Companion
+    from companions.cards.card import load_cards, sample_cards_dir
+    from companions.companion.companion import TURN_MAX_TOKENS, Companion
     from companions.llm.scripted import ScriptedModel, reply_json, say
-    from companions.protocol import Message
-    from companions.query_broker import QueryBroker
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
 
     bus = InProcessBus()
     model = ScriptedModel("souta")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from companions.loop_health import LagProbe, percentile
+from companions.common.loop_health import LagProbe, percentile
 
 
 def test_percentile_nearest_rank() -> None:

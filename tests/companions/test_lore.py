@@ -6,13 +6,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.cards import CompanionCard, LoreEntry
-from companions.companion import Companion
+from companions.cards.card import CompanionCard, LoreEntry
+from companions.cards.lore import lore_block, triggered
+from companions.companion.companion import Companion
 from companions.llm.scripted import Matcher, ScriptedModel, call
-from companions.lore import lore_block, triggered
-from companions.protocol import Message
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
+from companions.wire.query_broker import QueryBroker
 
 SHOP = LoreEntry(keys=["古本屋", "Bookshop"], content="さくらの店は三条通りにある。")
 CAT = LoreEntry(keys=["猫"], content="店には三毛猫のタマがいる。", enabled=False)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from companions.mcp_config import McpServer
-from companions.mcp_tools import McpTools
-from companions.tools import ToolRegistry, tool
+from companions.tools.functions import ToolRegistry, tool
+from companions.tools.mcp import McpTools
+from companions.tools.mcp_config import McpServer
 
 SERVER = Path(__file__).resolve().parent.parent / "data" / "mcp" / "lantern_server.py"
 

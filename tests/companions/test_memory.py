@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from companions.memory import CompanionMemory, SqliteMemoryStore, estimate_tokens, strip_impersonation
-from companions.protocol import Message
+from companions.memory.context import CompanionMemory, SqliteMemoryStore, estimate_tokens, strip_impersonation
+from companions.wire.protocol import Message
 
 
 def test_impersonation_is_stripped() -> None:
@@ -66,7 +66,7 @@ async def test_memory_persists_in_sqlite(tmp_path: Path) -> None:
     assert all("only for hina" not in e.text for e in restored.entries)
     await restored.remember(msg("user", "after restart"), "User")
     assert restored.entries[-1].seq > max(e.seq for e in memory.entries)
-    # The lines trimmed out of the context stay on disk: long-term recall searches them (companions/recall.py).
+    # The lines trimmed out of the context stay on disk: long-term recall searches them (companions/memory/recall.py).
     assert await reopened.count("akari") == 11
     assert len(restored.entries) < 10
     reopened.close()

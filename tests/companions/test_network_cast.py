@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from companions.bus import InProcessBus
-from companions.cast import CastChanged
+from companions.companion.cast import CastChanged
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata, Message, State, to_wire
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message, State, to_wire
 from tests.companions.network_doubles import PEER, SOUTA, Companion, RecordingPort
 
 MIO = CompanionMetadata(id="mio", name="Mio", personality="bright")
@@ -71,7 +71,7 @@ async def test_a_companion_added_here_is_served_reserved_and_published_and_the_p
         assert "mio" in manager.present
         assert port.served == [tuple(local)]
 
-        manager.add_participant(Companion("mio", 5))  # as app/cast_changes.py does, before it publishes the change
+        manager.add_participant(Companion("mio", 5))  # as app/cards/cast_changes.py does first
         local.append(CompanionMetadata(id="mio", name="Mio here"))
         bus.publish(CastChanged(added=("mio",)))
         assert port.served[-1] == tuple(local)  # served from now on (and the peers told)

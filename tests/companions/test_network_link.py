@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from companions.bus import InProcessBus
 from companions.conversation import (
     ComposedLine,
     ConversationChanged,
@@ -34,7 +33,8 @@ from companions.network.peers import (
 )
 from companions.network.port import NetworkError
 from companions.network.untrusted import Drops
-from companions.protocol import MAX_RECIPIENTS, Action, Closing, CompanionMetadata, Message, State, to_wire
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import MAX_RECIPIENTS, Action, Closing, CompanionMetadata, Message, State, to_wire
 from tests.companions.network_doubles import PEER, SOUTA, RecordingPort
 
 OTHER = "12D3KooWOtherPeer"

@@ -9,7 +9,7 @@ import asyncio
 
 from companions.conversation import ConversationChanged
 from companions.network.pair import Delay, PairPort
-from companions.protocol import CompanionMetadata, Message, State
+from companions.wire.protocol import CompanionMetadata, Message, State
 from tests.companions.network_doubles import Companion, Node, start_node
 
 

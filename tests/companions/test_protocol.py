@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from companions.protocol import (
+from companions.wire.protocol import (
     Action,
     CompanionMetadata,
     Message,

@@ -1,13 +1,13 @@
-"""The typed query bodies (companions/query_bodies.py): what the action sends is what the responder reads, the wire
-keeps the reference's shape, and a hostile body gets a reason, never an exception."""
+"""The typed query bodies (companions/devices/query_bodies.py): what the action sends is what the responder reads, the
+wire keeps the reference's shape, and a hostile body gets a reason, never an exception."""
 
 from __future__ import annotations
 
 import pytest
 
-from companions.protocol import Query
-from companions.query_bodies import QueryBodyInvalid, SpeakRequest, VisionPicture, VisionRequest
-from companions.query_broker import SPOKEN_CHARS_PER_S, client_grace
+from companions.devices.query_bodies import QueryBodyInvalid, SpeakRequest, VisionPicture, VisionRequest
+from companions.wire.protocol import Query
+from companions.wire.query_broker import SPOKEN_CHARS_PER_S, client_grace
 
 
 def speak(body: object) -> Query:

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.protocol import Query, QueryResult
-from companions.query_broker import IN_PROCESS, QueryBroker, Verdict
-from companions.trust import Capability, Relation, Source, TrustDecision, TrustPolicy
+from companions.trust.policy import Capability, Relation, Source, TrustDecision, TrustPolicy
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query, QueryResult
+from companions.wire.query_broker import IN_PROCESS, QueryBroker, Verdict
 from tests.companions.query_doubles import EchoResponder
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from companions.protocol import Query, QueryResult
-from companions.query_broker import IN_PROCESS, QueryBroker, Verdict, client_grace
+from companions.wire.protocol import Query, QueryResult
+from companions.wire.query_broker import IN_PROCESS, QueryBroker, Verdict, client_grace
 from tests.companions.query_doubles import EchoResponder
 
 

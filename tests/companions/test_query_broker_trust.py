@@ -7,13 +7,13 @@ import asyncio
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.guests import BridgeGuestsChanged, RemoteCompanion
-from companions.protocol import Query, QueryResult
-from companions.query_broker import QueryBroker
-from companions.testing.consent import NO_ANSWER, ScriptedUser
-from companions.trust import Answer, Capability, ConsentRefused, Relation, TrustPolicy
-from companions.trust_sources import SourceDirectory
+from companions.companion.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.testing.scripted_consent import NO_ANSWER, ScriptedUser
+from companions.trust.policy import Answer, Capability, ConsentRefused, Relation, TrustPolicy
+from companions.trust.sources import SourceDirectory
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Query, QueryResult
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Camera
 
 

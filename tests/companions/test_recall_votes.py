@@ -8,11 +8,11 @@ import asyncio
 
 import pytest
 
-from companions.bus import InProcessBus
 from companions.llm.scripted import reply_json
-from companions.protocol import Message
-from companions.recall import CompanionRecall
-from companions.testing.consent import ScriptedUser
+from companions.memory.recall import CompanionRecall
+from companions.testing.scripted_consent import ScriptedUser
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
 from tests.companions.house import Diary, House
 
 

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from companions.devices import (
+from companions.devices.ports import (
     CameraFrame,
     DeviceStatus,
     DeviceUnavailable,
@@ -15,9 +15,9 @@ from companions.devices import (
     Utterance,
     VoiceMap,
 )
-from companions.protocol import Query
-from companions.query_broker import QueryBroker
-from companions.responders import SpeakResponder, VisionResponder
+from companions.devices.responders import SpeakResponder, VisionResponder
+from companions.wire.protocol import Query
+from companions.wire.query_broker import QueryBroker
 
 
 class FakeCamera:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from companions.protocol import Message
-from companions.search.classifier import EmptyQueryError
+from companions.search.classify.query_classifier import EmptyQueryError
 from companions.search.engine import SearchEngine
 from companions.search.fusion import (
     DEFAULT_FUSION,
@@ -20,6 +19,7 @@ from companions.search.fusion import (
     reciprocal_rank_fusion,
 )
 from companions.search.index import SearchIndex, Upsert
+from companions.wire.protocol import Message
 from tests.companions.search_doubles import HashingEmbedder
 
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"

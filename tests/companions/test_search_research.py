@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from companions.llm.scripted import ScriptedModel, fail, reply_json, say, stall
-from companions.search.classifier import EmptyQueryError, QueryClassification
+from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification
 from companions.search.engine import SearchEngine, SearchResponse
 from companions.search.research import ResearchAgent, ResearchProgress, decompose
 from tests.companions.search_doubles import HashingEmbedder

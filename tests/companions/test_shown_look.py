@@ -1,13 +1,13 @@
 """What the camera saw at the end of a user's message is told apart only where the mark says what the text holds
-(companions/shown_look.py): a mark from elsewhere that is not the end of the message, is all of it, or is not text is
-ignored, and the text is shown as it is."""
+(companions/devices/shown_look.py): a mark from elsewhere that is not the end of the message, is all of it, or is not
+text is ignored, and the text is shown as it is."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from companions.protocol import Message, MessageMetadata, MessageParams, to_wire
-from companions.shown_look import look_metadata, shown_look, shown_parts, split_look
+from companions.devices.shown_look import look_metadata, shown_look, shown_parts, split_look
+from companions.wire.protocol import Message, MessageMetadata, MessageParams, to_wire
 
 LOOK = "[The user shows you what the camera sees. On-device description: 1 face detected.]"
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from companions.companion.speech_stream import CheckedSentences, MessageFieldExtractor, SentenceChunker, ToolTextGuard
 from companions.llm.text_tools import looks_like_tool_text
-from companions.speech_stream import CheckedSentences, MessageFieldExtractor, SentenceChunker, ToolTextGuard
 
 
 def fed(extractor: MessageFieldExtractor, text: str, size: int) -> list[str]:
@@ -167,8 +167,8 @@ def test_looks_like_tool_text() -> None:
 
 
 def checked(answered: str = "", recent: tuple[str, ...] = (), others: tuple[str, ...] = ()) -> CheckedSentences:
-    from companions.composing import LineCheck, clean_piece
-    from companions.lines import misidentified
+    from companions.companion.composing import LineCheck, clean_piece
+    from companions.companion.lines import misidentified
 
     check = LineCheck("ja", recent, answered, lambda text: misidentified(text, other_names=others))
     notes = ["短く自己紹介をする。", "日本語で答えてください。"]

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from companions.tasks import TaskSet
+from companions.common.tasks import TaskSet
 
 
 async def test_tasks_are_cancelled_newest_first_and_awaited() -> None:

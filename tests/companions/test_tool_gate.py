@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from companions.bus import InProcessBus
+from companions.companion.worker import Worker
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, say
 from companions.llm.types import ChatMessage
-from companions.testing.consent import ScriptedUser
-from companions.tool_use import ToolUsed
-from companions.tools import Tool, ToolRegistry, tool
-from companions.trust import Answer, Capability, Relation, Source, TrustPolicy
-from companions.worker import Worker
+from companions.testing.scripted_consent import ScriptedUser
+from companions.tools.functions import Tool, ToolRegistry, tool
+from companions.tools.tool_use import ToolUsed
+from companions.trust.policy import Answer, Capability, Relation, Source, TrustPolicy
+from companions.wire.bus import InProcessBus
 
 SOUTA_ELSEWHERE = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
 

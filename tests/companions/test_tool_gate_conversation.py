@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from companions.bus import InProcessBus
 from companions.llm.scripted import call, reply_json
-from companions.recall import CompanionRecall
-from companions.testing.consent import ScriptedUser
-from companions.tool_use import ToolUsed
-from companions.trust import Answer, Capability, Relation
+from companions.memory.recall import CompanionRecall
+from companions.testing.scripted_consent import ScriptedUser
+from companions.tools.tool_use import ToolUsed
+from companions.trust.policy import Answer, Capability, Relation
+from companions.wire.bus import InProcessBus
 from tests.companions.house import Diary, House
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field
 
-from companions.tools import Tool, ToolRegistry, tool
+from companions.tools.functions import Tool, ToolRegistry, tool
 
 
 @tool

@@ -3,6 +3,7 @@ shows, what is never shown, who is speaking which line, and a fresh start on a c
 
 from __future__ import annotations
 
+from companions.companion.worker import TextStreamed, TurnEnded
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView
 from companions.conversation.transcript import (
     ComposingDropped,
@@ -13,9 +14,8 @@ from companions.conversation.transcript import (
     Transcript,
     composing_key,
 )
-from companions.devices import SpeakingChanged
-from companions.protocol import Message
-from companions.worker import TextStreamed, TurnEnded
+from companions.devices.ports import SpeakingChanged
+from companions.wire.protocol import Message
 
 TURN = "m1"
 KEY = composing_key("akari", TURN)

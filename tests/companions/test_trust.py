@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from companions.bus import InProcessBus
-from companions.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.companion.guests import BridgeGuestsChanged, RemoteCompanion
 from companions.network.link import NetworkChanged
 from companions.network.port import NetworkStatus
-from companions.testing.consent import NO_ANSWER, ScriptedUser
-from companions.trust import (
+from companions.testing.scripted_consent import NO_ANSWER, ScriptedUser
+from companions.trust.policy import (
     Answer,
     Capability,
     ConsentRefused,
@@ -19,7 +18,8 @@ from companions.trust import (
     TrustDecisionsChanged,
     TrustPolicy,
 )
-from companions.trust_sources import SourceDirectory
+from companions.trust.sources import SourceDirectory
+from companions.wire.bus import InProcessBus
 
 SOUTA = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
 EVIL = Source("user_evil", Relation.OTHER)

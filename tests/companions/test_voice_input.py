@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pytest
 
-from companions.bus import BusItem, InProcessBus
-from companions.devices import SpeakingChanged
+from companions.devices.ports import SpeakingChanged
 from companions.voice_input.audio import FRAME_S, FRAME_SAMPLES, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.detection import Began, DetectionSettings, Ended, SpeechDetector
 from companions.voice_input.echo import EchoGuard
 from companions.voice_input.events import MicrophoneChanged, SpeechHeard
 from companions.voice_input.listening import ListeningSettings, VoiceInput
 from companions.voice_input.recognition import RecognitionSession
+from companions.wire.bus import BusItem, InProcessBus
 
 
 def tone(level_dbfs: float, *, seed: int = 0) -> bytes:

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.hooks import (
+from companions.companion.hooks import (
     CONTINUE,
     FINISH,
     Abort,
@@ -21,10 +20,11 @@ from companions.hooks import (
     TurnEndDecision,
     WorkerHook,
 )
+from companions.companion.worker import INTERRUPTED, TextStreamed, TurnEnded, Worker
 from companions.llm.scripted import ScriptedModel, call, calls, fail, offers_tools, say, stall
 from companions.llm.types import ChatMessage
-from companions.tools import ToolRegistry, tool
-from companions.worker import INTERRUPTED, TextStreamed, TurnEnded, Worker
+from companions.tools.functions import ToolRegistry, tool
+from companions.wire.bus import InProcessBus
 
 CONTEXT = [ChatMessage.system("You are a test."), ChatMessage.user("hello")]
 

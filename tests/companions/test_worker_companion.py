@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.cards import CompanionCard, load_cards, sample_cards_dir
-from companions.cast import build_cast
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import CompanionCard, load_cards, sample_cards_dir
+from companions.companion.cast import build_cast
+from companions.companion.companion import Companion
+from companions.companion.participant import CompanionParticipant
 from companions.conversation import TurnContext
 from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_json, say
-from companions.protocol import CompanionMetadata, Message
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Voice
 
 
@@ -277,7 +277,7 @@ async def test_a_line_that_parrots_the_question_is_asked_again(
 
 
 def test_instruction_headings_a_model_writes_back_are_not_a_line() -> None:
-    from companions.composing import strip_echoed
+    from companions.companion.composing import strip_echoed
 
     assert strip_echoed("こんにちは！私はあかり。\n**あなたのセリフ:**\nこのターンの指示を教えてください。", []) \
         == "こんにちは！私はあかり。"
@@ -338,7 +338,7 @@ async def test_a_line_written_only_for_others_is_asked_again_as_the_companion_it
 
 
 def test_a_list_mark_opening_a_line_is_not_said() -> None:
-    from companions.composing import line_of
+    from companions.companion.composing import line_of
 
     line = line_of(None, "- I'm doing some research on old maps.", [], lambda text: text)
     assert line is not None
@@ -346,8 +346,8 @@ def test_a_list_mark_opening_a_line_is_not_said() -> None:
 
 
 async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
-    from companions.actions import PlannedSpeech
-    from companions.composing import compose_line
+    from companions.companion.composing import compose_line
+    from companions.tools.builtins import PlannedSpeech
 
     async def always(notes: list[str]) -> PlannedSpeech | None:
         return PlannedSpeech("Yes, I see.", (), "neutral")
@@ -358,8 +358,8 @@ async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
 
 
 async def test_a_fallback_is_not_the_line_it_answers_even_before_that_line_is_remembered() -> None:
-    from companions.actions import PlannedSpeech
-    from companions.composing import compose_line
+    from companions.companion.composing import compose_line
+    from companions.tools.builtins import PlannedSpeech
 
     async def in_japanese(notes: list[str]) -> PlannedSpeech | None:
         return PlannedSpeech("うん、そうだね。", (), "neutral")  # the wrong language twice: a fallback follows
@@ -387,7 +387,7 @@ async def test_a_message_in_english_gets_the_whole_prompt_in_english(
 
 
 def test_a_line_reciting_the_companions_own_prompt_is_not_said() -> None:
-    from companions.composing import strip_prompt_copies
+    from companions.companion.composing import strip_prompt_copies
 
     persona = "性格: 明るく好奇心旺盛。相手の話に素直に驚き、すぐに質問を返す。"
     rule = "あなたの返事がそのままあなたのセリフとして表示され、読み上げられる（speak ツールを使ってもよい）。"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager
 from companions.conversation.readmodel import ConversationChanged
 from companions.llm.scripted import ScriptedModel, call, offers_tools, reply_json
-from companions.protocol import Message, State
-from companions.query_broker import QueryBroker
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, State
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Voice
 
 

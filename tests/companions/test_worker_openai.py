@@ -8,13 +8,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
-from companions.companion import Companion
+from companions.cards.card import load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.worker import TextStreamed, Worker
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy
 from companions.llm.types import ChatMessage
-from companions.protocol import Message
-from companions.query_broker import QueryBroker
 from companions.testing.openai_server import (
     OpenAITestServer,
     error_reply,
@@ -22,8 +20,10 @@ from companions.testing.openai_server import (
     text_reply,
     tool_call_reply,
 )
-from companions.tools import ToolRegistry, tool
-from companions.worker import TextStreamed, Worker
+from companions.tools.functions import ToolRegistry, tool
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message
+from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Voice
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from companions.bus import InProcessBus
+from companions.companion.worker import TextStreamed, Worker
 from companions.llm.scripted import ScriptedModel, call, calls, say
 from companions.llm.types import ChatMessage
-from companions.tools import ToolRegistry, tool
-from companions.worker import TextStreamed, Worker
+from companions.tools.functions import ToolRegistry, tool
+from companions.wire.bus import InProcessBus
 
 CONTEXT = [ChatMessage.system("You are a test."), ChatMessage.user("hello")]
 

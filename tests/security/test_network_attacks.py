@@ -21,7 +21,7 @@ from app.network.hardening import STREAMS_PER_PEER
 from app.network.metadata import CHANGED_PROTOCOL
 from companions.network.link import NetworkChanged
 from companions.network.peers import MAX_UNANNOUNCED_PER_PEER, RateLimit
-from companions.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Message, State, to_wire
+from companions.wire.protocol import MAX_RECIPIENTS, Action, CompanionMetadata, Message, State, to_wire
 from tests.app.madoi_nodes import joined, start_node, subscribed
 from tests.app.network_nodes import FAMILIES, HostilePeer, hostile_payloads
 from tests.companions.network_doubles import Companion, Node

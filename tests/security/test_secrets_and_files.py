@@ -17,11 +17,11 @@ import pytest
 from websockets.asyncio.client import connect
 
 from app.main import fill_secrets
-from app.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
-from app.settings import load_settings
-from companions.protocol import Message, frame_of
+from app.settings.model import load_settings
+from app.settings.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
 from companions.testing.openai_server import OpenAITestServer
 from companions.testing.openai_server.demo_director import DemoDirector
+from companions.wire.protocol import Message, frame_of
 from tests.app.headless import line_containing
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
@@ -75,7 +75,7 @@ async def test_the_data_directory_database_log_and_settings_are_readable_only_by
 
 
 def test_a_new_database_and_its_wal_are_private_from_the_first_byte(tmp_path: Path) -> None:
-    from app.storage import open_database
+    from app.storage.database import open_database
 
     old = os.umask(0o022)
     try:
@@ -91,7 +91,7 @@ def test_a_new_database_and_its_wal_are_private_from_the_first_byte(tmp_path: Pa
 
 _CRASHING_SAVE = textwrap.dedent("""
     import os, signal, sys
-    from app.settings import load_settings, save_settings
+    from app.settings.model import load_settings, save_settings
     events = []
     real_fsync, real_replace = os.fsync, os.replace
     def fsync(fd):
@@ -112,7 +112,7 @@ _CRASHING_SAVE = textwrap.dedent("""
 def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_whole(madoi_home: Path) -> None:
     loaded = load_settings()
     loaded.settings.general.user_name = "before"
-    from app.settings import save_settings
+    from app.settings.model import save_settings
 
     save_settings(loaded.settings, loaded.paths)
     before = loaded.paths.settings_file.read_bytes()
@@ -137,7 +137,7 @@ def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_w
 
 def test_a_failing_write_keeps_the_old_settings_leaves_nothing_behind_and_raises(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.settings import save_settings
+    from app.settings.model import save_settings
 
     loaded = load_settings()
     loaded.settings.general.user_name = "kept"

@@ -16,22 +16,22 @@ import qasync
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QApplication
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from ui.i18n import SOURCE_LANGUAGE, deliver_language_change, use_language, window_language
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from ui.window.i18n import SOURCE_LANGUAGE, deliver_language_change, use_language, window_language
 
 
 def _qasync_loop() -> asyncio.AbstractEventLoop:
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
-    app.setQuitOnLastWindowClosed(False)  # as in ui.launch: closing a window must not stop the loop under a test
+    app.setQuitOnLastWindowClosed(False)  # as in ui.window.launch: closing a window must not stop the loop under a test
     return qasync.QEventLoop(app)
 
 
 @pytest.fixture(autouse=True)
 def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
     """Qt wrappers caught in reference cycles must die here, not in whichever thread next runs the collector
-    (an executor thread destroying widgets crashes Qt); see ui/main_thread_gc.py."""
+    (an executor thread destroying widgets crashes Qt); see ui/window/main_thread_gc.py."""
     yield
     gc.collect()
 

@@ -1,12 +1,12 @@
-"""Fakes of the panels' read models and commands (ui/panel_ports.py): a panel is built from these in milliseconds,
-without storage, devices or a runtime (issue #15). Each records the commands it was given."""
+"""Fakes of the panels' read models and commands (ui/window/panel_ports.py): a panel is built from these in
+milliseconds, without storage, devices or a runtime (issue #15). Each records the commands it was given."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.storage import ConversationInfo, StoredMessage
+from app.storage.database import ConversationInfo, StoredMessage
 from companions.conversation.readmodel import ConversationView
 from companions.llm.types import ChatModel
 

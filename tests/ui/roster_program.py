@@ -16,10 +16,10 @@ import qasync
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
 
-from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationView
+from companions.wire.bus import InProcessBus
 from tests.ui.fakes import FakeControl, FakePeople
-from ui.roster import RosterPanel
+from ui.roster.roster import RosterPanel
 
 
 class _Nowhere:

@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import SignalInstance
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.cards import CompanionCard
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.cards.card import CompanionCard
 from companions.llm.scripted import ScriptedCast, ScriptedModel, Step, reply_json
 
 COMPANIONS = ("akari", "hina", "souta")

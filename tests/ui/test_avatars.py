@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPixmap
 from pytestqt.qtbot import QtBot
 
-from ui.avatars import avatar_pixmap
-from ui.companion_colors import companion_color
-from ui.companion_faces import FACES, Face
-from ui.turns_votes import AVATAR_SIDE, VoteRow, VotesModel
+from ui.roster.avatars import avatar_pixmap
+from ui.roster.colors import companion_color
+from ui.roster.faces import FACES, Face
+from ui.turns.votes import AVATAR_SIDE, VoteRow, VotesModel
 
 GREEN = "#20a060"
 
@@ -65,8 +65,8 @@ def test_a_chat_bubble_starts_with_the_companions_face(qtbot: QtBot, picture: Pa
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QTextDocument
 
-    from ui.chat_bubble import Header
-    from ui.chat_transcript import ChatTranscript
+    from ui.chat.bubble import Header
+    from ui.chat.transcript import ChatTranscript
 
     FACES.update({"kumo": Face(picture)})
     view = ChatTranscript()

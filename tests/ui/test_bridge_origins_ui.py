@@ -17,17 +17,17 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from app.bridge import BridgeServer
-from app.secrets import SecretStore
-from app.settings import load_settings
-from companions.bus import InProcessBus
-from companions.query_broker import QueryBroker
+from app.settings.model import load_settings
+from app.settings.secrets import SecretStore
+from companions.wire.bus import InProcessBus
+from companions.wire.query_broker import QueryBroker
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.waiting import wait_until
-from ui.main_window import MainWindow
-from ui.notifications import NotificationArea
-from ui.refused_origins import SHOWN_CAP, RefusedOrigins
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
+from ui.trust.refused_origins import SHOWN_CAP, RefusedOrigins
+from ui.window.main_window import MainWindow
+from ui.window.notifications import NotificationArea
 
 
 def _dialog(qtbot: QtBot) -> SettingsDialog:

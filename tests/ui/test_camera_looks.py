@@ -16,23 +16,23 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.devices.camera import OpenCVCamera
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.devices import CameraLooked
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.devices.ports import CameraLooked
 from companions.llm.scripted import ScriptedCast, call, last_message_mentions, mentions, reply_json, say
 from companions.llm.types import ChatRequest, ImagePart
-from companions.protocol import Query
+from companions.wire.protocol import Query
 from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
-from ui.chat_looks import KEEP_PICTURES
-from ui.main_thread_gc import MainThreadGC
-from ui.main_window import MainWindow
+from ui.chat.looks import KEEP_PICTURES
+from ui.window.main_thread_gc import MainThreadGC
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True)
 def _gc_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
-    """As in the app (ui/launch.py): these tests write the settings and encode frames on executor threads, and a
+    """As in the app (ui/window/launch.py): these tests write the settings and encode frames on executor threads, and a
     collection that starts there must not free the windows' Qt objects (it crashes Qt)."""
     guard = MainThreadGC(qapp, interval_ms=200)
     yield

@@ -13,17 +13,17 @@ from PySide6.QtWidgets import QLabel, QTabWidget
 from pytestqt.qtbot import QtBot
 
 from app.devices.camera import SWITCHED_OFF
-from app.panel_adapters import RuntimeDevices, RuntimePeople
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.devices import CameraFrame, CameraInUse, CameraLooked
-from companions.protocol import Query
+from app.runtime.panels import RuntimeDevices, RuntimePeople
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
+from companions.devices.ports import CameraFrame, CameraInUse, CameraLooked
+from companions.wire.protocol import Query
 from tests.app.media import write_test_video
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.ui.scripted_runtime import until
-from ui.camera_frame import BACKGROUND, FLASH_COLOR
-from ui.camera_preview import CameraPreview
-from ui.camera_texts import reason_text
+from ui.camera.frame import BACKGROUND, FLASH_COLOR
+from ui.camera.preview import CameraPreview
+from ui.camera.texts import reason_text
 
 VIDEO_BGR = (40, 90, 160)  # write_test_video's background
 
@@ -290,7 +290,7 @@ async def test_a_failing_preview_shows_an_error_state_and_polling_goes_on(
             return await real_preview(max_width)
 
         monkeypatch.setattr(camera, "preview", flaky)
-        caplog.set_level(logging.INFO, logger="ui.camera_preview")
+        caplog.set_level(logging.INFO, logger="ui.camera.preview")
         panel = _panel(qtbot, runtime, "en")
         await until(panel.state_changed, lambda: panel.state == "error")
         assert panel.headline() == "The preview failed"

@@ -11,10 +11,10 @@ import keyring.backends.fail
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.secrets import SecretStore
+from app.settings.secrets import SecretStore
 from tests.app.media import write_test_video
 from tests.ui.conftest import started_runtime, switch_language
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 async def _window(qtbot: QtBot, runtime: object) -> MainWindow:

@@ -9,20 +9,20 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeHistory, RuntimePeople
-from app.runtime import Runtime
-from companions.companion import Companion
-from companions.companion_participant import CompanionParticipant
+from app.runtime.panels import RuntimeHistory, RuntimePeople
+from app.runtime.runtime import Runtime
+from companions.companion.companion import Companion
+from companions.companion.participant import CompanionParticipant
+from companions.companion.worker import TextStreamed, TurnEnded
 from companions.conversation.readmodel import ConversationChanged, ConversationReadModel, ConversationView, TurnView
-from companions.devices import SpeakingChanged
+from companions.devices.ports import SpeakingChanged
 from companions.llm.scripted import ScriptedModel, call, reply_json, say
 from companions.llm.types import ChatRequest, StreamEvent, TextDelta
-from companions.protocol import Emotion, Message
-from companions.worker import TextStreamed, TurnEnded
+from companions.wire.protocol import Emotion, Message
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
-from ui.chat_bubble import BubbleSnapshot
-from ui.chat_panel import ChatPanel
-from ui.companion_colors import companion_color
+from ui.chat.bubble import BubbleSnapshot
+from ui.chat.panel import ChatPanel
+from ui.roster.colors import companion_color
 
 
 async def _panel(qtbot: QtBot, runtime: Runtime, language: str = "ja") -> ChatPanel:

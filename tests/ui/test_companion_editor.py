@@ -14,12 +14,12 @@ from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
 from companions.llm.scripted import ScriptedCast, say
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import EVENT_PARAMS, lines, scripted_runtime, until
-from ui.companion_editor import CompanionEditor
-from ui.main_window import MainWindow
-from ui.roster_model import NAME_ROLE
+from ui.cards.editor import CompanionEditor
+from ui.roster.model import NAME_ROLE
+from ui.window.main_window import MainWindow
 
 PICTURE_COLOUR = "#20a060"
 
@@ -217,7 +217,7 @@ async def test_a_duplicate_keeps_the_words_and_events_under_its_own_id(qtbot: Qt
 
 async def test_saving_a_sample_unchanged_writes_the_same_card_and_restore_brings_it_back(
         qtbot: QtBot, madoi_home: Path) -> None:
-    from companions.cards import load_cards, sample_cards_dir
+    from companions.cards.card import load_cards, sample_cards_dir
 
     samples = load_cards([sample_cards_dir()]).by_id()
     async with scripted_runtime(_cast()) as runtime:

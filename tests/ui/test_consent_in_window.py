@@ -17,12 +17,12 @@ from pytestqt.qtbot import QtBot
 from websockets.asyncio.client import ClientConnection, connect
 
 from companions.llm.scripted import call, last_message_mentions, reply_json
-from companions.protocol import Message, Query, QueryResult, frame_of
+from companions.wire.protocol import Message, Query, QueryResult, frame_of
 from tests.app.media import write_test_video
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 @pytest.fixture

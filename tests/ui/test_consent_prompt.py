@@ -12,17 +12,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from app.consent import Consent
-from app.secrets import SecretStore
-from app.settings import load_settings
-from companions.bus import InProcessBus
-from companions.tool_use import ToolUsed
-from companions.trust import Capability, ConsentRefused, Relation, Source, TrustDecision, TrustPolicy
+from app.settings.model import load_settings
+from app.settings.secrets import SecretStore
+from app.trust.policy import Consent
+from companions.tools.tool_use import ToolUsed
+from companions.trust.policy import Capability, ConsentRefused, Relation, Source, TrustDecision, TrustPolicy
+from companions.wire.bus import InProcessBus
 from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.fakes import FakePeople
-from ui.consent_prompt import ConsentPrompt, RefusalNotes
-from ui.settings_dialog import SettingsDialog
-from ui.tool_uses import ToolUsesView
+from ui.settings.dialog import SettingsDialog
+from ui.trust.consent_prompt import ConsentPrompt, RefusalNotes
+from ui.turns.tool_uses import ToolUsesView
 
 SOUTA = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWAbCdEfGhIjKlMn")
 KUMO = Source("kumo", Relation.GUEST, "Kumo", "bridge")

@@ -9,14 +9,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeHistory, RuntimePeople
-from app.runtime import Runtime
-from app.storage import ConversationInfo
-from companions.protocol import Message
+from app.runtime.panels import RuntimeHistory, RuntimePeople
+from app.runtime.runtime import Runtime
+from app.storage.database import ConversationInfo
+from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
-from ui.chat_panel import ChatPanel
-from ui.conversation_list import ConversationList
-from ui.conversation_model import ID_ROLE, ConversationsModel
+from ui.chat.conversation_list import ConversationList
+from ui.chat.conversation_model import ID_ROLE, ConversationsModel
+from ui.chat.panel import ChatPanel
 
 
 async def _two_conversations(runtime: Runtime) -> tuple[int, int]:

@@ -9,12 +9,12 @@ import keyring.backends.fail
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.error_reporting import ErrorReporter
-from app.secrets import SecretStore
+from app.runtime.error_reporting import ErrorReporter
+from app.settings.secrets import SecretStore
 from tests.ui.conftest import signal_fired, started_runtime
-from ui.desktop_extras import DesktopExtras
-from ui.main_window import MainWindow
-from ui.theme import theme_manager
+from ui.window.desktop_extras import DesktopExtras
+from ui.window.main_window import MainWindow
+from ui.window.theme import theme_manager
 
 
 async def test_first_run_until_an_endpoint_is_saved_then_the_chat(qtbot: QtBot, madoi_home: Path) -> None:

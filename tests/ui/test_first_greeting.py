@@ -1,5 +1,5 @@
-"""A card's first greeting opens a new conversation, as a SillyTavern user expects (app/greetings.py): the companion
-chosen in To (or the only one with a greeting among those here) says it as its own line, aloud, with no model
+"""A card's first greeting opens a new conversation, as a SillyTavern user expects (app/conversations/greetings.py): the
+companion chosen in To (or the only one with a greeting among those here) says it as its own line, aloud, with no model
 request; the user answers it, and the companion's next line knows it said it. A real started runtime with scripted
 models (a model request the script does not expect fails the test) and speech rendered by espeak-ng to files."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.greetings import greet_new_conversation, greeter
-from app.runtime import Runtime
+from app.conversations.greetings import greet_new_conversation, greeter
+from app.runtime.runtime import Runtime
 from companions.llm.scripted import ScriptedCast, call, mentions, reply_json
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import COMPANIONS, EVENT_PARAMS, lines, scripted_runtime, until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 GREETING = "やあ、雲のクモだよ。今日はどんな空だった？"
 

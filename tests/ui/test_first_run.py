@@ -13,16 +13,16 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
-from app.connection_check import check_connection, llm_configured
-from app.secrets import SecretStore
-from app.settings import load_settings
-from companions.devices import DeviceStatus
+from app.llm.connection_check import check_connection, llm_configured
+from app.settings.model import load_settings
+from app.settings.secrets import SecretStore
+from companions.devices.ports import DeviceStatus
 from companions.llm.detect import LOCAL_CANDIDATES, NO_LLM_MESSAGE
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
-from ui.first_run import FirstRunPanel
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog, open_settings
+from ui.settings.dialog import SettingsDialog, open_settings
+from ui.window.first_run import FirstRunPanel
+from ui.window.main_window import MainWindow
 
 
 def _visible_text(panel: FirstRunPanel) -> str:

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import started_runtime
-from ui.main_window import MainWindow
-from ui.theme import theme_manager
+from ui.window.main_window import MainWindow
+from ui.window.theme import theme_manager
 
 
 def _image(widget: QWidget) -> QImage:

@@ -1,4 +1,4 @@
-"""The interface's languages through Qt's translation machinery (ui/i18n.py, scripts/i18n.py)."""
+"""The interface's languages through Qt's translation machinery (ui/window/i18n.py, scripts/i18n.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import switch_language
-from ui.chat_texts import chat_text
-from ui.i18n import is_language_change, translate, use_language, window_language
-from ui.notifications import Notification, Toast
-from ui.search_research import ResearchBox
-from ui.search_texts import search_text
-from ui.turns_texts import turns_text
+from ui.chat.texts import chat_text
+from ui.search.research import ResearchBox
+from ui.search.texts import search_text
+from ui.turns.texts import turns_text
+from ui.window.i18n import is_language_change, translate, use_language, window_language
+from ui.window.notifications import Notification, Toast
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("i18n_script", REPO / "scripts" / "i18n.py")

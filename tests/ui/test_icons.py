@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
-from ui.icons import ICON_SIZES, app_icon, render_icon, write_png
+from ui.window.icons import ICON_SIZES, app_icon, render_icon, write_png
 
 
 def test_the_icon_has_every_size_and_a_transparent_rounded_corner(qapp: QApplication) -> None:

@@ -9,7 +9,7 @@ import threading
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from ui.main_thread_gc import MainThreadGC
+from ui.window.main_thread_gc import MainThreadGC
 
 
 class Cycle:

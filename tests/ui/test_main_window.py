@@ -10,12 +10,12 @@ from pytestqt.qtbot import QtBot
 
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
-from companions.protocol import Message
 from companions.testing.openai_server import OpenAITestServer
+from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.i18n import deliver_language_change
-from ui.main_window import MainWindow
+from ui.window.i18n import deliver_language_change
+from ui.window.main_window import MainWindow
 
 
 async def test_typing_enter_sends_stores_and_shows_the_message(qtbot: QtBot, madoi_home: Path) -> None:

@@ -9,13 +9,13 @@ from pathlib import Path
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from app.conversation_transfer import ConversationImporter, ImportReport, TransferConversation
-from app.memory_access import RuntimeMemory
-from app.panel_adapters import RuntimePeople
-from app.runtime import Runtime
-from app.settings import load_settings
+from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
+from app.memory.access import RuntimeMemory
+from app.runtime.panels import RuntimePeople
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
-from ui.memory_view import MemoryView
+from ui.memory.view import MemoryView
 
 MAY_8 = dt.datetime(2023, 5, 8, 13, 56).astimezone()
 

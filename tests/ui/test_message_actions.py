@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say, stall
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.chat_transcript import KEY_PROPERTY
-from ui.main_window import MainWindow
+from ui.chat.transcript import KEY_PROPERTY
+from ui.window.main_window import MainWindow
 
 
 async def test_stop_beside_the_message_box_cuts_in_and_a_message_can_be_copied(

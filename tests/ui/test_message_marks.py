@@ -9,13 +9,13 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from companions.filler import FillerReason, filler_metadata
-from companions.protocol import Message, MessageMetadata, MessageParams, new_id
+from companions.companion.filler import FillerReason, filler_metadata
+from companions.wire.protocol import Message, MessageMetadata, MessageParams, new_id
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
-from ui.chat_texts import chat_text
-from ui.i18n import window_language
-from ui.main_window import MainWindow
+from ui.chat.texts import chat_text
+from ui.window.i18n import window_language
+from ui.window.main_window import MainWindow
 
 
 def _line(who: str, text: str, filler: FillerReason | None = None) -> Message:

@@ -9,14 +9,14 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.network.libp2p_node import Libp2pConfig, Libp2pNetwork
-from app.panel_adapters import RuntimeDevices, RuntimePeople
-from app.runtime import Runtime
-from companions.bus import InProcessBus
+from app.runtime.panels import RuntimeDevices, RuntimePeople
+from app.runtime.runtime import Runtime
 from companions.network.link import NetworkLink
-from companions.protocol import CompanionMetadata, Message
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message
 from tests.app.madoi_nodes import subscribed
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
-from ui.network_panel import NetworkPanel
+from ui.roster.network_panel import NetworkPanel
 
 AYA = CompanionMetadata(id="companion_aya", name="Aya")
 

@@ -11,11 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.error_reporting import install_error_reporting
+from app.runtime.error_reporting import install_error_reporting
 from tests.conftest import log_text
 from tests.ui.conftest import signal_fired, started_runtime
-from ui.main_window import MainWindow
-from ui.notifications import NotificationArea
+from ui.window.main_window import MainWindow
+from ui.window.notifications import NotificationArea
 
 
 def _window(qtbot: QtBot) -> QMainWindow:

@@ -1,5 +1,5 @@
-"""Panels built from fakes of their read models (ui/panel_ports.py), without a runtime: what they show and the commands
-they give. Each panel here is built and checked in milliseconds; tests on the real runtime are beside them."""
+"""Panels built from fakes of their read models (ui/window/panel_ports.py), without a runtime: what they show and the
+commands they give. Each panel here is built and checked in milliseconds; tests on the real runtime are beside them."""
 
 from __future__ import annotations
 
@@ -10,21 +10,21 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from app.storage import ConversationInfo
-from companions.bus import InProcessBus
+from app.storage.database import ConversationInfo
+from companions.companion.guests import RemoteCompanion
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
-from companions.guests import RemoteCompanion
-from companions.protocol import Action, Message
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Action, Message
 from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakeControl, FakeHistory, FakePeople, NoSearch
 from tests.ui.scripted_runtime import until
 from tests.waiting import wait_until
-from ui.camera_preview import CameraPreview
-from ui.chat_panel import ChatPanel
-from ui.conversation_list import ConversationList
-from ui.roster import RosterPanel
-from ui.search_panel import SearchPanel
-from ui.turns_panel import TurnsPanel
+from ui.camera.preview import CameraPreview
+from ui.chat.conversation_list import ConversationList
+from ui.chat.panel import ChatPanel
+from ui.roster.roster import RosterPanel
+from ui.search.panel import SearchPanel
+from ui.turns.panel import TurnsPanel
 
 
 @pytest.fixture

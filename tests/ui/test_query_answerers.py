@@ -7,11 +7,11 @@ from pathlib import Path
 import keyring.backends.fail
 from pytestqt.qtbot import QtBot
 
-from app.secrets import SecretStore
-from app.settings import BridgeSettings, load_settings
+from app.settings.model import BridgeSettings, load_settings
+from app.settings.secrets import SecretStore
 from tests.ui.conftest import signal_fired, switch_language
-from ui.query_answerers import QueryAnswerers
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
+from ui.settings.query_answerers import QueryAnswerers
 
 
 def test_each_query_type_says_who_answers_it(qtbot: QtBot) -> None:

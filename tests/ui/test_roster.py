@@ -9,14 +9,14 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeControl, RuntimePeople, RuntimeRemoteCompanions
-from app.runtime import Runtime
+from app.runtime.panels import RuntimeControl, RuntimePeople, RuntimeRemoteCompanions
+from app.runtime.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import say
 from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.companion_colors import companion_color
-from ui.roster import AVATAR_SIZE, RosterPanel
+from ui.roster.colors import companion_color
+from ui.roster.roster import AVATAR_SIZE, RosterPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> RosterPanel:

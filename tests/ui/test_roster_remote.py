@@ -12,14 +12,14 @@ import pytest
 from pytestqt.qtbot import QtBot
 from websockets.asyncio.client import connect
 
-from app.panel_adapters import RuntimeControl, RuntimeHistory, RuntimePeople, RuntimeRemoteCompanions
-from app.runtime import Runtime
-from companions.bus import InProcessBus
-from companions.protocol import CompanionMetadata, Message, to_wire
+from app.runtime.panels import RuntimeControl, RuntimeHistory, RuntimePeople, RuntimeRemoteCompanions
+from app.runtime.runtime import Runtime
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import CompanionMetadata, Message, to_wire
 from tests.conftest import free_port
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
-from ui.chat_panel import ChatPanel
-from ui.roster import RosterPanel
+from ui.chat.panel import ChatPanel
+from ui.roster.roster import RosterPanel
 
 KUMO = {"id": "kumo", "name": "Kumo", "personality": "calm, likes clouds", "story": "", "sample": ""}
 AYA = CompanionMetadata(id="companion_aya", name="Aya")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from companions.bus import InProcessBus
-from companions.search.classifier import QueryClassification
+from companions.search.classify.query_classifier import QueryClassification
+from companions.wire.bus import InProcessBus
 from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakePeople, NoSearch
-from ui.search_format import FIELDS
-from ui.search_panel import RESEARCH_MIN_HEIGHT, SearchPanel
+from ui.search.panel import RESEARCH_MIN_HEIGHT, SearchPanel
+from ui.search.wording import FIELDS
 
 SIDE_AT_1024 = (330, 560)  # the side panel's size in a 1024x700 window
 

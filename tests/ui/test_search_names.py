@@ -9,19 +9,19 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.runtime import Runtime
-from app.settings import load_settings
-from companions.protocol import Message
+from app.runtime.runtime import Runtime
+from app.settings.model import load_settings
 from companions.search.research import ResearchResult
+from companions.wire.protocol import Message
 from tests.ui.conftest import started_runtime
-from ui.main_window import MainWindow
-from ui.search_format import research_html
+from ui.search.wording import research_html
+from ui.window.main_window import MainWindow
 
 
 async def test_the_window_made_before_search_started_does_not_say_it_is_unavailable(
         qtbot: QtBot, madoi_home: Path) -> None:
     runtime = Runtime(load_settings())
-    window = MainWindow(runtime)  # as ui/launch.py does: the window shows while the runtime starts
+    window = MainWindow(runtime)  # as ui/window/launch.py does: the window shows while the runtime starts
     qtbot.addWidget(window)
     window.show()
     await runtime.start()

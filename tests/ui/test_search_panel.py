@@ -13,13 +13,13 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimePeople, RuntimeSearch
-from app.runtime import Runtime
+from app.runtime.panels import RuntimePeople, RuntimeSearch
+from app.runtime.runtime import Runtime
 from companions.search.semantic import Vectors
 from tests.companions.search_doubles import HashingEmbedder
 from tests.ui.conftest import started_runtime, switch_language
 from tests.ui.scripted_runtime import until
-from ui.search_panel import SearchPanel
+from ui.search.panel import SearchPanel
 
 
 def _panel(qtbot: QtBot, runtime: Runtime, language: str) -> SearchPanel:
@@ -260,7 +260,7 @@ async def test_search_not_available_says_why_and_keeps_the_query(
     def broken() -> None:
         raise RuntimeError("the embedding model could not load")
 
-    monkeypatch.setattr("app.search_service.make_embedder", broken)
+    monkeypatch.setattr("app.search.service.make_embedder", broken)
     async with started_runtime() as runtime:
         assert runtime.parts.search is None
         panel = _panel(qtbot, runtime, "en")
@@ -291,7 +291,7 @@ class QueryFailingEmbedder(HashingEmbedder):
 
 async def test_an_engine_error_is_shown_in_the_panel_and_the_query_stays(
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("app.search_service.make_embedder", QueryFailingEmbedder)
+    monkeypatch.setattr("app.search.service.make_embedder", QueryFailingEmbedder)
     async with started_runtime() as runtime:
         panel = _panel(qtbot, runtime, "en")
         await _indexed(panel, "4 documents indexed (4 new or changed)")
@@ -325,7 +325,7 @@ async def test_a_blank_query_asks_for_a_question(qtbot: QtBot, madoi_home: Path)
 async def test_typing_a_query_loads_the_query_model_while_the_user_writes(
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = HashingEmbedder()
-    monkeypatch.setattr("app.search_service.make_embedder", lambda: embedder)
+    monkeypatch.setattr("app.search.service.make_embedder", lambda: embedder)
     async with started_runtime() as runtime:
         panel = _panel(qtbot, runtime, "en")
         await _indexed(panel, "4 documents indexed (4 new or changed)")

@@ -8,11 +8,11 @@ from pathlib import Path
 import keyring.backends.fail
 from pytestqt.qtbot import QtBot
 
-from app.secrets import BRIDGE_TOKEN, SecretStore
-from app.settings import load_settings
+from app.settings.model import load_settings
+from app.settings.secrets import BRIDGE_TOKEN, SecretStore
 from tests.app.keyrings import DictKeyring
 from tests.ui.conftest import signal_fired, switch_language
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 
 
 def _dialog(qtbot: QtBot, secrets: SecretStore) -> SettingsDialog:

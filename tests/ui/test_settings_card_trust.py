@@ -9,12 +9,12 @@ from pathlib import Path
 import keyring.backends.fail
 from pytestqt.qtbot import QtBot
 
-from app.secrets import SecretStore
-from app.settings import load_settings
-from companions.card_trust import CardTrust
-from companions.cards import load_cards, sample_cards_dir
+from app.settings.model import load_settings
+from app.settings.secrets import SecretStore
+from companions.cards.approval import CardTrust
+from companions.cards.card import load_cards, sample_cards_dir
 from tests.ui.conftest import signal_fired, switch_language
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 
 
 def _held_card(home: Path, target: Path) -> None:

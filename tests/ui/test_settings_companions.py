@@ -12,15 +12,15 @@ import keyring.backends.fail
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.companion_checks import CompanionChecks
+from app.cards.checks import CompanionChecks
 from app.devices.wiring import Devices, build_devices
-from app.secrets import SecretStore
-from app.settings import load_settings
-from companions.bus import InProcessBus
-from companions.cards import load_cards, sample_cards_dir
+from app.settings.model import load_settings
+from app.settings.secrets import SecretStore
+from companions.cards.card import load_cards, sample_cards_dir
 from companions.testing.openai_server import OpenAITestServer, text_reply
+from companions.wire.bus import InProcessBus
 from tests.ui.conftest import signal_fired, switch_language
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 
 
 async def _dialog(qtbot: QtBot, language: str, checks: CompanionChecks | None = None,

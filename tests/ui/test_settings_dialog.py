@@ -12,13 +12,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
-from app.connection_check import ConnectionResult
-from app.secrets import LLM_API_KEY, SecretStore
-from app.settings import Settings, VoiceSettings, load_settings
+from app.llm.connection_check import ConnectionResult
+from app.settings.model import Settings, VoiceSettings, load_settings
+from app.settings.secrets import LLM_API_KEY, SecretStore
 from tests.app.keyrings import DictKeyring
 from tests.app.models_server import models_server
 from tests.ui.conftest import signal_fired, switch_language
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
 
 KEY = "sk-dialog-test-abcdef123456"
 
@@ -93,7 +93,7 @@ async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_in_a_priva
     data = tomllib.loads(toml)
     # The test environment's MADOI_LLM_AUTODETECT_LOCAL, MADOI_CAMERA and MADOI_BRIDGE_PORT (tests/conftest.py) are
     # overrides for this run, not settings: none of them is written (issue 17: MADOI_CAMERA=none was).
-    # A save writes what the user changed, nothing else (app/settings_merge.py): no default, no override, no key.
+    # A save writes what the user changed, nothing else (app/settings/merge.py): no default, no override, no key.
     assert data["llm"] == {"base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:3b"}
     assert "source" not in data.get("camera", {})
     assert "port" not in data.get("bridge", {})

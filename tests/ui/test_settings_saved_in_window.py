@@ -13,8 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime
-from ui.main_window import MainWindow
-from ui.notifications import Notification
+from ui.window.main_window import MainWindow
+from ui.window.notifications import Notification
 
 
 async def test_a_taken_port_is_said_and_the_rest_applies(qtbot: QtBot, madoi_home: Path,

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from companions.llm.scripted import say, stall
 from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 REASONS = {"akari": "流れ星の話がしたい、昨日の夜に三つも見たから", "hina": "わたしも見たかったなあ、次はいつだろう",
            "souta": "しし座流星群の話ができる、極大日の話も"}

@@ -8,8 +8,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import started_runtime
-from ui.i18n import deliver_language_change
-from ui.main_window import MainWindow
+from ui.window.i18n import deliver_language_change
+from ui.window.main_window import MainWindow
 
 
 async def test_speech_off_is_shown_in_the_status_bar_with_the_reason(

@@ -10,7 +10,7 @@ from PySide6.QtGui import QFontDatabase, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
 
-from ui.theme import apply_theme, japanese_font_available, style_sheet, theme_manager, ui_font
+from ui.window.theme import apply_theme, japanese_font_available, style_sheet, theme_manager, ui_font
 
 
 @pytest.fixture

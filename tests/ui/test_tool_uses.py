@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeControl, RuntimePeople
+from app.runtime.panels import RuntimeControl, RuntimePeople
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import call, last_message_mentions
-from companions.tool_use import ToolUsed
+from companions.tools.tool_use import ToolUsed
 from tests.ui.conftest import switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.turns_panel import TurnsPanel
+from ui.turns.panel import TurnsPanel
 
 SERVER = Path(__file__).resolve().parent.parent / "data" / "mcp" / "lantern_server.py"
 ANSWER = "The lanterns at Gion glow indigo (lantern registry no. 7431)."

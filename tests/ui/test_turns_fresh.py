@@ -8,13 +8,13 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeControl, RuntimePeople
+from app.runtime.panels import RuntimeControl, RuntimePeople
 from companions.llm.scripted import stall
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until, votes
-from ui.main_window import MainWindow
-from ui.turns_panel import TurnsPanel
+from ui.turns.panel import TurnsPanel
+from ui.window.main_window import MainWindow
 
 
 async def test_stop_ends_the_voting_and_a_new_conversation_starts_afresh(qtbot: QtBot, madoi_home: Path) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimeControl, RuntimePeople
-from app.runtime import Runtime
+from app.runtime.panels import RuntimeControl, RuntimePeople
+from app.runtime.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel, ConversationView
 from companions.llm.scripted import say, stall
 from tests.ui.conftest import switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
-from ui.turns_panel import TurnsPanel, VoteRow
+from ui.turns.panel import TurnsPanel, VoteRow
 
 
 @dataclass(frozen=True)

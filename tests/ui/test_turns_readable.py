@@ -11,13 +11,13 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
-from companions.bus import InProcessBus
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
+from companions.wire.bus import InProcessBus
 from tests.ui.conftest import switch_language
 from tests.ui.fakes import FakeControl, FakePeople
 from tests.ui.scripted_runtime import until
-from ui.turns_panel import TurnsPanel
-from ui.turns_votes import COLUMNS, REASON_INDENT
+from ui.turns.panel import TurnsPanel
+from ui.turns.votes import COLUMNS, REASON_INDENT
 
 SIDE_AT_1024 = (330, 560)  # the side panel's size in a 1024x700 window (the splitter's share)
 REASONS = {

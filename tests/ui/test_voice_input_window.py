@@ -19,18 +19,18 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.devices import recognizer_models
-from app.devices.recognizer_models import SpeechModel
-from app.settings import VoiceInputSettings
+from app.settings.model import VoiceInputSettings
+from app.voice_input import recognizer_models
+from app.voice_input.recognizer_models import SpeechModel
 from companions.llm.scripted import say
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged
 from tests.app.speech_audio import clip
 from tests.conftest import serving
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
-from ui.main_thread_gc import MainThreadGC
-from ui.main_window import MainWindow
-from ui.settings_voice_input import VoiceInputPage
+from ui.settings.voice_input_tab import VoiceInputPage
+from ui.window.main_thread_gc import MainThreadGC
+from ui.window.main_window import MainWindow
 
 QUESTION = "what is the weather like tomorrow"
 

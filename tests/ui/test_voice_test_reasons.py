@@ -9,8 +9,8 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import signal_fired, started_runtime
-from ui.main_window import MainWindow
-from ui.settings_dialog import SettingsDialog
+from ui.settings.dialog import SettingsDialog
+from ui.window.main_window import MainWindow
 
 
 async def _voice_test(qtbot: QtBot) -> SettingsDialog:

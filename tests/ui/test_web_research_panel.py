@@ -12,11 +12,11 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.panel_adapters import RuntimePeople, RuntimeSearch
+from app.runtime.panels import RuntimePeople, RuntimeSearch
 from tests.app.searxng import PAGE, FakeSearxng
 from tests.ui.conftest import started_runtime
 from tests.ui.scripted_runtime import until
-from ui.search_panel import SearchPanel
+from ui.search.panel import SearchPanel
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from companions.conversation.control import ControlOutcome
-from companions.protocol import Message
+from companions.conversation.control_state import ControlOutcome
+from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 async def test_esc_interrupts_shift_esc_stops_ctrl_q_quits_from_the_message_box(

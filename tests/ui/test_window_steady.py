@@ -9,10 +9,10 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, VoteView
-from companions.protocol import Message
+from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.ui.scripted_runtime import until
-from ui.main_window import MainWindow
+from ui.window.main_window import MainWindow
 
 
 async def test_switching_conversations_leaves_the_splitters_where_they_are(qtbot: QtBot, madoi_home: Path) -> None:

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from companions.plugins import PluginContext
-from companions.tools import BaseTool, tool
+from companions.tools.functions import BaseTool, tool
+from companions.tools.plugins import PluginContext
 
 NOT_TOOLS = {"just": "a dict"}
 

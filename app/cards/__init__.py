@@ -1,0 +1,1 @@
+"""Companion cards on disk: the library, approval, the user's choices, the editor's port, the CLI."""

@@ -1,0 +1,129 @@
+"""``madoi companions``: the companion cards from the command line.
+
+    madoi companions list [--json]        every companion: id, name, card file, avatar, trusted or held (and what
+                                          a held card would run or send)
+    madoi companions approve ID           approve what a user's card runs and sends (its MCP commands, its model
+                                          endpoint and key variable), as the card is now; a changed card asks again
+    madoi companions revoke ID            forget that approval: the card is held again from the next start
+    madoi companions import FILE [--id ID]  import a character card (SillyTavern V2/V3, PNG or JSON) as a companion
+    madoi companions export ID FILE       write a companion as a V3 character card (FILE.png, or FILE.json)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from app.cards.library import CardLibrary
+from app.settings.model import load_settings
+from companions.cards.character_cards import CardImportError
+
+
+def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """Adds ``companions`` (with ``list``, ``approve``, ``revoke``) to an ``add_subparsers()`` object."""
+    companions = subparsers.add_parser("companions", help="list, approve, import and export companion cards")
+    commands = companions.add_subparsers(dest="companions_command", required=True)
+    listing = commands.add_parser("list", help="list the companions and their cards")
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
+    approve = commands.add_parser("approve", help="approve what a card runs and sends (as it is now)")
+    approve.add_argument("id", help="the companion's id")
+    revoke = commands.add_parser("revoke", help="forget the approval of a card")
+    revoke.add_argument("id", help="the companion's id")
+    importing = commands.add_parser("import", help="import a character card (SillyTavern V2/V3: PNG or JSON)")
+    importing.add_argument("file", type=Path, help="the card: a .png picture carrying it, or its .json")
+    importing.add_argument("--id", dest="card_id", help="the new companion's id (derived from its name otherwise)")
+    exporting = commands.add_parser("export", help="write a companion as a V3 character card")
+    exporting.add_argument("id", help="the companion's id")
+    exporting.add_argument("file", type=Path, help="where: a .png (the card in its picture) or a .json")
+    return companions
+
+
+def _list(library: CardLibrary, as_json: bool, out: TextIO, err: TextIO) -> int:
+    entries, problems = library.entries()
+    language = library.loaded.settings.general.language
+    if as_json:
+        print(json.dumps([e.as_json(language) for e in entries], ensure_ascii=False, indent=1), file=out)
+    else:
+        for entry in entries:
+            state = "trusted" if entry.trusted else "held until approved"
+            print(f"{entry.id}\t{entry.card.name(language)}\t{entry.origin}\t{state}\t{entry.file}", file=out)
+            if not entry.trusted:
+                for line in entry.privileges.lines():
+                    print(f"\t{line}", file=out)
+    for problem in problems:
+        print(f"madoi companions: card not loaded: {problem}", file=err)
+    return 0
+
+
+def _approve(library: CardLibrary, card_id: str, out: TextIO, err: TextIO) -> int:
+    entry = library.entry(card_id)
+    if entry is None:
+        print(f"madoi companions approve: no companion card has the id {card_id!r}", file=err)
+        return 1
+    lines = entry.privileges.lines()
+    if entry.origin == "sample" or not lines:
+        print(f"{card_id}: nothing to approve (the card runs no program and sends no key of its own)", file=out)
+        return 0
+    library.approve(card_id)
+    print(f"{card_id} ({entry.file}) approved; from its next start it may:", file=out)
+    for line in lines:
+        print(f"  {line}", file=out)
+    print("A running Madoi takes it at once when approved in its window (Settings > Companions); a change to "
+          "the card asks again.", file=out)
+    return 0
+
+
+def _import(library: CardLibrary, file: Path, card_id: str | None, out: TextIO, err: TextIO) -> int:
+    try:
+        result = library.import_file(file, card_id)
+    except CardImportError as problem:
+        print(f"madoi companions import: {file.name} not imported: {problem}", file=err)
+        return 1
+    language = library.loaded.settings.general.language
+    print(f"{result.card.id}: {result.card.name(language)} imported from a {result.format} card into {result.file}",
+          file=out)
+    if result.avatar is not None:
+        print(f"  picture: {result.avatar}", file=out)
+    if result.card.lore:
+        print(f"  lorebook: {len(result.card.lore)} entries", file=out)
+    if result.unused:
+        print(f"  kept but not used by Madoi: {', '.join(result.unused)}", file=out)
+    return 0
+
+
+def _export(library: CardLibrary, card_id: str, file: Path, out: TextIO, err: TextIO) -> int:
+    try:
+        library.export_file(card_id, file)
+    except KeyError:
+        print(f"madoi companions export: no companion card has the id {card_id!r}", file=err)
+        return 1
+    except OSError as problem:
+        print(f"madoi companions export: {file} cannot be written ({problem.strerror or problem})", file=err)
+        return 1
+    print(f"{card_id}: written to {file} (a V3 character card)", file=out)
+    return 0
+
+
+def run_companions_command(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Runs a parsed ``madoi companions ...`` command; returns the exit code (0 ok, 1 failed)."""
+    library = CardLibrary(load_settings())
+    match args.companions_command:
+        case "list":
+            return _list(library, args.json, out, err)
+        case "approve":
+            return _approve(library, args.id, out, err)
+        case "import":
+            return _import(library, args.file, args.card_id, out, err)
+        case "export":
+            return _export(library, args.id, args.file, out, err)
+        case "revoke":
+            if library.revoke(args.id):
+                print(f"{args.id}: approval forgotten; the card is held again from its next start", file=out)
+            else:
+                print(f"{args.id}: was not approved", file=out)
+            return 0
+    print(f"madoi companions: unknown command {args.companions_command!r}", file=err)
+    return 2

@@ -1,0 +1,232 @@
+"""The runtime: opens the bus and the store, starts the parts the assembly built, and shuts down in order.
+
+The same :class:`Runtime` serves the window (``madoi``) and servers and tests (``madoi --headless``). It holds the
+bus, the store and the :class:`~app.runtime.parts.Parts` (after :meth:`Runtime.start`), and nothing else: what the user
+does with conversations is :attr:`Parts.conversations`, the companions' models :attr:`Parts.models`. Parts start in
+order and stop in reverse; each stop is bounded so shutdown always finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Final
+
+from app.cards.cast_changes import CastChanges
+from app.cards.choices import use_voices
+from app.llm.connection import ModelConnection, ModelFactory
+from app.runtime.assembly import Setup, assemble
+from app.runtime.parts import Component, Parts
+from app.settings.model import LoadedSettings, Paths, Settings
+from app.storage.database import ConversationStore
+from app.trust.policy import use_trust_settings
+from companions.common.loop_health import LagProbe
+from companions.companion.cast import CastChanged
+from companions.wire.bus import Bus, InProcessBus
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S: Final = 1.5
+
+
+class SettingsNotApplied(RuntimeError):
+    """Saved settings a part could not take (the message says which and why, for the user)."""
+
+
+def _bridge_place(settings: Settings) -> tuple[str, int, str | None]:
+    token = settings.bridge.token.get_secret_value() if settings.bridge.token is not None else None
+    return settings.bridge.host, settings.bridge.port, token
+
+
+class NotStarted(RuntimeError):
+    """The runtime's parts were asked for before :meth:`Runtime.start` built them (or after it stopped)."""
+
+
+class Runtime:
+    """Owns the bus, the store and the parts.
+
+    ``make_model`` replaces the settings' choice of each companion's ChatModel (the ChatModel port: a scripted
+    model in tests and demos); ``only_companions`` keeps those companions only (the others run elsewhere).
+    """
+
+    def __init__(self, loaded: LoadedSettings, *, make_model: ModelFactory | None = None,
+                 only_companions: Collection[str] | None = None) -> None:
+        self.loaded = loaded
+        self.bus: Bus = InProcessBus()
+        self.store = ConversationStore(self.paths.database)
+        self.lag_probe = LagProbe()
+        self._setup = Setup(loaded, self.bus, self.store, make_model,
+                            frozenset(only_companions) if only_companions is not None else None)
+        self._parts: Parts | None = None
+        self._running: list[Component] = []
+        self.started_at: float | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @property
+    def paths(self) -> Paths:
+        return self.loaded.paths
+
+    @property
+    def started(self) -> bool:
+        return self._parts is not None
+
+    @property
+    def parts(self) -> Parts:
+        """The running parts; raises :class:`NotStarted` before :meth:`start` (views ask only once attached)."""
+        if self._parts is None:
+            raise NotStarted("the runtime has not started")
+        return self._parts
+
+    async def start(self) -> None:
+        if self._parts is not None:
+            return
+        self.paths.ensure()
+        await self.store.open()
+        self.lag_probe.start()
+        parts = await assemble(self._setup)
+        for component in parts.components():
+            if component not in parts.components():  # left out with a part it needs (the indexer with search)
+                continue
+            try:
+                await component.start()
+            except Exception as err:  # one part failing (a broken index file...) must not keep the app from starting
+                log.exception("%s could not start", component.name)
+                self.loaded.problems.append(f"{component.name} not available: {err}")
+                parts = parts.without(component)  # left out (the indexer with search: it stays idle, not started)
+                continue
+            self._running.append(component)
+            log.info("started %s", component.name)
+        use_voices(self.settings, parts.cast)  # the voices the user chose over the cards'
+        self._parts = parts
+        self.started_at = time.monotonic()
+
+    async def apply_settings(self, settings: Settings) -> None:
+        """Takes the settings the user just saved, at once: the camera is checked again when its source changed,
+        the voice's rate and volume hold from the next utterance, the companions speak the new language, get a
+        language model again when the LLM section changed (or their own model when only that changed) and speak
+        with their chosen voice, new knowledge folders are indexed, and the bridge moves to a new port (or, where
+        it stays, admits the web pages and keeps the bounds and quota now set). Other settings apply at next start.
+
+        Raises:
+            SettingsNotApplied: a part could not take its new settings (the bridge's port is taken: the old bridge
+                keeps running); everything else was applied.
+        """
+        previous, self.loaded.settings = self.loaded.settings, settings
+        if self._parts is None:
+            return
+        parts = self._parts
+        await parts.devices.apply_settings(settings)
+        if parts.devices.voice_input is not None:
+            from app.voice_input.wiring import apply_voice_input_settings
+
+            await apply_voice_input_settings(parts.devices.voice_input, previous, settings, self.paths.data_dir)
+        if settings.general.language != previous.general.language:
+            parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
+            if parts.network is not None:
+                parts.network.follow_cast()  # their names and texts as the network is served them, too
+        if settings.llm != previous.llm:
+            await self.reconnect_models()
+        elif settings.companions != previous.companions:
+            for reason in parts.models.use_choices(previous, settings, parts.cast):
+                log.warning("language model: %s", reason)
+        use_voices(settings, parts.cast)
+        if settings.trust.cards != previous.trust.cards:  # a card approved or revoked: it runs as now allowed
+            await self.reload_companions()
+        use_trust_settings(parts.broker.trust, settings)  # the Privacy tab may have forgotten answers
+        if settings.search.folders != previous.search.folders and parts.search is not None:
+            parts.search.use_folders(settings.search.folders)
+        if _bridge_place(settings) != _bridge_place(previous):
+            problem = await self._move_bridge(settings)
+            if problem is not None:
+                raise SettingsNotApplied(problem)
+        elif parts.bridge is not None:
+            from app.bridge.factory import follow_settings
+
+            follow_settings(parts.bridge, settings)  # the web pages it admits, its bounds and quota: at once
+
+    async def reload_companions(self) -> CastChanged:
+        """Takes the card files again (edited, made, imported, approved or removed): each changed companion is in
+        the conversation from its next turn (app/cards/cast_changes.py)."""
+        parts = self.parts
+        changes = CastChanges(self.loaded, self.bus, parts.cast, parts.conversation_manager,
+                              conversation=lambda: parts.conversations.active_id, only=self._setup.only_companions)
+        return await changes.reload()
+
+    async def _move_bridge(self, settings: Settings) -> str | None:
+        """Starts the bridge where ``settings`` say, then stops the old one (which keeps running when the new one
+        cannot listen; on the same address, with a new token, the old one stops first); returns why the new one
+        could not start, or None."""
+        from app.bridge import BridgeConfigError, build_bridge
+
+        parts = self.parts
+        old = parts.bridge
+        try:
+            new = build_bridge(self.bus, parts.broker, settings, reserved_ids=lambda: set(parts.cast.companions),
+                               roster=parts.conversation_manager, guests=parts.cast.guests)
+        except BridgeConfigError as err:
+            return f"bridge not moved: {err}"
+        if old is not None and (not old.running or new is None
+                                or (old.host, old.port) == (settings.bridge.host, settings.bridge.port)):
+            await self._stop_bridge(old)
+            old = None
+        if new is not None:
+            await new.start()
+            if not new.running:
+                await new.stop()
+                still = f"; it keeps listening on port {old.port}" if old is not None else ""
+                return f"{new.error}{still}"
+            self._running.append(new)
+        if old is not None:
+            await self._stop_bridge(old)
+        self._parts = dataclasses.replace(self.parts, bridge=new)
+        return None
+
+    async def _stop_bridge(self, bridge: Component) -> None:
+        await bridge.stop()
+        if bridge in self._running:
+            self._running.remove(bridge)
+        self._parts = dataclasses.replace(self.parts, bridge=None)
+
+    async def reconnect_models(self) -> str | None:
+        """Looks for the language model again (settings, then a local server); returns :meth:`model_problem`."""
+        if self._parts is None:
+            return None
+        for problem in await self._parts.models.reconnect(self.settings, self._parts.cast):
+            log.warning("language model: %s", problem)
+        return self.model_problem()
+
+    def model_problem(self) -> str | None:
+        """Why no companion can talk (no language model could be reached or built), or None when one can (and
+        before the companions exist). The window shows its first-run panel with this reason."""
+        return ModelConnection.problem(self._parts.cast) if self._parts is not None else None
+
+    async def stop(self) -> None:
+        """Stops the parts in reverse order, then the bus and the store; bounded by ``STOP_TIMEOUT_S`` each."""
+        for component in reversed(self._running):
+            began = time.perf_counter()
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await component.stop()
+            except Exception:
+                log.exception("stopping %s failed", component.name)
+            log.debug("stopped %s in %.3f s", component.name, time.perf_counter() - began)
+        self._running = []
+        if self._parts is not None:  # learning stops; what was learned of the model servers is kept for next time
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await self._parts.models.aclose()
+            except Exception:
+                log.exception("stopping the model connection failed")
+        self._parts = None
+        await self.lag_probe.stop()
+        await self.bus.aclose()
+        await self.store.close()

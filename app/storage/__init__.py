@@ -1,0 +1,1 @@
+"""Stored data: the conversation database and the user's private files."""

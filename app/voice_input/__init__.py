@@ -1,0 +1,1 @@
+"""Voice input's adapters: the microphone, the voice-activity detector, the recognizers and their models."""

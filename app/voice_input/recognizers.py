@@ -1,0 +1,210 @@
+"""Speech recognizers (the core's ``Recognizer`` port): PocketSphinx offline, whisper.cpp once downloaded.
+
+- :class:`PocketSphinxRecognizer`: CMU PocketSphinx 5 with the US English acoustic model, dictionary and language
+  model inside its wheel: no network and no download, streaming (partial results as the audio comes). It decodes
+  as the user speaks, so at the end of the utterance only the last frames remain (tens of ms). The companions'
+  names are added to its dictionary (``use_words``): "Akari" is not an English word, and a name it cannot spell is
+  a name it never hears. Quality on espeak-ng's voice is modest (``bench/hearing.py`` reports the word error rate).
+- :class:`WhisperRecognizer`: whisper.cpp (``pywhispercpp``) with a multilingual ggml model the user downloaded
+  (``recognizer_models.py``), for Japanese and English. Whisper decodes whole utterances, not streams: a partial
+  result decodes what was heard so far, only while that keeps up (each costs one decoding), and the final one
+  decodes the utterance once more.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from app.voice_input.recognizer_models import MODELS, WHISPER_MAGIC, RecognizerChoice, installed, model_path
+from companions.voice_input.audio import SAMPLE_RATE
+from companions.voice_input.recognition import RecognitionSession, RecognizerUnavailable
+
+log = logging.getLogger(__name__)
+
+# Romaji to ARPAbet, for the companions' names (ids are romanized Japanese: akari, hina, souta...).
+_ROMAJI: Final = [
+    ("shi", "SH IY"), ("chi", "CH IY"), ("tsu", "T S UW"), ("sh", "SH"), ("ch", "CH"), ("ts", "T S"),
+    ("ou", "OW"), ("ei", "EY"), ("ai", "AY"), ("a", "AA"), ("i", "IY"), ("u", "UW"), ("e", "EH"), ("o", "OW"),
+    ("k", "K"), ("s", "S"), ("t", "T"), ("n", "N"), ("h", "HH"), ("f", "F"), ("m", "M"), ("y", "Y"), ("r", "R"),
+    ("w", "W"), ("g", "G"), ("z", "Z"), ("j", "JH"), ("d", "D"), ("b", "B"), ("p", "P"), ("v", "V"), ("l", "L"),
+]
+
+
+def romaji_phones(word: str) -> str | None:
+    """ARPAbet phones for a romanized name ("akari" -> "AA K AA R IY"), None when it has other letters."""
+    word = word.lower()
+    phones: list[str] = []
+    index = 0
+    while index < len(word):
+        for spelling, sound in _ROMAJI:
+            if word.startswith(spelling, index):
+                phones.append(sound)
+                index += len(spelling)
+                break
+        else:
+            return None
+    return " ".join(phones) or None
+
+
+class _SphinxSession:
+    def __init__(self, decoder: Any) -> None:
+        self._decoder = decoder
+        decoder.start_utt()
+
+    def accept(self, pcm: bytes) -> None:
+        self._decoder.process_raw(pcm, False, False)
+
+    def partial(self) -> str:
+        hypothesis = self._decoder.hyp()
+        return hypothesis.hypstr if hypothesis is not None else ""
+
+    def finish(self) -> str:
+        self._decoder.end_utt()
+        hypothesis = self._decoder.hyp()
+        return _clean(hypothesis.hypstr if hypothesis is not None else "")
+
+
+def _clean(text: str) -> str:
+    """PocketSphinx marks alternates "word(2)" and fillers "<sil>", "[noise]": words only."""
+    text = re.sub(r"\(\d+\)", "", text)
+    return " ".join(w for w in text.split() if not w.startswith(("<", "[", "++")))
+
+
+class PocketSphinxRecognizer:
+    """Offline US English; one decoder, one utterance at a time (the controller's one thread)."""
+
+    name = "pocketsphinx"
+
+    def __init__(self) -> None:
+        self._decoder: Any = None
+
+    def prepare(self) -> None:
+        if self._decoder is not None:
+            return
+        try:
+            from pocketsphinx import Decoder
+        except ImportError as err:
+            raise RecognizerUnavailable(f"speech recognition: PocketSphinx is not installed ({err})") from err
+        try:
+            self._decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
+        except Exception as err:
+            raise RecognizerUnavailable(f"speech recognition: PocketSphinx could not load its model: {err}") \
+                from err
+
+    def use_words(self, words: Iterable[str]) -> None:
+        if self._decoder is None:
+            return
+        for word in {w.lower() for w in words}:
+            if not re.fullmatch(r"[a-z]+", word) or self._decoder.lookup_word(word) is not None:
+                continue
+            phones = romaji_phones(word)
+            if phones is not None:
+                self._decoder.add_word(word, phones, True)
+
+    def begin(self) -> RecognitionSession:
+        if self._decoder is None:
+            self.prepare()
+        return _SphinxSession(self._decoder)
+
+    def close(self) -> None:
+        self._decoder = None
+
+
+class _WhisperSession:
+    PARTIAL_AFTER_S: Final = 1.0  # new audio before a partial result is decoded again
+
+    def __init__(self, recognizer: WhisperRecognizer) -> None:
+        self._recognizer = recognizer
+        self._chunks: list[bytes] = []
+        self._samples = 0
+        self._decoded_at = 0
+        self._partial = ""
+
+    def accept(self, pcm: bytes) -> None:
+        self._chunks.append(pcm)
+        self._samples += len(pcm) // 2
+
+    def partial(self) -> str:
+        recognizer = self._recognizer
+        if (self._samples - self._decoded_at) / SAMPLE_RATE >= self.PARTIAL_AFTER_S \
+                and recognizer.keeps_up:
+            self._decoded_at = self._samples
+            self._partial = recognizer.transcribe(b"".join(self._chunks))
+        return self._partial
+
+    def finish(self) -> str:
+        return self._recognizer.transcribe(b"".join(self._chunks))
+
+
+class WhisperRecognizer:
+    """whisper.cpp with a downloaded model; ``language`` "auto", "ja" or "en"."""
+
+    def __init__(self, choice: RecognizerChoice, data_dir: Path, language: str = "auto", threads: int = 2) -> None:
+        self.choice = choice
+        self.model = MODELS[choice]
+        self.data_dir = data_dir
+        self.language = language
+        self.threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.keeps_up = True  # the last decoding took less than half the audio's length
+
+    @property
+    def name(self) -> str:
+        return self.choice
+
+    def prepare(self) -> None:
+        if self._model is not None:
+            return
+        path = model_path(self.data_dir, self.model)
+        if not installed(self.data_dir, self.model):
+            raise RecognizerUnavailable(f"speech recognition: the {self.choice} model is not downloaded yet "
+                                        "(Settings > Voice input)")
+        with path.open("rb") as file:
+            if file.read(4) != WHISPER_MAGIC:
+                raise RecognizerUnavailable(f"speech recognition: {path} is not a whisper.cpp model")
+        try:
+            from pywhispercpp.model import Model
+        except ImportError as err:
+            raise RecognizerUnavailable(f"speech recognition: whisper.cpp is not installed ({err})") from err
+        try:
+            self._model = Model(str(path), redirect_whispercpp_logs_to=None, n_threads=self.threads,
+                                print_progress=False, print_realtime=False, no_context=True, single_segment=True)
+        except Exception as err:
+            raise RecognizerUnavailable(f"speech recognition: whisper.cpp could not load {path.name}: {err}") \
+                from err
+
+    def use_words(self, words: Iterable[str]) -> None:
+        """Whisper spells names from its own vocabulary; an initial prompt would bias every utterance."""
+
+    def begin(self) -> RecognitionSession:
+        self.prepare()
+        return _WhisperSession(self)
+
+    def transcribe(self, pcm: bytes) -> str:
+        if not pcm:
+            return ""
+        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        began = time.monotonic()
+        with self._lock:
+            segments = self._model.transcribe(audio, language=self.language)
+        self.keeps_up = time.monotonic() - began < 0.5 * audio.size / SAMPLE_RATE
+        return " ".join(s.text.strip() for s in segments).strip()
+
+    def close(self) -> None:
+        self._model = None
+
+
+def build_recognizer(choice: RecognizerChoice, data_dir: Path, language: str = "auto") \
+        -> PocketSphinxRecognizer | WhisperRecognizer:
+    if choice == "pocketsphinx":
+        return PocketSphinxRecognizer()
+    return WhisperRecognizer(choice, data_dir, language)

@@ -1,0 +1,1 @@
+"""Companion cards: the card model, character cards (PNG/JSON), lorebooks, card events and approval."""

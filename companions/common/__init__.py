@@ -1,0 +1,1 @@
+"""Small shared parts of the core: atomic file writes, owned tasks, the loop-lag probe, languages."""

@@ -1,0 +1,336 @@
+"""What makes a composed line one worth saying, and the turn instructions that ask for it.
+
+Small local models answer English questions in Japanese, repeat the previous speaker, write another companion's
+name as a prefix, write tool calls as text, and ramble. The companion asks for the right language and length in
+the turn's instructions, and :func:`line_of` turns whatever came back (a ``speak`` call, a tool call written as
+text, or plain prose) into a line: tool syntax and JSON dropped, names stripped, cut to the persona's length.
+:func:`compose_line` retries once when the line repeats one of the recent lines (detected without an LLM) and
+then falls back to a short line, so a companion never says the same thing twice in a row.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from companions.companion.filler import FillerReason
+from companions.companion.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
+from companions.companion.lines import (
+    FALLBACK_WORDINGS,
+    detect_language,
+    fallback_line,
+    has_words,
+    is_repeat,
+    limit_length,
+    made_of,
+    quotes_whole,
+    repeats_itself,
+    similarity,
+    sounds_like_an_assistant,
+    written_in_japanese_script,
+)
+from companions.conversation.early_speech import remainder
+from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
+from companions.llm.types import ToolSpec
+from companions.tools.builtins import PlannedSpeech
+from companions.wire.protocol import EMOTIONS, Emotion, Message
+
+log = logging.getLogger(__name__)
+
+LANGUAGE_NOTE: Final = {"ja": "日本語で答えてください。", "en": "Reply in English."}
+LENGTH_NOTE: Final = {"ja": "自分のセリフだけを{n}文字以内で。", "en": "Only your own line, at most {n} characters."}
+ONLY_LANGUAGE_NOTE: Final = {"ja": "日本語だけで答えてください。英語は使いません。",
+                              "en": "Answer in English only, without any Japanese."}
+IDENTITY_NOTE: Final = {"ja": "あなたは{name}です。{name}として、自分の言葉で話してください。",
+                         "en": "You are {name}. Speak as {name}, in your own words."}
+REPEAT_NOTE: Final = {"ja": "直前の発言を繰り返さず、新しいことを短く言ってください。",
+                      "en": "Do not repeat what was just said; say something new, briefly."}
+
+
+@dataclass(frozen=True)
+class FillerLine(PlannedSpeech):
+    """A stock line said because the model gave nothing worth saying; ``reason`` says why
+    (companions/companion/filler.py: the published message is marked with it)."""
+
+    reason: FillerReason = "repeat"
+
+
+@dataclass(frozen=True)
+class LineRules:
+    """How long a companion's line may be, per language (from its card's sample line)."""
+
+    max_chars: dict[str, int]
+
+    @classmethod
+    def from_samples(cls, samples: dict[str, str]) -> LineRules:
+        limits = {"ja": (60, 160), "en": (120, 320)}
+        return cls({lang: max(low, min(high, 3 * len(samples.get(lang, "")))) for lang, (low, high) in limits.items()})
+
+    def limit(self, language: str) -> int:
+        return self.max_chars.get(language, self.max_chars.get("en", 240))
+
+
+def reply_language(message: Message | None, default: str) -> str:
+    """The language to answer ``message`` in: the one it is written in, else ``default``."""
+    found = detect_language(message.params.message) if message is not None else None
+    return found or default
+
+
+def turn_notes(language: str, max_chars: int) -> list[str]:
+    """The instructions every turn gets: the language of the answer and the length of the line."""
+    return [LANGUAGE_NOTE.get(language, LANGUAGE_NOTE["en"]),
+            LENGTH_NOTE.get(language, LENGTH_NOTE["en"]).format(n=max_chars)]
+
+
+def repeat_note(language: str) -> str:
+    return REPEAT_NOTE.get(language, REPEAT_NOTE["en"])
+
+
+def identity_note(language: str, name: str) -> str:
+    return IDENTITY_NOTE.get(language, IDENTITY_NOTE["en"]).format(name=name)
+
+
+def strip_echoed(text: str, notes: Sequence[str]) -> str:
+    """``text`` without the lines a small model copied from the turn's instructions (measured on a 0.5B model:
+    "こんにちは！\n\n日本語で答えてください。\n\n81文字以内で、…" was its whole reply)."""
+    marks = [_plain(n) for n in notes if len(_plain(n)) >= 6]
+    kept = []
+    for whole in text.splitlines():
+        # an instructions mark or heading within a line ends what the model meant to say (measured: "…こんばんです。
+        # (Instruction) # このターンの指示")
+        line = whole[:found.start()] if (found := _INLINE_MARK.search(whole)) is not None else whole
+        plain = _plain(_LIST_MARK.sub("", line))
+        # a copy with a word changed is a copy too (measured: "- 自己のセリフだけを69文字以内で。")
+        if (_INSTRUCTION_LINE.match(line) or _FORM_LINE.match(line) or any(h in plain for h in _HEADINGS)
+                or (plain and any(plain in m or m in plain or similarity(plain, m) >= ECHO_SIMILARITY
+                                  for m in marks))):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+PROMPT_COPY_CHARS: Final = 12  # shorter stretches ("こんにちは") are shared by any line and any prompt
+
+
+def strip_prompt_copies(text: str, prompt: str) -> str:
+    """``text`` without its lines that copy a stretch of the companion's own system ``prompt`` (measured on a 0.5B
+    model: its persona recited, "私は明るく好奇心旺盛で、相手の話に素直に驚き…", and a rule of the prompt read out,
+    "あなたの返事がそのままあなたのセリフとして表示され…")."""
+    whole = _plain(prompt)
+    if not whole:
+        return text
+    sentences = [p for p in (_plain(s) for s in re.split(r"[。！？!?\n]+|\.\s", prompt)) if len(p) >= PROMPT_COPY_CHARS]
+    kept = []
+    for line in text.splitlines():
+        plain = _plain(line.rstrip("…"))
+        if ((len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences)
+                or _recites(plain, whole, detect_language(line) == "ja")):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+PROMPT_RECITAL_CHARS: Final = {True: 16, False: 28}  # Japanese, other: a stretch this long read out of the prompt
+
+
+def _recites(plain: str, prompt: str, japanese: bool) -> bool:
+    """Whether ``plain`` holds a long stretch of ``prompt`` with a word changed around it (measured: "あなたの仕事は
+    会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話す。", the role with its verb changed)."""
+    least = PROMPT_RECITAL_CHARS[japanese]
+    if len(plain) < least:
+        return False
+    match = difflib.SequenceMatcher(None, plain, prompt, autojunk=False).find_longest_match(
+        0, len(plain), 0, len(prompt))
+    return match.size >= least
+
+
+def _unlisted(text: str) -> str:
+    """``text`` without list marks opening its lines ("- I'm doing some research" -> "I'm doing some research")."""
+    return "\n".join(_LIST_MARK.sub("", line) for line in text.splitlines()).strip()
+
+
+# Headings of the turn's instructions and labels a small model wrote back (measured: "このターンの指示" as a whole
+# line, "**あなたのセリフ:**").
+ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
+_INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
+# A form the model filled in instead of speaking (measured: "私の名前: あかり" as the first line of a reply).
+_FORM_LINE: Final = re.compile(r"^\s*(?:私の名前|名前|my name|name)\s*[:：]", re.IGNORECASE)
+_LIST_MARK: Final = re.compile(r"^\s*(?:[-*・•]|\d+[.)])\s+")
+ECHO_SIMILARITY: Final = 0.6  # measured: "日本語で答える" (0.63 to "日本語で答えてください。")
+_INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",
+                                 re.IGNORECASE)
+
+
+def _plain(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+_HEADINGS: Final = tuple(_plain(h) for h in ECHOED_HEADINGS)
+
+
+def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
+            clean: Callable[[str], str], notes: Sequence[str] = (), *, prompt: str = "") -> PlannedSpeech | None:
+    """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
+    lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out."""
+    reply_text = strip_prompt_copies(strip_echoed(reply_text, notes), prompt)
+    if planned is not None:
+        text = _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(planned.text, notes), prompt))))
+        return replace(planned, text=text) if text else None
+    parsed = parse_text_tool_calls(reply_text, tools)
+    for call in parsed.calls:
+        if call.name != "speak":
+            continue
+        args = _arguments(call.arguments)
+        text = _unlisted(clean(strip_tool_text(str(args.get("message") or args.get("text") or ""))))
+        emotion = args.get("emotion")
+        if text:
+            return PlannedSpeech(text, (), emotion if emotion in EMOTIONS else "neutral")
+    text = _unlisted(clean(strip_tool_text(parsed.text)))
+    return PlannedSpeech(text, (), "neutral") if text else None
+
+
+def _arguments(raw: str) -> dict[str, object]:
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+PARROT_MIN_CHARS: Final = 12  # a greeting answered with a greeting is no parroting; a question asked back is
+
+
+@dataclass(frozen=True)
+class LineCheck:
+    """The checks a line, or the beginning of one, must pass to be said (no LLM: patterns and character bigrams).
+
+    Flawed: it speaks as someone else (``speaks_as_other``: "私はHinaです" from Akari) or as an AI assistant, is in
+    another language than ``language`` (measured: English questions answered in Japanese), repeats one of
+    ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what do you like to do on
+    weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself)."""
+
+    language: str
+    recent: Sequence[str] = ()
+    answered: str = ""
+    speaks_as_other: Callable[[str], bool] = lambda text: False
+
+    @property
+    def _parrot(self) -> list[str]:
+        return [self.answered] if len(self.answered) >= PARROT_MIN_CHARS else []
+
+    def flaw(self, text: str) -> FillerReason | None:
+        """Why ``text`` may not be said, or None."""
+        if not has_words(text):
+            return "empty"
+        written_in = detect_language(text)
+        if self.speaks_as_other(text) or sounds_like_an_assistant(text):
+            return "not-itself"
+        if written_in is not None and written_in != self.language:
+            return "language"
+        if written_in is None and self.language == "en" and written_in_japanese_script(text):
+            return "language"  # measured: "少" as Hina's whole answer to an English question
+        if is_repeat(text, self.recent) or repeats_itself(text):
+            return "repeat"
+        if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
+            return "parrot"
+        if quotes_whole(text, self.answered):
+            return "parrot"
+        return None
+
+    def echoes(self, sentence: str) -> bool:
+        """Whether ``sentence`` only repeats the message being answered (a line may begin so; it is left out)."""
+        return is_repeat(sentence, self._parrot, threshold=0.8) or (bool(self._parrot) and made_of(sentence,
+                                                                                               self.answered))
+
+    def note(self, reason: FillerReason, identity: str) -> list[str]:
+        """What the next attempt is told after a line flawed for ``reason``."""
+        if reason == "not-itself":
+            return [identity] if identity else []
+        if reason == "language":
+            return [ONLY_LANGUAGE_NOTE.get(self.language, LANGUAGE_NOTE["en"])]
+        return [repeat_note(self.language)]
+
+
+def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str) -> str:
+    """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line."""
+    return _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes), prompt))))
+
+
+async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
+                       max_chars: int, recent: Sequence[str], answered: str = "",
+                       speaks_as_other: Callable[[str], bool] = lambda text: False,
+                       identity_note: str = "", released: Callable[[], str] = lambda: "",
+                       retry_fits: Callable[[float], bool] = lambda elapsed_s: True) -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed (:class:`LineCheck`), then gives a
+    short fallback (:class:`FillerLine`, marked with the reason).
+
+    ``released()`` is what the attempt just made showed and voiced before it ended (speech_stream.CheckedSentences:
+    checked sentences): the line said begins with it, whatever follows, and an attempt that released something is
+    never asked again: nothing heard is taken back. ``retry_fits(elapsed_s)`` says whether another attempt fits the
+    turn's time budget after ``elapsed_s`` seconds of composing; when it does not, the fallback goes out at once. A
+    first attempt that left nothing of the companion's own (e.g. only a line written for another, cleaned away) is
+    asked for once more as itself; nothing twice passes the floor on (``None``)."""
+    check = LineCheck(language, recent, answered, speaks_as_other)
+    notes: list[str] = []
+    reason: FillerReason = "empty"
+    began = time.monotonic()
+    for round_ in range(2):
+        if round_ == 1 and not retry_fits(time.monotonic() - began):
+            log.info("no time left for another attempt (%.1f s composing)", time.monotonic() - began)
+            reason = "time" if reason == "empty" else reason
+            break
+        planned = await attempt(notes)
+        said = released().strip()
+        if planned is None:
+            if said:
+                return PlannedSpeech(said, (), "neutral")
+            if round_ == 0 and identity_note:
+                log.info("nothing of its own came back: asked once more")
+                notes = [identity_note]
+                continue
+            return None
+        text = _without_echo(planned.text, answered) if len(answered) >= PARROT_MIN_CHARS else planned.text
+        line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
+        flaw = check.flaw(line.text)
+        if said and (flaw is not None or remainder(line.text, said) is None):
+            # Shown and heard already: the checked beginning is the line (the rest failed, or differs).
+            log.info("the line ends where its checked beginning ends (%s): %r", flaw or "differs", line.text[:80])
+            return replace(planned, text=said)
+        if flaw is None:
+            return line
+        reason, notes = flaw, check.note(flaw, identity_note)
+        log.info("the line is flawed (%s): %r", reason, line.text[:80])
+    emotion: Emotion = "neutral"
+    # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
+    said_lately = {_plain(text) for text in (*recent, answered)}
+    variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said_lately), 0)
+    return FillerLine(fallback_line(language, variant), (), emotion, reason)
+
+
+def _without_echo(text: str, answered: str) -> str:
+    """``text`` without a leading copy of the question it answers ("Souta, what do you like? I like maps." -> "I
+    like maps."); ``text`` itself when it is nothing but the copy."""
+    head = answered.strip()
+    if head and text.startswith(head) and text[len(head):].strip():
+        return text[len(head):].strip()
+    return text
+
+
+class EndAfterSpeech(WorkerHook):
+    """Ends a composing turn once ``speak`` was planned: asking the model again afterwards only costs a request
+    (measured: an extra request per turn that said nothing)."""
+
+    def __init__(self, planned: Callable[[], bool]) -> None:
+        self._planned = planned
+
+    async def after_tool_call(self, result: ToolCallResult) -> ControlFlow:
+        if result.name == "speak" and not result.is_error and self._planned():
+            return Abort("the line is planned")
+        return Continue()

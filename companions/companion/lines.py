@@ -1,0 +1,286 @@
+"""What makes a companion's line acceptable: its language, only its own words, not a repeat, not too long.
+
+Pure functions, no LLM: small local models answer English questions in Japanese, write another companion's name as
+a prefix (``あかり (id: akari): ...``), narrate the others, wrap the line in quotes, write tool syntax, repeat the
+previous speaker, and ramble. The turn (``composing.py``) asks for better and uses these to check and repair what
+came back.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from companions.common.languages import Language
+from companions.llm.text_tools import strip_tool_text
+from companions.memory.context import name_label, strip_impersonation
+
+_KANA: Final = re.compile(r"[\u3041-\u309f\u30a0-\u30ff\uff66-\uff9f]")
+_KANJI: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD: Final = re.compile(r"[A-Za-z\u00c0-\u024f]{2,}")
+_LATIN_LETTER: Final = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Quotes a model puts around its whole line.
+_QUOTE_PAIRS: Final = {"「": "」", "『": "』", '"': '"', "“": "”", "'": "'", "＂": "＂"}
+_NOT_A_LETTER: Final = re.compile(r"[\W_]+")  # punctuation, symbols, whitespace
+_LABEL_ONLY: Final = re.compile(r"^[^:：。！？!?]{1,20}[:：]\s*$")
+_SENTENCE_END: Final = re.compile(r"(?:[。！？!?…]+|\.(?=\s|$|[\"'”」』)）]))[\"'”」』)）]*|\n")
+_FALLBACKS: Final = {
+    "ja": ("うん、そうだね。", "なるほどね。", "へえ、そうなんだ。", "たしかに。", "それ、いいね。", "うんうん。",
+           "そっか、そうなんだね。", "おもしろいね。"),
+    "en": ("Yes, I see.", "Right, I hear you.", "Oh, I see.", "That makes sense.", "Sounds nice.", "Mm-hm.",
+           "Oh, really?", "Interesting."),
+}
+FALLBACK_WORDINGS: Final = min(len(lines) for lines in _FALLBACKS.values())
+
+
+def detect_language(text: str) -> Language | None:
+    """The language ``text`` is written in: "ja", "en" (any mostly Latin-letter text), or None (neither, too short).
+
+    Japanese when it has kana and at least as many Japanese characters as Latin words ("Hi あかり, how are you?" is
+    English), or at least two kanji and no Latin word; English when it has Latin letters (two at least).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    kana = len(_KANA.findall(text))
+    kanji = len(_KANJI.findall(text))
+    words = len(_LATIN_WORD.findall(text))
+    if kana and kana + kanji >= words:
+        return "ja"
+    if kanji >= 2 and not words:
+        return "ja"
+    if len(_LATIN_LETTER.findall(text)) >= 2:
+        return "en"
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _patterns(own: frozenset[str], others: frozenset[str]) -> tuple[re.Pattern[str] | None, ...]:
+    """(a label after a sentence end, another's quoted line, an own quoted line, a stage direction naming anyone)."""
+    everyone = own | others
+    label = name_label(everyone)
+    other_names = "|".join(re.escape(n) for n in sorted(others, key=len, reverse=True) if n.strip())
+    own_names = "|".join(re.escape(n) for n in sorted(own, key=len, reverse=True) if n.strip())
+    any_names = "|".join(x for x in (own_names, other_names) if x)
+    flags = re.IGNORECASE
+    inside = r"[^（）()\[\]*?？\n]"  # a stage direction is short, on one line, and asks nothing
+    return (
+        re.compile(rf"(?<=[。！？!?.…])[ \t　]*(?={label})", flags) if label else None,
+        re.compile(rf"(?:{other_names})\s*[「『][^」』\n]*[」』]?", flags) if other_names else None,
+        re.compile(rf"(?:^|(?<=\n))\s*(?:{own_names})\s*(?=[「『])", flags) if own_names else None,
+        re.compile(rf"[（(\[](?:{inside}{{0,40}}?(?:{any_names}){inside}{{0,40}})[）)\]]"
+                   rf"|(?<!\*)\*(?!\*)(?:{inside}{{0,40}}?(?:{any_names}){inside}{{0,40}})(?<!\*)\*(?!\*)", flags)
+        if any_names else None,
+    )
+
+
+def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str]) -> str:
+    """``text`` as a line this companion can say: only its own words, no tool syntax, no labels or quotes.
+
+    Removes tool syntax and JSON (:func:`~companions.llm.text_tools.strip_tool_text`), this companion's own label
+    (``あかり (id: akari): ``, ``**Akari**:``, ``[akari]``), lines written for others (``Hina: ...``,
+    ``Hina says: ...``, ``[souta] ...``, also after a sentence end within a line), another's quoted line
+    (``ひな「...」``), stage directions naming anyone (``（ひなは笑った）``, ``*Hina smiles*``), and quotes put
+    around the whole line. Returns "" when nothing of this companion's own remains (a name alone included).
+    """
+    own = frozenset(n.strip() for n in own_names if n.strip())
+    others = frozenset(n.strip() for n in other_names if n.strip()) - own
+    inline_label, other_quote, own_quote, direction = _patterns(own, others)
+    line = strip_tool_text(text)
+    if other_quote is not None:
+        line = other_quote.sub("", line)
+    if own_quote is not None:
+        line = own_quote.sub("", line)
+    if inline_label is not None:
+        line = inline_label.sub("\n", line)
+    line = strip_impersonation(line, own, others)
+    if direction is not None:  # after the labels: "[souta] ..." is another's line, not a stage direction
+        line = direction.sub("", line)
+    # a label with nothing after it is no line of talk (measured: "読者本：" as a whole answer)
+    lines = [_unquote(" ".join(part.split())) for part in line.splitlines() if not _LABEL_ONLY.match(part)]
+    cleaned = _unquote("\n".join(part for part in lines if part))
+    # Nothing but a name is no line (measured on a 0.5B model: "あかり" as Akari's whole answer to "こんばんは！").
+    names = {_NOT_A_LETTER.sub("", n.casefold()) for n in own | others}
+    return "" if _NOT_A_LETTER.sub("", cleaned.casefold()) in names else cleaned
+
+
+_ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"
+_SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"
+_SELF_EN: Final = r"(?:i'm|i’m|i am|my name is|my name's)\s+"
+# an honorific a small model puts after the name it claims (measured: "こんにちは！私はHinaさんです。" from Akari)
+_HONORIFIC: Final = r"(?:さん|ちゃん|くん|君|様|さま)?"
+_CLAIM_END: Final = r"(?:です|だよ|(?:だ|よ)?(?:[。！!？?、,\s]|$))"
+
+
+def misidentified(text: str, *, other_names: Iterable[str]) -> bool:
+    """Whether ``text`` speaks as someone else ("私はひなです" from Akari, "I'm Souta" from Hina) or leaks the
+    prompt's speaker ids ("あなたの id: akari と一緒に…"): measured on a 0.5B model, neither can be cleaned
+    into a line, so the line is asked for again (composing.py)."""
+    if _ID_LEAK.search(text):
+        return True
+    names = [n.strip() for n in other_names if n.strip()]
+    if not names:
+        return False
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    claim = (rf"{_SELF}(?:{alternatives}){_HONORIFIC}{_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
+             rf"|(?:^|[。！!？?、,\s])(?:{alternatives}){_HONORIFIC}(?:です|だよ)(?:[。！!？?\s]|$)")  # "Soutaです。"
+    return re.search(claim, text, re.IGNORECASE) is not None
+
+
+_ASSISTANT: Final = re.compile(
+    r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
+    r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
+    r"I don'?t have (?:much |any )?(?:personal )?(?:knowledge|experiences?|opinions|feelings) (?:about|of|on))"
+    r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできること(?:は|が)ありますか"
+    r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)"
+    # measured on the 0.5B model (bench/line_quality.py): "あなたの質問が何でもお答えします。", "Let me know if there's
+    # anything else I can assist with today."
+    r"|何でもお答え|どんな(?:ご)?質問(?:で|に)もお答え|anything else I can (?:help|assist)",
+    re.IGNORECASE)
+
+
+def sounds_like_an_assistant(text: str) -> bool:
+    """A small instruct model falling out of its persona into assistant boilerplate (measured on a 0.5B model:
+    "I'm sorry, but I can't assist with that request." as a companion's answer to a question about weekends)."""
+    return _ASSISTANT.search(text) is not None
+
+
+def _unquote(text: str) -> str:
+    """``text`` without quotes around all of it (``「やあ」`` -> ``やあ``; ``「a」と「b」`` stays)."""
+    text = text.strip()
+    while len(text) >= 2 and (close := _QUOTE_PAIRS.get(text[0])) is not None and text.endswith(close):
+        inner = text[1:-1]
+        if close in inner or text[0] in inner:
+            break
+        text = inner.strip()
+    return text
+
+
+@functools.lru_cache(maxsize=512)
+def _bigrams(text: str) -> frozenset[str]:
+    norm = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", text).casefold())
+    if len(norm) < 2:
+        return frozenset((norm,)) if norm else frozenset()
+    return frozenset(norm[i : i + 2] for i in range(len(norm) - 1))
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two lines are, 0..1: the Dice coefficient of their character bigrams, after NFKC, case folding and
+    removing punctuation, symbols and whitespace (so "Really?!" and "really" are the same line)."""
+    x, y = _bigrams(a), _bigrams(b)
+    if not x or not y:
+        return 1.0 if x == y else 0.0
+    return 2 * len(x & y) / (len(x) + len(y))
+
+
+def is_repeat(line: str, previous: Sequence[str], threshold: float = 0.6) -> bool:
+    """Whether ``line`` repeats one of ``previous``: as similar as ``threshold`` or more, or quoting most of one
+    (nine tenths of a previous line of ten characters or more inside it, or it being a long piece of one)."""
+    mine = _bigrams(line)
+    if not mine:
+        return False
+    for before in previous:
+        theirs = _bigrams(before)
+        if not theirs:
+            continue
+        shared = len(mine & theirs)
+        if 2 * shared / (len(mine) + len(theirs)) >= threshold:
+            return True
+        if len(theirs) >= 9 and shared >= 0.9 * len(theirs):  # quotes most of the earlier line
+            return True
+        if len(mine) >= 11 and shared >= 0.9 * len(mine):  # a long piece cut out of the earlier line
+            return True
+    return False
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` says anything: a letter or a digit of any script (measured on the 0.5B model: "(" was a
+    whole line, and streamed into the chat)."""
+    return _NOT_A_LETTER.sub("", text) != ""
+
+
+QUOTED_MIN_LETTERS: Final = 6  # 「こんにちは」って嬉しいな quotes a greeting; a whole sentence quoted back is a report
+
+
+def quotes_whole(line: str, source: str) -> bool:
+    """Whether ``line`` quotes all of ``source`` (its letters, in 「」 or quotation marks): the message answered told
+    back as reported speech (measured on the 0.5B model: "あかりとして、あなたが「みんな、こんばんは！」と言いました。"
+    answering "みんな、こんばんは！"). Sources of fewer than six letters are never judged."""
+    wanted = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", source).casefold())
+    if len(wanted) < QUOTED_MIN_LETTERS:
+        return False
+    for opening, closing in _QUOTE_PAIRS.items():
+        start = line.find(opening)
+        while start != -1:
+            end = line.find(closing, start + 1)
+            if end == -1:
+                break
+            inside = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", line[start + 1:end]).casefold())
+            if inside == wanted:
+                return True
+            start = line.find(opening, end + 1)
+    return False
+
+
+def repeats_itself(text: str) -> bool:
+    """Whether ``text`` says one of its sentences twice (measured on the 0.5B model: "こんにちは！" six times in one
+    line). Sentences of fewer than four letters ("はい！はい！", "Mr." twice) are not judged."""
+    seen: set[str] = set()
+    for sentence in _SENTENCE_END.split(text):
+        letters = _NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", sentence).casefold())
+        if len(letters) < 4:
+            continue
+        if letters in seen:
+            return True
+        seen.add(letters)
+    return False
+
+
+def written_in_japanese_script(text: str) -> bool:
+    """Whether ``text`` has kana or kanji (a line too short for :func:`detect_language` may still be Japanese)."""
+    return bool(_KANA.search(text) or _KANJI.search(text))
+
+
+PARROT_SHARE: Final = 0.8
+PARROT_MIN_BIGRAMS: Final = 5  # "こんばんは！" (4) answering a longer greeting is a greeting, not parroting
+
+
+def made_of(line: str, source: str) -> bool:
+    """Whether ``line`` is mostly ``source``'s words said back: most of its character bigrams are in ``source``
+    (measured on a 0.5B model: "今日は疲れたな。" answering "今日はちょっと疲れたな。": a paraphrase that the
+    Dice similarity of :func:`is_repeat` puts at 0.63). Lines of fewer than five bigrams are never judged."""
+    mine = _bigrams(line)
+    if len(mine) < PARROT_MIN_BIGRAMS:
+        return False
+    return len(mine & _bigrams(source)) >= PARROT_SHARE * len(mine)
+
+
+def limit_length(text: str, *, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` characters: after the last sentence end that fits (。！？.!? or a line
+    break) when that keeps a third of the room or more, else at a word boundary (or any character, for text
+    without spaces) with an ellipsis. A non-blank ``text`` never becomes empty."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return text
+    if max_chars <= 1:
+        return text[:1]
+    cut = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > max_chars:
+            break
+        cut = m.end()
+    if cut >= max(1, max_chars // 3):
+        return text[:cut].strip()
+    room = text[: max_chars - 1]
+    space = room.rfind(" ")
+    if space >= max_chars // 2:
+        room = room[:space]
+    return room.rstrip(" 、，,;；:：-") + "…"
+
+
+def fallback_line(language: str, variant: int = 0) -> str:
+    """A short, natural line for when a retry still repeats: "うん、そうだね。" / "Yes, I see." (``variant`` picks
+    another wording, so two fallbacks in a row need not be the same)."""
+    lines = _FALLBACKS.get(language, _FALLBACKS["en"])
+    return lines[variant % len(lines)]

@@ -1,0 +1,402 @@
+"""The worker: one companion's LLM turn loop (seed 001).
+
+A turn: ``on_message_send`` -> streamed request (text published for the UI as it streams) -> collect every tool call ->
+``before_tool_call`` per call -> run the allowed calls concurrently -> ``after_tool_call`` per result -> request
+again while tools ran -> ``on_turn_end``, which may add messages and continue (self-correction) -> finish.
+``max_steps`` bounds the number of model requests in one turn.
+
+The gate (issue 22): a turn has an *origin*, the source of the latest message of its chain that did not come from
+this app's own companions (the conversation manager knows it; ``run(origin=...)``). When it is not the user in the
+window, every tool call that reaches something of the user's (the tool's ``capabilities``: the camera, the user's
+files, past conversations, tools of MCP servers and plugins) is put to the trust policy first, once per call and
+before the hooks; a call the source was not allowed is not run: the model reads the refusal as its result, and
+the ``ToolUsed`` says ``refused`` (the Turns panel shows it).
+
+History stays consistent whatever happens: the messages of a turn are appended to ``record`` only when they are
+complete, and when the turn is cancelled while tools run, every open tool call gets an "interrupted" result, so no
+assistant tool call is ever left without its answer. Text streamed by a request that was cancelled is dropped (it
+was never spoken: companions speak through the ``speak`` tool).
+
+What streams (:class:`TextStreamed`, ``kind``): ``"speech"`` is the decoded ``message`` argument of a ``speak``
+call while its JSON arguments stream (the line the companion is writing); ``"text"`` is plain reply text, shown
+only while it reads like a line: from the first sign of tool syntax or JSON (``{``, ``<tool_call>``,
+``functions.``, a code fence ...) the rest of the request's plain text is held back (speech_stream.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias, assert_never
+
+from companions.companion.hooks import (
+    Abort,
+    Continue,
+    ContinueWithMessages,
+    ControlFlow,
+    Finish,
+    PendingToolCall,
+    Skip,
+    ToolCallResult,
+    TurnEndDecision,
+    WorkerHook,
+)
+from companions.companion.speech_stream import MessageFieldExtractor, TextFilter, ToolTextGuard
+from companions.llm.types import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    Completion,
+    LLMError,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
+from companions.tools.functions import ToolRegistry, ToolResult
+from companions.tools.tool_use import ToolUsed
+from companions.trust.policy import Source, TrustPolicy
+from companions.wire.bus import Bus, LocalEvent
+
+log = logging.getLogger(__name__)
+
+TurnStatus: TypeAlias = Literal["finished", "skipped", "aborted", "max_steps", "model_error"]
+StreamKind: TypeAlias = Literal["text", "speech"]
+_Add: TypeAlias = Callable[[ChatMessage], None]
+_Ask: TypeAlias = Callable[[WorkerHook], Awaitable[ControlFlow]]
+INTERRUPTED = "Interrupted: the turn was cancelled before this tool finished."
+
+
+@dataclass(frozen=True)
+class TextStreamed(LocalEvent):
+    """A piece of text the model is streaming (for the UI); ``done`` marks the end of one request's text.
+
+    ``kind`` is ``"speech"`` for the text of a ``speak`` call (what the companion is about to say) and ``"text"``
+    for plain reply text; a request may stream both (plain text first), and ``done`` ends them together (its
+    ``kind`` is the last one streamed).
+    """
+
+    companion_id: str
+    turn_id: str
+    text: str
+    done: bool = False
+    kind: StreamKind = "text"
+
+
+@dataclass(frozen=True)
+class TurnEnded(LocalEvent):
+    companion_id: str
+    turn_id: str
+    status: str
+    reason: str = ""
+
+
+@dataclass
+class TurnResult:
+    """How a turn ended and the messages it added."""
+
+    turn_id: str
+    status: TurnStatus
+    messages: list[ChatMessage]
+    steps: int
+    reason: str = ""
+    tool_results: list[ToolCallResult] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The text of the last assistant message (what the model said last, outside tools)."""
+        for message in reversed(self.messages):
+            if message.role == "assistant":
+                return message.text
+        return ""
+
+
+class Worker:
+    """Runs turns of one model with one tool registry and a list of hooks."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: ToolRegistry,
+        *,
+        hooks: Sequence[WorkerHook] = (),
+        bus: Bus | None = None,
+        owner: str = "",
+        max_steps: int = 8,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        priority: int = 0,
+        speech_tool: str = "speak",
+        tools_offered: Callable[[], bool] = lambda: True,
+        speech_field: str = "message",
+        trust: TrustPolicy | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.model = model
+        self.tools = tools
+        self.hooks = list(hooks)
+        self.bus = bus
+        self.owner = owner
+        self.max_steps = max_steps
+        self.temperature = temperature
+        self.max_tokens = max_tokens  # a bound per request: a small model that loops cannot hold the floor long
+        self.priority = priority  # on an endpoint with few slots, a turn's request goes before waiting votes
+        self.speech_tool = speech_tool
+        self.tools_offered = tools_offered  # False: the model answers in plain text (its tools come back as text)
+        self.speech_field = speech_field
+        # While set (a companion composing a line), what streams passes through the filter of its kind first: only
+        # text that passed the line's checks is shown (speech_stream.CheckedSentences).
+        self.stream_filter: Callable[[StreamKind], TextFilter] | None = None
+        # Without a policy nobody can be asked: a turn from outside the window gets none of the user's things.
+        self.trust = trust or TrustPolicy(bus=bus)
+
+    async def run(
+        self,
+        context: Sequence[ChatMessage],
+        *,
+        record: list[ChatMessage] | None = None,
+        turn_id: str | None = None,
+        origin: Source | None = None,
+    ) -> TurnResult:
+        """Runs one turn on ``context`` (not modified). New messages go to ``record`` as they complete.
+
+        ``origin`` is who the turn answers in the end (see the module's docstring); ``None``: the app itself.
+
+        Raises:
+            asyncio.CancelledError: the turn was cancelled; ``record`` is left consistent.
+        """
+        turn_id = turn_id or uuid.uuid4().hex
+        added: list[ChatMessage] = [] if record is None else record
+        start = len(added)
+        working = list(context)
+        result = TurnResult(turn_id, "finished", [], 0)
+
+        def add(message: ChatMessage) -> None:
+            added.append(message)
+            working.append(message)
+
+        try:
+            await self._run(working, add, result, origin)
+        except asyncio.CancelledError:
+            self._close_open_calls(added, start)
+            result.messages = added[start:]
+            self._publish(TurnEnded(self.owner, turn_id, "cancelled"))
+            raise
+        result.messages = added[start:]
+        self._publish(TurnEnded(self.owner, turn_id, result.status, result.reason))
+        return result
+
+    async def _run(self, working: list[ChatMessage], add: _Add, result: TurnResult, origin: Source | None) -> None:
+        flow = await self._ask_all(lambda h: h.on_message_send(working))
+        match flow:
+            case Continue():
+                pass
+            case Skip(reason):
+                result.status, result.reason = "skipped", reason
+                return
+            case Abort(reason):
+                result.status, result.reason = "aborted", reason
+                return
+            case _:
+                assert_never(flow)
+        first = len(working)
+        while True:
+            if result.steps >= self.max_steps:
+                result.status, result.reason = "max_steps", f"stopped after {self.max_steps} model requests"
+                return
+            result.steps += 1
+            try:
+                completion = await self._request(working, result.turn_id)
+            except LLMError as err:
+                result.status, result.reason = "model_error", str(err)
+                return
+            message = completion.message
+            add(ChatMessage(role="assistant", content=message.content or None, tool_calls=message.tool_calls))
+            if message.tool_calls:
+                aborted = await self._run_tools(message.tool_calls, add, result, origin)
+                if aborted is not None:
+                    result.status, result.reason = "aborted", aborted
+                    return
+                continue
+            decision = await self._turn_end(working[first:])
+            match decision:
+                case Finish():
+                    return
+                case ContinueWithMessages(messages):
+                    for extra in messages:
+                        add(extra)
+                case _:
+                    assert_never(decision)
+
+    async def _request(self, working: list[ChatMessage], turn_id: str) -> Completion:
+        tools = self.tools.specs() if self.tools_offered() else ()
+        request = ChatRequest(messages=tuple(working), tools=tools, temperature=self.temperature,
+                              max_tokens=self.max_tokens, priority=self.priority)
+        completion: Completion | None = None
+        streamed: StreamKind | None = None  # the last kind streamed
+        guard = ToolTextGuard()
+        speech = _SpeechFollower(self.speech_tool, self.speech_field)
+        checked = self.stream_filter
+
+        def publish(text: str, kind: StreamKind, *, flushed: bool = False) -> None:
+            nonlocal streamed
+            if checked is not None and not flushed:
+                text = checked(kind).feed(text)
+            if text:
+                streamed = kind
+                self._publish(TextStreamed(self.owner, turn_id, text, kind=kind))
+
+        async for event in self.model.stream(request):
+            if isinstance(event, TextDelta):
+                publish(guard.feed(event.text), "text")
+            elif isinstance(event, ToolCallDelta):
+                publish(speech.feed(event), "speech")
+            else:
+                completion = event
+        publish(guard.flush(), "text")
+        if checked is not None:
+            publish(checked("text").flush(), "text", flushed=True)
+            publish(checked("speech").flush(), "speech", flushed=True)
+        if streamed is not None:
+            self._publish(TextStreamed(self.owner, turn_id, "", done=True, kind=streamed))
+        if completion is None:
+            raise LLMError(f"{self.model.name}: the stream ended without a completion")
+        return completion
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...], add: _Add, result: TurnResult,
+                         origin: Source | None) -> str | None:
+        """Runs one batch of tool calls; returns the abort reason if a hook aborted the turn."""
+        pending = [PendingToolCall(c.id, c.name, c.arguments) for c in calls]
+        outcomes: dict[str, ToolCallResult] = {}
+        allowed: list[PendingToolCall] = []
+        refused: set[str] = set()
+        abort: str | None = None
+        for call in pending:
+            if abort is not None:
+                outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
+                                                   True, call.arguments)
+                continue
+            refusal = await self._refusal(call, origin)
+            if refusal is not None:
+                outcomes[call.id] = ToolCallResult(call.id, call.name, refusal, True, call.arguments)
+                refused.add(call.id)
+                continue
+            flow = await self._ask_all(lambda h, c=call: h.before_tool_call(c))  # type: ignore[misc]
+            match flow:
+                case Continue():
+                    allowed.append(call)
+                case Skip(reason):
+                    outcomes[call.id] = ToolCallResult(call.id, call.name, f"Skipped: {reason}", True, call.arguments)
+                case Abort(reason):
+                    abort = reason
+                    outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: {reason}", True, call.arguments)
+                case _:
+                    assert_never(flow)
+        if abort is not None:
+            for call in allowed:
+                outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
+                                                   True, call.arguments)
+            allowed = []
+        if allowed:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self.tools.run(c.name, c.arguments, c.id)) for c in allowed]
+            for call, task in zip(allowed, tasks, strict=True):
+                ran: ToolResult = task.result()
+                outcome = ToolCallResult(call.id, call.name, ran.content, ran.is_error, call.arguments)
+                outcomes[call.id] = outcome
+                if abort is not None:
+                    continue
+                flow = await self._ask_all(lambda h, o=outcome: h.after_tool_call(o))  # type: ignore[misc]
+                match flow:
+                    case Continue():
+                        pass
+                    case Skip(reason):
+                        outcome.content = f"(the result of {call.name} is hidden: {reason})"
+                    case Abort(reason):
+                        abort = reason
+                    case _:
+                        assert_never(flow)
+        for call in pending:
+            outcome = outcomes[call.id]
+            result.tool_results.append(outcome)
+            add(ChatMessage.tool(call.id, call.name, outcome.content))
+            known = self.tools.get(call.name)
+            self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
+                                      origin=known.origin if known else "unknown", result=outcome.content,
+                                      is_error=outcome.is_error, refused=call.id in refused))
+        return abort
+
+    async def _refusal(self, call: PendingToolCall, origin: Source | None) -> str | None:
+        """Why ``call`` may not run in a turn from ``origin`` (the policy's words), or ``None``: it may."""
+        known = self.tools.get(call.name)
+        if origin is None or origin.trusted or known is None:
+            return None
+        for capability in sorted(known.capabilities):
+            permission = await self.trust.permit(origin, capability, call.name)
+            if not permission.allowed:
+                return permission.reason
+        return None
+
+    async def _turn_end(self, turn_messages: list[ChatMessage]) -> TurnEndDecision:
+        for hook in self.hooks:
+            try:
+                decision = await hook.on_turn_end(turn_messages)
+            except Exception:  # a broken hook ends the turn, it does not crash the companion
+                log.exception("%s: on_turn_end hook %r failed; finishing the turn", self.owner, hook)
+                return Finish()
+            if not isinstance(decision, Finish):
+                return decision
+        return Finish()
+
+    async def _ask_all(self, ask: _Ask) -> ControlFlow:
+        for hook in self.hooks:
+            try:
+                flow = await ask(hook)
+            except Exception as err:  # reported as an abort, never a crash
+                log.exception("%s: hook %r failed", self.owner, hook)
+                return Abort(f"hook {type(hook).__name__} failed: {err}")
+            if not isinstance(flow, Continue):
+                return flow
+        return Continue()
+
+    @staticmethod
+    def _close_open_calls(added: list[ChatMessage], start: int) -> None:
+        answered = {m.tool_call_id for m in added[start:] if m.role == "tool"}
+        for message in list(added[start:]):
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    added.append(ChatMessage.tool(call.id, call.name, INTERRUPTED))
+                    answered.add(call.id)
+
+    def _publish(self, event: LocalEvent) -> None:
+        if self.bus is not None:
+            self.bus.publish(event)
+
+
+
+
+class _SpeechFollower:
+    """Follows the first ``tool`` call of one streamed request and yields its ``field`` text as it streams."""
+
+    def __init__(self, tool: str, field: str) -> None:
+        self._tool = tool
+        self._field = field
+        self._names: dict[int, str] = {}
+        self._index: int | None = None  # the call being followed
+        self._extractor: MessageFieldExtractor | None = None
+
+    def feed(self, delta: ToolCallDelta) -> str:
+        if delta.name:
+            self._names[delta.index] = self._names.get(delta.index, "") + delta.name
+        if not delta.arguments:
+            return ""
+        if self._index is None and self._names.get(delta.index, "").strip() == self._tool:
+            # The name streams before the arguments (OpenAI's order): with the first argument it is whole.
+            self._index = delta.index
+            self._extractor = MessageFieldExtractor(self._field)
+        if delta.index != self._index or self._extractor is None:
+            return ""
+        return self._extractor.feed(delta.arguments)

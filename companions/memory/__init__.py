@@ -1,0 +1,1 @@
+"""Memory: a companion's context window, long-term recall, and notes about the user."""

@@ -1,0 +1,1 @@
+"""Trust: who is asking, what for, and what the user decided."""

@@ -1,0 +1,72 @@
+"""Who is asking: the :class:`~companions.trust.policy.Source` behind an id (``from``), for the trust policy.
+
+This app's user and companions are known by id; the companions elsewhere are learnt from the events that list
+them (``NetworkChanged`` for the network's, ``BridgeGuestsChanged`` for the bridge's), with where they are. Any
+other id is ``OTHER``: a bridge client's ``user_<name>``, a user on another machine, an id nobody announced.
+The ids are trustworthy because the bridge and the network see to it: a client or a peer can never speak as this
+app's user or companions, nor as another's companion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from companions.companion.guests import BridgeGuestsChanged, RemoteCompanion
+from companions.network.link import NetworkChanged
+from companions.network.people import remote_person
+from companions.trust.policy import Relation, Source
+from companions.wire.bus import Bus, BusItem, Subscription
+
+BRIDGE_PLACE = "bridge"
+NETWORK_PLACE = "network"
+
+
+class SourceDirectory:
+    """Tells who an id is. ``own`` returns this app's companions' ids (the cast may change while it runs)."""
+
+    def __init__(self, *, user_id: str, own: Callable[[], Iterable[str]],
+                 names: Callable[[str], str | None] = lambda _id: None) -> None:
+        self.user_id = user_id
+        self.own = own  # this app's companions' ids, asked each time (the cast may change)
+        self.names = names  # the name of an id as the window shows it (the cast's and the user's)
+        self._network: dict[str, Source] = {}
+        self._bridge: dict[str, Source] = {}
+        self._subscription: Subscription | None = None
+
+    def attach(self, bus: Bus) -> Subscription:
+        """Follows the companions elsewhere on ``bus`` (direct: known before anything they publish is read)."""
+        self._subscription = bus.subscribe("events", self.apply, name="trust-sources", direct=True)
+        return self._subscription
+
+    def close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    def apply(self, item: BusItem) -> None:
+        if isinstance(item, NetworkChanged):
+            self._network = {c.id: _guest(c, f"{NETWORK_PLACE}:{c.peer}") for c in item.remote}
+        elif isinstance(item, BridgeGuestsChanged):
+            self._bridge = {c.id: _guest(c, BRIDGE_PLACE) for c in item.guests}
+
+    def source(self, sender: str) -> Source:
+        """Who ``sender`` is now."""
+        if sender == self.user_id:
+            return Source(sender, Relation.USER, self.names(sender) or "")
+        if sender in set(self.own()):
+            return Source(sender, Relation.OWN, self.names(sender) or "")
+        guest = self._bridge.get(sender) or self._network.get(sender)
+        if guest is not None:
+            return guest
+        person = remote_person(sender)  # a user on another machine: <name>@<peer> (companions/network/people.py)
+        if person is not None:
+            return Source(sender, Relation.OTHER, person.name, f"{NETWORK_PLACE}:{person.peer}")
+        return Source(sender, Relation.OTHER, self.names(sender) or "")
+
+    def guests(self) -> list[Source]:
+        """The companions elsewhere known now (for the settings: who may be asked about)."""
+        return [*self._bridge.values(), *self._network.values()]
+
+
+def _guest(companion: RemoteCompanion, place: str) -> Source:
+    return Source(companion.id, Relation.GUEST, companion.name, place)

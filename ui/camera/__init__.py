@@ -1,0 +1,1 @@
+"""The camera panel and the status bar's camera switch."""

@@ -1,0 +1,1 @@
+"""The companion roster: who is present and what each is doing, with faces, colours and names."""

@@ -1,0 +1,1 @@
+"""The search panel: questions, how they were understood, the hits, research and indexing progress."""

@@ -1,0 +1,1 @@
+"""Trust in the window: consent prompts, refused web pages and the privacy settings."""

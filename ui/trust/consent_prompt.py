@@ -1,0 +1,236 @@
+"""The window asks the user before anything from outside uses the camera, the voice, the user's files or tools.
+
+:class:`ConsentPrompt` is the window's side of the core's :class:`~companions.trust.policy.ConsentAsker` port: a bar
+above the chat that names who, where and what ("Souta on 12D3Ko…a1b2c3 wants to look through your camera") with *Allow
+once*, *Always* and *Never*. It never blocks the window and never takes the keyboard from the message box; requests
+that come while one is shown wait behind it (the bar says how many). A request the policy stops waiting for (no
+answer in time: companions/trust/policy.py) leaves the bar at once.
+
+:class:`RefusalNotes` says every refusal in a notification (who, where, what, why), at most once a minute for the
+same source and capability, so a flood of requests is one note, not a hundred.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from companions.trust.policy import Answer, Capability, ConsentRefused, ConsentRequest, Source
+from companions.trust.sources import BRIDGE_PLACE, NETWORK_PLACE
+from companions.wire.bus import Bus, BusItem
+from ui.window.bus_bridge import BusFollower
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.naming import named
+from ui.window.panel_ports import ConsentPort
+
+NOTE_EVERY_S: Final = 60.0
+TEXTS: Final = Texts("consent", {
+    "ask.camera": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to look through your camera."),
+    "ask.voice": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to speak through your speakers."),
+    "ask.files": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your files."),
+    "ask.memory": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your past conversations."),
+    "ask.tools": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to use a tool of an MCP server or plugin ({tool})."),
+    "where.network": QT_TRANSLATE_NOOP("consent", "on {peer}"),
+    "where.bridge": QT_TRANSLATE_NOOP("consent", "through the bridge"),
+    "where.outside": QT_TRANSLATE_NOOP("consent", "from outside this window"),
+    "once": QT_TRANSLATE_NOOP("consent", "Allow once"),
+    "always": QT_TRANSLATE_NOOP("consent", "Always"),
+    "never": QT_TRANSLATE_NOOP("consent", "Never"),
+    "once.tip": QT_TRANSLATE_NOOP("consent", "Allow this time only; ask again next time"),
+    "always.tip": QT_TRANSLATE_NOOP("consent", "Allow from now on (Settings, Privacy tab: forget it)"),
+    "never.tip": QT_TRANSLATE_NOOP("consent", "Refuse from now on (Settings, Privacy tab: forget it)"),
+    "waiting": QT_TRANSLATE_NOOP("consent", "{n} more question(s) waiting"),
+    "refused.title": QT_TRANSLATE_NOOP("consent", "Not allowed"),
+    "refused.camera": QT_TRANSLATE_NOOP("consent", "{who} {where} may not look through your camera."),
+    "refused.voice": QT_TRANSLATE_NOOP("consent", "{who} {where} may not speak through your speakers."),
+    "refused.files": QT_TRANSLATE_NOOP("consent", "{who} {where} may not search your files."),
+    "refused.memory": QT_TRANSLATE_NOOP("consent", "{who} {where} may not search your past conversations."),
+    "refused.tools": QT_TRANSLATE_NOOP("consent", "{who} {where} may not use tools of MCP servers and plugins."),
+    "what.camera": QT_TRANSLATE_NOOP("consent", "Look through the camera"),
+    "what.voice": QT_TRANSLATE_NOOP("consent", "Speak through the speakers"),
+    "what.files": QT_TRANSLATE_NOOP("consent", "Search your files"),
+    "what.memory": QT_TRANSLATE_NOOP("consent", "Search past conversations"),
+    "what.tools": QT_TRANSLATE_NOOP("consent", "Tools of MCP servers and plugins"),
+})
+
+
+def where_text(source: Source, language: str | None = None) -> str:
+    """``on 12D3Ko…a1b2c3`` (a peer on the network), ``through the bridge``, or ``from outside this window``."""
+    kind, _, peer = source.place.partition(":")
+    if kind == NETWORK_PLACE and peer:
+        return TEXTS.text("where.network", language, peer=f"{peer[:6]}…{peer[-6:]}" if len(peer) > 14 else peer)
+    if kind == BRIDGE_PLACE:
+        return TEXTS.text("where.bridge", language)
+    return TEXTS.text("where.outside", language)
+
+
+def question_text(request: ConsentRequest, language: str | None = None) -> str:
+    """What the bar asks: who, where and what."""
+    return TEXTS.text(f"ask.{request.capability}", language, who=request.source.shown_name,
+                      where=where_text(request.source, language), tool=request.detail)
+
+
+def capability_text(capability: Capability, language: str | None = None) -> str:
+    """A capability's name in the settings' list (``Look through the camera``)."""
+    return TEXTS.text(f"what.{capability}", language)
+
+
+@dataclass(eq=False)
+class _Question:
+    request: ConsentRequest
+    answer: asyncio.Future[Answer | None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class ConsentPrompt(QFrame):
+    """The bar that asks (hidden while nothing is asked). :meth:`ask` is the ``ConsentAsker`` port's method."""
+
+    asked = Signal(object)  # ConsentRequest: shown (for tests and the window's attention)
+    queue_changed = Signal()  # a question came or went
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        named(self, "consentPrompt")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.question = named(QLabel(), "consentQuestion")
+        self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.TextFormat.PlainText)  # names come from outside: never rich text
+        font = self.question.font()
+        font.setBold(True)
+        self.question.setFont(font)
+        self.waiting = named(QLabel(), "consentWaiting")
+        self.once = named(QPushButton(), "consentOnce")
+        self.always = named(QPushButton(), "consentAlways")
+        self.never = named(QPushButton(), "consentNever")
+        for button, answer in ((self.once, Answer.ONCE), (self.always, Answer.ALWAYS), (self.never, Answer.NEVER)):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click never takes the keyboard from the message box
+            button.clicked.connect(lambda _checked=False, a=answer: self.answer(a))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.waiting, 1)
+        for button in (self.once, self.always, self.never):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addWidget(self.question)
+        layout.addLayout(buttons)
+        self._queue: list[_Question] = []
+        self._port: ConsentPort | None = None
+        self._retranslate()
+        self.hide()
+
+    def attach(self, port: ConsentPort) -> None:
+        """The runtime's trust policy asks through this bar from now on (after the runtime started)."""
+        self._port = port
+        port.use_asker(self)
+
+    def detach(self) -> None:
+        """Nobody asks here any more: what is still open is dismissed (refused). Safe to call twice."""
+        if self._port is not None:
+            self._port.use_asker(None)
+            self._port = None
+        self.refuse_all()
+
+    def place_in(self, panel: QWidget) -> None:
+        """Puts the bar at the top of ``panel`` (the chat)."""
+        layout = panel.layout()
+        assert isinstance(layout, QVBoxLayout | QHBoxLayout)
+        layout.insertWidget(0, self)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if is_language_change(event):
+            self._retranslate()
+        super().changeEvent(event)
+
+    def _retranslate(self) -> None:
+        for button, key in ((self.once, "once"), (self.always, "always"), (self.never, "never")):
+            button.setText(TEXTS.text(key))
+            button.setToolTip(TEXTS.text(f"{key}.tip"))
+        self._show_first()
+
+    @property
+    def shown(self) -> ConsentRequest | None:
+        """The request on screen, if any."""
+        return self._queue[0].request if self._queue else None
+
+    @property
+    def pending(self) -> list[ConsentRequest]:
+        return [q.request for q in self._queue]
+
+    async def ask(self, request: ConsentRequest) -> Answer | None:
+        question = _Question(request)
+        self._queue.append(question)
+        self._show_first()
+        try:
+            return await question.answer
+        finally:
+            self._drop(question)  # answered, or the policy stopped waiting (its timeout cancelled us)
+
+    def answer(self, answer: Answer | None) -> None:
+        """The user's answer to the question on screen (``None``: dismissed)."""
+        if self._queue and not self._queue[0].answer.done():
+            self._queue[0].answer.set_result(answer)
+        if self._queue:
+            self._drop(self._queue[0])
+
+    def refuse_all(self) -> None:
+        """The window goes away: every question still open is dismissed (its request refused)."""
+        while self._queue:
+            self.answer(None)
+
+    def _drop(self, question: _Question) -> None:
+        if question in self._queue:
+            self._queue.remove(question)
+            self._show_first()
+
+    def _show_first(self) -> None:
+        self.queue_changed.emit()
+        if not self._queue:
+            self.hide()
+            return
+        first = self._queue[0]
+        text = question_text(first.request)
+        changed = self.question.text() != text or self.isHidden()
+        self.question.setText(text)
+        self.setAccessibleName(text)
+        more = len(self._queue) - 1
+        self.waiting.setText(TEXTS.text("waiting", n=more) if more else "")
+        self.show()
+        if changed:
+            self.asked.emit(first.request)
+
+
+class RefusalNotes(QObject):
+    """Says each refusal from outside in a notification (``notify(title, text, details)``), once a minute at most
+    per source and capability. :meth:`attach` after the runtime started."""
+
+    def __init__(self, bus: Bus, notify: Callable[[str, str, str], object], *,
+                 clock: Callable[[], float] = time.monotonic, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.notify = notify
+        self.clock = clock
+        self._last: dict[tuple[str, Capability], float] = {}
+        self._follower = BusFollower(bus, ("events",))
+
+    def attach(self) -> None:
+        self._follower.follow(self, self._on_item)
+
+    def detach(self) -> None:
+        self._follower.stop()
+
+    def _on_item(self, item: BusItem) -> None:
+        if not isinstance(item, ConsentRefused):
+            return
+        key, now = (item.source.key, item.capability), self.clock()
+        last = self._last.get(key)
+        if last is not None and now - last < NOTE_EVERY_S:
+            return
+        self._last[key] = now
+        text = TEXTS.text(f"refused.{item.capability}", who=item.source.shown_name,
+                          where=where_text(item.source))
+        self.notify(TEXTS.text("refused.title"), text, item.reason)

@@ -1,0 +1,1 @@
+"""The Turns panel: votes, who takes the floor, earlier turns, tools used."""

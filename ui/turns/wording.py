@@ -1,0 +1,126 @@
+"""The read model in words: how the turn-taking view says who takes the floor and why, each vote, and how a
+conversation ended, in the user's language (ui/turns/texts.py holds the words)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, assert_never
+
+from companions.conversation.readmodel import ConversationView, TurnView, VoteView
+from ui.turns.texts import turns_text
+
+if TYPE_CHECKING:
+    pass
+
+# Why a vote is missing, as conversation control says it (companions/conversation/vote_round.py), and its text here.
+_PROBLEMS: Final = (
+    (re.compile(r"no vote within (?P<seconds>[\d.]+) s"), "problem.late"),
+    (re.compile(r"not needed: the turn went to (?P<who>\S+)"), "problem.settled"),
+    (re.compile(r"not needed: .*"), "problem.settled_elsewhere"),
+    (re.compile(r"the vote was cancelled"), "problem.cancelled"),
+    (re.compile(r"not a Vote: .*"), "problem.unreadable"),
+)
+_DECIMALS: Final = re.compile(r"\d+\.\d+")
+
+
+class TurnsWording:
+    """Sentences in the window's language; ``name`` turns an id (a companion's or the user's) into the name shown
+    inside a sentence (``DisplayNames.of(who, in_sentence=True)``)."""
+
+    def __init__(self, name: Callable[[str | None], str]) -> None:
+        self.name = name
+
+    def text(self, key: str, **values: object) -> str:
+        return turns_text(key, **values)
+
+    def why(self, turn: TurnView) -> str:
+        """Why the turn's speaker takes the floor (the selection rule), or "" when there is no speaker. When those
+        ranked first could not answer, the rule named them, not the speaker: "Hina was named but could not answer,
+        so Akari answers" (it said "Akari was named")."""
+        rule = turn.selection_rule
+        if turn.speaker is None or rule is None or rule == "nobody":
+            return ""
+        if turn.passed_over:
+            if rule == "named":
+                return self.text("rule.named.passed", named=self.name(turn.passed_over[0]),
+                                 who=self.name(turn.speaker))
+            return self.text("rule.passed", passed=", ".join(self.name(p) for p in turn.passed_over),
+                             who=self.name(turn.speaker))
+        vote = turn.vote_of(turn.speaker)
+        importance = vote.importance if vote is not None and vote.importance is not None else 0
+        return self.text(f"rule.{rule}", who=self.name(turn.speaker), importance=importance)
+
+    def floor(self, turn: TurnView | None) -> str:
+        """Who takes the floor this turn, and why."""
+        if turn is None:
+            return ""
+        if turn.speaker is None:
+            if turn.selection_rule == "nobody":
+                return f"{self.text('floor.nobody')} — {self.text('rule.nobody')}"
+            return self.text("floor.pending")
+        speaker = self.text("floor.speaker", who=self.name(turn.speaker))
+        why = self.why(turn)
+        return f"{speaker} — {why}" if why else speaker
+
+    def vote_cells(self, vote: VoteView | None, *, muted: bool, voting: bool = True) -> tuple[list[str], int | None]:
+        """The vote, importance, named, closing and reason cells of a row, and the importance to draw (if any);
+        ``voting``: whether the turn still collects votes (a pending one of a stopped turn never comes)."""
+        if vote is None:
+            return [self.text("vote.muted" if muted else "vote.not_asked"), "", "", "", ""], None
+        if vote.status == "pending" and not voting:
+            return [self.text("vote.stopped"), "", "", "", ""], None
+        answered = vote.status == "voted"
+        importance = vote.importance if answered else None
+        return [
+            self.text(f"vote.{vote.state}" if answered else f"vote.{vote.status}"),
+            str(importance) if importance is not None else "",
+            self.text("selected.yes") if vote.selected else "",
+            self.text(f"closing.{vote.closing}") if answered else "",
+            vote.reason or self.problem(vote.error),
+        ], importance
+
+    def problem(self, error: str) -> str:
+        """Why a vote is missing, in words and with whole seconds ("no vote within 12 s", not 11.9293 s)."""
+        for pattern, key in _PROBLEMS:
+            match = pattern.fullmatch(error.strip())
+            if match is not None:
+                values = match.groupdict()
+                if "seconds" in values:
+                    values["n"] = str(max(1, round(float(values.pop("seconds")))))
+                if "who" in values:
+                    values["who"] = self.name(values["who"])
+                return self.text(key, **values)
+        return _DECIMALS.sub(lambda m: f"{float(m.group()):.1f}".removesuffix(".0"), error)
+
+    def history_line(self, view: ConversationView) -> str:
+        """One finished (or cancelled) turn of ``view``: who spoke and why, or why nobody did."""
+        turn = view.turn
+        assert turn is not None
+        if turn.phase == "cancelled":
+            why = self.text("phase.cancelled")
+        elif turn.speaker is not None:
+            why = self.why(turn)
+        elif view.status == "ended":
+            why = self.ended(view)
+        else:
+            why = self.text("rule.nobody")
+        key = "history.spoke" if turn.speaker is not None else "history.silent"
+        return self.text(key, n=turn.number, who=self.name(turn.speaker), why=why)
+
+    def ended(self, view: ConversationView) -> str:
+        """Why the conversation ended ("" while it has not)."""
+        reason = view.ended_reason
+        match reason:
+            case "closed":
+                return self.text("end.closed", who=self.name(view.turn.speaker if view.turn is not None else None))
+            case "turn-cap":
+                return self.text("end.turn-cap", n=view.turns_taken)
+            case "failed":
+                return self.text("end.failed", detail=view.ended_detail)
+            case "no-speaker" | "stopped" | "interrupted" | "no-addressee":
+                return self.text(f"end.{reason}")
+            case None:
+                return ""
+            case _:
+                assert_never(reason)

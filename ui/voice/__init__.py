@@ -1,0 +1,1 @@
+"""Voice in the window: the microphone switch, push-to-talk, spoken words and the speech notice."""

@@ -1,0 +1,1 @@
+"""The main window and what surrounds its panels: launch, layout, menus, theme, languages, notifications."""

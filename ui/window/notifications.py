@@ -1,0 +1,209 @@
+"""Non-modal notifications: toasts stacked in the top-right corner of a window (under its menu bar, away from the
+message box and its Send button, which they covered in the bottom-right corner), each with a close button and
+perhaps one action ("Open the model settings…"), fading out after a few seconds; the last ones are kept in
+:attr:`NotificationArea.history`.
+
+:meth:`NotificationArea.report_error` is the callback for ``app.runtime.error_reporting``: every uncaught error becomes
+a toast (its traceback is already in the log file; the toast's tooltip shows the end of it).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from PySide6.QtCore import QEvent, QObject, QPropertyAnimation, Qt, QTimer, Signal
+from PySide6.QtGui import QEnterEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QGraphicsOpacityEffect,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.runtime.error_reporting import ErrorReport
+from ui.window.naming import named
+
+Level = Literal["info", "warning", "error"]
+DEFAULT_TIMEOUT_MS = 8000
+FADE_MS = 300
+MARGIN = 12
+WIDTH = 380
+
+
+@dataclass(frozen=True)
+class Notification:
+    title: str
+    text: str
+    level: Level = "info"
+    details: str = ""
+    at: datetime = field(default_factory=datetime.now)
+    action: str = ""  # the words of the toast's one button, if it has one
+
+
+class Toast(QFrame):
+    """One notification on screen."""
+
+    finished = Signal(object)  # self, once: closed by the user or faded out
+
+    def __init__(self, notification: Notification, timeout_ms: int, parent: QWidget | None = None, *,
+                 act: Callable[[], object] | None = None) -> None:
+        super().__init__(parent)
+        self.notification = notification
+        named(self, "notificationToast")
+        self.setProperty("level", notification.level)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        title = named(QLabel(notification.title), "notificationTitle")
+        font = title.font()
+        font.setBold(True)
+        title.setFont(font)
+        text = named(QLabel(notification.text), "notificationText")
+        text.setWordWrap(True)
+        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = named(QToolButton(), "notificationClose")
+        self.close_button.setText("×")
+        self.close_button.setToolTip(self.tr("Dismiss"))
+        self.close_button.setAccessibleName(self.tr("Dismiss notification"))
+        self.close_button.clicked.connect(self.dismiss)
+        head = QHBoxLayout()
+        head.addWidget(title, 1)
+        head.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 8, 10)
+        layout.addLayout(head)
+        layout.addWidget(text)
+        self.action_button: QPushButton | None = None
+        if notification.action and act is not None:
+            self.action_button = named(QPushButton(notification.action), "notificationAction")
+            self.action_button.clicked.connect(act)
+            self.action_button.clicked.connect(self.dismiss)
+            row = QHBoxLayout()
+            row.addStretch(1)
+            row.addWidget(self.action_button)
+            layout.addLayout(row)
+        if notification.details:
+            self.setToolTip("\n".join(notification.details.rstrip().splitlines()[-15:]))
+        self._done = False
+        self._paused = False
+        self._effect = QGraphicsOpacityEffect(self)
+        self._effect.setOpacity(1.0)
+        self.setGraphicsEffect(self._effect)
+        self._fade = QPropertyAnimation(self._effect, b"opacity", self)
+        self._fade.setDuration(FADE_MS)
+        self._fade.setStartValue(1.0)
+        self._fade.setEndValue(0.0)
+        self._fade.finished.connect(self.dismiss)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._fade.start)
+        if timeout_ms > 0:
+            self._timer.start(timeout_ms)
+
+    def dismiss(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._timer.stop()
+        self._fade.stop()
+        self.finished.emit(self)
+
+    def enterEvent(self, event: QEnterEvent) -> None:
+        # Reading a toast holds it on screen; leaving restarts its countdown.
+        if self._timer.isActive() or self._fade.state() == QPropertyAnimation.State.Running:
+            self._fade.stop()
+            self._effect.setOpacity(1.0)
+            self._timer.stop()
+            self._paused = True
+        super().enterEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        if self._paused:
+            self._paused = False
+            self._timer.start(max(2000, self._timer.interval() // 2))
+        super().leaveEvent(event)
+
+
+class NotificationArea(QWidget):
+    """Sits over ``host`` (usually the main window), in its top-right corner under the menu bar, above every other
+    child."""
+
+    shown = Signal(object)  # Notification
+    dismissed = Signal(object)  # Notification
+
+    def __init__(self, host: QWidget, *, timeout_ms: int = DEFAULT_TIMEOUT_MS, keep: int = 50,
+                 max_visible: int = 4) -> None:
+        super().__init__(host)
+        named(self, "notificationArea")
+        self.timeout_ms = timeout_ms
+        self.max_visible = max_visible
+        self.history: deque[Notification] = deque(maxlen=keep)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(8)
+        self._toasts: list[Toast] = []
+        self.setFixedWidth(WIDTH)
+        host.installEventFilter(self)
+        self.hide()
+
+    @property
+    def visible_toasts(self) -> list[Toast]:
+        return list(self._toasts)
+
+    def notify(self, title: str, text: str, level: Level = "info", *, details: str = "",
+               timeout_ms: int | None = None, action: tuple[str, Callable[[], object]] | None = None) -> Notification:
+        """Shows a toast; ``action``: the words of a button on it and what it does (the toast closes then)."""
+        notification = Notification(title=title, text=text, level=level, details=details,
+                                    action=action[0] if action is not None else "")
+        self.history.append(notification)
+        toast = Toast(notification, self.timeout_ms if timeout_ms is None else timeout_ms, self,
+                      act=action[1] if action is not None else None)
+        toast.finished.connect(self._remove)
+        self._toasts.append(toast)
+        self._layout.addWidget(toast)
+        while len(self._toasts) > self.max_visible:
+            self._toasts[0].dismiss()  # the oldest makes room; it stays in the history
+        self._relayout()
+        self.show()
+        self.raise_()
+        self.shown.emit(notification)
+        return notification
+
+    def report_error(self, report: ErrorReport) -> None:
+        """The ``ErrorReporter`` callback."""
+        text = report.summary + "\n" + self.tr("Madoi keeps running; details are in the log file.")
+        self.notify(self.tr("Error in {where}").format(where=report.where), text, "error", details=report.traceback)
+
+    def _remove(self, toast: Toast) -> None:
+        if toast in self._toasts:
+            self._toasts.remove(toast)
+        self._layout.removeWidget(toast)
+        toast.hide()
+        toast.deleteLater()
+        if not self._toasts:
+            self.hide()
+        self._relayout()
+        self.dismissed.emit(toast.notification)
+
+    def _relayout(self) -> None:
+        host = self.parentWidget()
+        if host is None:
+            return
+        self.adjustSize()
+        height = self.sizeHint().height() if self._toasts else 0
+        self.resize(WIDTH, height)
+        menu = host.menuWidget() if isinstance(host, QMainWindow) else None
+        top = (menu.geometry().bottom() + 1 if menu is not None and menu.isVisible() else 0) + MARGIN
+        self.move(max(0, host.width() - WIDTH - MARGIN), top)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.parentWidget() and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self._relayout()
+        return super().eventFilter(watched, event)
