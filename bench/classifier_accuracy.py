@@ -9,8 +9,8 @@ A second, separate evaluation (``--written dev|heldout|fresh``): questions writt
 above (everyday notes, diaries, minutes, mail, reviews, logs; casual and polite, imperative, question and bare noun
 phrase), in three files: ``dev`` (tuned on, five rounds), ``heldout`` (192, 24 per type and language: held out in
 rounds 1-3, its errors read in round 4, tuning data since), ``fresh`` (158, 19-20 per type and language: written and
-committed before round 4, never tuned on; its errors are never printed). See tests/companions/test_classifier_written.py
-for how they were made and the figures.
+committed before round 4, never tuned on; its errors are never printed). See
+tests/companions/search/test_classifier_written.py for how they were made and the figures.
 
 Usage: ``python bench/classifier_accuracy.py [--split heldout|tune|all] [--errors N] [--written dev|heldout|fresh]``
 """

@@ -49,7 +49,7 @@ from companions.network.peers import RateLimit
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Action, CompanionMetadata, Message, State, to_wire
 from tests.app.network_nodes import FAMILIES, HostilePeer, hostile_payloads
-from tests.companions.test_network_turns import Companion
+from tests.companions.network.test_network_turns import Companion
 
 LOOPBACK = "/ip4/127.0.0.1/tcp/0"
 EVIL = CompanionMetadata(id="companion_evil", name="Evil")

@@ -11,8 +11,8 @@ SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 libportaudio2 fonts-noto-cjk 
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
   libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
 # binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.
-# icewm, xdotool, wmctrl: the window under a real window manager (tests/ui/test_window_geometry.py).
-# chromium: a real browser at the bridge's door (tests/app/test_bridge_browser.py: web pages admitted by origin).
+# icewm, xdotool, wmctrl: the window under a real window manager (tests/ui/window/test_window_geometry.py).
+# chromium: a real browser at the bridge's door (tests/app/bridge/test_bridge_browser.py: web pages admitted by origin).
 if [ "$flavour" = dev ]; then
   SYSTEM_PACKAGES+=(xvfb xauth desktop-file-utils binutils icewm xdotool wmctrl chromium)
 fi

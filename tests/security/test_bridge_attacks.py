@@ -4,7 +4,7 @@ files, the real SQLite store) through its real bridge on loopback, with real `we
 ``Origin`` as a browser does. Each attack must fail: a refused handshake, no picture, no speech, no forged
 identity, no traceback, bounded disk.
 
-One test (or one parameter) per kind of attack; the fuzz of malformed frames is tests/app/test_bridge_fuzz.py.
+One test (or one parameter) per kind of attack; the fuzz of malformed frames is tests/app/bridge/test_bridge_fuzz.py.
 """
 
 from __future__ import annotations

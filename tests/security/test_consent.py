@@ -2,7 +2,7 @@
 from elsewhere without the user's say. Run against the real app: the assembly with the sample companions on
 scripted models, a generated video file as the camera, the real speaker writing WAV files, the real query broker,
 the real bridge on loopback with real ``websockets`` clients; the user at the window is a scripted user behind the
-``ConsentAsker`` port (the window's own prompt is tests/ui/test_consent_in_window.py).
+``ConsentAsker`` port (the window's own prompt is tests/ui/trust/test_consent_in_window.py).
 
 * Devices (the broker's rule): a query put on the bus as the bridge would put it had its door let it through (the
   door refuses clients' own queries first: tests/security/test_bridge_attacks.py), as ``user_evil``, as the user or

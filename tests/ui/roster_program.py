@@ -1,5 +1,5 @@
 """The roster panel alone in a window of its own, as a program: for tests that drive it with real X input under a
-real window manager (tests/ui/test_roster_mouse.py), where the X server, not Qt, decides where a click lands.
+real window manager (tests/ui/roster/test_roster_mouse.py), where the X server, not Qt, decides where a click lands.
 
 It prints, one per line on stdout: ``row <id> <x> <y>`` (the centre of each companion's row on the screen) once the
 window is shown and active, then ``menu <text>@<x>,<y>|...`` when a row's menu opens (each entry and its centre on

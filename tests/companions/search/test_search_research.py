@@ -15,7 +15,7 @@ from companions.search.engine import SearchEngine, SearchResponse
 from companions.search.research import ResearchAgent, ResearchProgress, decompose
 from tests.companions.search_doubles import HashingEmbedder
 
-KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"
+KNOWLEDGE = Path(__file__).resolve().parents[3] / "resources" / "knowledge"
 
 
 class CountingEngine(SearchEngine):

@@ -203,6 +203,6 @@ def test_quitting_while_the_query_encoder_is_built_exits_cleanly(tmp_path: Path,
     # "terminate called without an active exception"), at 0.65, 0.8 and 0.95 s.
     done = subprocess.run([sys.executable, "-c", QUIT_SCRIPT, str(delay), str(tmp_path / "search.sqlite3")],
                           check=False, capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parents[2])
+                          cwd=Path(__file__).resolve().parents[3])
     assert done.returncode == 0, done.stderr
     assert "terminate called" not in done.stderr

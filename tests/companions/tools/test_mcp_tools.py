@@ -15,7 +15,7 @@ from companions.tools.functions import ToolRegistry, tool
 from companions.tools.mcp import McpTools
 from companions.tools.mcp_config import McpServer
 
-SERVER = Path(__file__).resolve().parent.parent / "data" / "mcp" / "lantern_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "data" / "mcp" / "lantern_server.py"
 
 
 def stdio_server(**options: object) -> McpServer:

@@ -19,7 +19,7 @@ from ui.turns.texts import turns_text
 from ui.window.i18n import is_language_change, translate, use_language, window_language
 from ui.window.notifications import Notification, Toast
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("i18n_script", REPO / "scripts" / "i18n.py")
 assert _spec is not None
 assert _spec.loader is not None

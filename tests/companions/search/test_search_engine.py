@@ -22,7 +22,7 @@ from companions.search.index import SearchIndex, Upsert
 from companions.wire.protocol import Message
 from tests.companions.search_doubles import HashingEmbedder
 
-KNOWLEDGE = Path(__file__).resolve().parents[2] / "resources" / "knowledge"
+KNOWLEDGE = Path(__file__).resolve().parents[3] / "resources" / "knowledge"
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The network link follows the casts on both sides (the recording port double; the real adapter and runtime are in
-tests/app/test_network_cast.py): this app's companions as they are now are served, reserved and published; a
+tests/app/network/test_network_cast.py): this app's companions as they are now are served, reserved and published; a
 peer's announcement is its whole cast, so what it no longer runs leaves and what it changed is known anew."""
 
 from __future__ import annotations
