@@ -220,13 +220,6 @@ def topic_of(item: WireItem) -> Topic:
     return "queries"
 
 
-def sender_of(item: WireItem) -> str | None:
-    """Returns the ``from`` of an item, or ``None`` for a QueryResult (which names no sender)."""
-    if isinstance(item, QueryResult):
-        return None
-    return item.params.from_
-
-
 def to_wire(item: BaseModel) -> dict[str, Any]:
     """The JSON-ready dict of a model, with wire names and without unset optional fields."""
     return item.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -185,9 +185,6 @@ class QueryBroker:
             raise ValueError(f"a responder for query type {query_type!r} is already registered")
         self._responders[query_type] = responder
 
-    def unregister(self, query_type: str) -> None:
-        self._responders.pop(query_type, None)
-
     def register_external(self, responder_id: str, query_types: Iterable[str], *,
                           companions: Iterable[str] | None = None, grace_s: float = DEFAULT_GRACE_S) -> None:
         """Lets the external responder ``responder_id`` (e.g. one bridge connection) answer these types, for the
@@ -213,9 +210,6 @@ class QueryBroker:
     def externals(self) -> dict[str, External]:
         """The external responders and what each answers (for the settings: who answers which query)."""
         return dict(self._external)
-
-    def in_process_types(self) -> frozenset[str]:
-        return frozenset(self._responders)
 
     def responders_for(self, query_type: str, companion: str | None = None) -> frozenset[str]:
         """Who is asked first for a query of this type (from ``companion``) if it were sent now."""
