@@ -26,6 +26,7 @@ from companions.conversation import ConversationManager, conversation_manager_fr
 from companions.conversation.commands import ConversationControl
 from companions.llm.types import ChatModel
 from companions.memory.context import SqliteMemoryStore
+from companions.trust.policy import ConsentAsker
 from companions.wire.bus import Bus
 from companions.wire.query_broker import QueryBroker
 
@@ -39,14 +40,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Setup:
-    """What the assembly builds from: the settings, the bus and store the runtime opened, and a caller's choices
-    (``make_model`` replaces the settings' ChatModels; ``only_companions`` keeps those companions only)."""
+    """What the assembly builds from: the settings, the bus and store the runtime opened, who asks the user for
+    consent (``asker``; ``None``: nobody) and a caller's choices (``make_model`` replaces the settings' ChatModels;
+    ``only_companions`` keeps those companions only)."""
 
     loaded: LoadedSettings
     bus: Bus
     store: ConversationStore
     make_model: ModelFactory | None = None
     only_companions: frozenset[str] | None = None
+    asker: ConsentAsker | None = None
 
     def problem(self, text: str) -> None:
         """Something the user should know about (shown in the window and logged at start)."""
@@ -107,7 +110,8 @@ async def assemble(setup: Setup) -> Parts:
 
     settings = setup.loaded.settings
     # Who may use the camera, the voice, files and tools (issue 22); this app's companions are the cast's.
-    consent = Consent(setup.loaded, setup.bus, own=lambda: cast.companions, names=lambda i: cast.name_of(i))  # noqa: PLW0108 (cast: built below)
+    consent = Consent(setup.loaded, setup.bus, own=lambda: cast.companions, names=lambda i: cast.name_of(i),  # noqa: PLW0108 (cast: built below)
+                      asker=setup.asker)
     broker = QueryBroker(setup.bus, trust=consent.policy)
     devices = build_devices(settings, setup.bus, speech_dir=settings.voice.output_dir)
     for responder in devices.responders:

@@ -178,10 +178,10 @@ class RuntimeSearch:
 @dataclass(frozen=True)
 class RuntimeConsent:
     """``ui.window.panel_ports.ConsentPort``: the window's prompt asks the user for the runtime's trust policy
-    (companions/trust/policy.py); ``None`` when the window goes away (requests from outside are then refused)."""
+    (companions/trust/policy.py), through the runtime's relay; ``None`` when the window goes away (requests from
+    outside are then refused)."""
 
     runtime: Runtime
 
     def use_asker(self, asker: ConsentAsker | None) -> None:
-        if self.runtime.started:
-            self.runtime.parts.broker.trust.asker = asker
+        self.runtime.asker.connect(asker)

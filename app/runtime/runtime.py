@@ -25,6 +25,7 @@ from app.storage.database import ConversationStore
 from app.trust.policy import use_trust_settings
 from companions.common.loop_health import LagProbe
 from companions.companion.cast import CastChanged
+from companions.trust.policy import ConsentRelay
 from companions.wire.bus import Bus, InProcessBus
 
 if TYPE_CHECKING:
@@ -61,8 +62,9 @@ class Runtime:
         self.bus: Bus = InProcessBus()
         self.store = ConversationStore(self.paths.database)
         self.lag_probe = LagProbe()
+        self.asker = ConsentRelay()  # the window's consent prompt connects here (RuntimeConsent)
         self._setup = Setup(loaded, self.bus, self.store, make_model,
-                            frozenset(only_companions) if only_companions is not None else None)
+                            frozenset(only_companions) if only_companions is not None else None, self.asker)
         self._parts: Parts | None = None
         self._running: list[Component] = []
         self.started_at: float | None = None

@@ -47,6 +47,7 @@ from companions.wire.bus import Bus, LocalEvent
 log = logging.getLogger(__name__)
 
 DEFAULT_ASK_TIMEOUT_S: Final = 20.0  # shorter than a query's default timeout (30 s): the asker hears the refusal
+NOBODY: Final = "nobody is at the window to ask"
 MAX_DECISIONS: Final = 1000  # remembered decisions kept (the oldest go first): a settings file stays readable
 
 
@@ -132,9 +133,32 @@ class ConsentAsker(Protocol):
     """The port through which the core asks the user (the window implements it: ui/trust/consent_prompt.py).
 
     ``ask`` returns the user's answer, or ``None`` when the user dismissed the prompt. It may take as long as the
-    user does; the policy bounds the wait and cancels ``ask`` when the time is up (the prompt then goes away)."""
+    user does; the policy bounds the wait and cancels ``ask`` when the time is up (the prompt then goes away). It
+    raises :class:`NobodyToAsk` when nobody can be asked now (the request is refused)."""
 
     async def ask(self, request: ConsentRequest) -> Answer | None: ...
+
+
+class NobodyToAsk(Exception):
+    """Raised by :meth:`ConsentAsker.ask` when nobody can be asked now (no window yet, or none any more)."""
+
+
+class ConsentRelay:
+    """The :class:`ConsentAsker` a policy is built with when the one who answers comes and goes: it passes each
+    question to the asker connected now (the window's prompt, once it is up) and raises :class:`NobodyToAsk` while
+    none is (the policy then refuses)."""
+
+    def __init__(self) -> None:
+        self._asker: ConsentAsker | None = None
+
+    def connect(self, asker: ConsentAsker | None) -> None:
+        """Questions go to ``asker`` from now on (``None``: to nobody; the prompts already open stay)."""
+        self._asker = asker
+
+    async def ask(self, request: ConsentRequest) -> Answer | None:
+        if self._asker is None:
+            raise NobodyToAsk
+        return await self._asker.ask(request)
 
 
 @dataclass(frozen=True)
@@ -183,7 +207,8 @@ def refusal(source: Source, capability: Capability, why: str) -> str:
 
 class TrustPolicy:
     """Answers "may this source use this capability now?" with the user's remembered decisions and, for the
-    rest, by asking the user through ``asker`` (``None``: headless, nobody to ask: refused).
+    rest, by asking the user through ``asker``, given when the policy is built (``None``: headless, nobody to ask:
+    refused; a :class:`ConsentRelay` when the one who answers comes later, as the window's prompt does).
 
     ``on_change`` is called with every decision list the user's answers make (the app saves it in ``[trust]``).
     Concurrent requests for the same source and capability share one prompt.
@@ -195,7 +220,7 @@ class TrustPolicy:
                  sources: Callable[[str], Source] | None = None) -> None:
         if ask_timeout_s <= 0:
             raise ValueError("ask_timeout_s must be positive")
-        self.asker = asker
+        self._asker = asker
         self.sources = sources or (lambda sender: Source(sender, Relation.OTHER))  # who an id is (trust_sources.py)
         self.bus = bus
         self.ask_timeout_s = ask_timeout_s
@@ -281,14 +306,13 @@ class TrustPolicy:
 
     async def _ask(self, request: ConsentRequest) -> Permission:
         source, capability = request.source, request.capability
-        if self.asker is None:
-            return Permission(False, refusal(source, capability, "nobody is at the window to ask"), source,
-                              capability)
+        if self._asker is None:
+            return Permission(False, refusal(source, capability, NOBODY), source, capability)
         key = (source.key, capability)
         shared = self._asking.get(key)
         if shared is None:
             try:
-                shared = self._prompts.spawn(self._prompt(self.asker, request), name=f"consent:{source.key}")
+                shared = self._prompts.spawn(self._prompt(self._asker, request), name=f"consent:{source.key}")
             except RuntimeError:  # shutting down
                 return Permission(False, refusal(source, capability, "the app is closing"), source, capability)
             self._asking[key] = shared
@@ -311,6 +335,8 @@ class TrustPolicy:
                 answer = await asker.ask(request)
         except TimeoutError:
             return _Asked(None, f"no answer within {self.ask_timeout_s:g} s")
+        except NobodyToAsk:
+            return _Asked(None, NOBODY)
         except Exception as err:  # a broken prompt refuses; it never takes the caller down
             log.exception("trust: asking the user failed")
             return _Asked(None, f"asking the user failed: {err}")

@@ -95,7 +95,7 @@ async def app(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     runtime = Runtime(load_settings(), make_model=make_model)
     await runtime.start()
     user = ScriptedUser()
-    runtime.parts.broker.trust.asker = user  # the user at the window (the window's prompt plugs in here)
+    runtime.asker.connect(user)  # the user at the window (the window's prompt connects here)
     events: list[object] = []
     results: dict[str, asyncio.Future[QueryResult]] = {}
 
@@ -158,7 +158,7 @@ async def test_a_query_published_as_anyone_but_a_guest_gets_no_picture_and_no_sp
     assert app.looks() == []
     assert app.spoken() == []
     assert app.user.asked == []  # refused at once: nobody to ask about
-    assert app.runtime.runtime.parts.broker.stats.refused == 1
+    assert app.runtime.parts.broker.stats.refused == 1
 
 
 async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_is_kept(app: App) -> None:
@@ -177,13 +177,13 @@ async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_i
         assert (await _asks(kumo_client, "kumo", "vision")).succeeded
         assert (await _asks(kumo_client, "kumo", "vision")).succeeded
         assert len(app.user.asked) == 2
-        saved = tomllib.loads(app.runtime.runtime.paths.settings_file.read_text(encoding="utf-8"))["trust"]["decisions"]
+        saved = tomllib.loads(app.runtime.paths.settings_file.read_text(encoding="utf-8"))["trust"]["decisions"]
         assert [(d["source"], d["capability"], d["decision"], d["name"]) for d in saved] == [
             ("kumo@bridge", "camera", "always", "Kumo")]
         # Forgotten in the settings (the Privacy tab, then Save): asked again, and Never holds from then on
-        settings = app.runtime.runtime.settings.model_copy(deep=True)
+        settings = app.runtime.settings.model_copy(deep=True)
         settings.trust.decisions = []
-        await app.runtime.runtime.apply_settings(settings)
+        await app.runtime.apply_settings(settings)
         refused = await _asks(kumo_client, "kumo", "vision")
         assert not refused.succeeded
         assert refused.error == "Not allowed: Kumo may not look through your camera (the user said no)."
@@ -198,7 +198,7 @@ async def test_a_guest_companion_looks_only_as_the_user_answers_and_the_answer_i
 async def test_a_guest_is_refused_once_it_left_and_headless_nobody_is_asked(app: App) -> None:
     async with app.page() as kumo_client:
         await _guest(kumo_client)
-        app.runtime.runtime.parts.broker.trust.asker = None  # headless: nobody at a window
+        app.runtime.asker.connect(None)  # headless: nobody at a window
         result = await _asks(kumo_client, "kumo", "speak")
         assert result.error == ("Not allowed: Kumo may not speak through your speakers "
                                 "(nobody is at the window to ask).")
@@ -243,7 +243,7 @@ async def test_a_remote_message_asking_akari_to_look_gets_no_look(app: App) -> N
 async def test_a_remote_message_asking_souta_to_search_the_users_files_gets_no_search(app: App) -> None:
     """Headless (nobody at a window to ask): Souta's ``search`` is refused, and the answer has nothing of the
     user's documents in it."""
-    app.runtime.runtime.parts.broker.trust.asker = None
+    app.runtime.asker.connect(None)
     souta = app.cast["souta"]
     souta.lane("event_params").add(reply_json({"need_response": True, "needs_facts": True}))
     souta.add(call("search", {"query": "diary"}),
@@ -276,8 +276,8 @@ async def test_the_users_own_message_looks_without_a_question(app: App) -> None:
         if isinstance(item, ConversationChanged) and item.view.status == "ended":
             ended.set()
 
-    app.runtime.runtime.bus.subscribe("events", on_event, name="consent-ended", direct=True)
-    app.runtime.runtime.parts.conversations.send("Akari, look at me.", to=["akari"])
+    app.runtime.bus.subscribe("events", on_event, name="consent-ended", direct=True)
+    app.runtime.parts.conversations.send("Akari, look at me.", to=["akari"])
     await asyncio.wait_for(ended.wait(), 30)
     await app.drain()
     assert [look.looker for look in app.looks() if look.jpeg] == ["akari"]

@@ -12,6 +12,7 @@ from companions.trust.policy import (
     Answer,
     Capability,
     ConsentRefused,
+    ConsentRelay,
     Relation,
     Source,
     TrustDecision,
@@ -49,6 +50,21 @@ async def test_headless_refuses_with_a_reason_a_companion_can_read(bus: InProces
     await asyncio.sleep(0)
     assert [e for e in seen if isinstance(e, ConsentRefused)] == [
         ConsentRefused(SOUTA, Capability.CAMERA, permission.reason, "vision")]
+
+
+async def test_a_policy_built_with_a_relay_asks_whoever_is_connected_now() -> None:
+    """The window's prompt comes after the policy was built, and may go: until it is connected, and once it is
+    gone, nobody is asked and the request is refused."""
+    relay = ConsentRelay()
+    policy = TrustPolicy(asker=relay)
+    before = await policy.permit(SOUTA, Capability.CAMERA)
+    assert before.reason == "Not allowed: Souta may not look through your camera (nobody is at the window to ask)."
+    user = ScriptedUser([Answer.ONCE])
+    relay.connect(user)
+    assert (await policy.permit(SOUTA, Capability.CAMERA)).allowed
+    relay.connect(None)
+    assert not (await policy.permit(SOUTA, Capability.CAMERA)).allowed
+    assert [r.source for r in user.asked] == [SOUTA]
 
 
 async def test_allow_once_asks_again_next_time() -> None:

@@ -16,7 +16,16 @@ from app.settings.model import load_settings
 from app.settings.secrets import SecretStore
 from app.trust.policy import Consent
 from companions.tools.tool_use import ToolUsed
-from companions.trust.policy import Capability, ConsentRefused, Relation, Source, TrustDecision, TrustPolicy
+from companions.trust.policy import (
+    Capability,
+    ConsentAsker,
+    ConsentRefused,
+    ConsentRelay,
+    Relation,
+    Source,
+    TrustDecision,
+    TrustPolicy,
+)
 from companions.wire.bus import InProcessBus
 from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.fakes import FakePeople
@@ -115,11 +124,12 @@ async def test_no_answer_in_time_takes_the_question_away_and_a_note_says_it(qtbo
 
 async def test_the_window_going_away_refuses_what_is_still_asked(qtbot: QtBot) -> None:
     bar = prompt(qtbot)
-    policy = TrustPolicy(asker=bar)
+    relay = ConsentRelay()
+    policy = TrustPolicy(asker=relay)
 
     class Port:
-        def use_asker(self, asker: object) -> None:
-            policy.asker = asker  # type: ignore[assignment]
+        def use_asker(self, asker: ConsentAsker | None) -> None:
+            relay.connect(asker)
 
     bar.attach(Port())
     async with signal_fired(bar.asked):
@@ -128,7 +138,8 @@ async def test_the_window_going_away_refuses_what_is_still_asked(qtbot: QtBot) -
     permission = await asking
     assert not permission.allowed
     assert "dismissed" in permission.reason
-    assert policy.asker is None
+    later = await policy.permit(SOUTA, Capability.CAMERA)  # nobody is asked any more
+    assert later.reason == "Not allowed: Souta may not look through your camera (nobody is at the window to ask)."
 
 
 async def test_a_refused_tool_call_is_said_in_the_turns_panels_tools_used(qtbot: QtBot) -> None:
