@@ -3,8 +3,11 @@
 With a ChatModel every stage asks the model (JSON for plans and reflection, prose with ``[n]`` citations for the
 answer); without one, or when the model fails, rules take over: the question is decomposed at its named entities
 and conjunctions, reflection retries queries that found nothing with their keywords, and the answer is an
-extractive summary of the best sentences, each cited. ``run`` is cancellable (cancel its task) and reports every
-stage as a :class:`ResearchProgress` event through the ``progress`` callback (e.g. ``bus.publish``).
+extractive summary of the best sentences, each cited. Research is never worse with a model than without: each model
+step waits only as long as the endpoint's measured speed says the request should take (:func:`step_bound_s`), a
+model that timed out is not asked again in that run, and an answer with no words of its own (a citation, a source's
+title) gives way to the extractive one; ``ResearchResult.notes`` says why. ``run`` is cancellable (cancel its task) and
+reports every stage as a :class:`ResearchProgress` event through the ``progress`` callback (e.g. ``bus.publish``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 
+from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
 from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification
 from companions.search.engine import SearchHit, SearchResponse
@@ -31,6 +35,26 @@ log = logging.getLogger(__name__)
 
 Stage: TypeAlias = Literal["planning", "searching", "reflecting", "synthesizing", "done", "cancelled", "failed"]
 _ids = itertools.count(1)
+
+# How long a model step may take. Before the endpoint's speed is measured a step gets UNMEASURED_STEP_S; after, its
+# expected time (prompt processing + generation, companions/llm/capabilities.py) times STEP_MARGIN plus STEP_SLACK_S
+# (a busy machine, a slot still finishing another request), never more than MAX_STEP_S: the user waits for the
+# extractive answer at most that long per step, and once a step timed out the run asks the model nothing more.
+UNMEASURED_STEP_S: Final = 30.0
+STEP_MARGIN: Final = 2.0
+STEP_SLACK_S: Final = 5.0
+MAX_STEP_S: Final = 90.0
+JSON_STEP_TOKENS: Final = 200
+ANSWER_TOKENS: Final = 400
+
+
+def step_bound_s(model: ChatModel, prompt: str, max_tokens: int) -> float:
+    """The seconds a research step may wait for ``model`` to answer ``prompt`` with up to ``max_tokens``."""
+    found = capabilities_of(model)
+    expected = found.estimate_s(estimate_tokens(prompt), max_tokens) if found is not None else None
+    if expected is None:
+        return UNMEASURED_STEP_S
+    return min(MAX_STEP_S, expected * STEP_MARGIN + STEP_SLACK_S)
 
 
 class SearchPort(Protocol):
@@ -68,6 +92,32 @@ class ResearchResult:
     rounds: int
     used_model: bool
     notes: list[str] = field(default_factory=list)  # model failures that fell back to rules
+
+
+class _RunModel:
+    """The model as one research run uses it: each request bounded by :func:`step_bound_s`, and after a timeout
+    not asked again in this run (a model too slow for one step is too slow for the next)."""
+
+    def __init__(self, model: ChatModel | None, notes: list[str]) -> None:
+        self.model = model
+        self.notes = notes
+
+    async def ask(self, step: str, request: ChatRequest) -> str | None:
+        """The model's text for ``request``; None when there is no model, it timed out now or before, or failed
+        (each failure noted as ``<step>: <why>``)."""
+        if self.model is None:
+            return None
+        prompt = "\n".join(m.text for m in request.messages)
+        bound = step_bound_s(self.model, prompt, request.max_tokens or ANSWER_TOKENS)
+        try:
+            async with asyncio.timeout(bound):
+                return (await complete(self.model, request)).message.text
+        except TimeoutError:
+            self.notes.append(f"{step}: the language model took longer than {bound:.3g} s")
+            self.model = None
+        except LLMError as exc:
+            self.notes.append(f"{step}: {exc}")
+        return None
 
 
 class _Plan(BaseModel):
@@ -129,10 +179,11 @@ class ResearchAgent:
             raise EmptyQueryError("the question is empty")
         run_id = next(_ids)
         notes: list[str] = []
+        model = _RunModel(self.model, notes)
         try:
             self._emit(ResearchProgress(run_id, "planning"))
             classification = await self.search.classify(question)
-            queries = await self._plan(question, classification, notes)
+            queries = await self._plan(model, question, classification)
             found: dict[tuple[str, int], tuple[SearchHit, float]] = {}
             asked: list[str] = []
             rounds = 0
@@ -150,10 +201,10 @@ class ResearchAgent:
                 if rounds >= self.max_rounds:
                     break
                 self._emit(ResearchProgress(run_id, "reflecting", rounds))
-                queries = [q for q in await self._reflect(question, results, asked, notes) if q not in asked]
+                queries = [q for q in await self._reflect(model, question, results, asked) if q not in asked]
             hits = [h for h, _ in sorted(found.values(), key=lambda hs: -hs[1])][: self.max_sources]
             self._emit(ResearchProgress(run_id, "synthesizing", rounds, detail=f"{len(hits)} sources"))
-            answer, used = await self._synthesize(question, hits, notes)
+            answer, used = await self._synthesize(model, question, hits)
             citations = [Citation(i, h.source, h.title, h.snippet) for i, h in enumerate(hits, start=1)]
             result = ResearchResult(question, answer, citations, asked, rounds, used, notes)
             self._emit(ResearchProgress(run_id, "done", rounds, tuple(asked), detail=f"{len(citations)} citations"))
@@ -176,68 +227,73 @@ class ResearchAgent:
             tasks = [group.create_task(one(q)) for q in queries]
         return [t.result() for t in tasks]
 
-    async def _ask_json(self, prompt: str, schema: type[BaseModel], notes: list[str]) -> BaseModel | None:
-        if self.model is None:
+    @staticmethod
+    async def _ask_json(model: _RunModel, prompt: str, schema: type[BaseModel]) -> BaseModel | None:
+        step = schema.__name__.strip("_").lower()
+        request = ChatRequest(messages=(ChatMessage.user(prompt),), temperature=0.0, max_tokens=JSON_STEP_TOKENS,
+                              response_format=JsonSchemaFormat(name=step, schema_=schema.model_json_schema()))
+        text = await model.ask(step, request)
+        if text is None:
             return None
-        request = ChatRequest(messages=(ChatMessage.user(prompt),), temperature=0.0, response_format=JsonSchemaFormat(
-            name=schema.__name__.strip("_").lower(), schema_=schema.model_json_schema()))
         try:
-            text = (await complete(self.model, request)).message.text
             return schema.model_validate(json.loads(text[text.find("{") : text.rfind("}") + 1]))
-        except (LLMError, ValueError, ValidationError) as exc:
-            notes.append(f"{schema.__name__.strip('_').lower()}: {exc}")
+        except (ValueError, ValidationError) as exc:
+            model.notes.append(f"{step}: {exc}")
             return None
 
-    async def _plan(self, question: str, cls: QueryClassification, notes: list[str]) -> list[str]:
+    async def _plan(self, model: _RunModel, question: str, cls: QueryClassification) -> list[str]:
         prompt = ("Plan up to 4 search queries (same language as the question) that together answer it. "
                   f'Answer JSON {{"queries": [...]}}.\nQuestion: {question}')
-        plan = await self._ask_json(prompt, _Plan, notes)
+        plan = await self._ask_json(model, prompt, _Plan)
         if isinstance(plan, _Plan):
             queries = list(dict.fromkeys(q.strip() for q in plan.queries if q.strip()))[:4]
             if queries:
                 return queries
         return decompose(question, cls)
 
-    async def _reflect(self, question: str, results: Sequence[SearchResponse], asked: Sequence[str],
-                       notes: list[str]) -> list[str]:
+    async def _reflect(self, model: _RunModel, question: str, results: Sequence[SearchResponse],
+                       asked: Sequence[str]) -> list[str]:
         digest = "\n".join(f"- {r.query}: " + " | ".join(h.snippet for h in r.hits[:3]) for r in results)
         prompt = ("Do these search results answer the question? If not, give up to 3 new search queries. "
                   f'Answer JSON {{"done": true|false, "queries": [...]}}.\nQuestion: {question}\nResults:\n{digest}')
-        reflection = await self._ask_json(prompt, _Reflection, notes)
+        reflection = await self._ask_json(model, prompt, _Reflection)
         if isinstance(reflection, _Reflection):
             return [] if reflection.done else [q.strip() for q in reflection.queries if q.strip()][:3]
         # Rules: a query that found nothing is retried as its content words.
         retries = [" ".join(words(r.query)) for r in results if not r.hits]
         return [q for q in retries if q and q not in asked]
 
-    async def _synthesize(self, question: str, hits: Sequence[SearchHit], notes: list[str]) -> tuple[str, bool]:
+    @staticmethod
+    async def _synthesize(model: _RunModel, question: str, hits: Sequence[SearchHit]) -> tuple[str, bool]:
         if not hits:
             return ("No sources were found for this question." if question.isascii()
                     else "この質問に関する資料は見つかりませんでした。"), False
-        if self.model is not None:
-            sources = "\n\n".join(f"[{i}] {h.title}\n{h.text[:1200]}" for i, h in enumerate(hits, start=1))
-            prompt = ("Answer the question using only the numbered sources. Cite them inline as [1], [2]. "
-                      "Answer in the question's language.\n\n"
-                      f"Sources:\n{sources}\n\nQuestion: {question}")
-            try:
-                completion = await complete(self.model, ChatRequest(messages=(ChatMessage.user(prompt),)))
-                answer = completion.message.text.strip()
-                if says_something(answer):
-                    return answer, True
-                # "[2]" alone cites the right source and says nothing: a failure to answer, not an answer.
-                notes.append(f"synthesis: no words in the answer ({answer[:40]!r})" if answer
-                             else "synthesis: empty answer")
-            except LLMError as exc:
-                notes.append(f"synthesis: {exc}")
+        sources = "\n\n".join(f"[{i}] {h.title}\n{h.text[:1200]}" for i, h in enumerate(hits, start=1))
+        prompt = ("Answer the question using only the numbered sources. Cite them inline as [1], [2]. "
+                  "Answer in the question's language.\n\n"
+                  f"Sources:\n{sources}\n\nQuestion: {question}")
+        said = await model.ask("synthesis", ChatRequest(messages=(ChatMessage.user(prompt),), max_tokens=ANSWER_TOKENS))
+        if said is not None:
+            answer = said.strip()
+            if says_something(answer, titles=[h.title for h in hits]):
+                return answer, True
+            # "[2]" alone, or "[2] conversation 1" (a citation and its source's title), cites the right source and
+            # says nothing: a failure to answer, not an answer.
+            model.notes.append(f"synthesis: no words in the answer ({answer[:40]!r})" if answer
+                               else "synthesis: empty answer")
         return extractive_answer(question, hits), False
 
 
 _CITATION: Final = re.compile(r"\[\s*\d+(?:\s*[,，、\-–]\s*\d+)*\s*\]")
 
 
-def says_something(answer: str) -> bool:
-    """Whether ``answer`` has words of its own besides citations ("[2]", "[1, 3]") and punctuation."""
-    return any(c.isalnum() for c in _CITATION.sub("", answer))
+def says_something(answer: str, titles: Sequence[str] = ()) -> bool:
+    """Whether ``answer`` has words of its own besides citations ("[2]", "[1, 3]"), the sources' ``titles`` and
+    punctuation."""
+    rest = _CITATION.sub("", answer).casefold()
+    for title in sorted((t.casefold() for t in titles if t.strip()), key=len, reverse=True):
+        rest = rest.replace(title, "")
+    return any(c.isalnum() for c in rest)
 
 
 def extractive_answer(question: str, hits: Sequence[SearchHit], max_sentences: int = 3) -> str:

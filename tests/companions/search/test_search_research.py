@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
 from companions.llm.scripted import ScriptedModel, fail, reply_json, say, stall
+from companions.search import research
 from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification
 from companions.search.engine import SearchEngine, SearchResponse
-from companions.search.research import ResearchAgent, ResearchProgress, decompose
+from companions.search.research import ResearchAgent, ResearchProgress, decompose, says_something, step_bound_s
 from tests.companions.search_doubles import HashingEmbedder
 
 KNOWLEDGE = Path(__file__).resolve().parents[3] / "resources" / "knowledge"
@@ -156,3 +158,62 @@ async def test_an_answer_of_citations_alone_is_no_answer(engine: CountingEngine,
     assert "利休" in result.answer
     assert re.search(r"\[\d+\]", result.answer)
     assert any("no words in the answer" in note for note in result.notes)
+
+
+async def test_a_model_slower_than_its_bound_gives_the_extractive_answer_and_is_asked_nothing_more(
+        engine: CountingEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planning request that never answers: the run waits only its bound, then answers from the sources alone,
+    and neither reflection nor synthesis waits on the same model again (3 min 20 s became "[2] ...": never again)."""
+    monkeypatch.setattr(research, "UNMEASURED_STEP_S", 0.3)
+    model = ScriptedModel("hanging")
+    model.lane("plan").add(stall())
+    started = asyncio.get_running_loop().time()
+    result = await ResearchAgent(engine, model, max_rounds=2).run("Who designed the Analytical Engine?")
+    model.assert_used_up()  # one request: the plan's
+    assert asyncio.get_running_loop().time() - started < 5
+    assert not result.used_model
+    assert "Analytical Engine" in result.answer
+    assert re.search(r"\[\d+\]", result.answer)
+    assert result.notes == ["plan: the language model took longer than 0.3 s"]
+
+
+async def test_an_answer_of_a_citation_and_its_sources_title_is_no_answer(engine: CountingEngine) -> None:
+    top = (await engine.search("千利休", limit=1)).hits[0]
+    model = ScriptedModel("terse")
+    model.lane("plan").add(reply_json({"queries": ["千利休"]}))
+    model.lane("chat").add(say(f"[1] {top.title}"))
+    result = await ResearchAgent(engine, model, max_rounds=1).run("千利休はどんな人？")
+    model.assert_used_up()
+    assert not result.used_model
+    assert "利休" in result.answer
+    assert any("no words in the answer" in note for note in result.notes)
+
+
+def test_a_model_step_waits_as_long_as_the_endpoint_is_measured_to_need() -> None:
+    forget_endpoints()
+    fast = endpoint_capabilities("http://127.0.0.1:1/v1", "fast")
+    fast.record(prompt_tokens=1000, ttft_s=1.0, completion_tokens=100, generation_s=2.0)  # 1000 tok/s, 50 tok/s
+    slow = endpoint_capabilities("http://127.0.0.1:1/v1", "slow")
+    slow.record(prompt_tokens=100, ttft_s=10.0, completion_tokens=10, generation_s=10.0)  # 10 tok/s, 1 tok/s
+
+    class Endpoint(ScriptedModel):
+        def __init__(self, capabilities: object) -> None:
+            super().__init__("endpoint")
+            self.capabilities = capabilities
+
+    prompt = "x " * 400
+    assert step_bound_s(ScriptedModel("unmeasured"), prompt, 200) == research.UNMEASURED_STEP_S
+    fast_bound = step_bound_s(Endpoint(fast), prompt, 200)
+    assert research.STEP_SLACK_S < fast_bound < 20
+    assert step_bound_s(Endpoint(slow), prompt, 200) == research.MAX_STEP_S
+    forget_endpoints()
+
+
+@pytest.mark.parametrize(("answer", "titles", "says"), [
+    ("[2] conversation 1", ["conversation 1"], False),
+    ("[2] Conversation 1。", ["conversation 1", "tea"], False),
+    ("利休は茶人です [1]", ["conversation 1"], True),
+    ("[1]", [], False),
+])
+def test_says_something_besides_citations_and_titles(answer: str, titles: list[str], says: bool) -> None:
+    assert says_something(answer, titles=titles) is says
