@@ -29,9 +29,6 @@ class Senders:
         self._identities = identities  # the hello identities of the connected clients
         self._claims: dict[str, str] = {}  # client key -> its user id
 
-    def claimed_by(self, key: str) -> str | None:
-        return self._claims.get(key)
-
     def claimed(self) -> set[str]:
         return set(self._claims.values())
 

@@ -3,7 +3,8 @@
 On start it opens ``<data dir>/search.sqlite3`` and spawns one owned task that indexes the bundled samples and the
 folders of ``settings.search.folders`` (incrementally: unchanged files cost one hash each), publishing
 :class:`SearchIndexProgress` before each new or changed file and :class:`SearchIndexUpdated` at the end on the
-bus; :meth:`SearchService.reindex` runs the pass again. Conversations are added with ``engine.index_messages``.
+bus; :meth:`SearchService.reindex` runs the pass again. Conversations are added by the conversation indexer
+(app/conversations/indexing.py).
 """
 
 from __future__ import annotations

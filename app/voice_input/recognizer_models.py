@@ -63,14 +63,6 @@ def installed(data_dir: Path, model: SpeechModel) -> bool:
     return path.is_file() and path.stat().st_size == model.size
 
 
-def sha1_of(path: Path) -> str:
-    digest = hashlib.sha1(usedforsecurity=False)
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def download(model: SpeechModel, data_dir: Path, *, progress: Callable[[int, int], None] | None = None,
              cancelled: Callable[[], bool] | None = None, url: str | None = None, timeout: float = 30.0) -> Path:
     """Downloads ``model`` into ``data_dir`` (blocking: call it on a thread). ``progress(done, total)`` is called

@@ -59,10 +59,6 @@ def _ngrams(norm: str, n: int) -> Counter[str]:
     return Counter(norm[i:i + n] for i in range(len(norm) - n + 1))
 
 
-def char_ngrams(text: str, n: int) -> Counter[str]:
-    return _ngrams(normalize(text), n)
-
-
 class Fingerprint:
     """A message prepared once for comparisons: normalised text, script, and n-gram counts per size."""
 

@@ -26,7 +26,6 @@ class Floor:
         self._on_change = on_change
         self._task: asyncio.Task[None] | None = None
         self.holder: str | None = None
-        self.speeches = 0
 
     @property
     def busy(self) -> bool:
@@ -43,7 +42,6 @@ class Floor:
         if self.busy:
             speech.close()
             raise RuntimeError(f"{self.holder} still holds the floor")
-        self.speeches += 1
         self._set_holder(speaker)
         task = self._owner.spawn(self._run(speech), name=f"speech:{speaker}")
         self._task = task

@@ -61,11 +61,6 @@ def remote_person(person: str) -> RemotePerson | None:
     return RemotePerson(person, name, peer)
 
 
-def is_remote_person(who: str) -> bool:
-    """Whether ``who`` is a person on another machine (as this node's bus names them)."""
-    return remote_person(who) is not None
-
-
 def looks_like_a_user(name: str) -> bool:
     """``user`` or ``user_<name>``: how Madoi and the reference's clients name people; never a companion's id."""
     return name == "user" or name.startswith("user_")

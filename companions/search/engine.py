@@ -44,7 +44,6 @@ from companions.search.semantic import Embedder, EmbedderClosed, Vectors
 from companions.search.tokenize import TokenMode, words
 from companions.search.vector_search import ANN_MIN_VECTORS, Nearest, VectorSearch
 from companions.search.worker_thread import DaemonWorkerExecutor
-from companions.wire.protocol import Message
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -264,11 +263,6 @@ def _upsert_file(file: Path, text: str, extractions: list[Extraction] | None) ->
     return lambda core: core.index.upsert(str(file), text, title=file.stem, extractions=extractions)
 
 
-def conversation_text(messages: Sequence[Message]) -> str:
-    """A stored conversation as indexable text: one ``speaker: utterance`` paragraph per message."""
-    return "\n\n".join(f"{m.params.from_}: {m.params.message}" for m in messages)
-
-
 class SearchEngine:
     """The async facade. Every operation runs on one dedicated worker thread that owns the SQLite connection.
 
@@ -368,12 +362,6 @@ class SearchEngine:
         if progress is not None:
             progress(len(todo), len(todo), "")
         return changes
-
-    async def index_messages(self, conversation_id: str, messages: Sequence[Message]) -> Change:
-        """Indexes (or re-indexes) one stored conversation so companions can find what was said (one chunk per
-        message, untimed: the app's conversation indexer gives times and names, :meth:`index_conversation`)."""
-        return await self.index_conversation(conversation_id, [
-            IndexedLine(m.params.id, m.params.from_, 0.0, f"{m.params.from_}: {m.params.message}") for m in messages])
 
     async def index_conversation(self, conversation_id: str, lines: Sequence[IndexedLine]) -> Change:
         """Indexes (or re-indexes) one conversation, each line a chunk of its own with its message id, speaker and

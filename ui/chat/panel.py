@@ -221,10 +221,6 @@ class ChatPanel(QWidget):
         if look:
             self.view.set_fold(message_id, camera_text("chat.fold"), look)
 
-    def clear_messages(self) -> None:
-        self.transcript.reset()
-        self.view.clear_bubbles()
-
     @property
     def message_count(self) -> int:
         return len(self.transcript.shown)

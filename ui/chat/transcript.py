@@ -120,9 +120,6 @@ class ChatTranscript(QTextBrowser):
         bubble = self._bubbles.get(key)
         return bubble is not None and bubble.provisional
 
-    def provisional_keys(self) -> list[str]:
-        return list(self._provisional)
-
     def __len__(self) -> int:
         return len(self._bubbles)
 

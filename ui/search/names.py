@@ -25,7 +25,7 @@ class SourceNames:
         self.speakers = dict(speakers)
         ids = sorted(self.speakers, key=len, reverse=True)
         # An id and a colon at the start of the text or after a space or line break: how a conversation is indexed
-        # (companions/search/engine.py conversation_text; snippets fold its line breaks into spaces). An id
+        # (app/conversations/indexing.py, one line per message; snippets fold line breaks into spaces). An id
         # elsewhere is a word like any other.
         self._line_start = re.compile(r"(^|\s)(" + "|".join(map(re.escape, ids)) + r"):") if ids else None
 

@@ -218,10 +218,6 @@ class TurnsPanel(QWidget):
     def row_of(self, companion_id: str) -> VoteRow | None:
         return next((r for r in self.rows() if r.companion == companion_id), None)
 
-    def closing_stage(self) -> str:
-        """The closing stage shown as current."""
-        return str(self.view.closing)
-
     def closing_steps(self) -> list[tuple[str, str]]:
         """The stages as shown: each one's words and how: "current" (bold), "reached" or "ahead" (greyed out)."""
         current = CLOSING_ORDER.index(self.view.closing)

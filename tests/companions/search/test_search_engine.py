@@ -18,8 +18,7 @@ from companions.search.fusion import (
     normalised_score_fusion,
     reciprocal_rank_fusion,
 )
-from companions.search.index import SearchIndex, Upsert
-from companions.wire.protocol import Message
+from companions.search.index import IndexedLine, SearchIndex, Upsert
 from tests.companions.search_doubles import HashingEmbedder
 
 KNOWLEDGE = Path(__file__).resolve().parents[3] / "resources" / "knowledge"
@@ -123,12 +122,12 @@ async def test_editing_and_deleting_files_updates_only_their_chunks(engine: Sear
 
 
 async def test_conversations_are_searchable(engine: SearchEngine) -> None:
-    messages = [
-        Message.create(from_="user", message="来週の金曜日に嵐山へ紅葉を見に行きたい", to=["hana"]),
-        Message.create(from_="hana", message="いいですね！嵐山なら渡月橋もおすすめです", to=["user"]),
+    lines = [
+        IndexedLine("m1", "user", 1_700_000_000.0, "user: 来週の金曜日に嵐山へ紅葉を見に行きたい"),
+        IndexedLine("m2", "hana", 1_700_000_060.0, "hana: いいですね！嵐山なら渡月橋もおすすめです"),
     ]
-    assert await engine.index_messages("c-1", messages) == "added"
-    assert await engine.index_messages("c-1", messages) == "unchanged"
+    assert await engine.index_conversation("c-1", lines) == "added"
+    assert await engine.index_conversation("c-1", lines) == "unchanged"
     response = await engine.search("紅葉を見に行く予定はどこ？", limit=3)
     assert response.hits[0].source == "conversation:c-1"
     assert response.hits[0].kind == "conversation"
