@@ -34,6 +34,7 @@ from companions.common.loop_health import percentile
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Message, Query, QueryResult, frame_of
 from companions.wire.query_broker import QueryBroker
+from tests.app.bridge_client import admitted
 
 BLOCK = 100
 
@@ -80,7 +81,7 @@ async def main(round_trips: int) -> None:
             connect(f"ws://127.0.0.1:{echo_port}", proxy=None, compression=None) as echo_client, \
             connect(f"ws://127.0.0.1:{bridge.port}/?dialect=madoi", proxy=None, compression=None,
                     origin="http://localhost:5173") as page:  # type: ignore[arg-type]
-        await bridge.wait_for_clients(2)
+        await admitted(bridge, 2)
         answering = asyncio.get_running_loop().create_task(answer_queries(responder))
         frame = frame_of(Query.create(from_="companion_a", type="vision"))
 

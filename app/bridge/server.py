@@ -141,7 +141,6 @@ class BridgeServer:
         self.results = ClientResults(broker, self._relay, self.answering, self._tasks,
                                      lambda client, rejected: self._reject(client, rejected.code, rejected.message,
                                                                            rejected.item_id))
-        self._changed = asyncio.Condition()
         self._server: Server | None = None
         self._subscription: Subscription | None = None
         self._stream_subscription: Subscription | None = None
@@ -214,22 +213,9 @@ class BridgeServer:
         port: int = self._server.sockets[0].getsockname()[1]
         return port
 
-    @property
-    def client_count(self) -> int:
-        return len(self._clients)
-
     def client_sessions(self) -> list[ClientSession]:
         """The authenticated clients (their counters: ``sent``, ``dropped``, ``rejected`` ...)."""
         return list(self._clients)
-
-    async def wait_for_clients(self, count: int, timeout: float = 5.0) -> None:
-        """Waits until exactly ``count`` authenticated clients are connected."""
-        async with asyncio.timeout(timeout), self._changed:
-            await self._changed.wait_for(lambda: len(self._clients) == count)
-
-    async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
 
     # -- connections -------------------------------------------------------------------------------------------
 
@@ -295,7 +281,6 @@ class BridgeServer:
             client.companions = {options.companion}
         if self._authenticated_by_handshake(ws.request.headers, options):
             self._admit(client)
-            await self._notify()
         sender = asyncio.get_running_loop().create_task(client.run_sender(), name=f"bridge-send:{client.key}")
         try:
             first = True
@@ -310,9 +295,7 @@ class BridgeServer:
                         client.close_reason = "authentication timeout"
                         break
                 self._on_frame(client, raw, first=first)
-                if first:
-                    first = False
-                    await self._notify()  # a hello may have admitted it
+                first = False
             await client.flush(timeout=1.0)
             self.stats.closed_by_policy += 1
             await ws.close(POLICY_VIOLATION, client.close_reason)
@@ -327,7 +310,6 @@ class BridgeServer:
             self._senders.release(client.key)
             self._broker.unregister_external(client.key)
             self.stats.dropped += client.dropped
-            await self._notify()
 
     def _admit(self, client: ClientSession) -> None:
         """Makes an authenticated client a receiver of bus traffic and a responder for its announced types."""

@@ -1,4 +1,5 @@
-"""A WebSocket client of the bridge over loopback (the real ``websockets`` client): connect, receive a frame, greet."""
+"""A WebSocket client of the bridge over loopback (the real ``websockets`` client): connect, receive a frame, greet;
+and waiting until the bridge has admitted its clients."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from app.bridge import BridgeServer
+from tests.waiting import wait_until
 
 
 def client(bridge: BridgeServer, dialect: str | None = "madoi", **kwargs: Any) -> connect:
@@ -30,3 +32,9 @@ async def hello(ws: ClientConnection, **body: Any) -> dict[str, Any]:
     welcome = await recv(ws)
     assert welcome["topic"] == "hello", welcome
     return welcome
+
+
+async def admitted(bridge: BridgeServer, count: int, timeout: float = 5.0) -> None:
+    """Waits until exactly ``count`` clients are admitted: authenticated, they receive the bus's traffic."""
+    await wait_until(lambda: len(bridge.client_sessions()) == count, f"{count} clients admitted by the bridge",
+                     timeout=timeout)

@@ -31,6 +31,7 @@ from app.settings.model import load_settings
 from companions.cards.card import CompanionCard
 from companions.llm.scripted import ScriptedCast, ScriptedModel, reply_json
 from companions.wire.protocol import Message, Query, QueryResult, WireItem, frame_of, to_wire
+from tests.app.bridge_client import admitted
 from tests.app.media import write_test_video
 from tests.conftest import free_port
 
@@ -144,7 +145,7 @@ async def test_a_web_page_from_another_origin_is_refused_at_the_handshake(app: A
             pass
     assert refused.value.response.status_code == 403
     assert b"may not use this bridge" in refused.value.response.body
-    assert app.bridge.client_count == 0
+    assert not app.bridge.client_sessions()
     assert app.bridge.stats.refused_origins == 1
 
 
@@ -267,7 +268,7 @@ async def test_frames_that_could_not_be_written_out_again_are_refused_at_the_doo
         app: App, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     async with app.page() as ws, app.page() as watcher:
-        await app.bridge.wait_for_clients(2)
+        await admitted(app.bridge, 2)
         for kind, frame in UNWRITABLE.items():
             await ws.send(frame)
             refused = await _error(ws)
@@ -320,7 +321,7 @@ async def _flood(app: App) -> None:
 
     started = time.monotonic()
     async with app.page(max_size=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         reading = asyncio.get_running_loop().create_task(_read_all(ws))
         with contextlib.suppress(ConnectionClosed):
             for i in range(2000):  # the longest messages first, then short ones as fast as the socket takes them
@@ -393,7 +394,7 @@ async def test_an_answer_from_a_client_that_was_not_asked_is_refused_and_its_pic
     async with app.page(query="?dialect=madoi") as intruder, app.page(query="?companion=hina") as asked:
         await asked.send(json.dumps({"topic": "hello", "body": {"answers": ["vision"], "companions": ["hina"]}}))
         assert (await _recv(asked))["body"]["answers"] == ["vision"]
-        await app.bridge.wait_for_clients(2)
+        await admitted(app.bridge, 2)
         looking = asyncio.get_running_loop().create_task(app.ask("akari", "vision"))  # the app's camera answers
         query = await _recv(intruder)
         assert query["body"]["params"] == {"from": "akari", "type": "vision"}
@@ -426,11 +427,11 @@ async def test_connections_are_bounded_per_address(app: App) -> None:
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(bound):
             await stack.enter_async_context(app.page())
-        await app.bridge.wait_for_clients(bound)
+        await admitted(app.bridge, bound)
         with pytest.raises(InvalidStatus) as refused:
             async with app.page():
                 pass
         assert refused.value.response.status_code == 429
-    await app.bridge.wait_for_clients(0)
+    await admitted(app.bridge, 0)
     async with app.page():  # room again once they left
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)

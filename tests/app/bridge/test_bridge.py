@@ -19,7 +19,7 @@ from app.settings.model import Settings
 from companions.wire.bus import InProcessBus, LocalEvent
 from companions.wire.protocol import Action, Message, Query, QueryResult, State, WireItem, frame_of, parse_frame
 from companions.wire.query_broker import QueryBroker
-from tests.app.bridge_client import client, hello, recv
+from tests.app.bridge_client import admitted, client, hello, recv
 from tests.waiting import wait_until
 
 MakeBridge = Callable[..., Awaitable[BridgeServer]]
@@ -64,7 +64,7 @@ async def test_clients_receive_messages_actions_states_and_queries(bus: InProces
                                                                    make_bridge: MakeBridge) -> None:
     bridge = await make_bridge()
     async with client(bridge) as ws:
-        await bridge.wait_for_clients(1)
+        await admitted(bridge, 1)
         items: list[WireItem] = [
             Message.create(from_="companion_a", message="こんにちは", to=["user"], emotion="happy"),
             Action.create(from_="companion_a", name="gesture", params={"type": "wave"}),
@@ -122,7 +122,7 @@ async def test_a_client_may_not_answer_types_it_did_not_announce_nor_twice(broke
     bridge = await make_bridge()
     async with client(bridge) as responder, client(bridge) as intruder:
         await hello(responder, answers=["vision"], companions=["companion_a"])
-        await bridge.wait_for_clients(2)
+        await admitted(bridge, 2)
         query = Query.create(from_="companion_a", type="vision")
         pending = asyncio.ensure_future(broker.send_query(query, timeout=5))
         await recv(intruder)  # both see the query
@@ -272,7 +272,7 @@ async def test_relayed_frames_are_text_frames_in_publish_order_whatever_their_si
         bus: InProcessBus, make_bridge: MakeBridge) -> None:
     bridge = await make_bridge()
     async with client(bridge) as ws:
-        await bridge.wait_for_clients(1)
+        await admitted(bridge, 1)
         sizes = [10, 40_000, 10, 10, 100_000, 10]  # written at once, or through the send queue past 16 KiB
         items = [Message.create(from_="companion_a", message="z" * n, id=f"m{i}") for i, n in enumerate(sizes)]
         for item in items:
@@ -337,7 +337,7 @@ async def test_token_in_header_or_first_frame(bus: InProcessBus, make_bridge: Ma
     assert refused.value.response.status_code == 401
 
     async with client(bridge, additional_headers={"Authorization": "Bearer s3cret"}) as ws:
-        await bridge.wait_for_clients(1)
+        await admitted(bridge, 1)
         first = Message.create(from_="user", message="with a header")
         await ws.send(frame_of(first))
         await wait_until(lambda: first in wire)
@@ -379,7 +379,7 @@ async def test_a_slow_client_does_not_stall_the_bus_or_other_clients(bus: InProc
     bridge = await make_bridge(send_queue_size=64)
     _, slow_writer = await _raw_connect(bridge.port)
     async with client(bridge) as fast:
-        await bridge.wait_for_clients(2)
+        await admitted(bridge, 2)
         text = "y" * 4000
         for batch in range(60):  # batches smaller than the send queue: a client that keeps up loses nothing
             for i in range(50):
@@ -400,8 +400,8 @@ async def test_a_slow_client_does_not_stall_the_bus_or_other_clients(bus: InProc
 async def test_heartbeats_close_a_dead_peer(make_bridge: MakeBridge) -> None:
     bridge = await make_bridge(ping_interval=0.1, ping_timeout=0.2, close_timeout=0.2)
     _, writer = await _raw_connect(bridge.port)
-    await bridge.wait_for_clients(1)
-    await bridge.wait_for_clients(0, timeout=5)  # it never answered a ping
+    await admitted(bridge, 1)
+    await admitted(bridge, 0, timeout=5)  # it never answered a ping
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()
@@ -414,7 +414,7 @@ async def test_a_client_that_never_authenticates_is_closed(make_bridge: MakeBrid
             await recv(ws)
         assert closed.value.rcvd is not None
         assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "authentication timeout")
-    assert bridge.client_count == 0
+    assert not bridge.client_sessions()
 
 
 async def test_a_taken_port_is_a_clear_error_not_a_crash(bus: InProcessBus, make_bridge: MakeBridge) -> None:
@@ -432,7 +432,7 @@ async def test_an_item_from_elsewhere_that_cannot_be_written_out_is_skipped_with
     unwritable = Message.model_validate({"params": {"id": "m1", "from": "companion_a", "to": [], "message": "hi",
                                                     "metadata": {"note": "\ud800"}}})  # e.g. from a network peer
     async with client(bridge) as madoi, client(bridge, dialect="legacy") as legacy, client(bridge, None) as firehose:
-        await bridge.wait_for_clients(3)
+        await admitted(bridge, 3)
         for _ in range(3):
             bus.publish(unwritable)
         fine = Message.create(from_="companion_a", message="next")
@@ -447,12 +447,12 @@ async def test_an_item_from_elsewhere_that_cannot_be_written_out_is_skipped_with
 async def test_connections_are_bounded_in_all(make_bridge: MakeBridge) -> None:
     bridge = await make_bridge(max_connections=2, max_connections_per_address=8)
     async with client(bridge), client(bridge):
-        await bridge.wait_for_clients(2)
+        await admitted(bridge, 2)
         with pytest.raises(InvalidStatus) as refused:
             async with client(bridge):
                 pass
         assert refused.value.response.status_code == 503
         assert bridge.stats.refused_connections == 1
-    await bridge.wait_for_clients(0)
+    await admitted(bridge, 0)
     async with client(bridge):  # room again
-        await bridge.wait_for_clients(1)
+        await admitted(bridge, 1)

@@ -18,6 +18,7 @@ from websockets.asyncio.client import connect
 
 from companions.wire.protocol import Action, Message, State
 from tests.app.bridge_app import App, start_app
+from tests.app.bridge_client import admitted
 from tests.app.kyoko_clients import PNG, FirehoseExampleClient, KyokoClient, LegacyKyokoClient, running
 
 
@@ -35,7 +36,7 @@ async def app() -> AsyncIterator[App]:
 
 async def test_the_firehose_documentation_example_works_unchanged(app: App) -> None:
     async with running(FirehoseExampleClient, app.url()) as client:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         message_id = await client.say("Hello Aya!", to="akari")
         heard = await app.heard(message_id)
         assert (heard.params.from_, heard.params.to, heard.params.message) == ("user_yamada", ["akari"], "Hello Aya!")
@@ -57,7 +58,7 @@ async def test_the_firehose_documentation_example_works_unchanged(app: App) -> N
 async def test_a_client_speaks_as_one_user_never_as_a_companion_or_another_user(app: App) -> None:
     async with running(FirehoseExampleClient, app.url()) as yamada, \
             running(FirehoseExampleClient, app.url(), user_id="user_suzuki") as suzuki:
-        await app.bridge.wait_for_clients(2)
+        await admitted(app.bridge, 2)
         await app.heard(await yamada.say("first", to="akari"))  # user_yamada is now this client's
         for forged, sender in (("user_yamada", suzuki), ("akari", suzuki), ("user_tanaka", yamada)):
             sender.user_id = forged
@@ -74,7 +75,7 @@ async def test_a_client_speaks_as_one_user_never_as_a_companion_or_another_user(
 
 async def test_what_the_reference_accepts_and_madoi_refuses_gets_a_clear_error(app: App) -> None:
     async with connect(app.url(), proxy=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         state = {"jsonrpc": "2.0", "method": "state.send", "params": {
             "from": "user_yamada", "messageId": "m", "state": "speak", "importance": 5, "selected": False,
             "closing": "none"}}
@@ -89,7 +90,7 @@ async def test_what_the_reference_accepts_and_madoi_refuses_gets_a_clear_error(a
 
 async def test_the_firehose_before_1_5_bare_bodies_are_understood(app: App) -> None:
     async with connect(app.url(), proxy=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         message = Message.create(from_="user_old", message="bare", to=["akari"])
         await ws.send(message.model_dump_json(by_alias=True, exclude_none=True))
         assert (await app.heard(message.params.id)) == message
@@ -99,7 +100,7 @@ async def test_kyoko_answers_its_companions_vision_and_speak_queries_before_the_
     app = await start_app(client_answers=["vision", "speak"])
     try:
         async with running(KyokoClient, app.url(), companion_id="akari") as kyoko:
-            await app.bridge.wait_for_clients(1)
+            await admitted(app.bridge, 1)
             seen = await app.ask("akari", "vision")
             said = await app.ask("akari", "speak", message="見えたよ！", emotion="happy")
             app.bus.publish(Message.create(from_="akari", message="見えたよ！", emotion="happy"))
@@ -121,7 +122,7 @@ async def test_kyoko_answers_its_companions_vision_and_speak_queries_before_the_
 
 async def test_a_client_that_answers_unasked_is_refused_and_never_asked_first(app: App) -> None:
     async with running(KyokoClient, app.url(), companion_id="akari") as kyoko:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         first = await app.ask("akari", "vision")  # kyoko was not asked (no hello, no settings): the app's camera
         await kyoko.wait_for(lambda: any("error" in f for f in kyoko.frames))  # its unasked answer was refused
         second = await app.ask("akari", "speak", message="まだ私の声")
@@ -138,7 +139,7 @@ async def test_a_client_that_answers_unasked_is_refused_and_never_asked_first(ap
 
 async def test_an_older_clients_refused_message_makes_it_nobodys_answerer(app: App) -> None:
     async with connect(app.url("?dialect=legacy"), proxy=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         forged = {"id": "m1", "from": "akari", "to": ["hina"], "message": "I am Akari"}
         await ws.send(json.dumps({"topic": "messages", "body": forged}))
         assert json.loads(await asyncio.wait_for(ws.recv(), 5))["error"]["code"] == -32002
@@ -155,7 +156,7 @@ async def test_an_older_clients_refused_message_makes_it_nobodys_answerer(app: A
 async def test_the_older_kyoko_client_works_unchanged(app: App, how: str) -> None:
     url = app.url("?dialect=legacy&companion=akari" if how == "url" else "")
     async with running(LegacyKyokoClient, url, companion_id="akari") as kyoko:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         message_id = await kyoko.speak_to_companion("今日は何をしていたの？", wrapped=how != "detected-bare")
         heard = await app.heard(message_id)
         assert (heard.params.from_, heard.params.to) == ("user_taro", ["akari"])
@@ -181,7 +182,7 @@ async def test_the_older_kyoko_client_works_unchanged(app: App, how: str) -> Non
 
 async def test_garbage_from_an_older_client_is_answered_and_the_connection_lives(app: App) -> None:
     async with connect(app.url("?dialect=legacy"), proxy=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         for junk in ('{"topic": "query-results", "body": "data:image/png;base64,AAAA"}',
                      '{"topic": "query-results", "body": {"id": "nope", "success": true, "body": 3}}',
                      '{"topic": "messages", "body": {"id": "1", "from": "akari", "to": [], "message": "forged"}}',
@@ -210,7 +211,7 @@ async def test_a_madoi_client_that_asks_follows_the_turns_phases(app: App) -> No
     async with connect(app.url(), proxy=None) as madoi, running(FirehoseExampleClient, app.url()) as reference:
         await madoi.send(json.dumps({"topic": "hello", "body": {"turns": True}}))
         assert json.loads(await asyncio.wait_for(madoi.recv(), 5))["body"]["turns"] is True
-        await app.bridge.wait_for_clients(2)
+        await admitted(app.bridge, 2)
         for phase, speaker in (("voting", None), ("voting", None), ("composing", "akari"), ("speaking", "akari")):
             turn = TurnView("m1", "user", 1, phase, speaker=speaker)  # type: ignore[arg-type]
             app.bus.publish(ConversationChanged(ConversationView(status="running", turn=turn), "turn"))
@@ -242,7 +243,7 @@ async def test_a_clients_picture_gets_the_on_device_description_a_text_only_mode
     bomb[16:24] = struct.pack(">II", 100_000, 100_000)  # a header that claims 10 gigapixels
     async with running(LegacyKyokoClient, app.url("?dialect=legacy&companion=akari"), companion_id="akari",
                        picture=_png(64, 48, (200, 40, 30))) as kyoko:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         seen = await app.ask("akari", "vision")
         kyoko.picture = base64.b64encode(bytes(bomb)).decode()
         refused = await app.ask("akari", "vision")
@@ -270,7 +271,7 @@ def test_picture_sizes_are_read_from_the_header_before_decoding() -> None:
 async def test_rejected_frames_are_logged_without_flooding_the_log(app: App, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("INFO", logger="app.bridge.server")
     async with connect(app.url(), proxy=None) as ws:
-        await app.bridge.wait_for_clients(1)
+        await admitted(app.bridge, 1)
         for i in range(40):
             await ws.send(f"garbage {i}")
             await asyncio.wait_for(ws.recv(), 5)
@@ -289,7 +290,7 @@ async def test_a_browser_client_gives_the_token_in_its_url() -> None:
                 pass
         assert refused.value.response.status_code == 401
         async with running(FirehoseExampleClient, app.url("?token=s3cret")) as client:
-            await app.bridge.wait_for_clients(1)
+            await admitted(app.bridge, 1)
             await app.heard(await client.say("with the token in the URL", to="akari"))
     finally:
         await app.bridge.stop()

@@ -13,6 +13,7 @@ from app.settings.model import Settings
 from companions.wire.bus import InProcessBus
 from companions.wire.query_broker import QueryBroker
 from tests.app.bridge_app import COMPANIONS, App
+from tests.app.bridge_client import admitted
 from tests.app.kyoko_clients import LegacyKyokoClient, running
 from tests.conftest import free_port
 
@@ -29,7 +30,7 @@ async def test_the_settings_choose_the_default_dialect_and_the_clients_grace() -
     app = App(bus, broker, bridge)
     try:
         async with running(LegacyKyokoClient, app.url(), companion_id="akari") as kyoko:  # no URL parameters
-            await app.bridge.wait_for_clients(1)
+            await admitted(app.bridge, 1)
             await app.heard(await kyoko.speak_to_companion("見て"))  # flat frames from the start: it stands for akari
             seen = await app.ask("akari", "vision")  # kyoko answers
             kyoko.companion_id = "nobody"  # it no longer answers akari's queries
@@ -49,9 +50,9 @@ async def test_the_settings_choose_the_default_dialect_and_the_clients_grace() -
 
 
 def test_the_environment_sets_the_dialect_and_the_types_clients_answer_first() -> None:
-    from app.settings.model import env_overrides
+    from app.settings.environment import environment_settings
 
-    overrides = env_overrides({"MADOI_BRIDGE_DIALECT": "legacy", "MADOI_BRIDGE_CLIENT_ANSWERS": "vision, speak"})
+    overrides = environment_settings({"MADOI_BRIDGE_DIALECT": "legacy", "MADOI_BRIDGE_CLIENT_ANSWERS": "vision, speak"})
     bridge = Settings.model_validate(overrides).bridge
     assert (bridge.dialect, bridge.client_answers) == ("legacy", ["vision", "speak"])
     assert Settings().bridge.dialect == "reference"  # the reference firehose's, by default
@@ -81,7 +82,7 @@ async def test_web_pages_allowed_in_the_saved_settings_connect_at_once(madoi_hom
         await runtime.apply_settings(runtime.settings.model_copy(update={"bridge": section}))
         assert runtime.parts.bridge is bridge  # the same bridge, on the same port: its clients stay connected
         async with connect(url, origin="https://avatar.example", proxy=None):  # type: ignore[arg-type]
-            await bridge.wait_for_clients(1)
+            await admitted(bridge, 1)
         assert bridge.origins.refused == {"https://avatar.example": 1}
 
 

@@ -18,7 +18,7 @@ from companions.tools.functions import ToolRegistry, tool
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Message, parse_frame
 from companions.wire.query_broker import QueryBroker
-from tests.app.bridge_client import client, hello, recv
+from tests.app.bridge_client import admitted, client, hello, recv
 
 LINE = 'こんばんは、"みなさん"！ Shall we talk about the stars?'
 
@@ -61,7 +61,7 @@ async def test_a_client_that_asks_follows_the_line_as_it_is_written(
     async with client(server) as follower, client(server) as plain:
         welcome = await hello(follower, stream=True)
         assert welcome["body"]["stream"] is True
-        await server.wait_for_clients(2)
+        await admitted(server, 2)
         worker, model = speaking_worker(bus, call("speak", {"emotion": "happy", "message": LINE}), say(""))
         await worker.run([ChatMessage.user("hi")], turn_id="turn-1")
         frames = await stream_frames(follower)

@@ -21,6 +21,7 @@ from app.settings.model import load_settings
 from app.settings.secrets import SecretStore
 from companions.wire.bus import InProcessBus
 from companions.wire.query_broker import QueryBroker
+from tests.app.bridge_client import admitted
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.waiting import wait_until
@@ -33,7 +34,7 @@ from ui.window.notifications import NotificationArea
 def _dialog(qtbot: QtBot) -> SettingsDialog:
     loaded = load_settings()
     switch_language("en")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     return dialog
@@ -152,7 +153,7 @@ async def test_allow_on_the_notification_lets_the_refused_page_in_at_once(
             await wait_until(lambda: bridge.origins.allows("https://avatar.example"), timeout=2)
             async with connect(f"ws://127.0.0.1:{bridge.port}", origin="https://avatar.example",  # type: ignore[arg-type]
                                proxy=None):
-                await bridge.wait_for_clients(1)
+                await admitted(bridge, 1)
             assert runtime.parts.bridge is bridge  # the same bridge: nobody else was disconnected
             assert [n.title for n in notifications.history][-1] == "ウェブページを許可しました"
         finally:
