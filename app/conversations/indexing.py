@@ -11,7 +11,6 @@ at a time; a request during a pass runs one more pass after it (the running one 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -47,8 +46,6 @@ class ConversationIndexer:
         self.bus = bus
         self.current = current
         self.tasks = TaskSet("conversation-indexing")
-        self.indexed = 0
-        self._progress = asyncio.Condition()
         self._subscription: Subscription | None = None
         self._was_running = False
         self.notes = notes  # notes about the user (app/memory/notes.py), started and stopped here
@@ -119,14 +116,6 @@ class ConversationIndexer:
             await self.engine.index_conversation(str(conversation_id), lines)
         except Exception:  # the search index is a convenience: never let it take a conversation down
             log.exception("indexing conversation %s failed", conversation_id)
-        async with self._progress:
-            self.indexed += 1
-            self._progress.notify_all()
-
-    async def wait_indexed(self, count: int) -> None:
-        """Waits until ``count`` indexing passes (successful or not) finished since start."""
-        async with self._progress:
-            await self._progress.wait_for(lambda: self.indexed >= count)
 
     async def forget(self, conversation_id: int) -> None:
         """Removes a deleted conversation from the index (nothing while the indexer is not running)."""

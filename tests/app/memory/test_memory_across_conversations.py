@@ -11,6 +11,7 @@ from app.runtime.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import ScriptedModel, reply_json, say
 from companions.memory.recall import MemoryRecalled, spoken_date
+from tests.app.conversation_search import lines_found
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime
 
 
@@ -35,17 +36,17 @@ async def test_a_companion_recalls_last_conversations_words_dated_in_a_new_one(m
         runtime.bus.subscribe("events", lambda item: recalled.append(item) if isinstance(item, MemoryRecalled)
                               else None, name="test-recalled", direct=True)
         try:
-            indexer = runtime.parts.indexer
-            assert indexer is not None
+            first = runtime.parts.conversations.active_id
+            assert first is not None
+            assert runtime.parts.search is not None
             await _said_and_ended(runtime, talk, "うちの猫の名前はモチっていうんだ", ["akari"])
-            passes = indexer.indexed
             await runtime.parts.conversations.new()  # the conversation left is indexed
-            await indexer.wait_indexed(passes + 1)
+            await lines_found(runtime.parts.search.engine, first, "猫の名前はモチ",
+                              lambda lines: any("モチちゃん、かわいい名前！" in line for line in lines))
             assert [e.text for e in runtime.parts.cast.companions["akari"].memory.entries] == []  # a new context
 
             # As when the user comes back later: the knowledge folders are indexed and the query model is loaded
             # (a turn waits for recall 0.75 s at most: while the index's thread embeds a file, it goes without).
-            assert runtime.parts.search is not None
             await runtime.parts.search.reindex()
             hina = runtime.parts.cast.companions["hina"].recall
             assert hina is not None

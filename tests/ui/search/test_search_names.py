@@ -13,6 +13,7 @@ from app.runtime.runtime import Runtime
 from app.settings.model import load_settings
 from companions.search.research import ResearchResult
 from companions.wire.protocol import Message
+from tests.app.conversation_search import lines_found
 from tests.ui.conftest import started_runtime
 from ui.search.wording import research_html
 from ui.window.main_window import MainWindow
@@ -42,8 +43,8 @@ async def test_conversation_hits_show_the_conversation_and_the_speakers_by_name(
         await runtime.store.add_message(first, Message.create(from_="user", message="流れ星を見た人はいますか"))
         await runtime.store.add_message(first, Message.create(from_="akari", message="きのう流れ星を三つ見ました"))
         await runtime.parts.conversations.new()  # leaving it indexes it
-        assert runtime.parts.indexer is not None
-        await runtime.parts.indexer.wait_indexed(1)
+        assert runtime.parts.search is not None
+        await lines_found(runtime.parts.search.engine, first, "流れ星", lambda lines: len(lines) == 2)
         window = MainWindow(runtime)
         qtbot.addWidget(window)
         window.show()
