@@ -81,7 +81,7 @@ def main() -> int:
 
     def dialog(language: str) -> SettingsDialog:
         use_language(language)  # the dialog opens in the window's language
-        return SettingsDialog(loaded.settings, loaded.paths, secrets=no_keyring, companions=checks)
+        return SettingsDialog(loaded.settings, loaded, secrets=no_keyring, companions=checks)
 
     ja = dialog("ja")
     ja.base_url.setText("http://127.0.0.1:11434/v1")

@@ -60,7 +60,7 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
         paths.append(path)
         await window.microphone_switch.port.set_on(False)
         use_language(language)  # the dialog opens in the window's language
-        dialog = SettingsDialog(runtime.settings, runtime.paths)
+        dialog = SettingsDialog(runtime.settings, runtime.loaded)
         dialog.tabs.setCurrentWidget(dialog.voice_input)
         page = dialog.voice_input
         page.recognizer.setCurrentIndex(page.recognizer.findData("whisper-base"))  # its download, not made yet

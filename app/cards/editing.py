@@ -20,7 +20,7 @@ from app.cards.checks import CompanionChecks, ModelCheck
 from app.cards.library import CardEntry, CardLibrary
 from app.devices.voices import VoiceChoice
 from app.runtime.runtime import Runtime
-from app.settings.model import Settings, save_settings
+from app.settings.model import Settings
 from companions.cards.approval import CardTrust
 from companions.cards.card import CompanionCard, sample_cards_dir
 from companions.cards.character_cards import ImportResult, card_yaml
@@ -122,7 +122,7 @@ class RuntimeCompanionEditing:
 
     async def save_settings(self, settings: Settings) -> None:
         """Writes ``settings`` and hands them to the window's Save path (the runtime applies them)."""
-        await asyncio.to_thread(save_settings, settings, self.runtime.paths)
+        await self.runtime.loaded.save(settings)
         self._settings_saved(settings)
 
 

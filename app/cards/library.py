@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.settings.model import LoadedSettings, save_settings
+from app.settings.model import LoadedSettings
 from companions.cards.approval import CardApproval, CardPrivileges, CardTrust, privileges_of
 from companions.cards.card import CardProblem, CompanionCard, load_cards, sample_cards_dir
 from companions.cards.character_cards import ImportResult, export_json, export_png, import_character
@@ -132,4 +132,4 @@ class CardLibrary:
         settings = self.loaded.settings
         trust = settings.trust.model_copy(update={"cards": approvals})
         self.loaded.settings = settings.model_copy(update={"trust": trust})
-        save_settings(self.loaded.settings, self.loaded.paths)
+        self.loaded.write()

@@ -14,12 +14,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from app.runtime.runtime import Runtime
-from app.settings.model import save_settings
 from companions.companion.lines import detect_language
 from companions.devices.ports import DeviceStatus
 from companions.devices.shown_look import look_metadata
@@ -76,7 +74,7 @@ class RuntimeCamera:
         camera = self._camera()
         if camera is not None:
             await camera.switch(on)
-        await asyncio.to_thread(save_settings, settings, self.runtime.paths)
+        await self.runtime.loaded.save(settings)
 
     async def show(self, text: str, to: list[str] | None = None) -> str:
         """Looks as the user and sends ``text`` with what the camera saw; returns the message's id. Raises

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from app.memory.notes import NoteWriter
 from app.runtime.runtime import Runtime
-from app.settings.model import save_settings
 from app.settings.sections import CompanionSettings
 from companions.companion.companion import Companion
 from companions.memory.context import HeardLine
@@ -43,7 +42,7 @@ class RuntimeMemory:
         settings = self.runtime.settings
         current = settings.companions.get(companion_id) or CompanionSettings()
         settings.companions = {**settings.companions, companion_id: current.model_copy(update={"memory": on})}
-        save_settings(settings, self.runtime.paths)
+        self.runtime.loaded.write(settings)
         companion = self._companion(companion_id)
         if companion is not None and companion.recall is not None:
             companion.recall.forget_cached()

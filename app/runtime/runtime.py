@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Final
 
 from app.cards.cast_changes import CastChanges
@@ -20,6 +20,7 @@ from app.cards.choices import use_voices
 from app.llm.connection import ModelConnection, ModelFactory
 from app.runtime.assembly import Setup, assemble
 from app.runtime.parts import Component, Parts
+from app.settings.changes import SettingsChanged
 from app.settings.model import LoadedSettings, Paths, Settings
 from app.storage.database import ConversationStore
 from app.trust.policy import use_trust_settings
@@ -38,11 +39,6 @@ STOP_TIMEOUT_S: Final = 1.5
 
 class SettingsNotApplied(RuntimeError):
     """Saved settings a part could not take (the message says which and why, for the user)."""
-
-
-def _bridge_place(settings: Settings) -> tuple[str, int, str | None]:
-    token = settings.bridge.token.get_secret_value() if settings.bridge.token is not None else None
-    return settings.bridge.host, settings.bridge.port, token
 
 
 class NotStarted(RuntimeError):
@@ -67,6 +63,7 @@ class Runtime:
                             frozenset(only_companions) if only_companions is not None else None, self.asker)
         self._parts: Parts | None = None
         self._running: list[Component] = []
+        self._following: list[Callable[[], None]] = []  # the parts' subscriptions to the settings
         self.started_at: float | None = None
 
     @property
@@ -109,6 +106,7 @@ class Runtime:
             log.info("started %s", component.name)
         use_voices(self.settings, parts.cast)  # the voices the user chose over the cards'
         self._parts = parts
+        self._follow_settings()
         self.started_at = time.monotonic()
 
     async def apply_settings(self, settings: Settings) -> None:
@@ -118,42 +116,76 @@ class Runtime:
         with their chosen voice, new knowledge folders are indexed, and the bridge moves to a new port (or, where
         it stays, admits the web pages and keeps the bounds and quota now set). Other settings apply at next start.
 
+        The settings store publishes the change (app/settings/store.py); each part follows the keys it subscribed to
+        when the runtime started (:meth:`_follow_settings`).
+
         Raises:
             SettingsNotApplied: a part could not take its new settings (the bridge's port is taken: the old bridge
                 keeps running); everything else was applied.
         """
-        previous, self.loaded.settings = self.loaded.settings, settings
-        if self._parts is None:
-            return
-        parts = self._parts
-        await parts.devices.apply_settings(settings)
-        if parts.devices.voice_input is not None:
+        await self.loaded.apply(settings)
+
+    def _follow_settings(self) -> None:
+        """Subscribes the running parts to the settings they follow, in the order they take a change (the bridge
+        last: when it cannot move, everything else was applied)."""
+        follow = self.loaded.subscribe
+        self._following = [
+            follow(self._devices_follow, "camera", "voice"),
+            follow(self._voice_input_follows, "voice_input"),
+            follow(self._cast_speaks, "general.language"),
+            follow(self._models_follow, "llm", "companions"),
+            follow(self._voices_follow, "companions"),
+            follow(self._approved_cards_run, "trust.cards"),
+            follow(self._trust_follows, "trust"),
+            follow(self._search_follows, "search.folders"),
+            follow(self._bridge_follows, "bridge"),
+        ]
+
+    async def _devices_follow(self, change: SettingsChanged) -> None:
+        await self.parts.devices.apply_settings(change.current)
+
+    async def _voice_input_follows(self, change: SettingsChanged) -> None:
+        voice_input = self.parts.devices.voice_input
+        if voice_input is not None:
             from app.voice_input.wiring import apply_voice_input_settings
 
-            await apply_voice_input_settings(parts.devices.voice_input, previous, settings, self.paths.data_dir)
-        if settings.general.language != previous.general.language:
-            parts.cast.set_language(settings.general.language)  # their prompts follow the interface's
-            if parts.network is not None:
-                parts.network.follow_cast()  # their names and texts as the network is served them, too
-        if settings.llm != previous.llm:
+            await apply_voice_input_settings(voice_input, change.previous, change.current, self.paths.data_dir)
+
+    async def _cast_speaks(self, change: SettingsChanged) -> None:
+        parts = self.parts
+        parts.cast.set_language(change.current.general.language)  # their prompts follow the interface's
+        if parts.network is not None:
+            parts.network.follow_cast()  # their names and texts as the network is served them, too
+
+    async def _models_follow(self, change: SettingsChanged) -> None:
+        if change.touches("llm"):
             await self.reconnect_models()
-        elif settings.companions != previous.companions:
-            for reason in parts.models.use_choices(previous, settings, parts.cast):
+        else:
+            for reason in self.parts.models.use_choices(change.previous, change.current, self.parts.cast):
                 log.warning("language model: %s", reason)
-        use_voices(settings, parts.cast)
-        if settings.trust.cards != previous.trust.cards:  # a card approved or revoked: it runs as now allowed
-            await self.reload_companions()
-        use_trust_settings(parts.broker.trust, settings)  # the Privacy tab may have forgotten answers
-        if settings.search.folders != previous.search.folders and parts.search is not None:
-            parts.search.use_folders(settings.search.folders)
-        if _bridge_place(settings) != _bridge_place(previous):
-            problem = await self._move_bridge(settings)
+
+    async def _voices_follow(self, change: SettingsChanged) -> None:
+        use_voices(change.current, self.parts.cast)
+
+    async def _approved_cards_run(self, change: SettingsChanged) -> None:
+        await self.reload_companions()  # a card approved or revoked: it runs as now allowed
+
+    async def _trust_follows(self, change: SettingsChanged) -> None:
+        use_trust_settings(self.parts.broker.trust, change.current)  # the Privacy tab may have forgotten answers
+
+    async def _search_follows(self, change: SettingsChanged) -> None:
+        if self.parts.search is not None:
+            self.parts.search.use_folders(change.current.search.folders)
+
+    async def _bridge_follows(self, change: SettingsChanged) -> None:
+        if change.touches("bridge.host", "bridge.port", "bridge.token"):
+            problem = await self._move_bridge(change.current)
             if problem is not None:
                 raise SettingsNotApplied(problem)
-        elif parts.bridge is not None:
+        elif self.parts.bridge is not None:
             from app.bridge.factory import follow_settings
 
-            follow_settings(parts.bridge, settings)  # the web pages it admits, its bounds and quota: at once
+            follow_settings(self.parts.bridge, change.current)  # the web pages it admits, its bounds and quota
 
     async def reload_companions(self) -> CastChanged:
         """Takes the card files again (edited, made, imported, approved or removed): each changed companion is in
@@ -222,6 +254,8 @@ class Runtime:
                 log.exception("stopping %s failed", component.name)
             log.debug("stopped %s in %.3f s", component.name, time.perf_counter() - began)
         self._running = []
+        while self._following:
+            self._following.pop()()  # the parts stop following the settings
         if self._parts is not None:  # learning stops; what was learned of the model servers is kept for next time
             try:
                 async with asyncio.timeout(STOP_TIMEOUT_S):

@@ -1,5 +1,5 @@
-"""The settings' sections: one validated pydantic model per ``[section]`` of ``settings.toml`` (app/settings/model.py
-reads, layers and writes them)."""
+"""The settings' sections: one validated pydantic model per ``[section]`` of ``settings.toml``, and :class:`Settings`,
+the whole they make (app/settings/model.py reads and layers them, app/settings/store.py holds and writes them)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from companions.cards.approval import CardApproval
 from companions.common.languages import Language
@@ -160,6 +170,11 @@ class ConversationSettings(SettingsSection):
 class SearchSettings(SettingsSection):
     folders: list[Path] = Field(default_factory=list)
 
+    @field_validator("folders", mode="before")
+    @classmethod
+    def _path_separated(cls, value: Any) -> Any:  # MADOI_SEARCH_FOLDERS=/notes:/papers (";" on Windows)
+        return [p for p in value.split(os.pathsep) if p] if isinstance(value, str) else value
+
 
 class CompanionSettings(SettingsSection):
     """One companion's choices over its card (``[companions.<id>]``): its model (on its card's endpoint or the
@@ -231,3 +246,56 @@ class TrustSettings(SettingsSection):
                 log.warning("settings: a trust decision left out (%s): %r", err.errors(include_url=False)[0]["msg"],
                             entry)
         return kept
+
+
+class Settings(BaseSettings):
+    """Everything the user can configure.
+
+    ``Settings(...)`` takes its arguments and the defaults only; :func:`app.settings.model.load_settings` layers the
+    file and the environment under them key by key (one bad value falls back to its default instead of failing the
+    whole model). The environment is read by pydantic-settings' own source with the configuration below
+    (app/settings/environment.py): ``MADOI_<SECTION>_<FIELD>``, split at the first ``_`` after the section's name,
+    values taken as written (lists by the fields' own validators: commas, or the path separator for folders).
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", validate_assignment=True, env_prefix="MADOI_",
+                                      env_nested_delimiter="_", env_nested_max_split=1, enable_decoding=False)
+
+    general: GeneralSettings = Field(default_factory=GeneralSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    camera: CameraSettings = Field(default_factory=CameraSettings)
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
+    voice_input: VoiceInputSettings = Field(default_factory=VoiceInputSettings)
+    bridge: BridgeSettings = Field(default_factory=BridgeSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
+    trust: TrustSettings = Field(default_factory=TrustSettings)
+    companions: dict[str, CompanionSettings] = Field(default_factory=dict)  # by companion id
+    # The file's data as these settings stood when read or last written (SettingsStore.write): a write changes only
+    # what differs from it (app/settings/merge.py). Copies (model_copy, as the dialog makes) keep it.
+    _as_read: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def companion(self, companion_id: str) -> CompanionSettings:
+        """The user's choices for one companion (all unset when none were made)."""
+        return self.companions.get(companion_id) or CompanionSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+# The ``[section]`` tables and their models: every field of Settings but ``companions`` (``[companions.<id>]``).
+SECTIONS: Final[dict[str, type[SettingsSection]]] = {
+    name: field.annotation for name, field in Settings.model_fields.items()
+    if isinstance(field.annotation, type) and issubclass(field.annotation, SettingsSection)
+}

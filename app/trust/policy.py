@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from app.settings.model import LoadedSettings, Settings, save_settings
+from app.settings.model import LoadedSettings, Settings
 from companions.trust.policy import ConsentAsker, TrustDecision, TrustPolicy
 from companions.trust.sources import SourceDirectory
 from companions.wire.bus import Bus
@@ -38,7 +38,7 @@ class Consent:
     def _save(self, decisions: tuple[TrustDecision, ...]) -> None:
         # In place: the window's settings (and a settings dialog open meanwhile: its Privacy tab) are this object.
         self.loaded.settings.trust.decisions = list(decisions)
-        save_settings(self.loaded.settings, self.loaded.paths)
+        self.loaded.write()
         log.info("trust: %d decision(s) saved", len(decisions))
 
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.runtime.runtime import Runtime
-from app.settings.model import save_settings
 
 if TYPE_CHECKING:
     from companions.voice_input.audio import AudioFrame
@@ -65,7 +64,7 @@ class RuntimeVoiceInput:
         voice_input = self._voice_input()
         if voice_input is not None:
             await voice_input.switch(on)
-        await asyncio.to_thread(save_settings, settings, self.runtime.paths)
+        await self.runtime.loaded.save(settings)
 
     def press(self) -> None:
         voice_input = self._voice_input()

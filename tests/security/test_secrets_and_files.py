@@ -91,7 +91,7 @@ def test_a_new_database_and_its_wal_are_private_from_the_first_byte(tmp_path: Pa
 
 _CRASHING_SAVE = textwrap.dedent("""
     import os, signal, sys
-    from app.settings.model import load_settings, save_settings
+    from app.settings.model import load_settings
     events = []
     real_fsync, real_replace = os.fsync, os.replace
     def fsync(fd):
@@ -105,16 +105,14 @@ _CRASHING_SAVE = textwrap.dedent("""
     loaded = load_settings()
     loaded.settings.general.user_name = "changed-by-a-save-that-never-finished"
     loaded.settings.voice.rate = 222
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
 """)
 
 
 def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_whole(madoi_home: Path) -> None:
     loaded = load_settings()
     loaded.settings.general.user_name = "before"
-    from app.settings.model import save_settings
-
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
     before = loaded.paths.settings_file.read_bytes()
     env = subprocess_env(madoi_home, PYTHONPATH=str(REPO))
     crashed = subprocess.run([PYTHON, "-c", _CRASHING_SAVE], cwd=REPO, env=env, capture_output=True, text=True,
@@ -126,7 +124,7 @@ def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_w
     assert again.problems == []
     assert again.settings.general.user_name == "before"
     again.settings.voice.rate = 190
-    save_settings(again.settings, again.paths)  # the next save finishes and clears what the crash left behind
+    again.write()  # the next save finishes and clears what the crash left behind
     # (the writers' lock file stays, empty and private: removing a lock file others may wait on is a race)
     assert sorted(p.name for p in madoi_home.iterdir() if "settings" in p.name) == ["settings.toml",
                                                                                    "settings.toml.lock"]
@@ -137,11 +135,9 @@ def test_a_crash_between_writing_and_renaming_the_settings_leaves_the_old_file_w
 
 def test_a_failing_write_keeps_the_old_settings_leaves_nothing_behind_and_raises(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.settings.model import save_settings
-
     loaded = load_settings()
     loaded.settings.general.user_name = "kept"
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
 
     def disk_full(src: object, dst: object) -> None:  # fails between the write and the rename
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -150,7 +146,7 @@ def test_a_failing_write_keeps_the_old_settings_leaves_nothing_behind_and_raises
     with monkeypatch.context() as patched:
         patched.setattr(os, "replace", disk_full)
         with pytest.raises(OSError, match="No space left"):  # the dialog says so (its save_failed text)
-            save_settings(loaded.settings, loaded.paths)
+            loaded.write()
     assert load_settings().settings.general.user_name == "kept"
     # (the writers' lock file stays, empty and private: removing a lock file others may wait on is a race)
     assert sorted(p.name for p in madoi_home.iterdir() if "settings" in p.name) == ["settings.toml",

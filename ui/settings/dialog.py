@@ -3,9 +3,9 @@
 One tab per concern (ui/settings/general_tab.py, _llm, _devices, _bridge, _companions, _search). Every field shows its
 validation message right under it and Save stays disabled while anything is invalid. Save stores the API key and
 bridge token through :class:`app.settings.secrets.SecretStore` (the OS keyring, or memory for this session) and writes
-the rest with :func:`app.settings.model.save_settings`; the window then hands the new settings to the runtime, which
-applies them at once. The tests (connection, voice, a companion's model and voice) are injected coroutines, run as tasks
-the dialog owns, so the window never waits on them.
+the rest through the program's :class:`app.settings.store.SettingsStore`; the window then hands the new settings to
+the runtime, which applies them at once. The tests (connection, voice, a companion's model and voice) are injected
+coroutines, run as tasks the dialog owns, so the window never waits on them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVB
 
 from app.cards.checks import CompanionChecks
 from app.llm.connection_check import ConnectionTester, check_connection
-from app.settings.model import CompanionSettings, Paths, Settings, save_settings
+from app.settings.model import CompanionSettings, Settings, SettingsStore
 from app.settings.secrets import SecretStore
 from ui.settings.bridge_tab import BridgePage
 from ui.settings.companions_tab import CompanionAccess, CompanionsPage
@@ -45,13 +45,14 @@ class SettingsDialog(QDialog):
     voice_tested = Signal(bool, str)  # ok, message
     validity_changed = Signal(bool)
 
-    def __init__(self, settings: Settings, paths: Paths, *, secrets: SecretStore | None = None,
+    def __init__(self, settings: Settings, store: SettingsStore, *, secrets: SecretStore | None = None,
                  test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None,
                  companions: CompanionAccess | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         named(self, "settingsDialog")
         self._settings = settings
-        self._paths = paths
+        self._store = store
+        paths = store.paths
         self._secrets = secrets if secrets is not None else SecretStore.for_paths(paths)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._errors: dict[str, QLabel] = {}
@@ -225,7 +226,7 @@ class SettingsDialog(QDialog):
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(None, self._secrets.store_from, settings)
-            await loop.run_in_executor(None, save_settings, settings, self._paths)
+            await self._store.save(settings)
         except OSError as err:
             self.save_error.setText(self._t("save_failed", error=err))
             self.save_error.show()
@@ -253,9 +254,10 @@ def _collect(err: ValidationError, where: str, errors: dict[str, str]) -> None:
         errors.setdefault(key, str(e["msg"]).removeprefix("Value error, "))
 
 
-def open_settings(settings: Settings, paths: Paths, parent: QWidget | None = None, **kwargs: Any) -> SettingsDialog:
+def open_settings(settings: Settings, store: SettingsStore, parent: QWidget | None = None,
+                  **kwargs: Any) -> SettingsDialog:
     """Opens the dialog non-modally (the conversation keeps running behind it) and returns it."""
-    dialog = SettingsDialog(settings, paths, parent=parent, **kwargs)
+    dialog = SettingsDialog(settings, store, parent=parent, **kwargs)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     return dialog

@@ -10,7 +10,6 @@ of the settings lists and edits the same origins.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from typing import Final, Protocol
@@ -18,7 +17,7 @@ from typing import Final, Protocol
 from PySide6.QtCore import QObject
 
 from app.bridge.origins import BridgeOriginRefused
-from app.settings.model import Paths, Settings, save_settings
+from app.settings.model import Settings, SettingsStore
 from companions.common.tasks import TaskSet
 from companions.wire.bus import Bus, BusItem
 from ui.window.bus_bridge import BusFollower
@@ -53,16 +52,16 @@ class SettingsOwner(Protocol):
 
 
 class RefusedOrigins(QObject):
-    """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops. Without ``owner`` and ``paths``
+    """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops. Without ``owner`` and ``store``
     the notification only says where to allow the page."""
 
     def __init__(self, bus: Bus, notifications: NotificationArea, *,
-                 owner: SettingsOwner | None = None, paths: Paths | None = None) -> None:
+                 owner: SettingsOwner | None = None, store: SettingsStore | None = None) -> None:
         super().__init__(notifications)
         self.notifications = notifications
         self.shown: set[str] = set()
         self._owner = owner
-        self._paths = paths
+        self._store = store
         self._bus_link = BusFollower(bus, ("events",))
         self._tasks = TaskSet("refused-origins")
 
@@ -84,7 +83,7 @@ class RefusedOrigins(QObject):
             self.notifications.notify(self._t("title"), self._t("more"), "warning")
             return
         action = None
-        if self._owner is not None and self._paths is not None and self._allowable(item.origin):
+        if self._owner is not None and self._store is not None and self._allowable(item.origin):
             action = (self._t("allow"), functools.partial(self.allow, item.origin))
         self.notifications.notify(self._t("title"), self._t("text", origin=item.origin or "?"), "warning",
                                   action=action)
@@ -104,14 +103,14 @@ class RefusedOrigins(QObject):
 
     async def _allow(self, origin: str) -> None:
         assert self._owner is not None
-        assert self._paths is not None
+        assert self._store is not None
         settings = self._owner.settings
         bridge = settings.bridge.model_copy()
         try:
             if origin.strip().lower() not in bridge.allowed_origins:
                 bridge.allowed_origins = [*bridge.allowed_origins, origin]  # validated: the settings' own form
             chosen = settings.model_copy(update={"bridge": bridge})
-            await asyncio.get_running_loop().run_in_executor(None, save_settings, chosen, self._paths)
+            await self._store.save(chosen)
         except (ValueError, OSError) as err:
             log.warning("could not allow %r: %s", origin, err)
             self.notifications.notify(self._t("title"), self._t("failed", origin=origin, error=err), "error")

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
 
 from app.llm.connection_check import ConnectionTester, llm_configured
 from app.runtime.error_reporting import ErrorReporter
-from app.settings.model import Paths, Settings
+from app.settings.model import Settings, SettingsStore
 from app.settings.secrets import SecretStore
 from ui.chat.panel import ChatPanel
 from ui.chat.texts import chat_text
@@ -38,14 +38,14 @@ _TEXTS: Final = Texts("desktop_extras", {
 class DesktopExtras(QObject):
     settings_saved = Signal(object)  # Settings
 
-    def __init__(self, window: QMainWindow, settings: Settings, paths: Paths, *,
+    def __init__(self, window: QMainWindow, settings: Settings, store: SettingsStore, *,
                  secrets: SecretStore | None = None, reporter: ErrorReporter | None = None,
                  test_connection: ConnectionTester | None = None, test_voice: VoiceTester | None = None,
                  companions: CompanionAccess | None = None) -> None:
         super().__init__(window)
         self._window = window
         self.settings = settings
-        self._paths = paths
+        self._store = store  # the Settings dialog saves through it
         self._secrets = secrets
         self._test_connection = test_connection
         self._test_voice = test_voice
@@ -103,7 +103,7 @@ class DesktopExtras(QObject):
         """Shows the first-run panel (with the reason the model is unreachable) or the chat's transcript."""
         self.first_run.set_problem(problem if show else None)
         if show:
-            secrets = self._secrets if self._secrets is not None else SecretStore.for_paths(self._paths)
+            secrets = self._secrets if self._secrets is not None else SecretStore.for_paths(self._store.paths)
             self.first_run.set_key_place(secrets.where)
         if self.chat_stack is not None:
             was_shown = self.chat_stack.currentIndex() == 1
@@ -146,7 +146,7 @@ class DesktopExtras(QObject):
             self.dialog.raise_()
             self.dialog.activateWindow()
             return self.dialog
-        dialog = SettingsDialog(self.settings, self._paths, secrets=self._secrets,
+        dialog = SettingsDialog(self.settings, self._store, secrets=self._secrets,
                                 test_connection=self._test_connection, test_voice=self._test_voice,
                                 companions=self._companions, parent=self._window)
         dialog.saved.connect(self._saved)

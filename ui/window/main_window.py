@@ -119,7 +119,7 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.network)
         self.left.addWidget(self.conversations)
         self.left.setSizes([300, 120, 260])
-        self.extras = DesktopExtras(self, runtime.settings, runtime.paths, reporter=reporter, secrets=secrets,
+        self.extras = DesktopExtras(self, runtime.settings, runtime.loaded, reporter=reporter, secrets=secrets,
                                     test_voice=self._test_voice, companions=CompanionChecks.for_runtime(runtime))
         self.extras.settings_saved.connect(self._settings_saved)
         self.companions_desk = CompanionsDesk(self, RuntimeCompanionEditing(runtime, self.extras.saved_elsewhere),
@@ -159,7 +159,7 @@ class MainWindow(QMainWindow):
         self.talk_button.place()
         self.spoken_words = SpokenWords(self.chat, bus, voice_input)
         self.refused_origins = RefusedOrigins(bus, self.extras.notifications,  # pages the bridge refused
-                                              owner=self.extras, paths=runtime.paths)
+                                              owner=self.extras, store=runtime.loaded)
         self.statusBar().showMessage(_text("starting"))
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, {

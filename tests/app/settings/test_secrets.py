@@ -12,7 +12,7 @@ import keyring.errors
 import pytest
 from pydantic import SecretStr
 
-from app.settings.model import Settings, load_settings, save_settings
+from app.settings.model import Settings, load_settings
 from app.settings.secrets import BRIDGE_TOKEN, LLM_API_KEY, SecretStore
 from tests.app.keyrings import DictKeyring
 
@@ -88,7 +88,7 @@ def test_fill_and_store_round_trip_while_the_toml_stays_clean(madoi_home: Path) 
     settings.bridge.token = SecretStr("bridge-token-xyz")
     assert SecretStore(backend=backend).store_from(settings) == {LLM_API_KEY: "keyring", BRIDGE_TOKEN: "keyring"}
     loaded = load_settings()
-    save_settings(settings, loaded.paths)
+    loaded.write(settings)
     toml = loaded.paths.settings_file.read_text(encoding="utf-8")
     assert "sk-secret" not in toml
     assert "bridge-token" not in toml

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.settings.model import DEFAULT_BRIDGE_PORT, Settings, load_settings, save_settings, system_language
+from app.settings.model import DEFAULT_BRIDGE_PORT, Settings, load_settings, system_language
 from companions.llm.detect import LOCAL_CANDIDATES
 
 
@@ -77,7 +77,7 @@ def test_save_round_trips_without_secrets(madoi_home: Path, monkeypatch: pytest.
     loaded = load_settings()
     loaded.settings.general.language = "en"
     loaded.settings.search.folders = [madoi_home / "notes"]
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
     text = loaded.paths.settings_file.read_text(encoding="utf-8")
     assert "verysecret" not in text
     monkeypatch.delenv("MADOI_LLM_API_KEY")
@@ -94,7 +94,7 @@ def test_an_environment_override_is_never_saved_and_the_files_own_value_stays(
     loaded = load_settings()
     assert loaded.settings.camera.source == "none"
     loaded.settings.general.language = "en"  # what the user changed in the dialog
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
     data = tomllib.loads(loaded.paths.settings_file.read_text(encoding="utf-8"))
     assert data["camera"]["source"] == "2"  # the file's own value, not the override
     assert "turn_cap" not in data.get("conversation", {})  # never on file: still not

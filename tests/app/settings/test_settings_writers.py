@@ -13,7 +13,7 @@ from pathlib import Path
 from app.devices.camera_controls import RuntimeCamera
 from app.runtime.runtime import Runtime
 from app.settings.merge import apply, changes
-from app.settings.model import load_settings, save_settings
+from app.settings.model import load_settings
 from companions.trust.policy import Capability, Relation, Source
 from tests.conftest import PYTHON, REPO, subprocess_env
 from tests.security.user_cards import approve, card_file, touching
@@ -35,11 +35,11 @@ def test_the_windows_save_keeps_an_approval_given_on_the_command_line(madoi_home
     approve(madoi_home, "kumo")  # meanwhile, in a terminal
     assert _approved(madoi_home) == ["kumo"]
     window.settings.general.language = "en"  # the user changes the language in the dialog and saves
-    save_settings(window.settings, window.paths)
+    window.write()
     assert _approved(madoi_home) == ["kumo"]
     assert load_settings().settings.general.language == "en"
     window.settings.voice.rate = 200  # and saves again later: still there
-    save_settings(window.settings, window.paths)
+    window.write()
     assert _approved(madoi_home) == ["kumo"]
     assert load_settings().settings.voice.rate == 200
 
@@ -55,7 +55,7 @@ async def test_the_camera_switch_and_a_consent_answer_keep_what_others_wrote(mad
         assert load_settings().settings.camera.on is False
         other = load_settings()  # another program allows a web page meanwhile
         other.settings.bridge.allowed_origins = [*other.settings.bridge.allowed_origins, "https://avatar.example"]
-        save_settings(other.settings, other.paths)
+        other.write()
         # The window's consent prompt answered "Always" (the runtime's policy saves it at once).
         runtime.parts.broker.trust.remember(Source("kumo", Relation.GUEST, "Kumo", "bridge"), Capability.CAMERA,
                                             "always")
@@ -72,7 +72,7 @@ async def test_the_camera_switch_and_a_consent_answer_keep_what_others_wrote(mad
 _WRITER = """
 import sys, time
 from pathlib import Path
-from app.settings.model import load_settings, save_settings
+from app.settings.model import load_settings
 name, count, go = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 loaded = load_settings()  # read once, as the window does
 while not go.exists():
@@ -80,7 +80,7 @@ while not go.exists():
 for i in range(count):
     origins = loaded.settings.bridge.allowed_origins
     loaded.settings.bridge.allowed_origins = [*origins, f"https://{name}-{i}.example"]
-    save_settings(loaded.settings, loaded.paths)
+    loaded.write()
 print("done")
 """
 

@@ -28,7 +28,7 @@ def _held_card(home: Path, target: Path) -> None:
 def _dialog(qtbot: QtBot) -> SettingsDialog:
     loaded = load_settings()
     switch_language("en")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     return dialog
 

@@ -18,7 +18,7 @@ from ui.settings.dialog import SettingsDialog
 def _dialog(qtbot: QtBot, secrets: SecretStore) -> SettingsDialog:
     loaded = load_settings()
     switch_language("en")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=secrets)
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=secrets)
     qtbot.addWidget(dialog)
     return dialog
 

@@ -28,7 +28,7 @@ def test_each_query_type_says_who_answers_it(qtbot: QtBot) -> None:
 async def test_the_choice_is_saved_with_the_bridge_settings(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
     switch_language("ja")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     assert "アプリのカメラ" in dialog.answerers.lines["vision"].text()

@@ -30,7 +30,7 @@ async def _dialog(qtbot: QtBot, language: str, checks: CompanionChecks | None = 
     if base_url is not None:
         loaded.settings.llm.base_url = base_url
     switch_language(language)
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()),
                             companions=checks)
     qtbot.addWidget(dialog)
     dialog.show()

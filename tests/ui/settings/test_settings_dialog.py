@@ -28,7 +28,7 @@ KEY = "sk-dialog-test-abcdef123456"
 def _dialog(qtbot: QtBot, secrets: SecretStore | None = None, **kwargs: object) -> SettingsDialog:
     loaded = load_settings()
     switch_language(str(kwargs.pop("language", loaded.settings.general.language)))  # the window's, as when it opens
-    dialog = SettingsDialog(loaded.settings, loaded.paths,
+    dialog = SettingsDialog(loaded.settings, loaded,
                             secrets=secrets or SecretStore(backend=keyring.backends.fail.Keyring()),
                             **kwargs)  # type: ignore[arg-type]
     qtbot.addWidget(dialog)

@@ -164,7 +164,7 @@ async def test_the_privacy_tab_lists_answers_and_forgets_one_on_save(qtbot: QtBo
     consent.policy.remember(SOUTA, Capability.CAMERA, "always")  # answered in the window: saved at once
     consent.policy.remember(KUMO, Capability.VOICE, "never")
     switch_language("en")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.tabs.setCurrentWidget(dialog.privacy)
@@ -192,7 +192,7 @@ async def test_the_privacy_tab_lists_answers_and_forgets_one_on_save(qtbot: QtBo
 async def test_the_privacy_tab_says_when_nothing_is_remembered(qtbot: QtBot, madoi_home: Path) -> None:
     loaded = load_settings()
     switch_language("ja")
-    dialog = SettingsDialog(loaded.settings, loaded.paths, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.tabs.setCurrentWidget(dialog.privacy)

@@ -58,7 +58,7 @@ async def test_the_settings_action_has_the_preferences_shortcut_and_errors_becom
         qtbot.addWidget(window)
         reporter = ErrorReporter().install(asyncio.get_running_loop())
         try:
-            extras = DesktopExtras(window, runtime.settings, runtime.paths, reporter=reporter,
+            extras = DesktopExtras(window, runtime.settings, runtime.loaded, reporter=reporter,
                                    secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
             window.show()
             assert not extras.settings_action.shortcut().isEmpty()

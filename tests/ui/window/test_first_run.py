@@ -70,7 +70,7 @@ async def test_open_settings_leads_to_a_configured_model(qtbot: QtBot, madoi_hom
     panel.show()
     opened: list[SettingsDialog] = []
     panel.open_settings_requested.connect(lambda: opened.append(open_settings(
-        loaded.settings, loaded.paths, parent=panel, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))))
+        loaded.settings, loaded, parent=panel, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))))
     qtbot.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
     [dialog] = opened
     assert dialog.isVisible()
