@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from pydantic_settings.sources import EnvSettingsSource
+from pydantic_settings import EnvSettingsSource
 
 from app.settings.sections import SECTIONS, Settings
 
