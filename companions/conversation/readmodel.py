@@ -17,7 +17,8 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from companions.conversation.ballot import VoteOutcome, VoteStatus
 from companions.conversation.closing import EndReason
 from companions.conversation.selection import SelectionRule
-from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.wire.bus import BusItem, LocalEvent
+from companions.wire.following import EventsFollower
 from companions.wire.protocol import Closing, Speech
 
 ConversationStatus: TypeAlias = Literal["idle", "running", "ended"]
@@ -116,23 +117,13 @@ class ConversationChanged(LocalEvent):
     change: str
 
 
-class ConversationReadModel:
+class ConversationReadModel(EventsFollower, name="conversation-read-model", maxsize=10_000):
     """Keeps the latest :class:`ConversationView` from the bus and lets callers wait for a condition on it."""
 
     def __init__(self, keep: int = 2000) -> None:
         self.view = ConversationView()
         self.changes: collections.deque[ConversationChanged] = collections.deque(maxlen=keep)
         self._waiters: list[tuple[Callable[[ConversationView], bool], asyncio.Future[ConversationView]]] = []
-        self._subscription: Subscription | None = None
-
-    def attach(self, bus: Bus) -> Subscription:
-        self._subscription = bus.subscribe("events", self.apply, name="conversation-read-model", maxsize=10_000)
-        return self._subscription
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
 
     def apply(self, item: BusItem) -> None:
         if not isinstance(item, ConversationChanged) or item.view.revision <= self.view.revision:

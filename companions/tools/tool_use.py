@@ -3,18 +3,15 @@
 The worker publishes a :class:`ToolUsed` on the bus ``events`` topic after every tool call of a turn (built-in,
 plugin or MCP: ``origin`` says which; ``refused``: a turn started from outside the window was not allowed it); a
 companion publishes a :class:`ToolProblem` when one of its tool sources fails (an MCP server that cannot start or
-dies, a plugin that does not load). :class:`ToolUseLog` is the read model the Turns panel shows: the calls of each
-turn, in order.
+dies, a plugin that does not load). The window's Turns panel lists both.
 """
 
 from __future__ import annotations
 
-import collections
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
+from companions.wire.bus import LocalEvent
 
 RESULT_CHARS: Final = 160  # of a result kept for the view
 
@@ -46,35 +43,3 @@ class ToolProblem(LocalEvent):
 
     companion_id: str
     text: str
-
-
-class ToolUseLog:
-    """The tool calls seen on the bus, by turn (the latest ``keep`` turns); ``on_change`` is called after each."""
-
-    def __init__(self, keep: int = 200, on_change: Callable[[ToolUsed], object] | None = None) -> None:
-        self.by_turn: collections.OrderedDict[str, list[ToolUsed]] = collections.OrderedDict()
-        self.keep = keep
-        self.on_change = on_change
-        self._subscription: Subscription | None = None
-
-    def attach(self, bus: Bus) -> Subscription:
-        self._subscription = bus.subscribe("events", self.apply, name="tool-use-log")
-        return self._subscription
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
-
-    def apply(self, item: BusItem) -> None:
-        if not isinstance(item, ToolUsed):
-            return
-        self.by_turn.setdefault(item.turn_id, []).append(item)
-        self.by_turn.move_to_end(item.turn_id)
-        while len(self.by_turn) > self.keep:
-            self.by_turn.popitem(last=False)
-        if self.on_change is not None:
-            self.on_change(item)
-
-    def of_turn(self, turn_id: str) -> list[ToolUsed]:
-        return list(self.by_turn.get(turn_id, ()))

@@ -15,14 +15,18 @@ from companions.companion.guests import BridgeGuestsChanged, RemoteCompanion
 from companions.network.link import NetworkChanged
 from companions.network.people import remote_person
 from companions.trust.policy import Relation, Source
-from companions.wire.bus import Bus, BusItem, Subscription
+from companions.wire.bus import BusItem
+from companions.wire.following import EventsFollower
 
 BRIDGE_PLACE = "bridge"
 NETWORK_PLACE = "network"
 
 
-class SourceDirectory:
-    """Tells who an id is. ``own`` returns this app's companions' ids (the cast may change while it runs)."""
+class SourceDirectory(EventsFollower, name="trust-sources", direct=True):
+    """Tells who an id is. ``own`` returns this app's companions' ids (the cast may change while it runs).
+
+    :meth:`attach` it to the bus to follow the companions elsewhere (direct: they are known before anything they
+    publish is read)."""
 
     def __init__(self, *, user_id: str, own: Callable[[], Iterable[str]],
                  names: Callable[[str], str | None] = lambda _id: None) -> None:
@@ -31,17 +35,6 @@ class SourceDirectory:
         self.names = names  # the name of an id as the window shows it (the cast's and the user's)
         self._network: dict[str, Source] = {}
         self._bridge: dict[str, Source] = {}
-        self._subscription: Subscription | None = None
-
-    def attach(self, bus: Bus) -> Subscription:
-        """Follows the companions elsewhere on ``bus`` (direct: known before anything they publish is read)."""
-        self._subscription = bus.subscribe("events", self.apply, name="trust-sources", direct=True)
-        return self._subscription
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            self._subscription.close()
-            self._subscription = None
 
     def apply(self, item: BusItem) -> None:
         if isinstance(item, NetworkChanged):

@@ -1,8 +1,8 @@
 """The tools the companions used, under the Turns panel: each call (who, which tool, from where, what came back)
 and each tool source's trouble (an MCP server that failed or died, a plugin that did not load).
 
-Everything shown comes from the bus: the worker's ``ToolUsed`` (kept by the core's ``ToolUseLog`` read model) and
-the companions' ``ToolProblem``. Nothing here runs a tool.
+Everything shown comes from the bus: the worker's ``ToolUsed`` and the companions' ``ToolProblem``. Nothing here
+runs a tool.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Final
 
 from PySide6.QtWidgets import QWidget
 
-from companions.tools.tool_use import ToolProblem, ToolUsed, ToolUseLog
+from companions.tools.tool_use import ToolProblem, ToolUsed
 from companions.wire.bus import Bus, BusItem
 from ui.turns.followed_list import FollowedList
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
@@ -55,11 +55,9 @@ class ToolUsesView(FollowedList):
     def __init__(self, bus: Bus, people: People, parent: QWidget | None = None) -> None:
         super().__init__(bus, people, TEXTS, names=("turnsToolsTitle", "turnsTools"), kept=LINES_KEPT,
                          parent=parent)
-        self.log = ToolUseLog()
 
     def on_item(self, item: BusItem) -> None:
         if isinstance(item, ToolUsed):
-            self.log.apply(item)
             built_in = item.origin == "built-in"
             if built_in and item.tool in BOOKKEEPING and not item.is_error:
                 return
