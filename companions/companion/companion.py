@@ -23,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import BaseModel, Field, create_model
@@ -47,7 +49,7 @@ from companions.companion.hooks import WorkerHook
 from companions.companion.lines import clean_line, detect_language, misidentified
 from companions.companion.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.companion.speech_stream import CheckedSentences
-from companions.companion.worker import TurnResult, Worker
+from companions.companion.worker import RunContext, TurnResult, Worker
 from companions.conversation.ballot import Vote
 from companions.llm import priorities
 from companions.llm.capabilities import capabilities_of, estimate_tokens
@@ -105,6 +107,19 @@ def vote_schema(card: CompanionCard) -> type[Vote]:
     return create_model("VoteWithParams", __base__=Vote, params=params)
 
 
+@dataclass(frozen=True)
+class TurnPrompt:
+    """What one turn is given, made for it alone: the messages, its id, who it answers in the end (``origin``),
+    and where what its prompt holds came from: the instructions (``notes``) and the system text (``system``) a small
+    model may copy out or recite, cleaned from its line."""
+
+    context: list[ChatMessage]
+    turn_id: str
+    origin: Source | None
+    notes: list[str]
+    system: str
+
+
 class Companion:
     """One companion. ``roster`` returns the metadata of everyone present (companions), for prompts and tools."""
 
@@ -156,14 +171,11 @@ class Companion:
         # Plugin actions and knowledge now; MCP servers' tools from start() on (they start and stop with it).
         self.tool_sources = ToolSources(card, self.tools, bus=bus, language=language, mcp_servers=mcp_servers,
                                         report=report)
-        end_after_speech = EndAfterSpeech(lambda: bool(self.builtins.planned))
-        self.worker = Worker(model, self.tools, hooks=[*hooks, end_after_speech], bus=bus, owner=card.id,
+        self.worker = Worker(model, self.tools, hooks=hooks, bus=bus, owner=card.id,
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
                              priority=priorities.TURN, tools_offered=self._tools_offered,
                              trust=trust or TrustPolicy(bus=bus, sources=self._alone))
-        self.last_guidance: Guidance | None = None
-        self.last_notes: list[str] = []  # the instructions of the last turn (a small model may copy them out)
-        self.last_prompt = ""  # the system prompt of the last turn (a small model may recite it)
+        self.last_guidance: Guidance | None = None  # the card's events' guidance of the last turn (for diagnosis)
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
@@ -330,6 +342,13 @@ class Companion:
         left out of its prompt unless the user allowed that source both always (nobody is asked: a question at
         every message from elsewhere would be noise).
         """
+        prompt = await self._prompt(message, closing, extra_notes, origin)
+        return await self.worker.run(prompt.context, record=record,
+                                     ctx=RunContext(turn_id=prompt.turn_id, origin=prompt.origin))
+
+    async def _prompt(self, message: Message | None, closing: Closing, extra_notes: Sequence[str],
+                      origin: str | None) -> TurnPrompt:
+        """What a turn answering ``message`` is given (:meth:`take_turn` says how it is made)."""
         language = reply_language(message, self.language)
         asker = origin if origin is not None else message.params.from_ if message is not None else None
         source = self.worker.trust.source(asker) if asker is not None else None
@@ -353,12 +372,11 @@ class Companion:
             notes.append(closing_prompt(language, closing))
         if notes:
             context.append(ChatMessage.system(guidance_prompt(notes, language)))
-        self.last_notes = [*notes, *turn_notes(language, self.line_rules.limit(language))]
         # what the model reads besides the conversation: its system prompt and what it recalled (a 0.5B model read
         # out the recall block: "2026年11月26日、userが「みなさん、こんにちは！」と言いました。")
-        self.last_prompt = "\n".join(m.text for m in context if m.role == "system")
-        turn_id = message.params.id if message is not None else None
-        return await self.worker.run(context, record=record, turn_id=turn_id, origin=source)
+        return TurnPrompt(context, message.params.id if message is not None else uuid.uuid4().hex, source,
+                          [*notes, *turn_notes(language, self.line_rules.limit(language))],
+                          "\n".join(m.text for m in context if m.role == "system"))
 
     def events_after_line(self, message: Message | None) -> bool:
         """Whether the card's events for answering ``message`` are filled after the line instead of before it: the
@@ -439,31 +457,28 @@ class Companion:
         limit = self.line_rules.limit(language)
         # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter
         # per kind of text, per attempt): what the line finally says begins with what was released.
-        gates: dict[str, CheckedSentences] = {}
-        released_from = ["text"]
+        released: CheckedSentences | None = None
 
         async def once(notes: list[str]) -> tuple[PlannedSpeech | None, bool]:
             """One turn; also whether the model wrote tool syntax as text while tools were offered."""
+            nonlocal released
             offered = self._tools_offered()
-            self.builtins.planned = []
-            gates.clear()
-            gates.update({kind: CheckedSentences(
-                clean=lambda text: clean_piece(text, self.sanitize, self.last_notes, self.last_prompt),
-                flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")})
-            self.worker.stream_filter = gates.__getitem__
-            self.worker.max_tokens = line_tokens(limit, language, tools=offered)
-            try:
-                result = await self.take_turn(message, closing=closing, extra_notes=notes, origin=origin)
-                planned = list(self.builtins.planned)
-            finally:
-                self.builtins.planned = None
-                self.worker.stream_filter = None
-                self.worker.max_tokens = TURN_MAX_TOKENS
-            released_from[0] = "speech" if planned else "text"
+            prompt = await self._prompt(message, closing, notes, origin)
+            gates = {kind: CheckedSentences(
+                clean=lambda text: clean_piece(text, self.sanitize, prompt.notes, prompt.system),
+                flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")}
+            plan: list[PlannedSpeech] = []  # what this turn's own `speak` plans
+            ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, stream_filter=gates.__getitem__,
+                             max_tokens=line_tokens(limit, language, tools=offered),
+                             tools=ToolRegistry(self.builtins.planning(plan) if t.name == "speak" else t
+                                                for t in self.tools),
+                             hooks=[EndAfterSpeech(plan)])
+            result = await self.worker.run(prompt.context, ctx=ctx)
+            released = gates["speech" if plan else "text"]
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
-            tool_text = offered and not planned and (bool(parsed.calls) or parsed.discarded)
-            line = line_of(planned[0] if planned else None, result.text, self.tools.specs(), self.sanitize,
-                           self.last_notes, prompt=self.last_prompt)
+            tool_text = offered and not plan and (bool(parsed.calls) or parsed.discarded)
+            line = line_of(plan[0] if plan else None, result.text, self.tools.specs(), self.sanitize, prompt.notes,
+                           prompt=prompt.system)
             return line, tool_text
 
         async def attempt(notes: list[str]) -> PlannedSpeech | None:
@@ -492,7 +507,7 @@ class Companion:
         line = await compose_line(attempt, language=language, max_chars=limit, recent=recent, answered=answered,
                                   speaks_as_other=check.speaks_as_other,
                                   identity_note=identity_note(language, localized(self.card.metadata.name, language)),
-                                  released=lambda: gates[released_from[0]].released if gates else "",
+                                  released=lambda: released.released if released is not None else "",
                                   retry_fits=retry_fits)
         if after and message is not None:
             self._fill_events_later(message, language)

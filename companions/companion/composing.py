@@ -324,13 +324,13 @@ def _without_echo(text: str, answered: str) -> str:
 
 
 class EndAfterSpeech(WorkerHook):
-    """Ends a composing turn once ``speak`` was planned: asking the model again afterwards only costs a request
-    (measured: an extra request per turn that said nothing)."""
+    """Ends a composing turn (a hook of that turn alone) once ``speak`` was planned: asking the model again
+    afterwards only costs a request (measured: an extra request per turn that said nothing)."""
 
-    def __init__(self, planned: Callable[[], bool]) -> None:
-        self._planned = planned
+    def __init__(self, plan: Sequence[PlannedSpeech]) -> None:
+        self._plan = plan  # the turn's plan, which its `speak` writes
 
     async def after_tool_call(self, result: ToolCallResult) -> ControlFlow:
-        if result.name == "speak" and not result.is_error and self._planned():
+        if result.name == "speak" and not result.is_error and self._plan:
             return Abort("the line is planned")
         return Continue()

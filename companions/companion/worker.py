@@ -5,8 +5,12 @@ A turn: ``on_message_send`` -> streamed request (text published for the UI as it
 again while tools ran -> ``on_turn_end``, which may add messages and continue (self-correction) -> finish.
 ``max_steps`` bounds the number of model requests in one turn.
 
+What one turn runs with is a :class:`RunContext` given to :meth:`Worker.run` for that turn alone (its id, origin,
+token bound, stream filter, and the tools and hooks only it has), never an attribute set on the worker for a while:
+two turns of one companion at once never see each other's settings.
+
 The gate (issue 22): a turn has an *origin*, the source of the latest message of its chain that did not come from
-this app's own companions (the conversation manager knows it; ``run(origin=...)``). When it is not the user in the
+this app's own companions (the conversation manager knows it; ``RunContext.origin``). When it is not the user in the
 window, every tool call that reaches something of the user's (the tool's ``capabilities``: the camera, the user's
 files, past conversations, tools of MCP servers and plugins) is put to the trust policy first, once per call and
 before the hooks; a call the source was not allowed is not run: the model reads the refusal as its result, and
@@ -64,6 +68,7 @@ log = logging.getLogger(__name__)
 
 TurnStatus: TypeAlias = Literal["finished", "skipped", "aborted", "max_steps", "model_error"]
 StreamKind: TypeAlias = Literal["text", "speech"]
+StreamFilter: TypeAlias = Callable[[StreamKind], TextFilter]
 _Add: TypeAlias = Callable[[ChatMessage], None]
 _Ask: TypeAlias = Callable[[WorkerHook], Awaitable[ControlFlow]]
 INTERRUPTED = "Interrupted: the turn was cancelled before this tool finished."
@@ -83,6 +88,25 @@ class TextStreamed(LocalEvent):
     text: str
     done: bool = False
     kind: StreamKind = "text"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What one turn runs with, given to :meth:`Worker.run` for that turn alone (pydantic-ai's ``RunContext``).
+
+    ``origin`` is who the turn answers in the end (the module's docstring; ``None``: the app itself);
+    ``max_tokens`` bounds each of its requests (``None``: the worker's bound); what streams passes through
+    ``stream_filter`` of its kind first, when set (a line being composed shows only text that passed its checks:
+    speech_stream.CheckedSentences); ``tools`` are the turn's own (``None``: the worker's), e.g. a ``speak`` that
+    writes the line into the turn's plan instead of saying it; ``hooks`` run after the worker's, for this turn only.
+    """
+
+    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    origin: Source | None = None
+    max_tokens: int | None = None
+    stream_filter: StreamFilter | None = None
+    tools: ToolRegistry | None = None
+    hooks: Sequence[WorkerHook] = ()
 
 
 @dataclass(frozen=True)
@@ -147,9 +171,6 @@ class Worker:
         self.speech_tool = speech_tool
         self.tools_offered = tools_offered  # False: the model answers in plain text (its tools come back as text)
         self.speech_field = speech_field
-        # While set (a companion composing a line), what streams passes through the filter of its kind first: only
-        # text that passed the line's checks is shown (speech_stream.CheckedSentences).
-        self.stream_filter: Callable[[StreamKind], TextFilter] | None = None
         # Without a policy nobody can be asked: a turn from outside the window gets none of the user's things.
         self.trust = trust or TrustPolicy(bus=bus)
 
@@ -158,17 +179,16 @@ class Worker:
         context: Sequence[ChatMessage],
         *,
         record: list[ChatMessage] | None = None,
-        turn_id: str | None = None,
-        origin: Source | None = None,
+        ctx: RunContext | None = None,
     ) -> TurnResult:
-        """Runs one turn on ``context`` (not modified). New messages go to ``record`` as they complete.
-
-        ``origin`` is who the turn answers in the end (see the module's docstring); ``None``: the app itself.
+        """Runs one turn on ``context`` (not modified) with what ``ctx`` gives it (a new turn id and nothing else
+        by default). New messages go to ``record`` as they complete.
 
         Raises:
             asyncio.CancelledError: the turn was cancelled; ``record`` is left consistent.
         """
-        turn_id = turn_id or uuid.uuid4().hex
+        ctx = ctx or RunContext()
+        turn_id = ctx.turn_id
         added: list[ChatMessage] = [] if record is None else record
         start = len(added)
         working = list(context)
@@ -179,7 +199,7 @@ class Worker:
             working.append(message)
 
         try:
-            await self._run(working, add, result, origin)
+            await self._run(working, add, result, ctx)
         except asyncio.CancelledError:
             self._close_open_calls(added, start)
             result.messages = added[start:]
@@ -189,8 +209,8 @@ class Worker:
         self._publish(TurnEnded(self.owner, turn_id, result.status, result.reason))
         return result
 
-    async def _run(self, working: list[ChatMessage], add: _Add, result: TurnResult, origin: Source | None) -> None:
-        flow = await self._ask_all(lambda h: h.on_message_send(working))
+    async def _run(self, working: list[ChatMessage], add: _Add, result: TurnResult, ctx: RunContext) -> None:
+        flow = await self._ask_all(ctx, lambda h: h.on_message_send(working))
         match flow:
             case Continue():
                 pass
@@ -209,19 +229,19 @@ class Worker:
                 return
             result.steps += 1
             try:
-                completion = await self._request(working, result.turn_id)
+                completion = await self._request(working, ctx)
             except LLMError as err:
                 result.status, result.reason = "model_error", str(err)
                 return
             message = completion.message
             add(ChatMessage(role="assistant", content=message.content or None, tool_calls=message.tool_calls))
             if message.tool_calls:
-                aborted = await self._run_tools(message.tool_calls, add, result, origin)
+                aborted = await self._run_tools(message.tool_calls, add, result, ctx)
                 if aborted is not None:
                     result.status, result.reason = "aborted", aborted
                     return
                 continue
-            decision = await self._turn_end(working[first:])
+            decision = await self._turn_end(ctx, working[first:])
             match decision:
                 case Finish():
                     return
@@ -231,15 +251,19 @@ class Worker:
                 case _:
                     assert_never(decision)
 
-    async def _request(self, working: list[ChatMessage], turn_id: str) -> Completion:
-        tools = self.tools.specs() if self.tools_offered() else ()
+    def _tools(self, ctx: RunContext) -> ToolRegistry:
+        return ctx.tools if ctx.tools is not None else self.tools
+
+    async def _request(self, working: list[ChatMessage], ctx: RunContext) -> Completion:
+        tools = self._tools(ctx).specs() if self.tools_offered() else ()
+        max_tokens = ctx.max_tokens if ctx.max_tokens is not None else self.max_tokens
         request = ChatRequest(messages=tuple(working), tools=tools, temperature=self.temperature,
-                              max_tokens=self.max_tokens, priority=self.priority)
+                              max_tokens=max_tokens, priority=self.priority)
         completion: Completion | None = None
         streamed: StreamKind | None = None  # the last kind streamed
         guard = ToolTextGuard()
         speech = _SpeechFollower(self.speech_tool, self.speech_field)
-        checked = self.stream_filter
+        checked, turn_id = ctx.stream_filter, ctx.turn_id
 
         def publish(text: str, kind: StreamKind, *, flushed: bool = False) -> None:
             nonlocal streamed
@@ -267,8 +291,9 @@ class Worker:
         return completion
 
     async def _run_tools(self, calls: tuple[ToolCall, ...], add: _Add, result: TurnResult,
-                         origin: Source | None) -> str | None:
+                         ctx: RunContext) -> str | None:
         """Runs one batch of tool calls; returns the abort reason if a hook aborted the turn."""
+        tools = self._tools(ctx)
         pending = [PendingToolCall(c.id, c.name, c.arguments) for c in calls]
         outcomes: dict[str, ToolCallResult] = {}
         allowed: list[PendingToolCall] = []
@@ -279,12 +304,12 @@ class Worker:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
                                                    True, call.arguments)
                 continue
-            refusal = await self._refusal(call, origin)
+            refusal = await self._refusal(call, tools, ctx.origin)
             if refusal is not None:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, refusal, True, call.arguments)
                 refused.add(call.id)
                 continue
-            flow = await self._ask_all(lambda h, c=call: h.before_tool_call(c))  # type: ignore[misc]
+            flow = await self._ask_all(ctx, lambda h, c=call: h.before_tool_call(c))  # type: ignore[misc]
             match flow:
                 case Continue():
                     allowed.append(call)
@@ -302,14 +327,14 @@ class Worker:
             allowed = []
         if allowed:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self.tools.run(c.name, c.arguments, c.id)) for c in allowed]
+                tasks = [group.create_task(tools.run(c.name, c.arguments, c.id)) for c in allowed]
             for call, task in zip(allowed, tasks, strict=True):
                 ran: ToolResult = task.result()
                 outcome = ToolCallResult(call.id, call.name, ran.content, ran.is_error, call.arguments)
                 outcomes[call.id] = outcome
                 if abort is not None:
                     continue
-                flow = await self._ask_all(lambda h, o=outcome: h.after_tool_call(o))  # type: ignore[misc]
+                flow = await self._ask_all(ctx, lambda h, o=outcome: h.after_tool_call(o))  # type: ignore[misc]
                 match flow:
                     case Continue():
                         pass
@@ -323,15 +348,15 @@ class Worker:
             outcome = outcomes[call.id]
             result.tool_results.append(outcome)
             add(ChatMessage.tool(call.id, call.name, outcome.content))
-            known = self.tools.get(call.name)
+            known = tools.get(call.name)
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
                                       origin=known.origin if known else "unknown", result=outcome.content,
                                       is_error=outcome.is_error, refused=call.id in refused))
         return abort
 
-    async def _refusal(self, call: PendingToolCall, origin: Source | None) -> str | None:
+    async def _refusal(self, call: PendingToolCall, tools: ToolRegistry, origin: Source | None) -> str | None:
         """Why ``call`` may not run in a turn from ``origin`` (the policy's words), or ``None``: it may."""
-        known = self.tools.get(call.name)
+        known = tools.get(call.name)
         if origin is None or origin.trusted or known is None:
             return None
         for capability in sorted(known.capabilities):
@@ -340,8 +365,8 @@ class Worker:
                 return permission.reason
         return None
 
-    async def _turn_end(self, turn_messages: list[ChatMessage]) -> TurnEndDecision:
-        for hook in self.hooks:
+    async def _turn_end(self, ctx: RunContext, turn_messages: list[ChatMessage]) -> TurnEndDecision:
+        for hook in (*self.hooks, *ctx.hooks):
             try:
                 decision = await hook.on_turn_end(turn_messages)
             except Exception:  # a broken hook ends the turn, it does not crash the companion
@@ -351,8 +376,8 @@ class Worker:
                 return decision
         return Finish()
 
-    async def _ask_all(self, ask: _Ask) -> ControlFlow:
-        for hook in self.hooks:
+    async def _ask_all(self, ctx: RunContext, ask: _Ask) -> ControlFlow:
+        for hook in (*self.hooks, *ctx.hooks):
             try:
                 flow = await ask(hook)
             except Exception as err:  # reported as an abort, never a crash

@@ -2,7 +2,9 @@
 
 One :class:`BuiltinTools` object per companion holds what the tools need; ``from`` is always this companion's id,
 never something the model chose. ``speak`` waits until the speech has finished (or failed) before it publishes the
-Message, so the text and the voice stay in step and the next speaker does not talk over this one.
+Message, so the text and the voice stay in step and the next speaker does not talk over this one. A turn that only
+composes its line gets a ``speak`` of its own (:meth:`BuiltinTools.planning`) that writes the line into that turn's
+plan instead: nothing of one turn is set on the long-lived tools.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Annotated, Literal, Protocol
 
 from companions.devices.query_bodies import SpeakRequest, VisionPicture, VisionRequest
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
-from companions.tools.functions import ToolRegistry, tool
+from companions.tools.functions import BaseTool, ToolRegistry, tool
 from companions.trust.policy import Capability
 from companions.wire.bus import Bus
 from companions.wire.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
@@ -74,44 +76,29 @@ class BuiltinTools:
         self.search_engine = search_engine
         self.language = language
         self.user_id = user_id
-        self.spoken: list[Message] = []
-        # When a list, ``speak`` plans instead of speaking: conversation control publishes and voices it later.
-        self.planned: list[PlannedSpeech] | None = None
 
     def register(self, registry: ToolRegistry, names: Sequence[str]) -> None:
         """Adds the tools named in ``names`` (a card's actions and knowledge) to ``registry``."""
         registry.add_object(self, names)
+        if "speak" in names:
+            registry.add(_Speak(self).speak)
 
-    @tool
-    async def speak(
-        self,
-        message: Annotated[str, "What you say, as yourself only (no 'Name:' prefix)."],
-        emotion: Annotated[Emotion, "The feeling of your voice."] = "neutral",
-        to: Annotated[
-            list[str] | None,
-            "Ids of who you talk to. Leave empty to talk to everyone who took part in the conversation.",
-        ] = None,
-    ) -> str:
-        """Say something aloud to the others. This is the only way your words reach anyone."""
-        text = self.sanitize(message)
-        if not text:
-            return "Nothing was said: the message was empty once lines written for others were removed."
-        if self.planned is not None:
-            if self.planned:
-                return "You already said something this turn. Do not call speak again; end your turn."
-            self.planned.append(PlannedSpeech(text, tuple(self._audience(to, default=False)), emotion))
-            return "Noted: you will say this as soon as you hold the floor. Your turn is done."
-        audience = self._audience(to)
-        spoken = Message.create(from_=self.companion_id, to=audience, message=text, emotion=emotion)
+    def planning(self, plan: list[PlannedSpeech]) -> BaseTool:
+        """A ``speak`` for one turn that only composes: the line goes into ``plan`` (that turn's own record), is
+        neither voiced nor published (conversation control does both later)."""
+        return _Speak(self, plan).speak
+
+    async def speak_aloud(self, text: str, to: list[str] | None, emotion: Emotion) -> str:
+        """Voices ``text`` and then publishes it (the ``speak`` tool outside composing); what the model reads."""
+        spoken = Message.create(from_=self.companion_id, to=self.audience(to), message=text, emotion=emotion)
         result = await self.say(spoken)
-        self.spoken.append(spoken)
         self.bus.publish(spoken)
         if result.succeeded:
             return "You said it; everyone addressed heard you."
         reason = result.error or "the voice failed"
         return f"Your words were shown as text, but the voice failed: {reason}"
 
-    def _audience(self, to: list[str] | None, *, default: bool = True) -> list[str]:
+    def audience(self, to: list[str] | None, *, default: bool = True) -> list[str]:
         """Ids for ``to``: names a small model wrote instead of ids are mapped, unknown entries are dropped."""
         by_key: dict[str, str] = {self.user_id.casefold(): self.user_id}
         for m in self.roster():
@@ -187,3 +174,33 @@ class BuiltinTools:
         if self.search_engine is None:
             return "Search is not available right now."
         return await self.search_engine.search(query)
+
+
+class _Speak:
+    """The ``speak`` tool of one companion: said aloud and published, or with ``plan`` (one composing turn's record)
+    written there instead."""
+
+    def __init__(self, tools: BuiltinTools, plan: list[PlannedSpeech] | None = None) -> None:
+        self._tools = tools
+        self._plan = plan
+
+    @tool
+    async def speak(
+        self,
+        message: Annotated[str, "What you say, as yourself only (no 'Name:' prefix)."],
+        emotion: Annotated[Emotion, "The feeling of your voice."] = "neutral",
+        to: Annotated[
+            list[str] | None,
+            "Ids of who you talk to. Leave empty to talk to everyone who took part in the conversation.",
+        ] = None,
+    ) -> str:
+        """Say something aloud to the others. This is the only way your words reach anyone."""
+        text = self._tools.sanitize(message)
+        if not text:
+            return "Nothing was said: the message was empty once lines written for others were removed."
+        if self._plan is None:
+            return await self._tools.speak_aloud(text, to, emotion)
+        if self._plan:
+            return "You already said something this turn. Do not call speak again; end your turn."
+        self._plan.append(PlannedSpeech(text, tuple(self._tools.audience(to, default=False)), emotion))
+        return "Noted: you will say this as soon as you hold the floor. Your turn is done."

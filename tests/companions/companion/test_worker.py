@@ -20,7 +20,7 @@ from companions.companion.hooks import (
     TurnEndDecision,
     WorkerHook,
 )
-from companions.companion.worker import INTERRUPTED, TextStreamed, TurnEnded, Worker
+from companions.companion.worker import INTERRUPTED, RunContext, TextStreamed, TurnEnded, Worker
 from companions.llm.scripted import ScriptedModel, call, calls, fail, offers_tools, say, stall
 from companions.llm.types import ChatMessage
 from companions.tools.functions import ToolRegistry, tool
@@ -62,7 +62,7 @@ async def test_text_is_streamed_on_the_bus_and_the_turn_finishes() -> None:
     seen: list[object] = []
     bus.subscribe("events", seen.append)
     model = ScriptedModel("m", say("Hello there", chunks=["Hel", "lo ", "there"]))
-    result = await Worker(model, ToolRegistry(), bus=bus, owner="akari").run(CONTEXT, turn_id="t1")
+    result = await Worker(model, ToolRegistry(), bus=bus, owner="akari").run(CONTEXT, ctx=RunContext(turn_id="t1"))
     await bus.drain()
     assert result.status == "finished"
     assert result.text == "Hello there"

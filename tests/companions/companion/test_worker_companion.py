@@ -10,7 +10,7 @@ import pytest
 
 from companions.cards.card import CompanionCard, load_cards, sample_cards_dir
 from companions.companion.cast import build_cast
-from companions.companion.companion import Companion
+from companions.companion.companion import TURN_MAX_TOKENS, Companion, line_tokens
 from companions.companion.participant import CompanionParticipant
 from companions.conversation import TurnContext
 from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_json, say
@@ -119,29 +119,69 @@ async def test_compose_falls_back_to_plain_text_from_a_model_that_ignores_tools(
     model.assert_used_up()
 
 
-async def test_cancelling_compose_restores_normal_speaking(
+class Stall:
+    """A search that holds its caller's turn until ``release`` is set (``started`` once it is held)."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def search(self, query: str) -> str:
+        self.started.set()
+        await self.release.wait()
+        return "Maps of that kind were printed in the late Edo period."
+
+
+async def test_a_turn_taken_while_a_line_is_composed_keeps_its_own_budget_and_speaks_aloud(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
-    bus, broker, _, _ = env
+    """Two turns of one companion at once: a line composed (planned, with the line's token bound and its stream
+    checks) and a turn taken meanwhile (voiced and published, with the turn's bound): neither gets the other's."""
+    bus, broker, voice, published = env
     model = ScriptedModel("souta")
-    model.lane("event_params").add(reply_json({"need_response": True, "needs_facts": False}))
-    gate = asyncio.Event()
-
-    class Stall:
-        async def search(self, query: str) -> str:
-            gate.set()
-            await asyncio.Event().wait()
-            return ""
-
-    model.add(call("search", {"query": "map"}))
+    model.lane("event_params").add(reply_json(EVENTS), reply_json(EVENTS))  # the line's, the turn's
+    model.add(call("search", {"query": "map"}), call("speak", {"message": "Hello, everyone."}), say(""),
+              call("speak", {"message": "Probably late Edo."}))
+    search = Stall()
     companion = Companion(load_cards([sample_cards_dir()]).by_id()["souta"], model, bus=bus, queries=broker,
-                          search_engine=Stall())
+                          language="en", search_engine=search)
+    question = Message.create(from_="user", message="Souta, how old is this map?", to=["souta"])
+    composing = asyncio.create_task(companion.compose(question))
+    await asyncio.wait_for(search.started.wait(), 5)  # the line's turn is in its search
+    greeting = Message.create(from_="user", message="Hello!", to=["souta"])
+    taken = await asyncio.wait_for(companion.take_turn(greeting), 5)
+    search.release.set()
+    planned = await asyncio.wait_for(composing, 5)
+    await bus.drain()
+
+    assert taken.status == "finished"
+    assert voice.messages() == ["Hello, everyone."], "the turn taken meanwhile spoke aloud; the line did not"
+    assert [m.params.message for m in published] == ["Hello, everyone."]
+    assert planned is not None
+    assert planned.text == "Probably late Edo."
+    line, turn, _, line_again = model.requests_in("")
+    assert turn.max_tokens == TURN_MAX_TOKENS
+    assert line.max_tokens == line_again.max_tokens == line_tokens(companion.line_rules.limit("en"), "en", tools=True)
+    model.assert_used_up()
+
+
+async def test_cancelling_compose_leaves_speaking_aloud_as_it_was(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    bus, broker, voice, _ = env
+    model = ScriptedModel("souta")
+    model.lane("event_params").add(reply_json(EVENTS), reply_json(EVENTS))
+    model.add(call("search", {"query": "map"}), call("speak", {"message": "Hello."}), say(""))
+    search = Stall()
+    companion = Companion(load_cards([sample_cards_dir()]).by_id()["souta"], model, bus=bus, queries=broker,
+                          search_engine=search)
     task = asyncio.create_task(companion.compose(QUESTION))
-    await asyncio.wait_for(gate.wait(), 5)
+    await asyncio.wait_for(search.started.wait(), 5)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert companion.builtins.planned is None
+    await companion.take_turn(Message.create(from_="user", message="Hello!", to=["souta"]))
+    assert voice.messages() == ["Hello."]
     model.assert_used_up()
 
 

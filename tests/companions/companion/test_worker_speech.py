@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from companions.companion.worker import TextStreamed, Worker
+from companions.companion.worker import RunContext, TextStreamed, Worker
 from companions.llm.scripted import ScriptedModel, call, calls, say
 from companions.llm.types import ChatMessage
 from companions.tools.functions import ToolRegistry, tool
@@ -32,7 +32,7 @@ async def streamed_by(model: ScriptedModel, tools: ToolRegistry) -> list[TextStr
     bus = InProcessBus()
     seen: list[TextStreamed] = []
     bus.subscribe("events", lambda e: seen.append(e) if isinstance(e, TextStreamed) else None)
-    await Worker(model, tools, bus=bus, owner="akari").run(CONTEXT, turn_id="t1")
+    await Worker(model, tools, bus=bus, owner="akari").run(CONTEXT, ctx=RunContext(turn_id="t1"))
     await bus.drain()
     await bus.aclose()
     model.assert_used_up()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from companions.companion.worker import Worker
+from companions.companion.worker import RunContext, Worker
 from companions.llm.scripted import ScriptedModel, call, last_message_mentions, say
 from companions.llm.types import ChatMessage
 from companions.testing.scripted_consent import ScriptedUser
@@ -67,7 +67,8 @@ async def test_a_turn_from_outside_asks_for_what_each_tool_reaches_and_the_model
         call("wave", {}, id="c3"),
         say("done", expect=last_message_mentions("waved")))
     worker = Worker(model, box.registry(), bus=bus, owner="akari", trust=TrustPolicy(asker=user, bus=bus))
-    result = await worker.run([ChatMessage.user("look at the user")], turn_id="t1", origin=SOUTA_ELSEWHERE)
+    result = await worker.run([ChatMessage.user("look at the user")],
+                              ctx=RunContext(turn_id="t1", origin=SOUTA_ELSEWHERE))
 
     assert (box.looks, box.lanterns, box.waves) == (0, 1, 1)
     assert [(r.source.id, r.capability, r.detail) for r in user.asked] == [
@@ -90,6 +91,6 @@ async def test_a_turn_of_the_window_runs_every_tool_without_asking(bus: InProces
     user = ScriptedUser()
     model = ScriptedModel("akari").add(call("look", {}), call("lantern", {}), say("done"))
     worker = Worker(model, box.registry(), bus=bus, owner="akari", trust=TrustPolicy(asker=user))
-    await worker.run([ChatMessage.user("look")], origin=origin)
+    await worker.run([ChatMessage.user("look")], ctx=RunContext(origin=origin))
     assert (box.looks, box.lanterns) == (1, 1)
     assert user.asked == []
