@@ -5,7 +5,7 @@ Data: JEMHopQA train v1.2 (Ishii et al., CC BY-SA 4.0; ``comparison`` questions 
 (global) ones, English ones of every type, and composite (hybrid) ones in Japanese and English. The split is fixed
 by a hash of each question's id: about 70 % tune, 30 % held out. The rules were tuned on the tune split only.
 
-A second, separate evaluation (``--written dev|heldout|fresh``): questions written for issue 16 unlike any of the data
+A second, separate evaluation (``--written dev|heldout|fresh``): questions written for it, unlike any of the data
 above (everyday notes, diaries, minutes, mail, reviews, logs; casual and polite, imperative, question and bare noun
 phrase), in three files: ``dev`` (tuned on, five rounds), ``heldout`` (192, 24 per type and language: held out in
 rounds 1-3, its errors read in round 4, tuning data since), ``fresh`` (158, 19-20 per type and language: written and

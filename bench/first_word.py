@@ -2,13 +2,13 @@
 (or, with ``--voice``, the first audio of that line), against the floor, one cold completion of a companion-sized
 prompt (~400 tokens in, 40 out) on the same server, measured before Madoi starts.
 
-Cases, all in one run on one server (issue 23):
+Cases, all in one run on one server:
 - **cold**: a fresh data directory, the server started and idle, Madoi started, the user's Japanese greeting to
   everyone 5 s after ``ready`` (a person reading the window). Goal: <= 1.5x the floor.
 - **second start**: Madoi stopped and started again on the same data directory (what it learned of the server kept
   there; a new process is played by forgetting everything held in memory), the same greeting 5 s after ``ready``.
 - **warm**: in that second start, after the user's pause (``--pause``), a greeting and an English question naming
-  one companion, each against the floor of that speaker's own line request (issue 13's figure). Goal: <= 1.0x.
+  one companion, each against the floor of that speaker's own line request. Goal: <= 1.0x.
 Per case: the requests Madoi sent between the message and the first kept word, with their prompt tokens (goal: 2 or
 fewer), and lines streamed and then withdrawn (goal: 0). With ``--runs N`` the cases repeat and the medians print.
 

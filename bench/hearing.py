@@ -1,4 +1,4 @@
-"""Voice input (issue 27), three figures, each against a named baseline measured in the same run:
+"""Voice input, three figures, each against a named baseline measured in the same run:
 
 1. **End of the user's speech -> message sent** (p50/p95): an espeak-ng sentence as the microphone (a WAV played in
    real time), the WebRTC detector, PocketSphinx, the end-of-speech silence (the setting, 0.5 s here), then the

@@ -3,7 +3,7 @@ what a user hears and then sees replaced, what a user should never see, and how 
 
 Madoi runs with default settings (the runtime the window uses) in front of the real llama-cpp-python server with the
 test model (scripts/real_model.py starts it), or any server given with ``--base-url``. User messages in Japanese and
-English, to everyone and naming one companion, open conversations that run until they end. Figures (issue 23):
+English, to everyone and naming one companion, open conversations that run until they end. Figures:
 - ``heard_then_withdrawn``: lines of which something was voiced (early speech: ``speak`` queries with the line's
   ``messageId``) that is not how the published line goes, or that was never published. Goal 0.
 - ``bad_lines``: lines with JSON or tool syntax, a speaker's name as a prefix, the wrong language, a

@@ -1,7 +1,7 @@
 """Start-up time to a usable state: ``madoi --headless`` and the window (needs $DISPLAY, e.g. under xvfb-run),
 each measured from process start to the "madoi: ready" line, against a bare interpreter start in the same run.
 
-Target (issue 2): both under 1.5 s.
+Target: both under 1.5 s.
 """
 
 from __future__ import annotations

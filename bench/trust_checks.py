@@ -1,6 +1,6 @@
 """The trust checks cost the user no time: bench/first_word.py's cases (the cold greeting, the second start's, the
 warm greeting and the named question; time to the first kept word against the floor, one cold completion on the same
-server) with the checks on and off, alternating in one run on one server (issue 22).
+server) with the checks on and off, alternating in one run on one server.
 
 "Off" is the app without them, patched here and never in the app: no turn origin kept down the chain
 (``ConversationManager._origin_of`` answers the message's own ``from``), no tool gate (``Worker._refusal`` lets
@@ -39,7 +39,7 @@ Results = dict[str, list[tuple[float, float, int, int]]]
 
 @contextlib.contextmanager
 def checks_off() -> Iterator[None]:
-    """The app as it was before issue 22's checks: every origin is the message's sender, every tool runs, every
+    """The app as it was before these checks: every origin is the message's sender, every tool runs, every
     query is answered."""
     from companions.companion.worker import Worker
     from companions.conversation.manager import ConversationManager

@@ -6,7 +6,7 @@ their lines in small chunks. The runtime's lag probe (a callback every 5 ms) mea
 
 Figures: lag p50/p99/max while the conversation runs with the camera tab shown (the preview polls at 10 fps) and
 with the turn-taking tab shown, each against the same window idle (camera tab shown, no conversation) measured in
-the same run. Target (issue 6): p99 <= 16 ms, one frame at 60 Hz.
+the same run. Target: p99 <= 16 ms, one frame at 60 Hz.
 
 Run: ``xvfb-run -a -s "-screen 0 1440x900x24" .venv/bin/python bench/ui_lag.py`` (offscreen without $DISPLAY).
 """

@@ -1,6 +1,6 @@
 """The WebSocket bridge: relays the bus to external clients, each in its dialect (dialects.py).
 
-The door (issue 22): a web page's handshake is refused unless its ``Origin`` is allowed (origins.py); connections
+The door: a web page's handshake is refused unless its ``Origin`` is allowed (origins.py); connections
 are bounded in all and per address; a frame that could not be written out again is refused (frame_checks.py).
 
 Out: every message, action and query on the bus goes to every authenticated client (states only to Madoi's
@@ -412,7 +412,7 @@ class BridgeServer:
                 self._bus.publish(item)
                 self.stats.published += 1
         elif isinstance(item, Query):
-            # The app's camera and voice answer this app's companions, never a client (issue 22): a query from a
+            # The app's camera and voice answer this app's companions, never a client: a query from a
             # client as itself, as a user or as a companion never reaches the broker. (A client's own companion
             # may ask, above: the broker asks the user.)
             raise FrameRejected(ErrorCode.FORBIDDEN, "clients may not send queries: the app's camera and voice "

@@ -1,4 +1,4 @@
-"""Cards earn trust (issue 22): a card the user added runs nothing and sends no key until the user approves it.
+"""Cards earn trust: a card the user added runs nothing and sends no key until the user approves it.
 
 A companion card may ask for two things that reach beyond the conversation: to *run* programs (each ``mcp[]``
 server with a ``command``: any program, ``sh -c ...`` included) or connect to MCP servers (``mcp[].url``), and to

@@ -1,4 +1,4 @@
-"""Group conversation control: turn-taking, selection, closing, pacing and user control (issue 4).
+"""Group conversation control: turn-taking, selection, closing, pacing and user control.
 
 Conversation control drives :class:`~companions.conversation.participant.Participant` objects; the real companion
 plugs in through an adapter. :class:`~companions.conversation.manager.ConversationManager` is the runtime

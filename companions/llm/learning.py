@@ -1,6 +1,6 @@
 """Learning what a model endpoint can do before the user speaks, and keeping it across restarts.
 
-Measured on llama-cpp-python with a 0.5B model (issue 23): a fresh Madoi learned the server during the user's first
+Measured on llama-cpp-python with a 0.5B model: a fresh Madoi learned the server during the user's first
 turn, one request at a time (json_schema refused with HTTP 500, a grammar-constrained events request, a tool call
 written as text and thrown away...): the first line came after 27 s against a 4.4-5.5 s completion. So from the
 moment a model is configured (the app's start, Save, Check again) :func:`learn_endpoint` runs, at the lowest

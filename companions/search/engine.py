@@ -418,7 +418,7 @@ class SearchEngine:
                                 weights: dict[str, float] | None = None) -> list[RecallCandidate]:
         """Candidates for long-term recall (see :meth:`SearchCore.recall_candidates`). Raises EmptyQueryError.
         With ``weights`` given the rules classify (the classification only routes the graph channel): a language
-        model asked here put a request, and a cold prompt, ahead of every companion's line (issue 23)."""
+        model asked here put a request, and a cold prompt, ahead of every companion's line."""
         if weights is not None and not weights.get("graph") and text.strip():
             cls = QueryClassification(type="local", confidence=1.0)  # routes nothing: the graph channel is left out
         else:

@@ -1,4 +1,4 @@
-"""Voice input: the user talks to the companions through a microphone (issue 27).
+"""Voice input: the user talks to the companions through a microphone.
 
 The core's part is Qt-free and device-free: the audio it is given (:mod:`.audio`), when the user speaks
 (:mod:`.detection`), whether what the microphone hears is the companions' own voice (:mod:`.echo`), the recognizer

@@ -72,7 +72,7 @@ def test_search_finds_the_samples_with_every_channel_and_classifies_japanese(bun
 async def _look(ws: ClientConnection) -> dict[str, Any]:
     """The vision query's result body over the bridge, once the camera has a frame (it opens in its own thread).
     The client speaks for a companion of its own (Kumo), whose looks the settings allow: the app's camera answers
-    no client, and a companion from elsewhere only as the user allowed (issue 22)."""
+    no client, and a companion from elsewhere only as the user allowed."""
     await ws.send(json.dumps({"topic": "hello", "body": {"metadata": {"id": "kumo", "name": "Kumo"}}}))
     async with asyncio.timeout(30):
         while True:

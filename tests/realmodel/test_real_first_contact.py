@@ -1,4 +1,4 @@
-"""A new user's first minute on the real llama-cpp-python server (issue 23): Madoi learns the server before the user
+"""A new user's first minute on the real llama-cpp-python server: Madoi learns the server before the user
 speaks without spending a completion on it, the greeting to everyone costs at most two requests before its first
 kept word, nothing streamed is taken back, the first word comes within a bound of one cold completion, and a second
 start knows the server (and its speed) from the data directory."""

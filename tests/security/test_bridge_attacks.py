@@ -1,4 +1,4 @@
-"""Issue 22: every attack on Madoi's bridge that was found or reported, run against the real app (the assembly with
+"""Every attack on Madoi's bridge that was found or reported, run against the real app (the assembly with
 the sample companions on scripted models, a generated video file as the camera, the real speaker writing WAV
 files, the real SQLite store) through its real bridge on loopback, with real `websockets` clients that send
 ``Origin`` as a browser does. Each attack must fail: a refused handshake, no picture, no speech, no forged

@@ -1,4 +1,4 @@
-"""Issue 22 item 4: a companion card the user added runs no program and sends no key until the user approves it
+"""A companion card the user added runs no program and sends no key until the user approves it
 (exactly what it asks, for the card as it is: a changed card asks again), and never replaces the user's own MCP
 servers. Real cards in a real MADOI_HOME, the real runtime, a real shell, a real MCP server and real HTTP servers
 that record what arrives."""

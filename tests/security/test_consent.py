@@ -1,4 +1,4 @@
-"""Issue 22, items 2 and 3: nothing outside the user's window uses the camera, the voice, the user's files or tools
+"""Nothing outside the user's window uses the camera, the voice, the user's files or tools
 from elsewhere without the user's say. Run against the real app: the assembly with the sample companions on
 scripted models, a generated video file as the camera, the real speaker writing WAV files, the real query broker,
 the real bridge on loopback with real ``websockets`` clients; the user at the window is a scripted user behind the

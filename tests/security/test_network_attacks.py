@@ -1,4 +1,4 @@
-"""The network's attacks (issue 22 item 5), each against real py-libp2p nodes on loopback, each asserting it fails:
+"""The network's attacks, each against real py-libp2p nodes on loopback, each asserting it fails:
 no forged identity, bounded participants, the node alive.
 
 The victim is a Madoi node (its ConversationManager with akari, its NetworkLink on the real adapter); the attacker

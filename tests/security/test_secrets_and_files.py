@@ -1,4 +1,4 @@
-"""Issue 22 item 7: the user's files are readable by the user only, the settings file is written whole or not at
+"""The user's files are readable by the user only, the settings file is written whole or not at
 all, a secret saved without a keyring survives a restart, and no log line holds a token or a key."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Fakes of the panels' read models and commands (ui/window/panel_ports.py): a panel is built from these in
-milliseconds, without storage, devices or a runtime (issue #15). Each records the commands it was given."""
+milliseconds, without storage, devices or a runtime. Each records the commands it was given."""
 
 from __future__ import annotations
 

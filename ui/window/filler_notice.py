@@ -1,7 +1,7 @@
 """After repeated stock fillers, a suggestion in plain words: a larger model would talk better, and where to set it.
 
 Each filler is already marked quietly on its bubble (ui/chat/texts.py ``message_note``). When a small model gives
-nothing usable again and again (issue 23: 8 of 20 lines on the real 0.5B model were fillers), the person does not
+nothing usable again and again (before: 8 of 20 lines on the real 0.5B model were fillers), the person does not
 know why the companions keep saying "Yes, I see."; this says it once per run, in a notification whose button opens
 the Language model settings. It counts the companions' lines in the active conversation: at least
 :data:`FILLERS` stand-ins among the last :data:`WINDOW` lines.

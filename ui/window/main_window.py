@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         self.chat_looks = ChatLooks(self.chat, people)
         self.show_them = ShowThemButton(self.chat, camera)
         self.show_them.place()
-        voice_input = RuntimeVoiceInput(runtime)  # talking to them (issue 27): the microphone's switch and state,
+        voice_input = RuntimeVoiceInput(runtime)  # talking to them: the microphone's switch and state,
         self.microphone_switch = MicrophoneSwitch(bus, voice_input)  # push-to-talk, words in the box
         self.statusBar().addPermanentWidget(self.microphone_switch)
         self.talk_button = TalkButton(self.chat, bus, voice_input)

@@ -1,7 +1,7 @@
 """Fuzz: 10,000+ malformed or hostile frames over one connection; each gets an error, nothing reaches the bus.
 
-Every frame is of one named kind (``KINDS``); the test counts the frames sent and refused per kind. Issue 22 added
-the kinds the door now refuses: lone surrogates, nesting deeper than 32 levels that JSON still parses, queries from
+Every frame is of one named kind (``KINDS``); the test counts the frames sent and refused per kind. Among
+them the kinds the door refuses: lone surrogates, nesting deeper than 32 levels that JSON still parses, queries from
 a client (whoever it claims to be), and messages over the connection's quota of stored bytes."""
 
 from __future__ import annotations

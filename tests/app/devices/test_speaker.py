@@ -408,7 +408,7 @@ async def test_a_speaker_stopped_while_it_speaks_releases_the_engine_for_the_nex
 ])
 async def test_a_line_goes_to_the_voice_of_its_own_language_not_the_interface_s(
         speaker: Pyttsx3Speaker, bus: InProcessBus, interface: str, line: str, voice: str) -> None:
-    """Issue 23: a Japanese line went out with ``"voice": "en-us"`` (the interface's language), so a bridge client
+    """Before: a Japanese line went out with ``"voice": "en-us"`` (the interface's language), so a bridge client
     said it in English; an English line in a Japanese window was read by the Japanese voice."""
     broker = QueryBroker(bus)
     broker.register(SpeakResponder(speaker))

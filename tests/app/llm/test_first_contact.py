@@ -1,4 +1,4 @@
-"""A new user's first minute on a server behaving like llama-cpp-python (issue 23): the app learns the server before
+"""A new user's first minute on a server behaving like llama-cpp-python: the app learns the server before
 the user speaks (no completion spent on it: it is a server Madoi knows), the greeting to everyone costs one request
 before its line (the card's events are filled after it), and a second start knows the server from the data
 directory."""

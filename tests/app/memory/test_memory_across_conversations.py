@@ -1,4 +1,4 @@
-"""A companion remembers, in a new conversation, what it heard in an earlier one (issue 25): the real runtime, its
+"""A companion remembers, in a new conversation, what it heard in an earlier one: the real runtime, its
 SQLite database and search index, the sample companions on scripted chat models. What reaches the model is
 asserted: the recalled line, dated, after the persona and the conversation, before the turn's instructions."""
 

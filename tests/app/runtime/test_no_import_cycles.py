@@ -1,5 +1,5 @@
 """The house has no import circles: every module of app/, ui/ and companions/ can be read without the ones that
-import it (issue #15). TYPE_CHECKING and function-level imports count too: a circle there still ties two modules
+import it. TYPE_CHECKING and function-level imports count too: a circle there still ties two modules
 into one concept."""
 
 from __future__ import annotations

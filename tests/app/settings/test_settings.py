@@ -114,7 +114,7 @@ def test_the_language_follows_the_system_until_one_is_chosen(environ: dict[str, 
 
 def test_under_lang_c_madoi_starts_in_english_and_a_chosen_language_stays(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 17: Madoi started in Japanese under LANG=C.UTF-8."""
+    """Before: Madoi started in Japanese under LANG=C.UTF-8."""
     monkeypatch.setenv("LANG", "C.UTF-8")
     assert load_settings().settings.general.language == "en"
     write(madoi_home, '[general]\nlanguage = "ja"\n')
@@ -128,7 +128,7 @@ KNOWN_MODEL_SERVER_PORTS = {
 
 
 def test_the_bridge_does_not_take_a_model_servers_port_by_default() -> None:
-    """Issue 17: the bridge listened on 8080, llama.cpp's default, and Madoi's own detection knocked on it."""
+    """Before: the bridge listened on 8080, llama.cpp's default, and Madoi's own detection knocked on it."""
     port = Settings().bridge.port
     assert port == DEFAULT_BRIDGE_PORT
     assert port not in KNOWN_MODEL_SERVER_PORTS

@@ -1,4 +1,4 @@
-"""Settings saved while Madoi runs apply at once (issue 15 item 5), on the real runtime: a companion's own model
+"""Settings saved while Madoi runs apply at once, on the real runtime: a companion's own model
 from its next request (the local OpenAI-compatible test server sees it), its own voice and the new speech rate on
 its next line (real pyttsx3 + espeak-ng writing WAV files), the bridge on a new port (a real WebSocket client),
 and new knowledge folders indexed."""

@@ -1,4 +1,4 @@
-"""Voice input's adapters for real (issue 27): PocketSphinx recognizes espeak-ng's speech offline, the file
+"""Voice input's adapters for real: PocketSphinx recognizes espeak-ng's speech offline, the file
 microphone plays in real time, the downloaded model is checked before it is kept, and no microphone is a state."""
 
 from __future__ import annotations

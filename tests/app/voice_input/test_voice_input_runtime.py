@@ -1,4 +1,4 @@
-"""Talking to the companions in the running app (issue 27), real parts throughout: espeak-ng speech in a WAV file
+"""Talking to the companions in the running app, real parts throughout: espeak-ng speech in a WAV file
 is the microphone (played in real time), the WebRTC detector, PocketSphinx, the conversation, the OpenAI-compatible
 test server's scripted companions, pyttsx3 + espeak-ng for their voice and a player process that takes real time
 (a stand-in on PATH: there is no sound card here, see tests/app/playback.py).

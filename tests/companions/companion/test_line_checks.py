@@ -1,4 +1,4 @@
-"""Nothing seen or heard is taken back, within a time budget (issue 23, items 2 and 3): a companion's line is shown
+"""Nothing seen or heard is taken back, within a time budget: a companion's line is shown
 and voiced early only sentence by sentence as it passes the checks, the line said begins with what was shown, and a
 retry happens only while it fits about one completion beyond the floor."""
 

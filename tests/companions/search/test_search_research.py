@@ -148,7 +148,7 @@ async def test_knowledge_tools_answer_a_companion(engine: CountingEngine) -> Non
 
 @pytest.mark.parametrize("said", ["[2]", "[1][2]。", " [1, 3] "])
 async def test_an_answer_of_citations_alone_is_no_answer(engine: CountingEngine, said: str) -> None:
-    """Issue 23: "[2]" was taken as the whole answer (its source was right, but it says nothing)."""
+    """Before: "[2]" was taken as the whole answer (its source was right, but it says nothing)."""
     model = ScriptedModel("terse")
     model.lane("plan").add(reply_json({"queries": ["千利休"]}))
     model.lane("chat").add(say(said))

@@ -1,4 +1,4 @@
-"""Voice input in the core (issue 27): when the user speaks (pre-roll, silence, sensitivity), the echo guard, and the
+"""Voice input in the core: when the user speaks (pre-roll, silence, sensitivity), the echo guard, and the
 controller (barge-in, partial and final words, sending or leaving them, push-to-talk, the switch) with doubles
 behind its ports: a microphone the test feeds, a level-based voice detector, a recognizer with a script."""
 

@@ -114,7 +114,7 @@ async def test_a_turn_streams_into_one_bubble_that_becomes_the_message_and_light
         assert "考え中" in composing.header
         assert composing.text == ""
 
-        # The line grows sentence by sentence: a sentence is shown once it passed the checks (issue 23: nothing
+        # The line grows sentence by sentence: a sentence is shown once it passed the checks (before: nothing
         # shown is taken back), so "星の話を" waits for the end of its sentence.
         grown: list[str] = []
 

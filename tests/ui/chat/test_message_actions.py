@@ -1,4 +1,4 @@
-"""Beside the message box (issue 17): a Stop button while the companions talk, and Copy on a message."""
+"""Beside the message box: a Stop button while the companions talk, and Copy on a message."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the chat says quietly about a message (issue 23): a stock filler that stood in for a companion's line is
+"""What the chat says quietly about a message: a stock filler that stood in for a companion's line is
 marked with the reason, an edited message says so, both still after the conversation is opened again; after
 repeated fillers the window suggests a larger model, with a button to the model settings."""
 

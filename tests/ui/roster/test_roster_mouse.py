@@ -1,6 +1,6 @@
 """A right-click on a companion in the roster, with real X input under a real window manager (icewm on Xvfb).
 
-Issue 23: a plain right-click muted the companion at once (3 of 3 tries) and the menu stayed only while the button
+Before: a plain right-click muted the companion at once (3 of 3 tries) and the menu stayed only while the button
 was held. The press opens the menu under the pointer (X11 asks for a context menu on the press); the release, a
 moment later, must leave it open and choose nothing. Qt's own test events cannot show this: the X server decides
 where the release lands, and the menu is a window of its own by then.

@@ -1,4 +1,4 @@
-"""The search panel in a short window (issue 23: at 1024x700 the classification's weights and intent rows were
+"""The search panel in a short window (before: at 1024x700 the classification's weights and intent rows were
 squeezed over each other and the research box was a line high): it scrolls instead, every row whole."""
 
 from __future__ import annotations

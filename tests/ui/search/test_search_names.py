@@ -1,4 +1,4 @@
-"""The Search tab in the window (issue 17): no stale "search is not available" once search runs, conversation hits
+"""The Search tab in the window: no stale "search is not available" once search runs, conversation hits
 named as a person reads them (not ``conversation:1`` and ``akari:``), and a research note that does not claim no
 model is configured when one failed."""
 

@@ -92,7 +92,7 @@ async def test_save_writes_the_toml_without_the_key_and_keeps_the_key_in_a_priva
     assert KEY not in toml
     data = tomllib.loads(toml)
     # The test environment's MADOI_LLM_AUTODETECT_LOCAL, MADOI_CAMERA and MADOI_BRIDGE_PORT (tests/conftest.py) are
-    # overrides for this run, not settings: none of them is written (issue 17: MADOI_CAMERA=none was).
+    # overrides for this run, not settings: none of them is written (before: MADOI_CAMERA=none was).
     # A save writes what the user changed, nothing else (app/settings/merge.py): no default, no override, no key.
     assert data["llm"] == {"base_url": "http://127.0.0.1:11434/v1", "model": "qwen2.5:3b"}
     assert "source" not in data.get("camera", {})
@@ -192,7 +192,7 @@ async def test_voice_test_speaks_with_the_form_values_and_reports_failures(qtbot
             raise OSError("no audio device")
 
     dialog = _dialog(qtbot, test_voice=speaker, language="ja")
-    assert dialog.save_button.text() == "保存"  # Qt's own "Save" / "Cancel" stayed English (issue 17)
+    assert dialog.save_button.text() == "保存"  # Qt's own "Save" / "Cancel" stayed English
     assert dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).text() == "キャンセル"
     dialog.rate.setValue(230)
     dialog.volume.setValue(40)

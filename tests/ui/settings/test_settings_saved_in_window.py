@@ -1,4 +1,4 @@
-"""Saving the settings in the window of a started app applies them at once (issue 15 item 5): a new speaking rate
+"""Saving the settings in the window of a started app applies them at once: a new speaking rate
 holds for the next utterance, and a bridge port that is taken is said in a notification while the bridge keeps
 serving on its old port."""
 

@@ -1,4 +1,4 @@
-"""The settings' voice test says why nothing was heard in the interface's language (issue 17: the reasons were
+"""The settings' voice test says why nothing was heard in the interface's language (before: the reasons were
 English in the Japanese window), with the real speaker (pyttsx3 + espeak-ng) of a started app."""
 
 from __future__ import annotations

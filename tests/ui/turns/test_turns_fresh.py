@@ -1,4 +1,4 @@
-"""The Turns panel shows the active conversation's own state (issue 17: after "new conversation" it showed the previous
+"""The Turns panel shows the active conversation's own state (before: after "new conversation" it showed the previous
 one as ended and turn numbers went on; after Stop two companions stayed "voting…"; after a restart it said "no
 conversation yet" beside a stored conversation)."""
 

@@ -1,4 +1,4 @@
-"""The Turns panel read by a person who never read the seeds (issue 23), at the width it gets in a 1024 px window,
+"""The Turns panel read by a person who never read the seeds, at the width it gets in a 1024 px window,
 in English and Japanese: every column in sight, each reason whole under its row, whole seconds, plain words, and
 who was named when the floor passed on."""
 

@@ -1,4 +1,4 @@
-"""The window says when the companions cannot be heard (issue 17: speech was off with no notice in the window)."""
+"""The window says when the companions cannot be heard (before: speech was off with no notice in the window)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Talking to the companions as the user meets it in the window (issue 27): the status bar's microphone (its states,
+"""Talking to the companions as the user meets it in the window: the status bar's microphone (its states,
 the one-click mute kept across restarts), the words in the message box as they are said and sent to whom "To" says,
 push-to-talk with the key, and the settings tab (the microphone test's level, the model download with consent,
 progress and the checksum). Real runtime and devices: espeak-ng speech in a WAV file as the microphone,

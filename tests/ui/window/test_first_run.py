@@ -85,7 +85,7 @@ async def test_open_settings_leads_to_a_configured_model(qtbot: QtBot, madoi_hom
 
 async def test_before_a_model_the_window_keeps_the_message_box_and_the_card_agrees_with_itself(
         qtbot: QtBot, madoi_home: Path) -> None:
-    """Issue 17: no message box before a model was connected, Ctrl+3 did nothing, the card recommended two models
+    """Before: no message box before a model was connected, Ctrl+3 did nothing, the card recommended two models
     and two llama.cpp ports, and a red English "last attempt" showed at the very first start."""
     async with started_runtime() as runtime:
         window = MainWindow(runtime)
@@ -153,7 +153,7 @@ async def test_addresses_never_break_across_lines(qtbot: QtBot, madoi_home: Path
 
 async def test_the_card_says_what_works_on_this_machine_and_opens_the_model_tab(
         qtbot: QtBot, madoi_home: Path) -> None:
-    """Issue 23: the card said camera, voice and search "already work" and that the key goes to the keyring, while
+    """Before: the card said camera, voice and search "already work" and that the key goes to the keyring, while
     the camera panel said no camera and the model tab said no keyring; "Open settings…" opened General."""
     async with started_runtime() as runtime:  # no camera (MADOI_CAMERA=none), speech to files, no keyring
         window = MainWindow(runtime, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))

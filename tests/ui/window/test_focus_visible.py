@@ -1,4 +1,4 @@
-"""Keyboard focus shows (issue 17: nothing showed it on the conversation list and the right-hand panels)."""
+"""Keyboard focus shows (before: nothing showed it on the conversation list and the right-hand panels)."""
 
 from __future__ import annotations
 

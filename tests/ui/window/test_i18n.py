@@ -106,7 +106,7 @@ def test_a_language_switch_reaches_every_widget_without_being_handed_the_languag
 
 
 def test_counts_take_their_plural_form_in_either_language(qtbot: QtBot) -> None:
-    """Issue 23: "1 messages", "from 1 searches". Qt's plural forms: English ones from madoi_en.ts (plurals only)."""
+    """Before: "1 messages", "from 1 searches". Qt's plural forms: English ones from madoi_en.ts (plurals only)."""
     assert chat_text("summary", "en", n=1, when="today") == "1 message · today"
     assert chat_text("summary", "en", n=2, when="today") == "2 messages · today"
     assert chat_text("summary", "ja", n=1, when="今日") == "1 件 · 今日"

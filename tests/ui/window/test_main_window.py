@@ -148,7 +148,7 @@ async def test_the_chosen_side_panel_is_remembered_and_a_language_change_renames
         deliver_language_change()  # Qt posted LanguageChange: the loop delivers it a moment later
         assert [window.side.tabText(i) for i in range(3)] == ["&Turns", "Searc&h", "&Camera"]
         assert window.roster.title.text().startswith("Companions")
-        # The conversation list too (issue 17: it stayed Japanese): its title, buttons and the untitled entry.
+        # The conversation list too (before: it stayed Japanese): its title, buttons and the untitled entry.
         assert window.conversations.title.text() == "Conversations"
         assert window.conversations.new_button.text() == "New"
         assert window.conversations.labels()[0].startswith("New conversation\n0 messages · ")
@@ -186,7 +186,7 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
             assert stack.currentWidget() is window.chat.view
             assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
             assert runtime.model_problem() is None
-            # Issue 23: the red "Not sent" stayed; now the box says what to do, and Enter sends.
+            # Before: the red "Not sent" stayed; now the box says what to do, and Enter sends.
             assert window.chat.error.property("result") == "ok"
             assert "Enter" in window.chat.error.text()
             assert "送信できませんでした" not in window.chat.error.text()

@@ -106,7 +106,7 @@ async def test_an_exception_in_a_slot_shows_a_toast_logs_the_traceback_and_the_w
 @pytest.mark.parametrize("size", [(1024, 700), (1440, 900)])
 async def test_toasts_never_cover_the_message_box_or_send(qtbot: QtBot, madoi_home: Path,
                                                           size: tuple[int, int]) -> None:
-    """Issue 23: toasts in the bottom-right corner covered Send. Four of them (the most shown at once), long."""
+    """Before: toasts in the bottom-right corner covered Send. Four of them (the most shown at once), long."""
     async with started_runtime() as runtime:
         window = MainWindow(runtime)
         qtbot.addWidget(window)

@@ -1,4 +1,4 @@
-"""At 1024x700 nothing a person reads is cut off (issue 17: the Turns table's reasons and the search results were)."""
+"""At 1024x700 nothing a person reads is cut off (before: the Turns table's reasons and the search results were)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``madoi`` runs as a program: the window manager moves, resizes and maximizes it, the user quits with Ctrl+Q or the
 window's close, and the next start must show the same place and size, maximized or not; un-maximizing a window
-that came back maximized gives back the size it had before (issue 17: with icewm and fluxbox it stayed as large as
+that came back maximized gives back the size it had before (with icewm and fluxbox it once stayed as large as
 the screen).
 """
 

@@ -1,4 +1,4 @@
-"""Keys a desktop program has (issue 17): Esc interrupts, Ctrl+Shift+S (or Shift+Esc) stops, Ctrl+N starts a
+"""Keys a desktop program has: Esc interrupts, Ctrl+Shift+S (or Shift+Esc) stops, Ctrl+N starts a
 conversation and puts the focus in the message box, Ctrl+Q quits, all in a Conversation menu beside Settings."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The window's layout at the sizes people use, while the conversation goes on (issue 23): switching conversations
+"""The window's layout at the sizes people use, while the conversation goes on: switching conversations
 moved the splitters (a longer status line in the Turns panel widened its minimum), and at 1024x700 the votes table
 was two rows high."""
 
