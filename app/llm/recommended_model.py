@@ -1,0 +1,69 @@
+"""The model Madoi offers to download on first run, when no model server and no model file is found.
+
+Qwen2.5-1.5B-Instruct, Q4_K_M GGUF, from Qwen's own repository. The three candidates at this size, weighed:
+
+- **Qwen2.5-1.5B-Instruct** (Qwen): Apache-2.0, a public (ungated) repository with official GGUF quantizations,
+  Japanese among the 29+ languages of its training and evaluation (Qwen2.5 technical report, arXiv 2412.15115:
+  multilingual exams and understanding tasks at every size), and at 1.5B the strongest English figures of the three
+  in the published tables (MMLU-redux, GSM8K, HumanEval of the instruct models). Q4_K_M is 1.12 GB; loaded with an
+  8192-token context it needs ~1.5 GB of memory (weights plus ~230 MB of cache: 28 layers x 2 KV heads x 128).
+- **TinySwallow-1.5B-Instruct** (Sakana AI, TAID distillation of Qwen2.5-32B-Instruct into Qwen2.5-1.5B): the
+  better Japanese conversation figures at this size in Sakana AI's own evaluation, but the model card says it is
+  "for research and development purposes only ... not intended for commercial use", its repositories carry the
+  Gemma Terms of Use next to Apache-2.0 (its instruction data was generated with Gemma), it publishes no English
+  evaluation, and its GGUF comes only as Q5_K_M (1.13 GB) and Q8_0. A user may still pick it, found on disk or
+  downloaded; Madoi does not recommend it to everyone.
+- **gemma-3-1b-it** (Google): the Gemma Terms of Use (use restrictions, not an open licence) and a gated
+  repository: the download needs a Hugging Face account that accepted the terms, which a first-run card cannot ask
+  for. At 1B it is also the weakest of the three in Japanese.
+
+So the recommendation is Qwen2.5-1.5B-Instruct: the only one of the three under an open licence, downloadable
+without an account, good in both of Madoi's languages, and small enough for an 8 GB laptop next to the window.
+
+The size and sha256 are those of the file at the pinned revision below, as published in the repository's Git-LFS
+pointer (recorded by a public script that pins the same revision; not re-read from this machine, which has no
+network). The download checks them against what the host says (its ``X-Linked-Size`` and ``X-Linked-Etag``, the
+sha256 of an LFS file) and against the bytes received: a mismatch anywhere refuses the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class DownloadableModel:
+    """A GGUF file on Hugging Face: what the consent card shows (name, size, licence) and how to check it."""
+
+    name: str
+    repo: str
+    file: str
+    revision: str
+    size: int
+    sha256: str | None
+    licence: str
+    licence_url: str
+    host: str = "https://huggingface.co"
+
+    @property
+    def url(self) -> str:
+        """``<host>/<repo>/resolve/<revision>/<file>``: the host answers with a redirect to the content."""
+        return f"{self.host}/{self.repo}/resolve/{self.revision}/{self.file}"
+
+    @property
+    def page(self) -> str:
+        return f"{self.host}/{self.repo}"
+
+
+RECOMMENDED_MODEL: Final = DownloadableModel(
+    name="Qwen2.5 1.5B Instruct (Q4_K_M)",
+    repo="Qwen/Qwen2.5-1.5B-Instruct-GGUF",
+    file="qwen2.5-1.5b-instruct-q4_k_m.gguf",
+    # A commit, not "main": the sha256 below stays the file's even if the repository changes.
+    revision="91cad51170dc346986eccefdc2dd33a9da36ead9",
+    size=1_117_320_736,
+    sha256="6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
+    licence="Apache-2.0",
+    licence_url="https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct-GGUF/blob/main/LICENSE",
+)
