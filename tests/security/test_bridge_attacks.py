@@ -123,7 +123,7 @@ def _no_picture(frames: list[str]) -> None:
 
 
 async def _drain(app: App) -> None:
-    await app.runtime.runtime.bus.drain()
+    await app.runtime.bus.drain()
 
 
 # -- 1. a web page from elsewhere cannot connect --------------------------------------------------------------------
@@ -310,8 +310,8 @@ async def test_a_flooding_client_is_cut_off_and_what_it_stored_stays_within_its_
 
 
 async def _flood(app: App) -> None:
-    settings = app.runtime.runtime.settings.bridge
-    database = app.runtime.runtime.paths.database
+    settings = app.runtime.settings.bridge
+    database = app.runtime.paths.database
     await _drain(app)
     with contextlib.closing(sqlite3.connect(database)) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -347,7 +347,7 @@ async def _flood(app: App) -> None:
     assert stored_bytes <= quota_bytes * minutes
     assert app.bridge.stats.over_quota >= 1
     # Each message is kept in the conversation and in each companion's memory: 1 + 3 copies, and some pages.
-    copies = 1 + len(app.runtime.runtime.parts.cast.companions)
+    copies = 1 + len(app.runtime.parts.cast.companions)
     assert grown <= copies * stored_bytes + 256 * 1024
     print(f"\nflood: 12 frames of {len(frame_of(Message.create(from_='user_flood', message=text)).encode())} bytes "
           f"then {sent - 12} short ones in {flooded_s:.1f} s before the cut-off; {stored} messages ({stored_bytes} "
@@ -363,7 +363,7 @@ async def test_a_client_cannot_make_itself_the_first_answerer_of_speak(app: App)
         await ws.send(json.dumps({"topic": "hello", "body": {"answers": ["speak", "vision"]}}))  # for no companion
         refused = await _recv(ws)
         assert refused["error"]["code"] == -32600
-        assert app.runtime.runtime.parts.broker.externals() == {}
+        assert app.runtime.parts.broker.externals() == {}
 
         async def answer_every_speak_query() -> None:
             async for raw in ws:
@@ -383,7 +383,7 @@ async def test_a_client_cannot_make_itself_the_first_answerer_of_speak(app: App)
         assert said.result is not None
         assert said.result.body["duration"] > 0.2  # the app's own voice said it
     assert len(app.spoken()) == 2
-    assert app.runtime.runtime.parts.broker.externals() == {}
+    assert app.runtime.parts.broker.externals() == {}
 
 
 async def test_an_answer_from_a_client_that_was_not_asked_is_refused_and_its_picture_never_decoded(app: App) -> None:
@@ -423,7 +423,7 @@ async def test_an_answer_from_a_client_that_was_not_asked_is_refused_and_its_pic
 
 
 async def test_connections_are_bounded_per_address(app: App) -> None:
-    bound = app.runtime.runtime.settings.bridge.max_connections_per_address
+    bound = app.runtime.settings.bridge.max_connections_per_address
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(bound):
             await stack.enter_async_context(app.page())
