@@ -20,8 +20,9 @@ import _report  # noqa: F401  (puts the repository on the path)
 from _report import report
 
 from app.conversations.active import Conversations, Memory
+from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
-from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.memory.context import CompanionMemory
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Message
 

@@ -29,8 +29,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
-from companions.memory.context import MemoryEntry, SqliteMemoryStore
+from companions.memory.context import MemoryEntry
 from companions.search.engine import SearchEngine
 from companions.search.index import IndexedLine
 from companions.wire.protocol import Message

@@ -49,10 +49,9 @@ class RuntimeMemory:
 
     async def remembered(self, companion_id: str, containing: str = "", limit: int = 200) -> list[HeardLine]:
         companion = self._companion(companion_id)
-        store = self.runtime.parts.cast.store if self.runtime.started else None
-        if companion is None or store is None:
+        if companion is None:
             return []
-        return await store.remembered(companion_id, containing=containing, limit=limit)
+        return await self.runtime.parts.memory.remembered(companion_id, containing=containing, limit=limit)
 
     async def notes(self, companion_id: str) -> list[tuple[int, Note]]:
         notes = self._notes()
@@ -63,8 +62,7 @@ class RuntimeMemory:
         return indexer.notes if indexer is not None else None
 
     async def count(self, companion_id: str) -> int:
-        store = self.runtime.parts.cast.store if self.runtime.started else None
-        return 0 if store is None else await store.count(companion_id)
+        return await self.runtime.parts.memory.count(companion_id) if self.runtime.started else 0
 
     async def forget(self, companion_id: str, message_ids: Sequence[str]) -> None:
         companion = self._companion(companion_id)

@@ -28,11 +28,11 @@ from typing import TextIO
 
 from app.conversations.transfer import ConversationImporter, ImportReport, export_lines, read_jsonl, read_sillytavern
 from app.memory.recall import MemoryRecall, build_memory_recall
+from app.memory.store import SqliteMemoryStore
 from app.search.cli import make_search_engine
 from app.settings.model import LoadedSettings, load_settings
 from app.storage.database import ConversationStore
 from companions.cards.card import CompanionCard, load_cards, localized, sample_cards_dir
-from companions.memory.context import SqliteMemoryStore
 from companions.search.engine import SearchEngine
 
 

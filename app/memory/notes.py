@@ -3,7 +3,7 @@ a conversation has ended and the model server is idle (companions/memory/notes.p
 
 * Store: ``memory_notes`` (one row per note: companion, conversation, text, kind, time, the cited message ids) and
   ``memory_notes_done`` (per companion and conversation, the last memory entry consolidated), beside the memory
-  table in ``madoi.sqlite3``.
+  table in ``madoi.sqlite3`` (app/storage/schema.py).
 * Index: each note is a document of one line in the search index (source ``note:<companion>:<id>``), so recall
   finds it by the same hybrid search as the lines (app/memory/recall.py), and only the companion that wrote it.
 * Writing (:class:`NoteWriter`, a part the conversation indexer starts and stops): ``delay_s`` after a conversation
@@ -19,16 +19,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from app.conversations.active import MessageRevised
+from app.memory.store import SqliteMemoryStore
+from app.storage.schema import open_database
 from companions.common.tasks import TaskSet
 from companions.conversation.readmodel import ConversationChanged
-from companions.memory.context import SqliteMemoryStore
 from companions.memory.notes import Note, write_notes
 from companions.search.engine import SearchEngine
 from companions.search.index import IndexedLine
@@ -41,13 +41,6 @@ log = logging.getLogger(__name__)
 
 NOTE_SOURCE_PREFIX: Final = "note:"  # a note's source in the index: note:<companion id>:<note id>
 IDLE_DELAY_S: Final = 20.0  # after a conversation ended, before notes are written (the user may go on)
-SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS memory_notes (id INTEGER PRIMARY KEY, companion_id TEXT NOT NULL,
-    conversation_id INTEGER, text TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL, sources TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS memory_notes_by_companion ON memory_notes (companion_id);
-CREATE TABLE IF NOT EXISTS memory_notes_done (companion_id TEXT NOT NULL, conversation_id INTEGER NOT NULL,
-    seq INTEGER NOT NULL, PRIMARY KEY (companion_id, conversation_id));
-"""
 
 
 def note_source(companion_id: str, note_id: int) -> str:
@@ -58,15 +51,12 @@ class NotesStore:
     """The notes table (one SQLite connection, used from executor threads)."""
 
     def __init__(self, path: Path) -> None:
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
+        self._conn = open_database(path)  # its tables: app/storage/schema.py
         self._lock = threading.Lock()
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SCHEMA)
-            if self._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'conversations'").fetchone():
-                # Notes of conversations deleted while the app was not running go at the next start.
-                self._conn.execute("DELETE FROM memory_notes WHERE conversation_id IS NOT NULL AND conversation_id"
-                                   " NOT IN (SELECT id FROM conversations)")
+            # Notes of conversations deleted while the app was not running go at the next start.
+            self._conn.execute("DELETE FROM memory_notes WHERE conversation_id IS NOT NULL AND conversation_id"
+                               " NOT IN (SELECT id FROM conversations)")
 
     def _run(self, sql: str, args: Sequence[object] = ()) -> list[tuple[object, ...]]:
         with self._lock:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from app.memory.notes import NOTE_SOURCE_PREFIX, NotesStore, NoteWriter
+from app.memory.store import SqliteMemoryStore
 from companions.common.tasks import TaskSet
-from companions.memory.context import SqliteMemoryStore
 from companions.memory.recall import DEFAULT_BUDGET_TOKENS, CompanionRecall, RecalledItem, RecalledKind, recall_block
 from companions.search.classify.query_classifier import EmptyQueryError
 from companions.search.engine import RecallCandidate, SearchEngine

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from app.conversations.active import Conversations
 from app.llm.connection import ModelConnection, ModelFactory
+from app.memory.store import SqliteMemoryStore
 from app.runtime.parts import Parts
 from app.settings.model import LoadedSettings, Settings
 from app.storage.database import ConversationStore
@@ -25,7 +26,6 @@ from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationManager, conversation_manager_from_settings
 from companions.conversation.commands import ConversationControl
 from companions.llm.types import ChatModel
-from companions.memory.context import SqliteMemoryStore
 from companions.trust.policy import ConsentAsker
 from companions.wire.bus import Bus
 from companions.wire.query_broker import QueryBroker
@@ -171,6 +171,6 @@ async def assemble(setup: Setup) -> Parts:
         log.error("bridge: %s", err)
         setup.problem(f"bridge not started: {err}")
         bridge = None
-    return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast,
+    return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast, memory=memory,
                  conversation_manager=manager, control=control, search=search, indexer=indexer, network=network,
                  bridge=bridge)

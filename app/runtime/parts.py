@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.conversations.indexing import ConversationIndexer
     from app.devices.wiring import Devices
     from app.llm.connection import ModelConnection
+    from app.memory.store import SqliteMemoryStore
     from app.search.service import SearchService
     from companions.companion.cast import CompanionCast
     from companions.conversation import ConversationManager
@@ -47,6 +48,7 @@ class Parts:
     devices: Devices
     models: ModelConnection
     cast: CompanionCast
+    memory: SqliteMemoryStore  # the companions' memories: the cast's store (it closes it), the Memory view's
     conversation_manager: ConversationManager
     control: ConversationControl
     search: SearchService | None = None

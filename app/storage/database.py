@@ -1,4 +1,4 @@
-"""The conversation database: one SQLite file in WAL mode, migrated on open, written as things happen.
+"""The conversations in the database: one SQLite file in WAL mode (app/storage/schema.py), written as things happen.
 
 All SQL runs on one dedicated thread (SQLite connections are not shared across threads and bulk work must not
 block the event loop); the async methods hand work to it. Each message is committed on its own, so a process
@@ -15,61 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TypeVar
 
-from app.storage.private_files import private_file
+from app.storage.schema import open_database
 from companions.companion.filler import FILLER_REASONS, filler_metadata, filler_reason
 from companions.devices.shown_look import look_metadata, shown_look, shown_parts
 from companions.wire.protocol import Message, MessageMetadata, State
 
 T = TypeVar("T")
-
-# Append-only: each entry moves the schema from version i to i+1 (PRAGMA user_version). Never edit a shipped one.
-MIGRATIONS: Final[tuple[str, ...]] = (
-    """
-    CREATE TABLE conversations (
-        id INTEGER PRIMARY KEY,
-        title TEXT NOT NULL DEFAULT '',
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE messages (
-        seq INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        id TEXT NOT NULL,
-        sender TEXT NOT NULL,
-        recipients TEXT NOT NULL,
-        text TEXT NOT NULL,
-        emotion TEXT,
-        created_at REAL NOT NULL,
-        UNIQUE (conversation_id, id)
-    );
-    CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
-    CREATE TABLE states (
-        seq INTEGER PRIMARY KEY,
-        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-        message_id TEXT NOT NULL,
-        sender TEXT NOT NULL,
-        state TEXT NOT NULL,
-        importance INTEGER NOT NULL,
-        selected INTEGER NOT NULL,
-        closing TEXT NOT NULL,
-        created_at REAL NOT NULL
-    );
-    CREATE INDEX states_by_message ON states(conversation_id, message_id);
-    """,
-    # What the chat marks on a message after a restart too: the reason a stock filler stood in for a companion's
-    # line (companions/companion/filler.py), and when the user edited it.
-    """
-    ALTER TABLE messages ADD COLUMN filler TEXT;
-    ALTER TABLE messages ADD COLUMN edited_at REAL;
-    """,
-    # What the camera saw at the end of a user's message ("Show them"): the chat folds it away after a restart too
-    # (companions/devices/shown_look.py).
-    """
-    ALTER TABLE messages ADD COLUMN look TEXT;
-    """,
-)
 
 
 @dataclass(frozen=True)
@@ -88,56 +41,6 @@ class StoredMessage:
     message: Message
     created_at: float
     edited_at: float | None = None  # when the user edited it, if they did
-
-
-def open_database(path: Path) -> sqlite3.Connection:
-    """Opens (creating if needed) and migrates the database at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    private_file(path)  # 0600 before SQLite opens it: SQLite gives its -wal and -shm the database file's mode
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
-    conn.execute("PRAGMA journal_mode=WAL")
-    for companion in ("-wal", "-shm"):  # made by an older Madoi before the database was private
-        if (side := path.with_name(path.name + companion)).exists():
-            private_file(side)
-    # NORMAL in WAL mode survives a process crash (SIGKILL); only a power cut can lose the last commits.
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    migrate(conn)
-    return conn
-
-
-def migrate(conn: sqlite3.Connection, migrations: Sequence[str] = MIGRATIONS) -> int:
-    """Applies the pending migrations, each in its own transaction; returns the schema version."""
-    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(migrations):
-        raise RuntimeError(
-            f"the database schema (version {version}) is newer than this Madoi knows ({len(migrations)}); "
-            "update Madoi or use another MADOI_HOME"
-        )
-    for index in range(version, len(migrations)):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(migrations[index]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version={index + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return len(migrations)
-
-
-def _statements(script: str) -> list[str]:
-    parts, buffer = [], ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip():
-                parts.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        parts.append(buffer.strip())
-    return parts
 
 
 class ConversationStore:
@@ -204,11 +107,6 @@ class ConversationStore:
             return [ConversationInfo(int(r[0]), r[1], r[2], r[3], int(r[4])) for r in rows]
 
         return await self._run(listing)
-
-    async def rename_conversation(self, conversation_id: int, title: str) -> None:
-        await self._run(
-            lambda: self.conn.execute("UPDATE conversations SET title=? WHERE id=?", (title, conversation_id))
-        )
 
     async def delete_conversation(self, conversation_id: int) -> None:
         await self._run(lambda: self.conn.execute("DELETE FROM conversations WHERE id=?", (conversation_id,)))

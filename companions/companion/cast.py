@@ -18,7 +18,7 @@ from companions.cards.card import CardProblem, CompanionCard, load_cards, sample
 from companions.companion.companion import Companion
 from companions.companion.guests import Guests
 from companions.llm.types import ChatModel
-from companions.memory.context import SqliteMemoryStore
+from companions.memory.context import MemoryStore
 from companions.memory.recall import CompanionRecall
 from companions.tools.builtins import SearchEngine
 from companions.tools.mcp_config import McpServer
@@ -48,7 +48,7 @@ class CompanionCast:
 
     name = "companions"
 
-    def __init__(self, problems: Sequence[CardProblem] = (), store: SqliteMemoryStore | None = None,
+    def __init__(self, problems: Sequence[CardProblem] = (), store: MemoryStore | None = None,
                  make: Callable[[CompanionCard], Companion] | None = None, guests: Guests | None = None) -> None:
         self.companions: dict[str, Companion] = {}
         self.problems = list(problems)
@@ -134,8 +134,7 @@ def build_cast(
     bus: Bus,
     queries: QuerySender,
     language: str = "ja",
-    memory_path: Path | None = None,
-    store: SqliteMemoryStore | None = None,
+    store: MemoryStore | None = None,
     memory_budget_tokens: int = 2000,
     search_engine: SearchEngine | None = None,
     user_id: str = "user",
@@ -154,13 +153,11 @@ def build_cast(
     companion's (beside its card's own); ``report`` hears each tool source's problem (companions/tools/sources.py)
     and each card held for approval. ``trust`` says which cards may run and send what they ask (default: the
     sample cards only); the others are built held (companions/cards/approval.py). The companions' memory is kept in
-    ``store`` (or a store opened at ``memory_path``; the cast closes it when it stops); ``recall`` gives a companion
-    its long-term recall by id (a companion built while running too). ``only``: the ids of the companions to
-    build (the others run elsewhere).
+    ``store`` (the app's is app/memory/store.py; the cast closes it when it stops); ``recall`` gives a companion its
+    long-term recall by id (a companion built while running too). ``only``: the ids of the companions to build (the
+    others run elsewhere).
     """
     loaded = load_cards(folders)
-    if store is None and memory_path is not None:
-        store = SqliteMemoryStore(memory_path)
     trust = trust if trust is not None else CardTrust.of([sample_cards_dir()])
 
     def names(speaker_id: str) -> str | None:

@@ -1,8 +1,9 @@
-"""Per-companion memory: what one companion heard while present, and what it said, within a token budget.
+"""A companion's context window: what one companion heard while present, and what it said, within a token budget.
 
 A companion's context never holds what it did not hear, and it never speaks for others: :func:`strip_impersonation`
 removes the lines a model writes in someone else's name (``"Bob: ..."``) and its own name prefix. Memory is kept
-in a :class:`MemoryStore` (SQLite in production, :class:`SqliteMemoryStore`) so that a restart remembers.
+in a :class:`MemoryStore`, the port through which the core reaches stored memory (the app's is SQLite,
+app/memory/store.py), so that a restart remembers.
 
 Memory follows the user's conversations: each entry is kept under the conversation it was heard in, and a memory
 holds one conversation at a time (:meth:`CompanionMemory.follow`, called when the user starts, switches to or
@@ -14,8 +15,8 @@ ids are the app's; ``None`` is the memory of a companion used without conversati
 
 The store keeps every entry, also those trimmed out of the context: it is the record of who heard what, which
 long-term recall (companions/memory/recall.py) searches through. Deleting a conversation, editing or deleting a message,
-and the user's "forget" (:meth:`SqliteMemoryStore.forget_messages`, :meth:`SqliteMemoryStore.forget_companion`)
-remove entries from it.
+and the user's "forget" (the Memory view's, app/memory/access.py; :meth:`CompanionMemory.forget_everything`) remove
+entries from it.
 """
 
 from __future__ import annotations
@@ -23,13 +24,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-import sqlite3
-import threading
 import time
 import unicodedata
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Final, Literal, Protocol
 
 from companions.llm.types import ChatMessage
@@ -60,11 +58,6 @@ class HeardLine:
 CONTEXT_ROWS: Final = 2000  # entries loaded into a context at most (a 2,000-token context holds fewer)
 
 
-def _entry(row: Sequence[object]) -> MemoryEntry:
-    return MemoryEntry(int(str(row[0])), "said" if row[1] == "said" else "heard", str(row[2]), str(row[3]),
-                       str(row[4]), str(row[5]), float(str(row[6])))
-
-
 class MemoryStore(Protocol):
     """Where companions' memories live between runs, each entry under the conversation it was heard in."""
 
@@ -88,6 +81,10 @@ class MemoryStore(Protocol):
 
     async def forget_companion(self, companion_id: str) -> int:
         """Drops every entry of ``companion_id``; returns how many there were."""
+        ...
+
+    def close(self) -> None:
+        """Releases the store (the cast that was given it stops)."""
         ...
 
 
@@ -271,168 +268,3 @@ class CompanionMemory:
             else:
                 messages.append(ChatMessage.user(f"{e.speaker_name} (id: {e.speaker_id}): {e.text}"))
         return messages
-
-
-class SqliteMemoryStore:
-    """A :class:`MemoryStore` in one SQLite file (WAL), used from executor threads so the loop never blocks.
-
-    In Madoi's database (beside its ``conversations`` and ``messages`` tables), a memory table from before memories
-    followed conversations is upgraded once: each entry goes under the conversation its message is stored in, and
-    the entries whose message is stored nowhere (their conversation was deleted) are dropped. At every opening, the
-    entries of a conversation no longer stored are dropped too (deleted while their companion was not running).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                _create_or_upgrade(self._conn)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-
-    def _run(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, args).fetchall()
-
-    async def append(self, companion_id: str, conversation: int | None, entry: MemoryEntry) -> None:
-        await asyncio.to_thread(
-            self._run,
-            "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name, text,"
-            " message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (companion_id, entry.seq, entry.role, entry.speaker_id, entry.speaker_name, entry.text,
-             entry.message_id, entry.at, conversation),
-        )
-
-    async def load(self, companion_id: str, conversation: int | None) -> list[MemoryEntry]:
-        rows = await asyncio.to_thread(
-            self._run,
-            "SELECT seq, role, speaker_id, speaker_name, text, message_id, at FROM companion_memory"
-            " WHERE companion_id = ? AND conversation_id IS ? ORDER BY seq DESC LIMIT ?",
-            (companion_id, conversation, CONTEXT_ROWS),
-        )
-        return [_entry(r) for r in reversed(rows)]
-
-    async def heard(self, companion_id: str, message_ids: Collection[str]) -> dict[str, HeardLine]:
-        """The lines among ``message_ids`` that ``companion_id`` heard (or said), in their current words."""
-        ids = list(dict.fromkeys(message_ids))
-        found: dict[str, HeardLine] = {}
-        for start in range(0, len(ids), 500):  # within SQLite's limit on bound parameters
-            part = ids[start : start + 500]
-            rows = await asyncio.to_thread(
-                self._run,
-                "SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
-                f" companion_memory WHERE companion_id = ? AND message_id IN ({','.join('?' * len(part))})",
-                (companion_id, *part),
-            )
-            for r in rows:
-                found[str(r[5])] = HeardLine(_entry(r), None if r[7] is None else int(str(r[7])))
-        return found
-
-    async def remembered(self, companion_id: str, *, containing: str = "", limit: int = 200,
-                         before_seq: int | None = None) -> list[HeardLine]:
-        """What ``companion_id`` remembers, newest first (``limit`` lines from ``before_seq`` down), only lines
-        containing ``containing`` (case-insensitive) when given: the Memory view's list."""
-        sql = ("SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
-               " companion_memory WHERE companion_id = ?")
-        args: list[object] = [companion_id]
-        if containing.strip():
-            sql += " AND instr(lower(text), ?) > 0"
-            args.append(containing.strip().lower())
-        if before_seq is not None:
-            sql += " AND seq < ?"
-            args.append(before_seq)
-        rows = await asyncio.to_thread(self._run, sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
-        return [HeardLine(_entry(r), None if r[7] is None else int(str(r[7]))) for r in rows]
-
-    async def count(self, companion_id: str) -> int:
-        rows = await asyncio.to_thread(self._run, "SELECT COUNT(*) FROM companion_memory WHERE companion_id = ?",
-                                       (companion_id,))
-        return int(str(rows[0][0]))
-
-    async def append_many(self, companion_id: str, conversation: int | None, entries: Sequence[MemoryEntry]) -> None:
-        """Stores ``entries`` at once (an imported conversation: one transaction)."""
-        rows = [(companion_id, e.seq, e.role, e.speaker_id, e.speaker_name, e.text, e.message_id, e.at, conversation)
-                for e in entries]
-
-        def write() -> None:
-            with self._lock:
-                self._conn.execute("BEGIN")
-                try:
-                    self._conn.executemany(
-                        "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name,"
-                        " text, message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-
-        await asyncio.to_thread(write)
-
-    async def forget_messages(self, companion_id: str, message_ids: Collection[str]) -> int:
-        """``companion_id`` no longer remembers these lines (the user said forget). Returns how many went."""
-        ids = list(dict.fromkeys(message_ids))
-        gone = 0
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows = await asyncio.to_thread(
-                self._run, f"DELETE FROM companion_memory WHERE companion_id = ? AND message_id IN"
-                f" ({','.join('?' * len(part))}) RETURNING 1", (companion_id, *part))
-            gone += len(rows)
-        return gone
-
-    async def forget_companion(self, companion_id: str) -> int:
-        """``companion_id`` remembers nothing any more (the user said forget everything)."""
-        rows = await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE companion_id = ? RETURNING 1",
-                                       (companion_id,))
-        return len(rows)
-
-    async def last_seq(self, companion_id: str) -> int:
-        rows = await asyncio.to_thread(self._run, "SELECT MAX(seq) FROM companion_memory WHERE companion_id = ?",
-                                       (companion_id,))
-        return int(str(rows[0][0])) if rows and rows[0][0] is not None else 0
-
-    async def forget_conversation(self, conversation: int) -> None:
-        await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE conversation_id = ?", (conversation,))
-
-    async def revise(self, companion_id: str, message_id: str, text: str | None) -> None:
-        if text is None:
-            await asyncio.to_thread(self._run, "DELETE FROM companion_memory WHERE companion_id = ? AND message_id = ?",
-                                    (companion_id, message_id))
-        else:
-            await asyncio.to_thread(self._run, "UPDATE companion_memory SET text = ? WHERE companion_id = ? AND"
-                                    " message_id = ?", (text, companion_id, message_id))
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
-def _create_or_upgrade(conn: sqlite3.Connection) -> None:
-    """Creates the memory table, or gives one from before conversations their column, and drops the entries of
-    deleted conversations (see SqliteMemoryStore)."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-        " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
-        " message_id TEXT NOT NULL, at REAL NOT NULL, conversation_id INTEGER, PRIMARY KEY (companion_id, seq))"
-    )
-    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(companion_memory)")}
-    if "conversation_id" not in columns:
-        conn.execute("ALTER TABLE companion_memory ADD COLUMN conversation_id INTEGER")
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone():
-            conn.execute("UPDATE companion_memory SET conversation_id = (SELECT MIN(m.conversation_id) FROM messages m"
-                         " WHERE m.id = companion_memory.message_id)")
-            conn.execute("DELETE FROM companion_memory WHERE conversation_id IS NULL")
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'conversations'").fetchone():
-        conn.execute("DELETE FROM companion_memory WHERE conversation_id NOT IN (SELECT id FROM conversations)")
-    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_conversation"
-                 " ON companion_memory (companion_id, conversation_id, seq)")
-    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_of_conversation ON companion_memory (conversation_id)")
-    conn.execute("CREATE INDEX IF NOT EXISTS companion_memory_by_message"
-                 " ON companion_memory (companion_id, message_id)")

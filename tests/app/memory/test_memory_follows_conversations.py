@@ -4,17 +4,18 @@ nothing of the others, and nothing of a deleted one, also after a restart."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 
+from app.memory.store import SqliteMemoryStore
 from app.runtime.runtime import Runtime
 from app.storage.database import ConversationStore
 from companions.conversation.readmodel import ConversationReadModel
 from companions.llm.scripted import ScriptedCast, reply_json, say
-from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.memory.context import CompanionMemory
 from companions.wire.protocol import Message
+from tests.app.storage.old_schemas import old_database
 from tests.ui.scripted_runtime import COMPANIONS, scripted_cast, scripted_runtime
 
 
@@ -122,7 +123,7 @@ async def test_a_deleted_conversation_is_gone_from_every_companions_memory(madoi
         await chat(runtime, talk, "合言葉はやまびこ")
         await conversations.switch(kept)
         assert await conversations.delete(doomed) == kept  # one not on the screen
-        rows = runtime.parts.cast.store._run(  # type: ignore[union-attr]
+        rows = runtime.parts.memory._run(
             "SELECT COUNT(*) FROM companion_memory WHERE conversation_id IN (?, ?)", (secret, doomed))
         assert rows[0][0] == 0
 
@@ -138,20 +139,20 @@ async def test_a_deleted_conversation_is_gone_from_every_companions_memory(madoi
 
 async def test_a_memory_from_before_conversations_goes_under_the_conversations_of_its_messages(tmp_path: Path) -> None:
     database = tmp_path / "madoi.sqlite3"
-    store = ConversationStore(database)
-    await store.open()
-    kept, other = await store.create_conversation(), await store.create_conversation()
+    # The database as it was: the memory table one rolling list per companion; its third line's conversation was
+    # deleted. Made with the statements of the time (tests/app/storage/old_schemas.py).
+    kept, other = 1, 2
     said = [Message.create(from_="user", message=text) for text in ("高尾山に登ろう", "カレーを作ろう")]
-    await store.add_message(kept, said[0])
-    await store.add_message(other, said[1])
-    # The memory table as it was: one rolling list per companion; its third line's conversation was deleted.
-    with sqlite3.connect(database) as old:
-        old.execute("CREATE TABLE companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-                    " role TEXT NOT NULL, speaker_id TEXT NOT NULL, speaker_name TEXT NOT NULL, text TEXT NOT NULL,"
-                    " message_id TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (companion_id, seq))")
+    with closing(old_database(database, 3, "before conversations")) as old:
+        old.executemany("INSERT INTO conversations (id, created_at, updated_at) VALUES (?, 0, 0)", [(kept,), (other,)])
+        old.executemany("INSERT INTO messages (conversation_id, id, sender, recipients, text, created_at)"
+                        " VALUES (?, ?, 'user', '[]', ?, 0)",
+                        [(c, m.params.id, m.params.message) for c, m in zip((kept, other), said, strict=True)])
         lines = [(m.params.id, m.params.message) for m in said] + [("gone", "暗証番号は4721")]
         old.executemany("INSERT INTO companion_memory VALUES ('akari', ?, 'heard', 'user', 'User', ?, ?, 0)",
                         [(seq, text, mid) for seq, (mid, text) in enumerate(lines, 1)])
+    store = ConversationStore(database)
+    await store.open()
     memories = SqliteMemoryStore(database)
     akari = CompanionMemory("akari", store=memories)
     await akari.follow(kept)

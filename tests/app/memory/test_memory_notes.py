@@ -13,6 +13,7 @@ import pytest
 from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
 from app.memory.notes import NotesStore, NoteWriter
 from app.memory.recall import MemoryRecall
+from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
 from companions.cards.card import sample_cards_dir
 from companions.companion.cast import CompanionCast, build_cast
@@ -62,7 +63,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     bus = InProcessBus()
     models = ScriptedCast("akari", "hina", "souta")
     cast = build_cast([sample_cards_dir()], lambda card: models[card.id], bus=bus, queries=QueryBroker(bus),
-                      memory_path=tmp_path / "madoi.sqlite3")
+                      store=SqliteMemoryStore(tmp_path / "madoi.sqlite3"))
     engine = SearchEngine(tmp_path / "search.sqlite3", embedder=HashingEmbedder())
     try:
         yield World(store, cast, models, engine, bus)

@@ -13,8 +13,9 @@ import pytest
 
 from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
 from app.memory.recall import MemoryRecall
+from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
-from companions.memory.context import CompanionMemory, SqliteMemoryStore
+from companions.memory.context import CompanionMemory
 from companions.memory.recall import CompanionRecall, MemoryRecalled, recall_block
 from companions.search.engine import SearchEngine
 from companions.search.semantic import EmbedderClosed, Vectors

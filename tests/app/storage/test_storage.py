@@ -1,4 +1,5 @@
-"""Storage: migrations, conversations, and at most the in-flight message lost to SIGKILL."""
+"""Storage: migrations (every earlier database upgraded without losing a row), conversations, and at most the
+in-flight message lost to SIGKILL."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import signal
 import sqlite3
 import subprocess
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
-from app.storage.database import MIGRATIONS, ConversationStore, migrate, open_database
+from app.memory.notes import NotesStore
+from app.memory.store import SqliteMemoryStore
+from app.storage.database import ConversationStore
+from app.storage.schema import MIGRATIONS, migrate, open_database
 from companions.wire.protocol import Message, State
+from tests.app.storage.old_schemas import MemoryForm, old_database
 from tests.conftest import PYTHON, REPO
 
 
@@ -61,6 +67,93 @@ def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="newer than this Madoi knows"):
         migrate(conn)
     conn.close()
+
+
+def shape(conn: sqlite3.Connection) -> dict[str, object]:
+    """The schema as it behaves: each table's columns (name, type, not null, default, key) and the indexes."""
+    tables = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    indexes = sorted(str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'"))
+    return {"tables": {t: conn.execute(f"PRAGMA table_info({t})").fetchall() for t in tables}, "indexes": indexes,
+            "version": conn.execute("PRAGMA user_version").fetchone()[0]}
+
+
+@pytest.mark.parametrize("notes", [False, True])
+@pytest.mark.parametrize("memory", ["none", "before conversations", "with conversations"])
+@pytest.mark.parametrize("version", [1, 2, 3])
+async def test_a_database_of_an_earlier_madoi_is_upgraded_without_losing_a_row(
+    tmp_path: Path, version: int, memory: MemoryForm, notes: bool
+) -> None:
+    path = tmp_path / "madoi.sqlite3"
+    old = old_database(path, version, memory, notes)  # made with the statements of the time, not today's
+    old.executemany("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                    [(1, "mountains", 10.0, 11.0), (2, "curry", 20.0, 21.0)])
+    old.executemany("INSERT INTO messages (conversation_id, id, sender, recipients, text, emotion, created_at)"
+                    " VALUES (?, ?, ?, '[]', ?, NULL, ?)",
+                    [(1, "m1", "user", "高尾山に登ろう", 10.5), (2, "m2", "akari", "カレーを作ろう", 20.5)])
+    old.execute("INSERT INTO states (conversation_id, message_id, sender, state, importance, selected, closing,"
+                " created_at) VALUES (1, 'm1', 'akari', 'speak', 7, 1, 'none', 10.6)")
+    lines = [("m1", "heard", "user", "高尾山に登ろう", 1), ("m2", "said", "akari", "カレーを作ろう", 2),
+             ("gone", "heard", "user", "暗証番号は4721", 3)]  # the third line's conversation was deleted
+    if memory == "before conversations":
+        old.executemany("INSERT INTO companion_memory VALUES ('akari', ?, ?, ?, 'X', ?, ?, 1.0)",
+                        [(seq, role, who, text, mid) for seq, (mid, role, who, text, _) in enumerate(lines, 1)])
+    elif memory == "with conversations":
+        old.executemany("INSERT INTO companion_memory VALUES ('akari', ?, ?, ?, 'X', ?, ?, 1.0, ?)",
+                        [(seq, role, who, text, mid, c) for seq, (mid, role, who, text, c) in enumerate(lines, 1)])
+    if notes:
+        old.execute("INSERT INTO memory_notes (companion_id, conversation_id, text, kind, at, sources) VALUES"
+                    " ('akari', 1, 'The user likes mountains', 'preference', 12.0, '[\"m1\"]')")
+        old.execute("INSERT INTO memory_notes_done VALUES ('akari', 1, 1)")
+    old.close()
+
+    store = ConversationStore(path)  # the runtime opens the conversations first
+    await store.open()
+    fresh = open_database(tmp_path / "fresh.sqlite3")
+    assert shape(store.conn) == shape(fresh), "every earlier database ends as a new one starts"
+    fresh.close()
+    assert [(c.id, c.title, c.message_count) for c in await store.list_conversations()] == [
+        (2, "curry", 1), (1, "mountains", 1)]
+    assert [(m.message.params.id, m.message.params.message, m.created_at) for m in await store.messages(1)] == [
+        ("m1", "高尾山に登ろう", 10.5)]
+    assert store.conn.execute("SELECT message_id, importance FROM states").fetchall() == [("m1", 7)]
+
+    memories = SqliteMemoryStore(path)
+    remembered = {c: [(e.message_id, e.role, e.text) for e in await memories.load("akari", c)] for c in (1, 2, 3)}
+    if memory == "none":
+        assert remembered == {1: [], 2: [], 3: []}
+    else:  # each line under its conversation (found from its message when the table had none); the deleted one gone
+        assert remembered == {1: [("m1", "heard", "高尾山に登ろう")], 2: [("m2", "said", "カレーを作ろう")], 3: []}
+        assert await memories.last_seq("akari") == 2
+    memories.close()
+
+    kept = NotesStore(path)
+    assert [(n.text, n.sources) for _, n in await kept.of_companion("akari")] == (
+        [("The user likes mountains", ("m1",))] if notes else [])
+    assert await kept.done_seq("akari", 1) == (1 if notes else 0)
+    kept.close()
+    await store.close()
+
+
+def test_connections_opening_a_new_database_at_once_migrate_it_once(tmp_path: Path) -> None:
+    path, opened, failed = tmp_path / "madoi.sqlite3", [], []
+    start = threading.Barrier(4)
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            opened.append(open_database(path))
+        except Exception as exc:  # the test reports it
+            failed.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failed == []
+    assert [conn.execute("PRAGMA user_version").fetchone()[0] for conn in opened] == [len(MIGRATIONS)] * 4
+    for conn in opened:
+        conn.close()
 
 
 WRITER = textwrap.dedent(
