@@ -24,12 +24,30 @@ async def gone(pid: int, timeout_s: float = 10.0) -> bool:
     return not alive(pid)
 
 
-def holders_of(path: Path) -> list[int]:
-    """The processes that have ``path`` open or mapped (llama.cpp maps the model file)."""
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        pid = parent_of(pid)
+    return False
+
+
+def holders_of(path: Path, *, descendants_of: int | None = None) -> list[int]:
+    """The processes that have ``path`` open or mapped (llama.cpp maps the model file), only the descendants of
+    ``descendants_of`` if given (other programs, another test run's server, may use the same file)."""
     target = str(path.resolve())
     holders = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
+            continue
+        if descendants_of is not None and not descends_from(int(proc.name), descendants_of):
             continue
         with contextlib.suppress(OSError):
             mapped = target in (proc / "maps").read_text()

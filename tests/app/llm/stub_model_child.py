@@ -3,6 +3,7 @@ configuration, dies with its parent like the real child (the same code), and ans
 key, as llama-cpp-python's server does. Its arguments make it misbehave the way a model process can:
 
     --segv-while FIELD   kill itself with SIGSEGV while loading if the configuration's FIELD is true
+    --segv-later FIELD   the same a moment after answering (as at a first completion)
     --fail               exit with an error while loading (as for a file that is not a model)
     --silent             never answer (a load that does not finish)
     --delay S            load for S seconds before answering
@@ -15,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -49,6 +51,7 @@ def handler_for(config: ChildConfig) -> type[BaseHTTPRequestHandler]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--segv-while")
+    parser.add_argument("--segv-later")
     parser.add_argument("--fail", action="store_true")
     parser.add_argument("--silent", action="store_true")
     parser.add_argument("--delay", type=float, default=0.0)
@@ -64,6 +67,8 @@ def main() -> int:
         return 1
     if args.silent:
         time.sleep(3600)
+    if args.segv_later and getattr(config, args.segv_later):
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGSEGV)).start()
     ThreadingHTTPServer((config.host, config.port), handler_for(config)).serve_forever()
     return 0
 

@@ -120,6 +120,20 @@ async def test_a_fault_while_loading_is_answered_by_the_safer_configuration(
     assert '"extra_buffers": false' in log_of(runner)
 
 
+async def test_a_fault_after_ready_restarts_on_the_safer_configuration(
+        runners: list[ModelRunner], options: RunnerOptions, tmp_path: Path) -> None:
+    runner, seen = make(runners, options, tmp_path, stub("--segv-later", "extra_buffers"), policy=FAST)
+    await runner.start()
+    assert runner.options.extra_buffers is True
+    await wait_until(lambda: runner.status.state is RunnerState.READY and runner.status.restarts == 1, timeout=10)
+    assert runner.options.extra_buffers is False
+    crashed = next(s for s in seen if s.state is RunnerState.CRASHED)
+    assert "SIGSEGV" in crashed.reason
+    restarting = next(s for s in seen if s.state is RunnerState.RESTARTING)
+    assert restarting.reason.endswith("starting it again with weights no longer repacked for this CPU's widest "
+                                      "instructions")
+
+
 async def test_a_fault_that_no_configuration_answers_fails_after_the_last_step(
         runners: list[ModelRunner], options: RunnerOptions, tmp_path: Path) -> None:
     runner, seen = make(runners, options, tmp_path, stub("--segv-while", "model_file"))

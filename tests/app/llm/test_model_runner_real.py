@@ -96,10 +96,10 @@ async def test_start_a_completion_and_stop_leaving_no_process_on_the_file(
     assert "paris" in answer.lower()
     pid = runner.pid
     assert pid is not None
-    assert pid in holders_of(model_file)
+    assert holders_of(model_file, descendants_of=os.getpid()) == [pid]
     await runner.stop()
     assert not alive(pid)
-    assert holders_of(model_file) == []
+    assert holders_of(model_file, descendants_of=os.getpid()) == []
     assert [s.state for s in seen] == [RunnerState.STARTING, RunnerState.READY, RunnerState.STOPPED]
     log = log_of(runner)
     assert f"{runner.options.threads} threads" in log
