@@ -1,7 +1,7 @@
 """Japanese text to kana for the speech engine.
 
 espeak-ng's ``ja`` voice reads kana well but says "Chinese letter" for every kanji, so Japanese text is turned into
-its *pronunciation* in katakana first. Chosen: fugashi + unidic-lite (MeCab with the UniDic dictionary) rather than
+its *pronunciation* in katakana first. Chosen: fugashi + IPAdic (MeCab, companions/common/morphology.py) rather than
 pykakasi, because MeCab segments the sentence and picks readings in context (今日は -> キョーワ, with the particle
 は read ワ and へ read エ, and 東京 -> トーキョー) where pykakasi converts word by word from a dictionary and reads
 particles as written (ハ, ヘ). Unknown words (latin letters, digits, emoji) are kept as they are.
@@ -31,9 +31,9 @@ def contains_kanji(text: str) -> bool:
 def _get_tagger() -> Any:
     global _tagger
     if _tagger is None:
-        import fugashi  # loaded on first Japanese utterance: the dictionary costs memory
+        from companions.common.morphology import Tagger  # on first Japanese utterance: the dictionary costs memory
 
-        _tagger = fugashi.Tagger()
+        _tagger = Tagger()
     return _tagger
 
 

@@ -5,8 +5,8 @@ which cannot match two-character words. Text is therefore pre-tokenized in Pytho
 indexed with ``unicode61``. Two term families are produced:
 
 * character bigrams of every CJK run (robust to unknown words and segmentation errors), and
-* morphological words from fugashi + unidic-lite when it is installed (sharper matches for longer words),
-  with particles and punctuation dropped.
+* morphological words from fugashi + IPAdic when it is installed (companions/common/morphology.py; sharper
+  matches for longer words), with particles and punctuation dropped.
 
 Latin text is split on word boundaries and lower-cased. The same function tokenizes documents and queries.
 """
@@ -14,11 +14,12 @@ Latin text is split on word boundaries and lower-cased. The same function tokeni
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Literal, TypeAlias
+
+from companions.common import morphology
 
 TokenMode: TypeAlias = Literal["bigram", "words", "mixed"]
 
@@ -36,21 +37,9 @@ EN_STOPWORDS = frozenset({
     "she", "his", "her", "we", "our", "you", "your", "i", "me", "my", "not", "no"
 })
 
-_local = threading.local()
-
-
 def _tagger() -> object | None:
-    """One fugashi Tagger per thread (Taggers are not thread-safe); None when fugashi is unavailable."""
-    tagger = getattr(_local, "tagger", False)
-    if tagger is False:
-        try:
-            import fugashi
-
-            tagger = fugashi.Tagger()
-        except Exception:
-            tagger = None
-        _local.tagger = tagger
-    return tagger
+    """This thread's MeCab tagger (its words in UniDic's categories); None when fugashi or IPAdic is unavailable."""
+    return morphology.tagger()
 
 
 def normalize(text: str) -> str:

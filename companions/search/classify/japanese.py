@@ -2,8 +2,8 @@
 
 Character patterns cannot tell the particle と (「AとB」) from a と inside a word (ひとこと, ざっと, とき, まとめると)
 or from と before a verb (「田中さんと行った店」), and a question about a whole collection (「アカリとの会話では…」)
-then looked like a comparison of two things. fugashi (unidic-lite) tags the particle, so the two things it joins
-are nouns on both sides.
+then looked like a comparison of two things. fugashi (MeCab with IPAdic, its words in UniDic's categories:
+companions/common/morphology.py) tags the particle, so the two things it joins are nouns on both sides.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from companions.common import morphology
 
 _NOUN = "名詞"
 
@@ -26,8 +28,8 @@ class Word(NamedTuple):
 
 
 class Tagger:
-    """One fugashi tagger per thread (MeCab taggers are not safe to share between threads), which remembers the words
-    of the last text: the classifier looks at one query's words several times (pairs, entities, keywords)."""
+    """This thread's MeCab tagger (they are not safe to share between threads), which remembers the words of the
+    last text: the classifier looks at one query's words several times (pairs, entities, keywords)."""
 
     _local = threading.local()
 
@@ -36,13 +38,10 @@ class Tagger:
         local = cls._local
         if getattr(local, "text", None) == text:
             return list(local.words)
-        tagger = getattr(local, "tagger", None)
+        tagger = morphology.tagger()
         if tagger is None:
-            import fugashi
-
-            tagger = fugashi.Tagger()
-            local.tagger = tagger
-        words = [Word(w.surface, w.white_space, w.feature.pos1, w.feature.pos2, w.feature.lemma or "")
+            raise RuntimeError("Japanese analysis needs fugashi and ipadic")
+        words = [Word(w.surface, w.white_space, w.feature.pos1, w.feature.pos2, w.feature.lemma)
                  for w in tagger(text)]
         local.text, local.words = text, tuple(words)
         return words
