@@ -23,7 +23,8 @@ from collections.abc import Iterable
 
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect
-from companions.wire.protocol import Query, QueryResult, QueryResultBody
+from companions.devices.query_bodies import SpeakResult
+from companions.wire.protocol import Query, QueryResult
 from companions.wire.query_broker import QueryBroker
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,5 @@ class Answering:
         if (not client.speaks_itself or query.params.type != "speak" or client.companions is None
                 or query.params.from_ not in client.companions):
             return None
-        body = {"duration": 0.0, "interrupted": False, "skipped": True, "voice": f"client {client.key}",
-                "reason": "the client says this companion's lines itself"}
-        return QueryResult(id=query.id, result=QueryResultBody(success=True, body=body))
+        return SpeakResult(success=True, skipped=True, voice=f"client {client.key}",
+                           reason="the client says this companion's lines itself").answer(query)

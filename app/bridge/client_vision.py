@@ -15,9 +15,9 @@ import base64
 import binascii
 import logging
 import struct
-from typing import Any, Final
+from typing import Final
 
-from companions.devices.query_bodies import VisionPicture
+from companions.devices.query_bodies import VisionDescription, VisionPicture
 from companions.wire.protocol import QueryResult, QueryResultBody
 
 log = logging.getLogger(__name__)
@@ -55,11 +55,11 @@ async def with_description(result: QueryResult, picture: bytes) -> QueryResult:
     if description is None:
         return result
     body = result.result.body
-    described = body | {"description": str(description.get("summary", "")), "description_details": description}
+    described = body | {"description": description.summary, "description_details": description.model_dump(mode="json")}
     return QueryResult(id=result.id, result=QueryResultBody(success=True, body=described))
 
 
-def _describe(raw: bytes) -> dict[str, Any] | None:
+def _describe(raw: bytes) -> VisionDescription | None:
     import cv2  # here: importing the bridge stays cheap
     import numpy as np
 

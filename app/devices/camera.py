@@ -308,9 +308,8 @@ class OpenCVCamera:
             frame = await asyncio.get_running_loop().run_in_executor(None, self._encode, grab, describe)
         finally:
             hold.release()
-        summary = frame.description.get("summary") if frame.description is not None else None
         self._publish(CameraLooked(looker, frame.timestamp, frame.jpeg, frame.width, frame.height,
-                                   summary if isinstance(summary, str) else ""))
+                                   frame.description.summary if frame.description is not None else ""))
         return frame
 
     async def preview(self, max_width: int = 320) -> CameraFrame | None:

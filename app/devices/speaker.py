@@ -39,7 +39,8 @@ from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voices import choose_voice
-from companions.devices.ports import DeviceStatus, SpeakingChanged, SpeechResult, Utterance
+from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
+from companions.devices.query_bodies import SpeakResult
 from companions.wire.bus import Bus
 from companions.wire.protocol import Emotion
 
@@ -59,7 +60,7 @@ _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one spea
 @dataclass(eq=False)
 class _Job:
     utterance: Utterance
-    future: concurrent.futures.Future[SpeechResult]
+    future: concurrent.futures.Future[SpeakResult]
     generation: int
 
 
@@ -137,12 +138,12 @@ class Pyttsx3Speaker:
 
     # -- Speaker port ------------------------------------------------------------------------------------------
 
-    async def speak(self, utterance: Utterance) -> SpeechResult:
+    async def speak(self, utterance: Utterance) -> SpeakResult:
         if self._audio_problem is not None:  # reported once already; skip without synthesising
-            return SpeechResult(success=True, skipped=True, reason=self._audio_problem)
+            return SpeakResult(success=True, skipped=True, reason=self._audio_problem)
         if self._thread is None:
-            return SpeechResult(success=True, skipped=True, reason="the speaker is not running")
-        future: concurrent.futures.Future[SpeechResult] = concurrent.futures.Future()
+            return SpeakResult(success=True, skipped=True, reason="the speaker is not running")
+        future: concurrent.futures.Future[SpeakResult] = concurrent.futures.Future()
         job = _Job(utterance, future, self._generation)
         self._jobs.put(job)
         try:
@@ -212,7 +213,7 @@ class Pyttsx3Speaker:
         self._report_audio_problem(reason)
         ready.set()
         while (job := self._jobs.get()) is not None:
-            _resolve(job, SpeechResult(success=True, skipped=True, reason=reason))
+            _resolve(job, SpeakResult(success=True, skipped=True, reason=reason))
 
     def _serve(self, engine: Any) -> None:
         """Speaks the queued jobs in order. A companion's consecutive utterances (one per sentence of a line) are
@@ -227,10 +228,10 @@ class Pyttsx3Speaker:
                 break
             if job.future.done() or job.generation != self._generation or self._audio_problem is not None:
                 if job.generation != self._generation:
-                    _resolve(job, SpeechResult(success=False, interrupted=True,
+                    _resolve(job, SpeakResult(success=False, interrupted=True,
                                                reason="interrupted before it began"))
                 elif self._audio_problem is not None:
-                    _resolve(job, SpeechResult(success=True, skipped=True, reason=self._audio_problem))
+                    _resolve(job, SpeakResult(success=True, skipped=True, reason=self._audio_problem))
                 if speaking is not None and self._jobs.empty():
                     self._publish(SpeakingChanged(speaking, False))
                     speaking = None
@@ -246,7 +247,7 @@ class Pyttsx3Speaker:
                 result = self._say(engine, job)
             except Exception as err:
                 log.exception("speech failed")
-                result = SpeechResult(success=False, reason=f"speech failed: {err}")
+                result = SpeakResult(success=False, reason=f"speech failed: {err}")
             finally:
                 with self._wake:
                     self._current = None
@@ -268,7 +269,7 @@ class Pyttsx3Speaker:
             self._wake.wait_for(lambda: self._finished >= self._unfinished, timeout=FINISH_TIMEOUT_S)
         wait_idle(engine)
 
-    def _say(self, engine: Any, job: _Job) -> SpeechResult:
+    def _say(self, engine: Any, job: _Job) -> SpeakResult:
         self._settle(engine)
         utterance = job.utterance
         voice_id, japanese = choose_voice(self.voices, utterance, espeak=self.espeak)
@@ -290,8 +291,8 @@ class Pyttsx3Speaker:
         writer: wave.Wave_write | None = None
         wav_path = None if out_path is None else str(out_path)
 
-        def result(**fields: Any) -> SpeechResult:
-            return SpeechResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
+        def result(**fields: Any) -> SpeakResult:
+            return SpeakResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
 
         try:
             for index, chunk in enumerate(split_for_speech(text)):
@@ -393,7 +394,7 @@ class Pyttsx3Speaker:
             loop.call_soon_threadsafe(self._bus.publish, event)
 
 
-def _resolve(job: _Job, result: SpeechResult) -> None:
+def _resolve(job: _Job, result: SpeakResult) -> None:
     if not job.future.done():
         with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled by the caller in between
             job.future.set_result(result)

@@ -15,6 +15,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from companions.devices.query_bodies import Colour, VisionDescription
+
 SOURCE_LABEL: Final = "on-device OpenCV measurement (no AI model looked at the image)"
 FACE_CASCADE: Final = "haarcascade_frontalface_default.xml"
 ANALYSIS_WIDTH: Final = 320
@@ -114,7 +116,7 @@ def colour_name(bgr: tuple[int, int, int]) -> str:
     return "pink"
 
 
-def dominant_colours(frame_bgr: Image, k: int = 3) -> list[dict[str, Any]]:
+def dominant_colours(frame_bgr: Image, k: int = 3) -> tuple[Colour, ...]:
     """The ``k`` main colours by k-means on a thumbnail, largest share first."""
     thumb = cv2.resize(frame_bgr, (64, 48), interpolation=cv2.INTER_AREA)
     samples = thumb.reshape(-1, 3).astype(np.float32)
@@ -131,11 +133,11 @@ def dominant_colours(frame_bgr: Image, k: int = 3) -> list[dict[str, Any]]:
             merged[name] = (merged[name][0] + share, merged[name][1])
         else:
             merged[name] = (share, (bgr[0], bgr[1], bgr[2]))
-    return [{"name": name, "hex": f"#{b[2]:02x}{b[1]:02x}{b[0]:02x}", "share": round(share, 3)}
-            for name, (share, b) in sorted(merged.items(), key=lambda kv: -kv[1][0])]
+    return tuple(Colour(name=name, hex=f"#{b[2]:02x}{b[1]:02x}{b[0]:02x}", share=round(share, 3))
+                 for name, (share, b) in sorted(merged.items(), key=lambda kv: -kv[1][0]))
 
 
-def describe_frame(frame_bgr: Image, previous_gray: Image | None = None) -> tuple[dict[str, Any], Image]:
+def describe_frame(frame_bgr: Image, previous_gray: Image | None = None) -> tuple[VisionDescription, Image]:
     """The description of ``frame_bgr`` and the grey image to pass as ``previous_gray`` next time.
 
     CPU-bound (~10-30 ms at 640x480): call it from an executor thread.
@@ -144,17 +146,10 @@ def describe_frame(frame_bgr: Image, previous_gray: Image | None = None) -> tupl
     faces = count_faces(gray)
     mean, light = brightness(gray)
     changed, moving = motion(gray, previous_gray)
-    description = {
-        "source": SOURCE_LABEL,
-        "faces": faces,
-        "brightness": round(mean, 1),
-        "brightness_label": light,
-        "motion": None if changed is None else round(changed, 4),
-        "motion_label": moving,
-        "colours": dominant_colours(frame_bgr),
-    }
-    description["summary"] = in_words(description, "en")
-    return description, gray
+    description = VisionDescription(source=SOURCE_LABEL, faces=faces, brightness=round(mean, 1), brightness_label=light,
+                                    motion=None if changed is None else round(changed, 4), motion_label=moving,
+                                    colours=dominant_colours(frame_bgr))
+    return description.model_copy(update={"summary": in_words(description, "en")}), gray
 
 
 # The measurements' words in Japanese (the labels above are English).
@@ -167,15 +162,11 @@ _JA_WORDS: Final = {
 }
 
 
-def in_words(description: dict[str, Any], language: str) -> str:
+def in_words(description: VisionDescription, language: str) -> str:
     """One sentence of ``description`` (from :func:`describe_frame`) in ``language`` ("ja" or English), saying
     that it was measured on the device and that no AI model looked at the image."""
-    faces = description.get("faces")
-    mean = float(description.get("brightness", 0.0))
-    light = str(description.get("brightness_label", ""))
-    changed = description.get("motion")
-    moving = str(description.get("motion_label", ""))
-    colours = description.get("colours") or []
+    faces, mean, light = description.faces, description.brightness, description.brightness_label
+    changed, moving, colours = description.motion, description.motion_label, description.colours
     if language == "ja":
         def ja(word: str) -> str:
             return _JA_WORDS.get(word, word)
@@ -183,7 +174,7 @@ def in_words(description: dict[str, Any], language: str) -> str:
         face_text = (f"顔は数えていません（{face_detection_problem()}）" if faces is None
                      else f"顔を{faces}つ検出" if faces else "顔は見つかりません")
         motion_text = ja(moving) if changed is None else f"{ja(moving)}（画像の{changed * 100:.1f}%が変化）"
-        colour_text = "、".join(f"{ja(c['name'])} {round(c['share'] * 100)}%" for c in colours)
+        colour_text = "、".join(f"{ja(c.name)} {round(c.share * 100)}%" for c in colours)
         return (f"端末上の説明（OpenCV による計測で、AI モデルは画像を見ていません）: {face_text}、"
                 f"明るさ {ja(light)}（{mean:.0f}/255）、前回見たときからの動き: {motion_text}、主な色: {colour_text}。")
     if faces is None:
@@ -191,7 +182,7 @@ def in_words(description: dict[str, Any], language: str) -> str:
     else:
         face_text = f"{faces} face{'s' if faces != 1 else ''} detected"
     motion_text = moving if changed is None else f"{moving} ({changed * 100:.1f}% of the image changed)"
-    colour_text = ", ".join(f"{c['name']} {round(c['share'] * 100)}%" for c in colours)
+    colour_text = ", ".join(f"{c.name} {round(c.share * 100)}%" for c in colours)
     return (f"On-device description (OpenCV, no AI model looked at the image): "
             f"{face_text}; brightness {light} ({mean:.0f}/255); "
             f"motion since the last look: {motion_text}; dominant colours: {colour_text}.")

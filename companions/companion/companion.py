@@ -2,7 +2,7 @@
 
 Typical use (the conversation engine owns the turn order)::
 
-    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, store=memory)
+    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, memory_path=db)
     await cast.start()                          # loads memories, every companion hears the "messages" topic
     akari = cast.companions["akari"]
     vote = await akari.vote(msg)                # conversation/ballot.py's Vote, as the model said it
@@ -51,6 +51,7 @@ from companions.companion.prompts import closing_prompt, guidance_prompt, prompt
 from companions.companion.speech_stream import CheckedSentences
 from companions.companion.worker import RunContext, TurnResult, Worker
 from companions.conversation.ballot import Vote
+from companions.devices.query_bodies import SpeakResult
 from companions.llm import priorities
 from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.priorities import AtPriority
@@ -65,7 +66,7 @@ from companions.tools.mcp_config import McpServer
 from companions.tools.sources import ToolSources
 from companions.trust.policy import Capability, Relation, Source, TrustPolicy
 from companions.wire.bus import Bus, Subscription
-from companions.wire.protocol import Closing, CompanionMetadata, Message, QueryResult
+from companions.wire.protocol import Closing, CompanionMetadata, Message
 from companions.wire.query_ports import QuerySender
 
 log = logging.getLogger(__name__)
@@ -526,6 +527,7 @@ class Companion:
             since_user.append(entry.text)
         return list(dict.fromkeys(reversed(since_user[:4])))
 
-    async def say(self, message: Message) -> QueryResult:
-        """Voices one of this companion's messages; returns when the speech finished or failed."""
-        return await self.builtins.say(message)
+    async def say(self, message: Message) -> SpeakResult:
+        """Voices one of this companion's messages; returns how it ended once the speech finished or failed."""
+        emotion = message.params.metadata.emotion if message.params.metadata is not None else None
+        return await self.builtins.say(message.params.message, emotion or "neutral")

@@ -113,14 +113,14 @@ class CompanionParticipant(Participant):
     async def speak_part(self, text: str) -> None:
         """Voices one sentence of the line being composed (early speech); returns when it was said."""
         self._part += 1
-        result = await self.companion.builtins.say_text(text, line_id=self._line_id, part=self._part)
-        if not result.succeeded:
-            log.warning("%s: speech failed: %s", self.id, result.error)
+        result = await self.companion.builtins.say(text, line_id=self._line_id, part=self._part)
+        if not result.success:
+            log.warning("%s: speech failed: %s", self.id, result.reason)
 
     async def speak(self, message: Message) -> None:
         result = await self.companion.say(message)
-        if not result.succeeded:
-            log.warning("%s: speech failed: %s", self.id, result.error)
+        if not result.success:
+            log.warning("%s: speech failed: %s", self.id, result.reason)
 
 
 class _SentenceFollower:

@@ -1,4 +1,6 @@
-"""Device ports: the camera and the speaker as the core sees them, plus their small value types.
+"""Device ports: the camera and the speaker as the core sees them, plus their small value types (what they give back,
+:class:`~companions.devices.query_bodies.SpeakResult` and :class:`~companions.devices.query_bodies.VisionDescription`,
+is what a ``speak`` or ``vision`` answer carries: typed once, in query_bodies.py).
 
 Adapters live in ``app/devices`` (OpenCV, pyttsx3); tests swap them for fakes. Nothing here touches a device.
 A device that is missing or fails is a value (:class:`DeviceStatus`, :class:`DeviceUnavailable`), never a crash.
@@ -7,8 +9,9 @@ A device that is missing or fails is a value (:class:`DeviceStatus`, :class:`Dev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
+from companions.devices.query_bodies import SpeakResult, VisionDescription
 from companions.wire.bus import LocalEvent
 from companions.wire.protocol import Emotion
 
@@ -75,7 +78,7 @@ class CameraFrame:
     width: int
     height: int
     timestamp: float  # wall-clock seconds (time.time()) when the frame was grabbed
-    description: dict[str, Any] | None = None  # the on-device description, when asked for
+    description: VisionDescription | None = None  # the on-device description, when asked for
 
 
 class Camera(Protocol):
@@ -102,41 +105,13 @@ class Utterance:
     rate: int | None = None  # words per minute before the emotion's factor (a card's voice.rate); None: settings
 
 
-@dataclass(frozen=True)
-class SpeechResult:
-    """How an utterance ended.
-
-    ``success`` is True when it was spoken to the end, or deliberately *skipped* because there is no audio device
-    (``skipped=True``, ``reason`` says why): speech is optional and the conversation must go on. It is False when
-    it was interrupted or synthesis failed (``reason`` says which).
-    """
-
-    success: bool
-    duration_s: float = 0.0  # length of the audio that was produced
-    interrupted: bool = False
-    skipped: bool = False
-    reason: str = ""
-    voice: str = ""
-    spoken_text: str = ""  # what the engine was given (e.g. Japanese converted to kana)
-    wav_path: str | None = None  # when rendering to files instead of a sound device
-
-    def to_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"duration": round(self.duration_s, 3), "interrupted": self.interrupted,
-                                "skipped": self.skipped, "voice": self.voice}
-        if self.reason:
-            body["reason"] = self.reason
-        if self.wav_path is not None:
-            body["wav"] = self.wav_path
-        return body
-
-
 class Speaker(Protocol):
     """Speaks utterances one at a time, in order."""
 
     @property
     def status(self) -> DeviceStatus: ...
 
-    async def speak(self, utterance: Utterance) -> SpeechResult:
+    async def speak(self, utterance: Utterance) -> SpeakResult:
         """Returns when the utterance has finished, was interrupted, skipped or failed; never raises for those."""
         ...
 

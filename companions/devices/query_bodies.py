@@ -1,4 +1,6 @@
-"""The bodies of the queries this app defines, typed: ``speak`` (say a line) and ``vision`` (look through the camera).
+"""The bodies of the queries this app defines and of their answers, typed: ``speak`` (say a line; answered with a
+:class:`SpeakResult`) and ``vision`` (look through the camera; answered with a :class:`VisionPicture` that may carry
+the on-device :class:`VisionDescription`).
 
 A query's body is a free JSON object on the wire (the reference's ``query.send``), so its shape is this module's:
 the action that sends a query builds the body here (:meth:`SpeakRequest.body`), the responder that answers it reads
@@ -6,16 +8,18 @@ it here (:meth:`SpeakRequest.of`, which refuses a bad body with the reason a cli
 else that needs a field (the broker's grace for a client that says the line itself). The wire stays the
 reference's: ``{"message", "emotion"?}``, with Madoi's ``"voice"?``, ``"rate"?`` and, for a line said sentence by
 sentence while it is composed, ``"messageId"?``, ``"part"?``, ``"final"?`` (companions/devices/responders.py says how).
-Unknown fields are ignored, as a reference client may send its own.
+Unknown fields are ignored, as a reference client may send its own. An answer's body is read the same way by
+whoever needs it (:meth:`SpeakResult.of`, :meth:`VisionPicture.read`): a client's answer of another shape is read
+field by field, never fails.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
-from companions.wire.protocol import EMOTIONS, Emotion, Query
+from companions.wire.protocol import EMOTIONS, Emotion, Query, QueryResult, QueryResultBody
 
 MAX_SPEAK_CHARS: Final = 5000
 
@@ -26,6 +30,21 @@ class QueryBodyInvalid(ValueError):
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+    @classmethod
+    def _read(cls, body: dict[str, Any] | None, **given: Any) -> Self:
+        """``body`` read field by field (a client's answer may have any shape): each field is kept only when it has
+        its kind, the others keep their defaults; ``given`` are the fields the body does not say."""
+        kept = dict(given)
+        for key, value in (body or {}).items():
+            if key in given:
+                continue
+            try:
+                cls.model_validate({**given, key: value})
+            except ValidationError:
+                continue
+            kept[key] = value
+        return cls.model_validate(kept)
 
 
 class SpeakRequest(_Body):
@@ -102,6 +121,46 @@ def _speak_reason(err: ValidationError, body: dict[str, Any]) -> str:
     return _SPEAK_REASONS.get(field, _SPEAK_REASONS["message"])
 
 
+class SpeakResult(_Body):
+    """How a line said ended: what the speaker gives back and, as :meth:`body`, the answer to a ``speak`` query.
+
+    ``success`` is True when it was spoken to the end, or deliberately *skipped* because there is no audio device
+    (``skipped=True``, ``reason`` says why): speech is optional and the conversation must go on. It is False when
+    it was interrupted or synthesis failed (``reason`` says which). ``success`` goes on the wire as the answer's own
+    ``success``; ``spoken_text`` (what the engine was given, e.g. Japanese converted to kana) stays here.
+    """
+
+    success: bool
+    duration_s: float = Field(default=0.0, alias="duration")  # length of the audio that was produced
+    interrupted: bool = False
+    skipped: bool = False
+    reason: str = ""
+    voice: str = ""
+    spoken_text: str = ""
+    wav_path: str | None = Field(default=None, alias="wav")  # when rendering to files instead of a sound device
+
+    def body(self) -> dict[str, Any]:
+        """The answer's body on the wire: ``{"duration", "interrupted", "skipped", "voice", "reason"?, "wav"?}``."""
+        out: dict[str, Any] = {"duration": round(self.duration_s, 3), "interrupted": self.interrupted,
+                               "skipped": self.skipped, "voice": self.voice}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.wav_path is not None:
+            out["wav"] = self.wav_path
+        return out
+
+    def answer(self, query: Query) -> QueryResult:
+        """The answer to ``query`` that says this."""
+        return QueryResult(id=query.id, result=QueryResultBody(success=self.success, body=self.body()))
+
+    @classmethod
+    def of(cls, result: QueryResult) -> SpeakResult:
+        """What the answer to a ``speak`` query says (a failed query's error is its reason)."""
+        failure = {"reason": result.error} if not result.succeeded and result.error else {}
+        return cls._read(result.result.body if result.result is not None else None, success=result.succeeded,
+                         **failure)
+
+
 class VisionRequest(_Body):
     """The body of a ``vision`` query: ``describe`` adds the on-device description of the picture (default)."""
 
@@ -124,6 +183,29 @@ class VisionRequest(_Body):
         return {} if self.describe else {"describe": False}
 
 
+class Colour(_Body):
+    """One of a picture's main colours: a plain word, its hex code and its share of the picture (0 to 1)."""
+
+    name: str
+    hex: str
+    share: float
+
+
+class VisionDescription(_Body):
+    """The on-device description of a camera picture (app/devices/vision_description.py): measurements made without
+    any model (faces, brightness, motion since the last look, main colours) and ``summary``, one sentence of them
+    that says so. ``faces`` is None when this OpenCV build cannot count them, ``motion`` on the first look."""
+
+    source: str
+    faces: int | None
+    brightness: float
+    brightness_label: str
+    motion: float | None
+    motion_label: str
+    colours: tuple[Colour, ...]
+    summary: str = ""
+
+
 class VisionPicture(_Body):
     """The body of a successful ``vision`` answer, as this app's camera gives it and as a client's is read:
     ``image`` (base64, or a data URL), ``mime``, the size and time, and the on-device ``description`` (one sentence,
@@ -136,22 +218,12 @@ class VisionPicture(_Body):
     height: int | None = None
     timestamp: float | None = None
     description: str | None = None
-    description_details: dict[str, Any] | None = None
+    description_details: VisionDescription | None = None
 
     @classmethod
     def read(cls, body: dict[str, Any] | None) -> VisionPicture:
         """What an answer's body holds, each field kept only when it has its kind."""
-        fields = cls.model_fields
-        kept: dict[str, Any] = {}
-        for name, value in (body or {}).items():
-            if name not in fields:
-                continue
-            try:
-                cls.model_validate({name: value})
-            except ValidationError:
-                continue
-            kept[name] = value
-        return cls.model_validate(kept)
+        return cls._read(body)
 
     def image_url(self) -> str | None:
         """The picture as a URL a model takes (a data URL for base64), or None without one."""
@@ -162,4 +234,8 @@ class VisionPicture(_Body):
         return f"data:{self.mime};base64,{self.image}"
 
     def body(self) -> dict[str, Any]:
-        return self.model_dump(exclude_none=True)
+        """The answer's body on the wire: the fields that are set (the description's measurements all, as made)."""
+        out = self.model_dump(exclude_none=True, exclude={"description_details"})
+        if self.description_details is not None:
+            out["description_details"] = self.description_details.model_dump(mode="json")
+        return out

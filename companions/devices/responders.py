@@ -4,8 +4,8 @@ Both follow the QueryResponder contract: every failure is an error :class:`Query
 a companion's tool always gets something it can read.
 
 Result bodies:
-The query bodies are typed in companions/devices/query_bodies.py (``VisionRequest``, ``SpeakRequest``,
-``VisionPicture``).
+The query bodies and their answers are typed in companions/devices/query_bodies.py (``VisionRequest`` answered with
+a ``VisionPicture`` and its ``VisionDescription``, ``SpeakRequest`` answered with a ``SpeakResult``).
 
 - ``vision``: ``{"image": <base64 JPEG>, "mime": "image/jpeg", "width", "height", "timestamp", "description"?,
   "description_details"?}``. ``description`` (on by default; ``{"describe": false}`` in the query body turns it
@@ -34,16 +34,15 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Final
 
-from companions.devices.ports import (
-    Camera,
-    DeviceUnavailable,
-    Speaker,
-    SpeechResult,
-    Utterance,
-    VoiceMap,
+from companions.devices.ports import Camera, DeviceUnavailable, Speaker, Utterance, VoiceMap
+from companions.devices.query_bodies import (
+    QueryBodyInvalid,
+    SpeakRequest,
+    SpeakResult,
+    VisionPicture,
+    VisionRequest,
 )
-from companions.devices.query_bodies import QueryBodyInvalid, SpeakRequest, VisionPicture, VisionRequest
-from companions.wire.protocol import Query, QueryResult, QueryResultBody
+from companions.wire.protocol import Query, QueryResult
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +75,7 @@ class VisionResponder:
             image=base64.b64encode(frame.jpeg).decode("ascii"), mime="image/jpeg", width=frame.width,
             height=frame.height, timestamp=frame.timestamp,
             # A sentence a model can read as is, and the measurements for clients that want the numbers.
-            description=str(frame.description.get("summary", "")) if frame.description is not None else None,
+            description=frame.description.summary if frame.description is not None else None,
             description_details=frame.description)
         return QueryResult.ok(query.id, picture.body())
 
@@ -121,7 +120,7 @@ class SpeakResponder:
         except Exception as err:
             log.exception("speak query %s failed", query.id)
             return QueryResult.fail(query.id, f"speak failed: {err}")
-        return QueryResult(id=query.id, result=QueryResultBody(success=result.success, body=result.to_body()))
+        return result.answer(query)
 
     def _line(self, speaker: str, line: str) -> asyncio.Event:
         """The event set once a part of ``speaker``'s line ``line`` was cut off (the newest lines are kept)."""
@@ -134,7 +133,7 @@ class SpeakResponder:
         return event
 
 
-async def _unless(speech: Coroutine[Any, Any, SpeechResult], cut: asyncio.Event) -> SpeechResult | None:
+async def _unless(speech: Coroutine[Any, Any, SpeakResult], cut: asyncio.Event) -> SpeakResult | None:
     """The result of ``speech``, or ``None`` (the speech cancelled) when ``cut`` is set first."""
     speaking = asyncio.ensure_future(speech)
     watching = asyncio.ensure_future(cut.wait())
@@ -151,6 +150,5 @@ async def _unless(speech: Coroutine[Any, Any, SpeechResult], cut: asyncio.Event)
 
 
 def _interrupted(query: Query, reason: str) -> QueryResult:
-    result = SpeechResult(success=False, interrupted=True, reason=reason)
-    return QueryResult(id=query.id, result=QueryResultBody(success=False, body=result.to_body()))
+    return SpeakResult(success=False, interrupted=True, reason=reason).answer(query)
 

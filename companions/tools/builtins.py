@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
 
-from companions.devices.query_bodies import SpeakRequest, VisionPicture, VisionRequest
+from companions.devices.query_bodies import SpeakRequest, SpeakResult, VisionPicture, VisionRequest
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
 from companions.tools.functions import BaseTool, ToolRegistry, tool
 from companions.trust.policy import Capability
 from companions.wire.bus import Bus
-from companions.wire.protocol import Action, CompanionMetadata, Emotion, Message, Query, QueryResult
+from companions.wire.protocol import Action, CompanionMetadata, Emotion, Message, Query
 from companions.wire.query_ports import QuerySender
 
 log = logging.getLogger(__name__)
@@ -90,13 +90,11 @@ class BuiltinTools:
 
     async def speak_aloud(self, text: str, to: list[str] | None, emotion: Emotion) -> str:
         """Voices ``text`` and then publishes it (the ``speak`` tool outside composing); what the model reads."""
-        spoken = Message.create(from_=self.companion_id, to=self.audience(to), message=text, emotion=emotion)
-        result = await self.say(spoken)
-        self.bus.publish(spoken)
-        if result.succeeded:
+        result = await self.say(text, emotion)
+        self.bus.publish(Message.create(from_=self.companion_id, to=self.audience(to), message=text, emotion=emotion))
+        if result.success:
             return "You said it; everyone addressed heard you."
-        reason = result.error or "the voice failed"
-        return f"Your words were shown as text, but the voice failed: {reason}"
+        return f"Your words were shown as text, but the voice failed: {result.reason or 'the voice failed'}"
 
     def audience(self, to: list[str] | None, *, default: bool = True) -> list[str]:
         """Ids for ``to``: names a small model wrote instead of ids are mapped, unknown entries are dropped."""
@@ -115,20 +113,15 @@ class BuiltinTools:
             return resolved
         return self.default_audience()
 
-    async def say(self, message: Message) -> QueryResult:
-        """Voices ``message`` through the ``speak`` query and returns when the speech finished or failed."""
-        emotion = message.params.metadata.emotion if message.params.metadata is not None else None
-        return await self.say_text(message.params.message, emotion or "neutral")
-
-    async def say_text(self, text: str, emotion: Emotion = "neutral", *, line_id: str | None = None,
-                       part: int = 0) -> QueryResult:
+    async def say(self, text: str, emotion: Emotion = "neutral", *, line_id: str | None = None,
+                  part: int = 0) -> SpeakResult:
         """Voices ``text`` (a whole line, or with ``line_id`` one sentence ``part`` of a line said while it is
-        composed) through the ``speak`` query; returns when the speech finished or failed."""
+        composed) through the ``speak`` query; returns how it ended once the speech finished or failed."""
         # The voice of the line's own language, not the interface's: a Japanese line, a Japanese voice.
         request = SpeakRequest(message=text, emotion=emotion, voice=self.voice(text) or None, message_id=line_id,
                                part=part)
         query = Query.create(from_=self.companion_id, type="speak", body=request.body())
-        return await self.queries.send_query(query, timeout=SPEAK_TIMEOUT)
+        return SpeakResult.of(await self.queries.send_query(query, timeout=SPEAK_TIMEOUT))
 
     @tool
     async def gesture(self, type: Annotated[Gesture, "The gesture to make."]) -> str:

@@ -11,7 +11,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from app.bridge import BridgeServer
-from companions.companion.worker import Worker
+from companions.companion.worker import RunContext, Worker
 from companions.llm.scripted import ScriptedModel, call, say, stall
 from companions.llm.types import ChatMessage
 from companions.tools.functions import ToolRegistry, tool
@@ -63,7 +63,7 @@ async def test_a_client_that_asks_follows_the_line_as_it_is_written(
         assert welcome["body"]["stream"] is True
         await admitted(server, 2)
         worker, model = speaking_worker(bus, call("speak", {"emotion": "happy", "message": LINE}), say(""))
-        await worker.run([ChatMessage.user("hi")], turn_id="turn-1")
+        await worker.run([ChatMessage.user("hi")], ctx=RunContext(turn_id="turn-1"))
         frames = await stream_frames(follower)
         assert all(f == {"jsonrpc": "2.0", "method": "message.stream", "params": f["params"]} for f in frames)
         pieces = [f["params"] for f in frames]
@@ -86,7 +86,7 @@ async def test_a_line_cut_off_by_the_user_ends_with_dropped(bridge: tuple[InProc
     async with client(server) as follower:
         await hello(follower, stream=True)
         worker, _ = speaking_worker(bus, stall(text_first="えーと、"))
-        turn = asyncio.create_task(worker.run([ChatMessage.user("hi")], turn_id="turn-2"))
+        turn = asyncio.create_task(worker.run([ChatMessage.user("hi")], ctx=RunContext(turn_id="turn-2")))
         first = (await recv(follower))["body"]["params"]
         assert (first["delta"], first["kind"], first["done"]) == ("えーと、", "text", False)
         turn.cancel()

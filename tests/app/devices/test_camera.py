@@ -121,11 +121,11 @@ async def test_faces_are_counted_with_the_cascade_opencv_ships(tmp_path: Path) -
     assert frame.description is not None
     problem = face_detection_problem()
     if problem is None:  # OpenCV 4.x: the Haar cascade finds the drawn face and nothing else
-        assert frame.description["faces"] == 1
-        assert "1 face detected" in frame.description["summary"]
+        assert frame.description.faces == 1
+        assert "1 face detected" in frame.description.summary
     else:  # OpenCV 5.0 ships neither CascadeClassifier nor the cascades: the description says so, honestly
-        assert frame.description["faces"] is None
-        assert f"faces not counted ({problem})" in frame.description["summary"]
+        assert frame.description.faces is None
+        assert f"faces not counted ({problem})" in frame.description.summary
 
 
 async def test_motion_since_last_look_is_reported(video: Path, tmp_path: Path) -> None:
@@ -135,11 +135,11 @@ async def test_motion_since_last_look_is_reported(video: Path, tmp_path: Path) -
     try:
         first = await camera.capture(describe=True)
         assert first.description is not None
-        assert first.description["motion"] is None
+        assert first.description.motion is None
         await asyncio.sleep(0.2)
         second = await camera.capture(describe=True)
         assert second.description is not None
-        assert second.description["motion"] > 0.005
+        assert second.description.motion > 0.005
     finally:
         await camera.stop()
     camera = OpenCVCamera(str(still))
@@ -149,8 +149,8 @@ async def test_motion_since_last_look_is_reported(video: Path, tmp_path: Path) -
         await asyncio.sleep(0.2)
         again = await camera.capture(describe=True)
         assert again.description is not None
-        assert again.description["motion_label"] == "none"
-        assert again.description["brightness_label"] == "dark"
+        assert again.description.motion_label == "none"
+        assert again.description.brightness_label == "dark"
     finally:
         await camera.stop()
 

@@ -47,7 +47,7 @@ def test_a_shown_picture_is_described_in_the_language_of_the_users_words(tmp_pat
     assert english.startswith("Akari, can you see me?\n[The user shows you what the camera sees. On-device")
     assert detect_language(english) == "en"
     assert shown_message("  ", "x", "ja").startswith("見て。\n")  # shown without a word
-    assert description["summary"] == in_words(description, "en")
+    assert description.summary == in_words(description, "en")
 
 
 async def test_the_switch_applies_at_once_and_is_kept_for_the_next_start(madoi_home: Path, webcam: Path) -> None:

@@ -17,7 +17,6 @@ from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import CompanionMetadata, Message
 from companions.wire.query_broker import QueryBroker
-from tests.companions.memory_doubles import MemoryStoreDouble
 from tests.companions.query_doubles import Voice
 
 
@@ -100,7 +99,7 @@ async def test_compose_plans_the_speech_without_voicing_or_publishing_it(
     # Saying it afterwards voices exactly the message conversation control published.
     message = Message.create(from_="souta", message=planned.text, to=list(planned.to), emotion="neutral")
     result = await companion.say(message)
-    assert result.succeeded
+    assert result.success
     assert voice.said[0].params.body == {"message": "江戸後期のものですね。", "emotion": "neutral", "voice": "ja"}
     model.assert_used_up()
 
@@ -193,14 +192,14 @@ async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restar
     user_cards = tmp_path / "cards"
     user_cards.mkdir()
     (user_cards / "broken.yaml").write_text("metadata: {id: x, name: X}\nrole: r\nactions: [teleport]\n")
-    memory = MemoryStoreDouble()  # kept across the two casts: a restart that remembers
+    db = tmp_path / "madoi.sqlite3"
     models: dict[str, ScriptedModel] = {}
 
     def make_model(card: CompanionCard) -> ScriptedModel:
         return models.setdefault(card.id, ScriptedModel(card.id))
 
     cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, language="en",
-                      store=memory)
+                      memory_path=db)
     assert sorted(c.id for c in cast) == ["akari", "hina", "souta"]
     assert [(p.file.name, p.field) for p in cast.problems] == [("broken.yaml", "actions.0")]
     assert sorted(m.name for m in cast.roster()) == ["Akari", "Hina", "Souta"]
@@ -210,7 +209,7 @@ async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restar
     await bus.drain()
     await cast.stop()
 
-    again = build_cast([sample_cards_dir()], make_model, bus=bus, queries=broker, language="en", store=memory)
+    again = build_cast([sample_cards_dir()], make_model, bus=bus, queries=broker, language="en", memory_path=db)
     await again.start()
     hina, akari = again.companions["hina"], again.companions["akari"]
     assert [e.text for e in hina.memory.entries] == ["Good morning, everyone"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from companions.devices.query_bodies import QueryBodyInvalid, SpeakRequest, VisionPicture, VisionRequest
-from companions.wire.protocol import Query
+from companions.devices.query_bodies import QueryBodyInvalid, SpeakRequest, SpeakResult, VisionPicture, VisionRequest
+from companions.wire.protocol import Query, QueryResult
 from companions.wire.query_broker import SPOKEN_CHARS_PER_S, client_grace
 
 
@@ -62,3 +62,19 @@ def test_vision_bodies() -> None:
     assert picture.width == 640
     assert VisionPicture.read({"image": "data:image/png;base64,QUJD"}).image_url() == "data:image/png;base64,QUJD"
     assert VisionPicture.read(None).image_url() is None
+
+
+def test_a_speak_answer_goes_on_the_wire_as_before_and_is_read_back_typed() -> None:
+    said = SpeakResult(success=True, duration_s=1.23456, voice="ja", spoken_text="こんにちは", wav_path="/tmp/1.wav")
+    answer = said.answer(speak({"message": "今日は"}))
+    assert answer.result is not None
+    assert answer.result.success
+    assert answer.result.body == {"duration": 1.235, "interrupted": False, "skipped": False, "voice": "ja",
+                                  "wav": "/tmp/1.wav"}
+    read = SpeakResult.of(answer)
+    assert (read.success, read.duration_s, read.voice, read.wav_path) == (True, 1.235, "ja", "/tmp/1.wav")
+    # A client's answer of its own shape is read field by field; a failed query's error is the reason.
+    client = QueryResult.ok("q1", {"duration": "long", "skipped": True, "reason": "said by the client", "x": 1})
+    assert SpeakResult.of(client) == SpeakResult(success=True, skipped=True, reason="said by the client")
+    failed = SpeakResult.of(QueryResult.fail("q2", "no responder for 'speak'"))
+    assert (failed.success, failed.reason) == (False, "no responder for 'speak'")

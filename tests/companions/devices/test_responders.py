@@ -7,14 +7,8 @@ import base64
 
 import pytest
 
-from companions.devices.ports import (
-    CameraFrame,
-    DeviceStatus,
-    DeviceUnavailable,
-    SpeechResult,
-    Utterance,
-    VoiceMap,
-)
+from companions.devices.ports import CameraFrame, DeviceStatus, DeviceUnavailable, Utterance, VoiceMap
+from companions.devices.query_bodies import Colour, SpeakResult, VisionDescription
 from companions.devices.responders import SpeakResponder, VisionResponder
 from companions.wire.protocol import Query
 from companions.wire.query_broker import QueryBroker
@@ -39,8 +33,8 @@ class FakeCamera:
 
 
 class FakeSpeaker:
-    def __init__(self, result: SpeechResult | None = None) -> None:
-        self.result = result or SpeechResult(success=True, duration_s=1.25, voice="ja")
+    def __init__(self, result: SpeakResult | None = None) -> None:
+        self.result = result or SpeakResult(success=True, duration_s=1.25, voice="ja")
         self.spoken: list[Utterance] = []
         self.release = asyncio.Event()
         self.release.set()
@@ -50,7 +44,7 @@ class FakeSpeaker:
     def status(self) -> DeviceStatus:
         return DeviceStatus("speaker", True)
 
-    async def speak(self, utterance: Utterance) -> SpeechResult:
+    async def speak(self, utterance: Utterance) -> SpeakResult:
         self.spoken.append(utterance)
         self.started.set()
         await self.release.wait()
@@ -60,8 +54,12 @@ class FakeSpeaker:
         self.release.set()
 
 
+DESCRIPTION = VisionDescription(source="on-device", faces=0, brightness=120.5, brightness_label="normal", motion=None,
+                                motion_label="unknown (first look)", colours=(Colour(name="blue", hex="#2040c0",
+                                                                                     share=0.75),),
+                                summary="On-device description: 0 faces")
 FRAME = CameraFrame(jpeg=b"\xff\xd8jpeg\xff\xd9", width=640, height=480, timestamp=1700000000.5,
-                    description={"summary": "On-device description: 0 faces", "faces": 0})
+                    description=DESCRIPTION)
 
 
 async def test_vision_result_is_the_wire_body_the_reference_expects() -> None:
@@ -74,7 +72,10 @@ async def test_vision_result_is_the_wire_body_the_reference_expects() -> None:
     assert body["mime"] == "image/jpeg"
     assert (body["width"], body["height"], body["timestamp"]) == (640, 480, 1700000000.5)
     assert body["description"] == "On-device description: 0 faces"
-    assert body["description_details"]["faces"] == 0
+    assert body["description_details"] == {  # every measurement, as made (a first look's motion is null)
+        "source": "on-device", "faces": 0, "brightness": 120.5, "brightness_label": "normal", "motion": None,
+        "motion_label": "unknown (first look)", "colours": [{"name": "blue", "hex": "#2040c0", "share": 0.75}],
+        "summary": "On-device description: 0 faces"}
     assert camera.describe_requests == [True]
 
 
@@ -131,14 +132,14 @@ async def test_bad_speak_queries_are_clear_errors(body: dict[str, object] | None
 
 
 async def test_skipped_speech_is_success_and_interrupted_speech_is_not() -> None:
-    skipped = SpeechResult(success=True, skipped=True, reason="no audio device: none found")
+    skipped = SpeakResult(success=True, skipped=True, reason="no audio device: none found")
     result = await SpeakResponder(FakeSpeaker(skipped)).respond(
         Query.create(from_="a", type="speak", body={"message": "hi"}))
     assert result.succeeded
     assert result.result is not None
     assert result.result.body == {"duration": 0.0, "interrupted": False, "skipped": True, "voice": "",
                                   "reason": "no audio device: none found"}
-    cut = SpeechResult(success=False, interrupted=True, duration_s=0.4, reason="interrupted")
+    cut = SpeakResult(success=False, interrupted=True, duration_s=0.4, reason="interrupted")
     result = await SpeakResponder(FakeSpeaker(cut)).respond(
         Query.create(from_="a", type="speak", body={"message": "hi"}))
     assert result.result is not None
