@@ -45,7 +45,7 @@ def model_on(host: HuggingFaceLikeHost, path: Path, *, sha256: str | None = "kno
 
 
 def content(path: Path) -> bytes:
-    return content(path)
+    return path.read_bytes()
 
 
 def size(path: Path) -> int:
