@@ -176,7 +176,6 @@ class Companion:
                              max_steps=max_steps, temperature=card.llm.temperature, max_tokens=TURN_MAX_TOKENS,
                              priority=priorities.TURN, tools_offered=self._tools_offered,
                              trust=trust or TrustPolicy(bus=bus, sources=self._alone))
-        self.last_guidance: Guidance | None = None  # the card's events' guidance of the last turn (for diagnosis)
         self.structured_stats = StructuredStats()
         self.line_rules = LineRules.from_samples({lang: localized(card.metadata.sample, lang) for lang in ("ja", "en")})
         self._vote_schema = vote_schema(card)
@@ -365,7 +364,6 @@ class Companion:
         else:
             guidance = await decide(self.model, context, self.card.events, language,
                                     prompt_texts(language).events, counter=self.structured_stats)
-        self.last_guidance = guidance
         # The language and length of a line are in the system prompt; only what this turn adds comes after the
         # message (nothing at all, most turns: a small model copies instructions written there into its line).
         notes = [*guidance.texts, *extra_notes]

@@ -246,7 +246,7 @@ def _possible_marker_start(text: str) -> int:
 
 
 class TextFilter(Protocol):
-    """What a streamed text passes through before it is shown (the worker's ``stream_filter``)."""
+    """What a streamed text passes through before it is shown (a turn's ``RunContext.stream_filter``)."""
 
     def feed(self, text: str) -> str: ...
 
