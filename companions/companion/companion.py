@@ -2,7 +2,7 @@
 
 Typical use (the conversation engine owns the turn order)::
 
-    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, memory_path=db)
+    cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, store=memory)
     await cast.start()                          # loads memories, every companion hears the "messages" topic
     akari = cast.companions["akari"]
     vote = await akari.vote(msg)                # conversation/ballot.py's Vote, as the model said it

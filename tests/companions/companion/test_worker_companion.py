@@ -17,6 +17,7 @@ from companions.llm.scripted import ScriptedModel, Step, asks_json, call, reply_
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import CompanionMetadata, Message
 from companions.wire.query_broker import QueryBroker
+from tests.companions.memory_doubles import MemoryStoreDouble
 from tests.companions.query_doubles import Voice
 
 
@@ -192,14 +193,14 @@ async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restar
     user_cards = tmp_path / "cards"
     user_cards.mkdir()
     (user_cards / "broken.yaml").write_text("metadata: {id: x, name: X}\nrole: r\nactions: [teleport]\n")
-    db = tmp_path / "madoi.sqlite3"
+    memory = MemoryStoreDouble()  # kept across the two casts: a restart that remembers
     models: dict[str, ScriptedModel] = {}
 
     def make_model(card: CompanionCard) -> ScriptedModel:
         return models.setdefault(card.id, ScriptedModel(card.id))
 
     cast = build_cast([sample_cards_dir(), user_cards], make_model, bus=bus, queries=broker, language="en",
-                      memory_path=db)
+                      store=memory)
     assert sorted(c.id for c in cast) == ["akari", "hina", "souta"]
     assert [(p.file.name, p.field) for p in cast.problems] == [("broken.yaml", "actions.0")]
     assert sorted(m.name for m in cast.roster()) == ["Akari", "Hina", "Souta"]
@@ -209,7 +210,7 @@ async def test_the_cast_loads_samples_and_user_cards_and_remembers_across_restar
     await bus.drain()
     await cast.stop()
 
-    again = build_cast([sample_cards_dir()], make_model, bus=bus, queries=broker, language="en", memory_path=db)
+    again = build_cast([sample_cards_dir()], make_model, bus=bus, queries=broker, language="en", store=memory)
     await again.start()
     hina, akari = again.companions["hina"], again.companions["akari"]
     assert [e.text for e in hina.memory.entries] == ["Good morning, everyone"]
