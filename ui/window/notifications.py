@@ -1,7 +1,12 @@
-"""Non-modal notifications: toasts stacked in the top-right corner of a window (under its menu bar, away from the
-message box and its Send button, which they covered in the bottom-right corner), each with a close button and
+"""Non-modal notifications: toasts stacked down the right-hand side of a window, each with a close button and
 perhaps one action ("Open the model settings…"), fading out after a few seconds; the last ones are kept in
 :attr:`NotificationArea.history`.
+
+Where they go: under the menu bar and under any tab bar or button at the top of the window's right-hand side (they
+covered the side panel's tabs), never over the message box and its Send button (they covered them in the
+bottom-right corner): the highest place where the whole stack covers no control (:func:`free_top`). Each toast is
+as tall as its words need at the area's width: a wrapped text measured by its height for that width, not by the
+one-line height its layout first asks for (then a toast overflowed onto the next one).
 
 :meth:`NotificationArea.report_error` is the callback for ``app.runtime.error_reporting``: every uncaught error becomes
 a toast (its traceback is already in the log file; the toast's tooltip shows the end of it).
@@ -15,15 +20,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from PySide6.QtCore import QEvent, QObject, QPropertyAnimation, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPropertyAnimation, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSpinBox,
+    QComboBox,
     QFrame,
     QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMainWindow,
+    QPlainTextEdit,
     QPushButton,
+    QTabBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -170,8 +181,9 @@ class NotificationArea(QWidget):
         self._layout.addWidget(toast)
         while len(self._toasts) > self.max_visible:
             self._toasts[0].dismiss()  # the oldest makes room; it stays in the history
-        self._relayout()
         self.show()
+        toast.show()  # now, not when Qt gets round to it: the stack's height counts visible toasts only
+        self._relayout()
         self.raise_()
         self.shown.emit(notification)
         return notification
@@ -196,14 +208,51 @@ class NotificationArea(QWidget):
         host = self.parentWidget()
         if host is None:
             return
-        self.adjustSize()
-        height = self.sizeHint().height() if self._toasts else 0
-        self.resize(WIDTH, height)
+        # A wrapped text's height depends on the width: the layout's sizeHint is a one-line guess.
+        layout = self._layout
+        height = (layout.totalHeightForWidth(WIDTH) if layout.hasHeightForWidth() else layout.totalSizeHint().height()
+                  ) if self._toasts else 0
         menu = host.menuWidget() if isinstance(host, QMainWindow) else None
-        top = (menu.geometry().bottom() + 1 if menu is not None and menu.isVisible() else 0) + MARGIN
-        self.move(max(0, host.width() - WIDTH - MARGIN), top)
+        below_menu = (menu.geometry().bottom() + 1 if menu is not None and menu.isVisible() else 0) + MARGIN
+        left = max(0, host.width() - WIDTH - MARGIN)
+        controls = [_in(widget, host) for widget in host.findChildren(QWidget)
+                    if _is_control(widget) and widget.isVisible() and not self.isAncestorOf(widget)]
+        top = free_top(QRect(left, below_menu, WIDTH, height), controls, host.height())
+        self.setGeometry(left, top, WIDTH, height)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.parentWidget() and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self._relayout()
         return super().eventFilter(watched, event)
+
+
+_CONTROLS: tuple[type[QWidget], ...] = (QTabBar, QAbstractButton, QLineEdit, QPlainTextEdit, QComboBox,
+                                        QAbstractSpinBox)
+
+
+def _is_control(widget: QWidget) -> bool:
+    """Whether a toast over ``widget`` would hide something the user clicks or types in (a tab, a button, a box);
+    read-only text (the transcript, the turn's votes) may be covered for the seconds a toast shows."""
+    if isinstance(widget, QPlainTextEdit):
+        return not widget.isReadOnly()
+    return isinstance(widget, _CONTROLS)
+
+
+def _in(widget: QWidget, host: QWidget) -> QRect:
+    return QRect(widget.mapTo(host, QPoint(0, 0)), widget.size())
+
+
+def free_top(stack: QRect, controls: list[QRect], bottom: int) -> int:
+    """The top for ``stack`` (its left, width and height fixed, its top the highest allowed) at which it covers none
+    of ``controls``: its own top, else just under one of them, the highest that fits above ``bottom``. When no
+    place is free (a small window, many toasts), under the controls at the top of the stack's column (the tab
+    bars), so the tabs stay reachable."""
+    column = [c for c in controls if c.left() <= stack.right() and c.right() >= stack.left()]
+    tops = sorted({stack.top(), *(c.bottom() + 1 + MARGIN for c in column if c.bottom() + 1 + MARGIN > stack.top())})
+    for top in tops:
+        placed = QRect(stack.left(), top, stack.width(), stack.height())
+        if placed.bottom() <= bottom and not any(placed.intersects(c) for c in column):
+            return top
+    covered = [c for c in column if c.intersects(QRect(stack.left(), stack.top(), stack.width(), 1))
+               or c.top() < stack.top() + MARGIN * 4]
+    return max([stack.top(), *(c.bottom() + 1 + MARGIN for c in covered)])
