@@ -1,6 +1,6 @@
 """Japanese words: MeCab (fugashi) with the IPAdic dictionary (the ``ipadic`` package), one tagger per thread.
 
-IPAdic's dictionary is 51 MB against unidic-lite's 249 MB; JSQuAD (bench/search_jsquad.py) fused R@1 0.9223 against 0.9221.
+IPAdic's dictionary is 51 MB against unidic-lite's 249 MB; JSQuAD fused R@1 0.9223 against 0.9221.
 Its words come out here in the names of UniDic's categories, which search and the classifier were written against:
 IPAdic's prefix 接頭詞 is UniDic's 接頭辞, its noun suffixes (名詞,接尾) are 接尾辞 (名詞的), its numbers (名詞,数) are
 数詞, and する/できる have UniDic's lemmas 為る/出来る. ``pron`` is the spoken form (今日は -> キョー ワ), ``kana`` the
