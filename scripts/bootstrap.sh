@@ -42,8 +42,11 @@ fi
 stamp=".venv/.madoi-$flavour-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   extra=""; [ "$flavour" = dev ] && extra="[dev]"
-  echo "madoi: installing Python packages into .venv (first run takes a few minutes)"
-  .venv/bin/python -m pip install -q -e ".$extra"
+  echo "madoi: installing Python packages into .venv (the first run takes several minutes)"
+  # llama-cpp-python (the embedded model runner) from the wheel built once on this machine for any x86-64 CPU:
+  # PyPI has only its source, and pip's own build would be -march=native (scripts/llama_wheel.py says why not).
+  llama_wheel="$(.venv/bin/python scripts/llama_wheel.py)"
+  .venv/bin/python -m pip install -q -e ".$extra" --find-links "$(dirname "$llama_wheel")"
   rm -f .venv/.madoi-"$flavour"-*
   touch "$stamp"
 fi
