@@ -1443,6 +1443,22 @@
         <translation>{intent}（{by}）</translation>
     </message>
     <message>
+        <source>A question about a specific piece of information</source>
+        <translation>特定の情報についての質問</translation>
+    </message>
+    <message>
+        <source>A question about the overall picture or trends</source>
+        <translation>全体的な概要や傾向についての質問</translation>
+    </message>
+    <message>
+        <source>A question about how entities relate or compare</source>
+        <translation>エンティティ間の関係についての質問</translation>
+    </message>
+    <message>
+        <source>A composite question about overall trends and the relations behind them</source>
+        <translation>全体の傾向と特定のエンティティ間の関係の両方に関わる複合的な質問</translation>
+    </message>
+    <message>
         <source>—</source>
         <translation>—</translation>
     </message>
@@ -2523,6 +2539,10 @@
         <translation>終了: {reason}</translation>
     </message>
     <message>
+        <source>no vote came from the language model</source>
+        <translation>言語モデルから投票が届きませんでした</translation>
+    </message>
+    <message>
         <source>{who} said goodbye</source>
         <translation>{who} が会話を締めくくりました</translation>
     </message>
@@ -2551,6 +2571,14 @@
     <message>
         <source>something went wrong ({detail})</source>
         <translation>問題が起きました（{detail}）</translation>
+    </message>
+    <message>
+        <source>those who wanted to speak could not say anything (the language model gave no answer)</source>
+        <translation>話したい人がいましたが、誰も話せませんでした（言語モデルから答えがありません）</translation>
+    </message>
+    <message>
+        <source>something went wrong inside Madoi (the log file says what)</source>
+        <translation>円居の中で問題が起きました（詳しくはログファイルに）</translation>
     </message>
     <message>
         <source>Earlier turns</source>

@@ -58,6 +58,13 @@ TEXTS: Final = Texts("search", {
     "classified_by.llm": QT_TRANSLATE_NOOP("search", "classified by the language model"),
     "classified_by.fallback": QT_TRANSLATE_NOOP("search", "classified by rules (the language model failed: {reason})"),
     "intent": QT_TRANSLATE_NOOP("search", "{intent} ({by})"),
+    # what the rules read a question as (companions/search/classify/query_classifier.py), in the window's language
+    # whatever the question's
+    "intent.local": QT_TRANSLATE_NOOP("search", "A question about a specific piece of information"),
+    "intent.global": QT_TRANSLATE_NOOP("search", "A question about the overall picture or trends"),
+    "intent.relationship": QT_TRANSLATE_NOOP("search", "A question about how entities relate or compare"),
+    "intent.hybrid": QT_TRANSLATE_NOOP(
+        "search", "A composite question about overall trends and the relations behind them"),
     "none": QT_TRANSLATE_NOOP("search", "—"),
     "list_sep": QT_TRANSLATE_NOOP("search", ", "),
     "quoted": QT_TRANSLATE_NOOP("search", "“{text}”"),

@@ -77,10 +77,13 @@ def classification_texts(cls: QueryClassification, response: SearchResponse | No
         by = search_text("classified_by.fallback", language, reason=cls.fallback_reason)
     else:
         by = search_text(f"classified_by.{cls.source}", language)
+    # The rules' intent is one stock sentence per type, in the question's language: the window says it in its own.
+    # A model's intent is its own words.
+    intent = search_text(f"intent.{cls.type}", language) if cls.source == "rules" else cls.intent
     return {"type": search_text(f"type.{cls.type}", language), "confidence": f"{cls.confidence:.0%}",
             "entities": sep.join(cls.extracted_entities) or none, "keywords": sep.join(cls.keywords) or none,
             "weights": weights_text(weights, language),
-            "intent": search_text("intent", language, intent=cls.intent, by=by) if cls.intent else by}
+            "intent": search_text("intent", language, intent=intent, by=by) if intent else by}
 
 
 def weights_text(weights: SearchWeights, language: str) -> str:

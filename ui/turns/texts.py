@@ -86,6 +86,7 @@ TEXTS: Final = Texts("turns", {
     "problem.settled_elsewhere": QT_TRANSLATE_NOOP("turns", "not needed: the turn was decided"),
     "problem.cancelled": QT_TRANSLATE_NOOP("turns", "the vote was called off"),
     "problem.unreadable": QT_TRANSLATE_NOOP("turns", "the answer was not a vote"),
+    "reason.no-usable-vote": QT_TRANSLATE_NOOP("turns", "no vote came from the language model"),
     "ended": QT_TRANSLATE_NOOP("turns", "Ended: {reason}"),
     "end.closed": QT_TRANSLATE_NOOP("turns", "{who} said goodbye"),
     "end.no-speaker": QT_TRANSLATE_NOOP("turns", "nobody wanted to speak"),
@@ -94,6 +95,9 @@ TEXTS: Final = Texts("turns", {
     "end.interrupted": QT_TRANSLATE_NOOP("turns", "you cut in; the companions are waiting for you"),
     "end.no-addressee": QT_TRANSLATE_NOOP("turns", "the message was addressed to no companion"),
     "end.failed": QT_TRANSLATE_NOOP("turns", "something went wrong ({detail})"),
+    "end.failed.no-candidate": QT_TRANSLATE_NOOP(
+        "turns", "those who wanted to speak could not say anything (the language model gave no answer)"),
+    "end.failed.internal": QT_TRANSLATE_NOOP("turns", "something went wrong inside Madoi (the log file says what)"),
     "history.title": QT_TRANSLATE_NOOP("turns", "Earlier turns"),
     "history.spoke": QT_TRANSLATE_NOOP("turns", "{n}. {who} — {why}"),
     "history.silent": QT_TRANSLATE_NOOP("turns", "{n}. nobody spoke — {why}"),

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, assert_never
 
+from companions.companion.companion import NO_USABLE_VOTE
 from companions.conversation.readmodel import ConversationView, TurnView, VoteView
 from ui.turns.texts import turns_text
 
@@ -22,6 +23,12 @@ _PROBLEMS: Final = (
     (re.compile(r"not a Vote: .*"), "problem.unreadable"),
 )
 _DECIMALS: Final = re.compile(r"\d+\.\d+")
+# Why a conversation failed, as conversation control says it (companions/conversation/manager.py), and its text here:
+# a detail said in English inside a Japanese sentence read as a leftover of the translation.
+_FAILURES: Final = (
+    (re.compile(r"no candidate could say anything"), "end.failed.no-candidate"),
+    (re.compile(r"internal error: .*", re.DOTALL), "end.failed.internal"),
+)
 
 
 class TurnsWording:
@@ -77,8 +84,12 @@ class TurnsWording:
             str(importance) if importance is not None else "",
             self.text("selected.yes") if vote.selected else "",
             self.text(f"closing.{vote.closing}") if answered else "",
-            vote.reason or self.problem(vote.error),
+            self.reason(vote.reason) or self.problem(vote.error),
         ], importance
+
+    def reason(self, reason: str) -> str:
+        """A vote's reason: the companion's own words, or the stand-in vote's (no model answered) in words."""
+        return self.text("reason.no-usable-vote") if reason == NO_USABLE_VOTE.reason else reason
 
     def problem(self, error: str) -> str:
         """Why a vote is missing, in words and with whole seconds ("no vote within 12 s", not 11.9293 s)."""
@@ -108,6 +119,14 @@ class TurnsWording:
         key = "history.spoke" if turn.speaker is not None else "history.silent"
         return self.text(key, n=turn.number, who=self.name(turn.speaker), why=why)
 
+    def failure(self, detail: str) -> str:
+        """Why the conversation failed, in the window's language when conversation control's detail is a known one
+        (else the detail as it is, in "something went wrong (...)")."""
+        for pattern, key in _FAILURES:
+            if pattern.fullmatch(detail.strip()):
+                return self.text(key)
+        return self.text("end.failed", detail=detail)
+
     def ended(self, view: ConversationView) -> str:
         """Why the conversation ended ("" while it has not)."""
         reason = view.ended_reason
@@ -117,7 +136,7 @@ class TurnsWording:
             case "turn-cap":
                 return self.text("end.turn-cap", n=view.turns_taken)
             case "failed":
-                return self.text("end.failed", detail=view.ended_detail)
+                return self.failure(view.ended_detail)
             case "no-speaker" | "stopped" | "interrupted" | "no-addressee":
                 return self.text(f"end.{reason}")
             case None:
