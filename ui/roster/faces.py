@@ -41,6 +41,10 @@ class CompanionFaces:
         self.revision += 1
         return True
 
+    def companions(self) -> list[str]:
+        """The ids of the cast (every companion with a card)."""
+        return list(self._faces)
+
     def colour(self, companion_id: str) -> QColor | None:
         face = self._faces.get(companion_id)
         return QColor(face.colour) if face is not None and face.colour else None
