@@ -8,6 +8,7 @@ reset only when conversations came, went or changed their order.
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Final
 
 from PySide6.QtCore import QAbstractListModel, QDate, QLocale, QModelIndex, QPersistentModelIndex, Qt
@@ -18,6 +19,22 @@ from ui.chat.texts import chat_text
 from ui.window.i18n import window_language
 
 ID_ROLE: Final = int(Qt.ItemDataRole.UserRole)  # a row's conversation id
+STORED_TITLE: Final = 40  # the store keeps the first 40 characters of the first message as the title
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def shown_title(title: str, cut_at: int = STORED_TITLE) -> str:
+    """A title as the list shows it: whole when it is shorter than the store's cut, else ended with "…" at a word
+    boundary ("… tonight…", never "… tonight. Wan"), or at a character boundary in Japanese (no spaces between
+    words there)."""
+    title = " ".join(title.split())
+    if len(title) < cut_at:
+        return title
+    head = title[:cut_at]
+    space = head.rfind(" ")
+    if not _CJK.search(head[-1]) and space >= cut_at // 2:
+        head = head[:space]  # the cut word goes: it was cut mid-word, or is the last of a longer text
+    return head.rstrip(" ,.;:!?、。") + "…"
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -49,7 +66,7 @@ class ConversationsModel(QAbstractListModel):
         return None
 
     def label(self, info: ConversationInfo, now: datetime.datetime | None = None) -> str:
-        title = " ".join(info.title.split()) or chat_text("untitled")
+        title = shown_title(info.title) or chat_text("untitled")
         when = self.when(datetime.datetime.fromtimestamp(info.updated_at), now or datetime.datetime.now())
         return f"{title}\n{chat_text('summary', n=info.message_count, when=when)}"
 
