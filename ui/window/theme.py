@@ -101,9 +101,15 @@ class ThemeManager(QObject):
         app.styleHints().colorSchemeChanged.connect(self._platform_changed)
 
     def apply(self, choice: ThemeChoice) -> Scheme:
+        """Applies ``choice``; one already in force is left as it is: a style sheet set on the application polishes
+        every widget again, which held the window for 1.2-1.7 s at every Save on a busy machine (the settings
+        dialog stayed black meanwhile)."""
+        scheme = resolve_scheme(choice, self._app, self._system_palette)
+        if self._active and choice == self.choice and scheme == self.scheme:
+            return scheme
         self.choice = choice
         self._active = True
-        self.scheme = resolve_scheme(choice, self._app, self._system_palette)
+        self.scheme = scheme
         self._app.setFont(ui_font())
         if self._system_palette is None:
             self._system_palette = QPalette(self._app.palette())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QFontDatabase, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
@@ -72,3 +72,35 @@ def test_japanese_text_renders_with_real_glyphs_not_tofu(app: QApplication) -> N
         images.append(bytes(image.constBits()))
     assert len(set(images)) == 3
     assert all(min(img) < 128 for img in images)  # something dark was drawn
+
+
+class _StyleChanges(QObject):
+    """Counts the style changes a widget is told of (each one re-polishes it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.StyleChange:
+            self.count += 1
+        return False
+
+
+def test_saving_the_theme_in_force_leaves_every_widget_alone(app: QApplication, qtbot: QtBot) -> None:
+    """Every Save applies the settings' theme; the one in force is not put on the application again (it polished
+    every widget anew: the window held for over a second and the settings dialog stayed black meanwhile)."""
+    label = QLabel("円居")
+    qtbot.addWidget(label)
+    label.show()
+    apply_theme(app, "light")
+    app.processEvents()
+    changes = _StyleChanges()
+    label.installEventFilter(changes)
+    apply_theme(app, "light")
+    app.processEvents()
+    assert changes.count == 0
+    apply_theme(app, "dark")
+    app.processEvents()
+    assert changes.count > 0
+    assert app.styleSheet() == style_sheet("dark")
