@@ -26,12 +26,14 @@ import asyncio
 import logging
 import random
 import re
+import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from companions.llm.capabilities import EndpointCapabilities, StructuredMode, endpoint_capabilities, estimate_tokens
+from companions.llm.health import model_health
 from companions.llm.known_servers import known_facts
 from companions.llm.negotiation import apply_mode, is_refusal, structured_completion
 from companions.llm.server_probe import ServerIdentity, probe_server
@@ -41,6 +43,7 @@ from companions.llm.types import (
     ChatMessage,
     ChatRequest,
     Completion,
+    ConnectionCause,
     ImagePart,
     LLMError,
     StreamEvent,
@@ -172,6 +175,7 @@ class OpenAIChatModel:
             try:
                 started = time.perf_counter()
                 stream = await self._client.chat.completions.create(**params)
+                model_health.answered(self._base_url)  # it answers (whatever the answer says)
                 if mode is not None:
                     caps.confirm_mode(mode)
                 assembler = StreamAssembler()
@@ -201,6 +205,8 @@ class OpenAIChatModel:
                 return
             except openai.OpenAIError as exc:
                 error = self._llm_error(exc)
+                if error.model_down:
+                    model_health.failed(error)  # said at once: the retries below take seconds
                 detail = _server_message(exc) if isinstance(exc, openai.APIStatusError) else ""
                 if detail and self._drop_refused_parameter(detail):
                     continue  # a parameter this endpoint refuses, learned for good: again at once without it
@@ -216,6 +222,7 @@ class OpenAIChatModel:
                         mode = next_mode  # a capability fact, not a failure: the next mode at once
                         continue
                 if not error.retryable or streamed_anything or attempt >= self._retry.max_retries:
+                    model_health.failed(error)
                     raise error from None
                 delay = self._retry.delay(attempt, _retry_after(exc))
                 attempt += 1
@@ -223,9 +230,10 @@ class OpenAIChatModel:
                 await asyncio.sleep(delay)
             except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a buggy or non-OpenAI server
                 detail = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
-                raise LLMError(
-                    f"{self._base_url} answered with something that is not a chat stream ({detail})"
-                ) from None
+                error = LLMError(f"{self._base_url} answered with something that is not a chat stream ({detail})",
+                                 endpoint=self._base_url)
+                model_health.failed(error)
+                raise error from None
 
     def _drop_refused_parameter(self, detail: str) -> bool:
         """Learns from an error that names a parameter the endpoint does not take; True if there was one."""
@@ -327,15 +335,27 @@ class OpenAIChatModel:
 
         where = self._base_url
         if isinstance(exc, openai.APITimeoutError):
-            return LLMError(f"{where}: the model {self._model!r} timed out", retryable=True)
+            if connection_cause(exc) == "connect-timeout":
+                return LLMError(f"cannot reach {where}: no connection within the connect timeout; is the server "
+                                "running and the base URL right?", retryable=True, kind="unreachable",
+                                cause="connect-timeout", endpoint=where)
+            return LLMError(f"{where}: the model {self._model!r} timed out", retryable=True, kind="timed-out",
+                            endpoint=where)
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc
+            why = connection_cause(exc)
+            if why == "connection-lost":
+                text = f"{where} went away in the middle of a request ({type(cause).__name__}: {cause}); did the " \
+                       "server stop or crash?"
+            else:
+                text = f"cannot reach {where} ({type(cause).__name__}: {cause}); is the server running and the " \
+                       "base URL right?"
             return LLMError(
-                self._scrub(
-                    f"cannot reach {where} ({type(cause).__name__}: {cause}); is the server running and the "
-                    "base URL right?"
-                ),
+                self._scrub(text),
                 retryable=True,
+                kind="crashed" if why == "connection-lost" else "unreachable",
+                cause=why,
+                endpoint=where,
             )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -353,8 +373,32 @@ class OpenAIChatModel:
                 text = f"{where}: server error (HTTP {status}: {detail})"
             else:
                 text = f"{where} refused the request for model {self._model!r} (HTTP {status}: {detail})"
-            return LLMError(text, retryable=status == 429 or status >= 500 or status == 408, status=status)
-        return LLMError(self._scrub(f"{where}: {type(exc).__name__}: {exc}"))
+            return LLMError(text, retryable=status == 429 or status >= 500 or status == 408, status=status,
+                            kind="crashed" if status >= 500 else "refused", endpoint=where)
+        return LLMError(self._scrub(f"{where}: {type(exc).__name__}: {exc}"), endpoint=where)
+
+
+def connection_cause(exc: BaseException) -> ConnectionCause:
+    """Why a connection failed, from the chain of causes of ``exc`` (the client's error wraps its HTTP library's,
+    which wraps the socket's): refused, an unknown host, no connection in time, or lost in the middle of a request.
+    The HTTP library's errors are known by their class names (the client may bring its own copy of httpx)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names = {cls.__name__ for cls in type(current).__mro__}
+        text = str(current).lower()
+        if isinstance(current, ConnectionRefusedError) or "connection refused" in text:
+            return "connection-refused"
+        if isinstance(current, socket.gaierror) or "name or service not known" in text \
+                or "nodename nor servname" in text:
+            return "unknown-host"
+        if "ConnectTimeout" in names:
+            return "connect-timeout"
+        if isinstance(current, ConnectionResetError) or names & {"RemoteProtocolError", "ReadError"}:
+            return "connection-lost"
+        current = current.__cause__ or current.__context__
+    return ""
 
 
 def _server_message(exc: Any) -> str:

@@ -134,13 +134,37 @@ class Completion(_Value):
 StreamEvent: TypeAlias = TextDelta | ToolCallDelta | Completion
 
 
-class LLMError(Exception):
-    """A model call failed. ``retryable`` says whether trying again later may help (429, 5xx, timeouts)."""
+LLMErrorKind: TypeAlias = Literal["unreachable", "crashed", "timed-out", "refused", "other"]
+"""What went wrong with a model call, for the person: the server could not be reached (connection refused, an
+unknown host, no connection within the connect timeout); it went away or failed in the middle of a request (the
+connection dropped, HTTP 5xx); it gave no answer in time; it refused the request (HTTP 4xx: the key, the model
+name, a limit); or something else (an answer that is not a chat stream, a model that could not be set up)."""
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+MODEL_DOWN_KINDS: frozenset[LLMErrorKind] = frozenset({"unreachable", "crashed", "timed-out"})
+"""The kinds that say the model is not answering at all: no request can succeed until it is back."""
+
+ConnectionCause: TypeAlias = Literal["connection-refused", "unknown-host", "connect-timeout", "connection-lost", ""]
+"""Why a server could not be reached or went away, when that is known ("" otherwise)."""
+
+
+class LLMError(Exception):
+    """A model call failed. ``retryable`` says whether trying again later may help (429, 5xx, timeouts); ``kind``
+    what went wrong in the person's terms (:data:`LLMErrorKind`), ``cause`` why a connection failed, and ``endpoint``
+    the base URL of the server asked, when a backend knows them."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None,
+                 kind: LLMErrorKind = "other", cause: ConnectionCause = "", endpoint: str | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.kind: LLMErrorKind = kind
+        self.cause: ConnectionCause = cause
+        self.endpoint = endpoint
+
+    @property
+    def model_down(self) -> bool:
+        """Whether the model is not answering at all (unreachable, crashed, timed out)."""
+        return self.kind in MODEL_DOWN_KINDS
 
 
 class ChatModel(Protocol):
