@@ -16,9 +16,12 @@ from typing import Final, Literal, TypeAlias
 
 from companions.wire.protocol import CLOSING_ORDER, Closing
 
-EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "failed"]
+# "model-failed": the language model did not answer (unreachable, gone, too slow, refusing); "failed": anything
+# else went wrong. "stopped" and "interrupted" are the user's own doing, never a problem.
+EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee",
+                               "model-failed", "failed"]
 END_REASONS: Final[tuple[EndReason, ...]] = (
-    "closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "failed",
+    "closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "model-failed", "failed",
 )
 
 

@@ -17,7 +17,7 @@ import asyncio
 import collections
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from companions.common.tasks import TaskSet
@@ -36,6 +36,7 @@ from companions.conversation.readmodel import ConversationChanged, ConversationV
 from companions.conversation.selection import Selection, select_speaker, settled_by
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
+from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health, publish_model_health
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 
@@ -50,8 +51,11 @@ class ConversationManager:
     name = "conversation"
 
     def __init__(self, bus: Bus, *, user_id: str = "user", config: ConversationConfig | None = None,
-                 participants: Iterable[Participant] = ()) -> None:
+                 participants: Iterable[Participant] = (), health: ModelHealth = model_health) -> None:
         self.bus = bus
+        self._health = health
+        self._health_links: list[Callable[[], None]] = []
+        self._trouble: ModelTrouble | None = None  # the latest trouble of a model since the turn began
         self.user_id = user_id
         self.config = config or ConversationConfig()
         self.control = ControlState()
@@ -101,11 +105,16 @@ class ConversationManager:
                                    overflow="drop_newest"),
             ]
             self._warmer.schedule(self._warm_up)
+        if not self._health_links:  # the window hears on the bus of a model that stopped answering, and of its return
+            self._health_links = [publish_model_health(self.bus, self._health), self._health.subscribe(self._heard)]
 
     async def stop(self) -> None:
         for subscription in self._subscriptions:
             subscription.close()
         self._subscriptions = []
+        for unlink in self._health_links:
+            unlink()
+        self._health_links = []
         await self._halt()
         await self._tasks.aclose()
         await self._calls.tasks.aclose()
@@ -235,6 +244,7 @@ class ConversationManager:
 
     async def _run_turn(self, trigger: Message, origin: str) -> Message | None:
         self._turn_number += 1
+        self._trouble = None
         turn_id = trigger.params.id
         present = self.present
         eligible = present - self.control.muted
@@ -289,9 +299,22 @@ class ConversationManager:
                     await early.cancel()
         if not selection.ranking:
             await self._finish(turn, "no-speaker", "nobody wanted to speak")
+        elif (trouble := self._model_trouble()) is not None:
+            await self._finish(turn, "model-failed", trouble.detail)
         else:
             await self._finish(turn, "failed", "no candidate could say anything")
         return None
+
+    def _heard(self, event: HealthEvent) -> None:
+        if isinstance(event, ModelTrouble):
+            self._trouble = event
+
+    def _model_trouble(self) -> ModelTrouble | None:
+        """Why no candidate could answer, when a model is to blame: a trouble heard during this turn, else a model
+        known to be down since before it (its trouble was said then, once)."""
+        if self._trouble is not None:
+            return self._trouble
+        return next((t for t in self._health.troubles if t.down), None)
 
     def _direct(self, trigger: Message, voters: list[str]) -> Selection | None:
         """A turn without a vote round (see direct.py), or ``None`` when the companions vote."""

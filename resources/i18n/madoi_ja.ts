@@ -2608,6 +2608,10 @@
         <source>Cut in: the speech and the thinking in progress stop, and the companions wait for you</source>
         <translation>割り込み: 今の発話と考え中の発言を止め、コンパニオンはあなたの発言を待ちます</translation>
     </message>
+    <message>
+        <source>the language model did not answer (the chat says why)</source>
+        <translation>言語モデルが応答しませんでした（理由はチャットに表示されています）</translation>
+    </message>
 </context>
 <context>
     <name>turns.phase</name>

@@ -94,6 +94,7 @@ TEXTS: Final = Texts("turns", {
     "end.stopped": QT_TRANSLATE_NOOP("turns", "stopped by you"),
     "end.interrupted": QT_TRANSLATE_NOOP("turns", "you cut in; the companions are waiting for you"),
     "end.no-addressee": QT_TRANSLATE_NOOP("turns", "the message was addressed to no companion"),
+    "end.model-failed": QT_TRANSLATE_NOOP("turns", "the language model did not answer (the chat says why)"),
     "end.failed": QT_TRANSLATE_NOOP("turns", "something went wrong ({detail})"),
     "end.failed.no-candidate": QT_TRANSLATE_NOOP(
         "turns", "those who wanted to speak could not say anything (the language model gave no answer)"),

@@ -137,7 +137,7 @@ class TurnsWording:
                 return self.text("end.turn-cap", n=view.turns_taken)
             case "failed":
                 return self.failure(view.ended_detail)
-            case "no-speaker" | "stopped" | "interrupted" | "no-addressee":
+            case "no-speaker" | "stopped" | "interrupted" | "no-addressee" | "model-failed":
                 return self.text(f"end.{reason}")
             case None:
                 return ""
