@@ -3,18 +3,21 @@
 Conversation control decides who speaks and publishes the message itself; the companion votes, composes what to
 say (its ``speak`` tool plans instead of speaking) and then voices the published message. The adapter also
 describes the companion to the manager (its names, persona, and its model endpoint's pace), so that a named
-companion can answer without a vote round and the vote deadline can follow the endpoint's measured speed.
+companion can answer without a vote round and the vote deadline can follow the endpoint's measured speed. Where a
+round's companions share a model endpoint with fewer slots than them, one request decides their votes together
+(joint_vote.py).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import ClassVar, Final
 
 from companions.cards.card import localized
 from companions.companion.companion import VOTE_MAX_TOKENS, Companion
 from companions.companion.composing import FillerLine
 from companions.companion.filler import filler_metadata
+from companions.companion.joint_vote import join, joint_voter_s
 from companions.companion.lines import detect_language
 from companions.companion.speech_stream import SentenceChunker
 from companions.companion.worker import TextStreamed
@@ -50,6 +53,7 @@ class CompanionParticipant(Participant):
     of its line while the rest is generated (early speech)."""
 
     speaks_early = True
+    joins_ballots: ClassVar[bool] = True  # votes through joint ballots where they pay (joint_vote.py)
 
     def __init__(self, companion: Companion) -> None:
         self.companion = companion
@@ -69,7 +73,8 @@ class CompanionParticipant(Participant):
         if capabilities is None:
             return None
         prompt = sum(estimate_tokens(m.text) for m in self.companion.context()) + VOTE_INSTRUCTION_TOKENS
-        return Pace(capabilities.base_url, capabilities.slots, capabilities.estimate_s(prompt, VOTE_MAX_TOKENS))
+        return Pace(capabilities.base_url, capabilities.slots, capabilities.estimate_s(prompt, VOTE_MAX_TOKENS),
+                    joint=self.joins_ballots, joint_voter_s=joint_voter_s(self.companion.model))
 
     async def warm(self) -> None:
         """Has the companion's model server evaluate its prompt prefix (system prompt and memory: what its next
@@ -92,8 +97,19 @@ class CompanionParticipant(Participant):
             await self.companion.hear(message)
 
     async def vote(self, turn: TurnContext) -> Vote:
-        await self._catch_up(turn)
-        return counted(await self.companion.vote(turn.message, closing_hint=turn.closing_hint), turn)
+        """The companion's vote: from the joint request of its round's companions on its endpoint, or (alone there,
+        or with a slot each) from its own request. It joins the joint ballot before awaiting anything."""
+        seat = join(self.companion, turn) if self.joins_ballots else None
+        try:
+            await self._catch_up(turn)
+        except BaseException:
+            if seat is not None:
+                seat.leave()
+            raise
+        vote = await seat.vote() if seat is not None else None
+        if vote is None:
+            vote = await self.companion.vote(turn.message, closing_hint=turn.closing_hint)
+        return counted(vote, turn)
 
     async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
         self._line_id, self._part = f"{turn.message.params.id}:{self.id}", -1

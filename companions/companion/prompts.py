@@ -20,6 +20,7 @@ class PromptTexts:
     events: str
     vote: str
     closing: dict[str, str]
+    joint_vote: dict[str, str]  # "members", "ballot", "named": one request's votes of several companions
 
 
 def prompts_dir() -> Path:
@@ -39,6 +40,7 @@ def prompt_texts(language: str) -> PromptTexts:
         events=data["events"].strip(),
         vote=data["vote"].strip(),
         closing={str(k): str(v) for k, v in data["closing"].items()},
+        joint_vote={str(k): str(v).strip() for k, v in data["joint_vote"].items()},
     )
 
 
@@ -87,3 +89,17 @@ def vote_prompt(language: str, closing_hint: str) -> str:
 def closing_prompt(language: str, closing: str) -> str:
     """What to keep in mind when speaking at closing stage ``closing`` (empty for "none")."""
     return prompt_texts(language).closing.get(closing, "")
+
+
+def joint_vote_members_prompt(language: str, members: Sequence[str]) -> str:
+    """The beginning of a joint vote's prompt (companions/companion/joint_vote.py): the companions present, one line
+    each (``members``)."""
+    return prompt_texts(language).joint_vote["members"].format_map({"members": "\n".join(members)})
+
+
+def joint_vote_prompt(language: str, voters: Sequence[str], named: Sequence[str], closing_hint: str) -> str:
+    """The instruction of a joint vote, after the conversation: who votes (ids), who was named or asked directly,
+    and the closing stage the framework pushes toward."""
+    texts = prompt_texts(language).joint_vote
+    said = "\n" + texts["named"].format_map({"names": ", ".join(named)}) if named else ""
+    return texts["ballot"].format_map({"voters": ", ".join(voters), "named": said, "closing_hint": closing_hint})

@@ -5,8 +5,11 @@ A vote round must not stall a turn, and it must not cut off a companion whose mo
 - **This app's companions** (and bridge guests and test doubles: every participant whose vote this node judges)
   share one deadline: the configured ``vote_deadline_s``, or longer when their model endpoints are measured (or
   known) to need longer: one vote's estimated time, times how many votes queue on the same endpoint (the rounds of
-  its slots), with a margin of 1.5x plus a second, never above :data:`MAX_DEADLINE_S`. An endpoint that runs one
-  request at a time and was not measured yet counts :data:`UNMEASURED_SERIAL_VOTE_S` a vote.
+  its slots), with a margin of 1.5x plus a second, never above :data:`MAX_DEADLINE_S`. Where one request decides
+  the votes of an endpoint's voters (a joint ballot: more voters there than slots, companions/companion/joint_vote.py)
+  nothing queues: that one request, lengthened by each further voter's entry. An endpoint that runs one request at a
+  time and was not measured yet counts :data:`UNMEASURED_SERIAL_VOTE_S` a vote (and
+  :data:`UNMEASURED_JOINT_VOTER_S` a further voter's entry in a joint ballot).
 - **A companion elsewhere** (companions/network) is judged by its own node, which publishes exactly one State per
   turn (vote_round.py): it is awaited until that State comes, or its peer leaves, bounded by ``remote_vote_wait_s``
   (the longest deadline any node may set, plus delivery) for a node that never votes at all.
@@ -26,24 +29,42 @@ from companions.conversation.participant import Description, Pace
 
 MAX_DEADLINE_S: Final = 90.0
 UNMEASURED_SERIAL_VOTE_S: Final = 8.0  # one cold vote on a slow local server, before anything was measured
+UNMEASURED_JOINT_VOTER_S: Final = 2.0  # one more voter's entry in a joint ballot there (~60 tokens at ~30/s)
 
 
-def _queued(paces: Sequence[Pace]) -> dict[str, tuple[int, Pace]]:
-    """Per endpoint: how many votes queue there (rounds of its slots) and its pace."""
+def _groups(paces: Sequence[Pace]) -> list[list[Pace]]:
+    """The voters' paces per endpoint (the voters whose requests queue there together)."""
     groups: dict[str, list[Pace]] = collections.defaultdict(list)
     for pace in paces:
         groups[pace.endpoint].append(pace)
-    return {endpoint: (math.ceil(len(group) / group[0].slots) if group[0].slots else 1, group[0])
-            for endpoint, group in groups.items()}
+    return list(groups.values())
+
+
+def joint(group: Sequence[Pace]) -> bool:
+    """Whether one request decides the votes of ``group`` (the voters of one endpoint): they take part in joint
+    ballots and are more than the endpoint's slots."""
+    first = group[0]
+    return first.joint and len(group) > 1 and first.slots is not None and first.slots < len(group)
+
+
+def _endpoint_s(group: Sequence[Pace], vote_s: float, voter_s: float) -> float:
+    """How long the votes of one endpoint's voters take, one vote taking ``vote_s``: a joint ballot is one request
+    that each voter beyond the first lengthens by ``voter_s``; otherwise the votes run in rounds of its slots."""
+    if joint(group):
+        return vote_s + (len(group) - 1) * voter_s
+    slots = group[0].slots
+    return (math.ceil(len(group) / slots) if slots else 1) * vote_s
 
 
 def vote_round_s(paces: Sequence[Pace]) -> float | None:
     """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known)."""
     longest = 0.0
-    for rounds, pace in _queued(paces).values():
+    for group in _groups(paces):
+        pace = group[0]
         if pace.vote_s is None:
             return None
-        longest = max(longest, rounds * pace.vote_s)
+        voter_s = pace.joint_voter_s if pace.joint_voter_s is not None else UNMEASURED_JOINT_VOTER_S
+        longest = max(longest, _endpoint_s(group, pace.vote_s, voter_s))
     return longest
 
 
@@ -60,8 +81,8 @@ def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
     if estimate is None:
         if not serial(paces):
             return base_s
-        rounds = max(r for r, _ in _queued(paces).values())
-        estimate = rounds * UNMEASURED_SERIAL_VOTE_S
+        estimate = max(_endpoint_s(group, UNMEASURED_SERIAL_VOTE_S, UNMEASURED_JOINT_VOTER_S)
+                       for group in _groups(paces))
     return min(MAX_DEADLINE_S, max(base_s, 1.5 * estimate + 1.0))
 
 

@@ -1,8 +1,10 @@
 """Turns that need no vote round, and how long a vote round may take on the participants' model servers.
 
-A vote round costs one model request per voter before anyone says a word. Measured on a one-request-at-a-time
-local server (llama-cpp-python, a 0.5B model on two cores), the votes were 77% of a turn and the first line came
-10-14 s after the user's message. So the manager skips the round where its outcome is known or not worth the wait:
+A vote round costs one model request per voter before anyone says a word (one per endpoint where the voters share
+a server with fewer slots than them: a joint ballot, companions/companion/joint_vote.py). Measured on a
+one-request-at-a-time local server (llama-cpp-python, a 0.5B model on two cores), the votes were 77% of a turn and
+the first line came 10-14 s after the user's message. So the manager skips the round where its outcome is known or
+not worth the wait:
 
 - **Named**: a user's message whose ``to`` names exactly one companion, or whose text (sent to everyone) names
   exactly one present companion ("Akari, what is your favourite star?"), is answered by that companion at once.

@@ -19,6 +19,17 @@ from companions.conversation.ballot import Vote
 from companions.wire.protocol import Closing, Emotion, Message
 
 
+@dataclass(frozen=True, eq=False)
+class Ballots:
+    """The ballots of one vote round: vote_round.py starts them all at once (in one pass of the event loop) and gives
+    every voter's :class:`TurnContext` this same object, so that participants whose votes one model endpoint decides
+    can gather them into one request (companions/companion/joint_vote.py). One round, one object: compared by
+    identity."""
+
+    turn_id: str
+    voters: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """What a participant is told when a turn opens.
@@ -35,6 +46,8 @@ class TurnContext:
         origin: who the turn answers in the end: the ``from`` of the latest message of its chain that did not come
             from this app's own companions (the user in the window, or someone outside; companions/trust/policy.py).
             ``None``: not known (the message's own ``from`` is taken).
+        ballots: the vote round this vote belongs to (set by vote_round.py; ``None`` outside a round: the
+            participant votes on its own).
     """
 
     turn_id: str
@@ -45,6 +58,7 @@ class TurnContext:
     addressed_directly: bool = False
     closing_hint: Closing = "none"
     origin: str | None = None
+    ballots: Ballots | None = None
     # While composing, the participant may offer each finished sentence of its line here: it is said at once
     # (once the floor is clear) while the rest is generated. Set by the manager for a participant that can
     # ``speak_part``; ``None`` otherwise.
@@ -80,11 +94,17 @@ class ParticipantRoster(Protocol):
 @dataclass(frozen=True)
 class Pace:
     """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many
-    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured)."""
+    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured).
+
+    ``joint``: where more of a round's voters share the endpoint than it has slots, their votes are decided by one
+    request (a joint ballot: companions/companion/joint_vote.py), which each voter beyond the first lengthens by
+    ``joint_voter_s`` (its entry; ``None``: not measured)."""
 
     endpoint: str
     slots: int | None = None
     vote_s: float | None = None
+    joint: bool = False
+    joint_voter_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """One turn's vote round: every addressed companion votes at once, by its deadline, and the rule that lets every node
 of a network decide the same turn from the same facts.
 
-Votes run concurrently; each arrives through ``on_vote`` as soon as it is in. The round ends when every vote is in
+Votes run concurrently: the round starts every ballot at once, and each voter's ``TurnContext`` carries the round's
+:class:`~companions.conversation.participant.Ballots`, so that voters whose model endpoint answers one request at a
+time can have one request decide their votes together (companions/companion/joint_vote.py; the deadline counts that
+request: deadline.py). Each vote arrives through ``on_vote`` as soon as it is in. The round ends when every vote is in
 or each voter's deadline (deadline.py) passed, whichever is first. A vote that is late, raises, or is not a
 :class:`~companions.conversation.ballot.Vote` counts as ``listen`` and is reported as ``missing`` or ``invalid``;
 one known never to come (``VoteNeverComes``) is ``missing`` at once. A participant that ignores cancellation cannot
@@ -33,6 +36,7 @@ reference node always votes on a message naming its companion.)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import time
@@ -44,7 +48,7 @@ from companions.conversation.ballot import LISTEN, Vote, VoteNeverComes, VoteOut
 from companions.conversation.calls import ParticipantCalls
 from companions.conversation.config import ConversationConfig
 from companions.conversation.deadline import vote_deadlines
-from companions.conversation.participant import Participant, TurnContext
+from companions.conversation.participant import Ballots, Participant, TurnContext
 from companions.conversation.readmodel import TurnView, VoteView, evolve
 from companions.wire.bus import Bus
 
@@ -193,8 +197,11 @@ async def vote_round(turn: TurnView, voters: Mapping[str, Participant], contexts
                                         for x in turn.votes))
         update("vote", turn=turn)
 
+    ballots_of_round = Ballots(turn_id, tuple(voters))
+    joined = {v: dataclasses.replace(contexts[v], ballots=ballots_of_round) for v in voters}
+
     def ballot(voter: str) -> Callable[[], Awaitable[Vote]]:
-        return lambda: calls.tracked(voter, voters[voter].vote(contexts[voter]))
+        return lambda: calls.tracked(voter, voters[voter].vote(joined[voter]))
 
     ballots = {v: ballot(v) for v in voters}
     outcomes = await collect_votes(ballots, deadlines=deadlines, owner=calls.tasks, on_vote=on_vote, settle=settle)

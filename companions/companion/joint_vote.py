@@ -1,0 +1,284 @@
+"""Joint ballots: one request decides the votes of every companion of a vote round on one model endpoint.
+
+A server that answers one request at a time (llama.cpp, llama-cpp-python, the app's own runner) queues the votes of
+a round behind each other: with six companions each vote waited for five others (measured on the real 0.5B model:
+four votes a turn were late, a turn took about two minutes). So the companions that share an endpoint (its base URL
+and model, :mod:`companions.llm.capabilities`) vote through one request there:
+
+- **Gathered per round and endpoint.** The vote round starts every ballot at once (vote_round.py), and each
+  companion's vote :func:`join`\\ s the joint ballot of its round (the ``TurnContext``'s
+  :class:`~companions.conversation.participant.Ballots`) and endpoint before it awaits anything. The ballot closes
+  once the event loop has run every ballot started with it (one ``call_soon``), so it holds exactly the votes of
+  that round on that endpoint.
+- **One request, one entry per companion.** When the ballot holds more companions than the endpoint has slots, one
+  structured request decides them all, once every member has caught up on the turn's messages: the companions
+  present (name and persona, one line each: the same every turn, so the server's prompt cache keeps the prefix),
+  the conversation once (as everyone heard it, every line named), then who votes, who was named or asked directly
+  and the closing stage the framework pushes toward (resources/prompts: ``joint_vote``). Each member's vote is its
+  entry; an entry missing or invalid counts as ``listen``, as a vote the model could not give does today.
+- **Otherwise as before.** A companion alone on its endpoint, or an endpoint with a slot for every member (or a
+  model without an endpoint, such as the scripted one), votes with its own request
+  (:meth:`~companions.companion.companion.Companion.vote`).
+
+Each member's vote is still its own ballot for the round: its node judges it and publishes its State
+(vote_round.py); a member whose ballot ends (its deadline, the round settled elsewhere) leaves the joint request to
+the others, and the request is cancelled when no member is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import BaseModel, Field, RootModel, ValidationError
+
+from companions.cards.card import CompanionCard, localized
+from companions.companion.companion import NO_USABLE_VOTE, Companion
+from companions.companion.composing import reply_language
+from companions.companion.prompts import joint_vote_members_prompt, joint_vote_prompt
+from companions.conversation.ballot import Vote
+from companions.conversation.direct import named_companion
+from companions.conversation.participant import Ballots, TurnContext
+from companions.llm.capabilities import capabilities_of
+from companions.llm.structured import generate_structured
+from companions.llm.types import ChatMessage, ChatModel
+from companions.wire.protocol import Closing, CompanionMetadata, Speech
+
+log = logging.getLogger(__name__)
+JOINT_VOTE_NAME: Final = "joint_vote"  # the response format's name (and the schema's title)
+ENTRY_REASON_CHARS: Final = 40  # a short reason: every character is generated once per member
+ENTRY_TOKENS: Final = 60  # one member's entry in the answer, the reason included
+ANSWER_TOKENS: Final = 24  # the answer's braces and the tokens around the entries
+MEMBER_LINE_CHARS: Final = 100  # a companion's persona line in the prompt
+MEMBER_LINE_TOKENS: Final = 40
+
+
+class JointEntry(BaseModel):
+    """What the model fills for one companion: a :class:`~companions.conversation.ballot.Vote`'s fields, with a
+    shorter reason (read back as a Vote: a longer reason is cut there)."""
+
+    state: Speech
+    importance: int = Field(ge=0, le=10)
+    selected: bool = False
+    closing: Closing = "none"
+    reason: str = Field(default="", json_schema_extra={"maxLength": ENTRY_REASON_CHARS})
+
+
+def answer_schema(voters: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of a joint vote's answer: one required :class:`JointEntry` per voter id, written out in full
+    for each (no ``$ref``: every grammar converter of a local server reads it)."""
+    entry = JointEntry.model_json_schema()
+    return {"type": "object", "title": JOINT_VOTE_NAME, "properties": {v: entry for v in voters},
+            "required": list(voters), "additionalProperties": False}
+
+
+def answer_model(voters: Sequence[str]) -> type[RootModel[dict[str, Any]]]:
+    """What a joint vote's answer is read as: any JSON object (each entry is read on its own by :func:`entry_vote`,
+    so one bad entry costs only its companion's vote), asked for with :func:`answer_schema`."""
+    schema = answer_schema(voters)
+
+    class JointVoteAnswer(RootModel[dict[str, Any]]):
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return schema
+
+    return JointVoteAnswer
+
+
+def entry_vote(entry: object) -> Vote:
+    """The vote one entry of the answer gives: ``listen`` (as when a model's own vote is unusable) when it is
+    missing or invalid."""
+    if not isinstance(entry, dict):
+        return NO_USABLE_VOTE
+    try:
+        return Vote.model_validate(entry)
+    except ValidationError:
+        return NO_USABLE_VOTE
+
+
+def answer_tokens(members: int) -> int:
+    """The token limit of a joint vote's answer for ``members`` companions."""
+    return ANSWER_TOKENS + members * ENTRY_TOKENS
+
+
+def endpoint_of(model: ChatModel) -> tuple[Hashable, int | None]:
+    """Which endpoint a model's requests queue at, and how many it runs at once (``None``: as many as asked). A
+    model without an endpoint (the scripted one) is an endpoint of its own, without a limit."""
+    capabilities = capabilities_of(model)
+    if capabilities is None:
+        return id(model), None
+    return (capabilities.base_url, capabilities.model), capabilities.slots
+
+
+def joint_voter_s(model: ChatModel) -> float | None:
+    """How much one more member lengthens a joint vote on ``model``'s endpoint (its persona line read, its entry
+    generated), as measured there (``None``: not measured)."""
+    capabilities = capabilities_of(model)
+    if capabilities is None:
+        return None
+    more = capabilities.estimate_s(MEMBER_LINE_TOKENS, ENTRY_TOKENS)
+    base = capabilities.estimate_s(0, 0)
+    return None if more is None or base is None else more - base
+
+
+def member_line(member: CompanionMetadata) -> str:
+    """A companion in one line of the joint prompt: its name, id and personality (cut to a line)."""
+    persona = " ".join(member.personality.split())
+    line = f"- {member.name} (id: {member.id}): {persona}"
+    return line if len(line) <= MEMBER_LINE_CHARS else line[: MEMBER_LINE_CHARS - 1] + "…"
+
+
+_cards: dict[str, CompanionCard] = {}  # the card of every companion that joined a joint ballot, by id
+
+
+def present(members: Sequence[Companion], language: str) -> list[CompanionMetadata]:
+    """The companions the prompt begins with, in ``language``: everyone present (the first member's roster) and the
+    members, by id. The same list turn after turn while the cast stays, though the voters change (a speaker does not
+    vote on its own line), so the server's prompt cache keeps the prefix: a companion is described by its card (as
+    it joined a ballot before), else as the roster says."""
+    listed = {m.id: m for m in members[0].roster()}
+    for member in members:
+        listed[member.id] = member.metadata
+    return [_cards[i].wire_metadata(language) if i in _cards else listed[i] for i in sorted(listed)]
+
+
+def conversation(companion: Companion) -> list[ChatMessage]:
+    """What ``companion`` heard, every line named (its own too): the same messages whichever member's memory they
+    come from, so the prompt's prefix stays the same from one turn to the next."""
+    return [ChatMessage.user(f"{e.speaker_name} (id: {e.speaker_id}): {e.text}") for e in companion.memory.entries]
+
+
+def joint_messages(members: Sequence[Companion], turn: TurnContext) -> list[ChatMessage]:
+    """The joint vote's prompt: the companions :func:`present`, the conversation once, then the ballot of
+    ``members`` on ``turn``'s message (in that message's language)."""
+    first = members[0]
+    language = reply_language(turn.message, first.language)
+    ids = [m.id for m in members]
+    names = {m.id: tuple(localized(m.card.metadata.name, lang) for lang in ("ja", "en")) for m in members}
+    named = named_companion(turn.message, ids, names, user_id=turn.user_id)
+    lines = [member_line(m) for m in present(members, language)]
+    return [ChatMessage.system(joint_vote_members_prompt(language, lines)),
+            *conversation(first),
+            ChatMessage.system(joint_vote_prompt(language, ids, [named] if named else [], turn.closing_hint))]
+
+
+@dataclass(eq=False)
+class _Member:
+    companion: Companion
+    turn: TurnContext
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # caught up on the turn, or left
+    left: bool = False
+    vote: asyncio.Future[Vote | None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class JointBallot:
+    """The votes of one round's companions on one endpoint (see the module's docstring); made by :func:`join`."""
+
+    def __init__(self, slots: int | None) -> None:
+        self._slots = slots
+        self._members: dict[str, _Member] = {}
+        self._request: asyncio.Task[None] | None = None
+
+    def add(self, companion: Companion, turn: TurnContext) -> Seat:
+        member = _Member(companion, turn)
+        member.vote.add_done_callback(_retrieved)
+        self._members[companion.id] = member
+        return Seat(self, member)
+
+    def close(self) -> None:
+        """Every vote of the round has joined: the members vote alone, or one request decides them all."""
+        members = list(self._members.values())
+        if len(members) == 1 or self._slots is None or self._slots >= len(members):
+            for member in members:
+                member.vote.set_result(None)
+            return
+        self._request = asyncio.get_running_loop().create_task(self._decide(members),
+                                                               name=f"joint-vote:{members[0].turn.turn_id}")
+
+    async def _decide(self, members: list[_Member]) -> None:
+        await asyncio.gather(*(m.settled.wait() for m in members))
+        voting = [m for m in members if not m.left]
+        if not voting:
+            return
+        try:
+            votes = await self._ask(voting)
+        except Exception as exc:  # each member's ballot shows it as invalid
+            for member in voting:
+                if not member.vote.done():
+                    member.vote.set_exception(exc)
+            return
+        for member in voting:
+            if not member.vote.done():
+                member.vote.set_result(votes[member.companion.id])
+
+    async def _ask(self, members: list[_Member]) -> dict[str, Vote]:
+        first = members[0].companion
+        ids = [m.companion.id for m in members]
+        messages = joint_messages([m.companion for m in members], members[0].turn)
+        empty = answer_model(ids)({})
+        answer = await generate_structured(first.model, messages, answer_model(ids), default=empty,
+                                           counter=first.structured_stats, name=JOINT_VOTE_NAME,
+                                           max_tokens=answer_tokens(len(ids)))
+        log.debug("joint vote of %s: %s", ", ".join(ids), answer.root)
+        return {voter: entry_vote(answer.root.get(voter)) for voter in ids}
+
+    def leave(self, member: _Member) -> None:
+        member.left = True
+        member.settled.set()
+        if self._request is not None and all(m.left for m in self._members.values()):
+            self._request.cancel()
+
+
+def _retrieved(future: asyncio.Future[Vote | None]) -> None:
+    """Marks a failed joint vote's exception as seen (its member may have left before it came)."""
+    if not future.cancelled():
+        future.exception()
+
+
+class Seat:
+    """A companion's place in a joint ballot: :meth:`vote` once it has caught up on the turn."""
+
+    def __init__(self, ballot: JointBallot, member: _Member) -> None:
+        self._ballot = ballot
+        self._member = member
+
+    async def vote(self) -> Vote | None:
+        """This companion's vote from the joint request, or ``None`` when it votes alone. Cancelling it leaves the
+        joint request to the other members."""
+        self._member.settled.set()
+        try:
+            return await asyncio.shield(self._member.vote)
+        except asyncio.CancelledError:
+            self.leave()
+            raise
+
+    def leave(self) -> None:
+        """This companion's ballot ended before it voted (cancelled, or it failed catching up)."""
+        self._ballot.leave(self._member)
+
+
+_gathering: dict[tuple[Ballots, Hashable], JointBallot] = {}
+
+
+def join(companion: Companion, turn: TurnContext) -> Seat | None:
+    """``companion``'s seat in the joint ballot of ``turn``'s round on its endpoint (``None`` outside a round: it
+    votes alone). Call it before awaiting anything: the ballot closes once every ballot started with this one ran
+    up to here."""
+    if turn.ballots is None:
+        return None
+    _cards[companion.id] = companion.card
+    endpoint, slots = endpoint_of(companion.model)
+    key = (turn.ballots, endpoint)
+    ballot = _gathering.get(key)
+    if ballot is None:
+        ballot = _gathering[key] = JointBallot(slots)
+
+        def close() -> None:
+            del _gathering[key]
+            ballot.close()
+
+        asyncio.get_running_loop().call_soon(close)
+    return ballot.add(companion, turn)

@@ -1,0 +1,157 @@
+"""Joint ballots (companions/companion/joint_vote.py): six companions on a server that answers one request at a time
+vote through one request a turn, every vote counted; alone on an endpoint, or with a slot each, a companion votes
+with its own request as before."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+
+from companions.cards.card import CompanionCard, load_cards, sample_cards_dir
+from companions.companion.companion import Companion
+from companions.companion.joint_vote import JOINT_VOTE_NAME
+from companions.companion.participant import CompanionParticipant
+from companions.conversation import ConversationConfig, ConversationManager, ConversationReadModel
+from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
+from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy
+from companions.testing.openai_server import OpenAITestServer, text_reply, tool_call_reply
+from companions.testing.openai_server.profiles import ServerProfile
+from companions.wire.bus import InProcessBus
+from companions.wire.protocol import Message, State
+from companions.wire.query_broker import QueryBroker
+from tests.companions.query_doubles import Voice
+from tests.companions.running import running
+
+CAST = ("akari", "hina", "souta", "mio", "ren", "yuki")  # the sample cards, and three more made from them
+
+
+def cast_cards() -> list[CompanionCard]:
+    samples = list(load_cards([sample_cards_dir()]).by_id().values())
+    cards = []
+    for index, card_id in enumerate(CAST):
+        sample = samples[index % len(samples)]
+        name = {"ja": card_id, "en": card_id.capitalize()}
+        cards.append(sample if sample.id == card_id else sample.model_copy(
+            update={"metadata": sample.metadata.model_copy(update={"id": card_id, "name": name})}))
+    return cards
+
+
+@pytest.fixture
+async def serial_server() -> AsyncIterator[OpenAITestServer]:
+    forget_endpoints()
+    async with OpenAITestServer(profile=ServerProfile(name="one-slot", slots=1)) as server:
+        yield server
+    forget_endpoints()
+
+
+def model_for(server: OpenAITestServer) -> OpenAIChatModel:
+    return OpenAIChatModel(base_url=server.base_url, model="test-model", api_key="x",
+                           retry=RetryPolicy(max_retries=0, base_delay_s=0.01, max_delay_s=0.02))
+
+
+def entry(state: str, importance: int, reason: str = "") -> dict[str, Any]:
+    return {"state": state, "importance": importance, "selected": False, "closing": "none", "reason": reason}
+
+
+async def one_turn(server: OpenAITestServer, cards: Sequence[CompanionCard], text: str,
+                   ) -> tuple[ConversationReadModel, list[State], Message]:
+    """``cards`` under the real manager, each on its own model of the server's one endpoint: the user says ``text``
+    to everyone and the conversation ends after one line (direct turns off: every companion votes)."""
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    broker.register(Voice())
+    states: list[State] = []
+    bus.subscribe("states", lambda s: states.append(s) if isinstance(s, State) else None, name="test")
+    read = ConversationReadModel()
+    read.attach(bus)
+    companions: list[Companion] = []
+    for card in cards:
+        companions.append(Companion(card, model_for(server), bus=bus, queries=broker, language="ja",
+                                    roster=lambda: [c.metadata for c in companions]))
+    config = ConversationConfig(vote_deadline_s=5.0, turn_cap=1, warm_after_s=None, direct_turns=False)
+    manager = ConversationManager(bus, config=config, participants=[CompanionParticipant(c) for c in companions])
+    opening = Message.create(from_="user", message=text)
+    async with running(manager, companions, broker, bus):
+        bus.publish(opening)
+        await read.wait_for(lambda v: v.status == "ended", timeout=10.0)
+        await bus.drain()
+    for companion in companions:
+        await companion.model.aclose()  # type: ignore[attr-defined]
+    return read, states, opening
+
+
+def request_names(server: OpenAITestServer) -> list[str]:
+    names = []
+    for request in server.chat_requests():
+        response_format = request.body.get("response_format") or {}
+        names.append(str((response_format.get("json_schema") or {}).get("name", "line")))
+    return names
+
+
+async def test_six_companions_on_a_serial_endpoint_vote_through_one_request(serial_server: OpenAITestServer) -> None:
+    votes = {c: entry("listen", 2, "聞いていたい") for c in CAST}
+    votes["ren"] = entry("speak", 7, "話したい")
+    votes["hina"] = {"state": "shout", "importance": 3}  # invalid: listen, as an unusable vote
+    del votes["yuki"]  # missing: listen
+    serial_server.script(
+        text_reply(json.dumps(votes, ensure_ascii=False)),
+        tool_call_reply(("speak", {"message": "流れ星、見たいな！", "emotion": "happy"})),
+        text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
+    )
+    read, states, opening = await one_turn(serial_server, cast_cards(), "みんな、流れ星を見たことある？")
+    await serial_server.wait_for_requests(3)
+    assert request_names(serial_server) == [JOINT_VOTE_NAME, "line", "event_params"]
+    turn = read.turns()[0]
+    assert turn.speaker == "ren"
+    shown = {v.companion: (v.status, v.state, v.importance) for v in turn.votes}
+    assert shown == {"akari": ("voted", "listen", 2), "hina": ("voted", "listen", 0), "souta": ("voted", "listen", 2),
+                     "mio": ("voted", "listen", 2), "ren": ("voted", "speak", 7), "yuki": ("voted", "listen", 0)}
+    assert all("no vote within" not in v.error for v in turn.votes)
+    on_opening = [s.params.from_ for s in states if s.params.messageId == opening.params.id]
+    assert sorted(on_opening) == sorted(CAST)  # each companion's own State, as every node counts it
+    serial_server.assert_used_up()
+
+
+async def test_the_joint_prompt_carries_each_companion_the_conversation_once_and_who_was_named(
+        serial_server: OpenAITestServer) -> None:
+    cards = cast_cards()[:3]
+    serial_server.script(
+        text_reply(json.dumps({"akari": entry("listen", 1), "hina": entry("listen", 1),
+                               "souta": entry("speak", 9)})),
+        tool_call_reply(("speak", {"message": "That map is from about 1850.", "emotion": "neutral"})),
+        text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
+    )
+    await one_turn(serial_server, cards, "Souta, how old is that map?")
+    await serial_server.wait_for_requests(3)
+    body = serial_server.chat_requests()[0].body
+    messages = body["messages"]
+    first, last = messages[0]["content"], messages[-1]["content"]  # later system text joins the last user message
+    assert all(f"{name} (id: {name.lower()})" in first for name in ("Akari", "Hina", "Souta"))
+    everything = "\n".join(m["content"] for m in messages)
+    assert everything.count("(id: user): Souta, how old is that map?") == 1  # the conversation once
+    assert last.index("Souta, how old") < last.index("akari, hina, souta")  # the ballot after the conversation
+    assert "Named or asked directly: souta." in last
+    assert 'at least "none"' in last  # the closing hint, in the message's language (English)
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["akari", "hina", "souta"]
+    serial_server.assert_used_up()
+
+
+async def test_alone_on_an_endpoint_or_with_a_slot_each_a_companion_votes_with_its_own_request(
+        serial_server: OpenAITestServer) -> None:
+    endpoint_capabilities(serial_server.base_url, "test-model").gate.set_limit(2)  # a server with two slots
+    cards = cast_cards()[:2]
+    serial_server.script(
+        text_reply(json.dumps(entry("speak", 8))),
+        text_reply(json.dumps(entry("speak", 8))),
+        text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
+        tool_call_reply(("speak", {"message": "こんばんは！", "emotion": "happy"})),
+    )
+    read, _, _ = await one_turn(serial_server, cards, "こんばんは")
+    assert request_names(serial_server) == ["vote", "vote", "event_params", "line"]
+    assert {v.companion: v.status for v in read.turns()[0].votes} == {"akari": "voted", "hina": "voted"}
+    serial_server.assert_used_up()
