@@ -1,0 +1,97 @@
+"""Asks a model server that stopped answering whether it is back, so that what waits for it goes by itself.
+
+While the model health record (companions/llm/health.py) says an endpoint is down (unreachable, gone, too slow),
+:class:`ModelHealthCheck` sends ``GET {endpoint}/models`` every few seconds: at first every
+:data:`FIRST_INTERVAL_S`, then less often, up to every :data:`LONGEST_INTERVAL_S`; each request bounded by
+:data:`CHECK_TIMEOUT_S`. Any HTTP answer below 500 (a model list, even "wrong key") means the server is there again:
+the record hears it answered, and says :class:`~companions.llm.health.ModelBack` (the window sends the message that
+waited). The checks of an endpoint stop as soon as it is back, whoever found out (a companion's request may).
+No key is sent: the answer, not its content, is what counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import httpx
+
+from companions.common.tasks import TaskSet
+from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health
+
+log = logging.getLogger(__name__)
+
+FIRST_INTERVAL_S: Final = 2.0
+LONGEST_INTERVAL_S: Final = 15.0
+BACKOFF: Final = 1.5
+CHECK_TIMEOUT_S: Final = 3.0
+
+Probe = Callable[[str], Awaitable[bool]]
+"""Whether the server of an endpoint answers (a test may give its own)."""
+
+
+async def answers(endpoint: str, timeout_s: float = CHECK_TIMEOUT_S) -> bool:
+    """Whether ``GET {endpoint}/models`` gets an HTTP answer below 500 within ``timeout_s``."""
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
+            response = await client.get(f"{endpoint.rstrip('/')}/models")
+    except httpx.HTTPError as err:
+        log.debug("%s is still down: %s", endpoint, err)
+        return False
+    return response.status_code < 500
+
+
+class ModelHealthCheck:
+    """A runtime component (start/stop): checks, while an endpoint is down, whether it is back (module docstring)."""
+
+    name = "model-health-check"
+
+    def __init__(self, health: ModelHealth = model_health, *, probe: Probe = answers,
+                 first_interval_s: float = FIRST_INTERVAL_S, longest_interval_s: float = LONGEST_INTERVAL_S) -> None:
+        self._health = health
+        self._probe = probe
+        self._first = first_interval_s
+        self._longest = longest_interval_s
+        self._tasks = TaskSet("model-health-check")
+        self._checking: set[str] = set()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def checking(self) -> frozenset[str]:
+        """The endpoints being checked now."""
+        return frozenset(self._checking)
+
+    async def start(self) -> None:
+        if self._unsubscribe is None:
+            self._tasks = TaskSet("model-health-check")  # a component stopped and started again checks again
+            self._unsubscribe = self._health.subscribe(self._heard)
+            for trouble in self._health.troubles:
+                self._heard(trouble)
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        await self._tasks.aclose()
+        self._checking.clear()
+
+    def _heard(self, event: HealthEvent) -> None:
+        if isinstance(event, ModelTrouble) and event.down and event.endpoint not in self._checking:
+            self._checking.add(event.endpoint)
+            self._tasks.spawn(self._until_back(event.endpoint), name=f"model-health-check:{event.endpoint}")
+
+    async def _until_back(self, endpoint: str) -> None:
+        interval = self._first
+        try:
+            while self._health.is_down(endpoint):
+                await asyncio.sleep(interval)
+                if not self._health.is_down(endpoint):
+                    return  # a companion's request found it back first
+                if await self._probe(endpoint):
+                    self._health.answered(endpoint)
+                    return
+                interval = min(self._longest, interval * BACKOFF)
+        finally:
+            self._checking.discard(endpoint)
