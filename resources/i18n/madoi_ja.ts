@@ -366,6 +366,50 @@
         <source>Could not do it: {error}</source>
         <translation>できませんでした: {error}</translation>
     </message>
+    <message>
+        <source>The companions can&apos;t reach their language model (connection refused at {host}). Is the model server running?</source>
+        <translation>コンパニオンが言語モデルに接続できません（{host} で接続が拒否されました）。モデルのサーバーは動いていますか？</translation>
+    </message>
+    <message>
+        <source>The companions can&apos;t reach their language model: the address {host} is not known. Check the address in the model settings.</source>
+        <translation>コンパニオンが言語モデルに接続できません：アドレス {host} が見つかりません。モデルの設定でアドレスを確かめてください。</translation>
+    </message>
+    <message>
+        <source>The companions can&apos;t reach their language model at {host}. Is the model server running, and is its address right?</source>
+        <translation>コンパニオンが {host} の言語モデルに接続できません。モデルのサーバーは動いていますか？アドレスは正しいですか？</translation>
+    </message>
+    <message>
+        <source>The companions&apos; language model at {host} stopped in the middle of an answer. Start it again, or choose another model.</source>
+        <translation>{host} の言語モデルが応答の途中で止まりました。もう一度起動するか、別のモデルを選んでください。</translation>
+    </message>
+    <message>
+        <source>The companions&apos; language model at {host} did not answer in time. It may be busy or stuck: restart it, or choose a smaller model.</source>
+        <translation>{host} の言語モデルが時間内に応答しませんでした。混み合っているか止まっているのかもしれません。再起動するか、小さいモデルを選んでください。</translation>
+    </message>
+    <message>
+        <source>The language model at {host} refused the companions&apos; request. Check the model name and the API key in the model settings.</source>
+        <translation>{host} の言語モデルがコンパニオンのリクエストを断りました。モデルの設定でモデル名と API キーを確かめてください。</translation>
+    </message>
+    <message>
+        <source>Something is wrong with the companions&apos; language model at {host}. The model settings may help.</source>
+        <translation>{host} の言語モデルに問題があります。モデルの設定を見直すと直るかもしれません。</translation>
+    </message>
+    <message>
+        <source>Madoi checks every few seconds whether it is back.</source>
+        <translation>戻ったかどうかを Madoi が数秒ごとに確かめています。</translation>
+    </message>
+    <message>
+        <source>Your message waits in the box and goes by itself as soon as the model answers again.</source>
+        <translation>メッセージは入力欄で待っていて、モデルが応答するようになったら自動で送られます。</translation>
+    </message>
+    <message>
+        <source>Model settings…</source>
+        <translation>モデルの設定…</translation>
+    </message>
+    <message>
+        <source>Restart the model</source>
+        <translation>モデルを再起動</translation>
+    </message>
 </context>
 <context>
     <name>companion_editor</name>
@@ -1109,6 +1153,13 @@
     <message>
         <source>The switch holds for now, but could not be saved: {error}</source>
         <translation>切り替えは今回は有効ですが、保存できませんでした: {error}</translation>
+    </message>
+</context>
+<context>
+    <name>model_status</name>
+    <message>
+        <source>Language model not answering</source>
+        <translation>言語モデルが応答していません</translation>
     </message>
 </context>
 <context>

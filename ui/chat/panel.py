@@ -12,6 +12,9 @@ What it shows, and where it comes from (all from the bus it follows, on the GUI 
 - ``SpeakingChanged`` (events): the companion's latest message not yet spoken is highlighted while its voice
   plays (conversation control publishes a message, then voices it).
 - ``ActiveConversationChanged`` (events): the stored history of the conversation switched to.
+- ``ModelTrouble`` / ``ModelBack`` (events): the companions' language model stopped answering, or answers again
+  (companions/llm/health.py): a notice above the box says why and what to do (ui/chat/model_notice.py). While the
+  model is down, a message the user sends waits in the box, and goes by itself once the model is back.
 
 What is shown is kept by the Qt-free transcript (companions/conversation/transcript.py): this panel feeds it the bus
 items and draws the changes it answers. The bus is followed losslessly (``BusFollower(lossless=True)``): under any
@@ -43,11 +46,13 @@ from companions.conversation.transcript import (
 )
 from companions.devices.ports import CameraLooked
 from companions.devices.shown_look import split_look
+from companions.llm.health import ModelBack, ModelHealth, ModelTrouble, model_health
 from companions.wire.bus import Bus, BusItem
 from companions.wire.protocol import Message
 from ui.camera.texts import camera_text
 from ui.chat.bubble import Header
 from ui.chat.input_row import AddressSelector, MessageInput
+from ui.chat.model_notice import ModelNotice
 from ui.chat.texts import chat_text, emotion_label, message_note
 from ui.chat.transcript import ChatTranscript
 from ui.roster.colors import companion_color, user_color
@@ -74,10 +79,13 @@ class ChatPanel(QWidget):
     composing_changed = Signal(str)  # a provisional bubble's key: created, grown, relabelled or removed
     speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
     looked = Signal(object)  # a CameraLooked, in the conversation's order (ui/chat/looks.py shows it)
+    message_waiting = Signal(bool)  # a message waits in the box for the model (True), or no longer does (False)
 
-    def __init__(self, bus: Bus, history: ConversationHistory, people: People, parent: QWidget | None = None) -> None:
+    def __init__(self, bus: Bus, history: ConversationHistory, people: People, parent: QWidget | None = None, *,
+                 health: ModelHealth = model_health) -> None:
         super().__init__(parent)
         self.history, self.people = history, people
+        self._health = health
         self.names = DisplayNames(people)
         self.view = named(ChatTranscript(), "chatView")
         self.address = named(AddressSelector(), "addressButton")
@@ -91,6 +99,8 @@ class ChatPanel(QWidget):
         self.error.setWordWrap(True)
         self.error.setProperty("result", "error")
         self.error.hide()
+        self.model_notice = named(ModelNotice(), "modelNotice")  # the model does not answer: why, what to do
+        self._held = False  # a message waits in the box for the model
         self.send_button.clicked.connect(self.submit)
         self.input.submit_requested.connect(self.submit)
         self.input.textChanged.connect(self._on_typing)
@@ -101,6 +111,7 @@ class ChatPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.address, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.model_notice)
         layout.addWidget(self.error)
         layout.addLayout(row)
         self.address.menu_.aboutToShow.connect(self._refresh_addressees)  # who is present right now
@@ -115,6 +126,8 @@ class ChatPanel(QWidget):
     async def attach(self) -> None:
         """Follows the bus and shows the active conversation's stored history."""
         self._refresh_addressees()
+        for trouble in self._health.troubles:  # found before the window followed the bus
+            self.model_notice.follow(trouble)
         self._loading = True  # what arrives while the history loads is shown after it
         self._bus_link.follow(self, self._on_item)
         await self._load(self.history.active_id())
@@ -139,10 +152,19 @@ class ChatPanel(QWidget):
             self._tasks.spawn(self._load(self.history.active_id()), name="chat-history")
 
     # -- sending ---------------------------------------------------------------------------------------------
+    @property
+    def holding(self) -> bool:
+        """Whether a message waits in the box for the model to answer again."""
+        return self._held
+
     def submit(self) -> None:
-        """Sends the box's text to the chosen companions; the text is cleared only once it was sent."""
+        """Sends the box's text to the chosen companions; the text is cleared only once it was sent. While the
+        model is known not to answer, the text waits in the box (the notice says so) and goes once it is back."""
         text = self.input.toPlainText().strip()
         if not text:
+            return
+        if self.model_notice.down:
+            self._hold(True)
             return
         try:
             if self.history.active_id() is None or not self._bus_link.active:  # not started, or stopping
@@ -157,10 +179,25 @@ class ChatPanel(QWidget):
             return
         self.error.hide()
         self.input.clear()
+        self._hold(False)
+
+    def _hold(self, held: bool) -> None:
+        if held != self._held:
+            self._held = held
+            self.model_notice.set_waiting(held)
+            self.message_waiting.emit(held)
 
     def _on_typing(self) -> None:
-        if self.error.isVisible() and not self.input.toPlainText():
-            self.error.hide()
+        if not self.input.toPlainText():
+            if self.error.isVisible():
+                self.error.hide()
+            self._hold(False)  # nothing left to send
+
+    def _model_changed(self, event: ModelTrouble | ModelBack) -> None:
+        self.model_notice.follow(event)
+        if self._held and not self.model_notice.down:
+            self._hold(False)
+            self.submit()  # the message that waited goes now
 
     def _refresh_addressees(self) -> None:
         present = self.people.present()
@@ -231,6 +268,9 @@ class ChatPanel(QWidget):
 
     # -- the bus ---------------------------------------------------------------------------------------------
     def _on_item(self, item: BusItem) -> None:
+        if isinstance(item, ModelTrouble | ModelBack):
+            self._model_changed(item)
+            return
         if isinstance(item, ActiveConversationChanged):
             self._loading = True
             self._pending.clear()

@@ -25,6 +25,32 @@ TEXTS: Final = Texts("chat", {
     "not_started": QT_TRANSLATE_NOOP("chat", "the companions have not started yet"),
     "no_model": QT_TRANSLATE_NOOP(
         "chat", "the companions have no language model yet (see above, or the settings: Ctrl+,)"),
+    # the language model does not answer (ui/chat/model_notice.py): what went wrong, where, and what may help
+    "model.unreachable.connection-refused": QT_TRANSLATE_NOOP(
+        "chat", "The companions can't reach their language model (connection refused at {host}). Is the model "
+                "server running?"),
+    "model.unreachable.unknown-host": QT_TRANSLATE_NOOP(
+        "chat", "The companions can't reach their language model: the address {host} is not known. Check the "
+                "address in the model settings."),
+    "model.unreachable": QT_TRANSLATE_NOOP(
+        "chat", "The companions can't reach their language model at {host}. Is the model server running, and is its "
+                "address right?"),
+    "model.crashed": QT_TRANSLATE_NOOP(
+        "chat", "The companions' language model at {host} stopped in the middle of an answer. Start it again, or "
+                "choose another model."),
+    "model.timed-out": QT_TRANSLATE_NOOP(
+        "chat", "The companions' language model at {host} did not answer in time. It may be busy or stuck: restart "
+                "it, or choose a smaller model."),
+    "model.refused": QT_TRANSLATE_NOOP(
+        "chat", "The language model at {host} refused the companions' request. Check the model name and the API key "
+                "in the model settings."),
+    "model.other": QT_TRANSLATE_NOOP(
+        "chat", "Something is wrong with the companions' language model at {host}. The model settings may help."),
+    "model.checking": QT_TRANSLATE_NOOP("chat", "Madoi checks every few seconds whether it is back."),
+    "model.waiting": QT_TRANSLATE_NOOP(
+        "chat", "Your message waits in the box and goes by itself as soon as the model answers again."),
+    "model.settings": QT_TRANSLATE_NOOP("chat", "Model settings…"),
+    "model.restart": QT_TRANSLATE_NOOP("chat", "Restart the model"),
     "earlier": QT_TRANSLATE_NOOP(
         "chat", "Earlier messages of this conversation are not shown here; search finds them."),
     "note.edited": QT_TRANSLATE_NOOP("chat", "edited"),
