@@ -41,8 +41,10 @@ from companions.companion.composing import (
     clean_piece,
     compose_line,
     identity_note,
+    instructions_for,
     line_of,
     reply_language,
+    sample_lines,
     turn_notes,
 )
 from companions.companion.hooks import WorkerHook
@@ -73,7 +75,7 @@ log = logging.getLogger(__name__)
 USER_NAMES = ("User", "user", "ユーザー", "あなた")
 
 
-# The first line of a turn may cost about one completion beyond the floor (issue 23): the first attempt and a
+# The first line of a turn may cost about one completion beyond the floor: the first attempt and a
 # retry together within two estimated completions of the line (~40 tokens after the context and instructions).
 TIME_BUDGET_COMPLETIONS: Final = 2.0
 LINE_TOKENS: Final = 40
@@ -89,6 +91,8 @@ def line_tokens(max_chars: int, language: str, *, tools: bool) -> int:
     cleaned to nothing). About one token per Japanese character, one per three characters otherwise, a margin."""
     text = max_chars if language == "ja" else max_chars // 3
     return min(TURN_MAX_TOKENS, int(text * 1.25) + 16 + (TOOL_CALL_TOKENS if tools else 0))
+OWN_LINES_KEPT: Final = 40  # messages remembered in which a card's sample line must not have been said
+BRIEF_MESSAGES: Final = 6  # the messages remembered that a line asked for again with a shorter prompt is given
 HEARD_KEPT: Final = 512  # message ids remembered as heard (a turn's history is at most a few dozen)
 
 
@@ -281,7 +285,7 @@ class Companion:
 
     def _voice_for(self, text: str) -> str | None:
         """The card's voice for the language ``text`` is written in (the companion's own when it cannot be told):
-        a Japanese line goes to the Japanese voice whatever the interface's language (issue 23)."""
+        a Japanese line goes to the Japanese voice whatever the interface's language."""
         return self.card.voice.for_language(detect_language(text) or self.language)
 
     def sanitize(self, text: str) -> str:
@@ -291,13 +295,18 @@ class Companion:
         others |= {e.speaker_name for e in self.memory.entries if e.speaker_id != self.id}
         return clean_line(text, own_names=own, other_names=(*others, *USER_NAMES))
 
-    def context(self, language: str | None = None, message: Message | None = None) -> list[ChatMessage]:
+    def context(self, language: str | None = None, message: Message | None = None, *,
+                brief: bool = False) -> list[ChatMessage]:
         """The system prompt (in ``language``; the companion's own by default), what this companion remembers of
-        this conversation, and what it recalled from earlier ones for ``message`` (after that stable prefix)."""
+        this conversation, and what it recalled from earlier ones for ``message`` (after that stable prefix).
+        ``brief``: only the last few messages remembered, nothing recalled, no lore (a line asked for again)."""
         others = [m for m in self.roster() if m.id != self.id]
         language = language or self.language
         prompt = system_prompt(self.card, language, others, self.line_rules.limit(language))
-        context = [ChatMessage.system(prompt), *self.memory.as_messages()]
+        remembered = self.memory.as_messages()
+        if brief:
+            return [ChatMessage.system(prompt), *remembered[-BRIEF_MESSAGES:]]
+        context = [ChatMessage.system(prompt), *remembered]
         recalled = self.recall.block_for(message, language or self.language) if self.recall is not None else ""
         if recalled:
             context.append(ChatMessage.system(recalled))
@@ -347,12 +356,14 @@ class Companion:
                                      ctx=RunContext(turn_id=prompt.turn_id, origin=prompt.origin))
 
     async def _prompt(self, message: Message | None, closing: Closing, extra_notes: Sequence[str],
-                      origin: str | None) -> TurnPrompt:
-        """What a turn answering ``message`` is given (:meth:`take_turn` says how it is made)."""
+                      origin: str | None, *, brief: bool = False) -> TurnPrompt:
+        """What a turn answering ``message`` is given (:meth:`take_turn` says how it is made); ``brief``: a shorter
+        prompt (:meth:`context`)."""
         language = reply_language(message, self.language)
         asker = origin if origin is not None else message.params.from_ if message is not None else None
         source = self.worker.trust.source(asker) if asker is not None else None
-        context = await self.recalled_context(language, message if self._may_recall(source) else None)
+        context = (self.context(language, brief=True) if brief
+                   else await self.recalled_context(language, message if self._may_recall(source) else None))
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line
@@ -381,7 +392,7 @@ class Companion:
         """Whether the card's events for answering ``message`` are filled after the line instead of before it: the
         user's message to everyone (not to this companion alone) that this companion did not vote on. Such a line
         is the first answer to the user's greeting on a one-request-at-a-time server (conversation/direct.py), and
-        the events request ahead of it cost a grammar-constrained completion (~5 s of a 27 s first line, issue 23).
+        the events request ahead of it cost a grammar-constrained completion (~5 s of a 27 s first line).
         (A companion's line is always voted on, and the vote fills the parameters.)"""
         if not self.card.events.conditions or message is None or message.params.id in self._voted:
             return False
@@ -452,19 +463,21 @@ class Companion:
         recent = self._recent_lines()
         others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
         answered = message.params.message if message is not None else ""
-        check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others))
+        instructions = instructions_for(self.card)
+        check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others),
+                          instructions)
         limit = self.line_rules.limit(language)
         # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter
         # per kind of text, per attempt): what the line finally says begins with what was released.
         released: CheckedSentences | None = None
 
-        async def once(notes: list[str]) -> tuple[PlannedSpeech | None, bool]:
+        async def once(notes: list[str], brief: bool) -> tuple[PlannedSpeech | None, bool]:
             """One turn; also whether the model wrote tool syntax as text while tools were offered."""
             nonlocal released
             offered = self._tools_offered()
-            prompt = await self._prompt(message, closing, notes, origin)
+            prompt = await self._prompt(message, closing, notes, origin, brief=brief)
             gates = {kind: CheckedSentences(
-                clean=lambda text: clean_piece(text, self.sanitize, prompt.notes, prompt.system),
+                clean=lambda text: clean_piece(text, self.sanitize, prompt.notes, prompt.system, instructions),
                 flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")}
             plan: list[PlannedSpeech] = []  # what this turn's own `speak` plans
             ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, stream_filter=gates.__getitem__,
@@ -477,11 +490,11 @@ class Companion:
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not plan and (bool(parsed.calls) or parsed.discarded)
             line = line_of(plan[0] if plan else None, result.text, self.tools.specs(), self.sanitize, prompt.notes,
-                           prompt=prompt.system)
+                           prompt=prompt.system, instructions=instructions)
             return line, tool_text
 
-        async def attempt(notes: list[str]) -> PlannedSpeech | None:
-            line, tool_text = await once(notes)
+        async def attempt(notes: list[str], brief: bool = False) -> PlannedSpeech | None:
+            line, tool_text = await once(notes, brief)
             capabilities = capabilities_of(self.model)
             if tool_text and capabilities is not None:
                 # From now on this endpoint is asked for plain lines; a turn that gave only tool syntax is asked
@@ -489,8 +502,11 @@ class Companion:
                 log.info("%s: tool calls came back as text; asking for plain lines", capabilities.base_url)
                 capabilities.tools_as_text = True
                 if line is None:
-                    line, _ = await once(notes)
+                    line, _ = await once(notes, brief)
             return line
+
+        async def shorter(notes: list[str]) -> PlannedSpeech | None:
+            return await attempt(notes, brief=True)
 
         def retry_fits(elapsed_s: float) -> bool:
             """Another attempt fits the first line's time budget: about one completion beyond the floor (one
@@ -507,10 +523,17 @@ class Companion:
                                   speaks_as_other=check.speaks_as_other,
                                   identity_note=identity_note(language, localized(self.card.metadata.name, language)),
                                   released=lambda: released.released if released is not None else "",
-                                  retry_fits=retry_fits)
+                                  retry_fits=retry_fits, retry=shorter, instructions=instructions,
+                                  spare_lines=sample_lines(localized(self.card.metadata.sample, language)),
+                                  said_before=self._own_lines())
         if after and message is not None:
             self._fill_events_later(message, language)
         return line
+
+    def _own_lines(self) -> list[str]:
+        """This companion's own lines among the messages it remembers lately (a sample line of its card is said
+        again only after these)."""
+        return [entry.text for entry in self.memory.entries[-OWN_LINES_KEPT:] if entry.speaker_id == self.id]
 
     def _recent_lines(self) -> list[str]:
         """The lines a new line must not repeat: the companions' lines since the user last spoke. Companions' lines

@@ -10,6 +10,7 @@ then falls back to a short line, so a companion never says the same thing twice 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import re
@@ -18,10 +19,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from companions.cards.card import CompanionCard
+from companions.common.languages import LANGUAGES
 from companions.companion.filler import FillerReason
 from companions.companion.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.companion.lines import (
     FALLBACK_WORDINGS,
+    NO_INSTRUCTIONS,
+    Instructions,
+    contradicts_itself,
     detect_language,
     fallback_line,
     has_words,
@@ -30,10 +36,12 @@ from companions.companion.lines import (
     made_of,
     quotes_whole,
     repeats_itself,
+    sentences_of,
     similarity,
     sounds_like_an_assistant,
     written_in_japanese_script,
 )
+from companions.companion.prompts import prompt_texts
 from companions.conversation.early_speech import remainder
 from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
 from companions.llm.types import ToolSpec
@@ -93,6 +101,44 @@ def repeat_note(language: str) -> str:
 
 def identity_note(language: str, name: str) -> str:
     return IDENTITY_NOTE.get(language, IDENTITY_NOTE["en"]).format(name=name)
+
+
+_PLACEHOLDER: Final = re.compile(r"\{(\w+)\}")
+_NUMBER_FIELDS: Final = frozenset({"max_chars", "n"})  # filled with a number: copied with any number
+
+
+def _template(text: str) -> str:
+    """An instruction text as a line may copy it: a number's placeholder as a number, the card's fields left out
+    (what the card says is the companion's own: its sample line may be said)."""
+    return _PLACEHOLDER.sub(lambda m: "0" if m.group(1) in _NUMBER_FIELDS else "", text)
+
+
+def stock_instructions() -> tuple[str, ...]:
+    """Every instruction text of the prompts, in every language of them: the system prompt's own words, the turn's
+    guidance, the events and vote prompts, the closing hints (resources/prompts/*.toml) and the turn notes."""
+    texts: list[str] = []
+    for language in LANGUAGES:
+        for field in dataclasses.fields(texts_of := prompt_texts(language)):
+            value = getattr(texts_of, field.name)
+            texts.extend(value.values() if isinstance(value, dict) else [value])
+    for notes in (LANGUAGE_NOTE, LENGTH_NOTE, ONLY_LANGUAGE_NOTE, IDENTITY_NOTE, REPEAT_NOTE):
+        texts.extend(notes.values())
+    texts.extend(ECHOED_HEADINGS)
+    return tuple(_template(text) for text in texts if text)
+
+
+def card_instructions(card: CompanionCard) -> tuple[str, ...]:
+    """The instructions of ``card``'s events, in every language they are written in."""
+    found: list[str] = []
+    for condition in card.events.conditions:
+        for step in condition.execute:
+            found.extend([step.instruction] if isinstance(step.instruction, str) else step.instruction.values())
+    return tuple(found)
+
+
+def instructions_for(card: CompanionCard | None = None) -> Instructions:
+    """What a line of ``card``'s companion must not copy: the stock instructions and its events' instructions."""
+    return Instructions.of((*stock_instructions(), *(card_instructions(card) if card is not None else ())))
 
 
 def strip_echoed(text: str, notes: Sequence[str]) -> str:
@@ -174,9 +220,21 @@ _HEADINGS: Final = tuple(_plain(h) for h in ECHOED_HEADINGS)
 
 
 def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
-            clean: Callable[[str], str], notes: Sequence[str] = (), *, prompt: str = "") -> PlannedSpeech | None:
+            clean: Callable[[str], str], notes: Sequence[str] = (), *, prompt: str = "",
+            instructions: Instructions = NO_INSTRUCTIONS) -> PlannedSpeech | None:
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
-    lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out."""
+    lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out, and
+    so are sentences that are mostly ``instructions`` copied out, unless the line is nothing else (then it is kept
+    whole, for :class:`LineCheck` to find it flawed: "prompt")."""
+    found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
+    if found is None:
+        return None
+    mine = instructions.without_copies(found.text)
+    return replace(found, text=mine) if mine and mine != found.text else found
+
+
+def _line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[ToolSpec],
+             clean: Callable[[str], str], notes: Sequence[str] = (), *, prompt: str = "") -> PlannedSpeech | None:
     reply_text = strip_prompt_copies(strip_echoed(reply_text, notes), prompt)
     if planned is not None:
         text = _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(planned.text, notes), prompt))))
@@ -214,12 +272,15 @@ class LineCheck:
     Flawed: it speaks as someone else (``speaks_as_other``: "私はHinaです" from Akari) or as an AI assistant, is in
     another language than ``language`` (measured: English questions answered in Japanese), repeats one of
     ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what do you like to do on
-    weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself)."""
+    weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself), or
+    is nothing but the prompt's ``instructions`` copied out (measured: "1〜2文、90文字以内。" as Hina's whole line),
+    or contradicts itself ("今日は日曜日（月曜）です。")."""
 
     language: str
     recent: Sequence[str] = ()
     answered: str = ""
     speaks_as_other: Callable[[str], bool] = lambda text: False
+    instructions: Instructions = NO_INSTRUCTIONS
 
     @property
     def _parrot(self) -> list[str]:
@@ -229,6 +290,10 @@ class LineCheck:
         """Why ``text`` may not be said, or None."""
         if not has_words(text):
             return "empty"
+        if self.instructions.only_copies(text):
+            return "prompt"
+        if contradicts_itself(text):
+            return "contradiction"
         written_in = detect_language(text)
         if self.speaks_as_other(text) or sounds_like_an_assistant(text):
             return "not-itself"
@@ -255,29 +320,39 @@ class LineCheck:
             return [identity] if identity else []
         if reason == "language":
             return [ONLY_LANGUAGE_NOTE.get(self.language, LANGUAGE_NOTE["en"])]
+        if reason == "prompt":
+            return []  # more instructions would be more to copy
         return [repeat_note(self.language)]
 
 
-def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str) -> str:
-    """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line."""
-    return _unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes), prompt))))
+def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str,
+                instructions: Instructions = NO_INSTRUCTIONS) -> str:
+    """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line; a
+    sentence that is mostly ``instructions`` copied out becomes ""."""
+    return instructions.without_copies(_unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes),
+                                                                                          prompt)))))
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
                        max_chars: int, recent: Sequence[str], answered: str = "",
                        speaks_as_other: Callable[[str], bool] = lambda text: False,
                        identity_note: str = "", released: Callable[[], str] = lambda: "",
-                       retry_fits: Callable[[float], bool] = lambda elapsed_s: True) -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or twice when the line is flawed (:class:`LineCheck`), then gives a
-    short fallback (:class:`FillerLine`, marked with the reason).
+                       retry_fits: Callable[[float], bool] = lambda elapsed_s: True,
+                       retry: Callable[[list[str]], Awaitable[PlannedSpeech | None]] | None = None,
+                       instructions: Instructions = NO_INSTRUCTIONS, spare_lines: Sequence[str] = (),
+                       said_before: Sequence[str] = ()) -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or when the line is flawed (:class:`LineCheck`) ``retry(extra_notes)``
+    (``attempt`` by default: the companion's asks with a shorter prompt), then says one of ``spare_lines`` (the
+    card's own sample lines) that passes the checks and is not one of ``said_before`` (the companion's earlier
+    lines), and only then a stock filler (:class:`FillerLine`, marked with the reason).
 
     ``released()`` is what the attempt just made showed and voiced before it ended (speech_stream.CheckedSentences:
     checked sentences): the line said begins with it, whatever follows, and an attempt that released something is
     never asked again: nothing heard is taken back. ``retry_fits(elapsed_s)`` says whether another attempt fits the
-    turn's time budget after ``elapsed_s`` seconds of composing; when it does not, the fallback goes out at once. A
-    first attempt that left nothing of the companion's own (e.g. only a line written for another, cleaned away) is
-    asked for once more as itself; nothing twice passes the floor on (``None``)."""
-    check = LineCheck(language, recent, answered, speaks_as_other)
+    turn's time budget after ``elapsed_s`` seconds of composing; when it does not, a spare line or the filler goes
+    out at once. A first attempt that left nothing of the companion's own (e.g. only a line written for another,
+    cleaned away) is asked for once more as itself; nothing twice passes the floor on (``None``)."""
+    check = LineCheck(language, recent, answered, speaks_as_other, instructions)
     notes: list[str] = []
     reason: FillerReason = "empty"
     began = time.monotonic()
@@ -286,7 +361,7 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
             log.info("no time left for another attempt (%.1f s composing)", time.monotonic() - began)
             reason = "time" if reason == "empty" else reason
             break
-        planned = await attempt(notes)
+        planned = await (attempt if round_ == 0 or retry is None else retry)(notes)
         said = released().strip()
         if planned is None:
             if said:
@@ -307,11 +382,35 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
             return line
         reason, notes = flaw, check.note(flaw, identity_note)
         log.info("the line is flawed (%s): %r", reason, line.text[:80])
+    spare = spare_line(spare_lines, check, said_before, max_chars=max_chars)
+    if spare is not None:
+        log.info("a sample line of the card stands in (%s): %r", reason, spare)
+        return PlannedSpeech(spare, (), "neutral")
     emotion: Emotion = "neutral"
     # A wording not said lately: two fallbacks in a row were the same line (measured over 50 real-model lines).
     said_lately = {_plain(text) for text in (*recent, answered)}
     variant = next((v for v in range(FALLBACK_WORDINGS) if _plain(fallback_line(language, v)) not in said_lately), 0)
     return FillerLine(fallback_line(language, variant), (), emotion, reason)
+
+
+def spare_line(candidates: Sequence[str], check: LineCheck, said_before: Sequence[str], *,
+               max_chars: int) -> str | None:
+    """The first of ``candidates`` that passes ``check`` (its language, not a repeat of the recent lines nor of
+    the message answered), fits ``max_chars`` and repeats none of ``said_before``; None when none does."""
+    for candidate in candidates:
+        line = candidate.strip()
+        if (line and len(line) <= max_chars and check.flaw(line) is None
+                and not is_repeat(line, said_before)):
+            return line
+    return None
+
+
+def sample_lines(sample: str) -> list[str]:
+    """What a card's sample line offers as a line of its own: the sample, then each of its sentences
+    ("そうだったんですね。よかったら、温かいお茶でもいかがですか。" -> it, "そうだったんですね。", "よかったら、…")."""
+    sentences = sentences_of(sample)
+    whole = sample.strip()
+    return list(dict.fromkeys([whole, *sentences] if len(sentences) > 1 else [whole])) if whole else []
 
 
 def _without_echo(text: str, answered: str) -> str:

@@ -1,9 +1,10 @@
 """How a stock filler line is marked on the bus: ``metadata.filler`` of the published message, with the reason.
 
 When a companion's model gives nothing worth saying in time (a repeat, the user's words parroted, a line as
-another companion, the wrong language, nothing usable at all, or no time left for another try), the turn says a
-short stock line instead ("うん、そうだね。", composing.py). The published ``message.send`` then carries the reason
-in its metadata, a plain string beside the emotion::
+another companion, the wrong language, the prompt's instructions copied out, a line that contradicts itself,
+nothing usable at all, or no time left for another try), the turn says a short stock line instead ("うん、そうだね。",
+composing.py). The published ``message.send`` then carries the reason in its metadata, a plain string beside the
+emotion::
 
     {"jsonrpc": "2.0", "method": "message.send",
      "params": {"id": "...", "from": "akari", "to": [...], "message": "うん、そうだね。",
@@ -27,6 +28,8 @@ FillerReason: TypeAlias = Literal[
     "language",  # the line was in another language than the message it answered
     "empty",  # nothing of the companion's own came back (only tool syntax, JSON, copied instructions)
     "time",  # no time was left to ask again (the turn's time budget, composing.py)
+    "prompt",  # the line was nothing but the prompt's instructions copied out ("1〜2文、90文字以内。")
+    "contradiction",  # the line contradicted itself ("今日は日曜日（月曜）です。")
 ]
 FILLER_REASONS: Final[tuple[FillerReason, ...]] = get_args(FillerReason)
 FILLER_KEY: Final = "filler"

@@ -12,6 +12,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from companions.common.languages import Language
@@ -277,6 +278,136 @@ def limit_length(text: str, *, max_chars: int) -> str:
     if space >= max_chars // 2:
         room = room[:space]
     return room.rstrip(" 、，,;；:：-") + "…"
+
+
+_DIGITS: Final = re.compile(r"\d+")
+# Chosen on examples (tests/companions/companion/test_instruction_copies.py): a sentence is an instruction copied
+# when three quarters of its n-grams are in one instruction sentence, and it holds a good part of that sentence (two
+# fifths: "I'd rather listen." is a quarter of the vote's "if you would rather listen") or is long itself.
+INSTRUCTION_SHARE: Final = 0.75
+INSTRUCTION_COVERAGE: Final = 0.4
+INSTRUCTION_LONG_GRAMS: Final = 20
+INSTRUCTION_MIN_GRAMS: Final = 4  # "日本語で。" and shorter are not judged: too little to tell
+
+
+def folded(text: str) -> str:
+    """``text`` compared as instructions are: NFKC, case folded, every run of digits one "0" (a number filled in
+    or changed is the same instruction), no punctuation, symbols or whitespace."""
+    return _NOT_A_LETTER.sub("", _DIGITS.sub("0", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _grams(text: str, n: int) -> tuple[str, ...]:
+    return tuple(text[i : i + n] for i in range(len(text) - n + 1))
+
+
+def _gram_size(text: str) -> int:
+    """Character bigrams for Japanese (a kanji or a kana carries a word), trigrams for Latin-letter text."""
+    return 2 if written_in_japanese_script(text) else 3
+
+
+def sentences_of(text: str) -> list[str]:
+    """The sentences of ``text`` (cut after 。！？!? and a closing quote, at "." before a space, at line breaks)."""
+    cuts = [m.end() for m in _SENTENCE_END.finditer(text)]
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """The sentences of a prompt's instructions, as character n-grams: what a line must not copy.
+
+    Made with :meth:`of` from the instruction texts (placeholders already filled or removed); a sentence of a line
+    copies them when most of its n-grams (:data:`INSTRUCTION_SHARE`) are in one instruction sentence, whatever the
+    order, numbers or punctuation: "1〜2文、90文字以内。" copies "1〜2文、{max_chars}文字以内。", "日本語で、自分の
+    セリフだけを言う" copies "自分のセリフだけを日本語で言う。"."""
+
+    sentences: tuple[tuple[frozenset[str], frozenset[str]], ...]  # per sentence: its bigrams, its trigrams
+
+    @staticmethod
+    @functools.lru_cache(maxsize=32)
+    def of(texts: tuple[str, ...]) -> Instructions:
+        grams = []
+        for text in texts:
+            for sentence in sentences_of(text):
+                plain = folded(sentence)
+                if len(plain) >= 2:
+                    grams.append((frozenset(_grams(plain, 2)), frozenset(_grams(plain, 3))))
+        return Instructions(tuple(grams))
+
+    def share(self, sentence: str) -> float:
+        """The largest share of ``sentence``'s character n-grams found in one instruction sentence (0 for a
+        sentence too short to judge)."""
+        return max((share for share, _ in self._matches(sentence)), default=0.0)
+
+    def copied(self, sentence: str) -> bool:
+        """Whether ``sentence`` is mostly instruction text: most of it is in one instruction sentence, and it
+        holds a good part of that sentence or is long (:data:`INSTRUCTION_SHARE`, :data:`INSTRUCTION_COVERAGE`)."""
+        long = len(_grams(folded(sentence), _gram_size(sentence))) >= INSTRUCTION_LONG_GRAMS
+        return any(share >= INSTRUCTION_SHARE and (long or coverage >= INSTRUCTION_COVERAGE)
+                   for share, coverage in self._matches(sentence))
+
+    def _matches(self, sentence: str) -> list[tuple[float, float]]:
+        """Per instruction sentence: the share of ``sentence``'s n-grams in it, and the share of its n-grams in
+        ``sentence`` (nothing for a sentence too short to judge)."""
+        n = _gram_size(sentence)
+        mine = _grams(folded(sentence), n)
+        if len(mine) < INSTRUCTION_MIN_GRAMS:
+            return []
+        distinct = frozenset(mine)
+        return [(sum(g in theirs[n - 2] for g in mine) / len(mine), len(distinct & theirs[n - 2]) / len(theirs[n - 2]))
+                for theirs in self.sentences if theirs[n - 2]]
+
+    def without_copies(self, text: str) -> str:
+        """``text`` without its sentences that are mostly instruction text ("" when all of them are)."""
+        if not self.sentences:
+            return text
+        kept = []
+        for line in text.splitlines():
+            sentences = sentences_of(line)
+            mine = [s for s in sentences if not self.copied(s)]
+            if len(mine) == len(sentences):
+                kept.append(line)
+            elif mine:
+                kept.append(_joined(mine))
+        return "\n".join(kept).strip()
+
+    def only_copies(self, text: str) -> bool:
+        """Whether every sentence of ``text`` is mostly instruction text (and it has one at least)."""
+        sentences = sentences_of(text)
+        return bool(sentences) and all(self.copied(s) for s in sentences)
+
+
+NO_INSTRUCTIONS: Final = Instructions(())  # nothing to copy: every sentence is the line's own
+
+
+def _joined(sentences: Sequence[str]) -> str:
+    """Sentences put back together: a space after a Latin-letter sentence, none after a Japanese one."""
+    out = ""
+    for sentence in sentences:
+        out += ("" if not out or not out[-1].isascii() else " ") + sentence
+    return out
+
+
+_WEEKDAYS_JA: Final = "月火水木金土日"
+_WEEKDAYS_EN: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_DAY_JA: Final = rf"([{_WEEKDAYS_JA}])曜日?"
+_DAY_EN: Final = rf"({'|'.join(_WEEKDAYS_EN)}|{'|'.join(d[:3] for d in _WEEKDAYS_EN)})\.?"
+_WEEKDAY_THEN_OTHER: Final = re.compile(
+    rf"{_DAY_JA}\s*[（(]\s*([{_WEEKDAYS_JA}])(?:曜日?)?\s*[)）]"
+    rf"|\b{_DAY_EN}\s*\(\s*{_DAY_EN}\s*\)", re.IGNORECASE)
+
+
+def contradicts_itself(text: str) -> bool:
+    """Whether ``text`` names a weekday and then another one in brackets, as if to say which it is (measured on
+    the 0.5B model: "今日は日曜日（月曜）です。"); the same day again ("土曜日（土）", "Sat (Saturday)") is no
+    contradiction, nor is a date's weekday ("11月28日（土）": no weekday before the brackets)."""
+    for match in _WEEKDAY_THEN_OTHER.finditer(text):
+        first, second, third, fourth = match.groups()
+        if first is not None and first != second:
+            return True
+        if third is not None and third.casefold()[:3] != fourth.casefold()[:3]:
+            return True
+    return False
 
 
 def fallback_line(language: str, variant: int = 0) -> str:

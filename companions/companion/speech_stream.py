@@ -257,7 +257,7 @@ class CheckedSentences:
     """Releases a line being streamed sentence by sentence, each sentence only once the line so far passed the
     checks that apply to a sentence; from the first that fails, nothing more of the request is released.
 
-    Measured (issue 23): a 0.5B model's first attempt was voiced early and streamed into the chat ("こんにちは！今日は
+    Measured: a 0.5B model's first attempt was voiced early and streamed into the chat ("こんにちは！今日は
     みんな元気ですか。", the user's own words; the prompt itself, "(Instructions) # このターンの指示 ...") and then
     replaced. Here a sentence is first ``clean``-ed as the whole line will be (tool syntax, labels, copied
     instructions removed: it may become empty and is then skipped); a sentence that only repeats the message being

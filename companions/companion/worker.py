@@ -9,7 +9,7 @@ What one turn runs with is a :class:`RunContext` given to :meth:`Worker.run` for
 token bound, stream filter, and the tools and hooks only it has), never an attribute set on the worker for a while:
 two turns of one companion at once never see each other's settings.
 
-The gate (issue 22): a turn has an *origin*, the source of the latest message of its chain that did not come from
+The gate: a turn has an *origin*, the source of the latest message of its chain that did not come from
 this app's own companions (the conversation manager knows it; ``RunContext.origin``). When it is not the user in the
 window, every tool call that reaches something of the user's (the tool's ``capabilities``: the camera, the user's
 files, past conversations, tools of MCP servers and plugins) is put to the trust policy first, once per call and

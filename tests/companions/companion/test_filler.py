@@ -30,7 +30,9 @@ async def souta_answers(*lines: str) -> list[Message]:
     bus.subscribe("messages", lambda m: published.append(m) if isinstance(m, Message) else None, name="test")
     bus.subscribe("events", lambda e: ended.set() if isinstance(e, ConversationChanged)
                   and e.view.status == "ended" else None, name="test-events")
-    card = load_cards([sample_cards_dir()]).by_id()["souta"]
+    souta_card = load_cards([sample_cards_dir()]).by_id()["souta"]
+    # without a sample line: the card's own sample would stand in before a stock filler
+    card = souta_card.model_copy(update={"metadata": souta_card.metadata.model_copy(update={"sample": ""})})
     model = ScriptedModel("souta")
     model.lane("event_params").always(reply_json({"need_response": True, "needs_facts": False}))
     model.add(*(say(line) for line in lines))

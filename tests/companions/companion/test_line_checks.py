@@ -103,7 +103,7 @@ async def test_a_line_flawed_from_its_first_sentence_is_asked_again_and_only_the
     model.assert_used_up()
 
 
-async def test_a_retry_that_does_not_fit_the_time_budget_gives_a_marked_filler_at_once() -> None:
+async def test_a_retry_that_does_not_fit_the_time_budget_gives_the_cards_sample_line_at_once() -> None:
     forget_endpoints()
     profile = dataclasses.replace(PROFILES["llama-cpp-python"], gen_tps=None).scaled(0.05)
     async with OpenAITestServer(models=["m"], profile=profile, fallback=DemoDirector()) as server:
@@ -132,7 +132,9 @@ async def test_a_retry_that_does_not_fit_the_time_budget_gives_a_marked_filler_a
         [line], streamed, said = await akari_answers(model, "みんな、こんばんは！", to=[])
         await holder
         assert turns(server) == 1  # no retry: it would not fit
-        assert filler_reason(line) == "language"
+        # not a stock filler: the card's own sample line, said first in this conversation
+        assert line.params.message == "えっ、それほんと？ ねえねえ、もっと聞かせて！"
+        assert filler_reason(line) is None
         assert streamed == []
         assert said == [line.params.message]
 

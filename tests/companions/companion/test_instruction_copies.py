@@ -1,0 +1,234 @@
+"""No prompt text in a companion's line, and a stock filler only as the last resort.
+
+A line that copies the prompt's instructions (in any of the prompt's languages, with numbers, punctuation or a few
+words changed) is never shown, spoken or remembered: a sentence that is mostly instruction text is removed while it
+streams and from the line, and a line that is nothing else is asked for again (reason "prompt"); ordinary lines
+pass. Before a stock filler, the line is asked for again with a shorter prompt, then the card's own sample line
+stands in when it fits and was not said lately. A weekday followed by another weekday in brackets is a line that
+contradicts itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from companions.cards.card import CompanionCard, load_cards, sample_cards_dir
+from companions.companion.composing import (
+    FillerLine,
+    LineCheck,
+    clean_piece,
+    compose_line,
+    instructions_for,
+    line_of,
+    sample_lines,
+)
+from companions.companion.lines import Instructions, contradicts_itself
+from companions.companion.speech_stream import CheckedSentences
+from companions.tools.builtins import PlannedSpeech
+
+
+def _card(card_id: str) -> CompanionCard:
+    return load_cards([sample_cards_dir()]).by_id()[card_id]
+
+
+@pytest.fixture(scope="module")
+def hina() -> Instructions:
+    return instructions_for(_card("hina"))
+
+
+# Copies seen on the real 0.5B model, and variants: numbers filled or changed, punctuation, the words reordered or
+# a few changed, in both of the prompt's languages, whatever the language of the turn.
+COPIES = (
+    "1〜2文、90文字以内。",  # Hina's whole line, measured
+    "1~2文、60文字以内",
+    "１〜３文、１２０文字以内です。",
+    "日本語で、自分のセリフだけを言う",
+    "ひなとして、自分のセリフだけを日本語で言う。",
+    "自分のセリフだけを69文字以内で。",  # measured
+    "日本語で答える",  # measured
+    "相手の言葉をくり返さず、自分の気持ちや考えを言う。",
+    "ほかの人のセリフ、名前のラベル、ト書きは書かない。",
+    "直前の発言を繰り返さず、新しいことを短く言って。",
+    "会話を締めくくる発言をしてください。",
+    "新しい話題は広げないでください。",
+    "英語は使いません。",
+    "JSON だけを出力してください。",
+    "まず気持ちに寄り添う言葉をかける。",  # the card's own event instruction
+    "Only your own line, in one or two sentences.",
+    "Say only your own line as Hina, in English: one or two sentences, at most 320 characters.",
+    "One or two sentences, at most 120 characters.",
+    "Do not repeat what the other person said.",
+    "No lines for others, no name labels, no narration.",
+    "Say a short goodbye and end the conversation.",
+    "Reply in English.",
+    "Answer in English only.",
+    "First acknowledge their feelings kindly.",  # the card's own event instruction, in English
+)
+
+# Ordinary lines, in both languages: the companions' sample lines, lines of the real 0.5B model that passed
+# (bench/line_quality.py), and everyday lines that share words with the instructions.
+ORDINARY = (
+    "今日は日曜日だね。",
+    "I like to read.",
+    "そうだったんですね。よかったら、温かいお茶でもいかがですか。",
+    "えっ、それほんと？ ねえねえ、もっと聞かせて！",
+    "それなら、調べてみましょう。……ええ、思った通りです。",
+    "I see. Would you like a cup of something warm?",
+    "Wait, really? Tell me more!",
+    "Let me look that up. ...Yes, as I suspected.",
+    "週末は本を読んで過ごすのが好きだよ。",
+    "日本語って難しいよね。",
+    "英語は苦手なんです。",
+    "新しいことを始めたいな。",
+    "もっと話してください！",
+    "自分の気持ちを言うね。",
+    "お茶でも飲みながら話しましょう。",
+    "一緒に話そうよ。",
+    "この会話、楽しいね！",
+    "どんな話題でも大丈夫だよ。",
+    "I'd rather listen.",
+    "I want to listen.",
+    "Goodbye!",
+    "Goodbye, everyone!",
+    "I speak English and a little Japanese.",
+    "Let's talk about something new.",
+    "Can you say that again, in English?",
+    "I'll keep it short.",
+    "That's a good reason.",
+    "I like old maps because they show how people saw the world.",
+    "Don't repeat yourself, Souta!",
+)
+
+
+@pytest.mark.parametrize("line", COPIES)
+def test_a_line_that_copies_the_instructions_is_flawed(hina: Instructions, line: str) -> None:
+    assert hina.copied(line)
+    language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
+    assert LineCheck(language, instructions=hina).flaw(line) == "prompt"
+
+
+@pytest.mark.parametrize("line", ORDINARY)
+def test_an_ordinary_line_is_not_taken_for_instructions(hina: Instructions, line: str) -> None:
+    assert not hina.copied(line)
+    language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
+    assert LineCheck(language, instructions=hina).flaw(line) is None
+
+
+def test_every_sentence_of_the_prompts_own_texts_is_caught_and_no_sample_line_is() -> None:
+    from companions.companion.composing import stock_instructions
+    from companions.companion.lines import INSTRUCTION_MIN_GRAMS, _gram_size, _grams, folded, sentences_of
+
+    instructions = instructions_for()
+    judged = [s for text in stock_instructions() for s in sentences_of(text)
+              if len(_grams(folded(s), _gram_size(s))) >= INSTRUCTION_MIN_GRAMS]
+    assert len(judged) > 60
+    assert [s for s in judged if not instructions.copied(s)] == []
+    for card in load_cards([sample_cards_dir()]).cards:
+        for language in ("ja", "en"):
+            for line in sample_lines(card.metadata.sample[language]):  # type: ignore[index]
+                assert not instructions.copied(line), line
+
+
+def test_a_copied_sentence_is_removed_from_the_line_and_the_rest_is_said(hina: Instructions) -> None:
+    reply = "こんにちは、ひなです。1〜2文、90文字以内。今日は寒いですね。"
+    line = line_of(None, reply, [], lambda text: text, instructions=hina)
+    assert line is not None
+    assert line.text == "こんにちは、ひなです。今日は寒いですね。"
+    english = line_of(None, "Only your own line, in one or two sentences. I love rainy days.", [],
+                      lambda text: text, instructions=hina)
+    assert english is not None
+    assert english.text == "I love rainy days."
+
+
+def test_a_line_of_nothing_but_instructions_is_kept_whole_to_be_found_flawed(hina: Instructions) -> None:
+    line = line_of(None, "1〜2文、90文字以内。", [], lambda text: text, instructions=hina)
+    assert line is not None
+    assert LineCheck("ja", instructions=hina).flaw(line.text) == "prompt"
+
+
+def test_a_copied_sentence_is_never_released_while_the_line_streams(hina: Instructions) -> None:
+    check = LineCheck("ja", instructions=hina)
+    gate = CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, [], "", hina), flaw=check.flaw)
+    shown = gate.feed("1〜2文、90文字以内。") + gate.feed("こんにちは、ひなです。") + gate.flush()
+    assert shown == "こんにちは、ひなです。"
+    assert gate.released == "こんにちは、ひなです。"
+    only = CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, [], "", hina), flaw=check.flaw)
+    assert only.feed("日本語で、自分のセリフだけを言う。") + only.flush() == ""
+
+
+def _attempts(*lines: str, log: list[str]):  # type: ignore[no-untyped-def]
+    """An attempt that gives ``lines`` one after the other, noting in ``log`` which kind of attempt asked."""
+    queue = list(lines)
+
+    def make(kind: str):  # type: ignore[no-untyped-def]
+        async def attempt(notes: list[str]) -> PlannedSpeech | None:
+            log.append(kind)
+            return PlannedSpeech(queue.pop(0), (), "neutral")
+        return attempt
+    return make
+
+
+async def test_a_copied_line_is_asked_for_again_with_a_shorter_prompt(hina: Instructions) -> None:
+    log: list[str] = []
+    make = _attempts("1〜2文、90文字以内。", "今日は寒いですね。", log=log)
+    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
+                              instructions=hina)
+    assert line is not None
+    assert line.text == "今日は寒いですね。"
+    assert not isinstance(line, FillerLine)
+    assert log == ["full", "shorter"]
+
+
+async def test_the_cards_sample_line_stands_in_before_a_stock_filler(hina: Instructions) -> None:
+    sample = sample_lines("そうだったんですね。よかったら、温かいお茶でもいかがですか。")
+    log: list[str] = []
+    make = _attempts("1〜2文、90文字以内。", "日本語で、自分のセリフだけを言う", log=log)
+    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
+                              instructions=hina, spare_lines=sample)
+    assert line is not None
+    assert not isinstance(line, FillerLine)
+    assert line.text == "そうだったんですね。よかったら、温かいお茶でもいかがですか。"
+
+    # said before: one of its sentences not said lately, then the stock filler, marked with the reason
+    make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
+    said = ["そうだったんですね。よかったら、温かいお茶でもいかがですか。"]
+    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
+                              instructions=hina, spare_lines=sample, said_before=said)
+    assert line is not None
+    assert line.text == "そうだったんですね。"
+    make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
+    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
+                              instructions=hina, spare_lines=sample, said_before=[*said, "そうだったんですね。"])
+    assert isinstance(line, FillerLine)
+    assert line.reason == "prompt"
+
+
+async def test_a_sample_line_in_another_language_or_just_said_does_not_stand_in(hina: Instructions) -> None:
+    log: list[str] = []
+    make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
+    line = await compose_line(make("full"), retry=make("shorter"), language="en", max_chars=90, recent=[],
+                              instructions=hina, spare_lines=["そうだったんですね。"])
+    assert isinstance(line, FillerLine)
+    make = _attempts("Reply in English.", "Reply in English.", log=log)
+    line = await compose_line(make("full"), retry=make("shorter"), language="en", max_chars=90,
+                              recent=["I see. Would you like a cup of something warm?"], instructions=hina,
+                              spare_lines=["I see. Would you like a cup of something warm?"])
+    assert isinstance(line, FillerLine)
+    assert line.reason == "prompt"
+
+
+@pytest.mark.parametrize(("line", "contradiction"), [
+    ("今日は日曜日（月曜）です。", True),  # measured on the 0.5B model
+    ("今日は水曜(木)だよ。", True),
+    ("It's Sunday (Monday) today.", True),
+    ("See you Fri (Sat.)!", True),
+    ("今日は日曜日（日曜）です。", False),
+    ("土曜日（土）に会おう。", False),
+    ("11月28日（土）に会おう。", False),  # a date's weekday
+    ("月曜日（祝日）は休みです。", False),
+    ("Saturday (Sat) is a good day.", False),
+    ("今日は日曜日だね。", False),
+])
+def test_a_weekday_followed_by_another_in_brackets_contradicts_itself(line: str, contradiction: bool) -> None:
+    assert contradicts_itself(line) is contradiction
+    language = "en" if line.isascii() else "ja"
+    assert (LineCheck(language).flaw(line) == "contradiction") is contradiction
