@@ -5,23 +5,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
-from app.cards.cli import add_companions_parser
-from app.memory.cli import add_memory_parsers
-from app.runtime.logs import setup_logging
-from app.runtime.runtime import Runtime
-from app.search.cli import add_search_parser
-from app.settings.model import LoadedSettings, load_settings
+from app.llm.runner.options import CHILD_FLAG
 from companions import __version__
+
+if TYPE_CHECKING:
+    from app.llm.runner import RunnerStatus
+    from app.runtime.runtime import Runtime
+    from app.settings.model import LoadedSettings
 
 log = logging.getLogger(__name__)
 READY_LINE = "madoi: ready"
+STOPPED_LINE = "madoi: stopped"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from app.cards.cli import add_companions_parser
+    from app.memory.cli import add_memory_parsers
+    from app.search.cli import add_search_parser
+
     parser = argparse.ArgumentParser(
         prog="madoi",
         description="Madoi: AI companions in one desktop window. Without options, opens the window.",
@@ -33,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run only these companions (comma-separated ids, e.g. souta): the others run on other "
                              "machines of the network (MADOI_NETWORK_ENABLED)")
     parser.add_argument("--no-bridge", action="store_true", help="do not open the WebSocket bridge")
+    parser.add_argument("--model-file", metavar="PATH", type=Path,
+                        help="run this GGUF model for the companions (llama.cpp, inside Madoi) for this run "
+                             "(MADOI_LLM_MODEL_FILE; saved from the first-run card)")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug messages")
     parser.add_argument("--install-desktop-entry", action="store_true",
                         help="add Madoi to the desktop's application menu (a .desktop file and its icon), then exit")
@@ -44,23 +56,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
+    """Runs until SIGINT or SIGTERM, which end it at any moment, the start-up included."""
+    from app.runtime.runtime import Runtime, unless_stopped
+
     runtime = Runtime(loaded, only_companions=only_companions)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await runtime.start()
-        print(f"{READY_LINE} (headless; data in {loaded.paths.data_dir})", flush=True)
-        if runtime.parts.network is not None:
-            status = runtime.parts.network.status
-            where = "on " + ", ".join(status.addresses) if status.running else "off: " + status.problem
-            print(f"madoi: network {where}", flush=True)
-        await stop.wait()
+        if await unless_stopped(runtime.start(), stop.wait()):
+            print(f"{READY_LINE} (headless; data in {loaded.paths.data_dir})", flush=True)
+            if runtime.parts.network is not None:
+                status = runtime.parts.network.status
+                where = "on " + ", ".join(status.addresses) if status.running else "off: " + status.problem
+                print(f"madoi: network {where}", flush=True)
+            await unless_stopped(say_model(runtime), stop.wait())
+            await stop.wait()
     finally:
         await runtime.stop()
-        print("madoi: stopped", flush=True)
+        print(STOPPED_LINE, flush=True)
     return 0
+
+
+async def say_model(runtime: Runtime) -> None:
+    """Prints the model the companions talk to once it is found, and the model runner's states from then on."""
+    models = runtime.parts.models
+
+    def said(status: RunnerStatus) -> None:
+        print(f"madoi: model {status.state}: {status.reason}", flush=True)
+
+    if models.embedded is not None:
+        models.embedded.subscribe(said)
+    resolution = await models.resolved()
+    print(f"madoi: language model: {resolution.message}", flush=True)
 
 
 def fill_secrets(loaded: LoadedSettings) -> None:
@@ -74,7 +103,28 @@ def fill_secrets(loaded: LoadedSettings) -> None:
         loaded.problems.append(f"stored secrets could not be read: {err}")
 
 
+def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == [CHILD_FLAG]:  # the model runner's child (a frozen bundle has no `python -m`)
+        from app.llm.runner.child import main as run_model_child
+
+        return run_model_child()
+    # SIGTERM as Ctrl+C until the runtime handles both: a stop while starting ends with STOPPED_LINE, no traceback.
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return _main(arguments)
+    except KeyboardInterrupt:
+        print(STOPPED_LINE, flush=True)
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.install_desktop_entry:
         from app.runtime.desktop_entry import install_from_command_line
@@ -92,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.cards.cli import run_companions_command
 
         return run_companions_command(args)
+    from app.runtime.logs import setup_logging
+    from app.settings.model import load_settings
+
+    if args.model_file is not None:  # as its variable: for this run, never written to the settings file
+        os.environ["MADOI_LLM_MODEL_FILE"] = str(args.model_file.expanduser().resolve())
     loaded = load_settings()
     setup_logging(loaded.paths.log_file, level=logging.DEBUG if args.verbose else logging.INFO)
     for problem in loaded.problems:

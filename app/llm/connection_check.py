@@ -86,5 +86,5 @@ async def check_connection(base_url: str, api_key: str | None,
 
 
 def llm_configured(settings: Settings) -> bool:
-    """Whether the user has named an endpoint at all (the first-run panel shows until they have)."""
-    return bool(settings.llm.base_url)
+    """Whether the user has named an endpoint or a model file at all (the first-run panel shows until they have)."""
+    return bool(settings.llm.base_url or settings.llm.model_file)

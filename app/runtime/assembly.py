@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from app.conversations.active import Conversations
 from app.llm.connection import ModelConnection, ModelFactory
+from app.llm.embedded import EmbeddedModel
 from app.memory.store import SqliteMemoryStore
 from app.runtime.parts import Parts
 from app.settings.model import LoadedSettings, Settings
@@ -99,6 +100,13 @@ def build_search(setup: Setup, model: ChatModel | None) -> SearchService | None:
         return None
 
 
+def use_model_for_queries(search: SearchService, model: ChatModel | None) -> None:
+    """Search classifies queries with ``model`` (the rules when there is none)."""
+    from companions.search.classify.query_classifier import make_query_classifier
+
+    search.engine.classifier = make_query_classifier(model)
+
+
 async def assemble(setup: Setup) -> Parts:
     """The parts for ``setup``'s settings."""
     # Adapters that pull in OpenCV, pyttsx3 and websockets are imported here, when a runtime starts, so importing
@@ -117,11 +125,14 @@ async def assemble(setup: Setup) -> Parts:
     for responder in devices.responders:
         broker.register(responder)
 
-    # Resolve the model before the bridge listens: the local-server probe must never find Madoi's own port.
-    model_problems: list[str] = []
-    models = await ModelConnection.connect(settings, model_problems, given=setup.make_model,
-                                           data_dir=setup.loaded.paths.data_dir)
-    search = build_search(setup, models.resolution.model)
+    # The default model is found after the start (Runtime.start begins it): the companions' first requests wait for
+    # it. Probing finds no bridge by mistake: only an answer shaped like a model list counts (companions/llm/detect.py).
+    # A model file is run with its log (model-runner.log) beside madoi.log.
+    models = ModelConnection.pending(given=setup.make_model, data_dir=setup.loaded.paths.data_dir,
+                                     embedded=EmbeddedModel(setup.loaded.paths.data_dir))
+    search = build_search(setup, None)
+    if search is not None:  # its query classifier thinks with the default model once it is found
+        models.when_resolved(lambda resolution: use_model_for_queries(search, resolution.model))
     settings_now = lambda: setup.loaded.settings  # noqa: E731 (the settings of the moment: the user saves new ones)
     memory = SqliteMemoryStore(setup.loaded.paths.database)  # the cast closes it when it stops
     notes = recall = None
@@ -134,9 +145,6 @@ async def assemble(setup: Setup) -> Parts:
     cast = build_companions(setup, broker, models, memory,
                             search=TextSearch(search.engine) if search is not None else None,
                             recall=companion_recall(recall, settings_now, setup.bus) if recall is not None else None)
-    for problem in model_problems:
-        setup.problem(problem)
-    models.learn(cast)  # what the model servers can do, learned before the user speaks (companions/llm/learning.py)
 
     manager: ConversationManager = conversation_manager_from_settings(
         setup.bus, settings.conversation, user_id=settings.general.user_name,

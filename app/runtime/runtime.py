@@ -12,8 +12,8 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable, Callable, Collection, Coroutine
+from typing import TYPE_CHECKING, Any, Final
 
 from app.cards.cast_changes import CastChanges
 from app.cards.choices import use_voices
@@ -35,6 +35,25 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S: Final = 1.5
+
+
+async def unless_stopped(work: Coroutine[Any, Any, None], stopped: Awaitable[object]) -> bool:
+    """Runs ``work`` until it is done (True) or ``stopped`` is done first (False: ``work`` cancelled): a start that
+    SIGTERM or a closed window interrupts. A future given as ``stopped`` is left as it is."""
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(stopped)
+    try:
+        await asyncio.wait((task, stopper), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if stopper is not stopped:
+            stopper.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return False
+    task.result()  # its exception, if it failed
+    return True
 
 
 class SettingsNotApplied(RuntimeError):
@@ -62,6 +81,7 @@ class Runtime:
         self._setup = Setup(loaded, self.bus, self.store, make_model,
                             frozenset(only_companions) if only_companions is not None else None, self.asker)
         self._parts: Parts | None = None
+        self._models: ModelConnection | None = None  # from the assembly on: stopped even when the start was not done
         self._running: list[Component] = []
         self._following: list[Callable[[], None]] = []  # the parts' subscriptions to the settings
         self.started_at: float | None = None
@@ -92,6 +112,10 @@ class Runtime:
         await self.store.open()
         self.lag_probe.start()
         parts = await assemble(self._setup)
+        # The default model is found from now on, in the background (a server probed, a model file loaded) while the
+        # parts start: the window (and the ready line) do not wait for it; the companions' requests do.
+        self._models = parts.models
+        parts.models.begin(self.settings, lambda: list(parts.cast))
         for component in parts.components():
             if component not in parts.components():  # left out with a part it needs (the indexer with search)
                 continue
@@ -108,6 +132,17 @@ class Runtime:
         self._parts = parts
         self._follow_settings()
         self.started_at = time.monotonic()
+
+    @property
+    def model_pending(self) -> bool:
+        """Whether the companions are waiting for their model to be found (:meth:`model_problem` is not known)."""
+        return self._models is not None and self._models.resolving
+
+    async def models_resolved(self) -> str | None:
+        """Waits until the default model is found (or known missing); returns :meth:`model_problem`."""
+        if self._models is not None:
+            await self._models.resolved()
+        return self.model_problem()
 
     async def apply_settings(self, settings: Settings) -> None:
         """Takes the settings the user just saved, at once: the camera is checked again when its source changed,
@@ -244,7 +279,10 @@ class Runtime:
         return ModelConnection.problem(self._parts.cast) if self._parts is not None else None
 
     async def stop(self) -> None:
-        """Stops the parts in reverse order, then the bus and the store; bounded by ``STOP_TIMEOUT_S`` each."""
+        """Stops the parts in reverse order, then the bus and the store; bounded by ``STOP_TIMEOUT_S`` each.
+        The model's search (or its loading) is cancelled first: stopping never waits on a model server."""
+        if self._models is not None:
+            self._models.cancel()
         for component in reversed(self._running):
             began = time.perf_counter()
             try:
@@ -256,12 +294,13 @@ class Runtime:
         self._running = []
         while self._following:
             self._following.pop()()  # the parts stop following the settings
-        if self._parts is not None:  # learning stops; what was learned of the model servers is kept for next time
+        if self._models is not None:  # the model run by Madoi stops; what was learned of the servers is kept
             try:
                 async with asyncio.timeout(STOP_TIMEOUT_S):
-                    await self._parts.models.aclose()
+                    await self._models.aclose()
             except Exception:
                 log.exception("stopping the model connection failed")
+            self._models = None
         self._parts = None
         await self.lag_probe.stop()
         await self.bus.aclose()

@@ -73,6 +73,8 @@ class LLMSettings(SettingsSection):
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     autodetect_local: bool = True
+    model_file: Path | None = Field(
+        default=None, description="a GGUF model Madoi runs itself (llama.cpp) when no base_url is set")
 
 
 class CameraSettings(SettingsSection):

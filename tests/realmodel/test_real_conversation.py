@@ -149,7 +149,7 @@ async def talk(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, real_servers: 
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
-        assert runtime.model_problem() is None, runtime.model_problem()
+        assert await runtime.models_resolved() is None, runtime.model_problem()
         yield Talk(runtime)
     finally:
         await runtime.stop()

@@ -62,6 +62,7 @@ async def test_the_first_greeting_finds_the_server_known_and_nothing_is_taken_ba
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
+        await runtime.models_resolved()  # the model is found after the start
         learning = runtime.parts.models.learning
         assert learning is not None
         await learning
@@ -111,6 +112,7 @@ async def test_the_first_greeting_finds_the_server_known_and_nothing_is_taken_ba
     runtime = Runtime(load_settings())
     await runtime.start()
     try:
+        await runtime.models_resolved()  # the model is found after the start
         learning = runtime.parts.models.learning
         assert learning is not None
         await learning

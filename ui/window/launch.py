@@ -13,7 +13,7 @@ from PySide6.QtCore import QSocketNotifier
 from PySide6.QtWidgets import QApplication
 
 from app.runtime.error_reporting import install_error_reporting
-from app.runtime.runtime import Runtime
+from app.runtime.runtime import Runtime, unless_stopped
 from app.settings.model import LoadedSettings
 from ui.window.i18n import use_language
 from ui.window.icons import app_icon
@@ -64,10 +64,10 @@ def run_window(loaded: LoadedSettings, only_companions: list[str] | None = None)
         closed = run_until_closed(window)
         window.show()
         try:
-            await runtime.start()
-            await window.attach()
-            print(f"{READY_LINE} (window; data in {loaded.paths.data_dir})", flush=True)
-            await closed
+            # Closing the window (or SIGTERM, Ctrl+C) while the runtime starts ends the start: nothing waits on it.
+            if await unless_stopped(runtime.start(), closed) and await unless_stopped(window.attach(), closed):
+                print(f"{READY_LINE} (window; data in {loaded.paths.data_dir})", flush=True)
+                await closed
         finally:
             await runtime.stop()
             print("madoi: stopped", flush=True)

@@ -199,9 +199,16 @@ class MainWindow(QMainWindow):
         self._attached.append(self.extras.first_run)
         self.extras.filler_notice.attach(self.runtime.bus, RuntimePeople(self.runtime).user_id())
         self._attached.append(self.extras.filler_notice)
-        self._show_model_problem(self.runtime.model_problem(), first=True)
+        if self.runtime.model_pending:  # probed, or loaded, after the start: the first-run card follows it then
+            self._tasks.spawn(self._when_model_found(), name="model-found")
+        else:
+            self._show_model_problem(self.runtime.model_problem(), first=True)
         self._report_start_problems()
         self.statusBar().showMessage(_text("ready"), 5000)
+
+    async def _when_model_found(self) -> None:
+        """The first-run card follows the default model once it is found (or known missing)."""
+        self._show_model_problem(await self.runtime.models_resolved(), first=True)
 
     def _report_start_problems(self) -> None:
         """What went wrong at start (a broken card or settings key, search or the bridge not available) is said

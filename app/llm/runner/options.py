@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+CHILD_FLAG: Final = "--model-runner-child"
+"""``madoi --model-runner-child``: the program runs the runner's child (app.main; a frozen bundle has no ``-m``)."""
+
 CONFIG_ENV: Final = "MADOI_MODEL_RUNNER_CONFIG"
 """The environment variable that carries a launch's :class:`ChildConfig` (JSON) to the child."""
 

@@ -36,7 +36,7 @@ import httpx
 
 import app as _app_package
 from app.llm.runner.exits import ChildExit, read_tail
-from app.llm.runner.options import CONFIG_ENV, ChildConfig, RunnerOptions, safer
+from app.llm.runner.options import CHILD_FLAG, CONFIG_ENV, ChildConfig, RunnerOptions, safer
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,10 @@ ChildCommand = Callable[[], Sequence[str]]
 
 
 def child_command() -> list[str]:
-    """``python -m app.llm.runner.child`` with this interpreter."""
+    """``python -m app.llm.runner.child`` with this interpreter; in a frozen bundle (no ``-m`` there) the bundle's
+    own program with :data:`CHILD_FLAG` (app/main.py hands it to the child before importing anything else)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, CHILD_FLAG]
     return [sys.executable, "-m", "app.llm.runner.child"]
 
 

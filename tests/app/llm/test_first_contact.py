@@ -37,6 +37,7 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
         runtime = Runtime(load_settings())
         await runtime.start()
         try:
+            await runtime.models_resolved()  # the model is found after the start
             assert runtime.parts.models.learning is not None
             await runtime.parts.models.learning
             conversation = runtime.parts.conversation_manager
@@ -71,6 +72,7 @@ async def test_the_greeting_finds_the_server_known_and_costs_one_request(madoi_h
         runtime = Runtime(load_settings())
         await runtime.start()
         try:
+            await runtime.models_resolved()  # the model is found after the start
             assert runtime.parts.models.learning is not None
             await runtime.parts.models.learning
             caps = endpoint_capabilities(server.base_url, "demo-model")

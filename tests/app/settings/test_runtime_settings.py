@@ -22,7 +22,7 @@ async def test_an_endpoint_saved_while_running_lets_every_companion_talk(madoi_h
     await runtime.start()
     try:
         assert runtime.parts.cast is not None
-        problem = runtime.model_problem()
+        problem = await runtime.models_resolved()  # found after the start: the window does not wait for it
         assert problem is not None
         assert "No LLM is configured" in problem
         async with OpenAITestServer(models=["qwen-test"]) as server:
