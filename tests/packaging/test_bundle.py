@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,52 @@ def test_the_bundle_leaves_out_what_madoi_never_loads_and_no_link_dangles(bundle
     dangling = [str(p) for p in [*files, bundle / "madoi-gui"] if p.is_symlink() and not p.exists()]
     assert not dangling  # a link to something left out would break the program that loads it
     assert (internal / "PySide6" / "Qt" / "plugins" / "platforms" / "libqxcb.so").is_file()
+
+
+_LOAD_EACH = """
+import ctypes, sys
+for path in sys.argv[1:]:
+    try:
+        ctypes.CDLL(path, mode=1)  # RTLD_LAZY: what the loader checks of the file itself, and its NEEDED libraries
+    except OSError as err:
+        print(path, err)
+"""
+
+
+def test_every_library_of_the_bundle_loads_stripped_or_not(bundle: Path) -> None:
+    """The build strips libpython and the extension modules (packaging/bundle_contents.py, strip_bundle); a strip
+    that breaks a library shows only when something loads it, so each one is loaded here (by this Python, of the
+    same version, with the bundle's folder first on the library path)."""
+    internal = bundle / "_internal"
+    libraries = []
+    for path in sorted(internal.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            with path.open("rb") as file:
+                head = file.read(18)
+            if head[:4] == b"\x7fELF" and head[16] == 3:  # ET_DYN: a shared object
+                libraries.append(str(path))
+    assert len(libraries) > 200
+    env = {**os.environ, "LD_LIBRARY_PATH": str(internal)}
+    loaded = subprocess.run([sys.executable, "-c", _LOAD_EACH, *libraries], capture_output=True, text=True,
+                            env=env, timeout=300, check=False)
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert not loaded.stdout, loaded.stdout[-5000:]
+    python = next(internal.glob("libpython3*.so*"))
+    original = Path(sysconfig.get_config_var("LIBDIR")) / python.name
+    if original.is_file() and sys.platform.startswith("linux"):
+        assert python.stat().st_size < original.stat().st_size / 2  # stripped (23 MB -> 6 MB)
+
+
+def test_the_gtk_theme_and_its_libraries_are_left_out_and_llama_cpp_is_in(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    for name in ("libgtk-3.so.0", "libgdk-3.so.0", "libcairo.so.2", "libpango-1.0.so.0", "libatk-1.0.so.0"):
+        assert not (internal / name).exists(), name
+    assert (internal / "PySide6" / "Qt" / "plugins" / "platformthemes" / "libqxdgdesktopportal.so").is_file()
+    lib = internal / "llama_cpp" / "lib"
+    assert (lib / "libllama.so").resolve() == (lib / "libllama.so.0").resolve()  # what llama_cpp opens
+    assert sorted(p.name for p in lib.iterdir()) == ["libggml-base.so.0", "libggml-cpu.so.0", "libggml.so.0",
+                                                     "libllama.so", "libllama.so.0"]
+    assert not (internal / "hf_xet").exists()  # only Llama.from_pretrained (a Hub download) would use it
 
 
 def run(program: Path, home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
