@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias
 
-from PySide6.QtCore import QEasingCurve, QEvent, Qt, QTimer, QVariantAnimation, Signal
+from PySide6.QtCore import QEasingCurve, Qt, QTimer, QVariantAnimation, Signal
 from PySide6.QtGui import QHideEvent, QImage, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -34,8 +34,7 @@ from companions.wire.bus import BusItem
 from ui.camera.frame import FrameView
 from ui.camera.texts import NO_DEVICES, UNREADABLE_FRAME, camera_text, reason_text
 from ui.roster.display_names import DisplayNames
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change
+from ui.window.attached import AttachedWidget
 from ui.window.naming import named
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ class PreviewStats:
     decode_max_s: float = 0.0
 
 
-class CameraPreview(QWidget):
+class CameraPreview(AttachedWidget, QWidget):
     """The camera panel: ``camera`` gives the camera (None when there is none, or before the runtime started),
     ``bus`` what looks through it. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops.
     ``fps`` bounds the preview requests per second; ``preview_width`` is the JPEG's width asked for."""
@@ -135,31 +134,26 @@ class CameraPreview(QWidget):
         self._caption_timer.setInterval(CAPTION_MS)
         self._caption_timer.timeout.connect(self._clear_caption)
 
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._hold: CameraHold | None = None  # the device is held open while the preview polls
-        self._attached = False
         self._poll_task: asyncio.Task[None] | None = None
         self._state: PreviewState = "off"
         self._reason = ""  # the adapter's reason (off) or the error's text (error), as given
         self._shown_timestamp: float | None = None
         self._looker: str | None = None
         self._failing = False  # logs the first failure of a streak, not every tick
-        self._retranslate()
+        self.retranslate()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def attach(self) -> None:
-        """Follows the bus and starts polling while visible (call after ``runtime.start()``)."""
-        self._bus_link.follow(self, self._on_item)
-        self._attached = True
+    def on_attach(self) -> None:
+        """Starts polling while visible (the bus is followed from now on)."""
         self._check_status()
         self._update_polling()
 
-    def detach(self) -> None:
-        """Stops polling and following the bus, and cancels the request in flight (before the runtime stops)."""
-        self._attached = False
+    def on_detach(self) -> None:
+        """Stops polling and cancels the request in flight."""
         self.timer.stop()
         self._let_go()
-        self._bus_link.stop()
         task = self._poll_task
         if task is not None:
             task.cancel()  # its done-callback forgets it
@@ -167,11 +161,6 @@ class CameraPreview(QWidget):
         self._caption_timer.stop()
         self.view.flash = 0.0
         self.view.update()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._retranslate()
-        super().changeEvent(event)
 
     # -- what the user sees ----------------------------------------------------------------------------------
     @property
@@ -212,7 +201,7 @@ class CameraPreview(QWidget):
         self._update_polling()
 
     def _update_polling(self) -> None:
-        if self._attached and self.isVisible():
+        if self.attached and self.isVisible():
             if not self.timer.isActive():
                 self._hold_camera()
                 self.timer.start()
@@ -283,10 +272,10 @@ class CameraPreview(QWidget):
         except asyncio.CancelledError:
             raise
         except Exception as err:
-            if self._attached:
+            if self.attached:
                 self._show_error(err)
             return
-        if not self._attached or self._check_status() is None:
+        if not self.attached or self._check_status() is None:
             return  # detached, or the camera went away while the frame was being encoded
         if frame is None:
             if self.view.pixmap is None:
@@ -361,11 +350,11 @@ class CameraPreview(QWidget):
         view.update()
 
     # -- the bus ---------------------------------------------------------------------------------------------
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         try:
             if isinstance(item, CameraLooked) and not item.refused:
                 self._show_look(item.looker)
-            elif isinstance(item, DeviceStatus) and item.device == "camera" and self._attached:
+            elif isinstance(item, DeviceStatus) and item.device == "camera" and self.attached:
                 if item.available:
                     if self._check_status() is not None and self.timer.isActive():
                         self._tick()
@@ -404,7 +393,7 @@ class CameraPreview(QWidget):
         """True while the border's highlight fades."""
         return self.flash_animation.state() == QVariantAnimation.State.Running
 
-    def _retranslate(self) -> None:
+    def retranslate(self) -> None:
         self.indicator.setText(f'<span style="color:{INDICATOR_COLOR}; font-size:large;">&#9679;</span>&nbsp;'
                                f'<b>{camera_text("indicator.on")}</b>')
         self.indicator.setToolTip(camera_text("indicator.tooltip"))

@@ -69,9 +69,9 @@ class CameraSwitch(DeviceSwitch):
         self.setChecked(port.is_on())
         self.refresh()
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         self._in_use = self.port.in_use()
-        super().attach()
+        super().on_attach()
 
     @property
     def on(self) -> bool:

@@ -39,7 +39,7 @@ from companions.wire.bus import Bus, BusItem
 from ui.cards.editor import CompanionEditing, CompanionEditor, sync_faces
 from ui.cards.privileges import privilege_lines
 from ui.roster.faces import FACES
-from ui.window.bus_bridge import BusFollower
+from ui.window.attached import Attached
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, window_language
 from ui.window.naming import named
 
@@ -109,7 +109,7 @@ class CardApprovalPrompt(QDialog):
             self.accept()
 
 
-class CompanionsDesk(QObject):
+class CompanionsDesk(Attached, QObject):
     """The editor's menu entry, the approval prompt and the faces, for one main window."""
 
     def __init__(self, window: QMainWindow, editing: CompanionEditing, bus: Bus, menu_anchor: QAction) -> None:
@@ -125,7 +125,7 @@ class CompanionsDesk(QObject):
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
         self._settle.timeout.connect(self._take_folder)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self.action = named(QAction(TEXTS.text("menu"), window), "companionsAction")
         self.action.triggered.connect(self.open_editor)
         menu = next((m for m in window.menuBar().findChildren(QMenu) if menu_anchor in m.actions()), None)
@@ -156,14 +156,12 @@ class CompanionsDesk(QObject):
     async def _import(self, editor: CompanionEditor, card: Path) -> None:
         await editor.import_card(card)
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         sync_faces(self.editing)
-        self._bus_link.follow(self, self._on_item)
         self._watch_folder()
         self.ask_about_held()
 
-    def detach(self) -> None:
-        self._bus_link.stop()
+    def on_detach(self) -> None:
         self._tasks.cancel()
         self._settle.stop()
         if self._watcher is not None:
@@ -207,7 +205,7 @@ class CompanionsDesk(QObject):
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return self._tasks.spawn(coro, name="companions-desk")
 
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if not isinstance(item, CastChanged):
             return
         sync_faces(self.editing)

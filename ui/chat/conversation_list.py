@@ -11,7 +11,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -29,8 +29,8 @@ from companions.wire.bus import Bus, BusItem
 from companions.wire.protocol import Message
 from ui.chat.conversation_model import ID_ROLE, ConversationsModel
 from ui.chat.texts import chat_text
+from ui.window.attached import Retranslating
 from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change
 from ui.window.naming import named
 from ui.window.panel_ports import ConversationHistory
 
@@ -51,7 +51,7 @@ class _ConversationItems(QListView):
         super().keyPressEvent(event)
 
 
-class ConversationList(QWidget):
+class ConversationList(Retranslating, QWidget):
     """The stored conversations (``history``). Call :meth:`attach` after the runtime started, :meth:`detach` before
     it stops."""
 
@@ -114,14 +114,12 @@ class ConversationList(QWidget):
         self._later.stop()
         self._tasks.cancel()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.title.setText(chat_text("conversations"))
-            for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
-                button.setText(chat_text(key))
-                button.setToolTip(chat_text(f"{key}.tooltip"))
-            self.model.retranslate()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self.title.setText(chat_text("conversations"))
+        for button, key in ((self.new_button, "new"), (self.delete_button, "delete")):
+            button.setText(chat_text(key))
+            button.setToolTip(chat_text(f"{key}.tooltip"))
+        self.model.retranslate()
 
     # -- what the list shows ---------------------------------------------------------------------------------
     def conversation_ids(self) -> list[int]:

@@ -15,7 +15,7 @@ import functools
 from dataclasses import replace
 from typing import Final
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextFrame
 from PySide6.QtWidgets import QHBoxLayout, QInputDialog, QMenu, QPushButton
 
@@ -26,7 +26,7 @@ from companions.wire.bus import Bus, BusItem
 from ui.chat.panel import ChatPanel
 from ui.chat.texts import chat_text
 from ui.chat.transcript import KEY_PROPERTY
-from ui.window.bus_bridge import BusFollower
+from ui.window.attached import Attached
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 from ui.window.panel_ports import ConversationControl, ConversationHistory, People
@@ -52,11 +52,12 @@ def _text(key: str, language: str | None = None) -> str:
     return _TEXTS.text(key, language)
 
 
-class MessageActions:
-    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript."""
+class MessageActions(Attached, QObject):
+    """Adds the Stop button to ``chat``'s input row and the message menu to its transcript (a child of ``chat``)."""
 
     def __init__(self, chat: ChatPanel, bus: Bus, control: ConversationControl, history: ConversationHistory,
                  *, people: People) -> None:
+        super().__init__(chat)
         self.chat = chat
         self.control = control
         self.history = history
@@ -71,16 +72,14 @@ class MessageActions:
         row.insertWidget(row.indexOf(chat.send_button), self.stop_button)
         chat.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         chat.view.customContextMenuRequested.connect(self._menu)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._tasks = TaskSet("message-actions")
         self.retranslate()
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         self.stop_button.setEnabled(self.control.view().status == "running")
-        self._bus_link.follow(self.stop_button, self._on_item)
 
-    def detach(self) -> None:
-        self._bus_link.stop()
+    def on_detach(self) -> None:
         self._tasks.cancel()
 
     def retranslate(self) -> None:
@@ -91,7 +90,7 @@ class MessageActions:
     def stop(self) -> None:
         self.control.stop()
 
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             self.stop_button.setEnabled(item.view.status == "running")
         elif isinstance(item, MessageRevised) and self.chat.view.has(item.message_id):

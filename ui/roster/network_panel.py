@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.companion.guests import RemoteCompanion
@@ -18,8 +18,8 @@ from companions.network.people import RemotePerson
 from companions.network.port import NetworkStatus
 from companions.wire.bus import Bus, BusItem
 from ui.roster.display_names import DisplayNames
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 from ui.window.panel_ports import People
 
@@ -50,7 +50,7 @@ def remote_row(companion: RemoteCompanion, language: str | None = None) -> str:
     return f"{companion.name} — {companion.peer[:6]}…{companion.peer[-6:]} ({state})"
 
 
-class NetworkPanel(QWidget):
+class NetworkPanel(AttachedWidget, QWidget):
     """The panel; :meth:`attach` after the runtime started, :meth:`detach` before it stops."""
 
     changed = Signal()  # after every render
@@ -71,13 +71,13 @@ class NetworkPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.status)
         layout.addWidget(self.list, 1)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._status = NetworkStatus(running=False)
         self._remote: tuple[RemoteCompanion, ...] = ()
         self._people: tuple[RemotePerson, ...] = ()
         self.setVisible(network() is not None)
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         network = self.network()
         self.setVisible(network is not None)
         if network is not None:
@@ -85,20 +85,14 @@ class NetworkPanel(QWidget):
             self._remote = network.listed()
             self._people = network.people()
         self._render()
-        self._bus_link.follow(self, self._on_item)
 
-    def detach(self) -> None:
-        self._bus_link.stop()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self._render()
 
     def rows(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
 
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, NetworkChanged):
             self._status, self._remote, self._people = item.status, item.remote, item.people
             self._render()

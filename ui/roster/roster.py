@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -31,8 +31,7 @@ from ui.roster.display_names import DisplayNames
 from ui.roster.faces import FACES
 from ui.roster.model import COMPANION_ROLE, PLACE_ROLE, RosterModel, RosterState
 from ui.turns.texts import turns_text
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change
+from ui.window.attached import AttachedWidget
 from ui.window.naming import named
 from ui.window.panel_ports import ConversationControl, People, RemoteCompanions
 
@@ -53,7 +52,7 @@ class _RosterList(QListView):
         super().keyPressEvent(event)
 
 
-class RosterPanel(QWidget):
+class RosterPanel(AttachedWidget, QWidget):
     """The roster: ``people`` present and away, ``elsewhere`` those that run elsewhere when it opens, the bus what
     changes. Call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
@@ -92,26 +91,19 @@ class RosterPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.menu: QMenu | None = None  # the open context menu, if any
-        self._bus_link = BusFollower(bus, ("events", "messages", "actions"))  # states; feelings and gestures
-        self._retranslate()
+        self.follow_bus(bus, ("events", "messages", "actions"))  # states; feelings and gestures
+        self._name_controls()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def attach(self) -> None:
-        """Lists the runtime's companions and follows the bus (call after ``runtime.start()``)."""
+    def on_attach(self) -> None:
+        """Lists the runtime's companions (the bus says what changes from now on)."""
         self.model.view = self.control.view()
         # who is elsewhere already; from now on, the bus says
         self.model.set_remote(network=self.elsewhere.network(), guests=self.elsewhere.guests())
-        self._bus_link.follow(self, self._on_item)
 
-    def detach(self) -> None:
-        """Stops following the bus (call before the runtime stops or the widget goes)."""
-        self._bus_link.stop()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._retranslate()
-            self.refresh()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self._name_controls()
+        self.refresh()
 
     # -- what the user sees ----------------------------------------------------------------------------------
     def companion_ids(self) -> list[str]:
@@ -232,7 +224,7 @@ class RosterPanel(QWidget):
             self.speak_next(companion)
 
     # -- the bus ---------------------------------------------------------------------------------------------
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         keep = self.current_id()
         changed = self.model.apply(item)
         if changed is not None:
@@ -260,7 +252,7 @@ class RosterPanel(QWidget):
                                                  device_pixel_ratio=key[4])
         return icon
 
-    def _retranslate(self) -> None:
+    def _name_controls(self) -> None:
         self.title.setText(turns_text("roster.title"))
         self.list.setAccessibleName(turns_text("roster.title"))
         self.next_button.setText(turns_text("speak_next"))

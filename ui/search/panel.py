@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import Any, Final
 
 import shiboken6
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -51,8 +51,8 @@ from ui.search.wording import (
     status_text,
     unavailable_status,
 )
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change, window_language
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import window_language
 from ui.window.naming import named
 from ui.window.panel_ports import People, SearchAccess
 
@@ -79,7 +79,7 @@ class _WrappedGroup(QGroupBox):
             self.updateGeometry()  # another width, another wrapped height
 
 
-class SearchPanel(QWidget):
+class SearchPanel(AttachedWidget, QWidget):
     """The search panel over ``search``. Call :meth:`attach` once the runtime started, :meth:`detach` before it
     stops. ``search.service()`` may be None (search could not start): the panel then says so."""
 
@@ -174,26 +174,23 @@ class SearchPanel(QWidget):
         self.classification: QueryClassification | None = None
         self._status: tuple[str, dict[str, object], str] = ("", {}, "")  # text key, values, result property
         self._index: SearchIndexProgress | SearchIndexUpdated | str | None = None  # str: a failed re-index
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._tasks = TaskSet("search-panel")
         self._search_task: asyncio.Task[None] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._research_task: asyncio.Task[None] | None = None
-        self._retranslate()
-        self._render_all()
+        self.retranslate()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def attach(self) -> None:
-        """Shows the index state and follows the bus (call after ``runtime.start()``)."""
+    def on_attach(self) -> None:
+        """Shows the index state (the bus says what changes from now on)."""
         service = self.search_access.service()
         if service is not None:
             self._index = service.progress or service.indexed
         self._render_all()
-        self._bus_link.follow(self, self._on_item)
 
-    def detach(self) -> None:
-        """Stops following the bus and cancels the running search and research (call before the runtime stops)."""
-        self._bus_link.stop()
+    def on_detach(self) -> None:
+        """Cancels the running search and research."""
         self._cancel_running()
         if self._preparing is not None:
             self._preparing.cancel()
@@ -204,11 +201,9 @@ class SearchPanel(QWidget):
         """Waits until the panel's search and research tasks have finished (after :meth:`detach`, for instance)."""
         await self._tasks.wait()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._retranslate()
-            self._render_all()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self._name_controls()
+        self._render_all()
 
     @property
     def research_result(self) -> ResearchResult | None:
@@ -336,7 +331,7 @@ class SearchPanel(QWidget):
         self.searched.emit()
 
     # -- the bus ---------------------------------------------------------------------------------------------
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, SearchIndexProgress | SearchIndexUpdated):
             self._index = item
             self._render_index()
@@ -400,7 +395,7 @@ class SearchPanel(QWidget):
                                   language=window_language())
         self.index_changed.emit()
 
-    def _retranslate(self) -> None:
+    def _name_controls(self) -> None:
         lang = window_language()
         self.query.setPlaceholderText(search_text("placeholder", lang))
         self.query.setAccessibleName(search_text("query.name", lang))

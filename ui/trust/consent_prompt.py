@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from companions.trust.policy import Answer, Capability, ConsentRefused, ConsentRequest, Source
 from companions.trust.sources import BRIDGE_PLACE, NETWORK_PLACE
 from companions.wire.bus import Bus, BusItem
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.attached import Attached, Retranslating
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 from ui.window.panel_ports import ConsentPort
 
@@ -87,7 +87,7 @@ class _Question:
     answer: asyncio.Future[Answer | None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
-class ConsentPrompt(QFrame):
+class ConsentPrompt(Retranslating, QFrame):
     """The bar that asks (hidden while nothing is asked). :meth:`ask` is the ``ConsentAsker`` port's method."""
 
     asked = Signal(object)  # ConsentRequest: shown (for tests and the window's attention)
@@ -121,7 +121,7 @@ class ConsentPrompt(QFrame):
         layout.addLayout(buttons)
         self._queue: list[_Question] = []
         self._port: ConsentPort | None = None
-        self._retranslate()
+        self.retranslate()
         self.hide()
 
     def attach(self, port: ConsentPort) -> None:
@@ -142,12 +142,7 @@ class ConsentPrompt(QFrame):
         assert isinstance(layout, QVBoxLayout | QHBoxLayout)
         layout.insertWidget(0, self)
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._retranslate()
-        super().changeEvent(event)
-
-    def _retranslate(self) -> None:
+    def retranslate(self) -> None:
         for button, key in ((self.once, "once"), (self.always, "always"), (self.never, "never")):
             button.setText(TEXTS.text(key))
             button.setToolTip(TEXTS.text(f"{key}.tip"))
@@ -205,7 +200,7 @@ class ConsentPrompt(QFrame):
             self.asked.emit(first.request)
 
 
-class RefusalNotes(QObject):
+class RefusalNotes(Attached, QObject):
     """Says each refusal from outside in a notification (``notify(title, text, details)``), once a minute at most
     per source and capability. :meth:`attach` after the runtime started."""
 
@@ -215,15 +210,9 @@ class RefusalNotes(QObject):
         self.notify = notify
         self.clock = clock
         self._last: dict[tuple[str, Capability], float] = {}
-        self._follower = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
 
-    def attach(self) -> None:
-        self._follower.follow(self, self._on_item)
-
-    def detach(self) -> None:
-        self._follower.stop()
-
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if not isinstance(item, ConsentRefused):
             return
         key, now = (item.source.key, item.capability), self.clock()

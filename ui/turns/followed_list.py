@@ -5,21 +5,21 @@ while it is empty, and the number of lines kept."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from companions.wire.bus import Bus, BusItem
 from ui.roster.display_names import DisplayNames
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import Texts, is_language_change
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import Texts
 from ui.window.naming import named
 from ui.window.panel_ports import People
 
 ERROR_COLOR = "#c0392b"
 
 
-class FollowedList(QWidget):
+class FollowedList(AttachedWidget, QWidget):
     """The list; ``texts`` has its ``title`` and its ``none`` (the hint while empty); ``names`` are the Qt object
     names of the title and the list; at most ``kept`` lines stay. :meth:`attach` after the runtime started."""
 
@@ -38,19 +38,8 @@ class FollowedList(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.list)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self.retranslate()
-
-    def attach(self) -> None:
-        self._bus_link.follow(self, self.on_item)
-
-    def detach(self) -> None:
-        self._bus_link.stop()
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.title.setText(self._texts.text("title"))

@@ -38,15 +38,15 @@ from ui.turns.texts import turns_text
 from ui.turns.tool_uses import ToolUsesView
 from ui.turns.votes import COLUMNS, COMPANION_ROLE, SPEAKER_MARK, Changes, VoteRow, VotesModel, VotesTable, fit_columns
 from ui.turns.wording import TurnsWording
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change, window_language
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import window_language
 from ui.window.naming import named
 from ui.window.panel_ports import ConversationControl, People
 
 HIDDEN_RENDER_MS: Final = 200  # while another tab is shown, views are rendered at most this often (none is seen)
 
 
-class TurnsPanel(QWidget):
+class TurnsPanel(AttachedWidget, QWidget):
     """The turn-taking view of one runtime. Call :meth:`attach` once the runtime started, :meth:`detach` before
     it stops."""
 
@@ -146,7 +146,7 @@ class TurnsPanel(QWidget):
 
         self.view = ConversationView()
         self.shown = ShownConversation()  # what the panel says beyond the view (ui/turns/shown.py)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._closing_shown: str | None = None
         self._buttons_shown: tuple[object, ...] | None = None  # what the buttons say and allow now
         self._hidden_render = QTimer(self)  # views that arrive while the panel is hidden: one render now and then
@@ -155,21 +155,18 @@ class TurnsPanel(QWidget):
         self._hidden_render.timeout.connect(self._render)
         self._words = TurnsWording(functools.partial(self.names.of, in_sentence=True))
         self.turn_history = TurnHistory(self.history, self._words.history_line)
-        self._retranslate()
+        self._name_controls()
         self._render()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def attach(self) -> None:
-        """Shows the conversation's current state and follows the bus (call after ``runtime.start()``)."""
+    def on_attach(self) -> None:
+        """Shows the conversation's current state (the bus says what changes from now on)."""
         self.view = self.control.view()
         self._render()
-        self._bus_link.follow(self, self._on_item)
         self.tools_used.attach()
         self.recalled.attach()
 
-    def detach(self) -> None:
-        """Stops following the bus (call before the runtime stops or the widget goes)."""
-        self._bus_link.stop()
+    def on_detach(self) -> None:
         self.tools_used.detach()
         self.recalled.detach()
 
@@ -251,19 +248,20 @@ class TurnsPanel(QWidget):
             self.updateGeometry()
 
     def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
+        super().changeEvent(event)  # the language: retranslate()
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):  # cells measure differently now
             self.votes_model.font = self.votes.font()
             QTimer.singleShot(0, self, self._fit_columns)
-        elif is_language_change(event):
-            # Qt tells the children after this widget: the tools used and what was recalled say their titles now,
-            # which name the tabs.
-            self.tools_used.retranslate()
-            self.recalled.retranslate()
-            self._retranslate()
-            self._closing_shown = None
-            self.turn_history.rebuild()
-            self._render()
+
+    def retranslate(self) -> None:
+        # Qt tells the children after this widget: the tools used and what was recalled say their titles now,
+        # which name the tabs.
+        self.tools_used.retranslate()
+        self.recalled.retranslate()
+        self._name_controls()
+        self._closing_shown = None
+        self.turn_history.rebuild()
+        self._render()
 
     def showEvent(self, event: QShowEvent) -> None:
         if self._hidden_render.isActive():  # what arrived while hidden, before the first paint
@@ -271,7 +269,7 @@ class TurnsPanel(QWidget):
         super().showEvent(event)
 
     # -- the bus ---------------------------------------------------------------------------------------------
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged):
             if item.view.revision > self.view.revision:
                 self.view = item.view
@@ -350,7 +348,7 @@ class TurnsPanel(QWidget):
             self.votes_model.forget_widths()
         fit_columns(self.votes, changes)
 
-    def _retranslate(self) -> None:
+    def _name_controls(self) -> None:
         self.votes_model.set_headers([turns_text(f"column.{c}") for c in COLUMNS])
         self._fit_columns()
         self.votes.setAccessibleName(turns_text("turns.title"))

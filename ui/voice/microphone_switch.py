@@ -104,9 +104,9 @@ class MicrophoneSwitch(DeviceSwitch):
         self.setChecked(port.is_on())
         self.refresh()
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         self.headset = self.port.headset_advised()
-        super().attach()
+        super().on_attach()
 
     def read_port(self) -> None:
         self.state, self.reason = self.port.state()

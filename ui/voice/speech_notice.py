@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from companions.devices.ports import DeviceStatus
 from companions.wire.bus import Bus, BusItem
 from ui.settings.texts import speech_reason_text
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 
 _TEXTS: Final = Texts("speech_notice", {
@@ -25,7 +25,7 @@ _TEXTS: Final = Texts("speech_notice", {
 })
 
 
-class SpeechNotice(QLabel):
+class SpeechNotice(AttachedWidget, QLabel):
     """Hidden while speech works; call :meth:`attach` once the runtime started, :meth:`detach` before it stops."""
 
     def __init__(self, bus: Bus, status: Callable[[], DeviceStatus | None],
@@ -35,24 +35,18 @@ class SpeechNotice(QLabel):
         self.speaker_status = status
         self.reason = ""
         self.setTextInteractionFlags(Qt.TextInteractionFlag.NoTextInteraction)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self.hide()
 
-    def attach(self) -> None:
+    def on_attach(self) -> None:
         status = self.speaker_status()
         if status is not None:
             self._show(status)
-        self._bus_link.follow(self, self._on_item)
 
-    def detach(self) -> None:
-        self._bus_link.stop()
+    def retranslate(self) -> None:
+        self._render()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
-
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, DeviceStatus) and item.device == "speaker":
             self._show(item)
 

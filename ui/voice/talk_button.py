@@ -17,8 +17,8 @@ from companions.voice_input.events import MicrophoneChanged, MicrophoneState
 from companions.wire.bus import Bus, BusItem
 from ui.chat.panel import ChatPanel
 from ui.voice.microphone_switch import microphone_icon
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.attached import AttachedWidget
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 
 _TEXTS: Final = Texts("talk_button", {
@@ -41,7 +41,7 @@ class TalkPort(Protocol):
     def release(self) -> None: ...
 
 
-class TalkButton(QToolButton):
+class TalkButton(AttachedWidget, QToolButton):
     """Put beside the chat's Send button (:meth:`place`); call :meth:`attach` / :meth:`detach`."""
 
     def __init__(self, chat: ChatPanel, bus: Bus, port: TalkPort) -> None:
@@ -53,7 +53,7 @@ class TalkButton(QToolButton):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.pressed.connect(port.press)
         self.released.connect(port.release)
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self.key = PushToTalkKey(port)
         self._state: MicrophoneState = "off"
         self._render()
@@ -63,27 +63,23 @@ class TalkButton(QToolButton):
         index = layout.indexOf(self.chat.send_button)
         layout.insertWidget(index if index >= 0 else layout.count(), self)
 
-    def attach(self) -> None:
-        self._bus_link.follow(self, self._on_item)
+    def on_attach(self) -> None:
         self._state = self.port.state()[0]
         self.key.install(self.port.push_to_talk_key())
         self._render()
 
-    def detach(self) -> None:
+    def on_detach(self) -> None:
         self.key.remove()
-        self._bus_link.stop()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self._render()
 
     def follow_settings(self) -> None:
         """The key may have changed in the settings."""
         self.key.install(self.port.push_to_talk_key())
         self._render()
 
-    def _on_item(self, item: BusItem) -> None:
+    def on_item(self, item: BusItem) -> None:
         if isinstance(item, MicrophoneChanged):
             self._state = item.state
             self._render()

@@ -8,14 +8,13 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from companions.common.tasks import TaskSet
-from companions.wire.bus import Bus, BusItem
-from ui.window.bus_bridge import BusFollower
-from ui.window.i18n import is_language_change
+from companions.wire.bus import Bus
+from ui.window.attached import AttachedWidget
 from ui.window.naming import named
 
 log = logging.getLogger(__name__)
@@ -29,9 +28,10 @@ class SwitchPort(Protocol):
     async def set_on(self, on: bool) -> None: ...
 
 
-class DeviceSwitch(QToolButton):
-    """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops. ``name`` is the Qt object name
-    (``cameraSwitch``) and ``device`` the device's name in the log."""
+class DeviceSwitch(AttachedWidget, QToolButton):
+    """Call :meth:`attach` once the runtime started, :meth:`detach` before it stops; a switch follows its device's
+    events on the bus in :meth:`on_item`. ``name`` is the Qt object name (``cameraSwitch``) and ``device`` the
+    device's name in the log."""
 
     switched = Signal(bool)  # applied (and saved, or said why not)
 
@@ -45,31 +45,24 @@ class DeviceSwitch(QToolButton):
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.error = ""
-        self._bus_link = BusFollower(bus, ("events",))
+        self.follow_bus(bus, ("events",))
         self._tasks = TaskSet(f"{device}-switch")
         self._switch_port = port
         self.clicked.connect(self._on_clicked)
 
-    def attach(self) -> None:
-        self._bus_link.follow(self, self.on_item)
+    def on_attach(self) -> None:
         self.read_port()
         self.setChecked(self._switch_port.is_on())
         self.refresh()
 
-    def detach(self) -> None:
-        self._bus_link.stop()
+    def on_detach(self) -> None:
         self._tasks.cancel()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.refresh()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self.refresh()
 
     def read_port(self) -> None:
         """Takes the device's state from its port (at attach, and after the user's change was applied)."""
-
-    def on_item(self, item: BusItem) -> None:
-        """Follows the device's events on the bus."""
 
     def refresh(self) -> None:
         """Says the state (:meth:`show_state`)."""
