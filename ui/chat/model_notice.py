@@ -42,6 +42,7 @@ class ModelNotice(QFrame):
 
     settings_requested = Signal()
     restart_requested = Signal()
+    changed = Signal()  # shown, hidden or reworded
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -99,6 +100,7 @@ class ModelNotice(QFrame):
     def set_waiting(self, waiting: bool) -> None:
         """A message the user sent waits for the model (or no longer does)."""
         self.waiting.setVisible(waiting)
+        self.changed.emit()
 
     def _open_settings(self) -> None:
         self.settings_requested.emit()
@@ -112,11 +114,12 @@ class ModelNotice(QFrame):
         if trouble is None:
             self.waiting.hide()
             self.hide()
-            return
-        self.text.setText(trouble_text(trouble))
-        self.text.setToolTip(trouble.detail)
-        self.restart_button.setVisible(trouble.down and self._own_model())
-        self.show()
+        else:
+            self.text.setText(trouble_text(trouble))
+            self.text.setToolTip(trouble.detail)
+            self.restart_button.setVisible(trouble.down and self._own_model())
+            self.show()
+        self.changed.emit()
 
     def _retranslate(self) -> None:
         self.settings_button.setText(chat_text("model.settings"))
