@@ -71,7 +71,13 @@ class ModelHealth:
 
     def __init__(self) -> None:
         self._troubles: dict[str, ModelTrouble] = {}
+        self._known: dict[str, None] = {}  # every endpoint heard of, in order
         self._listeners: list[HealthListener] = []
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Every endpoint a request went to (it answered or failed), in the order first heard of."""
+        return tuple(self._known)
 
     @property
     def troubles(self) -> tuple[ModelTrouble, ...]:
@@ -91,6 +97,7 @@ class ModelHealth:
         if error.endpoint is None:
             return
         trouble = ModelTrouble(endpoint_key(error.endpoint), error.kind, str(error), error.cause)
+        self._known[trouble.endpoint] = None
         before = self._troubles.get(trouble.endpoint)
         self._troubles[trouble.endpoint] = trouble
         if before is None or (before.kind, before.cause) != (trouble.kind, trouble.cause):
@@ -100,6 +107,7 @@ class ModelHealth:
     def answered(self, endpoint: str) -> None:
         """``endpoint`` answered a request (or a health check): listeners hear it is back if it was in trouble."""
         key = endpoint_key(endpoint)
+        self._known[key] = None
         if self._troubles.pop(key, None) is not None:
             log.info("the model at %s answers again", key)
             self._tell(ModelBack(key))
@@ -110,8 +118,9 @@ class ModelHealth:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def forget(self) -> None:
-        """Forgets every trouble, telling no one (tests; a process that starts over)."""
+        """Forgets every endpoint and trouble, telling no one (tests; a process that starts over)."""
         self._troubles.clear()
+        self._known.clear()
 
     def _tell(self, event: HealthEvent) -> None:
         for listener in list(self._listeners):

@@ -9,9 +9,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from app.llm.health_check import ModelHealthCheck, answers
-from companions.llm.health import HealthEvent, ModelBack, model_health
+from companions.conversation.readmodel import ConversationChanged, ConversationView
+from companions.llm.health import HealthEvent, ModelBack, ModelTrouble, model_health
 from companions.llm.types import LLMError
 from companions.testing.openai_server import OpenAITestServer
+from companions.wire.bus import InProcessBus
 
 
 @pytest.fixture(autouse=True)
@@ -67,3 +69,24 @@ async def test_only_an_answer_below_500_counts() -> None:
     async with OpenAITestServer() as server:
         assert await answers(server.base_url)
     assert not await answers("http://127.0.0.1:9/v1", timeout_s=0.5)
+
+
+async def test_a_local_server_gone_since_it_last_answered_is_known_when_a_conversation_starts() -> None:
+    async with OpenAITestServer() as server:
+        endpoint = server.base_url
+        model_health.answered(endpoint)  # a companion's request went there
+    bus = InProcessBus()
+    check = ModelHealthCheck(bus, first_interval_s=5.0)
+    await check.start()
+    told = asyncio.Event()
+    unsubscribe = model_health.subscribe(lambda event: told.set())
+    try:
+        bus.publish(ConversationChanged(ConversationView(status="running"), "started"))  # the user's message
+        await asyncio.wait_for(told.wait(), 1.0)
+        trouble = model_health.trouble(endpoint)
+        assert isinstance(trouble, ModelTrouble)
+        assert (trouble.kind, trouble.cause) == ("unreachable", "connection-refused")
+    finally:
+        unsubscribe()
+        await check.stop()
+        await bus.aclose()

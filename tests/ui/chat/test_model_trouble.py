@@ -47,7 +47,7 @@ async def window_on(server: OpenAITestServer, qtbot: QtBot,
     monkeypatch.setenv("MADOI_LLM_MODEL", "demo-model")
     monkeypatch.setenv("MADOI_CONVERSATION_WARM_PROMPTS", "false")  # no warm-up meets the dead server first
     async with started_runtime() as runtime:
-        check = ModelHealthCheck(first_interval_s=0.3, longest_interval_s=0.6)  # the runtime's component
+        check = ModelHealthCheck(runtime.bus, first_interval_s=0.3, longest_interval_s=0.6)  # the runtime's
         await check.start()
         window = MainWindow(runtime)
         qtbot.addWidget(window)
