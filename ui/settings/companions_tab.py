@@ -13,7 +13,7 @@ shows exactly what (ui/cards/editor.py ``privilege_lines``) with a box to allow 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
@@ -57,6 +57,24 @@ def model_check_text(check: ModelCheck, language: Language) -> str:
             return text(f"model.{check.kind}", language, model=check.model)
         case _:
             return text("model.failed", language, model=check.model, error=check.error)
+
+
+async def model_test(check: Awaitable[ModelCheck], button: QPushButton, result: QLabel,
+                     language: Language) -> ModelCheck:
+    """Runs a companion's model test (``check``, a coroutine: what it raises is caught) with ``button`` disabled
+    meanwhile, and says in ``result`` how the model answered (the server's own words in its tooltip). A tester that
+    raises gives a failed check."""
+    button.setEnabled(False)
+    show_result(result, "busy", text("testing", language))
+    try:
+        checked = await check
+    except Exception as err:  # an injected tester that raises is still a result for the user
+        checked = ModelCheck("failed", error=f"{type(err).__name__}: {err}")
+    finally:
+        button.setEnabled(True)
+    result.setToolTip(checked.error)  # the server's own words, for whoever helps
+    show_result(result, "ok" if checked.ok else "error", model_check_text(checked, language))
+    return checked
 
 
 class CompanionAccess(Protocol):
@@ -240,17 +258,12 @@ class CompanionsPage(SettingsPage):
         return model_check_text(check, self.language)
 
     async def _run_model_test(self, row: CompanionRow) -> None:
-        row.test_model_button.setEnabled(False)
-        show_result(row.model_result, "busy", self.t("testing"))
-        try:
-            check = await self.access.test_model(self._candidate(), row.card)
-        except Exception as err:  # an injected tester that raises is still a result for the user
-            check = ModelCheck("failed", error=f"{type(err).__name__}: {err}")
-        finally:
-            row.test_model_button.setEnabled(True)
-        row.model_result.setToolTip(check.error)  # the server's own words, for whoever helps
-        show_result(row.model_result, "ok" if check.ok else "error", self.model_check_text(check))
+        check = await model_test(self._check_model(row.card), row.test_model_button, row.model_result,
+                                 self.language)
         self.model_tested.emit(row.card.id, check)
+
+    async def _check_model(self, card: CompanionCard) -> ModelCheck:
+        return await self.access.test_model(self._candidate(), card)  # the settings as the dialog has them now
 
     async def _run_voice_test(self, row: CompanionRow) -> None:
         voice_id = row.chosen_voice() or row.card.voice.for_language(self.language)

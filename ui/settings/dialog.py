@@ -80,7 +80,7 @@ class SettingsDialog(QDialog):
         self.pages.append(self.privacy)
         self.tabs.addTab(self.privacy, PrivacyPage.title())
         self.privacy.changed.connect(self.revalidate)
-        self.voice_input = VoiceInputPage(settings.voice_input, paths.data_dir, **page_args)  # issue 27
+        self.voice_input = VoiceInputPage(settings.voice_input, paths.data_dir, **page_args)  # the microphone
         self.pages.append(self.voice_input)
         self.tabs.addTab(self.voice_input, VoiceInputPage.title())
         self.voice_input.changed.connect(self.revalidate)

@@ -3,7 +3,7 @@ message under it, result labels styled by state, and the dialog's task owner for
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -44,6 +44,24 @@ async def voice_test(speech: Awaitable[None], button: QPushButton, result: QLabe
     result.setToolTip(reason)
     show_result(result, "ok" if ok else "error", message)
     return ok, message
+
+
+def labelled_row(form: QFormLayout, label: str, widget: QWidget, *, hint: str | None = None,
+                 under: Sequence[QWidget] = ()) -> None:
+    """Adds ``widget`` to ``form`` after ``label`` (its buddy), with a one-line ``hint`` and the widgets ``under``
+    below it."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(2)
+    column.addWidget(widget)
+    if hint is not None:
+        column.addWidget(named(QLabel(hint), "fieldHint"))  # one line: wrapping breaks form heights
+    for below in under:
+        column.addWidget(below)
+    shown = QLabel(label)
+    shown.setBuddy(widget)
+    form.addRow(shown, box)
 
 
 def button_row(*widgets: QWidget, stretch_last: bool = True) -> QWidget:
@@ -99,17 +117,7 @@ class SettingsPage(QWidget):
 
     def row(self, form: QFormLayout, label_key: str, widget: QWidget, field: str | None = None, *,
             hint: str | None = None, note: QLabel | None = None) -> None:
-        box = QWidget()
-        column = QVBoxLayout(box)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(2)
-        column.addWidget(widget)
-        if hint is not None:
-            column.addWidget(named(QLabel(self.t(hint)), "fieldHint"))  # one line: wrapping breaks form heights
-        if note is not None:
-            column.addWidget(note)
-        if field is not None:
-            column.addWidget(self.error_label(field))
-        label = QLabel(self.t(label_key))
-        label.setBuddy(widget)
-        form.addRow(label, box)
+        """A row labelled with the text ``label_key``, the text ``hint`` under the widget, then ``note``, then the
+        label that says what is wrong with ``field``."""
+        under = [w for w in (note, self.error_label(field) if field is not None else None) if w is not None]
+        labelled_row(form, self.t(label_key), widget, hint=self.t(hint) if hint is not None else None, under=under)

@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
+    QFormLayout,
     QKeySequenceEdit,
     QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSlider,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -30,7 +30,7 @@ from app.settings.model import VoiceInputSettings
 from app.voice_input.controls import download_model, listen_to_microphone, microphones
 from app.voice_input.recognizer_models import MODELS, installed
 from companions.common.languages import Language
-from ui.settings.form import SettingsPage, Spawn, button_row, show_result
+from ui.settings.form import SettingsPage, Spawn, button_row, labelled_row, show_result
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 
@@ -183,17 +183,9 @@ class VoiceInputPage(SettingsPage):
     def tt(self, name: str, **values: object) -> str:
         return TEXTS.text(name, self.language, **values)
 
-    def labelled(self, form: Any, key: str, widget: QWidget, *, hint: str | None = None) -> None:
-        box = QWidget()
-        column = QVBoxLayout(box)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(2)
-        column.addWidget(widget)
-        if hint is not None:
-            column.addWidget(named(QLabel(self.tt(hint)), "fieldHint"))  # one line: wrapping breaks form heights
-        label = QLabel(self.tt(key))
-        label.setBuddy(widget)
-        form.addRow(label, box)
+    def labelled(self, form: QFormLayout, key: str, widget: QWidget, *, hint: str | None = None) -> None:
+        """A row labelled with this tab's text ``key``, its text ``hint`` under the widget."""
+        labelled_row(form, self.tt(key), widget, hint=self.tt(hint) if hint is not None else None)
 
     @staticmethod
     def _choose(combo: QComboBox, value: str, *, editable: bool = False) -> None:
