@@ -53,12 +53,12 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         editor = window.companions_desk.open_editor()
         assert [editor.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(editor.list.count())] == [
             "akari", "hina", "souta"]
-        qtbot.mouseClick(editor.add_button, Qt.MouseButton.LeftButton)
-        editor.name.setText("Kumo")
-        assert editor.card_id.text() == "kumo"  # derived from the name while new
-        editor.personality.setPlainText("のんびりした雲。")
-        editor.samples.setPlainText("ふわふわ〜")
-        editor.set_colour("#123456")
+        qtbot.mouseClick(editor.companions.add_button, Qt.MouseButton.LeftButton)
+        editor.identity.name.setText("Kumo")
+        assert editor.identity.card_id.text() == "kumo"  # derived from the name while new
+        editor.identity.personality.setPlainText("のんびりした雲。")
+        editor.identity.samples.setPlainText("ふわふわ〜")
+        editor.looks.set_colour("#123456")
         assert not editor.may_search.isChecked()
         editor.may_search.setChecked(True)  # it may search the user's knowledge folders
         assert editor.save_button.isEnabled()
@@ -78,8 +78,8 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         cast["kumo"].assert_used_up()
 
         editor.list.setCurrentRow(3)
-        assert editor.card_id.isReadOnly()  # the id stays once saved
-        editor.name.setText("Kumomo")
+        assert editor.identity.card_id.isReadOnly()  # the id stays once saved
+        editor.identity.name.setText("Kumomo")
         async with signal_fired(editor.saved):
             qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
         await until(window.roster.model.modelReset, lambda: "Kumomo" in _roster_names(window))
@@ -87,13 +87,13 @@ async def test_a_companion_added_in_the_editor_talks_then_changes_and_leaves(qtb
         assert runtime.parts.cast.companions["kumo"].card.colour == "#123456"
 
         editor.list.setCurrentRow(3)
-        assert editor.remove_button.isEnabled()
-        qtbot.mouseClick(editor.remove_button, Qt.MouseButton.LeftButton)
+        assert editor.companions.remove_button.isEnabled()
+        qtbot.mouseClick(editor.companions.remove_button, Qt.MouseButton.LeftButton)
         await until(window.roster.model.modelReset, lambda: "Kumomo" not in _roster_names(window))
         assert "kumo" not in runtime.parts.conversation_manager.present
         assert not (madoi_home / "companions" / "kumo.yaml").exists()
         editor.list.setCurrentRow(0)
-        assert not editor.remove_button.isEnabled()  # a sample is edited and restored, never removed
+        assert not editor.companions.remove_button.isEnabled()  # a sample is edited and restored, never removed
         window.close()
 
 
@@ -117,7 +117,7 @@ async def test_an_imported_card_brings_its_picture_to_the_roster_and_its_kept_fi
         assert result is not None
         await until(window.roster.model.modelReset, lambda: "Seraphina" in _roster_names(window))
         assert editor.current_id == "seraphina"
-        assert "tags" in editor.kept.text()
+        assert "tags" in editor.trust.kept.text()
         assert "Imported" in editor.note.text() or "joined" in editor.note.text() or "V2 PNG" in editor.note.text()
         icon = window.roster.model.index(3).data(Qt.ItemDataRole.DecorationRole)
         image = icon.pixmap(32, 32).toImage()
@@ -160,9 +160,9 @@ async def test_an_events_expression_is_checked_as_it_is_typed(qtbot: QtBot, mado
         window = await _window(qtbot, runtime)
         editor: CompanionEditor = window.companions_desk.open_editor()
         editor.list.setCurrentRow(0)  # akari: its card's three conditions
-        assert [row.expression.text() for row in editor._events] == [
+        assert [row.expression.text() for row in editor.events.rows] == [
             "already_replied == false", "wants_to_see == true", "need_response == true"]
-        row = editor._events[0]
+        row = editor.events.rows[0]
         row.expression.setText("already_replied ==")
         assert "Syntax error" in row.check.text()  # the parser's own words, in the interface's sentence
         assert not editor.save_button.isEnabled()
@@ -200,10 +200,10 @@ async def test_a_duplicate_keeps_the_words_and_events_under_its_own_id(qtbot: Qt
         window = await _window(qtbot, runtime)
         editor = window.companions_desk.open_editor()
         editor.list.setCurrentRow(0)  # akari
-        qtbot.mouseClick(editor.duplicate_button, Qt.MouseButton.LeftButton)
-        assert editor.name.text() == "あかり（コピー）"
-        assert not editor.card_id.isReadOnly()
-        editor.card_id.setText("akari-copy")
+        qtbot.mouseClick(editor.companions.duplicate_button, Qt.MouseButton.LeftButton)
+        assert editor.identity.name.text() == "あかり（コピー）"
+        assert not editor.identity.card_id.isReadOnly()
+        editor.identity.card_id.setText("akari-copy")
         async with signal_fired(editor.saved):
             qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
         await until(window.roster.model.modelReset, lambda: "akari-copy" in runtime.parts.cast.companions)
@@ -230,7 +230,7 @@ async def test_saving_a_sample_unchanged_writes_the_same_card_and_restore_brings
             assert written == samples[companion_id]  # nothing lost or changed by the editor
         editor.list.setCurrentRow(1)
         assert editor.restore_button.isVisibleTo(editor)
-        editor.name.setText("ヒナ")
+        editor.identity.name.setText("ヒナ")
         await editor.save_current()
         assert runtime.parts.cast.companions["hina"].name == "ヒナ"
         editor.list.setCurrentRow(1)
@@ -246,7 +246,7 @@ async def test_a_card_copied_into_the_folder_while_running_joins_and_is_asked_ab
         window = await _window(qtbot, runtime)
         editor = window.companions_desk.open_editor()
         editor.list.setCurrentRow(0)
-        editor.personality.setPlainText("typing, not saved yet")
+        editor.identity.personality.setPlainText("typing, not saved yet")
         (madoi_home / "companions" / "kumo.yaml").write_text(
             f'metadata: {{id: kumo, name: Kumo}}\nrole: A cloud.\n'
             f'mcp: [{{name: notes, command: sh, args: [-c, "touch {tmp_path / "ran"}"]}}]\n', encoding="utf-8")
@@ -254,7 +254,7 @@ async def test_a_card_copied_into_the_folder_while_running_joins_and_is_asked_ab
         prompt = window.companions_desk.prompt
         assert prompt is not None
         assert "kumo" in prompt.cards
-        assert editor.personality.toPlainText() == "typing, not saved yet"  # the form was left alone
+        assert editor.identity.personality.toPlainText() == "typing, not saved yet"  # the form was left alone
         assert not (tmp_path / "ran").exists()
         window.close()
 
@@ -270,12 +270,12 @@ async def test_the_model_and_the_voice_are_tested_from_the_editor(
             window = await _window(qtbot, runtime)
             editor = window.companions_desk.open_editor()
             editor.list.setCurrentRow(1)  # hina
-            editor.model.setEditText("qwen-small")
+            editor.model_choice.combo.setEditText("qwen-small")
             check = await editor.test_model()
             assert check is not None
             assert check.ok, check
-            assert editor.model_result.property("result") == "ok"
-            assert "qwen-small" in editor.model_result.text()
+            assert editor.model_choice.result.property("result") == "ok"
+            assert "qwen-small" in editor.model_choice.result.text()
             assert [r.body.get("model") for r in server.chat_requests()] == ["qwen-small"]
             ok, message = await editor.test_voice()
             assert ok, message

@@ -36,7 +36,7 @@ async def test_the_default_cast_s_colours_are_far_apart_and_the_editor_shows_the
         editor = window.companions_desk.open_editor()
         for row in range(editor.list.count()):
             editor.list.setCurrentRow(row)
-            companion = editor.card_id.text()
-            assert editor.colour_button.text() == companion_color(companion).name(), companion
+            companion = editor.identity.card_id.text()
+            assert editor.looks.colour_button.text() == companion_color(companion).name(), companion
         editor.close()
         window.close()
