@@ -36,8 +36,13 @@ _UNUSED_PLUGIN_FOLDERS = {"generic", "egldeviceintegrations", "tls", "networkinf
 # platform theme: it pulls in GTK, GDK, cairo, pango, ATK and their X libraries (~17 MB) for GTK's file dialogs and
 # GTK's font and palette on a GNOME desktop; without it Qt's own GNOME theme (D-Bus, no GTK) and the portal theme
 # serve, and Madoi's style sheets draw the window.
+# Image formats no picture of Madoi's comes in (TIFF, TGA, WBMP, macOS icons; PNG is Qt's own, and SVG, JPEG, GIF,
+# WebP and ICO stay for avatars a user brings). Wayland: the server-buffer integrations, which only a Qt-based
+# compositor offers, and the in-vehicle (IVI) and kiosk (fullscreen-shell) shells; xdg-shell is what desktops use.
 _UNUSED_PLUGINS = re.compile(
-    r"^(lib)?(qeglfs|qlinuxfb|qvnc|qvkkhrdisplay|qminimalegl|qtvirtualkeyboardplugin|qpdf|qgtk3)\.(so|dll|dylib)$"
+    r"^(lib)?(qeglfs|qlinuxfb|qvnc|qvkkhrdisplay|qminimalegl|qtvirtualkeyboardplugin|qpdf|qgtk3"
+    r"|qtiff|qtga|qwbmp|qicns|dmabuf-server|drm-egl-server|shm-emulation-server|vulkan-server|ivi-shell"
+    r"|fullscreen-shell-v1)\.(so|dll|dylib)$"
 )
 
 

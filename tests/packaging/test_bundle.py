@@ -31,9 +31,10 @@ from tests.waiting import wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the first test may wait for the build (~1 min)
 
 
-# What a user downloads (before: 951 MB, unidic-lite's dictionary alone 249 MB, a second OpenBLAS 39 MB). The target
-# is 500 MB; this bound holds what is reached (packaging/README.md lists what is left).
-MAX_BUNDLE_MB = 740
+# What a user downloads: 951 MB with unidic-lite's dictionary and a second OpenBLAS, 765 MB unstripped and with the
+# GTK 3 theme, 675 MB now. The target is 500 MB; this bound holds what is reached (packaging/README.md lists what
+# is left, component by component, and what each further cut would cost).
+MAX_BUNDLE_MB = 680
 
 
 def test_the_bundle_stays_within_its_size(bundle: Path) -> None:

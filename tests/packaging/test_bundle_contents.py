@@ -29,6 +29,10 @@ from tests.packaging.conftest import bundle_contents
     "libQt6Network.so.6",
     "PySide6/Qt/plugins/tls/libqopensslbackend.so",
     "PySide6/Qt/plugins/networkinformation/libqnetworkmanager.so",
+    "PySide6/Qt/plugins/imageformats/libqtiff.so",
+    "PySide6/Qt/plugins/imageformats/libqicns.so",
+    "PySide6/Qt/plugins/wayland-graphics-integration-client/libdmabuf-server.so",
+    "PySide6/Qt/plugins/wayland-shell-integration/libivi-shell.so",
 ])
 def test_unused_parts_are_left_out(dest: str) -> None:
     assert bundle_contents.left_out(dest)
@@ -56,6 +60,11 @@ def test_unused_parts_are_left_out(dest: str) -> None:
     "resources/i18n/madoi_ja.qm",
     "PySide6/Qt/plugins/platformthemes/libqxdgdesktopportal.so",  # the portal's file dialogs and colour scheme
     "PySide6/QtDBus.abi3.so",
+    "PySide6/Qt/plugins/imageformats/libqwebp.so",  # avatars a user brings
+    "PySide6/Qt/plugins/imageformats/libqjpeg.so",
+    "PySide6/Qt/plugins/wayland-shell-integration/libxdg-shell.so",  # every desktop's Wayland shell
+    "PySide6/Qt/plugins/wayland-graphics-integration-client/libqt-plugin-wayland-egl.so",
+    "PySide6/Qt/plugins/wayland-decoration-client/libadwaita.so",
     "llama_cpp/lib/libllama.so.0",
 ])
 def test_what_madoi_loads_stays(dest: str) -> None:
