@@ -12,6 +12,13 @@ Cases, all in one run on one server:
 Per case: the requests Madoi sent between the message and the first kept word, with their prompt tokens (goal: 2 or
 fewer), and lines streamed and then withdrawn (goal: 0). With ``--runs N`` the cases repeat and the medians print.
 
+- **cast** (``--cast``; ``--cast-only`` runs nothing else): the cost of a turn with a vote round as the cast grows.
+  1, 3 and 6 companions on the one serial endpoint (the sample three, and three more made from their cards), each
+  in a fresh data directory, direct turns off (every companion votes on the user's greeting), the greeting 5 s
+  after ``ready``; the ratios 3/1 and 6/1 of the time to the first kept word, against the same run's 1-companion
+  case. Goal: 6/1 <= 1.5x, and no "no vote within". Each size runs twice: votes through one joint request per
+  endpoint (companions/companion/joint_vote.py), and each companion's own request (as before it), for comparison.
+
 By default the server is the test server behaving like llama-cpp-python at its real rates (``--profile``,
 ``--time-scale``); ``--real`` starts the real llama-cpp-python server with the test model (scripts/real_model.py);
 ``--base-url URL --model ID`` uses a server already running.
@@ -23,14 +30,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import contextlib
+import dataclasses
 import importlib.util
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +60,10 @@ FLOOR_SYSTEM = ("You are \"Akari\" (id: akari), a cheerful companion who loves t
 # ~40 tokens (one per CJK character):
 FLOOR_ANSWER = "こんばんは！今日は空がとても澄んでいて、星がたくさん見えそうだね。みんなで屋上に行ってみない？"
 READING_S = 5.0  # the user reads the window after ``ready`` before greeting
+CAST_SIZES = (1, 3, 6)
+# Three more companions, each made from a sample card with another id and name (the cast of six)
+EXTRA_CARDS = {"mio": ("akari.yaml", "みお", "Mio"), "ren": ("hina.yaml", "れん", "Ren"),
+               "yuki": ("souta.toml", "ゆき", "Yuki")}
 
 
 @dataclass
@@ -66,6 +81,7 @@ class Watch:
     """Streamed pieces, published lines, speech and requests, with their times (time.perf_counter)."""
 
     streamed: list[tuple[float, str, str, str, bool]] = field(default_factory=list)  # (t, who, turn, text, done)
+    votes: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # turn id -> its latest VoteViews
     lines: list[tuple[float, Message]] = field(default_factory=list)
     speaking: list[tuple[float, str]] = field(default_factory=list)
     sent: list[Sent] = field(default_factory=list)
@@ -73,9 +89,12 @@ class Watch:
 
     def on_event(self, item: object) -> None:
         from companions.companion.worker import TextStreamed
+        from companions.conversation.readmodel import ConversationChanged
         from companions.devices.ports import SpeakingChanged
 
-        if isinstance(item, TextStreamed):
+        if isinstance(item, ConversationChanged) and item.view.turn is not None:
+            self.votes[item.view.turn.turn_id] = item.view.turn.votes
+        elif isinstance(item, TextStreamed):
             self.streamed.append((time.perf_counter(), item.companion_id, item.turn_id, item.text, item.done))
         elif isinstance(item, SpeakingChanged) and item.speaking:
             self.speaking.append((time.perf_counter(), item.speaker_id))
@@ -272,6 +291,105 @@ async def warm_cases(runtime: Any, watch: Watch, options: argparse.Namespace, ba
         await until_idle(runtime)
 
 
+def write_extra_cards(cards_dir: Path) -> None:
+    """The three companions beyond the sample cast (:data:`EXTRA_CARDS`), as user cards."""
+    from companions.cards.card import sample_cards_dir
+
+    cards_dir.mkdir(parents=True, exist_ok=True)
+    for card_id, (source, ja, en) in EXTRA_CARDS.items():
+        text = (sample_cards_dir() / source).read_text(encoding="utf-8")
+        text = re.sub(r"^(\s*id\s*[:=]\s*)\"?\w+\"?", rf'\g<1>"{card_id}"', text, count=1, flags=re.MULTILINE)
+        name = f"{{ja = \"{ja}\", en = \"{en}\"}}" if source.endswith(".toml") else f"{{ja: {ja}, en: {en}}}"
+        text = re.sub(r"^(\s*name\s*[:=]\s*)\{.*\}", r"\g<1>" + name, text, count=1, flags=re.MULTILINE)
+        (cards_dir / f"{card_id}{Path(source).suffix}").write_text(text, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def conversation_config(**changes: Any) -> Iterator[None]:
+    """Madoi's conversation configuration with ``changes`` while inside."""
+    import companions.conversation.manager as manager_module
+    from companions.conversation import config as config_module
+
+    original = config_module.config_from_settings
+
+    def configured(settings: Any) -> Any:
+        return dataclasses.replace(original(settings), **changes)
+
+    config_module.config_from_settings = configured
+    manager_module.config_from_settings = configured  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        config_module.config_from_settings = original
+        manager_module.config_from_settings = original  # type: ignore[attr-defined]
+
+
+@dataclass
+class CastOutcome:
+    """One cast case: the time to the first kept word, the vote requests before it, and how the votes ended."""
+
+    seconds: float
+    vote_requests: int
+    votes: int
+    late: int  # "no vote within"
+
+
+async def cast_case(options: argparse.Namespace, base_url: str, model: str, size: int, *, joint: bool) -> CastOutcome:
+    """``size`` companions on the endpoint, every one voting on the user's greeting (see the module's docstring)."""
+    from app.settings.paths import Paths
+    from companions.companion.participant import CompanionParticipant, seat
+
+    home = tempfile.mkdtemp(prefix=f"madoi-first-word-cast{size}-")
+    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url,
+                       "MADOI_LLM_MODEL": model, "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0",
+                       "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
+                       "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    if size > 3:
+        write_extra_cards(Paths.resolve().cards_dir)
+    watch = Watch()
+    _RECORDING[:] = [watch]
+    CompanionParticipant.joins_ballots = joint
+    try:
+        with conversation_config(direct_turns=False):
+            runtime = await start_madoi(watch)
+        try:
+            cast = runtime.parts.cast.companions
+            for companion_id in list(cast)[size:]:
+                seat(runtime.parts.conversation_manager, cast[companion_id], False)
+            assert len(runtime.parts.conversation_manager.present) == size, runtime.parts.conversation_manager.present
+            await asyncio.sleep(READING_S)
+            message_count = len(watch.votes)
+            outcome = await greet(runtime, watch, GREETING, None, voice=False, timeout=options.timeout)
+            await until_idle(runtime)
+        finally:
+            await runtime.stop()
+    finally:
+        CompanionParticipant.joins_ballots = True
+    first_turn = list(watch.votes.values())[message_count] if len(watch.votes) > message_count else ()
+    requests = [s for s in outcome.requests if s.kind in ("vote", "joint_vote")]
+    late = sum(1 for v in first_turn if "no vote within" in v.error)
+    began = outcome.requests[0].at if outcome.requests else 0.0
+    sent = ", ".join(f"{s.kind} (+{s.at - began:.1f} s, {s.prompt_tokens} prompt tokens)" for s in outcome.requests)
+    print(f"  {size} companion(s), {'joint' if joint else 'separate'} votes: {outcome.seconds:.2f} s to the first "
+          f"kept word of {outcome.speaker}; {len(requests)} vote request(s) before it; requests: {sent}; votes "
+          f"{[(v.companion, v.status, v.state, v.importance) for v in first_turn]}; no vote within: {late}",
+          flush=True)
+    return CastOutcome(outcome.seconds, len(requests), len(first_turn), late)
+
+
+async def cast_cases(options: argparse.Namespace, base_url: str, model: str,
+                     results: dict[str, list[CastOutcome]]) -> None:
+    """The cast cases of one run: every size with joint votes, then with separate ones; the ratios to one."""
+    for joint in (True, False):
+        for size in CAST_SIZES:
+            results[f"{'joint' if joint else 'separate'}_{size}"].append(
+                await cast_case(options, base_url, model, size, joint=joint))
+        label = "joint" if joint else "separate"
+        one = results[f"{label}_1"][-1].seconds
+        for size in CAST_SIZES[1:]:
+            report(f"cast_{label}_{size}_to_1", results[f"{label}_{size}"][-1].seconds, "s", f"cast_{label}_1", one)
+
+
 async def early_speech_compare(options: argparse.Namespace, base_url: str, model: str) -> None:
     """Voice on: the greeting's first audio with early speech (checked sentences said as they pass) against the
     whole line said once it is complete, alternately in fresh data directories, ``options.runs`` times each."""
@@ -340,6 +458,7 @@ async def run(options: argparse.Namespace) -> None:
         base_url = server.base_url
     watch_all: dict[str, list[tuple[float, float, int, int]]] = {
         "cold": [], "second_start": [], "warm_greeting": [], "warm_named": []}
+    cast_all: dict[str, list[CastOutcome]] = collections.defaultdict(list)
     record_requests_once()
     print(f"-- server: {'real llama-cpp-python' if real else options.profile if server else base_url}; "
           f"voice {'on' if options.voice else 'off'}; load average {os.getloadavg()[0]:.2f}", flush=True)
@@ -353,7 +472,10 @@ async def run(options: argparse.Namespace) -> None:
             return
         for run_index in range(options.runs):
             print(f"-- run {run_index + 1} of {options.runs}", flush=True)
-            await one_run(options, base_url, model, server, watch_all)
+            if not options.cast_only:
+                await one_run(options, base_url, model, server, watch_all)
+            if options.cast or options.cast_only:
+                await cast_cases(options, base_url, model, cast_all)
     finally:
         if server is not None:
             await server.stop()
@@ -367,6 +489,21 @@ async def run(options: argparse.Namespace) -> None:
                   f"{', '.join(f'{r:.2f}x' for r in ratios)}); median {statistics.median(v[1] for v in values):.2f} s;"
                   f" requests before the kept word {[v[2] for v in values]}, prompt tokens {[v[3] for v in values]}",
                   flush=True)
+    show_cast(cast_all)
+
+
+def show_cast(results: dict[str, list[CastOutcome]]) -> None:
+    """The cast cases' medians: each size's time to the first kept word and its ratio to one companion's."""
+    for label in ("joint", "separate"):
+        if not results.get(f"{label}_1"):
+            continue
+        one = statistics.median(o.seconds for o in results[f"{label}_1"])
+        for size in CAST_SIZES:
+            outcomes = results[f"{label}_{size}"]
+            seconds = statistics.median(o.seconds for o in outcomes)
+            print(f"cast {label} {size}: median {seconds:.2f} s, {seconds / one:.2f}x one companion; vote requests "
+                  f"before the kept word {[o.vote_requests for o in outcomes]}, votes {[o.votes for o in outcomes]},"
+                  f" no vote within {[o.late for o in outcomes]}", flush=True)
 
 
 _RECORDING: list[Watch] = []
@@ -409,6 +546,8 @@ def main() -> None:
     parser.add_argument("--early-speech-compare", action="store_true",
                         help="voice on: first audio with checked sentences said early against whole lines")
     parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each warm message (s)")
+    parser.add_argument("--cast", action="store_true", help="also the cast cases: 1, 3 and 6 companions voting")
+    parser.add_argument("--cast-only", action="store_true", help="only the cast cases")
     asyncio.run(run(parser.parse_args()))
 
 

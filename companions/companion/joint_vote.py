@@ -11,11 +11,14 @@ and model, :mod:`companions.llm.capabilities`) vote through one request there:
   once the event loop has run every ballot started with it (one ``call_soon``), so it holds exactly the votes of
   that round on that endpoint.
 - **One request, one entry per companion.** When the ballot holds more companions than the endpoint has slots, one
-  structured request decides them all, once every member has caught up on the turn's messages: the companions
-  present (name and persona, one line each: the same every turn, so the server's prompt cache keeps the prefix),
-  the conversation once (as everyone heard it, every line named), then who votes, who was named or asked directly
-  and the closing stage the framework pushes toward (resources/prompts: ``joint_vote``). Each member's vote is its
-  entry; an entry missing or invalid counts as ``listen``, as a vote the model could not give does today.
+  structured request decides them all, once every member has caught up on the turn's messages. It begins with one
+  member's own prompt (its persona and the conversation as it heard it: the shared context, once): the member the
+  idle conversation warms (warming.py), so the server's prompt cache holds that prefix already, and holds it still
+  for that member's line should it be chosen. Then the ballot (resources/prompts: ``joint_vote``): every member in
+  one line (name, id, the first sentence of its personality), who votes, who was named or asked directly, and the
+  closing stage the framework pushes toward.
+  Each member's vote is its entry; an entry missing or invalid counts as ``listen``, as a vote the model could not
+  give does today.
 - **Otherwise as before.** A companion alone on its endpoint, or an endpoint with a slot for every member (or a
   model without an endpoint, such as the scripted one), votes with its own request
   (:meth:`~companions.companion.companion.Companion.vote`).
@@ -28,32 +31,36 @@ the others, and the request is cancelled when no member is left.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
+import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, Field, RootModel, ValidationError
 
-from companions.cards.card import CompanionCard, localized
+from companions.cards.card import localized
 from companions.companion.companion import NO_USABLE_VOTE, Companion
 from companions.companion.composing import reply_language
 from companions.companion.prompts import joint_vote_members_prompt, joint_vote_prompt
 from companions.conversation.ballot import Vote
-from companions.conversation.direct import named_companion
+from companions.conversation.direct import likely_speaker, named_companion
 from companions.conversation.participant import Ballots, TurnContext
 from companions.llm.capabilities import capabilities_of
 from companions.llm.structured import generate_structured
 from companions.llm.types import ChatMessage, ChatModel
-from companions.wire.protocol import Closing, CompanionMetadata, Speech
+from companions.wire.protocol import Closing, Speech
 
 log = logging.getLogger(__name__)
 JOINT_VOTE_NAME: Final = "joint_vote"  # the response format's name (and the schema's title)
-ENTRY_REASON_CHARS: Final = 40  # a short reason: every character is generated once per member
-ENTRY_TOKENS: Final = 60  # one member's entry in the answer, the reason included
+ENTRY_REASON_CHARS: Final = 24  # a short reason: every character is generated once per member
+ENTRY_TOKENS: Final = 48  # one member's entry in the answer, the reason included
 ANSWER_TOKENS: Final = 24  # the answer's braces and the tokens around the entries
-MEMBER_LINE_CHARS: Final = 100  # a companion's persona line in the prompt
-MEMBER_LINE_TOKENS: Final = 40
+PERSONA_CHARS: Final = 40  # of a member's personality in the prompt
+MEMBER_LINE_TOKENS: Final = 50
+_SENTENCE_END: Final = re.compile(r"(?<=[。！？!?])|(?<=\.)\s")
+RECENT_LINES: Final = 6  # the companion lines the conversation's recent turns count (ConversationConfig.recent_window)
 
 
 class JointEntry(BaseModel):
@@ -115,54 +122,48 @@ def endpoint_of(model: ChatModel) -> tuple[Hashable, int | None]:
 
 def joint_voter_s(model: ChatModel) -> float | None:
     """How much one more member lengthens a joint vote on ``model``'s endpoint (its persona line read, its entry
-    generated), as measured there (``None``: not measured)."""
+    generated), as measured there; ``None`` until both the prompt and the generation speed are measured (a warm-up
+    of one token measures only the prompt's: an entry's generation is most of its cost)."""
     capabilities = capabilities_of(model)
-    if capabilities is None:
+    if capabilities is None or capabilities.prompt_tps is None or capabilities.gen_tps is None:
         return None
-    more = capabilities.estimate_s(MEMBER_LINE_TOKENS, ENTRY_TOKENS)
-    base = capabilities.estimate_s(0, 0)
-    return None if more is None or base is None else more - base
+    return MEMBER_LINE_TOKENS / capabilities.prompt_tps + ENTRY_TOKENS / capabilities.gen_tps
 
 
-def member_line(member: CompanionMetadata) -> str:
-    """A companion in one line of the joint prompt: its name, id and personality (cut to a line)."""
-    persona = " ".join(member.personality.split())
-    line = f"- {member.name} (id: {member.id}): {persona}"
-    return line if len(line) <= MEMBER_LINE_CHARS else line[: MEMBER_LINE_CHARS - 1] + "…"
+def member_line(companion: Companion, language: str) -> str:
+    """A member in one line of the joint prompt, in ``language``: its name, id and the first sentence of its
+    personality, cut to :data:`PERSONA_CHARS` (every character of it is read once per member and turn)."""
+    meta = companion.card.metadata
+    persona = " ".join(localized(meta.personality, language).split())
+    first = _SENTENCE_END.split(persona, maxsplit=1)[0]
+    if len(first) > PERSONA_CHARS:
+        first = first[: PERSONA_CHARS - 1] + "…"
+    return f"- {localized(meta.name, language)} (id: {companion.id}): {first}"
 
 
-_cards: dict[str, CompanionCard] = {}  # the card of every companion that joined a joint ballot, by id
-
-
-def present(members: Sequence[Companion], language: str) -> list[CompanionMetadata]:
-    """The companions the prompt begins with, in ``language``: everyone present (the first member's roster) and the
-    members, by id. The same list turn after turn while the cast stays, though the voters change (a speaker does not
-    vote on its own line), so the server's prompt cache keeps the prefix: a companion is described by its card (as
-    it joined a ballot before), else as the roster says."""
-    listed = {m.id: m for m in members[0].roster()}
-    for member in members:
-        listed[member.id] = member.metadata
-    return [_cards[i].wire_metadata(language) if i in _cards else listed[i] for i in sorted(listed)]
-
-
-def conversation(companion: Companion) -> list[ChatMessage]:
-    """What ``companion`` heard, every line named (its own too): the same messages whichever member's memory they
-    come from, so the prompt's prefix stays the same from one turn to the next."""
-    return [ChatMessage.user(f"{e.speaker_name} (id: {e.speaker_id}): {e.text}") for e in companion.memory.entries]
+def base_member(members: Sequence[Companion], turn: TurnContext) -> Companion:
+    """The member whose prompt the joint vote's begins with: the one the conversation warms while idle (the likely
+    speaker of a message to everyone: who spoke least among the last companion lines, then by id; warming.py), so
+    that the server's prompt cache holds that prefix already, and holds it still for that member's line."""
+    ids = {m.id for m in members}
+    spoken = [m.params.from_ for m in turn.history if m.params.from_ in turn.present][-RECENT_LINES:]
+    likely = likely_speaker(sorted(ids), text="", recent_turns=collections.Counter(spoken), previous_speaker=None,
+                            personas={})
+    return next(m for m in members if m.id == likely)
 
 
 def joint_messages(members: Sequence[Companion], turn: TurnContext) -> list[ChatMessage]:
-    """The joint vote's prompt: the companions :func:`present`, the conversation once, then the ballot of
-    ``members`` on ``turn``'s message (in that message's language)."""
-    first = members[0]
-    language = reply_language(turn.message, first.language)
+    """The joint vote's prompt, in the language of ``turn``'s message: the :func:`base_member`'s context (its
+    persona and the conversation as it heard it: the shared context, once), then the ballot: every member in one
+    line, who votes, who was named or asked directly, and the closing stage the framework pushes toward."""
+    base = base_member(members, turn)
+    language = reply_language(turn.message, base.language)
     ids = [m.id for m in members]
     names = {m.id: tuple(localized(m.card.metadata.name, lang) for lang in ("ja", "en")) for m in members}
     named = named_companion(turn.message, ids, names, user_id=turn.user_id)
-    lines = [member_line(m) for m in present(members, language)]
-    return [ChatMessage.system(joint_vote_members_prompt(language, lines)),
-            *conversation(first),
-            ChatMessage.system(joint_vote_prompt(language, ids, [named] if named else [], turn.closing_hint))]
+    ballot = "\n".join((joint_vote_members_prompt(language, [member_line(m, language) for m in members]),
+                        joint_vote_prompt(language, ids, [named] if named else [], turn.closing_hint)))
+    return [*base.context(language), ChatMessage.system(ballot)]
 
 
 @dataclass(eq=False)
@@ -269,7 +270,6 @@ def join(companion: Companion, turn: TurnContext) -> Seat | None:
     up to here."""
     if turn.ballots is None:
         return None
-    _cards[companion.id] = companion.card
     endpoint, slots = endpoint_of(companion.model)
     key = (turn.ballots, endpoint)
     ballot = _gathering.get(key)

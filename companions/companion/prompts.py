@@ -92,8 +92,7 @@ def closing_prompt(language: str, closing: str) -> str:
 
 
 def joint_vote_members_prompt(language: str, members: Sequence[str]) -> str:
-    """The beginning of a joint vote's prompt (companions/companion/joint_vote.py): the companions present, one line
-    each (``members``)."""
+    """The beginning of a joint vote's instruction (companions/companion/joint_vote.py): its members, one line each."""
     return prompt_texts(language).joint_vote["members"].format_map({"members": "\n".join(members)})
 
 

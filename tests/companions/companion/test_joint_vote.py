@@ -129,13 +129,17 @@ async def test_the_joint_prompt_carries_each_companion_the_conversation_once_and
     await serial_server.wait_for_requests(3)
     body = serial_server.chat_requests()[0].body
     messages = body["messages"]
-    first, last = messages[0]["content"], messages[-1]["content"]  # later system text joins the last user message
-    assert all(f"{name} (id: {name.lower()})" in first for name in ("Akari", "Hina", "Souta"))
+    # The likely speaker's own prompt first (what the idle conversation warms and its line begins with: akari has
+    # spoken least, then by id), the ballot after the conversation (later system text joins the last user message).
+    assert messages[0]["role"] == "system"
+    assert messages[0]["content"].startswith('You are "Akari" (id: akari)')
     everything = "\n".join(m["content"] for m in messages)
     assert everything.count("(id: user): Souta, how old is that map?") == 1  # the conversation once
-    assert last.index("Souta, how old") < last.index("akari, hina, souta")  # the ballot after the conversation
-    assert "Named or asked directly: souta." in last
-    assert 'at least "none"' in last  # the closing hint, in the message's language (English)
+    ballot = messages[-1]["content"]
+    assert all(f"- {name} (id: {name.lower()}): " in ballot for name in ("Akari", "Hina", "Souta"))
+    assert ballot.index("Souta, how old") < ballot.index("akari, hina, souta")
+    assert "Named or asked directly: souta." in ballot
+    assert 'at least "none"' in ballot  # the closing hint, in the message's language (English)
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["akari", "hina", "souta"]
     serial_server.assert_used_up()
