@@ -13,6 +13,9 @@ machine or network that the companions used still accepts connections (a TCP con
 :data:`QUICK_TIMEOUT_S`): a server that crashed since is known at once, not after the companion's preparation and
 its retries (measured: the first model request of a turn came 1.1-1.8 s after the message, the recall of memories
 first).
+
+Given the settings, it forgets what it knew when the language model settings change (a URL corrected, another
+model chosen): the companions' next requests go to the models chosen now, and a message that waited goes with them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -33,6 +36,9 @@ from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_
 from companions.llm.types import LLMError
 from companions.wire.bus import Bus, BusItem, Subscription
 
+if TYPE_CHECKING:
+    from app.settings.changes import SettingsChanged
+
 log = logging.getLogger(__name__)
 
 FIRST_INTERVAL_S: Final = 2.0
@@ -43,6 +49,13 @@ QUICK_TIMEOUT_S: Final = 0.5
 
 Probe = Callable[[str], Awaitable[bool]]
 """Whether the server of an endpoint answers (a test may give its own)."""
+
+
+class SettingsSource(Protocol):
+    """The settings store (app/settings/store.py ``LoadedSettings``): who follows a change of some keys."""
+
+    def subscribe(self, listener: Callable[[SettingsChanged], Awaitable[None]], *keys: str) -> Callable[[], None]:
+        ...
 
 
 async def answers(endpoint: str, timeout_s: float = CHECK_TIMEOUT_S) -> bool:
@@ -79,9 +92,12 @@ class ModelHealthCheck:
 
     name = "model-health-check"
 
-    def __init__(self, bus: Bus | None = None, health: ModelHealth = model_health, *, probe: Probe = answers,
+    def __init__(self, bus: Bus | None = None, health: ModelHealth = model_health, *,
+                 settings: SettingsSource | None = None, probe: Probe = answers,
                  first_interval_s: float = FIRST_INTERVAL_S, longest_interval_s: float = LONGEST_INTERVAL_S) -> None:
         self._bus = bus
+        self._settings = settings
+        self._unfollow_settings: Callable[[], None] | None = None
         self._subscription: Subscription | None = None
         self._health = health
         self._probe = probe
@@ -102,6 +118,8 @@ class ModelHealthCheck:
             self._unsubscribe = self._health.subscribe(self._heard)
             for trouble in self._health.troubles:
                 self._heard(trouble)
+        if self._settings is not None and self._unfollow_settings is None:
+            self._unfollow_settings = self._settings.subscribe(self._models_chosen, "llm", "companions")
         if self._bus is not None and self._subscription is None:
             self._subscription = self._bus.subscribe("events", self._on_event, name="model-health-check",
                                                      direct=True)
@@ -113,6 +131,9 @@ class ModelHealthCheck:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
+        if self._unfollow_settings is not None:
+            self._unfollow_settings()
+            self._unfollow_settings = None
         await self._tasks.aclose()
         self._checking.clear()
 
@@ -120,6 +141,15 @@ class ModelHealthCheck:
         if isinstance(event, ModelTrouble) and event.down and event.endpoint not in self._checking:
             self._checking.add(event.endpoint)
             self._tasks.spawn(self._until_back(event.endpoint), name=f"model-health-check:{event.endpoint}")
+
+    async def _models_chosen(self, change: SettingsChanged) -> None:
+        # Once the runtime, following the same change after this, gave the companions their new models (they wait
+        # for them): the next loop turn.
+        self._tasks.spawn(self._forget(), name="model-health-forget")
+
+    async def _forget(self) -> None:
+        await asyncio.sleep(0)
+        self._health.clear()
 
     def _on_event(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged) and item.change == "started":

@@ -112,6 +112,14 @@ class ModelHealth:
             log.info("the model at %s answers again", key)
             self._tell(ModelBack(key))
 
+    def clear(self) -> None:
+        """Nothing is known of any endpoint's health any more (the models were chosen again: the companions may talk
+        to other servers now); listeners hear each endpoint in trouble is no longer (a request that fails again
+        says so again)."""
+        for endpoint in list(self._troubles):
+            del self._troubles[endpoint]
+            self._tell(ModelBack(endpoint))
+
     def subscribe(self, listener: HealthListener) -> Callable[[], None]:
         """Calls ``listener`` with every change from now on; returns what unsubscribes."""
         self._listeners.append(listener)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.runtime.runtime import Runtime
 from app.settings.model import load_settings
+from companions.llm.health import model_health
 from ui.window.i18n import SOURCE_LANGUAGE, deliver_language_change, use_language, window_language
 
 
@@ -34,6 +35,15 @@ def _collect_garbage_on_the_gui_thread() -> Iterator[None]:
     (an executor thread destroying widgets crashes Qt); see ui/window/main_thread_gc.py."""
     yield
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _no_model_known_down() -> Iterator[None]:
+    """A model server an earlier test left unreachable (companions/llm/health.py keeps the process's record) is not
+    this test's: its chat would hold the messages sent."""
+    model_health.forget()
+    yield
+    model_health.forget()
 
 
 @pytest.fixture(autouse=True)

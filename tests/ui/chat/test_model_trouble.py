@@ -9,8 +9,9 @@ are set up here as the window and the runtime do."""
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from pytestqt.qtbot import QtBot
 from app.llm.health_check import ModelHealthCheck
 from app.runtime.runtime import Runtime
 from companions.conversation.readmodel import ConversationReadModel
-from companions.llm.health import ModelTrouble, model_health
+from companions.llm.health import ModelTrouble
 from companions.testing.openai_server import OpenAITestServer, stall_reply
 from companions.testing.openai_server.demo_director import DemoDirector
 from tests.ui.conftest import started_runtime
@@ -31,23 +32,17 @@ from ui.window.model_health import ModelStatus
 READY_JA = "準備ができました"  # the window's "Ready"
 
 
-@pytest.fixture(autouse=True)
-def _no_troubles_left() -> Iterator[None]:
-    model_health.forget()
-    yield
-    model_health.forget()
-
-
 @contextlib.asynccontextmanager
-async def window_on(server: OpenAITestServer, qtbot: QtBot,
+async def window_on(base_url: str, qtbot: QtBot,
                     monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Runtime, MainWindow, ModelStatus]]:
-    """The app, its model at ``server`` (Japanese, the test home's language), attached and shown, once the model was
-    found and its endpoint learned (nothing of the start is left to meet a server that goes away)."""
-    monkeypatch.setenv("MADOI_LLM_BASE_URL", server.base_url)
+    """The app, its model at ``base_url`` (Japanese, the test home's language), attached and shown, once the model
+    was found and its endpoint learned (nothing of the start is left to meet a server that goes away)."""
+    monkeypatch.setenv("MADOI_LLM_BASE_URL", base_url)
     monkeypatch.setenv("MADOI_LLM_MODEL", "demo-model")
     monkeypatch.setenv("MADOI_CONVERSATION_WARM_PROMPTS", "false")  # no warm-up meets the dead server first
     async with started_runtime() as runtime:
-        check = ModelHealthCheck(runtime.bus, first_interval_s=0.3, longest_interval_s=0.6)  # the runtime's
+        check = ModelHealthCheck(runtime.bus, settings=runtime.loaded, first_interval_s=0.3,
+                                 longest_interval_s=0.6)  # the runtime's component
         await check.start()
         window = MainWindow(runtime)
         qtbot.addWidget(window)
@@ -76,7 +71,7 @@ async def test_a_model_server_that_went_away_is_said_in_the_chat_and_a_message_w
     server = OpenAITestServer(models=["demo-model"], fallback=director)
     await server.start()
     port = server.port
-    async with window_on(server, qtbot, monkeypatch) as (runtime, window, status):
+    async with window_on(server.base_url, qtbot, monkeypatch) as (runtime, window, status):
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
         notice = window.chat.model_notice
@@ -140,7 +135,7 @@ async def test_a_model_server_that_went_away_is_said_in_the_chat_and_a_message_w
 async def test_stop_and_esc_while_the_model_is_slow_are_said_plainly_not_as_a_problem(
         how: str, words: str, qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector()) as server, \
-            window_on(server, qtbot, monkeypatch) as (runtime, window, status):
+            window_on(server.base_url, qtbot, monkeypatch) as (runtime, window, status):
         talk = ConversationReadModel()
         talk.attach(runtime.bus)
         server.script(*(stall_reply(before_headers=True) for _ in range(6)))  # the model thinks, and thinks
@@ -165,7 +160,7 @@ async def test_a_model_server_that_dies_in_the_middle_of_an_answer_is_said_in_th
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = OpenAITestServer(models=["demo-model"], fallback=DemoDirector())
     await server.start()
-    async with window_on(server, qtbot, monkeypatch) as (runtime, window, status):
+    async with window_on(server.base_url, qtbot, monkeypatch) as (runtime, window, status):
         troubles: list[ModelTrouble] = []
         runtime.bus.subscribe("events", lambda item: troubles.append(item) if isinstance(item, ModelTrouble) else None,
                               name="troubles", direct=True)
@@ -181,3 +176,27 @@ async def test_a_model_server_that_dies_in_the_middle_of_an_answer_is_said_in_th
         assert troubles[0].kind == "crashed"  # then, asked again, nobody is there: it cannot be reached
         assert "の言語モデル" in notice.text.text()
         assert status.isVisible()
+
+
+async def test_a_stale_url_corrected_in_the_settings_lets_the_waiting_message_go(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        stale = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # saved once; nothing listens there now
+    async with OpenAITestServer(models=["demo-model"], fallback=DemoDirector()) as server, \
+            window_on(stale, qtbot, monkeypatch) as (runtime, window, status):
+        notice = window.chat.model_notice
+        await until(notice.changed, notice.isVisible, timeout=5.0)  # learning the endpoint at the start met nobody
+        assert "接続が拒否されました" in notice.text.text()
+        window.chat.input.insertPlainText("つながった？")
+        qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
+        assert window.chat.holding
+
+        settings = runtime.settings
+        corrected = settings.model_copy(update={"llm": settings.llm.model_copy(update={"base_url": server.base_url})})
+        await runtime.apply_settings(corrected)  # the user corrects the URL and saves
+        await until(window.chat.message_shown, lambda: "つながった？" in window.chat.view.toPlainText(), timeout=10)
+        assert not notice.isVisible()
+        assert not status.isVisible()
+        await until(window.chat.message_shown, lambda: window.chat.message_count >= 2, timeout=30)  # an answer
+        await runtime.parts.control.stop_conversation()
