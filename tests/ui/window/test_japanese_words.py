@@ -39,6 +39,9 @@ def test_a_conversation_nobody_could_answer_ends_in_japanese(japanese: None) -> 
     _no_english(wording.ended(view))
     _no_english(wording.ended(ConversationView(status="ended", ended_reason="failed",
                                                ended_detail="internal error: KeyError: 'x'")))
+    _no_english(wording.ended(ConversationView(  # the backend's English reason is the tooltip, not the words
+        status="ended", ended_reason="model-failed",
+        ended_detail="cannot reach http://127.0.0.1:8080/v1 (ConnectError: All connection attempts failed)")))
 
 
 def test_a_stand_in_vote_s_reason_is_japanese(japanese: None) -> None:
