@@ -15,10 +15,13 @@ and model, :mod:`companions.llm.capabilities`) vote through one request there:
   member's own prompt (its persona and the conversation as it heard it: the shared context, once): the member the
   idle conversation warms (warming.py), so the server's prompt cache holds that prefix already, and holds it still
   for that member's line should it be chosen. Then the ballot (resources/prompts: ``joint_vote``): every member in
-  one line (name, id, the first sentence of its personality), who votes, who was named or asked directly, and the
-  closing stage the framework pushes toward.
-  Each member's vote is its entry; an entry missing or invalid counts as ``listen``, as a vote the model could not
-  give does today.
+  one line (name, id, the first sentence of its personality), who votes, who was named, and the closing stage the
+  framework pushes toward. The answer says where the conversation stands once (``closing``: one judge) and under
+  ``votes`` one entry per member (``state``, ``importance``, a short ``reason``); a member is ``selected`` when the
+  message named it (known without the model, by direct.py's rule). Every generated token is paid once per member:
+  measured on the profile of llama-cpp-python (bench/first_word.py), the five fields in every entry made six
+  companions' turn 2.6x one companion's. Each member's vote is its entry; an entry missing or invalid counts as
+  ``listen``, as a vote the model could not give does today.
 - **Otherwise as before.** A companion alone on its endpoint, or an endpoint with a slot for every member (or a
   model without an endpoint, such as the scripted one), votes with its own request
   (:meth:`~companions.companion.companion.Companion.vote`).
@@ -55,8 +58,8 @@ from companions.wire.protocol import Closing, Speech
 log = logging.getLogger(__name__)
 JOINT_VOTE_NAME: Final = "joint_vote"  # the response format's name (and the schema's title)
 ENTRY_REASON_CHARS: Final = 24  # a short reason: every character is generated once per member
-ENTRY_TOKENS: Final = 48  # one member's entry in the answer, the reason included
-ANSWER_TOKENS: Final = 24  # the answer's braces and the tokens around the entries
+ENTRY_TOKENS: Final = 40  # one member's entry in the answer, the reason included
+ANSWER_TOKENS: Final = 32  # the answer's closing, braces and the tokens around the entries
 PERSONA_CHARS: Final = 40  # of a member's personality in the prompt
 MEMBER_LINE_TOKENS: Final = 50
 _SENTENCE_END: Final = re.compile(r"(?<=[。！？!?])|(?<=\.)\s")
@@ -64,22 +67,24 @@ RECENT_LINES: Final = 6  # the companion lines the conversation's recent turns c
 
 
 class JointEntry(BaseModel):
-    """What the model fills for one companion: a :class:`~companions.conversation.ballot.Vote`'s fields, with a
-    shorter reason (read back as a Vote: a longer reason is cut there)."""
+    """What the model fills for one companion: the part of a :class:`~companions.conversation.ballot.Vote` that is
+    its own, with a shorter reason (read back as a Vote: a longer reason is cut there)."""
 
     state: Speech
     importance: int = Field(ge=0, le=10)
-    selected: bool = False
-    closing: Closing = "none"
     reason: str = Field(default="", json_schema_extra={"maxLength": ENTRY_REASON_CHARS})
 
 
 def answer_schema(voters: Sequence[str]) -> dict[str, Any]:
-    """The JSON schema of a joint vote's answer: one required :class:`JointEntry` per voter id, written out in full
-    for each (no ``$ref``: every grammar converter of a local server reads it)."""
+    """The JSON schema of a joint vote's answer: where the conversation stands (``closing``, once: one judge), and
+    under ``votes`` one required :class:`JointEntry` per voter id, written out for each (no ``$ref``: every grammar
+    converter of a local server reads it). Who was named is known without the model (:func:`joint_messages`)."""
     entry = JointEntry.model_json_schema()
-    return {"type": "object", "title": JOINT_VOTE_NAME, "properties": {v: entry for v in voters},
-            "required": list(voters), "additionalProperties": False}
+    closing = {"enum": ["none", "pre-closing", "closing", "terminal"], "type": "string"}
+    votes = {"type": "object", "properties": {v: entry for v in voters}, "required": list(voters),
+             "additionalProperties": False}
+    return {"type": "object", "title": JOINT_VOTE_NAME, "properties": {"closing": closing, "votes": votes},
+            "required": ["closing", "votes"], "additionalProperties": False}
 
 
 def answer_model(voters: Sequence[str]) -> type[RootModel[dict[str, Any]]]:
@@ -95,13 +100,23 @@ def answer_model(voters: Sequence[str]) -> type[RootModel[dict[str, Any]]]:
     return JointVoteAnswer
 
 
-def entry_vote(entry: object) -> Vote:
+def answer_votes(answer: dict[str, Any], voters: Sequence[str], named: str | None) -> dict[str, Vote]:
+    """Each voter's vote in a joint vote's ``answer``: its entry, with the answer's ``closing`` (``none`` when that
+    is missing or invalid: the framework's push still applies) and ``selected`` when the message named it."""
+    closing = answer.get("closing")
+    shared: Closing = closing if closing in ("none", "pre-closing", "closing", "terminal") else "none"
+    votes = answer.get("votes")
+    entries = votes if isinstance(votes, dict) else {}
+    return {v: entry_vote(entries.get(v), closing=shared, selected=v == named) for v in voters}
+
+
+def entry_vote(entry: object, *, closing: Closing, selected: bool) -> Vote:
     """The vote one entry of the answer gives: ``listen`` (as when a model's own vote is unusable) when it is
     missing or invalid."""
     if not isinstance(entry, dict):
         return NO_USABLE_VOTE
     try:
-        return Vote.model_validate(entry)
+        return Vote.model_validate({**entry, "closing": closing, "selected": selected})
     except ValidationError:
         return NO_USABLE_VOTE
 
@@ -152,6 +167,12 @@ def base_member(members: Sequence[Companion], turn: TurnContext) -> Companion:
     return next(m for m in members if m.id == likely)
 
 
+def named_member(members: Sequence[Companion], turn: TurnContext) -> str | None:
+    """The one member ``turn``'s message names, if one (by ``to`` or a name in its text: direct.py's rule)."""
+    names = {m.id: tuple(localized(m.card.metadata.name, lang) for lang in ("ja", "en")) for m in members}
+    return named_companion(turn.message, [m.id for m in members], names, user_id=turn.user_id)
+
+
 def joint_messages(members: Sequence[Companion], turn: TurnContext) -> list[ChatMessage]:
     """The joint vote's prompt, in the language of ``turn``'s message: the :func:`base_member`'s context (its
     persona and the conversation as it heard it: the shared context, once), then the ballot: every member in one
@@ -159,8 +180,7 @@ def joint_messages(members: Sequence[Companion], turn: TurnContext) -> list[Chat
     base = base_member(members, turn)
     language = reply_language(turn.message, base.language)
     ids = [m.id for m in members]
-    names = {m.id: tuple(localized(m.card.metadata.name, lang) for lang in ("ja", "en")) for m in members}
-    named = named_companion(turn.message, ids, names, user_id=turn.user_id)
+    named = named_member(members, turn)
     ballot = "\n".join((joint_vote_members_prompt(language, [member_line(m, language) for m in members]),
                         joint_vote_prompt(language, ids, [named] if named else [], turn.closing_hint)))
     return [*base.context(language), ChatMessage.system(ballot)]
@@ -224,7 +244,7 @@ class JointBallot:
                                            counter=first.structured_stats, name=JOINT_VOTE_NAME,
                                            max_tokens=answer_tokens(len(ids)))
         log.debug("joint vote of %s: %s", ", ".join(ids), answer.root)
-        return {voter: entry_vote(answer.root.get(voter)) for voter in ids}
+        return answer_votes(answer.root, ids, named_member([m.companion for m in members], members[0].turn))
 
     def leave(self, member: _Member) -> None:
         member.left = True

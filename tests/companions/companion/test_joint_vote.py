@@ -4,6 +4,7 @@ with its own request as before."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationConfig, ConversationManager, ConversationReadModel
 from companions.llm.capabilities import endpoint_capabilities, forget_endpoints
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy
-from companions.testing.openai_server import OpenAITestServer, text_reply, tool_call_reply
+from companions.testing.openai_server import OpenAITestServer, stall_reply, text_reply, tool_call_reply
 from companions.testing.openai_server.profiles import ServerProfile
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Message, State
@@ -53,10 +54,14 @@ def model_for(server: OpenAITestServer) -> OpenAIChatModel:
 
 
 def entry(state: str, importance: int, reason: str = "") -> dict[str, Any]:
-    return {"state": state, "importance": importance, "selected": False, "closing": "none", "reason": reason}
+    return {"state": state, "importance": importance, "reason": reason}
 
 
-async def one_turn(server: OpenAITestServer, cards: Sequence[CompanionCard], text: str,
+def joint(votes: dict[str, Any], closing: str = "none") -> str:
+    return json.dumps({"closing": closing, "votes": votes}, ensure_ascii=False)
+
+
+async def one_turn(server: OpenAITestServer, cards: Sequence[CompanionCard], text: str, *, deadline_s: float = 5.0,
                    ) -> tuple[ConversationReadModel, list[State], Message]:
     """``cards`` under the real manager, each on its own model of the server's one endpoint: the user says ``text``
     to everyone and the conversation ends after one line (direct turns off: every companion votes)."""
@@ -72,7 +77,7 @@ async def one_turn(server: OpenAITestServer, cards: Sequence[CompanionCard], tex
     for card in cards:
         companions.append(Companion(card, model_for(server), bus=bus, queries=broker, language="ja",
                                     roster=lambda: [c.metadata for c in companions]))
-    config = ConversationConfig(vote_deadline_s=5.0, turn_cap=1, warm_after_s=None, direct_turns=False)
+    config = ConversationConfig(vote_deadline_s=deadline_s, turn_cap=1, warm_after_s=None, direct_turns=False)
     manager = ConversationManager(bus, config=config, participants=[CompanionParticipant(c) for c in companions])
     opening = Message.create(from_="user", message=text)
     async with running(manager, companions, broker, bus):
@@ -98,7 +103,7 @@ async def test_six_companions_on_a_serial_endpoint_vote_through_one_request(seri
     votes["hina"] = {"state": "shout", "importance": 3}  # invalid: listen, as an unusable vote
     del votes["yuki"]  # missing: listen
     serial_server.script(
-        text_reply(json.dumps(votes, ensure_ascii=False)),
+        text_reply(joint(votes, "pre-closing")),
         tool_call_reply(("speak", {"message": "流れ星、見たいな！", "emotion": "happy"})),
         text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
     )
@@ -107,9 +112,11 @@ async def test_six_companions_on_a_serial_endpoint_vote_through_one_request(seri
     assert request_names(serial_server) == [JOINT_VOTE_NAME, "line", "event_params"]
     turn = read.turns()[0]
     assert turn.speaker == "ren"
-    shown = {v.companion: (v.status, v.state, v.importance) for v in turn.votes}
-    assert shown == {"akari": ("voted", "listen", 2), "hina": ("voted", "listen", 0), "souta": ("voted", "listen", 2),
-                     "mio": ("voted", "listen", 2), "ren": ("voted", "speak", 7), "yuki": ("voted", "listen", 0)}
+    shown = {v.companion: (v.status, v.state, v.importance, v.closing) for v in turn.votes}
+    late = ("voted", "listen", 0, "none")  # unusable, as a vote the model could not give
+    assert shown == {"akari": ("voted", "listen", 2, "pre-closing"), "hina": late,
+                     "souta": ("voted", "listen", 2, "pre-closing"), "mio": ("voted", "listen", 2, "pre-closing"),
+                     "ren": ("voted", "speak", 7, "pre-closing"), "yuki": late}
     assert all("no vote within" not in v.error for v in turn.votes)
     on_opening = [s.params.from_ for s in states if s.params.messageId == opening.params.id]
     assert sorted(on_opening) == sorted(CAST)  # each companion's own State, as every node counts it
@@ -120,13 +127,13 @@ async def test_the_joint_prompt_carries_each_companion_the_conversation_once_and
         serial_server: OpenAITestServer) -> None:
     cards = cast_cards()[:3]
     serial_server.script(
-        text_reply(json.dumps({"akari": entry("listen", 1), "hina": entry("listen", 1),
-                               "souta": entry("speak", 9)})),
+        text_reply(joint({"akari": entry("listen", 1), "hina": entry("listen", 1), "souta": entry("speak", 9)})),
         tool_call_reply(("speak", {"message": "That map is from about 1850.", "emotion": "neutral"})),
         text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
     )
-    await one_turn(serial_server, cards, "Souta, how old is that map?")
+    read, _, _ = await one_turn(serial_server, cards, "Souta, how old is that map?")
     await serial_server.wait_for_requests(3)
+    assert [v.companion for v in read.turns()[0].votes if v.selected] == ["souta"]  # named: known without the model
     body = serial_server.chat_requests()[0].body
     messages = body["messages"]
     # The likely speaker's own prompt first (what the idle conversation warms and its line begins with: akari has
@@ -138,10 +145,10 @@ async def test_the_joint_prompt_carries_each_companion_the_conversation_once_and
     ballot = messages[-1]["content"]
     assert all(f"- {name} (id: {name.lower()}): " in ballot for name in ("Akari", "Hina", "Souta"))
     assert ballot.index("Souta, how old") < ballot.index("akari, hina, souta")
-    assert "Named or asked directly: souta." in ballot
+    assert "Named: souta." in ballot
     assert 'at least "none"' in ballot  # the closing hint, in the message's language (English)
     schema = body["response_format"]["json_schema"]["schema"]
-    assert schema["required"] == ["akari", "hina", "souta"]
+    assert schema["properties"]["votes"]["required"] == ["akari", "hina", "souta"]
     serial_server.assert_used_up()
 
 
@@ -158,4 +165,22 @@ async def test_alone_on_an_endpoint_or_with_a_slot_each_a_companion_votes_with_i
     read, _, _ = await one_turn(serial_server, cards, "こんばんは")
     assert request_names(serial_server) == ["vote", "vote", "event_params", "line"]
     assert {v.companion: v.status for v in read.turns()[0].votes} == {"akari": "voted", "hina": "voted"}
+    serial_server.assert_used_up()
+
+
+async def test_a_joint_vote_past_the_deadline_is_missing_for_every_member_and_its_request_is_closed(
+        serial_server: OpenAITestServer) -> None:
+    fast = endpoint_capabilities(serial_server.base_url, "test-model")  # measured: the deadline is the configured one
+    fast.record(prompt_tokens=1000, ttft_s=0.01, completion_tokens=100, generation_s=0.01)
+    serial_server.script(stall_reply())
+    read, states, opening = await one_turn(serial_server, cast_cards()[:3], "みんな、いる？", deadline_s=0.5)
+    turn = read.turns()[0]
+    turn_deadline = float(turn.votes[0].error.removeprefix("no vote within ").removesuffix(" s"))
+    assert turn_deadline < 2.0  # the measured endpoint's, not an unmeasured one's queue
+    assert {v.companion: (v.status, v.error.split(" s")[0]) for v in turn.votes} == {
+        c: ("missing", f"no vote within {turn_deadline:g}") for c in ("akari", "hina", "souta")}
+    assert sorted(s.params.from_ for s in states if s.params.messageId == opening.params.id) == [
+        "akari", "hina", "souta"]  # still one State each: listen
+    assert request_names(serial_server) == [JOINT_VOTE_NAME]
+    await asyncio.wait_for(serial_server.client_gone.wait(), 2.0)  # nobody waits for it: the request was closed
     serial_server.assert_used_up()
