@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QToolButton, QWidget
 
 from ui.chat.texts import chat_text
-from ui.window.i18n import is_language_change
+from ui.window.attached import Retranslating
 from ui.window.naming import named
 
 
@@ -29,7 +29,7 @@ class MessageInput(QPlainTextEdit):
         self.submit_requested.emit()
 
 
-class AddressSelector(QToolButton):
+class AddressSelector(Retranslating, QToolButton):
     """To whom the next message goes: everyone (``[]``), or the companions ticked in its menu."""
 
     changed = Signal()
@@ -49,12 +49,10 @@ class AddressSelector(QToolButton):
         self._names: dict[str, str] = {}
         self.set_companions([])
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.setToolTip(chat_text("to.tooltip"))
-            self.everyone.setText(chat_text("everyone"))
-            self._refresh()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self.setToolTip(chat_text("to.tooltip"))
+        self.everyone.setText(chat_text("everyone"))
+        self._refresh()
 
     def set_companions(self, companions: list[tuple[str, str]]) -> None:
         """``(id, name)`` of the companions who can be addressed; ticks of those still present are kept."""

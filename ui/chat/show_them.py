@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPushButton
 
 from companions.common.tasks import TaskSet
 from ui.camera.texts import camera_text, reason_text
 from ui.chat.panel import ChatPanel
 from ui.settings.form import show_result
-from ui.window.i18n import is_language_change
+from ui.window.attached import Retranslating
 from ui.window.naming import named
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ShowCamera(Protocol):
         ...
 
 
-class ShowThemButton(QPushButton):
+class ShowThemButton(Retranslating, QPushButton):
     """Put beside ``chat``'s Send button (:meth:`place`)."""
 
     shown = Signal(str)  # the id of the message that carried the picture
@@ -58,10 +58,8 @@ class ShowThemButton(QPushButton):
     def detach(self) -> None:
         self._tasks.cancel()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self._render()
-        super().changeEvent(event)
+    def retranslate(self) -> None:
+        self._render()
 
     def show_them(self) -> None:
         if not self.isEnabled():

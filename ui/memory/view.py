@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Coroutine, Sequence
 from typing import Any, Final
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,7 +38,8 @@ from companions.common.tasks import TaskSet
 from companions.memory.context import HeardLine
 from companions.memory.notes import Note
 from ui.roster.display_names import DisplayNames
-from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change
+from ui.window.attached import Retranslating
+from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 from ui.window.panel_ports import MemoryAccess, People
 
@@ -75,7 +76,7 @@ def _text(key: str, language: str | None = None, /, **values: object) -> str:
     return TEXTS.text(key, language, **values)
 
 
-class MemoryView(QDialog):
+class MemoryView(Retranslating, QDialog):
     """One dialog for every companion of the app (chosen at the top)."""
 
     loaded = Signal()  # the list was filled (tests and the screenshot wait on it)
@@ -131,14 +132,14 @@ class MemoryView(QDialog):
         self._filter_timer.setSingleShot(True)
         self._filter_timer.setInterval(FILTER_DELAY_MS)
         self._filter_timer.timeout.connect(self.refresh)
-        self.search.textChanged.connect(lambda _text: self._filter_timer.start())
-        self.companion.currentIndexChanged.connect(lambda _index: self.refresh())
+        self.search.textChanged.connect(self._search_typed)
+        self.companion.currentIndexChanged.connect(self._companion_chosen)
         self.switch.toggled.connect(self._switched)
         self.lines.itemSelectionChanged.connect(self._update_buttons)
         self.forget_button.clicked.connect(self.forget_selected)
         self.forget_all_button.clicked.connect(self.forget_everything)
         self._count = 0
-        self.retranslate()
+        self._name_controls()
 
     # -- state -----------------------------------------------------------------------------------------------
     def companion_id(self) -> str | None:
@@ -148,15 +149,19 @@ class MemoryView(QDialog):
     def shown_lines(self) -> list[str]:
         return [self.lines.item(i).text() for i in range(self.lines.count())]
 
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.retranslate()
-            for index in range(self.companion.count()):
-                self.companion.setItemText(index, self.names.of(str(self.companion.itemData(index))))
-            self.refresh()  # the summary and the lines' dates, in the new language
-        super().changeEvent(event)
-
     def retranslate(self) -> None:
+        self._name_controls()
+        for index in range(self.companion.count()):
+            self.companion.setItemText(index, self.names.of(str(self.companion.itemData(index))))
+        self.refresh()  # the summary and the lines' dates, in the new language
+
+    def _search_typed(self, _text: str) -> None:
+        self._filter_timer.start()  # the lines are filtered once the typing pauses
+
+    def _companion_chosen(self, _index: int) -> None:
+        self.refresh()
+
+    def _name_controls(self) -> None:
         self.setWindowTitle(_text("title"))
         self.companion_label.setText(_text("companion"))
         self.switch.setText(_text("switch"))
@@ -313,11 +318,14 @@ class MemoryEntry(QObject):
         """The menu entry's words again (the window calls it on LanguageChange; an open view follows by itself)."""
         self.action.setText(_text("menu"))
 
+    def _view_closed(self, _result: int) -> None:
+        self.view = None
+
     def open(self) -> MemoryView:
         if self.view is None or not self.view.isVisible():
             self.view = MemoryView(self.memory, self.people, self.window)
             self.view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            self.view.finished.connect(lambda _result: setattr(self, "view", None))
+            self.view.finished.connect(self._view_closed)
             self.view.show()
             self.view.refresh()
         self.view.raise_()

@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QDesktopServices, QPalette, QTextOption
 from PySide6.QtWidgets import QGroupBox, QLabel, QProgressBar, QTextBrowser, QVBoxLayout, QWidget
 
@@ -19,7 +19,8 @@ from ui.search.index_row import set_result
 from ui.search.names import SourceNames
 from ui.search.texts import search_text
 from ui.search.wording import error_text, research_html, research_progress_values, research_result_style
-from ui.window.i18n import is_language_change, window_language
+from ui.window.attached import Retranslating
+from ui.window.i18n import window_language
 from ui.window.naming import named
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def browser() -> QTextBrowser:
     return view
 
 
-class ResearchBox(QGroupBox):
+class ResearchBox(Retranslating, QGroupBox):
     changed = Signal()  # a progress step, the answer, an error, cancelled
 
     def __init__(self, names: Callable[[], SourceNames], parent: QWidget | None = None) -> None:
@@ -63,11 +64,6 @@ class ResearchBox(QGroupBox):
     @property
     def running(self) -> bool:
         return self._running is not None
-
-    def changeEvent(self, event: QEvent) -> None:
-        if is_language_change(event):
-            self.retranslate()
-        super().changeEvent(event)
 
     def retranslate(self) -> None:
         self.setTitle(search_text("research.title"))

@@ -108,9 +108,11 @@ class ConsentPrompt(Retranslating, QFrame):
         self.once = named(QPushButton(), "consentOnce")
         self.always = named(QPushButton(), "consentAlways")
         self.never = named(QPushButton(), "consentNever")
-        for button, answer in ((self.once, Answer.ONCE), (self.always, Answer.ALWAYS), (self.never, Answer.NEVER)):
+        for button in (self.once, self.always, self.never):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)  # a click never takes the keyboard from the message box
-            button.clicked.connect(lambda _checked=False, a=answer: self.answer(a))
+        self.once.clicked.connect(self._answer_once)
+        self.always.clicked.connect(self._answer_always)
+        self.never.clicked.connect(self._answer_never)
         buttons = QHBoxLayout()
         buttons.addWidget(self.waiting, 1)
         for button in (self.once, self.always, self.never):
@@ -172,6 +174,15 @@ class ConsentPrompt(Retranslating, QFrame):
             self._queue[0].answer.set_result(answer)
         if self._queue:
             self._drop(self._queue[0])
+
+    def _answer_once(self) -> None:
+        self.answer(Answer.ONCE)
+
+    def _answer_always(self) -> None:
+        self.answer(Answer.ALWAYS)
+
+    def _answer_never(self) -> None:
+        self.answer(Answer.NEVER)
 
     def refuse_all(self) -> None:
         """The window goes away: every question still open is dismissed (its request refused)."""
