@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final, Protocol
@@ -79,8 +80,10 @@ async def refuses_connections(endpoint: str, timeout_s: float = QUICK_TIMEOUT_S)
             _, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", port)
     except ConnectionRefusedError:
         return True
-    except (OSError, TimeoutError):
+    except TimeoutError:
         return False
+    except OSError as err:  # "localhost": one refusal per address, in one error
+        return f"[Errno {errno.ECONNREFUSED}]" in str(err)
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()
