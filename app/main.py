@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from app.llm.runner.options import CHILD_FLAG
 from companions import __version__
 
 if TYPE_CHECKING:
@@ -22,6 +19,7 @@ if TYPE_CHECKING:
     from app.settings.model import LoadedSettings
 
 log = logging.getLogger(__name__)
+CHILD_FLAG = "--model-runner-child"  # app.llm.runner.options.CHILD_FLAG (not imported here: it loads httpx)
 READY_LINE = "madoi: ready"
 STOPPED_LINE = "madoi: stopped"
 
@@ -57,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
     """Runs until SIGINT or SIGTERM, which end it at any moment, the start-up included."""
+    import asyncio
+
     from app.runtime.runtime import Runtime, unless_stopped
 
     runtime = Runtime(loaded, only_companions=only_companions)
@@ -103,11 +103,13 @@ def fill_secrets(loaded: LoadedSettings) -> None:
         loaded.problems.append(f"stored secrets could not be read: {err}")
 
 
-def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+def _interrupted(signum: int, frame: object) -> NoReturn:
     raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Nothing heavy is imported before this runs: a SIGTERM from the first moment ends the start cleanly, and the
+    model runner's child (``CHILD_FLAG``) loads only what it needs."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == [CHILD_FLAG]:  # the model runner's child (a frozen bundle has no `python -m`)
         from app.llm.runner.child import main as run_model_child
@@ -156,10 +158,35 @@ def _main(argv: list[str]) -> int:
         loaded.settings.bridge.port = 0
     only = [c.strip() for c in args.companions.split(",") if c.strip()] if args.companions else None
     if args.headless:
-        return asyncio.run(run_headless(loaded, only))
+        exit_now(run_until_complete(run_headless(loaded, only)))
     from ui.window.launch import run_window
 
-    return run_window(loaded, only)
+    exit_now(run_window(loaded, only))
+
+
+def run_until_complete(main: Coroutine[Any, Any, int]) -> int:
+    """``asyncio.run`` without its wait for the worker threads: one may still be loading a model (search's embedder)
+    or closing an index, which :func:`exit_now` does not wait for either."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def exit_now(code: int) -> NoReturn:
+    """Ends the process once the runtime has stopped (everything stored, the model runner's child ended), without
+    waiting for worker threads still busy with what nobody needs any more: a stop within a second, whatever the app
+    was doing (the parts' own stops are bounded, app/runtime/runtime.py)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def gui_main() -> int:

@@ -288,6 +288,8 @@ class Runtime:
             try:
                 async with asyncio.timeout(STOP_TIMEOUT_S):
                     await component.stop()
+            except TimeoutError:  # left behind: the process ends without it (app/main.py's exit_now)
+                log.warning("%s did not stop within %.1f s", component.name, STOP_TIMEOUT_S)
             except Exception:
                 log.exception("stopping %s failed", component.name)
             log.debug("stopped %s in %.3f s", component.name, time.perf_counter() - began)
