@@ -9,11 +9,17 @@ English, to everyone and naming one companion, open conversations that run until
 - ``bad_lines``: lines with JSON or tool syntax, a speaker's name as a prefix, the wrong language, a
   self-introduction as another companion, or parroting the message answered. Goal 0.
 - ``own_lines``: the share of lines that are the companion's own (not a stock filler: ``metadata.filler``,
-  companions/companion/filler.py), with the fillers' reasons.
+  companions/companion/filler.py), with the fillers' reasons; ``sample_lines``: how many of those are the card's own
+  sample line standing in (composing.compose_line), the rest are the model's.
+- ``prompt_text``: lines with a sentence that is mostly the prompt's instructions (lines.Instructions). Goal 0.
+- ``repeated_own``: own lines that repeat an earlier line of the same companion in the run (lines.is_repeat). Goal 0.
+With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
+card's sample line), to measure what each step gives.
 With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
 ``REV`` (resources/prompts at that revision), then with the working tree's, in the same run on the same server.
 
-Run: ``python bench/line_quality.py [--lines 30] [--baseline-prompts REV] [--base-url URL --model ID]``
+Run: ``python bench/line_quality.py [--lines 30] [--without STEPS] [--baseline-prompts REV]
+[--base-url URL --model ID]``
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from _report import REPO, report
 
@@ -61,6 +68,7 @@ class Record:
     voiced: dict[str, list[str]] = field(default_factory=lambda: collections.defaultdict(list))
     last_message: Message | None = None
     language: str = "ja"
+    cards: dict[str, Any] = field(default_factory=dict)  # speaker id -> CompanionCard
 
 
 def _plain(text: str) -> str:
@@ -113,6 +121,7 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
     record = Record()
     ended = asyncio.Event()
     companions = set(runtime.parts.cast.companions)
+    record.cards = {key: companion.card for key, companion in runtime.parts.cast.companions.items()}
 
     def on_item(item: object) -> None:
         if isinstance(item, Message):
@@ -151,24 +160,50 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
     return record
 
 
-def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, int, collections.Counter[str]]:
-    """Prints the lines and returns (heard then withdrawn, bad lines, own lines, filler reasons)."""
-    from companions.companion.lines import misidentified
+@dataclass
+class Verdict:
+    withdrawn: int = 0
+    bad: int = 0
+    own: int = 0
+    samples: int = 0
+    prompt_text: int = 0
+    repeated_own: int = 0
+    reasons: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
+    """Prints the lines and returns what was found."""
+    from companions.cards.card import localized
+    from companions.companion.composing import instructions_for, sample_lines
+    from companions.companion.lines import is_repeat, misidentified, sentences_of
     from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
 
     lines = record.lines[:n]
     published = {said.line_id for said in record.lines}
+    verdict = Verdict()
+    reasons = verdict.reasons
     withdrawn = bad = own = 0
-    reasons: collections.Counter[str] = collections.Counter()
+    earlier: dict[str, list[str]] = collections.defaultdict(list)
     for said in lines:
+        card = record.cards.get(said.speaker)
+        samples = set(sample_lines(localized(card.metadata.sample, said.language))) if card is not None else set()
+        sample = said.filler is None and said.text in samples
+        verdict.samples += sample
+        copied = card is not None and any(instructions_for(card).copied(s) for s in sentences_of(said.text))
+        repeated = said.filler is None and is_repeat(said.text, earlier[said.speaker])
+        verdict.prompt_text += copied
+        verdict.repeated_own += repeated
+        earlier[said.speaker].append(said.text)
         problems = problems_with(Line(said.speaker, said.text, 0.0), said.language, said.answered)
         problems = [p for p in problems if not p.startswith("repeats")]  # parroting is judged below
         if misidentified(said.text, other_names=NAMES - {said.speaker}):
             problems.append("introduces itself as another or leaks an id")
-        from companions.companion.lines import is_repeat
-
         if len(said.answered) >= 12 and is_repeat(said.text, [said.answered], threshold=0.8):
             problems.append("parrots the message it answers")
+        if copied:
+            problems.append("copies the prompt's instructions")
+        if repeated:
+            problems.append("repeats an earlier line of this companion")
         heard = "".join(record.voiced.get(said.line_id, []))
         if heard and _plain(heard) != _plain(said.text):
             withdrawn += 1
@@ -178,7 +213,7 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, 
             own += 1
         else:
             reasons[said.filler] += 1
-        mark = "BAD" if problems else "own" if said.filler is None else "fil"
+        mark = "BAD" if problems else "smp" if sample else "own" if said.filler is None else "fil"
         if problems or verbose:
             extra = f"  <- {'; '.join(problems)}" if problems else f" [filler: {said.filler}]" if said.filler else ""
             print(f"  {mark} {said.speaker}: {said.text!r}{extra}", flush=True)
@@ -186,8 +221,28 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> tuple[int, int, 
     for line_id in never:
         print(f"  heard but never published ({line_id}): {record.voiced[line_id]!r}")
     withdrawn += len(never)
-    print(f"  [{label}] own lines {own} of {len(lines)}; fillers: {dict(reasons) or 'none'}", flush=True)
-    return withdrawn, bad, own, reasons
+    verdict.withdrawn, verdict.bad, verdict.own = withdrawn, bad, own
+    print(f"  [{label}] own lines {own} of {len(lines)} ({verdict.samples} of them the card's sample line); "
+          f"fillers: {dict(reasons) or 'none'}; prompt text {verdict.prompt_text}; repeated own lines "
+          f"{verdict.repeated_own}", flush=True)
+    return verdict
+
+
+def without_steps(steps: set[str]) -> None:
+    """Leaves out steps before a stock filler (``shorter``: the retry's shorter prompt; ``samples``: the card's
+    sample line), for every companion from now on."""
+    from companions.companion import companion as module
+
+    original = module.compose_line
+
+    async def compose_line(attempt: Any, **options: Any) -> Any:
+        if "shorter" in steps:
+            options["retry"] = None
+        if "samples" in steps:
+            options["spare_lines"] = ()
+        return await original(attempt, **options)
+
+    module.compose_line = compose_line  # type: ignore[assignment]
 
 
 async def run(options: argparse.Namespace) -> None:
@@ -202,6 +257,9 @@ async def run(options: argparse.Namespace) -> None:
     passes = [("baseline " + options.baseline_prompts, options.baseline_prompts)] if options.baseline_prompts else []
     passes.append(("working tree", None))
     results = []
+    if options.without:
+        without_steps(set(options.without.split(",")))
+        passes = [(f"{label} without {options.without}", revision) for label, revision in passes]
     try:
         for label, revision in passes:
             use_prompts_of(revision)
@@ -214,11 +272,14 @@ async def run(options: argparse.Namespace) -> None:
     finally:
         if server is not None:
             server.stop()
-    for label, (withdrawn, bad, own, _), count in results:
+    for label, verdict, count in results:
         n = min(count, options.lines)
-        report(f"heard_then_withdrawn[{label}]", withdrawn, f"of {n} lines")
-        report(f"bad_lines[{label}]", bad, f"of {n} lines")
-        report(f"own_lines[{label}]", own / max(1, n), f"share of {n} lines")
+        report(f"heard_then_withdrawn[{label}]", verdict.withdrawn, f"of {n} lines")
+        report(f"bad_lines[{label}]", verdict.bad, f"of {n} lines")
+        report(f"own_lines[{label}]", verdict.own / max(1, n), f"share of {n} lines")
+        report(f"sample_lines[{label}]", verdict.samples, f"of the {verdict.own} own lines")
+        report(f"prompt_text[{label}]", verdict.prompt_text, f"of {n} lines")
+        report(f"repeated_own[{label}]", verdict.repeated_own, f"of {verdict.own} own lines")
 
 
 def main() -> None:
@@ -228,6 +289,7 @@ def main() -> None:
     parser.add_argument("--model", default="test-model")
     parser.add_argument("--baseline-prompts", metavar="REV", help="first the prompt texts of this git revision")
     parser.add_argument("--no-voice", action="store_true", help="voice off (default: on, audio to files)")
+    parser.add_argument("--without", metavar="STEPS", help="leave out steps before a filler: shorter,samples")
     parser.add_argument("--per-conversation", type=float, default=240.0, help="seconds before a talk is stopped")
     parser.add_argument("--verbose", action="store_true", help="print the good lines too")
     asyncio.run(run(parser.parse_args()))
