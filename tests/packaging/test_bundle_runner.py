@@ -114,3 +114,49 @@ def test_the_runner_child_serves_a_real_model(bundle: Path, tmp_path: Path) -> N
     finally:
         err = _stop(proc, tmp_path)
     assert "Traceback" not in err, err[-3000:]
+
+
+def _runner_children(parent: int) -> list[int]:
+    """The processes ``parent`` started as ``madoi --model-runner-child`` (Linux: read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and CHILD_FLAG.encode() in command:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.realmodel
+def test_the_bundled_app_runs_its_model_through_the_runner(bundle: Path, tmp_path: Path) -> None:
+    """``madoi --headless --model-file``: the app's ModelRunner starts the bundle's own program as its child (no
+    ``python -m`` in a frozen app), the model answers, and a stop ends the child with the app."""
+    model = _real_model_script().paths().model
+    if not Path(model).is_file():
+        pytest.skip(f"the real model is not prepared ({model}); run scripts/real_model.py --model-only")
+    home = tmp_path / "home"
+    proc = subprocess.Popen([str(bundle / "madoi"), "--headless", "--no-bridge", "--model-file", str(model)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bundle_env(home),
+                            cwd=tmp_path)
+    lines: list[str] = []
+    children: list[int] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 180
+        while not any("model ready" in line for line in lines):
+            line = proc.stdout.readline()
+            assert line, "".join(lines) + (proc.stderr.read()[-3000:] if proc.stderr else "")
+            lines.append(line)
+            assert time.monotonic() < deadline, "".join(lines)
+        children = _runner_children(proc.pid)
+        assert children, "no runner child under the app"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+    assert "madoi: stopped" in out
+    assert "Traceback" not in err, err[-3000:]
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists()], "the runner's child outlived the app"
