@@ -173,11 +173,10 @@ def named_member(members: Sequence[Companion], turn: TurnContext) -> str | None:
     return named_companion(turn.message, [m.id for m in members], names, user_id=turn.user_id)
 
 
-def joint_messages(members: Sequence[Companion], turn: TurnContext) -> list[ChatMessage]:
-    """The joint vote's prompt, in the language of ``turn``'s message: the :func:`base_member`'s context (its
-    persona and the conversation as it heard it: the shared context, once), then the ballot: every member in one
-    line, who votes, who was named or asked directly, and the closing stage the framework pushes toward."""
-    base = base_member(members, turn)
+def joint_messages(members: Sequence[Companion], base: Companion, turn: TurnContext) -> list[ChatMessage]:
+    """The joint vote's prompt, in the language of ``turn``'s message: the ``base`` member's context (its persona
+    and the conversation as it heard it: the shared context, once; :func:`base_member`), then the ballot: every
+    member in one line, who votes, who was named, and the closing stage the framework pushes toward."""
     language = reply_language(turn.message, base.language)
     ids = [m.id for m in members]
     named = named_member(members, turn)
@@ -236,15 +235,17 @@ class JointBallot:
                 member.vote.set_result(votes[member.companion.id])
 
     async def _ask(self, members: list[_Member]) -> dict[str, Vote]:
-        first = members[0].companion
-        ids = [m.companion.id for m in members]
-        messages = joint_messages([m.companion for m in members], members[0].turn)
-        empty = answer_model(ids)({})
-        answer = await generate_structured(first.model, messages, answer_model(ids), default=empty,
-                                           counter=first.structured_stats, name=JOINT_VOTE_NAME,
+        """One request, through the model of the member whose prompt it begins with."""
+        companions = [m.companion for m in members]
+        turn = members[0].turn
+        base = base_member(companions, turn)
+        ids = [c.id for c in companions]
+        model = answer_model(ids)
+        answer = await generate_structured(base.model, joint_messages(companions, base, turn), model,
+                                           default=model({}), counter=base.structured_stats, name=JOINT_VOTE_NAME,
                                            max_tokens=answer_tokens(len(ids)))
         log.debug("joint vote of %s: %s", ", ".join(ids), answer.root)
-        return answer_votes(answer.root, ids, named_member([m.companion for m in members], members[0].turn))
+        return answer_votes(answer.root, ids, named_member(companions, turn))
 
     def leave(self, member: _Member) -> None:
         member.left = True
