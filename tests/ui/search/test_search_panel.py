@@ -89,10 +89,11 @@ async def test_an_english_query_shows_its_classification_each_channel_and_the_fu
         assert fused.startswith("1. computing-pioneers.en.md · score ")
         assert "resources/knowledge/computing-pioneers.en.md" in fused  # the full source under the name
         assert "Ada Lovelace translated an article about the Analytical Engine" in fused  # the snippet
-        assert "keyword 3.285 · semantic " in fused  # each channel's own score
+        # Each channel's own score beside a hit (BM25's figure moves with the index's words: the number is not asserted).
+        assert re.search(r"keyword \d+\.\d+ · semantic \d", fused)
         assert _tabs(panel)[0] == "Fused (5)"
         assert _tabs(panel)[1] == "Keyword (2)"
-        assert _hits(panel, "keyword").startswith("1. computing-pioneers.en.md · 3.285")
+        assert re.match(r"1\. computing-pioneers\.en\.md · \d+\.\d+", _hits(panel, "keyword"))
         assert "2. madoi.en.md" in _hits(panel, "keyword")
         assert "computing-pioneers.en.md" in _hits(panel, "semantic")
         assert _tabs(panel)[3] == "Graph (0)"
@@ -115,7 +116,7 @@ async def test_a_japanese_query_in_the_japanese_panel(qtbot: QtBot, madoi_home: 
         fused = _hits(panel, "fused")
         assert fused.startswith("1. tea-ceremony.ja.md · スコア 1.000")
         assert "織田信長と豊臣秀吉に茶頭として仕えた" in fused
-        assert "キーワード 6.258 · 意味 " in fused
+        assert re.search(r"キーワード \d+\.\d+ · 意味 \d", fused)
         assert _tabs(panel)[:2] == ["統合 (5)", "キーワード (1)"]
         assert _hits(panel, "graph").startswith("1. tea-ceremony.ja.md")
         panel.detach()
