@@ -7,11 +7,14 @@ conversation, nothing available; commands then do nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.runtime.runtime import Runtime
+from app.settings.model import Settings
 from app.storage.database import ConversationInfo, StoredMessage
 from companions.companion.guests import RemoteCompanion
 from companions.conversation.readmodel import ConversationView
@@ -22,6 +25,10 @@ from companions.trust.policy import ConsentAsker
 
 if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
     from app.devices.camera import OpenCVCamera
+    from app.llm.model_download import DownloadOffer, DownloadProgress
+    from app.llm.model_files import ModelFile
+    from app.llm.recommended_model import DownloadableModel
+    from app.llm.runner import RunnerStatus
     from app.search.service import SearchService
     from companions.network.link import NetworkLink
 
@@ -185,3 +192,63 @@ class RuntimeConsent:
 
     def use_asker(self, asker: ConsentAsker | None) -> None:
         self.runtime.asker.connect(asker)
+
+
+MODELS_DIR = "models"
+"""Where downloaded models go, in the data directory."""
+
+
+@dataclass(frozen=True)
+class RuntimeModelSetup:
+    """``ui.window.panel_ports.ModelSetup``: the model files of this computer, the recommended download (``model``:
+    another host in tests), the choice saved through the settings store, and the runner of the runtime's models."""
+
+    runtime: Runtime
+    model: DownloadableModel | None = None
+
+    async def found(self) -> Sequence[ModelFile]:
+        from app.llm.model_files import find_model_files
+
+        return await asyncio.to_thread(find_model_files)
+
+    async def check(self, path: Path) -> ModelFile:
+        from app.llm.model_files import chosen_model_file
+
+        return await asyncio.to_thread(chosen_model_file, path)
+
+    async def offer(self) -> DownloadOffer:
+        from app.llm.model_download import prepare_download
+
+        model = self._model()
+        return await prepare_download(model, self.runtime.paths.data_dir / MODELS_DIR / model.file)
+
+    async def download(self, offer: DownloadOffer, progress: Callable[[DownloadProgress], None],
+                       cancel: asyncio.Event) -> Path:
+        from app.llm.model_download import download
+
+        return await download(offer, progress=progress, cancel=cancel)
+
+    async def use(self, path: Path) -> Settings:
+        """The model file replaces a server the settings named (which did not answer: the card shows only then)."""
+        current = self.runtime.settings
+        llm = current.llm.model_copy(update={"model_file": path, "base_url": None, "model": None})
+        settings = current.model_copy(update={"llm": llm})
+        await self.runtime.loaded.save(settings)
+        return settings
+
+    def status(self) -> RunnerStatus | None:
+        embedded = self.runtime.parts.models.embedded if self.runtime.started else None
+        return embedded.status if embedded is not None else None
+
+    def follow_status(self, listener: Callable[[RunnerStatus], None]) -> Callable[[], None]:
+        embedded = self.runtime.parts.models.embedded if self.runtime.started else None
+        return embedded.subscribe(listener) if embedded is not None else _nothing
+
+    def _model(self) -> DownloadableModel:
+        from app.llm.recommended_model import RECOMMENDED_MODEL
+
+        return self.model or RECOMMENDED_MODEL
+
+
+def _nothing() -> None:
+    pass

@@ -9,9 +9,12 @@ companions, no conversation, nothing available), and the commands do nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from app.settings.model import Settings
 from app.storage.database import ConversationInfo, StoredMessage
 from companions.companion.guests import RemoteCompanion
 from companions.conversation.readmodel import ConversationView
@@ -21,6 +24,9 @@ from companions.memory.notes import Note
 from companions.trust.policy import ConsentAsker
 
 if TYPE_CHECKING:
+    from app.llm.model_download import DownloadOffer, DownloadProgress
+    from app.llm.model_files import ModelFile
+    from app.llm.runner import RunnerStatus
     from app.search.service import SearchService  # numpy and the embedding model: only where search runs
 
 
@@ -138,3 +144,39 @@ class ConsentPort(Protocol):
     """Where the window's consent prompt plugs in (the runtime's trust policy asks through it)."""
 
     def use_asker(self, asker: ConsentAsker | None) -> None: ...
+
+
+class ModelSetup(Protocol):
+    """A model on this computer for the companions (the first-run card's "Talk now"): the GGUF files found here,
+    a file the user picks, the recommended model to download, and the model runner's state."""
+
+    async def found(self) -> Sequence[ModelFile]:
+        """The GGUF models of LM Studio, GPT4All, Ollama and the Hugging Face cache on this computer."""
+        ...
+
+    async def check(self, path: Path) -> ModelFile:
+        """The file the user picked, once it is known to be a GGUF model; NotAModelFile says why it is not."""
+        ...
+
+    async def offer(self) -> DownloadOffer:
+        """The recommended model's download as the user is asked to agree to it (a part already downloaded is
+        continued); DownloadError says why it cannot be offered."""
+        ...
+
+    async def download(self, offer: DownloadOffer, progress: Callable[[DownloadProgress], None],
+                       cancel: asyncio.Event) -> Path:
+        """Downloads the offered file (checked by its sha256); DownloadCancelled keeps the part for later."""
+        ...
+
+    async def use(self, path: Path) -> Settings:
+        """Saves ``path`` as the model the companions talk to (``llm.model_file``, instead of a server) and returns
+        the settings written; the window applies them (the model starts)."""
+        ...
+
+    def status(self) -> RunnerStatus | None:
+        """The model runner's state (None: Madoi runs no model file)."""
+        ...
+
+    def follow_status(self, listener: Callable[[RunnerStatus], None]) -> Callable[[], None]:
+        """Calls ``listener`` with each state of the model runner; returns what stops it."""
+        ...
