@@ -21,6 +21,7 @@ as they find them: absent, as first made, or as last made.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
@@ -29,6 +30,8 @@ from app.storage.private_files import private_file
 
 # SQL statements, or a step that needs to look at the database first (tables an earlier Madoi made on its own).
 Migration = str | Callable[[sqlite3.Connection], None]
+
+LOCK_TIMEOUT_S: Final = 10.0  # how long a connection waits for another's write before it gives up
 
 COMPANION_MEMORY: Final = """
 CREATE TABLE IF NOT EXISTS companion_memory (companion_id TEXT NOT NULL, seq INTEGER NOT NULL,
@@ -119,8 +122,8 @@ def open_database(path: Path) -> sqlite3.Connection:
     """Opens (creating if needed) and migrates the database at ``path`` (every connection to it is opened here)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     private_file(path)  # 0600 before SQLite opens it: SQLite gives its -wal and -shm the database file's mode
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10.0)
-    conn.execute("PRAGMA journal_mode=WAL")
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=LOCK_TIMEOUT_S)
+    _use_wal(conn)
     for companion in ("-wal", "-shm"):  # made by an older Madoi before the database was private
         if (side := path.with_name(path.name + companion)).exists():
             private_file(side)
@@ -129,6 +132,23 @@ def open_database(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     migrate(conn)
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Puts the database in WAL mode. On a new file several connections opening at once race to switch it: SQLite
+    answers the loser "database is locked" at once, without waiting (a connection that holds a read lock never
+    waits for a writer: deadlock avoidance), so the switch is tried again until the file is in WAL mode."""
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err):
+                raise
+        if time.monotonic() > deadline:
+            raise sqlite3.OperationalError(f"the database stayed locked for {LOCK_TIMEOUT_S:g} s")
+        time.sleep(0.01)
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:

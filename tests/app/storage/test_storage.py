@@ -156,6 +156,27 @@ def test_connections_opening_a_new_database_at_once_migrate_it_once(tmp_path: Pa
         conn.close()
 
 
+def test_opening_waits_for_a_write_under_way_before_it_switches_to_wal(tmp_path: Path) -> None:
+    """A write under way on a database still in rollback mode (another connection opening it, or an older Madoi)
+    made the switch to WAL fail at once with "database is locked", with no wait (SQLite's deadlock avoidance):
+    seen as a failed start under load. The switch waits for the write instead."""
+    path = tmp_path / "madoi.sqlite3"
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE elsewhere (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO elsewhere VALUES (1)")
+    finished = threading.Timer(0.3, writer.execute, ("COMMIT",))
+    finished.start()
+    try:
+        conn = open_database(path)
+    finally:
+        finished.join()
+        writer.close()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()
+
+
 WRITER = textwrap.dedent(
     """
     import asyncio, sys
