@@ -66,20 +66,19 @@ async def test_the_chosen_voice_and_a_new_rate_are_heard_on_the_next_line(madoi_
     try:
         hina = runtime.parts.cast.companions["hina"]
         hina.language = "en"
-        first = await hina.builtins.say_text("The stars are very bright over the harbour tonight.")
-        assert first.result is not None
-        assert first.result.body["voice"] == "gmw/en-us+f3"  # the card's en-us+f3
+        first = await hina.builtins.say("The stars are very bright over the harbour tonight.")
+        assert first.voice == "gmw/en-us+f3"  # the card's en-us+f3
+        assert first.wav_path is not None
         settings = _choose(runtime.settings, "hina", voice={"en": "gmw/en-gb-scotland+m3"})
         await runtime.apply_settings(_with(settings, "voice", rate=runtime.settings.voice.rate * 2))
-        second = await hina.builtins.say_text("The stars are very bright over the harbour tonight.")
-        assert second.result is not None
-        assert second.result.body["voice"] == "gmw/en-gb-scotland+m3"
+        second = await hina.builtins.say("The stars are very bright over the harbour tonight.")
+        assert second.voice == "gmw/en-gb-scotland+m3"
+        assert second.wav_path is not None
         # Twice the rate: the same sentence takes clearly less time (espeak-ng's own timing, not exactly half).
-        assert _seconds(second.result.body["wav"]) < 0.75 * _seconds(first.result.body["wav"])
+        assert _seconds(second.wav_path) < 0.75 * _seconds(first.wav_path)
         hina.language = "ja"  # a language without a choice: the card's voice
-        third = await hina.builtins.say_text("こんにちは")
-        assert third.result is not None
-        assert third.result.body["voice"] == "jpx/ja"
+        third = await hina.builtins.say("こんにちは")
+        assert third.voice == "jpx/ja"
     finally:
         await runtime.stop()
 

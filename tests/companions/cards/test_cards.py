@@ -23,7 +23,7 @@ def test_the_three_samples_load_and_are_distinct() -> None:
     assert loaded.problems == []
     cards = loaded.by_id()
     assert set(cards) == {"akari", "souta", "hina"}
-    assert len({c.colour for c in cards.values()}) == 3
+    assert {c.name("en") for c in cards.values()} == {"Akari", "Souta", "Hina"}
     for card in cards.values():
         ja, en = system_prompt(card, "ja"), system_prompt(card, "en")
         assert card.name("ja") in ja
