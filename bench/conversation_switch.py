@@ -1,4 +1,4 @@
-"""What it costs that companions' memories follow the active conversation (issue 15 item 6).
+"""What it costs that companions' memories follow the active conversation.
 
 Switches between two stored conversations (the real ConversationStore and SqliteMemoryStore on one SQLite file,
 the real bus) with three companions' memories following, each holding a full budget of lines in both

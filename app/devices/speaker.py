@@ -356,7 +356,7 @@ class Pyttsx3Speaker:
 
     def _play(self, path: Path, job: _Job) -> None:
         assert self._player is not None
-        for listener in self.playback_listeners:  # voice input's echo guard: what is played, when (issue 27)
+        for listener in self.playback_listeners:  # voice input's echo guard: what is played, when
             listener(path)
         try:
             if self._abandoned(job) or not self._player.play(path, abandoned=lambda: self._abandoned(job)) \

@@ -25,7 +25,7 @@ class Devices:
     speaker: Pyttsx3Speaker
     vision: VisionResponder
     speak: SpeakResponder
-    voice_input: VoiceInput | None = None  # the microphone (issue 27): app/voice_input/wiring.py
+    voice_input: VoiceInput | None = None  # the microphone: app/voice_input/wiring.py
 
     @property
     def components(self) -> list[OpenCVCamera | Pyttsx3Speaker | VoiceInput]:

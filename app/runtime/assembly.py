@@ -117,7 +117,7 @@ async def assemble(setup: Setup) -> Parts:
     from companions.search.tool import TextSearch
 
     settings = setup.loaded.settings
-    # Who may use the camera, the voice, files and tools (issue 22); this app's companions are the cast's.
+    # Who may use the camera, the voice, files and tools; this app's companions are the cast's.
     consent = Consent(setup.loaded, setup.bus, own=lambda: cast.companions, names=lambda i: cast.name_of(i),  # noqa: PLW0108 (cast: built below)
                       asker=setup.asker)
     broker = QueryBroker(setup.bus, trust=consent.policy)
@@ -136,7 +136,7 @@ async def assemble(setup: Setup) -> Parts:
     settings_now = lambda: setup.loaded.settings  # noqa: E731 (the settings of the moment: the user saves new ones)
     memory = SqliteMemoryStore(setup.loaded.paths.database)  # the cast closes it when it stops
     notes = recall = None
-    if search is not None:  # long-term memory recalls from the search index (issue 25)
+    if search is not None:  # long-term memory recalls from the search index
         from app.memory.notes import NotesStore
         from app.memory.recall import build_memory_recall, companion_recall
 
@@ -166,7 +166,7 @@ async def assemble(setup: Setup) -> Parts:
     conversations = Conversations(setup.store, setup.bus, user_id=lambda: setup.loaded.settings.general.user_name,
                                   talk=manager, memories=lambda: [c.memory for c in cast], indexing=indexer)
     control = ConversationControl(manager, companions=lambda: cast.companions, revise=conversations.revise)
-    from app.voice_input.wiring import barge_in, build_voice_input  # the microphone (issue 27)
+    from app.voice_input.wiring import barge_in, build_voice_input  # the microphone
 
     devices.voice_input = build_voice_input(
         settings, setup.bus, devices.speaker, setup.loaded.paths.data_dir,

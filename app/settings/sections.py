@@ -95,7 +95,7 @@ class VoiceSettings(SettingsSection):
 
 
 class VoiceInputSettings(SettingsSection):
-    """Talking to the companions (issue 27, companions/voice_input/): off until the user turns the microphone on."""
+    """Talking to the companions (companions/voice_input/): off until the user turns the microphone on."""
 
     on: bool = Field(default=False, description="the status bar's microphone switch: on, the companions hear you")
     device: str = Field(default="", description="an input device's name ('' the default); file:PATH.wav stands in")

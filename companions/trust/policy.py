@@ -1,4 +1,4 @@
-"""Trust: who is asking, what for, and what the user decided (issue 22).
+"""Trust: who is asking, what for, and what the user decided.
 
 Everything that does not come from the user's own window is hostile until the user says otherwise. This module
 names the parts of that sentence and answers one question, :meth:`TrustPolicy.permit`: *may this source use this

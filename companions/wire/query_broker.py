@@ -20,7 +20,7 @@ Who may answer (decided when the query is opened):
 A result from any responder that was not allowed is rejected (``rejected``), so a client cannot answer another
 client's queries.
 
-Who may use the app's devices (issue 22; companions/trust/policy.py): a query sent through
+Who may use the app's devices (companions/trust/policy.py): a query sent through
 :meth:`QueryBroker.send_query` comes from this app's own companions (their tools and lines) and is answered. A query
 *published on the bus by others* (a bridge client: the bridge puts it there) reaches the in-process responder (the
 camera, the voice) only when its ``from`` is a companion elsewhere (a guest) and the trust policy allows it: a

@@ -1,4 +1,4 @@
-"""Companions' memory follows the user's conversations (issue 15 item 6): the real runtime, its real SQLite database
+"""Companions' memory follows the user's conversations: the real runtime, its real SQLite database
 and the sample companions on scripted chat models. A companion's prompt carries the conversation on the screen,
 nothing of the others, and nothing of a deleted one, also after a restart."""
 

@@ -300,7 +300,7 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
 
 
 @pytest.mark.parametrize(("answered", "line", "flaw"), [
-    # the lines of issue 23's first minute that had passed the checks; the first was voiced early, then replaced
+    # first-minute lines of the real 0.5B model that had passed the checks; the first was voiced early, then replaced
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気ですか。", "parrot"),
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気？", "parrot"),
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！私はHinaさんです。", "not-itself"),  # Akari as Hina

@@ -89,7 +89,7 @@ async def test_an_english_query_shows_its_classification_each_channel_and_the_fu
         assert fused.startswith("1. computing-pioneers.en.md · score ")
         assert "resources/knowledge/computing-pioneers.en.md" in fused  # the full source under the name
         assert "Ada Lovelace translated an article about the Analytical Engine" in fused  # the snippet
-        # Each channel's own score beside a hit (BM25's figure moves with the index's words: the number is not asserted).
+        # Each channel's own score beside a hit (BM25's figure moves with the words indexed: not asserted).
         assert re.search(r"keyword \d+\.\d+ · semantic \d", fused)
         assert _tabs(panel)[0] == "Fused (5)"
         assert _tabs(panel)[1] == "Keyword (2)"
