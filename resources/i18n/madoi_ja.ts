@@ -1156,6 +1156,129 @@
     </message>
 </context>
 <context>
+    <name>model_setup</name>
+    <message>
+        <source>Talk now, with a model on this computer</source>
+        <translation>いますぐ話す — このパソコンのモデルで</translation>
+    </message>
+    <message>
+        <source>Madoi runs the model itself: no server, no account, no key, and nothing leaves this computer.</source>
+        <translation>モデルは Madoi が自分で動かします。サーバーもアカウントもキーも要らず、何もこのパソコンの外に出ません。</translation>
+    </message>
+    <message>
+        <source>Looking for models on this computer…</source>
+        <translation>このパソコンのモデルを探しています…</translation>
+    </message>
+    <message>
+        <source>Models found on this computer:</source>
+        <translation>このパソコンで見つかったモデル：</translation>
+    </message>
+    <message>
+        <source>No model file was found on this computer.</source>
+        <translation>このパソコンにはモデルファイルが見つかりませんでした。</translation>
+    </message>
+    <message>
+        <source>{name} · {size} · {source}: {where}</source>
+        <translation>{name} · {size} · {source}：{where}</translation>
+    </message>
+    <message>
+        <source>Talk with this model</source>
+        <translation>このモデルで話す</translation>
+    </message>
+    <message>
+        <source>Choose a file…</source>
+        <translation>ファイルを選ぶ…</translation>
+    </message>
+    <message>
+        <source>Choose a GGUF model</source>
+        <translation>GGUF モデルを選ぶ</translation>
+    </message>
+    <message>
+        <source>GGUF models (*.gguf);;All files (*)</source>
+        <translation>GGUF モデル (*.gguf);;すべてのファイル (*)</translation>
+    </message>
+    <message>
+        <source>Asking Hugging Face about the recommended model…</source>
+        <translation>おすすめのモデルについて Hugging Face に問い合わせています…</translation>
+    </message>
+    <message>
+        <source>Or download the recommended model: &lt;b&gt;{name}&lt;/b&gt;, {size}, licence {licence}; it needs about {memory} of memory while the companions talk. {free} free on this disk.</source>
+        <translation>または、おすすめのモデルをダウンロード：&lt;b&gt;{name}&lt;/b&gt;、{size}、ライセンス {licence}。会話中に約 {memory} のメモリを使います。このディスクの空きは {free} です。</translation>
+    </message>
+    <message>
+        <source>{done} of it is already downloaded.</source>
+        <translation>そのうち {done} はダウンロード済みです。</translation>
+    </message>
+    <message>
+        <source>The recommended model cannot be downloaded now: {reason}</source>
+        <translation>おすすめのモデルはいまダウンロードできません：{reason}</translation>
+    </message>
+    <message>
+        <source>Download ({size})</source>
+        <translation>ダウンロード（{size}）</translation>
+    </message>
+    <message>
+        <source>Continue the download ({size} left)</source>
+        <translation>ダウンロードを続ける（残り {size}）</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>キャンセル</translation>
+    </message>
+    <message>
+        <source>{done} of {total} · {speed}/s</source>
+        <translation>{done} / {total} · 毎秒 {speed}</translation>
+    </message>
+    <message>
+        <source>Download paused: {done} of {total} kept. It continues where it stopped.</source>
+        <translation>ダウンロードを一時停止しました：{total} のうち {done} を保存済み。続きから再開できます。</translation>
+    </message>
+    <message>
+        <source>The download stopped: {reason}</source>
+        <translation>ダウンロードが止まりました：{reason}</translation>
+    </message>
+    <message>
+        <source>This file cannot be used: {reason}</source>
+        <translation>このファイルは使えません：{reason}</translation>
+    </message>
+    <message>
+        <source>Starting {name}… the companions talk as soon as it is loaded.</source>
+        <translation>{name} を起動しています… 読み込みが終わればすぐにコンパニオンが話せます。</translation>
+    </message>
+    <message>
+        <source>The choice could not be saved: {reason}</source>
+        <translation>選んだモデルを保存できませんでした：{reason}</translation>
+    </message>
+    <message>
+        <source>Loading the model {name}…</source>
+        <translation>モデル {name} を読み込んでいます…</translation>
+    </message>
+    <message>
+        <source>The model {name} is ready</source>
+        <translation>モデル {name} の準備ができました</translation>
+    </message>
+    <message>
+        <source>The model stopped unexpectedly; starting it again…</source>
+        <translation>モデルが予期せず止まりました。もう一度起動しています…</translation>
+    </message>
+    <message>
+        <source>The model stopped unexpectedly and was restarted</source>
+        <translation>モデルが予期せず止まったため、再起動しました</translation>
+    </message>
+    <message>
+        <source>The companions go on talking. A reply being written at that moment may be missing.</source>
+        <translation>コンパニオンは話し続けられます。そのとき書いていた返事が欠けているかもしれません。</translation>
+    </message>
+    <message>
+        <source>The model could not be started</source>
+        <translation>モデルを起動できませんでした</translation>
+    </message>
+    <message>
+        <source>The companions cannot talk until a model runs. Choose another model file, or a server in the settings.</source>
+        <translation>モデルが動くまでコンパニオンは話せません。別のモデルファイルか、設定でサーバーを選んでください。</translation>
+    </message>
+</context>
+<context>
     <name>model_status</name>
     <message>
         <source>Language model not answering</source>
