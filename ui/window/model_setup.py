@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -119,6 +120,7 @@ class ModelSetupCard(QWidget):
         self._offer: DownloadOffer | None = None
         self._cancel: asyncio.Event | None = None
         self._searched = False
+        self._looked = False
         self.title = named(QLabel(), "modelSetupTitle")
         font = self.title.font()
         font.setBold(True)
@@ -170,8 +172,20 @@ class ModelSetupCard(QWidget):
 
     # -- the app ---------------------------------------------------------------------------------------------
     def attach(self, setup: ModelSetup) -> None:
-        """Looks for the models of this computer and asks about the recommended download (in the background)."""
+        """Looks for the models of this computer and asks about the recommended download (in the background) once
+        the card is shown: a user who never sees it is not looked for, and nothing asks Hugging Face."""
         self._setup = setup
+        if self.isVisible():
+            self._look_once()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._look_once()
+
+    def _look_once(self) -> None:
+        if self._setup is None or self._looked:
+            return
+        self._looked = True
         self._tasks.spawn(self._look(), name="model-files")
         self._tasks.spawn(self._ask_offer(), name="model-offer")
 

@@ -63,6 +63,9 @@ async def test_a_model_found_on_this_computer_is_listed_and_chosen_with_one_clic
         qtbot.addWidget(card)
         offline = dataclasses.replace(RECOMMENDED_MODEL, host="http://127.0.0.1:9")  # the offer says why not
         card.attach(RuntimeModelSetup(runtime, model=offline))
+        await asyncio.sleep(0.2)
+        assert card.files.count() == 0  # not shown: nothing looked for
+        card.show()
         await wait_until(lambda: card.files.count() == 1, timeout=10)
         item = card.files.item(0).text()
         assert item.startswith("qwen2.5-3b-q4 · 4 MB · LM Studio: ") or item.startswith("qwen2.5-3b-q4 · 0 MB")
@@ -107,7 +110,7 @@ async def test_the_recommended_model_downloads_after_consent_pauses_on_cancel_an
             card = ModelSetupCard()
             qtbot.addWidget(card)
             card.attach(RuntimeModelSetup(runtime, model=model))
-            await wait_until(lambda: card.download_button.isVisible() or not card.isVisible(), timeout=10)
+            card.show()
             await wait_until(lambda: "Tiny Test Model" in card.offer_label.text(), timeout=10)
             offer = card.offer_label.text()
             assert "1 MB" in offer  # its size, its licence, the memory it needs
