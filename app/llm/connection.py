@@ -152,15 +152,6 @@ class ModelConnection:
             connection.factory = connection._pending_factory()
         return connection
 
-    @classmethod
-    async def connect(cls, settings: Settings, problems: list[str], given: ModelFactory | None = None,
-                      data_dir: Path | None = None, embedded: EmbeddedModel | None = None) -> ModelConnection:
-        """Resolves the default model for ``settings`` now; a model that cannot be built adds to ``problems``.
-        ``data_dir`` keeps what is learned of the model servers across restarts."""
-        connection = cls.pending(given=given, data_dir=data_dir, embedded=embedded)
-        problems += await connection.begin(settings, list)
-        return connection
-
     @property
     def resolving(self) -> bool:
         """Whether the companions wait for the default model being found (a server probed, a model file loading);
