@@ -34,6 +34,7 @@ from companions.companion.lines import (
     is_repeat,
     limit_length,
     made_of,
+    only_a_date,
     quotes_whole,
     repeats_itself,
     sentences_of,
@@ -273,7 +274,8 @@ class LineCheck:
     another language than ``language`` (measured: English questions answered in Japanese), repeats one of
     ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what do you like to do on
     weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself), or
-    is nothing but the prompt's ``instructions`` copied out (measured: "1〜2文、90文字以内。" as Hina's whole line),
+    is nothing but the prompt's ``instructions`` copied out (measured: "1〜2文、90文字以内。" as Hina's whole line)
+    or a date (measured: "2026年11月", from the recall block),
     or contradicts itself ("今日は日曜日（月曜）です。")."""
 
     language: str
@@ -290,7 +292,7 @@ class LineCheck:
         """Why ``text`` may not be said, or None."""
         if not has_words(text):
             return "empty"
-        if self.instructions.only_copies(text):
+        if self.instructions.only_copies(text) or only_a_date(text):
             return "prompt"
         if contradicts_itself(text):
             return "contradiction"

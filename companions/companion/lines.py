@@ -388,6 +388,15 @@ def _joined(sentences: Sequence[str]) -> str:
     return out
 
 
+_DATE_ONLY: Final = re.compile(r"(?:\d+(?:年|月|日|時|分|秒)?)+(?:[月火水木金土日](?:曜日?)?)?")
+
+
+def only_a_date(text: str) -> bool:
+    """Whether ``text`` says nothing but a date or a time, numbers and their units only (measured on the 0.5B
+    model: "2026年11月" as Akari's whole line, the date of the recall block in its prompt)."""
+    return _DATE_ONLY.fullmatch(_NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", text))) is not None
+
+
 _WEEKDAYS_JA: Final = "月火水木金土日"
 _WEEKDAYS_EN: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_JA: Final = rf"([{_WEEKDAYS_JA}])曜日?"

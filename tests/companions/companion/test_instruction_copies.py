@@ -21,7 +21,7 @@ from companions.companion.composing import (
     line_of,
     sample_lines,
 )
-from companions.companion.lines import Instructions, contradicts_itself
+from companions.companion.lines import Instructions, contradicts_itself, only_a_date
 from companions.companion.speech_stream import CheckedSentences
 from companions.tools.builtins import PlannedSpeech
 
@@ -232,3 +232,17 @@ def test_a_weekday_followed_by_another_in_brackets_contradicts_itself(line: str,
     assert contradicts_itself(line) is contradiction
     language = "en" if line.isascii() else "ja"
     assert (LineCheck(language).flaw(line) == "contradiction") is contradiction
+
+
+@pytest.mark.parametrize(("line", "date"), [
+    ("2026年11月", True),  # measured on the 0.5B model: the recall block's date as Akari's whole line
+    ("11月26日（木）", True),
+    ("2026/11/26", True),
+    ("１０時３０分。", True),
+    ("11月26日に会おう。", False),
+    ("2026年はいい年だった。", False),
+    ("7 days", False),
+])
+def test_a_line_that_is_only_a_date_is_prompt_text(line: str, date: bool) -> None:
+    assert only_a_date(line) is date
+    assert (LineCheck("ja").flaw(line) == "prompt") is date
