@@ -379,8 +379,9 @@ async def cast_case(options: argparse.Namespace, base_url: str, model: str, size
 
 async def cast_cases(options: argparse.Namespace, base_url: str, model: str,
                      results: dict[str, list[CastOutcome]]) -> None:
-    """The cast cases of one run: every size with joint votes, then with separate ones; the ratios to one."""
-    for joint in (True, False):
+    """The cast cases of one run: every size with joint votes, then with separate ones (unless ``--cast-joint-only``);
+    the ratios to one."""
+    for joint in (True,) if options.cast_joint_only else (True, False):
         for size in CAST_SIZES:
             results[f"{'joint' if joint else 'separate'}_{size}"].append(
                 await cast_case(options, base_url, model, size, joint=joint))
@@ -548,6 +549,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=3.0, help="the user's pause before each warm message (s)")
     parser.add_argument("--cast", action="store_true", help="also the cast cases: 1, 3 and 6 companions voting")
     parser.add_argument("--cast-only", action="store_true", help="only the cast cases")
+    parser.add_argument("--cast-joint-only", action="store_true", help="the cast cases without separate votes")
     asyncio.run(run(parser.parse_args()))
 
 
