@@ -23,6 +23,7 @@ from ui.camera.texts import reason_text as camera_reason_text
 from ui.settings.texts import speech_reason_text
 from ui.window.bus_bridge import BusFollower
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, is_language_change, window_language
+from ui.window.model_setup import ModelSetupCard
 from ui.window.naming import named
 
 KeyPlace = Literal["keyring", "file", "session"]  # app.settings.secrets.SecretStore.where
@@ -96,6 +97,7 @@ class FirstRunPanel(QWidget):
         card.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.title = named(QLabel(), "firstRunTitle")
         self.title.setWordWrap(True)
+        self.model_setup = ModelSetupCard()  # first: talk now, with a model on this computer (ui/window/model_setup.py)
         self.intro = self._paragraph("firstRunIntro")
         self.machine = self._paragraph("firstRunMachine")  # what works on this machine meanwhile
         self.machine.hide()
@@ -116,8 +118,8 @@ class FirstRunPanel(QWidget):
         column = QVBoxLayout(card)
         column.setContentsMargins(28, 24, 28, 24)
         column.setSpacing(10)
-        for widget in (self.title, self.intro, self.local_title, self.local_body, self.cloud_title, self.cloud_body,
-                       self.machine, self.problem):
+        for widget in (self.title, self.model_setup, self.intro, self.local_title, self.local_body, self.cloud_title,
+                       self.cloud_body, self.machine, self.problem):
             column.addWidget(widget)
         column.addSpacing(6)
         column.addLayout(buttons)

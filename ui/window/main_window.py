@@ -26,6 +26,7 @@ from app.runtime.panels import (
     RuntimeControl,
     RuntimeDevices,
     RuntimeHistory,
+    RuntimeModelSetup,
     RuntimePeople,
     RuntimeRemoteCompanions,
     RuntimeSearch,
@@ -59,6 +60,7 @@ from ui.window.first_run import NOT_FOUND
 from ui.window.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, is_language_change, use_language, window_language
 from ui.window.layout import WindowLayout
 from ui.window.menu import ConversationMenu
+from ui.window.model_setup import ModelStatusNotice
 from ui.window.naming import named
 
 _TEXTS: Final = Texts("main_window", {
@@ -127,6 +129,8 @@ class MainWindow(QMainWindow):
         self.memory_entry = MemoryEntry(self, RuntimeMemory(runtime), people,
                                         self.extras.settings_action)  # the Memory view
         self.extras.first_run.retry_requested.connect(self._retry_model)
+        self.extras.first_run.model_setup.model_chosen.connect(self._model_file_chosen)  # "Talk now"
+        self._greet_when_connected = False
         self.splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.extras.wrap_chat(self.chat))
@@ -161,6 +165,7 @@ class MainWindow(QMainWindow):
         self.refused_origins = RefusedOrigins(bus, self.extras.notifications,  # pages the bridge refused
                                               owner=self.extras, store=runtime.loaded)
         self.statusBar().showMessage(_text("starting"))
+        self.model_status = ModelStatusNotice(self.statusBar(), self.extras.notifications)  # the model Madoi runs
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, {
             "new": self.conversations.new_conversation, "interrupt": self._interrupt, "stop": self._stop,
@@ -197,6 +202,10 @@ class MainWindow(QMainWindow):
         self.extras.first_run.attach(self.runtime.bus, (devices.speaker_status(), camera.status if camera else None),
                                      search=RuntimeSearch(self.runtime).service() is not None)
         self._attached.append(self.extras.first_run)
+        model_setup = RuntimeModelSetup(self.runtime)
+        self.extras.first_run.model_setup.attach(model_setup)
+        self.model_status.attach(model_setup)
+        self._attached += [self.extras.first_run.model_setup, self.model_status]
         self.extras.filler_notice.attach(self.runtime.bus, RuntimePeople(self.runtime).user_id())
         self._attached.append(self.extras.filler_notice)
         if self.runtime.model_pending:  # probed, or loaded, after the start: the first-run card follows it then
@@ -256,6 +265,12 @@ class MainWindow(QMainWindow):
         self._tasks.spawn(self._apply(settings), name="apply-settings")
         self.talk_button.follow_settings()  # the push-to-talk key may have changed
 
+    def _model_file_chosen(self, settings: Settings) -> None:
+        """A model file chosen on the first-run card (saved): the window applies it as after Save, and once the
+        model answers the companions greet."""
+        self._greet_when_connected = True
+        self.extras.saved_elsewhere(settings)
+
     def _retry_model(self) -> None:
         self._tasks.spawn(self._apply(None), name="reconnect-model")
 
@@ -275,9 +290,12 @@ class MainWindow(QMainWindow):
         if had_problem and problem is None and self.runtime.started:
             self.extras.notifications.notify(_text("connected.title"),
                                              self.runtime.parts.models.resolution.message, "info")
+            if self._greet_when_connected:
+                self._greet()
         elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
             self.extras.notifications.notify(_text("still.title"),
                                              self.extras.first_run.problem_text(), "warning")
+        self._greet_when_connected = False
 
     def _show_model_problem(self, problem: str | None, *, first: bool = False) -> None:
         # What the runtime resolved decides, not the settings alone: a local server found on this machine (or a

@@ -25,6 +25,7 @@ from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 from tests.ui.conftest import signal_fired, started_runtime
 from tests.waiting import wait_until
 from ui.window.i18n import use_language
+from ui.window.main_window import MainWindow
 from ui.window.model_setup import ModelSetupCard, ModelStatusNotice
 from ui.window.notifications import NotificationArea
 
@@ -170,3 +171,20 @@ async def test_a_crash_of_the_model_is_said_in_plain_words_once_it_runs_again(qt
         notice.detach()
         await embedded.stop()
         await asyncio.sleep(0)
+
+
+async def test_a_model_file_that_cannot_be_used_is_said_on_the_first_run_card(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MADOI_LLM_MODEL_FILE", str(madoi_home / "gone.gguf"))
+    async with started_runtime() as runtime:
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        await window.attach()
+        first_run = window.extras.first_run
+        await runtime.models_resolved()
+        await wait_until(lambda: first_run.problem_text() != "", timeout=5)
+        assert window.extras.chat_stack is not None
+        assert window.extras.chat_stack.currentWidget() is first_run
+        missing = madoi_home / "gone.gguf"  # the window speaks the settings' language: Japanese here
+        assert first_run.problem_text() == f"前回の接続: The model file cannot be used: {missing} is not a file"
+        window.close()
