@@ -88,6 +88,8 @@ async def say_model(runtime: Runtime) -> None:
 
     if models.embedded is not None:
         models.embedded.subscribe(said)
+        if (status := models.embedded.status) is not None:  # the model began loading while the parts started
+            said(status)
     resolution = await models.resolved()
     print(f"madoi: language model: {resolution.message}", flush=True)
 
