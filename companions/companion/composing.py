@@ -40,6 +40,7 @@ from companions.companion.lines import (
     sentences_of,
     similarity,
     sounds_like_an_assistant,
+    without_dates,
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
@@ -225,12 +226,12 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
             instructions: Instructions = NO_INSTRUCTIONS) -> PlannedSpeech | None:
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
     lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out, and
-    so are sentences that are mostly ``instructions`` copied out, unless the line is nothing else (then it is kept
-    whole, for :class:`LineCheck` to find it flawed: "prompt")."""
+    so are sentences that are mostly ``instructions`` copied out or nothing but a date, unless the line is nothing
+    else (then it is kept whole, for :class:`LineCheck` to find it flawed: "prompt")."""
     found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
     if found is None:
         return None
-    mine = instructions.without_copies(found.text)
+    mine = without_dates(instructions.without_copies(found.text))
     return replace(found, text=mine) if mine and mine != found.text else found
 
 
@@ -330,9 +331,9 @@ class LineCheck:
 def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str,
                 instructions: Instructions = NO_INSTRUCTIONS) -> str:
     """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line; a
-    sentence that is mostly ``instructions`` copied out becomes ""."""
-    return instructions.without_copies(_unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes),
-                                                                                          prompt)))))
+    sentence that is mostly ``instructions`` copied out, or nothing but a date, becomes ""."""
+    return without_dates(instructions.without_copies(_unlisted(clean(strip_tool_text(strip_prompt_copies(
+        strip_echoed(text, notes), prompt))))))
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,

@@ -397,6 +397,20 @@ def only_a_date(text: str) -> bool:
     return _DATE_ONLY.fullmatch(_NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", text))) is not None
 
 
+def without_dates(text: str) -> str:
+    """``text`` without its sentences that are nothing but a date or a time (measured on the 0.5B model:
+    "こんにちは！\n2026年11月28日、", the recall block's date after a greeting)."""
+    kept = []
+    for line in text.splitlines():
+        sentences = sentences_of(line)
+        mine = [s for s in sentences if not only_a_date(s)]
+        if len(mine) == len(sentences):
+            kept.append(line)
+        elif mine:
+            kept.append(_joined(mine))
+    return "\n".join(kept).strip()
+
+
 _WEEKDAYS_JA: Final = "月火水木金土日"
 _WEEKDAYS_EN: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_JA: Final = rf"([{_WEEKDAYS_JA}])曜日?"

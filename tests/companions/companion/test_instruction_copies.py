@@ -246,3 +246,11 @@ def test_a_weekday_followed_by_another_in_brackets_contradicts_itself(line: str,
 def test_a_line_that_is_only_a_date_is_prompt_text(line: str, date: bool) -> None:
     assert only_a_date(line) is date
     assert (LineCheck("ja").flaw(line) == "prompt") is date
+
+
+def test_a_date_after_the_line_is_removed_from_it() -> None:
+    line = line_of(None, "こんにちは！\n2026年11月28日、", [], lambda text: text)  # measured on the 0.5B model
+    assert line is not None
+    assert line.text == "こんにちは！"
+    gate = CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, [], ""), flaw=LineCheck("ja").flaw)
+    assert gate.feed("こんにちは！\n2026年11月28日、") + gate.flush() == "こんにちは！"
