@@ -30,6 +30,7 @@ from companions.companion.lines import (
     contradicts_itself,
     detect_language,
     fallback_line,
+    folded,
     has_words,
     is_repeat,
     limit_length,
@@ -399,13 +400,18 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
 def spare_line(candidates: Sequence[str], check: LineCheck, said_before: Sequence[str], *,
                max_chars: int) -> str | None:
     """The first of ``candidates`` that passes ``check`` (its language, not a repeat of the recent lines nor of
-    the message answered), fits ``max_chars`` and repeats none of ``said_before``; None when none does."""
+    the message answered), fits ``max_chars``, and repeats none of ``said_before``, is no piece of one (measured:
+    "えっ、それほんと？" after "えっ、それほんと？ ねえねえ、もっと聞かせて！") and holds none; None when none does."""
+    earlier = [plain for line in said_before if len(plain := folded(line)) >= SAID_PIECE_CHARS]
     for candidate in candidates:
-        line = candidate.strip()
-        if (line and len(line) <= max_chars and check.flaw(line) is None
-                and not is_repeat(line, said_before)):
+        line, plain = candidate.strip(), folded(candidate)
+        if (line and len(line) <= max_chars and check.flaw(line) is None and not is_repeat(line, said_before)
+                and not any(plain in before or before in plain for before in earlier)):
             return line
     return None
+
+
+SAID_PIECE_CHARS: Final = 4  # a line said before that a sample line must not hold ("うん" is in too many)
 
 
 def sample_lines(sample: str) -> list[str]:

@@ -188,17 +188,16 @@ async def test_the_cards_sample_line_stands_in_before_a_stock_filler(hina: Instr
     assert not isinstance(line, FillerLine)
     assert line.text == "そうだったんですね。よかったら、温かいお茶でもいかがですか。"
 
-    # said before: one of its sentences not said lately, then the stock filler, marked with the reason
+    # said before: one of its sentences not said lately, then, when every piece of it was said, the stock filler
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
-    said = ["そうだったんですね。よかったら、温かいお茶でもいかがですか。"]
     line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=sample, said_before=said)
+                              instructions=hina, spare_lines=sample, said_before=["そうだったんですね。"])
     assert line is not None
-    assert line.text == "そうだったんですね。"
+    assert line.text == "よかったら、温かいお茶でもいかがですか。"
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
     line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=sample, said_before=[*said, "そうだったんですね。"])
-    assert isinstance(line, FillerLine)
+                              instructions=hina, spare_lines=sample, said_before=[sample[0]])
+    assert isinstance(line, FillerLine)  # its sentences are pieces of the sample said whole
     assert line.reason == "prompt"
 
 
