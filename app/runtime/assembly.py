@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.conversations.active import Conversations
 from app.llm.connection import ModelConnection, ModelFactory
 from app.llm.embedded import EmbeddedModel
+from app.llm.health_check import ModelHealthCheck
 from app.memory.store import SqliteMemoryStore
 from app.runtime.parts import Parts
 from app.settings.model import LoadedSettings, Settings
@@ -180,5 +181,6 @@ async def assemble(setup: Setup) -> Parts:
         setup.problem(f"bridge not started: {err}")
         bridge = None
     return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast, memory=memory,
-                 conversation_manager=manager, control=control, search=search, indexer=indexer, network=network,
-                 bridge=bridge)
+                 conversation_manager=manager, control=control,
+                 health_check=ModelHealthCheck(setup.bus, settings=setup.loaded),
+                 search=search, indexer=indexer, network=network, bridge=bridge)

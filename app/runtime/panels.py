@@ -236,6 +236,15 @@ class RuntimeModelSetup:
         await self.runtime.loaded.save(settings)
         return settings
 
+    async def restart(self) -> None:
+        from companions.llm.health import model_health
+
+        embedded = self.runtime.parts.models.embedded if self.runtime.started else None
+        if embedded is not None and embedded.status is not None:
+            await embedded.stop()  # the file is run again when the models are connected again
+        await self.runtime.reconnect_models()
+        model_health.clear()  # a runner started anew answers at a new address: the old one's trouble is over
+
     def status(self) -> RunnerStatus | None:
         embedded = self.runtime.parts.models.embedded if self.runtime.started else None
         return embedded.status if embedded is not None else None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.conversations.indexing import ConversationIndexer
     from app.devices.wiring import Devices
     from app.llm.connection import ModelConnection
+    from app.llm.health_check import ModelHealthCheck
     from app.memory.store import SqliteMemoryStore
     from app.search.service import SearchService
     from companions.companion.cast import CompanionCast
@@ -51,6 +52,7 @@ class Parts:
     memory: SqliteMemoryStore  # the companions' memories: the cast's store (it closes it), the Memory view's
     conversation_manager: ConversationManager
     control: ConversationControl
+    health_check: ModelHealthCheck  # while a model does not answer: asks whether it is back
     search: SearchService | None = None
     indexer: ConversationIndexer | None = None
     network: NetworkLink | None = None
@@ -60,7 +62,7 @@ class Parts:
         """Every part that starts and stops, in start order."""
         started: list[Component | None] = [
             self.conversations, self.broker, *self.devices.components, self.search, self.cast,
-            self.conversation_manager, self.control, self.network, self.indexer, self.bridge,
+            self.conversation_manager, self.health_check, self.control, self.network, self.indexer, self.bridge,
         ]
         return [c for c in started if c is not None]
 

@@ -60,6 +60,7 @@ from ui.window.first_run import NOT_FOUND
 from ui.window.i18n import QT_TRANSLATE_NOOP, Numerus, Texts, is_language_change, use_language, window_language
 from ui.window.layout import WindowLayout
 from ui.window.menu import ConversationMenu
+from ui.window.model_health import ModelStatus
 from ui.window.model_setup import ModelStatusNotice
 from ui.window.naming import named
 
@@ -166,6 +167,11 @@ class MainWindow(QMainWindow):
                                               owner=self.extras, store=runtime.loaded)
         self.statusBar().showMessage(_text("starting"))
         self.model_status = ModelStatusNotice(self.statusBar(), self.extras.notifications)  # the model Madoi runs
+        self.model_health = ModelStatus(bus, self.statusBar())  # a model that does not answer: no "Ready" meanwhile
+        self.statusBar().addPermanentWidget(self.model_health)
+        self.chat.model_notice.settings_requested.connect(self.extras.open_model_settings)
+        self.chat.model_notice.restart_requested.connect(self._restart_model)
+        self.chat.model_notice.set_own_model(self._runs_own_model)
         self._install_shortcuts()
         self.conversation_menu = ConversationMenu(self, {
             "new": self.conversations.new_conversation, "interrupt": self._interrupt, "stop": self._stop,
@@ -186,7 +192,7 @@ class MainWindow(QMainWindow):
         self._attached.append(self.conversations)
         for panel in (self.roster, self.network, self.turns, self.search_panel, self.camera_panel, self.speech_notice,
                       self.message_actions, self.camera_switch, self.chat_looks, self.microphone_switch,
-                      self.talk_button, self.spoken_words):
+                      self.talk_button, self.spoken_words, self.model_health):
             panel.attach()
             self._attached.append(panel)
         self._attached.append(self.show_them)  # follows nothing; its task in flight is cancelled at detach
@@ -273,6 +279,13 @@ class MainWindow(QMainWindow):
 
     def _retry_model(self) -> None:
         self._tasks.spawn(self._apply(None), name="reconnect-model")
+
+    def _restart_model(self) -> None:
+        self._tasks.spawn(RuntimeModelSetup(self.runtime).restart(), name="restart-model")
+
+    def _runs_own_model(self) -> bool:
+        """Whether Madoi runs the companions' model itself (the chat's notice then offers to restart it)."""
+        return RuntimeModelSetup(self.runtime).status() is not None
 
     async def _apply(self, settings: Settings | None) -> None:
         """The runtime takes new settings (or looks for a model again); the first-run panel follows the result."""

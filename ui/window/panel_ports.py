@@ -173,6 +173,11 @@ class ModelSetup(Protocol):
         the settings written; the window applies them (the model starts)."""
         ...
 
+    async def restart(self) -> None:
+        """Stops the model Madoi runs and starts it again (or looks for the model server again); what was known of
+        the models' trouble is forgotten, so a message waiting for the model goes once it answers."""
+        ...
+
     def status(self) -> RunnerStatus | None:
         """The model runner's state (None: Madoi runs no model file)."""
         ...

@@ -42,17 +42,13 @@ async def window_on(base_url: str, qtbot: QtBot,
     monkeypatch.setenv("MADOI_CONVERSATION_WARM_PROMPTS", "false")  # no warm-up meets the dead server first
     async with started_runtime() as runtime:
         check = ModelHealthCheck(runtime.bus, settings=runtime.loaded, first_interval_s=0.3,
-                                 longest_interval_s=0.6)  # the runtime's component
+                                 longest_interval_s=0.6)  # the runtime's own, asking more often than every 2 s
         await check.start()
         window = MainWindow(runtime)
         qtbot.addWidget(window)
-        # The lines the window needs: the status widget, and the notice's buttons.
-        status = ModelStatus(runtime.bus, window.statusBar())
-        window.statusBar().addPermanentWidget(status)
-        window.chat.model_notice.settings_requested.connect(window.extras.open_model_settings)
+        status = window.model_health  # the window's own: the status bar widget and the notice's buttons are wired
         window.show()
         await window.attach()
-        status.attach()
         try:
             assert await runtime.models_resolved() is None
             learning = runtime.parts.models.learning
@@ -60,7 +56,6 @@ async def window_on(base_url: str, qtbot: QtBot,
                 await learning
             yield runtime, window, status
         finally:
-            status.detach()
             window.close()
             await check.stop()
 
