@@ -16,7 +16,7 @@ from companions import __version__
 if TYPE_CHECKING:
     from app.llm.runner import RunnerStatus
     from app.runtime.runtime import Runtime
-    from app.settings.model import LoadedSettings
+    from app.settings.model import SettingsStore
 
 log = logging.getLogger(__name__)
 CHILD_FLAG = "--model-runner-child"  # app.llm.runner.options.CHILD_FLAG (not imported here: it loads httpx)
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def run_headless(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
+async def run_headless(loaded: SettingsStore, only_companions: list[str] | None = None) -> int:
     """Runs until SIGINT or SIGTERM, which end it at any moment, the start-up included."""
     import asyncio
 
@@ -94,7 +94,7 @@ async def say_model(runtime: Runtime) -> None:
     print(f"madoi: language model: {resolution.message}", flush=True)
 
 
-def fill_secrets(loaded: LoadedSettings) -> None:
+def fill_secrets(loaded: SettingsStore) -> None:
     """The API key and bridge token from the OS keyring, where the settings and environment have none."""
     from app.settings.secrets import SecretStore
 

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 
 from app.cards.choices import use_voices
-from app.settings.model import LoadedSettings
+from app.settings.model import SettingsStore
 from companions.cards.approval import CardTrust
 from companions.cards.card import load_cards, sample_cards_dir
 from companions.companion.cast import CastChanged, CompanionCast
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 class CastChanges:
     """Takes the card files again into a running cast and conversation."""
 
-    def __init__(self, loaded: LoadedSettings, bus: Bus, cast: CompanionCast, manager: ConversationManager, *,
+    def __init__(self, loaded: SettingsStore, bus: Bus, cast: CompanionCast, manager: ConversationManager, *,
                  conversation: Callable[[], int | None], only: frozenset[str] | None = None) -> None:
         self.loaded = loaded
         self.bus = bus

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.settings.model import LoadedSettings
+from app.settings.model import SettingsStore
 from companions.cards.approval import CardApproval, CardPrivileges, CardTrust, privileges_of
 from companions.cards.card import CardProblem, CompanionCard, load_cards, sample_cards_dir
 from companions.cards.character_cards import ImportResult, export_json, export_png, import_character
@@ -51,7 +51,7 @@ class CardEntry:
 class CardLibrary:
     """The sample and user card folders of ``loaded``'s paths, with the user's approvals of its settings."""
 
-    def __init__(self, loaded: LoadedSettings) -> None:
+    def __init__(self, loaded: SettingsStore) -> None:
         self.loaded = loaded
         self.samples = sample_cards_dir()
         self.user_dir = loaded.paths.cards_dir

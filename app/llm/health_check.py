@@ -53,7 +53,7 @@ Probe = Callable[[str], Awaitable[bool]]
 
 
 class SettingsSource(Protocol):
-    """The settings store (app/settings/store.py ``LoadedSettings``): who follows a change of some keys."""
+    """The settings store (app/settings/store.py ``SettingsStore``): who follows a change of some keys."""
 
     def subscribe(self, listener: Callable[[SettingsChanged], Awaitable[None]], *keys: str) -> Callable[[], None]:
         ...

@@ -30,7 +30,7 @@ from app.conversations.transfer import ConversationImporter, ImportReport, expor
 from app.memory.recall import MemoryRecall, build_memory_recall
 from app.memory.store import SqliteMemoryStore
 from app.search.cli import make_search_engine
-from app.settings.model import LoadedSettings, load_settings
+from app.settings.model import SettingsStore, load_settings
 from app.storage.database import ConversationStore
 from companions.cards.card import CompanionCard, load_cards, localized, sample_cards_dir
 from companions.search.engine import SearchEngine
@@ -59,7 +59,7 @@ def add_memory_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 class MemoryParts:
     """The app's stores, opened for a command: conversations, memory, the search index, the companions' cards."""
 
-    loaded: LoadedSettings
+    loaded: SettingsStore
     store: ConversationStore
     memory: SqliteMemoryStore
     engine: SearchEngine

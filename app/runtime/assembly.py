@@ -18,7 +18,7 @@ from app.llm.embedded import EmbeddedModel
 from app.llm.health_check import ModelHealthCheck
 from app.memory.store import SqliteMemoryStore
 from app.runtime.parts import Parts
-from app.settings.model import LoadedSettings, Settings
+from app.settings.model import Settings, SettingsStore
 from app.storage.database import ConversationStore
 from app.trust.policy import Consent
 from companions.cards.approval import CardTrust
@@ -46,7 +46,7 @@ class Setup:
     consent (``asker``; ``None``: nobody) and a caller's choices (``make_model`` replaces the settings' ChatModels;
     ``only_companions`` keeps those companions only)."""
 
-    loaded: LoadedSettings
+    loaded: SettingsStore
     bus: Bus
     store: ConversationStore
     make_model: ModelFactory | None = None

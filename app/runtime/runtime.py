@@ -21,7 +21,7 @@ from app.llm.connection import ModelConnection, ModelFactory
 from app.runtime.assembly import Setup, assemble
 from app.runtime.parts import Component, Parts
 from app.settings.changes import SettingsChanged
-from app.settings.model import LoadedSettings, Paths, Settings
+from app.settings.model import Paths, Settings, SettingsStore
 from app.storage.database import ConversationStore
 from app.trust.policy import use_trust_settings
 from companions.common.loop_health import LagProbe
@@ -71,7 +71,7 @@ class Runtime:
     model in tests and demos); ``only_companions`` keeps those companions only (the others run elsewhere).
     """
 
-    def __init__(self, loaded: LoadedSettings, *, make_model: ModelFactory | None = None,
+    def __init__(self, loaded: SettingsStore, *, make_model: ModelFactory | None = None,
                  only_companions: Collection[str] | None = None) -> None:
         self.loaded = loaded
         self.bus: Bus = InProcessBus()

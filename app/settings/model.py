@@ -17,7 +17,7 @@ import logging
 import os
 import tomllib
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -47,15 +47,12 @@ from app.settings.store import SettingsStore, settings_data
 
 __all__ = [  # the sections, the paths and the store are defined beside this module and belong to its interface
     "DEFAULT_BRIDGE_PORT", "BridgeSettings", "CameraSettings", "CompanionSettings", "ConversationSettings",
-    "GeneralSettings", "LLMSettings", "LoadedSettings", "McpSettings", "NetworkSettings", "Paths",
+    "GeneralSettings", "LLMSettings", "McpSettings", "NetworkSettings", "Paths",
     "ResearchSettings", "SearchSettings", "Settings", "SettingsStore", "TrustSettings", "VoiceInputSettings",
     "VoiceSettings", "load_settings", "system_language",
 ]
 
 log = logging.getLogger(__name__)
-
-# What load_settings returns, by the name the parts that hold it were written with.
-LoadedSettings: TypeAlias = SettingsStore
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

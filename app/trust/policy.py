@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from app.settings.model import LoadedSettings, Settings
+from app.settings.model import Settings, SettingsStore
 from companions.trust.policy import ConsentAsker, TrustDecision, TrustPolicy
 from companions.trust.sources import SourceDirectory
 from companions.wire.bus import Bus
@@ -25,7 +25,7 @@ class Consent:
     """The policy and the directory of one runtime: ``own()`` are this app's companions (the cast's, as they are
     now), ``names`` gives the name of an id, ``asker`` asks the user (``None``: nobody can be asked)."""
 
-    def __init__(self, loaded: LoadedSettings, bus: Bus, *, own: Callable[[], Iterable[str]] = tuple,
+    def __init__(self, loaded: SettingsStore, bus: Bus, *, own: Callable[[], Iterable[str]] = tuple,
                  names: Callable[[str], str | None] = lambda _id: None, asker: ConsentAsker | None = None) -> None:
         self.loaded = loaded
         settings = loaded.settings

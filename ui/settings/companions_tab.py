@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from app.cards.checks import ModelCheck
 from app.cards.library import CardEntry, CardLibrary
 from app.devices.voices import VoiceChoice
-from app.settings.model import CompanionSettings, LoadedSettings, Paths, Settings, VoiceSettings
+from app.settings.model import CompanionSettings, Paths, Settings, SettingsStore, VoiceSettings
 from companions.cards.approval import CardTrust
 from companions.cards.card import CompanionCard
 from companions.common.languages import Language
@@ -173,7 +173,7 @@ class CompanionsPage(SettingsPage):
         scroll.setWidgetResizable(True)
         body = QWidget()
         column = QVBoxLayout(body)
-        entries = {e.id: e for e in CardLibrary(LoadedSettings(settings, paths)).entries()[0]} if paths else {}
+        entries = {e.id: e for e in CardLibrary(SettingsStore(settings, paths)).entries()[0]} if paths else {}
         for card in access.cards():
             row = CompanionRow(card, settings.companion(card.id), self, entries.get(card.id))
             if row.allowed is not None:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.runtime.error_reporting import install_error_reporting
 from app.runtime.runtime import Runtime, unless_stopped
-from app.settings.model import LoadedSettings
+from app.settings.model import SettingsStore
 from ui.window.i18n import use_language
 from ui.window.icons import app_icon
 from ui.window.main_thread_gc import MainThreadGC
@@ -43,7 +43,7 @@ def _install_signal_wakeup(app: QApplication, on_signal: object) -> tuple[socket
     return reader, writer
 
 
-def run_window(loaded: LoadedSettings, only_companions: list[str] | None = None) -> int:
+def run_window(loaded: SettingsStore, only_companions: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Madoi")
