@@ -969,6 +969,10 @@
         <source> (and {n} more: see the details)</source>
         <translation>（ほか {n} 件は詳細を参照）</translation>
     </message>
+    <message>
+        <source>Other programs can&apos;t connect to Madoi right now: port {port} is in use (perhaps Madoi is already open). You can choose another port in Settings &gt; Bridge.</source>
+        <translation>いまはほかのプログラムから円居につなげません。ポート {port} が使われています（円居がもう開いているのかもしれません）。設定の「ブリッジ」で別のポートを選べます。</translation>
+    </message>
 </context>
 <context>
     <name>memory_view</name>

@@ -76,6 +76,9 @@ _TEXTS: Final = Texts("main_window", {
     "still.title": QT_TRANSLATE_NOOP("main_window", "Still no language model"),
     "problems.title": Numerus.translate("main_window", "Madoi started with %n problems", None, 0),
     "problems.more": QT_TRANSLATE_NOOP("main_window", " (and {n} more: see the details)"),
+    "bridge.busy": QT_TRANSLATE_NOOP(
+        "main_window", "Other programs can't connect to Madoi right now: port {port} is in use (perhaps Madoi is "
+                       "already open). You can choose another port in Settings > Bridge."),
 })
 SIDE_TABS: Final = ("turns", "search", "camera")
 
@@ -229,16 +232,18 @@ class MainWindow(QMainWindow):
         """What went wrong at start (a broken card or settings key, search or the bridge not available) is said
         once, in a notification with every problem in its details; the parts that work run on."""
         problems = list(self.runtime.loaded.problems)
+        details = list(problems)
         bridge = self.runtime.parts.bridge if self.runtime.started else None
-        if bridge is not None and bridge.error:
-            problems.append(bridge.error)
+        if bridge is not None and bridge.error:  # said to a newcomer who never heard of a bridge; the error in details
+            problems.append(_text("bridge.busy").format(port=self.runtime.settings.bridge.port))
+            details.append(bridge.error)
         if not problems:
             return
         text = problems[0]
         if len(problems) > 1:
             text += _text("problems.more").format(n=len(problems) - 1)
         self.extras.notifications.notify(_TEXTS.text("problems.title", n=len(problems)), text,
-                                         "warning", details="\n".join(problems))
+                                         "warning", details="\n".join(details))
 
     def _note_refusal(self, title: str, text: str, details: str) -> None:
         self.extras.notifications.notify(title, text, "warning", details=details)

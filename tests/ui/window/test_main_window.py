@@ -3,8 +3,10 @@ conversation in every panel, keyboard areas, layout and language."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -196,6 +198,26 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
             assert window.chat.error.property("result") == "error"  # the next problem is red again
             window.turns.stop()
         window.close()
+
+
+async def test_a_taken_bridge_port_at_start_is_said_in_words_a_newcomer_understands(
+        qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as taken:  # another program (or another Madoi) holds the bridge's port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setenv("MADOI_BRIDGE_PORT", str(port))
+        async with started_runtime() as runtime:
+            window = MainWindow(runtime)
+            qtbot.addWidget(window)
+            async with signal_fired(window.extras.notifications.shown):
+                await window.attach()
+            shown = window.extras.notifications.history[-1]
+            assert shown.title == "円居は 1 件の問題を抱えて起動しました"
+            assert shown.text == (f"いまはほかのプログラムから円居につなげません。ポート {port} が使われています"
+                                  "（円居がもう開いているのかもしれません）。設定の「ブリッジ」で別のポートを選べます。")
+            assert "bridge cannot listen" in shown.details  # the technical words stay in the details
+            window.close()
 
 
 async def test_problems_at_start_are_shown_once_and_the_rest_works(qtbot: QtBot, madoi_home: Path) -> None:
