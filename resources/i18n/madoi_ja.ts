@@ -970,6 +970,14 @@
         <translation>（ほか {n} 件は詳細を参照）</translation>
     </message>
     <message>
+        <source>They talk with {model}, run on this computer.</source>
+        <translation>この PC で動く {model} で話します。</translation>
+    </message>
+    <message>
+        <source>They talk with {model} at {host}.</source>
+        <translation>{host} の {model} で話します。</translation>
+    </message>
+    <message>
         <source>Other programs can&apos;t connect to Madoi right now: port {port} is in use (perhaps Madoi is already open). You can choose another port in Settings &gt; Bridge.</source>
         <translation>いまはほかのプログラムから円居につなげません。ポート {port} が使われています（円居がもう開いているのかもしれません）。設定の「ブリッジ」で別のポートを選べます。</translation>
     </message>

@@ -8,7 +8,9 @@ conversations, the message box, the turn-taking, search and camera panels; F6 / 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Final, Protocol
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
@@ -72,6 +74,8 @@ _TEXTS: Final = Texts("main_window", {
     "starting": QT_TRANSLATE_NOOP("main_window", "Starting…"),
     "ready": QT_TRANSLATE_NOOP("main_window", "Ready"),
     "connected.title": QT_TRANSLATE_NOOP("main_window", "The companions can talk"),
+    "connected.own": QT_TRANSLATE_NOOP("main_window", "They talk with {model}, run on this computer."),
+    "connected.server": QT_TRANSLATE_NOOP("main_window", "They talk with {model} at {host}."),
     "failed.title": QT_TRANSLATE_NOOP("main_window", "Could not apply the settings"),
     "still.title": QT_TRANSLATE_NOOP("main_window", "Still no language model"),
     "problems.title": Numerus.translate("main_window", "Madoi started with %n problems", None, 0),
@@ -306,14 +310,27 @@ class MainWindow(QMainWindow):
         problem = self.runtime.model_problem()
         self._show_model_problem(problem)
         if had_problem and problem is None and self.runtime.started:
-            self.extras.notifications.notify(_text("connected.title"),
-                                             self.runtime.parts.models.resolution.message, "info")
+            resolution = self.runtime.parts.models.resolution
+            self.extras.notifications.notify(_text("connected.title"), self._connected_text(), "info",
+                                             details=resolution.message)
             if self._greet_when_connected:
                 self._greet()
         elif problem is not None and settings is None:  # "retry" was pressed: say it was tried
             self.extras.notifications.notify(_text("still.title"),
                                              self.extras.first_run.problem_text(), "warning")
         self._greet_when_connected = False
+
+    def _connected_text(self) -> str:
+        """The model the companions talk with, in words: its name (a model file's name, not its path in some cache)
+        and where it runs; the resolution's own message, paths and all, goes to the details."""
+        llm = self.runtime.settings.llm
+        if llm.base_url is None and llm.model_file is not None:
+            return _text("connected.own").format(model=Path(llm.model_file).stem)
+        model = self.runtime.parts.models.resolution.model
+        if model is None:
+            return ""
+        return _text("connected.server").format(model=Path(model.name).stem or model.name,
+                                                host=urlsplit(model.base_url).netloc)
 
     def _show_model_problem(self, problem: str | None, *, first: bool = False) -> None:
         # What the runtime resolved decides, not the settings alone: a local server found on this machine (or a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from PySide6.QtCore import Qt
@@ -186,7 +187,10 @@ async def test_the_first_run_panel_follows_the_model_the_runtime_found(qtbot: Qt
             async with signal_fired(window.extras.notifications.shown):
                 window.extras.settings_saved.emit(endpoint)  # what the settings dialog does on Save
             assert stack.currentWidget() is window.chat.view
-            assert window.extras.notifications.history[-1].title == "コンパニオンが話せるようになりました"
+            connected = window.extras.notifications.history[-1]
+            assert connected.title == "コンパニオンが話せるようになりました"
+            assert connected.text == f"{urlsplit(server.base_url).netloc} の qwen-test で話します。"  # in words
+            assert server.base_url in connected.details  # the resolution's own message
             assert runtime.model_problem() is None
             # Before: the red "Not sent" stayed; now the box says what to do, and Enter sends.
             assert window.chat.error.property("result") == "ok"
