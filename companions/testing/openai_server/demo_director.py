@@ -69,7 +69,8 @@ class DemoDirector:
         kind = name or ("after-tool" if _last_role(messages) == "tool" else "turn")
         self.requests[kind] = self.requests.get(kind, 0) + 1
         if name is not None:
-            value = self._vote(companion, schema) if name == "vote" else _fill(schema, schema)
+            value = (self._vote(companion, schema) if name == "vote" else self._joint_vote(schema)
+                     if name == "joint_vote" else _fill(schema, schema))
             if mode == "tool":
                 return tool_call_reply((name, value))
             return text_reply(json.dumps(value, ensure_ascii=False))
@@ -104,6 +105,14 @@ class DemoDirector:
         vote.update({"state": "speak", "importance": max(1, 8 - 2 * spoken), "closing": self.stage,
                      "reason": "I have something to add" if self.stage == "none" else "we are wrapping up"})
         return vote
+
+    def _joint_vote(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """One request's votes of several companions (companions/companion/joint_vote.py): the stage once, and each
+        member's entry as its own vote would be."""
+        entries = ((schema.get("properties") or {}).get("votes") or {}).get("properties") or {}
+        votes = {voter: {k: v for k, v in self._vote(voter, entry).items() if k in entry.get("properties", {})}
+                 for voter, entry in entries.items()}
+        return {"closing": self.stage, "votes": votes}
 
     def _line(self, companion: str, language: str) -> str:
         lines = LINES[language]

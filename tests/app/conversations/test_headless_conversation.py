@@ -56,5 +56,6 @@ async def test_a_headless_conversation_with_the_sample_companions_closes_by_itse
     assert closings[-1] == "terminal"
     assert {"pre-closing", "closing"} <= set(closings)
     # A local server runs one request at a time: the user's message is answered at once by the likely speaker;
-    # then the two others vote on every line, while it is spoken.
-    assert director.requests["vote"] >= 2 * (len(companions) - 1)
+    # then the two others vote on every line, while it is spoken, in one joint request.
+    assert director.requests["joint_vote"] >= len(companions) - 1
+    assert "vote" not in director.requests
