@@ -21,7 +21,11 @@ fewer), and lines streamed and then withdrawn (goal: 0). With ``--runs N`` the c
 
 By default the server is the test server behaving like llama-cpp-python at its real rates (``--profile``,
 ``--time-scale``); ``--real`` starts the real llama-cpp-python server with the test model (scripts/real_model.py);
-``--base-url URL --model ID`` uses a server already running.
+``--base-url URL --model ID`` uses a server already running. ``--embedded``: Madoi runs the test model itself
+(``MADOI_LLM_MODEL_FILE``, its embedded runner started with the app); the floor is then one cold completion on
+llama-cpp-python's stock server (the same generic build, the same file), measured first and stopped before Madoi
+starts (two llama.cpp processes on two cores would starve each other); the warm cases need that server and are left
+out.
 
 Run: ``python bench/first_word.py [--runs 3] [--real] [--voice]`` (note ``uptime`` with every figure).
 """
@@ -242,8 +246,10 @@ async def start_madoi(watch: Watch) -> Any:
     from app.runtime.runtime import Runtime
     from app.settings.model import load_settings
     from companions.llm.capabilities import forget_endpoints
+    from companions.llm.health import model_health
 
     forget_endpoints()  # a new process knows nothing but its data directory
+    model_health.forget()
     runtime = Runtime(load_settings())
     await runtime.start()
     runtime.bus.subscribe("events", watch.on_event, name="bench", direct=True)
@@ -251,17 +257,28 @@ async def start_madoi(watch: Watch) -> Any:
     return runtime
 
 
-async def one_run(options: argparse.Namespace, base_url: str, model: str, server: OpenAITestServer | None,
-                  results: dict[str, list[tuple[float, float, int, int]]]) -> None:
+def use_model(base_url: str, model: str, model_file: Path | None) -> None:
+    """The companions' model for the Madoi started next: the server at ``base_url``, or ``model_file`` run by Madoi."""
+    for name in ("MADOI_LLM_BASE_URL", "MADOI_LLM_MODEL", "MADOI_LLM_MODEL_FILE"):
+        os.environ.pop(name, None)
+    if model_file is not None:
+        os.environ["MADOI_LLM_MODEL_FILE"] = str(model_file)
+    else:
+        os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model})
+
+
+async def one_run(options: argparse.Namespace, base_url: str, model: str, server: OpenAITestServer | None,  # noqa: PLR0917
+                  results: dict[str, list[tuple[float, float, int, int]]], model_file: Path | None = None,
+                  embedded_floor_s: float | None = None) -> None:
     """The cold greeting, the second start's greeting and the warm cases, each reported against its floor."""
-    floor_s = await floor(base_url, model, server)
+    floor_s = embedded_floor_s if embedded_floor_s is not None else await floor(base_url, model, server)
     report("floor", floor_s, "s")
     home = tempfile.mkdtemp(prefix="madoi-first-word-")
-    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url,
-                       "MADOI_LLM_MODEL": model, "MADOI_VOICE_ENABLED": str(options.voice).lower(),
+    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_VOICE_ENABLED": str(options.voice).lower(),
                        "MADOI_VOICE_OUTPUT_DIR": str(Path(home) / "speech"), "MADOI_BRIDGE_PORT": "0",
                        "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    use_model(base_url, model, model_file)
     watch = Watch()
     _RECORDING[:] = [watch]
     for case in ("cold", "second_start"):
@@ -273,7 +290,7 @@ async def one_run(options: argparse.Namespace, base_url: str, model: str, server
             results[case].append((outcome.seconds / floor_s, outcome.seconds, len(outcome.requests),
                                   sum(s.prompt_tokens for s in outcome.requests)))
             await until_idle(runtime)
-            if case == "second_start":
+            if case == "second_start" and model_file is None:
                 await warm_cases(runtime, watch, options, base_url, model, server, results)
         finally:
             await runtime.stop()
@@ -334,16 +351,17 @@ class CastOutcome:
     late: int  # "no vote within"
 
 
-async def cast_case(options: argparse.Namespace, base_url: str, model: str, size: int, *, joint: bool) -> CastOutcome:
+async def cast_case(options: argparse.Namespace, base_url: str, model: str, size: int, *, joint: bool,
+                    model_file: Path | None = None) -> CastOutcome:
     """``size`` companions on the endpoint, every one voting on the user's greeting (see the module's docstring)."""
     from app.settings.paths import Paths
     from companions.companion.participant import CompanionParticipant, seat
 
     home = tempfile.mkdtemp(prefix=f"madoi-first-word-cast{size}-")
-    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_LLM_BASE_URL": base_url,
-                       "MADOI_LLM_MODEL": model, "MADOI_VOICE_ENABLED": "false", "MADOI_BRIDGE_PORT": "0",
-                       "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
+    os.environ.update({"MADOI_HOME": home, "MADOI_LANGUAGE": "ja", "MADOI_VOICE_ENABLED": "false",
+                       "MADOI_BRIDGE_PORT": "0", "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false",
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
+    use_model(base_url, model, model_file)
     if size > 3:
         write_extra_cards(Paths.resolve().cards_dir)
     watch = Watch()
@@ -378,13 +396,13 @@ async def cast_case(options: argparse.Namespace, base_url: str, model: str, size
 
 
 async def cast_cases(options: argparse.Namespace, base_url: str, model: str,
-                     results: dict[str, list[CastOutcome]]) -> None:
+                     results: dict[str, list[CastOutcome]], model_file: Path | None = None) -> None:
     """The cast cases of one run: every size with joint votes, then with separate ones (unless ``--cast-joint-only``);
     the ratios to one."""
     for joint in (True,) if options.cast_joint_only else (True, False):
         for size in CAST_SIZES:
             results[f"{'joint' if joint else 'separate'}_{size}"].append(
-                await cast_case(options, base_url, model, size, joint=joint))
+                await cast_case(options, base_url, model, size, joint=joint, model_file=model_file))
         label = "joint" if joint else "separate"
         one = results[f"{label}_1"][-1].seconds
         for size in CAST_SIZES[1:]:
@@ -449,7 +467,17 @@ async def run(options: argparse.Namespace) -> None:
     server: OpenAITestServer | None = None
     real = None
     base_url, model = options.base_url, options.model
-    if options.real:
+    model_file: Path | None = None
+    embedded_floor_s: float | None = None
+    if options.embedded:  # the floor on the stock server, stopped before Madoi runs the same file itself
+        script = load_real_model()
+        stock = script.start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
+        try:
+            embedded_floor_s = await floor(stock.base_url, stock.model, None)
+        finally:
+            stock.stop()
+        model_file = script.paths().model
+    elif options.real:
         real = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
         base_url, model = real.base_url, real.model
     elif base_url is None:
@@ -461,7 +489,9 @@ async def run(options: argparse.Namespace) -> None:
         "cold": [], "second_start": [], "warm_greeting": [], "warm_named": []}
     cast_all: dict[str, list[CastOutcome]] = collections.defaultdict(list)
     record_requests_once()
-    print(f"-- server: {'real llama-cpp-python' if real else options.profile if server else base_url}; "
+    where = ("Madoi's own runner (real model)" if model_file else "real llama-cpp-python" if real
+             else options.profile if server else base_url)
+    print(f"-- server: {where}; "
           f"voice {'on' if options.voice else 'off'}; load average {os.getloadavg()[0]:.2f}", flush=True)
     try:
         if options.early_speech_compare:
@@ -474,9 +504,9 @@ async def run(options: argparse.Namespace) -> None:
         for run_index in range(options.runs):
             print(f"-- run {run_index + 1} of {options.runs}", flush=True)
             if not options.cast_only:
-                await one_run(options, base_url, model, server, watch_all)
+                await one_run(options, base_url, model, server, watch_all, model_file, embedded_floor_s)
             if options.cast or options.cast_only:
-                await cast_cases(options, base_url, model, cast_all)
+                await cast_cases(options, base_url, model, cast_all, model_file)
     finally:
         if server is not None:
             await server.stop()
@@ -539,6 +569,8 @@ def main() -> None:
     parser.add_argument("--profile", choices=sorted(PROFILES), default="llama-cpp-python")
     parser.add_argument("--time-scale", type=float, default=1.0, help="the profile's delays x this (1: real rates)")
     parser.add_argument("--real", action="store_true", help="start the real llama-cpp-python server (test model)")
+    parser.add_argument("--embedded", action="store_true",
+                        help="Madoi runs the test model itself (MADOI_LLM_MODEL_FILE); the floor on the stock server")
     parser.add_argument("--base-url", default=None, help="a server already running instead of the test one")
     parser.add_argument("--model", default="demo-model")
     parser.add_argument("--runs", type=int, default=1)

@@ -115,7 +115,9 @@ class ModelHealth:
     def clear(self) -> None:
         """Nothing is known of any endpoint's health any more (the models were chosen again: the companions may talk
         to other servers now); listeners hear each endpoint in trouble is no longer (a request that fails again
-        says so again)."""
+        says so again). The endpoints heard of are forgotten too: a server no longer used (the address of a model
+        runner started anew) must not be looked at, found gone and hold the user's messages."""
+        self._known.clear()
         for endpoint in list(self._troubles):
             del self._troubles[endpoint]
             self._tell(ModelBack(endpoint))

@@ -119,3 +119,20 @@ async def test_the_trouble_is_said_at_the_first_failed_attempt_not_after_the_ret
     finally:
         unsubscribe()
         failing.cancel()
+
+
+async def test_models_chosen_again_forget_the_servers_no_longer_used(server: OpenAITestServer) -> None:
+    """After "Restart the model" the runner answers at a new address: the old one, gone, must not be looked at when
+    the next conversation opens (it would be found refusing and hold the user's messages until it came back)."""
+    gone = f"http://127.0.0.1:{_closed_port()}/v1"
+    await _failure(gone)
+    server.script(text_reply("hi"))
+    model = build_chat_model(server.base_url, "test-model", retry=NO_RETRY)
+    try:
+        await complete(model, HELLO)
+    finally:
+        await model.aclose()
+    assert set(model_health.endpoints) == {gone, server.base_url.rstrip("/")}
+    model_health.clear()  # the models are connected again
+    assert model_health.endpoints == ()
+    assert not model_health.is_down(gone)
