@@ -253,3 +253,27 @@ def test_a_date_after_the_line_is_removed_from_it() -> None:
     assert line.text == "こんにちは！"
     gate = CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, [], ""), flaw=LineCheck("ja").flaw)
     assert gate.feed("こんにちは！\n2026年11月28日、") + gate.flush() == "こんにちは！"
+
+
+async def test_a_sample_line_said_before_the_memory_forgot_it_is_not_said_again() -> None:
+    from companions.companion.companion import Companion
+    from companions.llm.scripted import ScriptedModel, reply_json, say
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
+
+    bus = InProcessBus()
+    card = _card("souta")
+    model = ScriptedModel("souta")
+    model.lane("event_params").always(reply_json({"need_response": True, "needs_facts": False}))
+    model.add(say("1〜2文、90文字以内。"), say("日本語で、自分のセリフだけを言う。"))
+    souta = Companion(card, model, bus=bus, queries=QueryBroker(bus), language="ja", memory_budget_tokens=60)
+    sample = "それなら、調べてみましょう。……ええ、思った通りです。"
+    await souta.hear(Message.create(from_="souta", message=sample, to=[]))
+    for i in range(12):
+        await souta.hear(Message.create(from_="user", message=f"地図の話をもっと聞かせて。{i}回目だよ。", to=[]))
+    assert sample not in [entry.text for entry in souta.memory.entries]  # gone from the memory's budget
+    line = await souta.compose(Message.create(from_="user", message="颯太さん、この地図はいつのもの？", to=["souta"]))
+    assert isinstance(line, FillerLine)  # every piece of the sample was said: the stock filler
+    assert line.reason == "prompt"
+    model.assert_used_up()
