@@ -37,7 +37,6 @@ from companions.common.tasks import TaskSet
 from companions.companion.composing import (
     EndAfterSpeech,
     LineCheck,
-    LineRules,
     clean_piece,
     compose_line,
     identity_note,
@@ -48,7 +47,7 @@ from companions.companion.composing import (
     turn_notes,
 )
 from companions.companion.hooks import WorkerHook
-from companions.companion.lines import clean_line, detect_language, misidentified
+from companions.companion.lines import LineRules, clean_line, detect_language, misidentified
 from companions.companion.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.companion.speech_stream import CheckedSentences
 from companions.companion.worker import RunContext, TurnResult, Worker

@@ -71,21 +71,6 @@ class FillerLine(PlannedSpeech):
     reason: FillerReason = "repeat"
 
 
-@dataclass(frozen=True)
-class LineRules:
-    """How long a companion's line may be, per language (from its card's sample line)."""
-
-    max_chars: dict[str, int]
-
-    @classmethod
-    def from_samples(cls, samples: dict[str, str]) -> LineRules:
-        limits = {"ja": (60, 160), "en": (120, 320)}
-        return cls({lang: max(low, min(high, 3 * len(samples.get(lang, "")))) for lang, (low, high) in limits.items()})
-
-    def limit(self, language: str) -> int:
-        return self.max_chars.get(language, self.max_chars.get("en", 240))
-
-
 def reply_language(message: Message | None, default: str) -> str:
     """The language to answer ``message`` in: the one it is written in, else ``default``."""
     found = detect_language(message.params.message) if message is not None else None

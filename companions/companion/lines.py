@@ -37,6 +37,21 @@ _FALLBACKS: Final = {
 FALLBACK_WORDINGS: Final = min(len(lines) for lines in _FALLBACKS.values())
 
 
+@dataclass(frozen=True)
+class LineRules:
+    """How long a companion's line may be, per language (from its card's sample line)."""
+
+    max_chars: dict[str, int]
+
+    @classmethod
+    def from_samples(cls, samples: dict[str, str]) -> LineRules:
+        limits = {"ja": (60, 160), "en": (120, 320)}
+        return cls({lang: max(low, min(high, 3 * len(samples.get(lang, "")))) for lang, (low, high) in limits.items()})
+
+    def limit(self, language: str) -> int:
+        return self.max_chars.get(language, self.max_chars.get("en", 240))
+
+
 def detect_language(text: str) -> Language | None:
     """The language ``text`` is written in: "ja", "en" (any mostly Latin-letter text), or None (neither, too short).
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from companions.cards.card import CompanionCard, localized
 from companions.common.languages import LANGUAGES
+from companions.companion.lines import LineRules
 from companions.wire.protocol import CompanionMetadata
 
 
@@ -56,8 +57,6 @@ def system_prompt(card: CompanionCard, language: str, present: Sequence[Companio
     ``language``, within ``max_chars`` characters: by default the length of the card's sample line allows), so a
     turn with no instructions of its own sends the model nothing after the message it answers (a 0.5B model copied
     the instructions written after the message into its line: "日本語で「読書世界」を答える。")."""
-    from companions.companion.composing import LineRules  # the one rule of a line's length
-
     m = card.metadata
     if max_chars is None:
         max_chars = LineRules.from_samples({lang: localized(m.sample, lang) for lang in LANGUAGES}).limit(language)

@@ -297,7 +297,9 @@ class ConversationManager:
             finally:
                 if early is not None and not delivered:
                     await early.cancel()
-        if not selection.ranking:
+        if not selection.ranking and self._trouble is not None:  # no usable vote: a model failed in this turn
+            await self._finish(turn, "model-failed", self._trouble.detail)
+        elif not selection.ranking:
             await self._finish(turn, "no-speaker", "nobody wanted to speak")
         elif (trouble := self._model_trouble()) is not None:
             await self._finish(turn, "model-failed", trouble.detail)

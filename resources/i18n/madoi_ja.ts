@@ -355,6 +355,14 @@
         <translation>代わりの返事（やり直す時間がなかったため）</translation>
     </message>
     <message>
+        <source>stand-in: the model wrote its instructions back</source>
+        <translation>代わりの返事（モデルが指示文をそのまま書いたため）</translation>
+    </message>
+    <message>
+        <source>stand-in: the model contradicted itself</source>
+        <translation>代わりの返事（モデルの返事が矛盾していたため）</translation>
+    </message>
+    <message>
         <source>Delete</source>
         <translation>削除する</translation>
     </message>

@@ -61,6 +61,8 @@ TEXTS: Final = Texts("chat", {
     "filler.language": QT_TRANSLATE_NOOP("chat", "stand-in: the model used another language"),
     "filler.empty": QT_TRANSLATE_NOOP("chat", "stand-in: nothing usable came back"),
     "filler.time": QT_TRANSLATE_NOOP("chat", "stand-in: no time to try again"),
+    "filler.prompt": QT_TRANSLATE_NOOP("chat", "stand-in: the model wrote its instructions back"),
+    "filler.contradiction": QT_TRANSLATE_NOOP("chat", "stand-in: the model contradicted itself"),
     "emotion.happy": QT_TRANSLATE_NOOP("chat", "happy"),
     "emotion.sad": QT_TRANSLATE_NOOP("chat", "sad"),
     "emotion.angry": QT_TRANSLATE_NOOP("chat", "angry"),

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from companions.companion.companion import NO_USABLE_VOTE
+from companions.companion.filler import FILLER_REASONS
 from companions.conversation.readmodel import ConversationView, VoteView
 from companions.search.classify.query_classifier import RuleBasedClassifier
 from ui.chat.texts import chat_text
@@ -58,3 +59,9 @@ async def test_an_english_question_s_intent_is_said_in_japanese(japanese: None) 
 
 def test_a_message_sent_before_a_model_is_there_is_refused_in_japanese(japanese: None) -> None:
     _no_english(chat_text("send_failed", error=chat_text("no_model")))
+
+
+@pytest.mark.parametrize("reason", FILLER_REASONS)
+def test_every_stand_in_reason_is_said_in_japanese(japanese: None, reason: str) -> None:
+    """A stand-in line's bubble names why it stands in; a reason without words raised KeyError when shown."""
+    _no_english(chat_text(f"filler.{reason}"))
