@@ -297,8 +297,10 @@ class ConversationManager:
             finally:
                 if early is not None and not delivered:
                     await early.cancel()
-        if not selection.ranking and self._trouble is not None:  # no usable vote: a model failed in this turn
-            await self._finish(turn, "model-failed", self._trouble.detail)
+        no_usable_vote = bool(turn.votes) and not any(v.status == "voted" for v in turn.votes)
+        if not selection.ranking and no_usable_vote and (trouble := self._model_trouble()) is not None:
+            # Nobody could vote and a model is down (said during this turn, or known down since before it).
+            await self._finish(turn, "model-failed", trouble.detail)
         elif not selection.ranking:
             await self._finish(turn, "no-speaker", "nobody wanted to speak")
         elif (trouble := self._model_trouble()) is not None:

@@ -80,7 +80,10 @@ def test_json_schema_is_refused_with_500_and_json_object_with_a_schema_is_enforc
                                          response_format={"type": "json_object", "schema": VOTE_SCHEMA})
     vote = json.loads(answer.choices[0].message.content or "")
     assert vote["state"] in {"speak", "listen"}
-    assert 0 <= vote["importance"] <= 10
+    # The grammar enforces the type, not the bounds: llama-cpp-python 0.3.36's schema-to-grammar leaves integer
+    # minimum/maximum out (its llama_grammar.py: "TODO: support minimum, maximum"); the generic build answered 20.
+    # Madoi's Vote validates them (companions/conversation/ballot.py).
+    assert isinstance(vote["importance"], int)
     assert len(vote["reason"]) <= 30  # asked for 200 words: the grammar bounds a free-text field
 
 

@@ -8,12 +8,12 @@ from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
-from companions.conversation import TurnContext
+from companions.conversation import TurnContext, Vote
 from companions.llm.health import ModelTrouble, model_health
 from companions.llm.types import LLMError
 from companions.wire.bus import BusItem
 from companions.wire.protocol import Closing
-from tests.companions.conversation_sim import Double, Sim, wants
+from tests.companions.conversation_sim import Double, Sim, listens, wants
 
 ENDPOINT = "http://127.0.0.1:8080/v1"
 
@@ -65,3 +65,25 @@ async def test_nothing_said_for_another_reason_is_still_failed(sim_factory: Call
     sim.send("hello")
     view = await sim.ended()
     assert (view.ended_reason, view.ended_detail) == ("failed", "no candidate could say anything")
+
+
+def vote_fails(turn: TurnContext) -> Vote:
+    raise LLMError(f"cannot reach {ENDPOINT}", kind="unreachable", endpoint=ENDPOINT)
+
+
+async def test_votes_that_all_failed_on_a_model_known_down_are_the_model_failing_not_nobody_wanting_to_speak(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    """One joint request decides every vote on a one-request-at-a-time server: when the server is gone, every vote
+    fails together; a model known down since before the turn (its trouble said then, once) is still the reason."""
+    model_health.failed(LLMError("gone", kind="unreachable", endpoint=ENDPOINT))
+    sim = await sim_factory(Double("akari", vote_fails), Double("hina", vote_fails), direct_turns=False)
+    sim.send("hello")
+    assert (await sim.ended()).ended_reason == "model-failed"
+
+
+async def test_votes_that_failed_beside_one_that_listened_are_nobody_wanting_to_speak(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    model_health.failed(LLMError("gone", kind="unreachable", endpoint=ENDPOINT))
+    sim = await sim_factory(Double("akari", vote_fails), Double("hina", listens), direct_turns=False)
+    sim.send("hello")
+    assert (await sim.ended()).ended_reason == "no-speaker"
