@@ -297,9 +297,9 @@ class ConversationManager:
             finally:
                 if early is not None and not delivered:
                     await early.cancel()
-        no_usable_vote = bool(turn.votes) and not any(v.status == "voted" for v in turn.votes)
-        if not selection.ranking and no_usable_vote and (trouble := self._model_trouble()) is not None:
-            # Nobody could vote and a model is down (said during this turn, or known down since before it).
+        if not selection.ranking and (trouble := self._model_trouble()) is not None:
+            # Nobody chose to speak while a model is down (said during this turn, or known down since before it): the
+            # votes were its stand-ins (a joint vote that failed is every member's default), not the companions'.
             await self._finish(turn, "model-failed", trouble.detail)
         elif not selection.ranking:
             await self._finish(turn, "no-speaker", "nobody wanted to speak")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 
@@ -62,3 +62,13 @@ def fresh_endpoints() -> None:
     """What an earlier test's server taught about its endpoint must not leak through a reused port
     (``pytestmark = pytest.mark.usefixtures("fresh_endpoints")``)."""
     forget_endpoints()
+
+
+@pytest.fixture(autouse=True)
+def _no_model_troubles_left() -> Iterator[None]:
+    """A model an earlier test left down (the process's model health record) must not end this test's turns."""
+    from companions.llm.health import model_health
+
+    model_health.forget()
+    yield
+    model_health.forget()

@@ -13,7 +13,7 @@ from companions.llm.health import ModelTrouble, model_health
 from companions.llm.types import LLMError
 from companions.wire.bus import BusItem
 from companions.wire.protocol import Closing
-from tests.companions.conversation_sim import Double, Sim, listens, wants
+from tests.companions.conversation_sim import Double, Sim, wants
 
 ENDPOINT = "http://127.0.0.1:8080/v1"
 
@@ -80,10 +80,3 @@ async def test_votes_that_all_failed_on_a_model_known_down_are_the_model_failing
     sim.send("hello")
     assert (await sim.ended()).ended_reason == "model-failed"
 
-
-async def test_votes_that_failed_beside_one_that_listened_are_nobody_wanting_to_speak(
-        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
-    model_health.failed(LLMError("gone", kind="unreachable", endpoint=ENDPOINT))
-    sim = await sim_factory(Double("akari", vote_fails), Double("hina", listens), direct_turns=False)
-    sim.send("hello")
-    assert (await sim.ended()).ended_reason == "no-speaker"
