@@ -25,6 +25,7 @@ from companions.companion.filler import FillerReason
 from companions.companion.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.companion.lines import (
     FALLBACK_WORDINGS,
+    NAME_MARK,
     NO_INSTRUCTIONS,
     Instructions,
     contradicts_itself,
@@ -96,9 +97,13 @@ _NUMBER_FIELDS: Final = frozenset({"max_chars", "n"})  # filled with a number: c
 
 
 def _template(text: str) -> str:
-    """An instruction text as a line may copy it: a number's placeholder as a number, the card's fields left out
-    (what the card says is the companion's own: its sample line may be said)."""
-    return _PLACEHOLDER.sub(lambda m: "0" if m.group(1) in _NUMBER_FIELDS else "", text)
+    """An instruction text as a line may copy it: a number's placeholder as a number, the companion's name as
+    :data:`NAME_MARK` (its name in a line is compared as that mark: measured on the 0.5B model,
+    "あかりとして、私のセリフだけを日本語で言う。", the rule with her name, was kept while the rule was compared
+    without it), the card's other fields left out (what the card says is the companion's own: its sample line may
+    be said)."""
+    return _PLACEHOLDER.sub(
+        lambda m: "0" if m.group(1) in _NUMBER_FIELDS else NAME_MARK if m.group(1) == "name" else "", text)
 
 
 def stock_instructions() -> tuple[str, ...]:
@@ -126,7 +131,10 @@ def card_instructions(card: CompanionCard) -> tuple[str, ...]:
 
 def instructions_for(card: CompanionCard | None = None) -> Instructions:
     """What a line of ``card``'s companion must not copy: the stock instructions and its events' instructions."""
-    return Instructions.of((*stock_instructions(), *(card_instructions(card) if card is not None else ())))
+    if card is None:
+        return Instructions.of(stock_instructions())
+    names = tuple(dict.fromkeys(card.name(language) for language in LANGUAGES))
+    return Instructions.of((*stock_instructions(), *card_instructions(card)), names)
 
 
 def strip_echoed(text: str, notes: Sequence[str]) -> str:

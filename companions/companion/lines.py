@@ -303,6 +303,10 @@ INSTRUCTION_SHARE: Final = 0.75
 INSTRUCTION_COVERAGE: Final = 0.4
 INSTRUCTION_LONG_GRAMS: Final = 20
 INSTRUCTION_MIN_GRAMS: Final = 4  # "日本語で。" and shorter are not judged: too little to tell
+# The companion's name where an instruction names it ("{name}として、…"), and in a line compared with it: a rule read
+# out with the name is a copy, and the name alone is as much evidence as one letter ("あかりです。" is not
+# "あなたは{name}です。"). A letter to folding (\w), found in no line.
+NAME_MARK: Final = "〆"
 
 
 def folded(text: str) -> str:
@@ -337,17 +341,28 @@ class Instructions:
     セリフだけを言う" copies "自分のセリフだけを日本語で言う。"."""
 
     sentences: tuple[tuple[frozenset[str], frozenset[str]], ...]  # per sentence: its bigrams, its trigrams
+    names: tuple[str, ...] = ()  # the companion's names, folded: each is NAME_MARK in a line compared
 
     @staticmethod
     @functools.lru_cache(maxsize=32)
-    def of(texts: tuple[str, ...]) -> Instructions:
+    def of(texts: tuple[str, ...], names: tuple[str, ...] = ()) -> Instructions:
+        """The instructions ``texts`` (the companion's name in them as :data:`NAME_MARK`) of the companion
+        called ``names``."""
         grams = []
         for text in texts:
             for sentence in sentences_of(text):
                 plain = folded(sentence)
                 if len(plain) >= 2:
                     grams.append((frozenset(_grams(plain, 2)), frozenset(_grams(plain, 3))))
-        return Instructions(tuple(grams))
+        longest_first = sorted({folded(name) for name in names if folded(name)}, key=len, reverse=True)
+        return Instructions(tuple(grams), tuple(longest_first))
+
+    def _folded(self, sentence: str) -> str:
+        """``sentence`` folded, with the companion's names as :data:`NAME_MARK`."""
+        plain = folded(sentence)
+        for name in self.names:
+            plain = plain.replace(name, NAME_MARK)
+        return plain
 
     def share(self, sentence: str) -> float:
         """The largest share of ``sentence``'s character n-grams found in one instruction sentence (0 for a
@@ -357,7 +372,7 @@ class Instructions:
     def copied(self, sentence: str) -> bool:
         """Whether ``sentence`` is mostly instruction text: most of it is in one instruction sentence, and it
         holds a good part of that sentence or is long (:data:`INSTRUCTION_SHARE`, :data:`INSTRUCTION_COVERAGE`)."""
-        long = len(_grams(folded(sentence), _gram_size(sentence))) >= INSTRUCTION_LONG_GRAMS
+        long = len(_grams(self._folded(sentence), _gram_size(sentence))) >= INSTRUCTION_LONG_GRAMS
         return any(share >= INSTRUCTION_SHARE and (long or coverage >= INSTRUCTION_COVERAGE)
                    for share, coverage in self._matches(sentence))
 
@@ -365,7 +380,7 @@ class Instructions:
         """Per instruction sentence: the share of ``sentence``'s n-grams in it, and the share of its n-grams in
         ``sentence`` (nothing for a sentence too short to judge)."""
         n = _gram_size(sentence)
-        mine = _grams(folded(sentence), n)
+        mine = _grams(self._folded(sentence), n)
         if len(mine) < INSTRUCTION_MIN_GRAMS:
             return []
         distinct = frozenset(mine)

@@ -43,6 +43,7 @@ COPIES = (
     "１〜３文、１２０文字以内です。",
     "日本語で、自分のセリフだけを言う",
     "ひなとして、自分のセリフだけを日本語で言う。",
+    "ひなとして、私のセリフだけを日本語で言う。",  # the rule with her own name and a word changed (measured)
     "自分のセリフだけを69文字以内で。",  # measured
     "日本語で答える",  # measured
     "相手の言葉をくり返さず、自分の気持ちや考えを言う。",
@@ -96,6 +97,8 @@ ORDINARY = (
     "That's a good reason.",
     "I like old maps because they show how people saw the world.",
     "Don't repeat yourself, Souta!",
+    "ひなとして頑張るね！",
+    "ひなです！よろしくね。",
 )
 
 
