@@ -98,7 +98,9 @@ def _export(library: CardLibrary, card_id: str, file: Path, out: TextIO, err: Te
     try:
         library.export_file(card_id, file)
     except KeyError:
-        print(f"madoi companions export: no companion card has the id {card_id!r}", file=err)
+        unloaded = [p for p in library.entries()[1] if p.file.stem == card_id]  # a card of that name that did not load
+        why = f" ({unloaded[0]})" if unloaded else ""
+        print(f"madoi companions export: no companion card has the id {card_id!r}{why}", file=err)
         return 1
     except OSError as problem:
         print(f"madoi companions export: {file} cannot be written ({problem.strerror or problem})", file=err)
@@ -109,7 +111,9 @@ def _export(library: CardLibrary, card_id: str, file: Path, out: TextIO, err: Te
 
 def run_companions_command(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Runs a parsed ``madoi companions ...`` command; returns the exit code (0 ok, 1 failed)."""
-    library = CardLibrary(load_settings())
+    loaded = load_settings()
+    loaded.paths.ensure()  # the folders private, and files an older Madoi left readable by others tightened
+    library = CardLibrary(loaded)
     match args.companions_command:
         case "list":
             return _list(library, args.json, out, err)

@@ -25,6 +25,7 @@ from companions.cards.approval import CardTrust
 from companions.cards.card import CompanionCard, sample_cards_dir
 from companions.cards.character_cards import ImportResult, card_yaml
 from companions.common.atomic_write import write_atomically
+from companions.common.private_files import PRIVATE_FILE, make_private, private_dir
 
 log = logging.getLogger(__name__)
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
@@ -129,10 +130,10 @@ class RuntimeCompanionEditing:
 def _write_card(folder: Path, card: CompanionCard, picture: Path | None) -> Path:
     """``<id>.yaml`` (and its picture, copied first) in ``folder``; the only card file of that id there."""
     if picture is not None and card.avatar is not None and picture.resolve() != (folder / card.avatar).resolve():
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         _copy_atomically(picture, folder / card.avatar)
     file = folder / f"{card.id}.yaml"
-    write_atomically(file, card_yaml(card), mode=0o644)
+    write_atomically(file, card_yaml(card))  # 0600, in a folder made 0700 if missing: Madoi's files are private
     for other in (".yml", ".toml"):
         (folder / f"{card.id}{other}").unlink(missing_ok=True)
     return file
@@ -141,4 +142,5 @@ def _write_card(folder: Path, card: CompanionCard, picture: Path | None) -> Path
 def _copy_atomically(source: Path, target: Path) -> None:
     partial = target.with_name(f".{target.name}.copying")
     shutil.copyfile(source, partial)
+    make_private(partial, PRIVATE_FILE)
     partial.replace(target)

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
+from companions.common.untrusted_data import Unreadable, parse_json
 from companions.memory.context import MemoryEntry
 from companions.search.engine import SearchEngine
 from companions.search.index import IndexedLine
@@ -100,9 +101,9 @@ def read_sillytavern(lines: Iterable[str], companion_id: str, report: ImportRepo
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.problems.append(f"line {number}: not JSON ({exc.msg})")
+            item = parse_json(line)
+        except Unreadable as exc:  # one bad line (not JSON, or nested past any message's depth) is skipped
+            report.problems.append(f"line {number}: {exc}")
             continue
         if not isinstance(item, dict):
             report.problems.append(f"line {number}: not a JSON object")

@@ -39,6 +39,7 @@ from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import to_kana
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voices import choose_voice
+from companions.common.private_files import new_private_dir, private_file
 from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
 from companions.devices.query_bodies import SpeakResult
 from companions.wire.bus import Bus
@@ -113,7 +114,7 @@ class Pyttsx3Speaker:
             self._report_audio_problem("speech is turned off in the settings")
             return
         if self._output_dir is not None:
-            self._output_dir.mkdir(parents=True, exist_ok=True)
+            new_private_dir(self._output_dir)
         else:
             command = self._player_command or find_player()
             if command is None:
@@ -305,6 +306,7 @@ class Pyttsx3Speaker:
                     data = rendered.readframes(params.nframes)
                 if out_path is not None:
                     if writer is None:
+                        private_file(out_path)  # what a companion said is the user's to hear: 0600
                         writer = wave.open(str(out_path), "wb")  # noqa: SIM115 - closed in finally
                         writer.setparams(params)
                     writer.writeframes(data)

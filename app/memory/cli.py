@@ -33,6 +33,8 @@ from app.search.cli import make_search_engine
 from app.settings.model import SettingsStore, load_settings
 from app.storage.database import ConversationStore
 from companions.cards.card import CompanionCard, load_cards, localized, sample_cards_dir
+from companions.common.atomic_write import write_atomically
+from companions.common.untrusted_data import parse_json
 from companions.search.engine import SearchEngine
 
 
@@ -98,7 +100,7 @@ async def _recall(parts: MemoryParts, companion: str, limit: int | None, stdin: 
             continue
         ident: object = None
         try:
-            query = json.loads(line)
+            query = parse_json(line)
             if not isinstance(query, dict) or not isinstance(query.get("text"), str):
                 raise ValueError('expected {"id": ..., "text": "...", "time"?: "..."}')
             ident = query.get("id")
@@ -126,11 +128,11 @@ async def _import(parts: MemoryParts, file: Path, companion: str | None, out: Te
     with file.open(encoding="utf-8", errors="replace") as lines:
         if companion is not None:
             found = read_sillytavern(lines, companion, report, title=f"SillyTavern: {file.stem}")
-            conversations = [found] if found is not None else []
+            if found is not None:
+                await importer.add(found, report)
         else:
-            conversations = list(read_jsonl(lines, report))
-    for conversation in conversations:
-        await importer.add(conversation, report)
+            for conversation in read_jsonl(lines, report):  # one at a time: a big file is never held whole
+                await importer.add(conversation, report)
     for problem in report.problems:
         print(f"madoi conversations import: {file}: {problem}", file=err)
     print(f"imported {len(report.imported)} conversations ({report.lines} messages); {report.skipped} imported "
@@ -152,7 +154,7 @@ async def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if str(args.file) == "-":
             out.write(text)
         else:
-            args.file.write_text(text, encoding="utf-8")
+            write_atomically(args.file, text)  # 0600: the user's conversations, wherever they are written
             print(f"exported {len(lines)} conversations to {args.file}", file=out)
         return 0
 

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from app.search.embedding import make_embedder
 from app.settings.model import Paths, load_settings
+from companions.common.untrusted_data import Unreadable, parse_json
 from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification, RuleBasedClassifier
 from companions.search.engine import SearchEngine, SearchResponse
 
@@ -92,9 +93,9 @@ def _jsonl_requests(stdin: TextIO) -> list[tuple[Any, str | None, str | None]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            out.append((None, None, f"line {number}: not JSON ({exc.msg})"))
+            obj = parse_json(line)
+        except Unreadable as exc:
+            out.append((None, None, f"line {number}: {exc}"))
             continue
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             ident = obj.get("id") if isinstance(obj, dict) else None

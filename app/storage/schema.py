@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from app.storage.private_files import private_file
+from companions.common.private_files import private_sqlite
 
 # SQL statements, or a step that needs to look at the database first (tables an earlier Madoi made on its own).
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -120,13 +120,9 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
 
 def open_database(path: Path) -> sqlite3.Connection:
     """Opens (creating if needed) and migrates the database at ``path`` (every connection to it is opened here)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    private_file(path)  # 0600 before SQLite opens it: SQLite gives its -wal and -shm the database file's mode
+    private_sqlite(path)  # 0600 before SQLite opens it: SQLite gives its -wal and -shm the database file's mode
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=LOCK_TIMEOUT_S)
     _use_wal(conn)
-    for companion in ("-wal", "-shm"):  # made by an older Madoi before the database was private
-        if (side := path.with_name(path.name + companion)).exists():
-            private_file(side)
     # NORMAL in WAL mode survives a process crash (SIGKILL); only a power cut can lose the last commits.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeAlias
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from companions.cards.cel_runtime import cel
+from companions.common.untrusted_data import Unreadable, parse_yaml
 from companions.tools.mcp_config import McpServer
 from companions.wire.protocol import CompanionMetadata
 
@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 Localized: TypeAlias = str | dict[str, str]
 CARD_SUFFIXES: Final = (".yaml", ".yml", ".toml")
+MAX_CARD_FILE_BYTES: Final = 16 * 1024 * 1024  # an imported card keeps what it did not use: up to its 8 MB of JSON
 BUILTIN_ACTIONS: Final = ("speak", "gesture")
 BUILTIN_KNOWLEDGE: Final = ("companions_network", "vision", "search")
 
@@ -203,17 +204,24 @@ class LoadedCards:
 
 
 def _read(path: Path) -> Any:
+    """The file's data, read within bounds (its size, YAML's aliases: companions/common/untrusted_data.py)."""
+    size = path.stat().st_size
+    if size > MAX_CARD_FILE_BYTES:
+        raise Unreadable(f"the file has {size:,} bytes, more than a card may ({MAX_CARD_FILE_BYTES:,})")
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".toml":
-        return tomllib.loads(text)
-    return yaml.safe_load(text)
+        try:
+            return tomllib.loads(text)
+        except RecursionError:
+            raise Unreadable("the TOML is nested too deeply to read") from None
+    return parse_yaml(text)
 
 
 def load_card(path: Path) -> CompanionCard | list[CardProblem]:
     """Loads one card file: the card, or the problems that stop it from loading."""
     try:
         data = _read(path)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, Unreadable) as err:
         return [CardProblem(path, "", f"cannot read the file: {err}")]
     if not isinstance(data, dict):
         return [CardProblem(path, "", "a card must be a mapping of fields")]

@@ -51,6 +51,8 @@ from companions.cards.card import CompanionCard, LoreEntry, localized
 from companions.cards.png_text import PngError, read_texts, solid_png, with_texts, without_texts
 from companions.common.atomic_write import write_atomically
 from companions.common.languages import Language
+from companions.common.private_files import private_dir
+from companions.common.untrusted_data import Unreadable, parse_json
 
 MAX_CARD_FILE_BYTES: Final = 64 * 1024 * 1024  # a card picture of 20 MB imports; a file above this is refused
 MAX_JSON_BYTES: Final = 8 * 1024 * 1024  # the card's JSON once decoded
@@ -144,29 +146,14 @@ def _decode_chunk(keyword: str, text: str) -> Any:
     if len(raw) > MAX_JSON_BYTES:
         raise CardImportError(f"its card data is larger than {MAX_JSON_BYTES // 1_048_576} MB")
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise CardImportError(f"its {keyword!r} text is not a JSON card ({err})") from None
-
-
-def _depth(value: Any) -> int:
-    """How deeply ``value`` nests (walked without recursion: a hostile card may nest thousands deep)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+        return parse_json(raw, max_depth=MAX_DEPTH)
+    except Unreadable as err:
+        raise CardImportError(f"its {keyword!r} text is not a JSON card Madoi can keep: {err}") from None
 
 
 def _validated(raw: Any) -> TavernCard:
     if not isinstance(raw, dict):
         raise CardImportError("it holds no character card (the JSON is not an object)")
-    if _depth(raw) > MAX_DEPTH:
-        raise CardImportError(f"its data nests more than {MAX_DEPTH} levels deep: not a card Madoi can keep")
     if "data" not in raw:  # V1: the fields at the top level
         raw = {"spec": None, "data": raw}
     elif raw.get("spec") not in ("chara_card_v2", "chara_card_v3", None):
@@ -200,9 +187,11 @@ def read_character(data: bytes, name: str) -> ImportedCharacter:
         card = _validated(_decode_chunk(keyword, texts[keyword]))
         return ImportedCharacter(card, picture, f"{_version(card)} PNG")
     try:
-        raw = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raw = parse_json(data.decode("utf-8-sig"), max_depth=MAX_DEPTH)
+    except UnicodeDecodeError as err:
         raise CardImportError(f"{name} is neither a PNG character card nor a JSON one ({err})") from None
+    except Unreadable as err:
+        raise CardImportError(f"{name} is neither a PNG character card nor a JSON one Madoi can keep: {err}") from None
     card = _validated(raw)
     return ImportedCharacter(card, None, f"{_version(card)} JSON")
 
@@ -371,10 +360,10 @@ def import_character(source: Path, folder: Path, *, existing: Collection[str], c
                                     avatar=avatar.name if avatar is not None else None)
     file = folder / f"{chosen}.yaml"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)  # the user's cards say who they talk to: readable by the user only, like all of Madoi's
         if avatar is not None and imported.picture is not None:
-            write_atomically(avatar, imported.picture, mode=0o644)
-        write_atomically(file, card_yaml(card), mode=0o644)
+            write_atomically(avatar, imported.picture)
+        write_atomically(file, card_yaml(card))
     except OSError as err:
         if avatar is not None:
             avatar.unlink(missing_ok=True)

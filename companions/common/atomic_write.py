@@ -13,7 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-PRIVATE_FILE: Final = 0o600
+from companions.common.private_files import PRIVATE_FILE, new_private_dir
+
+__all__ = ["PRIVATE_FILE", "write_atomically"]
+
 _TEMP_SUFFIX: Final = ".partial"
 
 
@@ -29,7 +32,7 @@ def write_atomically(path: Path, data: bytes | str, *, mode: int = PRIVATE_FILE)
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
+    new_private_dir(folder)
     _remove_leftovers(path)
     fd, temp_name = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(path), suffix=_TEMP_SUFFIX)
     temp = Path(temp_name)

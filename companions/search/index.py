@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from companions.common.private_files import private_sqlite
 from companions.search.ann import LOG_SCHEMA
 from companions.search.graph import Extraction, entity_key, extract_heuristic
 from companions.search.semantic import Embedder, VectorMatrix, from_blobs, to_blob
@@ -142,7 +143,7 @@ class SearchIndex:
     def __init__(self, path: Path | str, embedder: Embedder | None = None, *, token_mode: TokenMode = "mixed",
                  extractor: Callable[[str], Extraction] | None = extract_heuristic) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_sqlite(self.path)  # the index holds the user's conversations and files: 0600, its -wal and -shm too
         self.embedder = embedder
         self.token_mode = token_mode
         self.extractor = extractor

@@ -4,6 +4,7 @@ all, a secret saved without a keyring survives a restart, and no log line holds 
 from __future__ import annotations
 
 import asyncio
+import base64
 import errno
 import json
 import os
@@ -199,3 +200,53 @@ async def test_a_verbose_log_of_a_conversation_through_the_bridge_holds_no_token
         assert BRIDGE_SECRET not in text
         assert API_KEY not in text
         assert API_KEY[8:] not in text
+
+
+def _madoi(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([PYTHON, "-m", "app.main", *args], cwd=REPO, env=subprocess_env(home, PYTHONPATH=str(REPO)),
+                          capture_output=True, text=True, timeout=120, check=False, preexec_fn=_umask_022)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_card_imported_into_a_new_folder_is_readable_only_by_the_user(tmp_path: Path) -> None:
+    from companions.cards.png_text import solid_png, with_texts
+
+    card = {"spec": "chara_card_v2", "data": {"name": "Hotaru", "description": "A firefly."}}
+    source = tmp_path / "hotaru.png"
+    source.write_bytes(with_texts(solid_png("#203040", 32),
+                                  {"chara": base64.b64encode(json.dumps(card).encode()).decode("ascii")}))
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    _madoi(home, "companions", "import", str(source))  # `companions` does not exist yet: the import makes it
+    folder = home / "companions"
+    assert _mode(folder) == 0o700
+    assert {p.name: _mode(p) for p in folder.iterdir()} == {"hotaru.yaml": 0o600, "hotaru.png": 0o600}
+
+
+def test_cards_an_older_madoi_left_readable_are_tightened_by_the_next_command(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folder = home / "companions"
+    folder.mkdir(parents=True)
+    (folder / "kumo.yaml").write_text("metadata: {id: kumo, name: Kumo}\nrole: A drifting cloud.\n")
+    os.chmod(folder, 0o755)
+    os.chmod(folder / "kumo.yaml", 0o644)
+    _madoi(home, "companions", "list")
+    assert _mode(folder) == 0o700
+    assert _mode(folder / "kumo.yaml") == 0o600
+
+
+def test_the_search_index_and_its_wal_are_private_from_the_first_byte(madoi_home: Path) -> None:
+    from app.search.cli import index_path
+    from companions.search.index import SearchIndex
+
+    old = os.umask(0o022)
+    try:
+        index = SearchIndex(index_path(load_settings().paths))  # what `madoi search` and the window's search open
+        try:
+            modes = {p.name: _mode(p) for p in madoi_home.iterdir() if p.name.startswith("search.sqlite3")}
+        finally:
+            index.close()
+    finally:
+        os.umask(old)
+    assert modes == {"search.sqlite3": 0o600, "search.sqlite3-wal": 0o600, "search.sqlite3-shm": 0o600}

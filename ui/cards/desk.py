@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.cards.library import CardEntry
 from companions.cards.card import CARD_SUFFIXES
+from companions.common.private_files import private_dir
 from companions.common.tasks import TaskSet
 from companions.companion.cast import CastChanged
 from companions.wire.bus import Bus, BusItem
@@ -173,7 +174,7 @@ class CompanionsDesk(Attached, QObject):
     def _watch_folder(self) -> None:
         folder = self.editing.user_dir
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder)
         except OSError:
             return  # no folder, nothing to watch (the editor says why when it cannot save)
         self._watcher = QFileSystemWatcher([str(folder)], self)

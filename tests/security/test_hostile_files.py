@@ -1,0 +1,156 @@
+"""Hostile files the user is asked to import: a card picture full of zip bombs, a card whose YAML is an alias bomb,
+a chat with a line nested 100,000 deep. Each is refused or skipped with its reason, the import goes on with the
+other items, and memory stays bounded. Real files, the real commands (in a child process with its address space
+capped, so a regression fails with MemoryError instead of taking the machine's memory)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from app.main import main
+from app.memory import cli as memory_cli
+from app.search.cli import index_path
+from companions.cards.character_cards import CardImportError, read_character
+from companions.cards.png_text import SIGNATURE, solid_png
+from companions.search.engine import SearchEngine
+from tests.companions.search_doubles import HashingEmbedder
+from tests.conftest import PYTHON, REPO, subprocess_env
+
+ADDRESS_SPACE = 3 * 1024**3  # what the child may map: the zTXt bomb needed 5.6 GB before reads were bounded
+PEAK_RSS_LIMIT_KIB = 400 * 1024  # the command itself (Python, pydantic, the app's modules) peaks near 120 MB
+
+_MEASURED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from app.main import main
+try:
+    code = main(sys.argv[1:])
+finally:
+    print(f"peak-rss-kib {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}", file=sys.stderr)
+sys.exit(code)
+"""
+
+CARD = {"spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": "Hotaru", "description": "A firefly who likes summer nights.", "first_mes": "Hello!"}}
+
+
+def _madoi(home: Path, *args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``madoi ARGS`` in a child whose address space is capped; the result and its peak resident memory (KiB)."""
+    done = subprocess.run([PYTHON, "-c", _MEASURED.format(limit=ADDRESS_SPACE), *args], cwd=REPO,
+                          env=subprocess_env(home, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib ")]
+    assert peak, done.stderr[-2000:]
+    return done, int(peak[-1].split()[1])
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def _bomb_png(card_keyword: str, bomb_keywords: list[str]) -> bytes:
+    """A picture carrying a real V3 card, then one zTXt chunk per keyword in ``bomb_keywords``, each 16 MB of
+    zeros squeezed into 16 KB."""
+    bomb = zlib.compress(b"\0" * (16 * 1024 * 1024), 9)
+    picture = solid_png("#203040", 64)
+    card = base64.b64encode(json.dumps(CARD).encode()).decode("ascii")
+    texts = _chunk(b"tEXt", card_keyword.encode() + b"\0" + card.encode())
+    bombs = b"".join(_chunk(b"zTXt", k.encode() + b"\0\0" + bomb) for k in bomb_keywords)
+    head, tail = picture[:-12], picture[-12:]  # IEND last
+    assert head.startswith(SIGNATURE)
+    assert tail[4:8] == b"IEND"
+    return head + texts + bombs + tail
+
+
+def test_a_card_picture_full_of_zip_bombs_imports_its_card_in_bounded_memory(tmp_path: Path) -> None:
+    source = tmp_path / "hotaru.png"
+    source.write_bytes(_bomb_png("ccv3", [f"comment{i}" for i in range(400)]))
+    assert 6_000_000 < source.stat().st_size < 7_000_000  # the size of the picture that took 5.6 GB
+    home = tmp_path / "home"
+    done, peak_kib = _madoi(home, "companions", "import", str(source))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "hotaru: Hotaru imported from a V3 PNG card" in done.stdout
+    assert (home / "companions" / "hotaru.yaml").is_file()
+    assert peak_kib < PEAK_RSS_LIMIT_KIB, f"peak {peak_kib / 1024:.0f} MB"
+
+
+def test_card_texts_that_unpack_beyond_their_bound_are_refused_quickly_with_the_reason() -> None:
+    # The card's own keyword, over and over: each one is unpacked (the last one wins), so together they are bounded.
+    hostile = _bomb_png("ccv3", ["chara"] * 400)
+    started = time.monotonic()
+    with pytest.raises(CardImportError, match="chara/ccv3 texts unpack to more than 32 MB in all"):
+        read_character(hostile, "hostile.png")
+    assert time.monotonic() - started < 2  # three 16 MB chunks, not 400
+
+
+def _alias_bomb() -> str:
+    """A card whose ``unused`` (kept as it is, any shape) holds 9^9 lists of lols in 600 bytes."""
+    lines = ["metadata: {id: laughs, name: Laughs}", "role: Laughs a lot.", "unused:", '  a0: &a0 ["lol", "lol"]']
+    lines += [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_among_the_cards_is_refused_and_the_other_cards_load(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "companions").mkdir(parents=True)
+    (home / "companions" / "laughs.yaml").write_text(_alias_bomb(), encoding="utf-8")
+    (home / "companions" / "kumo.yaml").write_text("metadata: {id: kumo, name: Kumo}\nrole: A drifting cloud.\n",
+                                                   encoding="utf-8")
+    started = time.monotonic()
+    done, peak_kib = _madoi(home, "companions", "export", "laughs", str(tmp_path / "laughs.json"))
+    took = time.monotonic() - started
+    assert took < 15, f"{took:.1f} s"  # 40 s before (now mostly the child's start)
+    assert peak_kib < PEAK_RSS_LIMIT_KIB, f"peak {peak_kib / 1024:.0f} MB"  # 3.6 GB before
+    assert done.returncode == 1
+    assert "no companion card has the id 'laughs' (laughs.yaml: cannot read the file: the YAML holds more than " \
+           "200,000 values once its aliases are followed" in done.stderr
+    assert not (tmp_path / "laughs.json").exists()
+    other, _ = _madoi(home, "companions", "export", "kumo", str(tmp_path / "kumo.json"))
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert json.loads((tmp_path / "kumo.json").read_text(encoding="utf-8"))["data"]["name"] == "Kumo"
+
+
+def test_a_sillytavern_chat_with_a_line_nested_100000_deep_imports_its_other_lines(
+        madoi_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(memory_cli, "make_search_engine",  # the real embedder takes seconds to load
+                        lambda paths: SearchEngine(index_path(paths), embedder=HashingEmbedder()))
+    chat = tmp_path / "hotaru.jsonl"
+    chat.write_text("\n".join([
+        json.dumps({"user_name": "me", "character_name": "Akari", "create_date": "2024-07-01@20h00m00s"}),
+        json.dumps({"name": "me", "is_user": True, "send_date": 1719864000000, "mes": "Fireflies tonight?"}),
+        "[" * 100_000,
+        json.dumps({"name": "Akari", "is_user": False, "send_date": 1719864060000, "mes": "Yes, by the river!"}),
+    ]) + "\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code = main(["conversations", "import", str(chat), "--companion", "akari"])
+    out, err = capsys.readouterr()
+    assert code == 1  # one bad line, reported; the others imported
+    assert "imported 1 conversations (2 messages)" in out
+    assert f"{chat}: line 3: the JSON nests too deeply to read" in err
+
+
+def test_a_deep_line_in_a_madoi_conversation_file_is_skipped_with_its_reason(
+        madoi_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(memory_cli, "make_search_engine",
+                        lambda paths: SearchEngine(index_path(paths), embedder=HashingEmbedder()))
+    good = {"title": "Fireflies", "messages": [{"id": "f1", "from": "user", "to": ["akari"],
+                                               "message": "Fireflies tonight?", "time": "2024-07-01T20:00:00Z"}]}
+    source = tmp_path / "chats.jsonl"
+    source.write_text("[" * 100_000 + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    code = main(["conversations", "import", str(source)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "imported 1 conversations (1 messages)" in out
+    assert f"{source}: line 1: Invalid JSON: recursion limit exceeded" in err
+    assert os.stat(madoi_home / "search.sqlite3").st_mode & 0o777 == 0o600
