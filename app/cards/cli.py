@@ -5,7 +5,8 @@
     madoi companions approve ID           approve what a user's card runs and sends (its MCP commands, its model
                                           endpoint and key variable), as the card is now; a changed card asks again
     madoi companions revoke ID            forget that approval: the card is held again from the next start
-    madoi companions import FILE [--id ID]  import a character card (SillyTavern V2/V3, PNG or JSON) as a companion
+    madoi companions import FILE [--id ID]  import a character card (SillyTavern V2/V3, PNG or JSON) as a companion;
+                                          a folder: each card in it, one at a time (a bad one is said and skipped)
     madoi companions export ID FILE       write a companion as a V3 character card (FILE.png, or FILE.json)
 """
 
@@ -19,7 +20,7 @@ from typing import TextIO
 
 from app.cards.library import CardLibrary
 from app.settings.model import load_settings
-from companions.cards.character_cards import CardImportError
+from companions.cards.character_cards import CardImportError, ImportResult
 
 
 def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -33,7 +34,8 @@ def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     revoke = commands.add_parser("revoke", help="forget the approval of a card")
     revoke.add_argument("id", help="the companion's id")
     importing = commands.add_parser("import", help="import a character card (SillyTavern V2/V3: PNG or JSON)")
-    importing.add_argument("file", type=Path, help="the card: a .png picture carrying it, or its .json")
+    importing.add_argument("file", type=Path, help="the card: a .png picture carrying it, or its .json (or a folder "
+                                                   "of them)")
     importing.add_argument("--id", dest="card_id", help="the new companion's id (derived from its name otherwise)")
     exporting = commands.add_parser("export", help="write a companion as a V3 character card")
     exporting.add_argument("id", help="the companion's id")
@@ -76,13 +78,7 @@ def _approve(library: CardLibrary, card_id: str, out: TextIO, err: TextIO) -> in
     return 0
 
 
-def _import(library: CardLibrary, file: Path, card_id: str | None, out: TextIO, err: TextIO) -> int:
-    try:
-        result = library.import_file(file, card_id)
-    except CardImportError as problem:
-        print(f"madoi companions import: {file.name} not imported: {problem}", file=err)
-        return 1
-    language = library.loaded.settings.general.language
+def _imported(result: ImportResult, language: str, out: TextIO) -> None:
     print(f"{result.card.id}: {result.card.name(language)} imported from a {result.format} card into {result.file}",
           file=out)
     if result.avatar is not None:
@@ -91,7 +87,36 @@ def _import(library: CardLibrary, file: Path, card_id: str | None, out: TextIO, 
         print(f"  lorebook: {len(result.card.lore)} entries", file=out)
     if result.unused:
         print(f"  kept but not used by Madoi: {', '.join(result.unused)}", file=out)
+
+
+def _import(library: CardLibrary, file: Path, card_id: str | None, out: TextIO, err: TextIO) -> int:
+    if file.is_dir():
+        return _import_folder(library, file, card_id, out, err)
+    language = library.loaded.settings.general.language
+    try:
+        result = library.import_file(file, card_id)
+    except CardImportError as problem:
+        print(f"madoi companions import: {file.name} not imported: {problem}", file=err)
+        return 1
+    _imported(result, language, out)
     return 0
+
+
+def _import_folder(library: CardLibrary, folder: Path, card_id: str | None, out: TextIO, err: TextIO) -> int:
+    if card_id is not None:
+        print("madoi companions import: --id names one card: give a file, not a folder", file=err)
+        return 2
+    language = library.loaded.settings.general.language
+    imported = failed = 0
+    for source, outcome in library.import_folder(folder):  # one card at a time: none is kept
+        if isinstance(outcome, CardImportError):
+            failed += 1
+            print(f"madoi companions import: {source.name} not imported: {outcome}", file=err)
+        else:
+            imported += 1
+            _imported(outcome, language, out)
+    print(f"imported {imported} of {imported + failed} character cards from {folder}", file=out)
+    return 1 if failed else 0
 
 
 def _export(library: CardLibrary, card_id: str, file: Path, out: TextIO, err: TextIO) -> int:

@@ -8,14 +8,22 @@ editor work on; the runtime takes the files again when they change (app/cards/ca
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.settings.model import SettingsStore
 from companions.cards.approval import CardApproval, CardPrivileges, CardTrust, privileges_of
-from companions.cards.card import CardProblem, CompanionCard, load_cards, sample_cards_dir
-from companions.cards.character_cards import ImportResult, export_json, export_png, import_character
+from companions.cards.card import CardProblem, CompanionCard, card_ids, load_cards, sample_cards_dir
+from companions.cards.character_cards import (
+    CHARACTER_SUFFIXES,
+    CardImportError,
+    ImportResult,
+    export_json,
+    export_png,
+    import_character,
+)
 from companions.common.atomic_write import write_atomically
 
 
@@ -81,9 +89,24 @@ class CardLibrary:
         Raises:
             CardImportError: why it cannot be imported (its id is taken, the file is damaged ...).
         """
-        existing = {e.id for e in self.entries()[0]}
-        return import_character(source, self.user_dir, existing=existing, card_id=card_id,
+        return import_character(source, self.user_dir, existing=card_ids(self.folders), card_id=card_id,
                                 user_name=self.loaded.settings.general.user_name)
+
+    def import_folder(self, folder: Path) -> Iterator[tuple[Path, ImportResult | CardImportError]]:
+        """Imports every character card (``.png``, ``.json``) in ``folder``, one at a time: each file with what
+        came of it (the reason, for one that was not imported). Only ids are kept between files, so a folder of
+        thousands of cards imports in the memory of one."""
+        taken = card_ids(self.folders)
+        sources = sorted(p for p in folder.iterdir() if p.suffix.lower() in CHARACTER_SUFFIXES and p.is_file())
+        for source in sources:
+            try:
+                result = import_character(source, self.user_dir, existing=taken,
+                                          user_name=self.loaded.settings.general.user_name)
+            except CardImportError as err:
+                yield source, err
+                continue
+            taken.add(result.card.id)
+            yield source, result
 
     def export_file(self, card_id: str, target: Path, language: str | None = None) -> Path:
         """Writes companion ``card_id`` as a V3 character card: PNG (with its picture) or, for ``.json``, JSON.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeAlias
@@ -234,22 +234,37 @@ def load_card(path: Path) -> CompanionCard | list[CardProblem]:
         ]
 
 
+def card_files(folders: Iterable[Path]) -> Iterator[Path]:
+    """Every card file in ``folders``, folder by folder, each folder's by name."""
+    for folder in folders:
+        if folder.is_dir():
+            yield from sorted(p for p in folder.iterdir() if p.suffix in CARD_SUFFIXES and p.is_file())
+
+
+def card_ids(folders: Iterable[Path]) -> set[str]:
+    """The ids of the cards in ``folders`` that load, read one at a time and none kept (a folder may hold
+    thousands: an import asks only which ids are taken)."""
+    ids: set[str] = set()
+    for path in card_files(folders):
+        outcome = load_card(path)
+        if isinstance(outcome, CompanionCard):
+            ids.add(outcome.id)
+    return ids
+
+
 def load_cards(folders: Iterable[Path]) -> LoadedCards:
     """Loads every card in ``folders`` (later folders override earlier ones by id: user cards beat samples)."""
     loaded = LoadedCards()
     by_id: dict[str, CompanionCard] = {}
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for path in sorted(p for p in folder.iterdir() if p.suffix in CARD_SUFFIXES and p.is_file()):
-            outcome = load_card(path)
-            if isinstance(outcome, CompanionCard):
-                by_id[outcome.id] = outcome
-                loaded.files[outcome.id] = path
-            else:
-                loaded.problems.extend(outcome)
-                for problem in outcome:
-                    log.warning("companion card %s", problem)
+    for path in card_files(folders):
+        outcome = load_card(path)
+        if isinstance(outcome, CompanionCard):
+            by_id[outcome.id] = outcome
+            loaded.files[outcome.id] = path
+        else:
+            loaded.problems.extend(outcome)
+            for problem in outcome:
+                log.warning("companion card %s", problem)
     loaded.cards = list(by_id.values())
     return loaded
 

@@ -54,6 +54,7 @@ from companions.common.languages import Language
 from companions.common.private_files import private_dir
 from companions.common.untrusted_data import Unreadable, parse_json
 
+CHARACTER_SUFFIXES: Final = (".png", ".json")  # the files a folder import takes
 MAX_CARD_FILE_BYTES: Final = 64 * 1024 * 1024  # a card picture of 20 MB imports; a file above this is refused
 MAX_JSON_BYTES: Final = 8 * 1024 * 1024  # the card's JSON once decoded
 SAMPLE_LINES: Final = 4
