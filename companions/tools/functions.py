@@ -26,6 +26,7 @@ from typing import Annotated, Any, Final, get_args, get_origin, get_type_hints, 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from companions.common.untrusted_data import Unreadable, parse_json
 from companions.llm.types import ToolSpec
 from companions.trust.policy import Capability
 
@@ -163,10 +164,10 @@ class BaseTool:
         if unavailable is not None:
             return self._error(call_id, unavailable)
         if isinstance(arguments, str):
-            try:
-                data = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as err:
-                return self._error(call_id, f"the arguments are not valid JSON ({err.msg} at {err.pos}); "
+            try:  # a model's text, which what it read may steer: any depth is an answer here, never an error
+                data = parse_json(arguments) if arguments.strip() else {}
+            except Unreadable as err:
+                return self._error(call_id, f"the arguments are not valid JSON ({err}); "
                                             f"send a JSON object matching the schema")
         else:
             data = arguments

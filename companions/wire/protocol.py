@@ -14,6 +14,8 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from companions.common.untrusted_data import Unreadable, parse_json
+
 JSONRPC: Final = "2.0"
 
 Topic: TypeAlias = Literal["messages", "actions", "states", "queries"]
@@ -293,8 +295,8 @@ def parse_frame(raw: str | bytes) -> tuple[Topic, WireItem]:
         ProtocolError: invalid JSON, wrong framing, or an invalid body.
     """
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        data = parse_json(raw)
+    except Unreadable as err:  # not JSON, or nested deeper than any frame (RecursionError included)
         raise ProtocolError(f"invalid JSON: {err}") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"a frame must be a JSON object, got {type(data).__name__}")

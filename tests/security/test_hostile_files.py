@@ -24,6 +24,7 @@ from app.search.cli import index_path
 from companions.cards.character_cards import CardImportError, read_character
 from companions.cards.png_text import SIGNATURE, solid_png
 from companions.search.engine import SearchEngine
+from companions.tools.functions import tool
 from tests.companions.search_doubles import HashingEmbedder
 from tests.conftest import PYTHON, REPO, subprocess_env
 
@@ -177,3 +178,16 @@ def test_a_deep_line_in_a_madoi_conversation_file_is_skipped_with_its_reason(
     assert "imported 1 conversations (1 messages)" in out
     assert f"{source}: line 1: Invalid JSON: recursion limit exceeded" in err
     assert os.stat(madoi_home / "search.sqlite3").st_mode & 0o777 == 0o600
+
+
+async def test_a_tool_call_whose_arguments_nest_100000_deep_is_an_error_the_model_reads() -> None:
+    # A model repeats what it read: its tool call's arguments are received text like any other.
+    @tool
+    def lantern_colour(place: str) -> str:
+        """The colour of the lanterns at ``place``."""
+        return f"indigo at {place}"
+
+    result = await lantern_colour.run("[" * 100_000, "c1")
+    assert result.is_error
+    assert "the arguments are not valid JSON (the JSON nests too deeply to read" in result.content
+    assert (await lantern_colour.run('{"place": "Gion"}', "c2")).content == "indigo at Gion"  # and the next call runs
