@@ -19,7 +19,8 @@ __all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "private_dir", "private_file", "tighte
 
 # What Madoi keeps in its directories: these names and their SQLite (-wal, -shm, -journal) and rotated log
 # (.1, .2 ...) companions. A MADOI_HOME may be a folder that holds other things too: those are left alone.
-KNOWN_FILES: Final = ("madoi.sqlite3", "search.sqlite3", "madoi.log", "settings.toml", "secrets.json")
+KNOWN_FILES: Final = ("madoi.sqlite3", "search.sqlite3", "madoi.log", "settings.toml", "secrets.json", "window.ini",
+                      "model-servers.json")
 # Folders in them that only Madoi writes (the user's cards, the model's logs, downloaded models): every file
 # directly in them is Madoi's.
 KNOWN_FOLDERS: Final = ("companions", "logs", "models", "speech-models")

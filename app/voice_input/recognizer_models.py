@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
+from companions.common.private_files import private_dir, private_file
+
 RecognizerChoice: TypeAlias = Literal["pocketsphinx", "whisper-tiny", "whisper-base"]
 WHISPER_MAGIC: Final = b"lmgg"  # 0x67676d6c, little-endian: the first word of every ggml model file
 CHUNK: Final = 1 << 16
@@ -68,11 +70,12 @@ def download(model: SpeechModel, data_dir: Path, *, progress: Callable[[int, int
     """Downloads ``model`` into ``data_dir`` (blocking: call it on a thread). ``progress(done, total)`` is called
     as bytes arrive; ``cancelled()`` true stops it. Returns the model's path; raises :class:`DownloadFailed`."""
     target = model_path(data_dir, model)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     partial = target.with_name(target.name + ".part")
     digest = hashlib.sha1(usedforsecurity=False)
     done = 0
     try:
+        private_file(partial)  # 0600, like every file of Madoi's
         with urllib.request.urlopen(url or model.url, timeout=timeout) as response, partial.open("wb") as out:
             length = response.headers.get("Content-Length")
             if length is not None and int(length) != model.size:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from companions.common.private_files import PRIVATE_FILE, make_private
 from companions.search.semantic import Vectors, from_blobs
 
 log = logging.getLogger(__name__)
@@ -218,6 +219,7 @@ class AnnIndex:
             return
         temporary = self.path.with_name(self.path.name + ".tmp")
         _faiss().write_index(self._index, str(temporary))
+        make_private(temporary, PRIVATE_FILE)  # vectors of the user's conversations and files: as private as they are
         os.replace(temporary, self.path)
         self.db.execute("BEGIN")
         try:

@@ -250,3 +250,25 @@ def test_the_search_index_and_its_wal_are_private_from_the_first_byte(madoi_home
     finally:
         os.umask(old)
     assert modes == {"search.sqlite3": 0o600, "search.sqlite3-wal": 0o600, "search.sqlite3-shm": 0o600}
+
+
+async def test_what_a_companion_said_is_written_to_a_private_wav_in_a_private_new_folder(madoi_home: Path) -> None:
+    from app.devices.speaker import Pyttsx3Speaker
+    from companions.devices.ports import Utterance
+    from companions.wire.bus import InProcessBus
+
+    folder = madoi_home / "speech"  # MADOI_VOICE_OUTPUT_DIR: each line a WAV file instead of sound
+    old = os.umask(0o022)
+    bus = InProcessBus()
+    speaker = Pyttsx3Speaker(bus, output_dir=folder)
+    try:
+        await speaker.start()
+        result = await speaker.speak(Utterance("My cat is called Mochi.", speaker_id="akari"))
+    finally:
+        await speaker.stop()
+        await bus.aclose()
+        os.umask(old)
+    assert result.success, result.reason
+    assert result.wav_path is not None
+    assert _mode(folder) == 0o700
+    assert _mode(Path(result.wav_path)) == 0o600
