@@ -18,14 +18,14 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from app.bridge.dialects import Dialect
-from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
+from app.bridge.limits import AbuseMeter, TokenBucket
 
 _DIRECT_MAX_BYTES = 16_384  # half the websockets write limit (32 KiB)
 
 
 class ClientSession:
     def __init__(self, ws: ServerConnection, key: str, *, queue_size: int, bucket: TokenBucket,
-                 abuse: AbuseMeter, quota: StoreQuota) -> None:
+                 abuse: AbuseMeter, address: str) -> None:
         self.ws = ws
         self.key = key  # connection-unique; the broker knows the client as a responder by this id
         self.identity: str | None = None  # the `from` it declared in its hello, if any
@@ -46,7 +46,7 @@ class ClientSession:
         self.close_reason: str | None = None
         self.bucket = bucket
         self.abuse = abuse
-        self.quota = quota  # what it may have stored: messages and bytes per minute
+        self.address = address  # where it connects from: what it may have stored is its address's (AddressQuotas)
         self._queue: collections.deque[str | bytes] = collections.deque()
         self._queue_size = queue_size
         self._wakeup = asyncio.Event()

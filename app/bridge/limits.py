@@ -1,10 +1,14 @@
 """Per-client limits: a token bucket for the frame rate, a leaky strike counter for repeated abuse, and the quota of
-what one connection may have stored (messages per minute and their bytes)."""
+what one address may have stored (messages per minute and their bytes), kept across its reconnects."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Final
+
+QUOTA_MINUTE_S: Final = 60.0
+MAX_ADDRESSES: Final = 4096  # quotas remembered at once; an address idle for a minute is forgotten first anyway
 
 
 class TokenBucket:
@@ -56,7 +60,7 @@ class AbuseMeter:
 
 
 class StoreQuota:
-    """What one connection may have stored: ``messages`` per minute and ``size`` bytes per minute, each a token
+    """What one address may have stored: ``messages`` per minute and ``size`` bytes per minute, each a token
     bucket with a burst of one minute's worth (a message larger than a minute's bytes is never stored). One clock
     read and a few float operations per message: it runs on every message a client sends."""
 
@@ -83,3 +87,39 @@ class StoreQuota:
         self.stored_messages += 1
         self.stored_bytes += size
         return True
+
+    def refilled(self) -> bool:
+        """True once a minute passed without a message: the quota is whole again, as a new one would be."""
+        return self._clock() - self._last >= QUOTA_MINUTE_S
+
+
+class AddressQuotas:
+    """The :class:`StoreQuota` of each client address, the same for all its connections and reconnects: when each
+    connection had its own, 33 reconnects in 12 s stored 32.7 MB where 1 MiB a minute was the limit. When a new
+    address comes, the quotas that refilled are forgotten (a new one is the same), and at most
+    :data:`MAX_ADDRESSES` are kept."""
+
+    def __init__(self, messages_per_minute: int, bytes_per_minute: int, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.messages_per_minute = messages_per_minute
+        self.bytes_per_minute = bytes_per_minute
+        self._clock = clock
+        self._quotas: dict[str, StoreQuota] = {}
+
+    def __len__(self) -> int:
+        return len(self._quotas)
+
+    def of(self, address: str) -> StoreQuota:
+        """The quota of ``address`` (asked for each message: a connection holds none of its own)."""
+        quota = self._quotas.get(address)
+        if quota is None:
+            self._forget_refilled()
+            while len(self._quotas) >= MAX_ADDRESSES:
+                self._quotas.pop(next(iter(self._quotas)))
+            quota = StoreQuota(self.messages_per_minute, self.bytes_per_minute, clock=self._clock)
+            self._quotas[address] = quota
+        return quota
+
+    def _forget_refilled(self) -> None:
+        for address in [a for a, q in self._quotas.items() if q.refilled()]:
+            del self._quotas[address]

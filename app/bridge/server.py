@@ -1,15 +1,16 @@
 """The WebSocket bridge: relays the bus to external clients, each in its dialect (dialects.py).
 
 The door: a web page's handshake is refused unless its ``Origin`` is allowed (origins.py); connections
-are bounded in all and per address; a frame that could not be written out again is refused (frame_checks.py).
+are bounded in all and per address, and the last one is kept for the user's own client (:data:`OWN_ADDRESSES`,
+or the token when one is set); a frame that could not be written out again is refused (frame_checks.py).
 
 Out: every message, action and query on the bus goes to every authenticated client (states only to Madoi's
 clients); a QueryResult goes only to the client that sent that query. In: a client may publish messages as the
-user, as its hello identity or as its one ``user_<name>`` id (senders.py), within its quota of what it may have
-stored (limits.StoreQuota), and QueryResults for the queries it is asked (answering.py); never queries (the app's
-camera and voice are not for clients). A client that announces a companion's metadata speaks as that companion
-only, which takes part in the conversation while it is connected, and may send that companion's queries, which
-the broker answers only once the user allowed it (guests.py). Everything else, and every invalid, oversize or
+user, as its hello identity or as its one ``user_<name>`` id (senders.py), within its address's quota of what it
+may have stored (limits.AddressQuotas), and QueryResults for the queries it is asked (answering.py); never queries
+(the app's camera and voice are not for clients). A client that announces a companion's metadata speaks as that
+companion only, which takes part in the conversation while it is connected, and may send that companion's queries,
+which the broker answers only once the user allowed it (guests.py). Everything else, and every invalid, oversize or
 over-rate frame, is answered with a JSON-RPC error frame and dropped, with a log line; a client that keeps abusing
 is closed with 1008 (policy violation). Frames above ``max_frame_bytes`` get an error; frames above four times
 that are refused by the WebSocket layer itself (close 1009), which bounds memory. Pings close dead peers.
@@ -41,7 +42,7 @@ from app.bridge.client import ClientSession
 from app.bridge.dialects import ConnectOptions, Dialect, decode, options_of
 from app.bridge.errors import ErrorCode, FrameRejected, error_frame
 from app.bridge.frame_checks import check_writable, may_nest_deeply
-from app.bridge.limits import AbuseMeter, StoreQuota, TokenBucket
+from app.bridge.limits import AbuseMeter, AddressQuotas, TokenBucket
 from app.bridge.origins import BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
 from app.bridge.results import ClientResults
@@ -57,6 +58,10 @@ from companions.wire.query_broker import QueryBroker
 log = logging.getLogger(__name__)
 
 POLICY_VIOLATION: Final = 1008
+OWN_ADDRESSES: Final = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+"""Where a program or page that connects to ``localhost`` comes from. Without a token these connections are the
+user's own for the slot kept for them: other addresses (127.0.0.2 and up) are chosen on purpose. With a token,
+the connection that presents it is the user's own, from anywhere."""
 
 
 @dataclass
@@ -69,7 +74,7 @@ class BridgeStats:
     closed_by_policy: int = 0  # abuse, failed authentication, authentication timeout
     refused_origins: int = 0  # handshakes of web pages whose origin is not allowed
     refused_connections: int = 0  # handshakes over the bounds on connections (in all, per address)
-    over_quota: int = 0  # messages refused because their connection had stored its quota
+    over_quota: int = 0  # messages refused because their address had stored its quota
 
 
 class BridgeServer:
@@ -104,7 +109,7 @@ class BridgeServer:
         allowed_origins: Iterable[str] = LOOPBACK_ORIGINS,  # the web pages admitted (origins.py)
         max_connections: int = 32,  # open and opening connections, in all ...
         max_connections_per_address: int = 8,  # ... and from one address
-        max_messages_per_minute: int = 30,  # what one connection may have stored (limits.StoreQuota)
+        max_messages_per_minute: int = 30,  # what one address may have stored (limits.AddressQuotas)
         max_stored_bytes_per_minute: int = 1_048_576,
     ) -> None:
         check_bind(host, token)
@@ -128,7 +133,7 @@ class BridgeServer:
         self._auth_timeout = auth_timeout
         self.origins = OriginPolicy(())
         self._max_connections = self._max_per_address = 0
-        self._quota = (0, 0)
+        self._quotas = AddressQuotas(0, 0)
         self.use_rules(allowed_origins=allowed_origins, max_connections=max_connections,
                        max_connections_per_address=max_connections_per_address,
                        max_messages_per_minute=max_messages_per_minute,
@@ -150,13 +155,15 @@ class BridgeServer:
     def use_rules(self, *, allowed_origins: Iterable[str], max_connections: int, max_connections_per_address: int,
                   max_messages_per_minute: int, max_stored_bytes_per_minute: int) -> None:
         """The door's rules, from now on (the settings saved while the bridge runs): the next handshakes meet the
-        new origins and bounds, the next connections get the new quota; the refusals remembered stay."""
+        new origins and bounds, a changed quota starts anew for every address; the refusals remembered stay."""
         refused = self.origins.refused
         self.origins = OriginPolicy(allowed_origins)
         self.origins.refused = refused
         self._max_connections = max_connections
         self._max_per_address = max_connections_per_address
-        self._quota = (max_messages_per_minute, max_stored_bytes_per_minute)
+        quota = (self._quotas.messages_per_minute, self._quotas.bytes_per_minute)
+        if quota != (max_messages_per_minute, max_stored_bytes_per_minute):  # saving other settings renews none
+            self._quotas = AddressQuotas(max_messages_per_minute, max_stored_bytes_per_minute)
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -230,10 +237,6 @@ class BridgeServer:
                 self._bus.publish(BridgeOriginRefused(origin[:200]))
             return connection.respond(HTTPStatus.FORBIDDEN, f"web pages from {origin[:200]} may not use this bridge: "
                                       "allow the origin in Madoi's settings (Bridge tab) if you trust it\n")
-        too_many = self._too_many(connection)
-        if too_many is not None:
-            self.stats.refused_connections += 1
-            return too_many
         try:
             options = options_of(request.path)
         except FrameRejected as refused:
@@ -243,17 +246,30 @@ class BridgeServer:
         if self._token is not None and presented is not None and not token_matches(presented, self._token):
             log.warning("bridge: connection refused: invalid token")
             return connection.respond(HTTPStatus.UNAUTHORIZED, "invalid bridge token\n")
+        too_many = self._too_many(connection, with_token=self._token is not None and presented is not None)
+        if too_many is not None:
+            self.stats.refused_connections += 1
+            return too_many
         return None
 
-    def _too_many(self, connection: ServerConnection) -> Response | None:
-        """A refusal when this connection would be one too many, in all or from its address; else ``None``."""
+    def _too_many(self, connection: ServerConnection, *, with_token: bool) -> Response | None:
+        """A refusal when this connection would be one too many, in all or from its address; else ``None``.
+
+        The last connection is kept for the user's own client: one that presented the token, or without a token
+        one from :data:`OWN_ADDRESSES` (32 connections from 127.0.0.2-5 took every one, and the user's own client
+        was refused). A client with the token is not bound per address either: strangers cannot use up its room.
+        """
         assert self._server is not None
-        address = connection.remote_address[0] if connection.remote_address else None
+        address = _address_of(connection)
+        own = with_token if self._token is not None else address in OWN_ADDRESSES
         others = [c for c in self._server.all_connections
                   if c is not connection and c.state is not ConnectionState.CLOSED]
-        if len(others) >= self._max_connections:
+        room = self._max_connections if own else max(1, self._max_connections - 1)
+        if len(others) >= room:
             status, why = HTTPStatus.SERVICE_UNAVAILABLE, f"the bridge has {len(others)} connections already"
-        elif sum(1 for c in others if c.remote_address and c.remote_address[0] == address) >= self._max_per_address:
+            if not own:
+                why += " (the last is kept for the user's own client)"
+        elif not with_token and sum(1 for c in others if _address_of(c) == address) >= self._max_per_address:
             status, why = HTTPStatus.TOO_MANY_REQUESTS, f"{address} has {self._max_per_address} connections already"
         else:
             return None
@@ -272,7 +288,7 @@ class BridgeServer:
         client = ClientSession(ws, f"bridge:{self._counter}", queue_size=self._send_queue_size,
                                bucket=TokenBucket(self._rate),
                                abuse=AbuseMeter(self._abuse_limit, self._abuse_forgiven),
-                               quota=StoreQuota(*self._quota))
+                               address=_address_of(ws))
         assert ws.request is not None
         options = options_of(ws.request.path)  # checked in the handshake
         client.dialect = options.dialect or self._dialect
@@ -428,15 +444,15 @@ class BridgeServer:
                                 "unlike the reference firehose; send messages and query results")
 
     def _stored(self, client: ClientSession, message: Message) -> None:
-        """Counts ``message`` against its connection's quota of what it may have stored, or raises."""
+        """Counts ``message`` against its address's quota of what it may have stored, or raises."""
         params, text = message.params, message.params.message
         size = (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + len(params.id) \
             + len(params.from_) + (sum(map(len, params.to)) if params.to else 0)
-        if not client.quota.take(size):
+        if not self._quotas.of(client.address).take(size):
             self.stats.over_quota += 1
-            messages, size_quota = self._quota
-            raise FrameRejected(ErrorCode.OVER_QUOTA, f"this connection has stored its quota ({messages} messages and "
-                                f"{size_quota} bytes a minute): the message was not stored", params.id)
+            raise FrameRejected(ErrorCode.OVER_QUOTA, f"{client.address} has stored its quota "
+                                f"({self._quotas.messages_per_minute} messages and {self._quotas.bytes_per_minute} "
+                                "bytes a minute, across its connections): the message was not stored", params.id)
 
     def _greet(self, client: ClientSession, hello: Hello) -> None:
         if not client.authenticated and self._token is not None and not token_matches(hello.token, self._token):
@@ -472,3 +488,8 @@ class BridgeServer:
         """The ids ``client`` may not take as its identity or its companion's."""
         return {*self._reserved_ids(), *self.guests.ids(), *self._senders.claimed(),
                 *(c.identity for c in self._clients if c is not client and c.identity)}
+
+
+def _address_of(connection: ServerConnection) -> str:
+    """The client's IP address (its quota and its share of the connections are counted by it)."""
+    return str(connection.remote_address[0]) if connection.remote_address else "unknown"

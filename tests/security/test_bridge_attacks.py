@@ -34,6 +34,7 @@ from companions.wire.protocol import Message, Query, QueryResult, WireItem, fram
 from tests.app.bridge_client import admitted
 from tests.app.media import write_test_video
 from tests.conftest import free_port
+from tests.waiting import wait_until
 
 ALLOWED_PAGE = "http://localhost:5173"  # an avatar page served from this computer: admitted by default
 EVIL_PAGE = "https://evil.example"
@@ -435,3 +436,54 @@ async def test_connections_are_bounded_per_address(app: App) -> None:
     await admitted(app.bridge, 0)
     async with app.page():  # room again once they left
         await admitted(app.bridge, 1)
+
+
+async def test_strangers_on_other_loopback_addresses_cannot_take_the_users_last_connection(app: App) -> None:
+    """The report: 32 connections from 127.0.0.2-5 took every slot and the user's own client got 503. Now the
+    last slot is kept for the user's own client (from 127.0.0.1, where ``localhost`` leads, or with the token)."""
+    bound = app.runtime.settings.bridge.max_connections
+    per_address = app.runtime.settings.bridge.max_connections_per_address
+    strangers = [f"127.0.0.{2 + i // per_address}" for i in range(bound)]
+    async with contextlib.AsyncExitStack() as stack:
+        refused: list[int] = []
+        for address in strangers:
+            try:
+                await stack.enter_async_context(app.page(None, local_addr=(address, 0)))
+            except InvalidStatus as err:
+                refused.append(err.response.status_code)
+        await admitted(app.bridge, bound - 1)
+        assert refused == [503]
+        async with app.page(None) as own:  # the user's own client, as it always connects
+            await admitted(app.bridge, bound)
+            await own.send(frame_of(Message.create(from_="user", message="still here", id="own-1")))
+            await _drain(app)
+        assert any(isinstance(i, Message) and i.params.id == "own-1" for i in app.wire)
+
+
+async def _taken(app: App, before: int) -> None:
+    """Returns once the bridge took a frame more than the ``before`` it had taken."""
+    await wait_until(lambda: app.bridge.stats.frames_in > before, "the frame taken by the bridge")
+
+
+async def test_reconnecting_does_not_renew_what_an_address_may_store(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The report: the quota was per connection, so 33 reconnects in 12 s stored 32.7 MB where 1 MiB a minute is
+    the limit. Now it is per address, across its connections."""
+    settings = "[bridge]\nmax_messages_per_minute = 5\n" + "".join(
+        f"[companions.{c}]\nmemory = false\n" for c in ("akari", "hina", "souta"))
+    async with running_app(madoi_home, monkeypatch, tmp_path, settings) as app:
+        refusals: list[dict[str, Any]] = []
+        for i in range(12):  # a new connection for each message
+            async with app.page(None) as ws:
+                before = app.bridge.stats.frames_in
+                await ws.send(frame_of(Message.create(from_="user_flood", message=f"flood {i}", id=f"flood-{i}")))
+                await _taken(app, before)
+                if app.bridge.stats.over_quota > len(refusals):
+                    refusals.append(await _error(ws))
+        await _drain(app)
+        stored = [i for i in app.wire if isinstance(i, Message) and i.params.from_ == "user_flood"]
+    assert len(stored) == 5
+    assert len(refusals) == 7
+    assert all(r["error"]["code"] == -32006 for r in refusals)
+    assert "127.0.0.1 has stored its quota (5 messages and 1048576 bytes a minute, across its connections)" in \
+        refusals[0]["error"]["message"]

@@ -1,8 +1,8 @@
-"""What one bridge connection may have stored (app/bridge/limits.StoreQuota), on a clock the test moves."""
+"""What one bridge address may have stored (app/bridge/limits.py), on a clock the test moves."""
 
 from __future__ import annotations
 
-from app.bridge.limits import StoreQuota
+from app.bridge.limits import AddressQuotas, StoreQuota
 
 
 class Clock:
@@ -36,3 +36,16 @@ def test_the_bytes_are_bounded_too_and_a_refused_message_costs_nothing() -> None
     clock.now += 3600
     assert not quota.take(1001)
     assert quota.take(1000)
+
+
+def test_an_addresses_quota_is_the_same_for_each_of_its_connections_and_forgotten_once_whole() -> None:
+    clock = Clock()
+    quotas = AddressQuotas(2, 1000, clock=clock)
+    assert quotas.of("127.0.0.2").take(10)
+    assert quotas.of("127.0.0.2").take(10)  # a reconnect: the same quota
+    assert not quotas.of("127.0.0.2").take(10)
+    assert quotas.of("127.0.0.3").take(10)  # another address has its own
+    clock.now += 60  # a minute later both are whole again: a new address forgets them
+    quotas.of("127.0.0.4")
+    assert len(quotas) == 1
+    assert quotas.of("127.0.0.2").take(10)
