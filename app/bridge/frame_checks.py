@@ -17,6 +17,7 @@ import json
 from typing import Any, Final
 
 from app.bridge.errors import ErrorCode, FrameRejected
+from companions.common.untrusted_data import depth_of
 
 MAX_DEPTH: Final = 32  # nesting levels of arrays and objects in one frame; the protocol's frames use 5 or 6
 
@@ -28,32 +29,13 @@ def may_nest_deeply(raw: str | bytes) -> bool:
     return raw.count("{") + raw.count("[") > MAX_DEPTH
 
 
-def depth_of(data: Any, limit: int = MAX_DEPTH) -> int:
-    """How deep ``data`` (decoded JSON) nests, counted up to ``limit + 1`` (no recursion: any depth is safe)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Any = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
 def check_writable(raw: str | bytes, data: Any) -> None:
     """Refuses a decoded frame that could not be serialized again (see the module's docstring).
 
     Raises:
         FrameRejected: nesting deeper than :data:`MAX_DEPTH`, or text UTF-8 cannot encode (a lone surrogate).
     """
-    if may_nest_deeply(raw) and depth_of(data) > MAX_DEPTH:
+    if may_nest_deeply(raw) and depth_of(data, MAX_DEPTH) > MAX_DEPTH:
         raise FrameRejected(ErrorCode.INVALID_REQUEST, f"the frame nests deeper than {MAX_DEPTH} levels")
     # A lone surrogate can only come from a \u escape (a text frame is valid UTF-8), or from bytes that Python's
     # JSON decoder reads with "surrogatepass".

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 from pydantic import BaseModel, Field, ValidationError
 
+from companions.common.untrusted_data import parse_json
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
 from companions.search.graph import Extraction, extract_heuristic
 
@@ -41,7 +41,7 @@ async def extract_with_model(model: ChatModel, text: str) -> Extraction:
         completion = await complete(model, request)
         raw = completion.message.text
         start, end = raw.find("{"), raw.rfind("}")
-        answer = _Answer.model_validate(json.loads(raw[start : end + 1]))
+        answer = _Answer.model_validate(parse_json(raw[start : end + 1]))
     except (LLMError, ValueError, ValidationError) as exc:
         log.info("entity extraction by %s failed (%s); using heuristics", getattr(model, "name", "model"), exc)
         return extract_heuristic(text)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from typing import Final, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, Field, ValidationError
 
+from companions.common.untrusted_data import parse_json
 from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, JsonSchemaFormat, LLMError, complete
 from companions.search.classify.query_classifier import EmptyQueryError, QueryClassification
@@ -236,7 +236,7 @@ class ResearchAgent:
         if text is None:
             return None
         try:
-            return schema.model_validate(json.loads(text[text.find("{") : text.rfind("}") + 1]))
+            return schema.model_validate(parse_json(text[text.find("{") : text.rfind("}") + 1]))
         except (ValueError, ValidationError) as exc:
             model.notes.append(f"{step}: {exc}")
             return None
