@@ -73,6 +73,10 @@ async def test_the_data_directory_database_log_and_settings_are_readable_only_by
     for name in ("madoi.sqlite3", "madoi.sqlite3-wal", "madoi.sqlite3-shm", "madoi.log", "madoi.log.1",
                  "settings.toml"):
         assert running[name] == 0o600, (name, oct(running[name]))
+    # Everything the run made, anywhere under the home (the search index and its vectors, speech ...), is private.
+    made = {str(p.relative_to(home)): _mode(p) for p in home.rglob("*")}
+    assert "search.sqlite3" in made
+    assert {name: oct(mode) for name, mode in made.items() if mode not in (0o600, 0o700)} == {}
 
 
 def test_a_new_database_and_its_wal_are_private_from_the_first_byte(tmp_path: Path) -> None:
