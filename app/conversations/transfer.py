@@ -14,8 +14,9 @@ A SillyTavern chat file (``.jsonl``: a header line with ``user_name`` and ``char
 message with ``name``, ``is_user``, ``send_date``, ``mes``) is imported into one companion's memory
 (``--companion ID``): the user's lines as the user's, the character's as that companion's.
 
-Everything read is untrusted: a line that is not valid is reported with its number and skipped, the others are
-imported; a conversation imported before (its first message id is stored) is skipped.
+Everything read is untrusted: a line that is not valid (not JSON, nested too deep, longer than
+:data:`MAX_LINE_CHARS`) is reported with its number and skipped, the others are imported, one conversation at a
+time; a conversation imported before (its first message id is stored) is skipped.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
@@ -39,6 +40,7 @@ from companions.wire.protocol import Message
 
 USER: str = "user"  # the user's id in the file format
 MAX_MESSAGE_CHARS = 20_000
+MAX_LINE_CHARS = 64 * 1024 * 1024  # a whole conversation of Madoi's is one line: a year of talk is a few MB
 Id = Annotated[str, StringConstraints(min_length=1, max_length=128, strip_whitespace=True)]
 
 
@@ -78,10 +80,33 @@ class ImportReport:
     problems: list[str] = field(default_factory=list)
 
 
+class OverlongLine(str):
+    """A line longer than :data:`MAX_LINE_CHARS`, read past and never held: the readers skip it with its reason."""
+
+
+def bounded_lines(file: TextIO, max_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of ``file``, each read up to ``max_chars`` characters; a longer one is an :class:`OverlongLine`
+    (its rest is read in pieces and dropped), so one huge line cannot take the memory of the import."""
+    while line := file.readline(max_chars + 1):
+        if len(line) <= max_chars or line.endswith("\n"):
+            yield line
+            continue
+        while (rest := file.readline(max_chars + 1)) and not rest.endswith("\n"):
+            pass
+        yield OverlongLine()
+
+
+def _overlong(number: int, line: str, report: ImportReport) -> bool:
+    if isinstance(line, OverlongLine):
+        report.problems.append(f"line {number}: longer than {MAX_LINE_CHARS:,} characters: skipped")
+        return True
+    return False
+
+
 def read_jsonl(lines: Iterable[str], report: ImportReport) -> Iterator[TransferConversation]:
     """The valid conversations of a Madoi JSON Lines file; each bad line becomes a problem of ``report``."""
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if _overlong(number, line, report) or not line.strip():
             continue
         try:
             yield TransferConversation.model_validate_json(line)
@@ -98,7 +123,7 @@ def read_sillytavern(lines: Iterable[str], companion_id: str, report: ImportRepo
     header: dict[str, Any] = {}
     last_time: dt.datetime | None = None
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if _overlong(number, line, report) or not line.strip():
             continue
         try:
             item = parse_json(line)

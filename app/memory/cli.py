@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from app.conversations.transfer import ConversationImporter, ImportReport, export_lines, read_jsonl, read_sillytavern
+from app.conversations.transfer import (
+    ConversationImporter,
+    ImportReport,
+    bounded_lines,
+    export_lines,
+    read_jsonl,
+    read_sillytavern,
+)
 from app.memory.recall import MemoryRecall, build_memory_recall
 from app.memory.store import SqliteMemoryStore
 from app.search.cli import make_search_engine
@@ -125,7 +132,8 @@ async def _import(parts: MemoryParts, file: Path, companion: str | None, out: Te
     report = ImportReport()
     importer = ConversationImporter(parts.store, parts.memory, parts.engine,
                                     user_id=parts.loaded.settings.general.user_name, names=parts.names())
-    with file.open(encoding="utf-8", errors="replace") as lines:
+    with file.open(encoding="utf-8", errors="replace") as opened:
+        lines = bounded_lines(opened)
         if companion is not None:
             found = read_sillytavern(lines, companion, report, title=f"SillyTavern: {file.stem}")
             if found is not None:

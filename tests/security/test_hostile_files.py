@@ -191,3 +191,20 @@ async def test_a_tool_call_whose_arguments_nest_100000_deep_is_an_error_the_mode
     assert result.is_error
     assert "the arguments are not valid JSON (the JSON nests too deeply to read" in result.content
     assert (await lantern_colour.run('{"place": "Gion"}', "c2")).content == "indigo at Gion"  # and the next call runs
+
+
+def test_a_conversation_line_longer_than_any_conversation_is_skipped_unread(
+        madoi_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(memory_cli, "make_search_engine",
+                        lambda paths: SearchEngine(index_path(paths), embedder=HashingEmbedder()))
+    good = {"title": "Fireflies", "messages": [{"id": "f1", "from": "user", "to": ["akari"],
+                                               "message": "Fireflies tonight?", "time": "2024-07-01T20:00:00Z"}]}
+    source = tmp_path / "chats.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        out.write('{"title": "' + "x" * (65 * 1024 * 1024) + '"}\n')  # one line past the 64 MB a line may have
+        out.write(json.dumps(good) + "\n")
+    code = main(["conversations", "import", str(source)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "imported 1 conversations (1 messages)" in out
+    assert f"{source}: line 1: longer than 67,108,864 characters: skipped" in err
