@@ -22,7 +22,7 @@ from app.main import main
 from app.memory import cli as memory_cli
 from app.search.cli import index_path
 from companions.cards.character_cards import CardImportError, read_character
-from companions.cards.png_text import SIGNATURE, solid_png
+from companions.cards.png_text import SIGNATURE, PngError, chunks, solid_png
 from companions.search.engine import SearchEngine
 from companions.tools.functions import tool
 from tests.companions.search_doubles import HashingEmbedder
@@ -116,6 +116,19 @@ def test_a_folder_of_cards_imports_one_at_a_time_and_says_why_each_bad_one_was_s
            "JSON nests too deeply to read" in done.stderr
     assert len(list((home / "companions").glob("firefly-*.yaml"))) == 30
     assert peak_kib < PEAK_RSS_LIMIT_KIB, f"peak {peak_kib / 1024:.0f} MB"
+
+
+def test_a_picture_of_millions_of_tiny_chunks_is_given_up_on_in_bounded_time() -> None:
+    # A 64 MB picture can hold 5.6 million empty chunks: walking them takes seconds, so the walk has a deadline.
+    picture = solid_png("#203040", 8)
+    tiny = _chunk(b"tIME", b"\0" * 7) * 300_000
+    hostile = picture[:-12] + tiny + picture[-12:]
+    started = time.monotonic()
+    with pytest.raises(PngError, match=r"takes more than 0\.05 s to read"):
+        for _ in chunks(hostile, seconds=0.05):
+            pass
+    assert time.monotonic() - started < 1
+    assert sum(1 for _ in chunks(hostile)) == 300_003  # within the default 10 s it is read whole
 
 
 def _alias_bomb() -> str:
