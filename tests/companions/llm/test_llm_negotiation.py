@@ -220,3 +220,17 @@ async def test_a_prompt_too_long_is_not_a_capability_fact(server: OpenAITestServ
     assert await vote(model) is DEFAULT
     assert model.capabilities.structured_mode == "json_schema"
     assert len(server.chat_requests()) == 1
+
+
+def test_the_keys_of_alike_entries_are_described_once_for_all_of_them() -> None:
+    """A joint vote's entries, one per companion, are the same object: its keys are named once, for every member
+    (six companions' entries written out cost ~150 prompt tokens more), and the server's grammar keeps the entries."""
+    from companions.companion.joint_vote import answer_schema
+    from companions.llm.negotiation import describe_keys
+
+    six = describe_keys(answer_schema(["akari", "hina", "souta", "mei", "ren", "yui"]))
+    assert "  - akari, hina, souta, mei, ren, yui (each an object):" in six.splitlines()
+    assert six.count("- state (\"speak\" or \"listen\")") == 1
+    assert len(six) < len(describe_keys(answer_schema(["akari"]))) + 40
+    one = describe_keys(answer_schema(["akari"]))
+    assert "  - akari (object):" in one.splitlines()  # one member: as before
