@@ -21,6 +21,7 @@ from typing import Final
 
 from companions.cards.card import CompanionCard
 from companions.common.languages import LANGUAGES
+from companions.common.untrusted_data import parse_json
 from companions.companion.filler import FillerReason
 from companions.companion.hooks import Abort, Continue, ControlFlow, ToolCallResult, WorkerHook
 from companions.companion.lines import (
@@ -249,10 +250,8 @@ def _line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Too
 
 
 def _arguments(raw: str) -> dict[str, object]:
-    import json
-
     try:
-        value = json.loads(raw)
+        value = parse_json(raw)  # a model's arguments: too deep to read is no arguments, never a RecursionError
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pydantic_core import from_json
 
+from companions.common.untrusted_data import parse_json
 from companions.llm.types import ToolCall, ToolSpec
 
 # What a reply that is tool syntax or JSON starts with (after leading whitespace), case-folded.
@@ -263,6 +264,8 @@ def _decode(src: str, start: int) -> tuple[object, int]:
     JSON but is broken (cut off or malformed; it runs to ``end``); ``(None, -1)`` for an ordinary bracket."""
     try:
         return _DECODER.raw_decode(src, start)
+    except RecursionError:  # "[" x 100,000 from a model: broken, not a crash
+        return _BROKEN, len(src)
     except ValueError:
         pass
     if not _JSON_START.match(src, start):
@@ -303,7 +306,7 @@ def _balanced_end(src: str, start: int) -> int:
 
 def _loads(text: str) -> object:
     try:
-        return json.loads(text)
+        return parse_json(text)  # model output: nesting it cannot mean is no call (a RecursionError was not caught)
     except ValueError:
         return None
 

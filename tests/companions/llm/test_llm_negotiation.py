@@ -224,7 +224,7 @@ async def test_a_prompt_too_long_is_not_a_capability_fact(server: OpenAITestServ
 
 def test_the_keys_of_alike_entries_are_described_once_for_all_of_them() -> None:
     """A joint vote's entries, one per companion, are the same object: its keys are named once, for every member
-    (six companions' entries written out cost ~150 prompt tokens more), and the server's grammar keeps the entries."""
+    (six companions' entries written out cost ~120 prompt tokens more), and the server's grammar keeps the entries."""
     from companions.companion.joint_vote import answer_schema
     from companions.llm.negotiation import describe_keys
 

@@ -203,3 +203,17 @@ def test_strip_never_leaves_tool_syntax_and_never_raises(text: str) -> None:
     for syntax in ("<tool_call", "<tools", "{\"", "[{", "```", "functions.speak:"):
         assert syntax not in out
     parse_text_tool_calls(text, TOOLS)
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000,
+    '<tool_call>{"name": "speak", "arguments": ' + "[" * 50_000 + "}</tool_call>",
+    'speak({"message": ' + "[" * 100_000 + "})",
+])
+def test_nesting_too_deep_to_read_is_no_call_and_no_crash(text: str) -> None:
+    """A small model looping on "[" wrote nesting Python's JSON reader gives up on with RecursionError (not a
+    ValueError): the line's composing failed. It is text that is no call."""
+    speak = ToolSpec(name="speak", description="say", parameters={
+        "type": "object", "properties": {"message": {"type": "string"}}})
+    parsed = parse_text_tool_calls(text, [speak])
+    assert not parsed.calls
