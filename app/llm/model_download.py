@@ -35,6 +35,7 @@ from typing import IO, Final
 import httpx
 
 from app.llm.recommended_model import DownloadableModel
+from companions.common.private_files import new_private_dir, private_file
 
 SPACE_MARGIN: Final = 256 * 1024 * 1024
 """Bytes left free after the download: a full disk breaks more than the download (settings, the database)."""
@@ -177,7 +178,7 @@ def _read_info(destination: Path) -> _PartInfo | None:
 
 
 def _write_info(destination: Path, info: _PartInfo) -> None:
-    _info_path(destination).write_text(json.dumps(asdict(info)), encoding="utf-8")
+    private_file(_info_path(destination)).write_text(json.dumps(asdict(info)), encoding="utf-8")
 
 
 def discard_part(destination: Path) -> None:
@@ -193,7 +194,9 @@ class _Part:
         self.path = part_path(destination)
         self.hash = hashlib.sha256()
         self.size = 0
-        self._file: IO[bytes] = self.path.open("r+b" if keep and self.path.exists() else "wb")
+        fresh = not (keep and self.path.exists())
+        private_file(self.path)  # 0600 from its first byte, as every file under the data directory
+        self._file: IO[bytes] = self.path.open("wb" if fresh else "r+b")
         if keep:
             while self.size < keep and (block := self._file.read(min(CHUNK, keep - self.size))):
                 self.hash.update(block)
@@ -240,7 +243,7 @@ async def download(offer: DownloadOffer, *, progress: Callable[[DownloadProgress
     the first byte, ChecksumMismatch (the part deleted) when the bytes are not the file, DownloadCancelled,
     DownloadError otherwise."""
     destination = offer.destination
-    destination.parent.mkdir(parents=True, exist_ok=True)
+    new_private_dir(destination.parent)
     if _free_space(destination.parent) < offer.needs + SPACE_MARGIN:  # again: the user may have taken a while
         raise NotEnoughSpace(f"{offer.model.name} needs {offer.needs / 1e9:.2f} GB and "
                              f"{_free_space(destination.parent) / 1e9:.2f} GB are free in {destination.parent}")

@@ -37,6 +37,7 @@ import httpx
 import app as _app_package
 from app.llm.runner.exits import ChildExit, read_tail
 from app.llm.runner.options import CHILD_FLAG, CONFIG_ENV, ChildConfig, RunnerOptions, safer
+from companions.common.private_files import new_private_dir, private_file
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +149,8 @@ def _spawn(command: Sequence[str], env: dict[str, str], log_path: Path) -> subpr
     """Starts the child, its output to ``log_path`` (a file never fills up like a pipe; the server logs every
     request). Called on the loop's thread: fork and exec take milliseconds, and asyncio's own subprocesses are not
     offered by every loop (qasync)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("wb") as out:
+    new_private_dir(log_path.parent)
+    with private_file(log_path).open("wb") as out:  # 0600: the server logs what the companions are asked
         return subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)  # Ctrl+C in a terminal is the app's to handle, not the model's
 

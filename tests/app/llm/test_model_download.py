@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,6 +93,8 @@ async def test_download_follows_the_redirect_reports_progress_and_checks_the_fil
     assert not path.with_name(path.name + ".part.json").exists()
     assert seen[-1].done == seen[-1].total == offer.size
     assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # as every file under the data directory
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 async def test_a_dropped_connection_continues_from_where_it_stopped(
@@ -122,6 +125,7 @@ async def test_a_cancelled_download_resumes_in_a_later_call(
                        cancel=cancel)
     kept = size(part_path(destination))
     assert MB // 2 <= kept < size(served)
+    assert stat.S_IMODE(part_path(destination).stat().st_mode) == 0o600  # what is kept for later is private
     assert not destination.exists()
     again = await prepare_download(model, destination)  # the app was closed and the user agreed again
     assert again.already_have == kept

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -87,6 +88,8 @@ async def test_start_answers_with_the_key_and_stop_leaves_no_process(
     await runner.stop()
     assert not alive(pid)
     assert [s.state for s in seen] == [RunnerState.STARTING, RunnerState.READY, RunnerState.STOPPED]
+    assert stat.S_IMODE(runner.log_path.stat().st_mode) == 0o600  # the server logs what the companions are asked
+    assert stat.S_IMODE(runner.log_path.parent.stat().st_mode) == 0o700
 
 
 async def test_a_killed_child_is_restarted_and_the_state_says_so(
