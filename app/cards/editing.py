@@ -21,7 +21,7 @@ from app.cards.library import CardEntry, CardLibrary
 from app.devices.voices import VoiceChoice
 from app.runtime.runtime import Runtime
 from app.settings.model import Settings
-from companions.cards.approval import CardTrust
+from companions.cards.approval import CardPrivileges, CardTrust, privileges_of
 from companions.cards.card import CompanionCard, sample_cards_dir
 from companions.cards.character_cards import ImportResult, card_yaml
 from companions.common.atomic_write import write_atomically
@@ -89,9 +89,24 @@ class RuntimeCompanionEditing:
         if picture is not None:
             suffix = picture.suffix.lower() if picture.suffix.lower() in PICTURE_SUFFIXES else ".png"
             card = card.model_copy(update={"avatar": f"{card.id}{suffix}"})
+        approve = self._written_by_the_user(card)
         file = await asyncio.to_thread(_write_card, self.user_dir, card, picture)
+        if approve:
+            await self.set_approved(card, True)
         await self.runtime.reload_companions()
         return file
+
+    def _written_by_the_user(self, card: CompanionCard) -> bool:
+        """Whether saving ``card`` from the editor approves it: the user wrote it, so the tools the form chose
+        (the "may search" box; a sample's camera) are theirs. Only when the card it replaces was trusted (a
+        sample, an approved card, a new one) and it runs and sends what that one did (the form never edits
+        commands or endpoints): editing a held imported card's words approves nothing it asked for."""
+        before = next((e for e in self.entries() if e.id == card.id), None)
+        asks = privileges_of(card)
+        if asks.empty or (before is not None and not before.trusted):
+            return False
+        reached = before.privileges.reach if before is not None else CardPrivileges(card.id).reach
+        return asks.reach == reached
 
     async def reload(self) -> None:
         """Takes the card files as they are now (a card copied into the folder, or changed by hand)."""

@@ -1,17 +1,22 @@
 """Cards earn trust: a card the user added runs nothing and sends no key until the user approves it.
 
-A companion card may ask for two things that reach beyond the conversation: to *run* programs (each ``mcp[]``
-server with a ``command``: any program, ``sh -c ...`` included) or connect to MCP servers (``mcp[].url``), and to
+A companion card may ask for three things that reach beyond the conversation: to *run* programs (each ``mcp[]``
+server with a ``command``: any program, ``sh -c ...`` included) or connect to MCP servers (``mcp[].url``), to
 *send* the conversation and a key to a server of its choosing (``llm.base_url``, with the value of the
 environment variable ``llm.api_key_env`` as its bearer token: ``api_key_env: HOME`` would send the user's home
-path). :class:`CardPrivileges` is that request, exactly as it would be carried out.
+path), and to *use* tools that reach the user's private things (``knowledge``/``actions``: ``vision`` looks through
+the camera, ``search`` reads the user's files and past conversations, a plugin does what its author wrote): a card
+names its own tools, so an imported card's lorebook could otherwise grant itself the camera and tell the companion
+to look. :class:`CardPrivileges` is that request, exactly as it would be carried out.
 
 The sample cards shipped with Madoi (resources/companions) are trusted. Any other card (the user's own folder,
 an imported character card, one written by hand) is loaded and takes part in the conversation, but *held*
-(:func:`held_card`): without its MCP servers and with the app's default model, until the user approves exactly
+(:func:`held_card`): without its MCP servers and its privileged tools, with the app's default model, until the
+user approves exactly
 what it asks (:class:`CardApproval`, kept in the settings' ``[[trust.cards]]`` beside the other trust decisions).
-An approval holds for the card's id and the digest of its privileges: a card whose commands, servers, endpoint or
-key variable change asks again; editing its personality or story does not (nothing it could run or send changed).
+An approval holds for the card's id and the digest of its privileges: a card whose commands, servers, endpoint,
+key variable or privileged tools change asks again; editing its personality or story does not (nothing it could
+run, send or use changed).
 """
 
 from __future__ import annotations
@@ -31,6 +36,13 @@ from companions.cards.card import CompanionCard
 from companions.tools.mcp_config import McpServer
 
 APPROVE_COMMAND: Final = "madoi companions approve"
+# The tools a card may name without approval: they reach nothing of the user's (saying a line, a gesture, the list
+# of companions present). Every other tool a card names is a privilege, new built-ins and plugins included.
+HARMLESS_TOOLS: Final = frozenset({"speak", "gesture", "companions_network"})
+TOOL_WORDS: Final = {
+    "vision": "looks through your camera",
+    "search": "searches your files and past conversations",
+}
 
 
 class CardApproval(BaseModel):
@@ -62,21 +74,30 @@ class CardPrivileges:
     servers: tuple[McpServer, ...] = ()
     endpoint: str | None = None  # llm.base_url: the conversation goes there
     key_env: str | None = None  # llm.api_key_env: this variable's value goes there as the bearer token
+    tools: tuple[str, ...] = ()  # its privileged tools (knowledge and actions beyond HARMLESS_TOOLS), sorted
 
     @property
     def empty(self) -> bool:
-        return not self.servers and self.endpoint is None and self.key_env is None
+        return not self.servers and self.endpoint is None and self.key_env is None and not self.tools
+
+    @property
+    def reach(self) -> tuple[tuple[McpServer, ...], str | None, str | None]:
+        """What it would run and send, without its tools."""
+        return self.servers, self.endpoint, self.key_env
 
     @property
     def digest(self) -> str:
-        """sha256 over exactly what the user is shown (a changed command, URL or variable changes it)."""
-        shown = {"id": self.card_id, "mcp": [s.model_dump(mode="json") for s in self.servers],
-                 "base_url": self.endpoint, "api_key_env": self.key_env}
+        """sha256 over exactly what the user is shown (a changed command, URL, variable or tool changes it)."""
+        shown: dict[str, object] = {"id": self.card_id, "mcp": [s.model_dump(mode="json") for s in self.servers],
+                                    "base_url": self.endpoint, "api_key_env": self.key_env}
+        if self.tools:  # only when there are any: the approvals of cards that name no such tool stay valid
+            shown["tools"] = list(self.tools)
         return hashlib.sha256(json.dumps(shown, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
     def lines(self) -> list[str]:
-        """Each thing the card would do, as one sentence with the exact command line, URL and variable."""
+        """Each thing the card would do, as one sentence with the exact command line, URL, variable and tool."""
         lines = [_server_line(s) for s in self.servers]
+        lines += [f"uses the tool {tool!r}: {TOOL_WORDS.get(tool, 'a plugin of that name')}" for tool in self.tools]
         if self.endpoint is not None:
             line = f"sends the conversation to {self.endpoint}"
             if self.key_env is not None:
@@ -88,16 +109,24 @@ class CardPrivileges:
         return lines
 
 
+def privileged_tools(card: CompanionCard) -> tuple[str, ...]:
+    """The tools ``card`` grants itself that reach beyond the conversation (sorted: the digest ignores order)."""
+    return tuple(sorted({*card.actions, *card.knowledge} - HARMLESS_TOOLS))
+
+
 def privileges_of(card: CompanionCard) -> CardPrivileges:
-    return CardPrivileges(card.id, tuple(card.mcp), card.llm.base_url, card.llm.api_key_env)
+    return CardPrivileges(card.id, tuple(card.mcp), card.llm.base_url, card.llm.api_key_env, privileged_tools(card))
 
 
 def held_card(card: CompanionCard) -> CompanionCard:
     """``card`` without what it would run or send: no MCP servers, no endpoint or key variable of its own (its
-    model name too when that named a model on its own server); it talks through the app's default model."""
+    model name too when that named a model on its own server), no privileged tools: it talks through the app's
+    default model, and its model is never offered the camera, the search or a plugin."""
     llm = card.llm.model_copy(update={"base_url": None, "api_key_env": None,
                                       "model": None if card.llm.base_url is not None else card.llm.model})
-    return card.model_copy(update={"mcp": [], "llm": llm})
+    return card.model_copy(update={"mcp": [], "llm": llm,
+                                   "actions": [a for a in card.actions if a in HARMLESS_TOOLS],
+                                   "knowledge": [k for k in card.knowledge if k in HARMLESS_TOOLS]})
 
 
 @dataclass(frozen=True)

@@ -666,6 +666,18 @@
         <translation>環境変数 ${var} の値をキーとして既定のモデルサーバーに送る</translation>
     </message>
     <message>
+        <source>uses the tool {tool}: looks through your camera</source>
+        <translation>ツール {tool} を使う：あなたのカメラを見る</translation>
+    </message>
+    <message>
+        <source>uses the tool {tool}: searches your files and past conversations</source>
+        <translation>ツール {tool} を使う：あなたのファイルと過去の会話を検索する</translation>
+    </message>
+    <message>
+        <source>uses the tool {tool}: a plugin of that name</source>
+        <translation>ツール {tool} を使う：その名前のプラグイン</translation>
+    </message>
+    <message>
         <source>{name} (copy)</source>
         <translation>{name}（コピー）</translation>
     </message>

@@ -1,7 +1,7 @@
 """What a companion card would run or send, in the interface's words: each MCP server's exact command line (or
-URL), the endpoint the conversation would go to and the environment variable whose value would be its key
-(companions/cards/approval.py ``CardPrivileges``). The prompt, the editor and the settings' Companions tab show these
-lines; the commands and URLs themselves are never translated."""
+URL), the endpoint the conversation would go to, the environment variable whose value would be its key and the
+privileged tools it grants itself (companions/cards/approval.py ``CardPrivileges``). The prompt, the editor and the
+settings' Companions tab show these lines; the commands, URLs and tool names themselves are never translated."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ TEXTS: Final = Texts("companion_editor", {
     "asks.default_key": QT_TRANSLATE_NOOP(
         "companion_editor", "sends the value of the environment variable ${var} as a key to the default model "
                             "server"),
+    "asks.vision": QT_TRANSLATE_NOOP("companion_editor", "uses the tool {tool}: looks through your camera"),
+    "asks.search": QT_TRANSLATE_NOOP("companion_editor",
+                                     "uses the tool {tool}: searches your files and past conversations"),
+    "asks.plugin": QT_TRANSLATE_NOOP("companion_editor", "uses the tool {tool}: a plugin of that name"),
 })
 
 
@@ -36,6 +40,9 @@ def privilege_lines(privileges: CardPrivileges, language: str) -> list[str]:
         extra = "".join(f" {k}={shlex.quote(v)}" for k, v in sorted(server.env.items()))
         extra += f" (cwd {server.cwd})" if server.cwd else ""
         lines.append(TEXTS.text("asks.run", language, command=command + extra, server=repr(server.name)))
+    for tool in privileges.tools:
+        key = f"asks.{tool}" if tool in ("vision", "search") else "asks.plugin"
+        lines.append(TEXTS.text(key, language, tool=repr(tool)))
     if privileges.endpoint is not None:
         key = "asks.key" if privileges.key_env is not None else "asks.send"
         lines.append(TEXTS.text(key, language, url=privileges.endpoint, var=privileges.key_env))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 from companions.cards.approval import CardTrust, held_card, privileges_of
@@ -57,3 +59,25 @@ def test_samples_and_cards_that_ask_nothing_are_trusted(tmp_path: Path) -> None:
     assert trust.admit(plain, tmp_path / "kumo.yaml") == (plain, None)
     assert trust.trusted(_card(), sample_cards_dir() / "kumo.yaml")
     assert held_card(plain) == plain
+
+
+def test_the_tools_a_card_grants_itself_are_privileges_held_until_approved(tmp_path: Path) -> None:
+    looking = _card(mcp=[], llm={}, actions=["speak", "gesture"], knowledge=["companions_network", "vision", "search"])
+    assert privileges_of(looking).lines() == [
+        "uses the tool 'search': searches your files and past conversations",
+        "uses the tool 'vision': looks through your camera",
+    ]
+    trust = CardTrust.of([sample_cards_dir()])
+    admitted, held = trust.admit(looking, tmp_path / "kumo.yaml")
+    assert held is not None
+    assert (admitted.actions, admitted.knowledge) == (["speak", "gesture"], ["companions_network"])
+    trust.approve(looking)
+    assert trust.admit(looking, tmp_path / "kumo.yaml") == (looking, None)
+    harmless = _card(mcp=[], llm={}, knowledge=["companions_network"])
+    assert trust.admit(harmless, tmp_path / "kumo.yaml") == (harmless, None)
+    # A card that names no such tool keeps the digest it had, so the approvals given before stay valid.
+    card = _card()
+    shown_before = {"id": "kumo", "mcp": [s.model_dump(mode="json") for s in card.mcp],
+                    "base_url": card.llm.base_url, "api_key_env": card.llm.api_key_env}
+    before = hashlib.sha256(json.dumps(shown_before, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    assert privileges_of(card).digest == before
