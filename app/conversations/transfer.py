@@ -8,7 +8,9 @@ conversation per line::
 ``from`` and ``to`` are ``"user"`` (the person using Madoi) or companion ids; an empty ``to`` is a message to
 everyone in the conversation. An imported conversation is stored at its messages' times, indexed for search, and
 remembered as if it had been said: each companion in it (anyone named in a ``from`` or ``to``) hears the lines
-addressed to it or to everyone, so long-term recall (companions/memory/recall.py) finds them, dated.
+addressed to it or to everyone, so long-term recall (companions/memory/recall.py) finds them, dated. Every stored
+message and memory of it is marked *imported*: whatever its ``from`` says, nobody said it in this app, so a recalled
+imported line is untrusted text (a turn whose prompt holds one may not use the camera or the user's files unasked).
 
 A SillyTavern chat file (``.jsonl``: a header line with ``user_name`` and ``character_name``, then one line per
 message with ``name``, ``is_user``, ``send_date``, ``mes``) is imported into one companion's memory
@@ -243,7 +245,7 @@ class ConversationImporter:
                     continue
                 seq += 1
                 entries.append(MemoryEntry(seq, "said" if p.from_ == companion else "heard", p.from_,
-                                           self._name(p.from_), p.message, p.id, at))
+                                           self._name(p.from_), p.message, p.id, at, imported=True))
             await self.memory.append_many(companion, conversation_id, entries)
 
 

@@ -134,7 +134,9 @@ class MemoryRecall:
                 # Only while this companion still remembers every line the note came from.
                 if (sources is not None and c.line is not None and all(s in heard for s in sources)
                         and (before is None or c.line.at < before)):
-                    found.append(Found(c, "note", c.line.message_id, c.text, c.line.at, companion_id, "", sources))
+                    # A note written from an imported line carries that line's words: imported too.
+                    found.append(Found(c, "note", c.line.message_id, c.text, c.line.at, companion_id, "", sources,
+                                       imported=any(heard[s].entry.imported for s in sources)))
             elif c.line is not None:
                 line = heard.get(c.line.message_id)
                 if line is None or c.line.message_id in exclude or c.line.message_id in seen:
@@ -144,7 +146,7 @@ class MemoryRecall:
                 seen.add(c.line.message_id)
                 entry = line.entry
                 found.append(Found(c, "line", entry.message_id, entry.text, entry.at, entry.speaker_id,
-                                   entry.speaker_name))
+                                   entry.speaker_name, imported=entry.imported))
             elif c.kind == "file" and may_search:
                 found.append(Found(c, "knowledge", c.source, c.text, None))
         return ranked(text, found, named_speakers(text, found), pool=self.depth, keep=keep)
@@ -162,11 +164,12 @@ class Found:
     speaker_id: str = ""
     speaker_name: str = ""
     sources: tuple[str, ...] = ()
+    imported: bool = False
 
     def item(self, score: float) -> RecalledItem:
         return RecalledItem(kind=self.kind, message_id=self.message_id, text=self.text, at=self.at, score=score,
                             speaker_id=self.speaker_id, speaker_name=self.speaker_name,
-                            source=self.candidate.source, sources=self.sources)
+                            source=self.candidate.source, sources=self.sources, imported=self.imported)
 
 
 def failed(task: asyncio.Task[list[RecallCandidate]]) -> bool:

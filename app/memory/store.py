@@ -17,10 +17,12 @@ from pathlib import Path
 from app.storage.schema import open_database
 from companions.memory.context import CONTEXT_ROWS, HeardLine, MemoryEntry
 
+ENTRY_COLUMNS = "seq, role, speaker_id, speaker_name, text, message_id, at, imported"  # as _entry reads them
+
 
 def _entry(row: Sequence[object]) -> MemoryEntry:
     return MemoryEntry(int(str(row[0])), "said" if row[1] == "said" else "heard", str(row[2]), str(row[3]),
-                       str(row[4]), str(row[5]), float(str(row[6])))
+                       str(row[4]), str(row[5]), float(str(row[6])), imported=bool(row[7]))
 
 
 class SqliteMemoryStore:
@@ -48,15 +50,15 @@ class SqliteMemoryStore:
         await asyncio.to_thread(
             self._run,
             "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name, text,"
-            " message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " message_id, at, conversation_id, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (companion_id, entry.seq, entry.role, entry.speaker_id, entry.speaker_name, entry.text,
-             entry.message_id, entry.at, conversation),
+             entry.message_id, entry.at, conversation, entry.imported),
         )
 
     async def load(self, companion_id: str, conversation: int | None) -> list[MemoryEntry]:
         rows = await asyncio.to_thread(
             self._run,
-            "SELECT seq, role, speaker_id, speaker_name, text, message_id, at FROM companion_memory"
+            f"SELECT {ENTRY_COLUMNS} FROM companion_memory"
             " WHERE companion_id = ? AND conversation_id IS ? ORDER BY seq DESC LIMIT ?",
             (companion_id, conversation, CONTEXT_ROWS),
         )
@@ -70,20 +72,19 @@ class SqliteMemoryStore:
             part = ids[start : start + 500]
             rows = await asyncio.to_thread(
                 self._run,
-                "SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
+                f"SELECT {ENTRY_COLUMNS}, conversation_id FROM"
                 f" companion_memory WHERE companion_id = ? AND message_id IN ({','.join('?' * len(part))})",
                 (companion_id, *part),
             )
             for r in rows:
-                found[str(r[5])] = HeardLine(_entry(r), None if r[7] is None else int(str(r[7])))
+                found[str(r[5])] = HeardLine(_entry(r), None if r[8] is None else int(str(r[8])))
         return found
 
     async def remembered(self, companion_id: str, *, containing: str = "", limit: int = 200,
                          before_seq: int | None = None) -> list[HeardLine]:
         """What ``companion_id`` remembers, newest first (``limit`` lines from ``before_seq`` down), only lines
         containing ``containing`` (case-insensitive) when given: the Memory view's list."""
-        sql = ("SELECT seq, role, speaker_id, speaker_name, text, message_id, at, conversation_id FROM"
-               " companion_memory WHERE companion_id = ?")
+        sql = f"SELECT {ENTRY_COLUMNS}, conversation_id FROM companion_memory WHERE companion_id = ?"
         args: list[object] = [companion_id]
         if containing.strip():
             sql += " AND instr(lower(text), ?) > 0"
@@ -92,7 +93,7 @@ class SqliteMemoryStore:
             sql += " AND seq < ?"
             args.append(before_seq)
         rows = await asyncio.to_thread(self._run, sql + " ORDER BY seq DESC LIMIT ?", (*args, limit))
-        return [HeardLine(_entry(r), None if r[7] is None else int(str(r[7]))) for r in rows]
+        return [HeardLine(_entry(r), None if r[8] is None else int(str(r[8]))) for r in rows]
 
     async def count(self, companion_id: str) -> int:
         rows = await asyncio.to_thread(self._run, "SELECT COUNT(*) FROM companion_memory WHERE companion_id = ?",
@@ -101,8 +102,8 @@ class SqliteMemoryStore:
 
     async def append_many(self, companion_id: str, conversation: int | None, entries: Sequence[MemoryEntry]) -> None:
         """Stores ``entries`` at once (an imported conversation: one transaction)."""
-        rows = [(companion_id, e.seq, e.role, e.speaker_id, e.speaker_name, e.text, e.message_id, e.at, conversation)
-                for e in entries]
+        rows = [(companion_id, e.seq, e.role, e.speaker_id, e.speaker_name, e.text, e.message_id, e.at, conversation,
+                 e.imported) for e in entries]
 
         def write() -> None:
             with self._lock:
@@ -110,7 +111,7 @@ class SqliteMemoryStore:
                 try:
                     self._conn.executemany(
                         "INSERT OR REPLACE INTO companion_memory (companion_id, seq, role, speaker_id, speaker_name,"
-                        " text, message_id, at, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                        " text, message_id, at, conversation_id, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                     self._conn.execute("COMMIT")
                 except BaseException:
                     self._conn.execute("ROLLBACK")

@@ -135,8 +135,8 @@ class ConversationStore:
             )
 
     async def import_conversation(self, title: str, messages: Sequence[tuple[Message, float]]) -> int:
-        """Stores a conversation said elsewhere (``madoi conversations import``): its messages at their times, in
-        one transaction. Returns its id."""
+        """Stores a conversation said elsewhere (``madoi conversations import``): its messages at their times,
+        marked imported, in one transaction. Returns its id."""
 
         def write() -> int:
             with self.conn:
@@ -148,7 +148,7 @@ class ConversationStore:
                 assert cur.lastrowid is not None
                 self.conn.executemany(
                     """INSERT OR IGNORE INTO messages(conversation_id, id, sender, recipients, text, emotion,
-                       created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                       created_at, imported) VALUES (?, ?, ?, ?, ?, ?, ?, 1)""",
                     [(cur.lastrowid, m.params.id, m.params.from_, json.dumps(m.params.to), m.params.message,
                       m.params.metadata.emotion if m.params.metadata is not None else None, at)
                      for m, at in messages])

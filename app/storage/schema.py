@@ -115,6 +115,12 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     CREATE TABLE IF NOT EXISTS memory_notes_done (companion_id TEXT NOT NULL, conversation_id INTEGER NOT NULL,
         seq INTEGER NOT NULL, PRIMARY KEY (companion_id, conversation_id));
     """,
+    # 6: which messages and memories came from an imported conversation (app/conversations/transfer.py): never
+    # said in this app by its user or its companions, so untrusted text when recalled (companions/memory/recall.py).
+    """
+    ALTER TABLE messages ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE companion_memory ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

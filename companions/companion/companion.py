@@ -65,7 +65,7 @@ from companions.tools.builtins import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.tools.functions import ToolRegistry
 from companions.tools.mcp_config import McpServer
 from companions.tools.sources import ToolSources
-from companions.trust.policy import Capability, Relation, Source, TrustPolicy
+from companions.trust.policy import IMPORTED, Capability, Relation, Source, TrustPolicy
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, CompanionMetadata, Message
 from companions.wire.query_ports import QuerySender
@@ -369,6 +369,9 @@ class Companion:
         source = self.worker.trust.source(asker) if asker is not None else None
         context = (self.context(language, brief=True) if brief
                    else await self.recalled_context(language, message if self._may_recall(source) else None))
+        if not brief and self.recall is not None and self.recall.holds_imported(message) and (
+                source is None or source.trusted):
+            source = IMPORTED  # its prompt holds a line said elsewhere: the turn answers to that line too
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line

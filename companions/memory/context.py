@@ -45,6 +45,8 @@ class MemoryEntry:
     text: str
     message_id: str = ""
     at: float = 0.0
+    # From an imported conversation: said elsewhere, never by this app's user or companions (untrusted when recalled)
+    imported: bool = False
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ class RecalledItem(BaseModel):
     speaker_name: str = ""
     source: str = ""  # the conversation ("conversation:3"), the note's, or the knowledge file's path
     sources: tuple[str, ...] = ()  # a note's: the message ids of the lines it came from
+    # A line of an imported conversation (or a note written from one): said elsewhere, whoever its speaker is.
+    imported: bool = False
 
     @property
     def time_iso(self) -> str:
@@ -111,9 +113,12 @@ def item_line(item: RecalledItem, companion_id: str, language: str) -> str:
     when = spoken_date(item.at, language) if item.at is not None else ""
     if item.kind == "note":
         return f"- {when}のメモ: {text}" if ja else f"- Noted on {when}: {text}"
+    who = item.speaker_name or item.speaker_id
+    if item.imported:  # never "you said": nobody said it here, whatever name the file gave the speaker
+        return (f"- {when}、取り込んだ会話で{who}が「{text}」と言いました。" if ja
+                else f'- On {when}, in an imported conversation, {who} said: "{text}"')
     if item.speaker_id == companion_id:
         return f"- {when}、あなたは「{text}」と言いました。" if ja else f'- On {when}, you said: "{text}"'
-    who = item.speaker_name or item.speaker_id
     return f"- {when}、{who}が「{text}」と言いました。" if ja else f'- On {when}, {who} said: "{text}"'
 
 
@@ -164,6 +169,7 @@ class CompanionRecall:
         self._kept: collections.OrderedDict[str, asyncio.Task[tuple[RecalledItem, ...]]] = collections.OrderedDict()
         self._published: set[str] = set()
         self._waited: set[str] = set()  # messages a prompt already waited for
+        self._untrusted: set[str] = set()  # messages whose recall block holds an imported line or note
 
     def forget_cached(self) -> None:
         """Drops the remembered recall (the user erased memory: nothing recalled before is used again)."""
@@ -172,6 +178,7 @@ class CompanionRecall:
         self._kept.clear()
         self._published.clear()
         self._waited.clear()
+        self._untrusted.clear()
 
     async def aclose(self) -> None:
         await self.tasks.aclose()
@@ -189,6 +196,7 @@ class CompanionRecall:
                 old.cancel()
                 self._published.discard(dropped)
                 self._waited.discard(dropped)
+                self._untrusted.discard(dropped)
         return task
 
     async def ready(self, message: Message, wait_s: float = READY_WAIT_S) -> tuple[RecalledItem, ...]:
@@ -215,6 +223,11 @@ class CompanionRecall:
             log.exception("%s: recall failed", self.companion_id)
             return ()
 
+    def holds_imported(self, message: Message | None) -> bool:
+        """Whether a recall block given for ``message`` held a line said elsewhere (an imported conversation's):
+        untrusted text in that turn's prompt (the companion's turn then answers to it: companions/trust)."""
+        return message is not None and message.params.id in self._untrusted
+
     def block_for(self, message: Message | None, language: str) -> str:
         """The prompt's recall message for ``message`` ("" when nothing was recalled for it, or not yet); the first
         time, the bus hears what it holds (:class:`MemoryRecalled`)."""
@@ -225,6 +238,8 @@ class CompanionRecall:
             return ""
         text, shown = recall_block(task.result(), companion_id=self.companion_id, language=language,
                                    budget_tokens=self.budget_tokens())
+        if any(item.imported for item in shown):
+            self._untrusted.add(message.params.id)
         if self.publish is not None and message.params.id not in self._published:
             self._published.add(message.params.id)
             self.publish(MemoryRecalled(self.companion_id, message.params.id, shown))

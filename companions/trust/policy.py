@@ -104,6 +104,12 @@ class Source:
         return self.name or self.id
 
 
+IMPORTED_PLACE: Final = "import"
+# Text said elsewhere that a turn's prompt holds: a recalled line of an imported conversation, whichever speaker the
+# file names (the user, a companion of this app). The turn answers to it as to anyone from outside the window.
+IMPORTED: Final = Source("imported", Relation.OTHER, "An imported conversation", IMPORTED_PLACE)
+
+
 class TrustDecision(BaseModel):
     """One remembered decision, as the settings' ``[[trust.decisions]]`` keep it."""
 

@@ -748,6 +748,14 @@
         <translation>このウィンドウの外から</translation>
     </message>
     <message>
+        <source>An imported conversation</source>
+        <translation>取り込んだ会話</translation>
+    </message>
+    <message>
+        <source>recalled into a companion&apos;s prompt</source>
+        <translation>コンパニオンが思い出したもの</translation>
+    </message>
+    <message>
         <source>Allow once</source>
         <translation>今回だけ許可</translation>
     </message>

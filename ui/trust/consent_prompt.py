@@ -21,7 +21,7 @@ from typing import Final
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from companions.trust.policy import Answer, Capability, ConsentRefused, ConsentRequest, Source
+from companions.trust.policy import IMPORTED_PLACE, Answer, Capability, ConsentRefused, ConsentRequest, Source
 from companions.trust.sources import BRIDGE_PLACE, NETWORK_PLACE
 from companions.wire.bus import Bus, BusItem
 from ui.window.attached import Attached, Retranslating
@@ -39,6 +39,8 @@ TEXTS: Final = Texts("consent", {
     "where.network": QT_TRANSLATE_NOOP("consent", "on {peer}"),
     "where.bridge": QT_TRANSLATE_NOOP("consent", "through the bridge"),
     "where.outside": QT_TRANSLATE_NOOP("consent", "from outside this window"),
+    "who.imported": QT_TRANSLATE_NOOP("consent", "An imported conversation"),
+    "where.imported": QT_TRANSLATE_NOOP("consent", "recalled into a companion's prompt"),
     "once": QT_TRANSLATE_NOOP("consent", "Allow once"),
     "always": QT_TRANSLATE_NOOP("consent", "Always"),
     "never": QT_TRANSLATE_NOOP("consent", "Never"),
@@ -67,12 +69,19 @@ def where_text(source: Source, language: str | None = None) -> str:
         return TEXTS.text("where.network", language, peer=f"{peer[:6]}…{peer[-6:]}" if len(peer) > 14 else peer)
     if kind == BRIDGE_PLACE:
         return TEXTS.text("where.bridge", language)
+    if kind == IMPORTED_PLACE:
+        return TEXTS.text("where.imported", language)
     return TEXTS.text("where.outside", language)
+
+
+def who_text(source: Source, language: str | None = None) -> str:
+    """The source's name as the window shows it (an imported conversation's in ``language``'s words)."""
+    return TEXTS.text("who.imported", language) if source.place == IMPORTED_PLACE else source.shown_name
 
 
 def question_text(request: ConsentRequest, language: str | None = None) -> str:
     """What the bar asks: who, where and what."""
-    return TEXTS.text(f"ask.{request.capability}", language, who=request.source.shown_name,
+    return TEXTS.text(f"ask.{request.capability}", language, who=who_text(request.source, language),
                       where=where_text(request.source, language), tool=request.detail)
 
 
@@ -231,6 +240,6 @@ class RefusalNotes(Attached, QObject):
         if last is not None and now - last < NOTE_EVERY_S:
             return
         self._last[key] = now
-        text = TEXTS.text(f"refused.{item.capability}", who=item.source.shown_name,
+        text = TEXTS.text(f"refused.{item.capability}", who=who_text(item.source),
                           where=where_text(item.source))
         self.notify(TEXTS.text("refused.title"), text, item.reason)

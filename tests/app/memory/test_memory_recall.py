@@ -88,11 +88,19 @@ async def test_recalled_lines_are_dated_and_say_who_said_them(parts: Parts) -> N
     first = next(i for i in items if i.message_id == "m1")
     assert first.time_iso == "2023-05-08T13:56:00Z"
     assert first.speaker_id == "taro"
+    assert all(i.imported for i in items)  # said elsewhere: whoever the file names, nobody said it here
     block, shown = recall_block(items, companion_id="akari", language="en", budget_tokens=300)
     assert len(shown) == 2
+    assert "On 8 May 2023, in an imported conversation, taro said: \"I ran a charity race" in block
+    assert 'in an imported conversation, Akari said: "A charity race!' in block
+    japanese, _ = recall_block(items, companion_id="akari", language="ja", budget_tokens=300)
+    assert "2023年5月8日、取り込んだ会話でAkariが「A charity race! I am proud of you」と言いました。" in japanese
+    # The same lines heard and said in this app.
+    live = [i.model_copy(update={"imported": False}) for i in items]
+    block, _ = recall_block(live, companion_id="akari", language="en", budget_tokens=300)
     assert "On 8 May 2023, taro said: \"I ran a charity race" in block
     assert 'you said: "A charity race!' in block
-    japanese, _ = recall_block(items, companion_id="akari", language="ja", budget_tokens=300)
+    japanese, _ = recall_block(live, companion_id="akari", language="ja", budget_tokens=300)
     assert "2023年5月8日、あなたは「A charity race! I am proud of you」と言いました。" in japanese
 
 
