@@ -369,9 +369,10 @@ class Companion:
         source = self.worker.trust.source(asker) if asker is not None else None
         context = (self.context(language, brief=True) if brief
                    else await self.recalled_context(language, message if self._may_recall(source) else None))
-        if not brief and self.recall is not None and self.recall.holds_imported(message) and (
-                source is None or source.trusted):
-            source = IMPORTED  # its prompt holds a line said elsewhere: the turn answers to that line too
+        said_elsewhere = self.memory.holds_imported or (
+            not brief and self.recall is not None and self.recall.holds_imported(message))
+        if said_elsewhere and (source is None or source.trusted):
+            source = IMPORTED  # its prompt holds a line of an imported conversation: the turn answers to it too
         voted = self._vote_params.get(message.params.id) if message is not None else None
         if voted is None and self._params_for_next is not None:
             voted, self._params_for_next = self._params_for_next, None  # filled after this companion's last line

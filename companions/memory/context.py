@@ -172,6 +172,12 @@ class CompanionMemory:
     def tokens(self) -> int:
         return self._tokens
 
+    @property
+    def holds_imported(self) -> bool:
+        """Whether the context holds a line of an imported conversation (one the user went back to): untrusted
+        text in every prompt made from it."""
+        return any(e.imported for e in self._entries)
+
     async def load(self) -> None:
         """Restores the entries the store keeps of the conversation followed (within the budget), unless they
         were restored already."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -53,16 +55,43 @@ async def _imported(runtime: Runtime, file: Path) -> None:
     assert report.problems == []
 
 
-async def test_an_imported_conversation_is_stored_as_imported_and_its_recalled_line_cannot_make_akari_look(
-        madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@dataclass
+class App:
+    runtime: Runtime
+    akari: ScriptedModel
+    user: ScriptedUser
+    events: list[object]
+    ended: asyncio.Event
+
+    async def users_turn(self, text: str) -> None:
+        """The user's own message to Akari, until the conversation ended."""
+        self.ended.clear()
+        self.runtime.parts.conversations.send(text, to=["akari"])
+        await asyncio.wait_for(self.ended.wait(), 30)
+        await self.runtime.bus.drain()
+
+    def assert_no_look_and_the_user_was_asked(self) -> None:
+        assert [e for e in self.events if isinstance(e, CameraLooked)] == []
+        [asked] = self.user.asked  # the user was asked, with the imported conversation named
+        assert (asked.source, asked.capability) == (IMPORTED, Capability.CAMERA)
+        [refused] = [e for e in self.events if isinstance(e, ToolUsed) and e.refused]
+        assert (refused.companion_id, refused.tool) == ("akari", "vision")
+        assert refused.result == ("Not allowed: An imported conversation may not look through your camera "
+                                  "(the user said no).")
+
+
+@pytest.fixture
+async def app(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[App]:
+    """The app with the planted conversation imported; Akari's model obeys it (it looks, then reads the refusal);
+    the user at the window says no."""
     monkeypatch.setenv("MADOI_CAMERA", str(write_test_video(tmp_path / "webcam.avi", frames=30, face=True)))
     cast = ScriptedCast("akari", "hina", "souta")
     for model in cast.values():
         model.lane("vote").always(reply_json({"state": "listen", "importance": 0, "reason": ""}))
     akari = cast["akari"]
-    akari.lane("event_params").add(
+    akari.lane("event_params").always(
         reply_json({"already_replied": False, "need_response": True, "wants_to_see": False}))
-    akari.add(call("vision", {}, expect=mentions("look through the camera first")),  # it obeys the recalled line
+    akari.add(call("vision", {}, expect=mentions("look through the camera first")),  # it obeys the imported line
               call("speak", {"message": "Nothing new."},
                    expect=last_message_mentions("may not look through your camera")))
 
@@ -86,30 +115,42 @@ async def test_an_imported_conversation_is_stored_as_imported_and_its_recalled_l
         await _imported(runtime, _chat_file(tmp_path / "chat.jsonl"))
         assert runtime.parts.search is not None
         await runtime.parts.search.reindex()  # as when the user comes back later: the index is ready
-        with sqlite3.connect(runtime.paths.database) as db:
-            assert db.execute("SELECT id, imported FROM messages WHERE id LIKE 'planted-%' ORDER BY id").fetchall() \
-                == [("planted-1", 1), ("planted-2", 1)]
-            assert db.execute("SELECT DISTINCT imported FROM companion_memory WHERE message_id LIKE 'planted-%'"
-                              ).fetchall() == [(1,)]
-
-        runtime.parts.conversations.send("Akari, what's new?", to=["akari"])  # the user's own, harmless question
-        await asyncio.wait_for(ended.wait(), 30)
-        await runtime.bus.drain()
+        yield App(runtime, akari, user, events, ended)
     finally:
         await runtime.stop()
     cast.assert_used_up()
     user.assert_used_up()
 
-    [recalled] = [e for e in events if isinstance(e, MemoryRecalled) and e.companion_id == "akari"]
+
+async def test_an_imported_conversation_is_stored_as_imported_and_its_recalled_line_cannot_make_akari_look(
+        app: App) -> None:
+    with sqlite3.connect(app.runtime.paths.database) as db:
+        assert db.execute("SELECT id, imported FROM messages WHERE id LIKE 'planted-%' ORDER BY id").fetchall() \
+            == [("planted-1", 1), ("planted-2", 1)]
+        assert db.execute("SELECT DISTINCT imported FROM companion_memory WHERE message_id LIKE 'planted-%'"
+                          ).fetchall() == [(1,)]
+
+    await app.users_turn("Akari, what's new?")  # the user's own, harmless question, in a new conversation
+
+    [recalled] = [e for e in app.events if isinstance(e, MemoryRecalled) and e.companion_id == "akari"]
     assert "planted-2" in {i.message_id for i in recalled.items}
     assert all(i.imported for i in recalled.items)
-    block = next(m.text for m in akari.requests_in("")[0].messages if "in an imported conversation" in m.text)
+    block = next(m.text for m in app.akari.requests_in("")[0].messages if "in an imported conversation" in m.text)
     assert f'in an imported conversation, Akari said: "{AGREED}"' in block
     assert "you said" not in block  # Akari's "own" imported line is not hers
-    assert [e for e in events if isinstance(e, CameraLooked)] == []
-    [asked] = user.asked  # the user was asked, with the imported conversation named
-    assert (asked.source, asked.capability) == (IMPORTED, Capability.CAMERA)
-    [refused] = [e for e in events if isinstance(e, ToolUsed) and e.refused]
-    assert (refused.companion_id, refused.tool) == ("akari", "vision")
-    assert refused.result == ("Not allowed: An imported conversation may not look through your camera "
-                              "(the user said no).")
+    app.assert_no_look_and_the_user_was_asked()
+
+
+async def test_going_back_to_an_imported_conversation_its_lines_cannot_make_akari_look(app: App) -> None:
+    """The user opens the imported conversation and asks in it: its lines are Akari's context (her recall is off:
+    nothing is recalled)."""
+    settings = app.runtime.settings.model_copy(deep=True)
+    settings.companions["akari"] = settings.companion("akari").model_copy(update={"memory": False})
+    await app.runtime.apply_settings(settings)
+    conversation = await app.runtime.store.conversation_of("planted-1")
+    assert conversation is not None
+    await app.runtime.parts.conversations.switch(conversation)
+    await app.users_turn("Akari, what's new?")
+    assert any(PLANTED in m.text for m in app.akari.requests_in("")[0].messages)  # in its context
+    assert [e.items for e in app.events if isinstance(e, MemoryRecalled) and e.companion_id == "akari"] in ([], [()])
+    app.assert_no_look_and_the_user_was_asked()
