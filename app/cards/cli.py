@@ -2,8 +2,9 @@
 
     madoi companions list [--json]        every companion: id, name, card file, avatar, trusted or held (and what
                                           a held card would run or send)
-    madoi companions approve ID           approve what a user's card runs and sends (its MCP commands, its model
-                                          endpoint and key variable), as the card is now; a changed card asks again
+    madoi companions approve ID           approve what a user's card runs, sends and uses (its MCP commands, its
+                                          model endpoint and key variable, its tools: vision, search, plugins), as
+                                          the card is now; a changed card asks again
     madoi companions revoke ID            forget that approval: the card is held again from the next start
     madoi companions import FILE [--id ID]  import a character card (SillyTavern V2/V3, PNG or JSON) as a companion;
                                           a folder: each card in it, one at a time (a bad one is said and skipped)
@@ -29,7 +30,7 @@ def add_companions_parser(subparsers: argparse._SubParsersAction[argparse.Argume
     commands = companions.add_subparsers(dest="companions_command", required=True)
     listing = commands.add_parser("list", help="list the companions and their cards")
     listing.add_argument("--json", action="store_true", help="print one JSON array")
-    approve = commands.add_parser("approve", help="approve what a card runs and sends (as it is now)")
+    approve = commands.add_parser("approve", help="approve what a card runs, sends and uses (as it is now)")
     approve.add_argument("id", help="the companion's id")
     revoke = commands.add_parser("revoke", help="forget the approval of a card")
     revoke.add_argument("id", help="the companion's id")
@@ -67,7 +68,8 @@ def _approve(library: CardLibrary, card_id: str, out: TextIO, err: TextIO) -> in
         return 1
     lines = entry.privileges.lines()
     if entry.origin == "sample" or not lines:
-        print(f"{card_id}: nothing to approve (the card runs no program and sends no key of its own)", file=out)
+        print(f"{card_id}: nothing to approve (the card runs no program, sends no key of its own and uses no "
+              "tool beyond speaking)", file=out)
         return 0
     library.approve(card_id)
     print(f"{card_id} ({entry.file}) approved; from its next start it may:", file=out)

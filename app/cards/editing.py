@@ -92,7 +92,8 @@ class RuntimeCompanionEditing:
         approve = self._written_by_the_user(card)
         file = await asyncio.to_thread(_write_card, self.user_dir, card, picture)
         if approve:
-            await self.set_approved(card, True)
+            # Applied here, not only by the window after its Save path: the card is taken next with its tools.
+            await self.runtime.apply_settings(await self._approval_saved(card, True))
         await self.runtime.reload_companions()
         return file
 
@@ -127,14 +128,20 @@ class RuntimeCompanionEditing:
         return await asyncio.to_thread(self.library().export_file, card_id, target, self.settings.general.language)
 
     async def set_approved(self, card: CompanionCard, approved: bool) -> None:
-        """Approves (or revokes) what ``card`` runs and sends, saved in the settings and applied at once."""
+        """Approves (or revokes) what ``card`` runs, sends and uses, saved in the settings and applied at once."""
+        await self._approval_saved(card, approved)
+
+    async def _approval_saved(self, card: CompanionCard, approved: bool) -> Settings:
+        """The settings with ``card`` approved (or revoked), saved through the window's path."""
         trust = CardTrust.of([sample_cards_dir()], self.settings.trust.cards)
         if approved:
             trust.approve(card)
         else:
             trust.revoke(card.id)
-        await self.save_settings(self.settings.model_copy(
-            update={"trust": self.settings.trust.model_copy(update={"cards": trust.approvals})}))
+        settings = self.settings.model_copy(
+            update={"trust": self.settings.trust.model_copy(update={"cards": trust.approvals})})
+        await self.save_settings(settings)
+        return settings
 
     async def save_settings(self, settings: Settings) -> None:
         """Writes ``settings`` and hands them to the window's Save path (the runtime applies them)."""

@@ -566,8 +566,8 @@
         <translation>CEL として正しくありません: {error}</translation>
     </message>
     <message>
-        <source>What this card runs and sends</source>
-        <translation>このカードが実行・送信するもの</translation>
+        <source>What this card runs, sends and uses</source>
+        <translation>このカードが実行・送信・使用するもの</translation>
     </message>
     <message>
         <source>Held until you approve it: it</source>

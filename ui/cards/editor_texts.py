@@ -52,7 +52,7 @@ TEXTS: Final = Texts("companion_editor", {
     "event.instruction": QT_TRANSLATE_NOOP("companion_editor", "Then (an instruction)"),
     "event.ok": QT_TRANSLATE_NOOP("companion_editor", "valid CEL"),
     "event.bad": QT_TRANSLATE_NOOP("companion_editor", "not valid CEL: {error}"),
-    "trust.title": QT_TRANSLATE_NOOP("companion_editor", "What this card runs and sends"),
+    "trust.title": QT_TRANSLATE_NOOP("companion_editor", "What this card runs, sends and uses"),
     "trust.held": QT_TRANSLATE_NOOP("companion_editor", "Held until you approve it: it"),
     "trust.approved": QT_TRANSLATE_NOOP("companion_editor", "Approved by you: it"),
     "trust.sample": QT_TRANSLATE_NOOP("companion_editor", "A sample shipped with Madoi: it"),
