@@ -752,8 +752,8 @@
         <translation>取り込んだ会話</translation>
     </message>
     <message>
-        <source>recalled into a companion&apos;s prompt</source>
-        <translation>コンパニオンが思い出したもの</translation>
+        <source>in a companion&apos;s prompt</source>
+        <translation>コンパニオンのプロンプト内</translation>
     </message>
     <message>
         <source>Allow once</source>

@@ -40,7 +40,7 @@ TEXTS: Final = Texts("consent", {
     "where.bridge": QT_TRANSLATE_NOOP("consent", "through the bridge"),
     "where.outside": QT_TRANSLATE_NOOP("consent", "from outside this window"),
     "who.imported": QT_TRANSLATE_NOOP("consent", "An imported conversation"),
-    "where.imported": QT_TRANSLATE_NOOP("consent", "recalled into a companion's prompt"),
+    "where.imported": QT_TRANSLATE_NOOP("consent", "in a companion's prompt"),
     "once": QT_TRANSLATE_NOOP("consent", "Allow once"),
     "always": QT_TRANSLATE_NOOP("consent", "Always"),
     "never": QT_TRANSLATE_NOOP("consent", "Never"),

@@ -17,6 +17,7 @@ from app.settings.secrets import SecretStore
 from app.trust.policy import Consent
 from companions.tools.tool_use import ToolUsed
 from companions.trust.policy import (
+    IMPORTED,
     Capability,
     ConsentAsker,
     ConsentRefused,
@@ -88,6 +89,16 @@ async def test_never_once_and_waiting_questions_in_japanese(qtbot: QtBot) -> Non
     qtbot.mouseClick(bar.once, Qt.MouseButton.LeftButton)
     assert (await voice).allowed
     assert [(d.capability, d.decision) for d in policy.decisions] == [(Capability.CAMERA, "never")]
+
+
+async def test_a_turn_holding_an_imported_conversation_is_asked_about_by_that_name(qtbot: QtBot) -> None:
+    bar = prompt(qtbot, "ja")
+    policy = TrustPolicy(asker=bar)
+    async with signal_fired(bar.asked):
+        camera = asyncio.ensure_future(policy.permit(IMPORTED, Capability.CAMERA, "vision"))
+    assert bar.question.text() == "取り込んだ会話（コンパニオンのプロンプト内）があなたのカメラを見ようとしています。"
+    qtbot.mouseClick(bar.never, Qt.MouseButton.LeftButton)
+    assert not (await camera).allowed
 
 
 async def test_no_answer_in_time_takes_the_question_away_and_a_note_says_it(qtbot: QtBot) -> None:
