@@ -60,3 +60,21 @@ async def test_a_held_card_is_allowed_and_then_revoked_in_the_companions_tab(
     async with signal_fired(again.saved):
         again.save_button.click()
     assert load_settings().settings.trust.cards == []
+
+
+async def test_a_card_that_grants_itself_the_camera_and_search_says_so_in_japanese(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    folder = madoi_home / "companions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kumo.yaml").write_text("metadata: {id: kumo, name: Kumo}\nrole: A cloud.\n"
+                                      "knowledge: [companions_network, vision, search]\n", encoding="utf-8")
+    loaded = load_settings()
+    switch_language("ja")
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    qtbot.addWidget(dialog)
+    row = dialog.companions.rows["kumo"]
+    assert row.allowed is not None
+    assert not row.allowed.isChecked()
+    asks = next(w for w in row.children() if w.objectName() == "cardAsks")
+    assert asks.text().splitlines() == ["• ツール 'search' を使う：あなたのファイルと過去の会話を検索する",
+                                        "• ツール 'vision' を使う：あなたのカメラを見る"]
