@@ -29,6 +29,7 @@ from companions.common.private_files import PRIVATE_FILE, make_private, private_
 
 log = logging.getLogger(__name__)
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+EDITOR_TOOLS = frozenset({"search"})  # the privileged tools the editor's form lets the user choose (its box)
 
 
 class RuntimeCompanionEditing:
@@ -99,15 +100,17 @@ class RuntimeCompanionEditing:
 
     def _written_by_the_user(self, card: CompanionCard) -> bool:
         """Whether saving ``card`` from the editor approves it: the user wrote it, so the tools the form chose
-        (the "may search" box; a sample's camera) are theirs. Only when the card it replaces was trusted (a
-        sample, an approved card, a new one) and it runs and sends what that one did (the form never edits
-        commands or endpoints): editing a held imported card's words approves nothing it asked for."""
+        (the "may search" box; a sample's camera kept) are theirs. Only when the card it replaces was trusted (a
+        sample or an approved card) and it runs and sends what that one did (the form never edits commands or
+        endpoints), or, for a new card, when it asks for nothing but what the form offers: editing a held
+        imported card's words, or duplicating it, approves nothing it asked for."""
         before = next((e for e in self.entries() if e.id == card.id), None)
         asks = privileges_of(card)
-        if asks.empty or (before is not None and not before.trusted):
+        if asks.empty:
             return False
-        reached = before.privileges.reach if before is not None else CardPrivileges(card.id).reach
-        return asks.reach == reached
+        if before is None:
+            return asks.reach == CardPrivileges(card.id).reach and set(asks.tools) <= EDITOR_TOOLS
+        return before.trusted and asks.reach == before.privileges.reach
 
     async def reload(self) -> None:
         """Takes the card files as they are now (a card copied into the folder, or changed by hand)."""

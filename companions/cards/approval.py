@@ -1,4 +1,4 @@
-"""Cards earn trust: a card the user added runs nothing and sends no key until the user approves it.
+"""Cards earn trust: a card the user added runs nothing, sends no key and uses no private tool until approved.
 
 A companion card may ask for three things that reach beyond the conversation: to *run* programs (each ``mcp[]``
 server with a ``command``: any program, ``sh -c ...`` included) or connect to MCP servers (``mcp[].url``), to
@@ -12,8 +12,8 @@ to look. :class:`CardPrivileges` is that request, exactly as it would be carried
 The sample cards shipped with Madoi (resources/companions) are trusted. Any other card (the user's own folder,
 an imported character card, one written by hand) is loaded and takes part in the conversation, but *held*
 (:func:`held_card`): without its MCP servers and its privileged tools, with the app's default model, until the
-user approves exactly
-what it asks (:class:`CardApproval`, kept in the settings' ``[[trust.cards]]`` beside the other trust decisions).
+user approves exactly what it asks (:class:`CardApproval`, kept in the settings' ``[[trust.cards]]`` beside the
+other trust decisions).
 An approval holds for the card's id and the digest of its privileges: a card whose commands, servers, endpoint,
 key variable or privileged tools change asks again; editing its personality or story does not (nothing it could
 run, send or use changed).

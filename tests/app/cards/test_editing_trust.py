@@ -31,6 +31,16 @@ async def test_saving_in_the_editor_approves_the_tools_of_a_trusted_card_only(ma
         await editing.save(kumo.model_copy(update={"colour": "#654321"}))
         assert "kumo" in runtime.parts.cast.held
         assert runtime.parts.cast.companions["kumo"].tools.get("vision") is None
-        assert [a.card for a in runtime.loaded.settings.trust.cards] == ["akari"]
+        # Duplicated under a new id: a new card asking for more than the form offers is held too.
+        copy = kumo.model_copy(update={"metadata": kumo.metadata.model_copy(update={"id": "kumo-2"})})
+        await editing.save(copy)
+        assert "kumo-2" in runtime.parts.cast.held
+        # A new card whose only privilege is the form's "may search" box: the user chose it.
+        searching = copy.model_copy(update={"metadata": kumo.metadata.model_copy(update={"id": "kumo-3"}),
+                                            "knowledge": ["search"]})
+        await editing.save(searching)
+        assert "kumo-3" not in runtime.parts.cast.held
+        assert runtime.parts.cast.companions["kumo-3"].tools.get("search") is not None
+        assert [a.card for a in runtime.loaded.settings.trust.cards] == ["akari", "kumo-3"]
     finally:
         await runtime.stop()
