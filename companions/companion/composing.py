@@ -39,11 +39,13 @@ from companions.companion.lines import (
     made_of,
     only_a_date,
     quotes_whole,
+    reads_like_recalled_entry,
     repeats_itself,
     sentences_of,
     similarity,
     sounds_like_an_assistant,
     without_dates,
+    without_recalled_entries,
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
@@ -221,12 +223,13 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
             instructions: Instructions = NO_INSTRUCTIONS) -> PlannedSpeech | None:
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
     lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out, and
-    so are sentences that are mostly ``instructions`` copied out or nothing but a date, unless the line is nothing
+    so are sentences that are mostly ``instructions`` copied out or nothing but a date, and lines that read like an
+    entry of the recall block, unless the line is nothing
     else (then it is kept whole, for :class:`LineCheck` to find it flawed: "prompt")."""
     found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
     if found is None:
         return None
-    mine = without_dates(instructions.without_copies(found.text))
+    mine = without_recalled_entries(without_dates(instructions.without_copies(found.text)))
     return replace(found, text=mine) if mine and mine != found.text else found
 
 
@@ -286,7 +289,7 @@ class LineCheck:
         """Why ``text`` may not be said, or None."""
         if not has_words(text):
             return "empty"
-        if self.instructions.only_copies(text) or only_a_date(text):
+        if self.instructions.only_copies(text) or only_a_date(text) or reads_like_recalled_entry(text):
             return "prompt"
         if contradicts_itself(text):
             return "contradiction"
@@ -324,7 +327,8 @@ class LineCheck:
 def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str,
                 instructions: Instructions = NO_INSTRUCTIONS) -> str:
     """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line; a
-    sentence that is mostly ``instructions`` copied out, or nothing but a date, becomes ""."""
+    sentence that is mostly ``instructions`` copied out, or nothing but a date, becomes "" (one that reads like an
+    entry of the recall block is kept: :class:`LineCheck` finds it flawed, and nothing more of the request streams)."""
     return without_dates(instructions.without_copies(_unlisted(clean(strip_tool_text(strip_prompt_copies(
         strip_echoed(text, notes), prompt))))))
 

@@ -441,6 +441,30 @@ def without_dates(text: str) -> str:
     return "\n".join(kept).strip()
 
 
+# The shape of a recall block's entry (companions/memory/recall.py item_line), read out as a line: a date, who, and
+# "said" (measured on the 0.5B model: 'On 28 November 2026, user said: "Wait, really? Tell me more!"\nOn 2', an
+# entry it made up in the recall block's words, and the start of the next one).
+_EN_DATE: Final = r"\d{1,2}\s+[A-Z][a-z]+\s+\d{4}"
+_JA_DATE: Final = r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
+_RECALLED_ENTRY: Final = re.compile(
+    rf"^\s*(?:[-*•・]\s*)?(?:(?:On\s+)?{_EN_DATE},.*\bsaid\b|Noted on {_EN_DATE}:"
+    rf"|{_JA_DATE}(?:、.*と言いました|のメモ[:：]))"
+    rf"|^\s*(?:[-*•・]\s*)?(?:On\s+\d{{1,2}}(?:\s+[A-Z][a-z]*)?|\d{{4}}年(?:\d{{1,2}}月?)?)\s*$")
+
+
+def without_recalled_entries(text: str) -> str:
+    """``text`` without its lines that read like an entry of the recall block ("On 28 November 2026, Hina said:
+    …", "2026年11月28日、ひなが「…」と言いました。") or the cut-off start of one ("On 2"): the prompt's format, not
+    speech, whether copied or made up in its words."""
+    return "\n".join(line for line in text.splitlines() if not _RECALLED_ENTRY.search(line)).strip()
+
+
+def reads_like_recalled_entry(text: str) -> bool:
+    """Whether a line or a sentence of ``text`` reads like an entry of the recall block (a line being streamed is
+    judged sentence by sentence, its line breaks gone)."""
+    return any(_RECALLED_ENTRY.search(piece) for piece in (*text.splitlines(), *sentences_of(text)))
+
+
 _WEEKDAYS_JA: Final = "月火水木金土日"
 _WEEKDAYS_EN: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_JA: Final = rf"([{_WEEKDAYS_JA}])曜日?"

@@ -258,6 +258,29 @@ def test_a_date_after_the_line_is_removed_from_it() -> None:
     assert gate.feed("こんにちは！\n2026年11月28日、") + gate.flush() == "こんにちは！"
 
 
+@pytest.mark.parametrize(("reply", "said"), [
+    # measured on the 0.5B model: an entry made up in the recall block's words, and the start of the next one
+    ('On 28 November 2026, user said: "Wait, really? Tell me more!"\nOn 2', None),
+    ("こんにちは！\n2026年11月28日、あなたは「やあ」と言いました。", "こんにちは！"),
+    ("- 2026年11月28日、ひなが「お茶どうぞ」と言いました。", None),
+    ("Noted on 3 May 2025: likes tea", None),
+    ("I said on 28 November 2026 that I like maps.", "I said on 28 November 2026 that I like maps."),
+    ("On 2 occasions I saw a comet!", "On 2 occasions I saw a comet!"),
+    ("2026年に宇宙に行きたいな。", "2026年に宇宙に行きたいな。"),
+])
+def test_a_line_read_like_an_entry_of_the_recall_block_is_never_said(reply: str, said: str | None) -> None:
+    language = "ja" if any(ord(ch) > 0x3000 for ch in reply) else "en"
+    line = line_of(None, reply, [], lambda text: text)
+    assert line is not None
+    if said is None:  # nothing else: kept whole, and found flawed
+        assert LineCheck(language).flaw(line.text) == "prompt"
+    else:
+        assert line.text == said
+        assert LineCheck(language).flaw(line.text) is None
+    gate = CheckedSentences(clean=lambda text: clean_piece(text, lambda t: t, [], ""), flaw=LineCheck(language).flaw)
+    assert (gate.feed(reply) + gate.flush()).strip() == (said or "")  # never shown or voiced while it streams
+
+
 async def test_a_sample_line_said_before_the_memory_forgot_it_is_not_said_again() -> None:
     from companions.companion.companion import Companion
     from companions.llm.scripted import ScriptedModel, reply_json, say
