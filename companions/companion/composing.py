@@ -371,7 +371,8 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
                 notes = [identity_note]
                 continue
             return None
-        text = _without_echo(planned.text, answered) if len(answered) >= PARROT_MIN_CHARS else planned.text
+        text = (_without_echoed_sentences(_without_echo(planned.text, answered), check.echoes)
+                if len(answered) >= PARROT_MIN_CHARS else planned.text)
         line = replace(planned, text=limit_length(text, max_chars=max_chars)) if text else planned
         flaw = check.flaw(line.text)
         if said and (flaw is not None or remainder(line.text, said) is None):
@@ -425,6 +426,21 @@ def _without_echo(text: str, answered: str) -> str:
     if head and text.startswith(head) and text[len(head):].strip():
         return text[len(head):].strip()
     return text
+
+
+def _without_echoed_sentences(text: str, echoes: Callable[[str], bool]) -> str:
+    """``text`` without its sentences that only say back the message it answers, wherever they come (measured on
+    the 0.5B model: "うん、あかりだよ！ 今日は星がきれいだったよ。" answering "ただいま！今日は星がきれいだったよ。");
+    ``text`` itself when it is nothing else (then :class:`LineCheck` judges the whole)."""
+    kept = []
+    for line in text.splitlines():
+        sentences = sentences_of(line)
+        mine = [s for s in sentences if not echoes(s)]
+        if len(mine) == len(sentences):
+            kept.append(line)
+        elif mine:
+            kept.append("".join(s + (" " if s[-1].isascii() else "") for s in mine).strip())
+    return "\n".join(kept).strip() or text
 
 
 class EndAfterSpeech(WorkerHook):

@@ -261,7 +261,7 @@ class CheckedSentences:
     みんな元気ですか。", the user's own words; the prompt itself, "(Instructions) # このターンの指示 ...") and then
     replaced. Here a sentence is first ``clean``-ed as the whole line will be (tool syntax, labels, copied
     instructions removed: it may become empty and is then skipped); a sentence that only repeats the message being
-    answered (``echo``) is skipped while nothing was released (the line will not begin with it either); then the
+    answered (``echo``) is skipped wherever it comes (the line leaves it out too: composing.py); then the
     line so far must pass ``flaw`` (None: no flaw) and stay within ``max_chars``. What was released is
     :attr:`released`: the line that is finally said must begin with it (composing.py), so nothing shown or heard is
     taken back.
@@ -290,7 +290,7 @@ class CheckedSentences:
         if self.stopped:
             return ""
         cleaned = self._clean(sentence).strip()
-        if not cleaned or (not self.released and self._echo(cleaned)):
+        if not cleaned or self._echo(cleaned):  # the message answered, said back: left out wherever it comes
             return ""
         candidate = self.released + cleaned
         if len(candidate) > self._max_chars or self._flaw(candidate) is not None:

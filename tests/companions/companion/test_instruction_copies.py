@@ -181,6 +181,25 @@ async def test_a_copied_line_is_asked_for_again_with_a_shorter_prompt(hina: Inst
     assert log == ["full", "shorter"]
 
 
+async def test_the_message_answered_said_back_is_left_out_wherever_it_comes() -> None:
+    """Measured on the 0.5B model (the first run's window): Akari answered "ただいま！今日は星がきれいだったよ。" with
+    "うん、あかりだよ！ 今日は星がきれいだったよ。", the user's sentence after her own."""
+    answered = "ただいま！今日は星がきれいだったよ。"
+    reply = "うん、あかりだよ！ 今日は星がきれいだったよ。"
+    make = _attempts(reply, log=[])
+    line = await compose_line(make("full"), language="ja", max_chars=90, recent=[], answered=answered)
+    assert line is not None
+    assert line.text == "うん、あかりだよ！"
+    check = LineCheck("ja", answered=answered)
+    gate = CheckedSentences(clean=lambda text: text, flaw=check.flaw, echo=check.echoes)
+    assert gate.feed(reply) + gate.flush() == "うん、あかりだよ！"  # never shown or voiced while it streams
+    kept = "好きな星座はオリオン座だよ！"  # the message's words in a line of its own are no echo
+    line = await compose_line(_attempts(kept, log=[])("full"), language="ja", max_chars=90, recent=[],
+                              answered="好きな星座は何？みんなの好きな星座を教えて！")
+    assert line is not None
+    assert line.text == kept
+
+
 async def test_the_cards_sample_line_stands_in_before_a_stock_filler(hina: Instructions) -> None:
     sample = sample_lines("そうだったんですね。よかったら、温かいお茶でもいかがですか。")
     log: list[str] = []
