@@ -9,8 +9,8 @@ present and not muted:
 2. else the only companion present;
 3. else (several, to everyone or several ticked) the one of them whose card has a greeting, when exactly one has:
    SillyTavern's group chats post every member's first message, but here each would be said aloud in turn before
-   the user could say a word, and the sample companions have none, so a card the user brought in greets and a
-   group of cards with greetings lets the user speak first.
+   the user could say a word. Of the sample companions only Akari has one (she opens the first conversation after
+   the first-run card's "Talk now"); a group with more greetings lets the user speak first.
 
 A companion whose card has no greeting never greets; one from elsewhere (the network, the bridge) has no card here.
 """
