@@ -46,6 +46,7 @@ from companions.companion.lines import (
     sounds_like_an_assistant,
     without_dates,
     without_recalled_entries,
+    without_sentences,
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
@@ -432,15 +433,7 @@ def _without_echoed_sentences(text: str, echoes: Callable[[str], bool]) -> str:
     """``text`` without its sentences that only say back the message it answers, wherever they come (measured on
     the 0.5B model: "うん、あかりだよ！ 今日は星がきれいだったよ。" answering "ただいま！今日は星がきれいだったよ。");
     ``text`` itself when it is nothing else (then :class:`LineCheck` judges the whole)."""
-    kept = []
-    for line in text.splitlines():
-        sentences = sentences_of(line)
-        mine = [s for s in sentences if not echoes(s)]
-        if len(mine) == len(sentences):
-            kept.append(line)
-        elif mine:
-            kept.append("".join(s + (" " if s[-1].isascii() else "") for s in mine).strip())
-    return "\n".join(kept).strip() or text
+    return without_sentences(text, echoes) or text
 
 
 class EndAfterSpeech(WorkerHook):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -389,17 +389,7 @@ class Instructions:
 
     def without_copies(self, text: str) -> str:
         """``text`` without its sentences that are mostly instruction text ("" when all of them are)."""
-        if not self.sentences:
-            return text
-        kept = []
-        for line in text.splitlines():
-            sentences = sentences_of(line)
-            mine = [s for s in sentences if not self.copied(s)]
-            if len(mine) == len(sentences):
-                kept.append(line)
-            elif mine:
-                kept.append(_joined(mine))
-        return "\n".join(kept).strip()
+        return without_sentences(text, self.copied) if self.sentences else text
 
     def only_copies(self, text: str) -> bool:
         """Whether every sentence of ``text`` is mostly instruction text (and it has one at least)."""
@@ -427,18 +417,24 @@ def only_a_date(text: str) -> bool:
     return _DATE_ONLY.fullmatch(_NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", text))) is not None
 
 
-def without_dates(text: str) -> str:
-    """``text`` without its sentences that are nothing but a date or a time (measured on the 0.5B model:
-    "こんにちは！\n2026年11月28日、", the recall block's date after a greeting)."""
+def without_sentences(text: str, unwanted: Callable[[str], bool]) -> str:
+    """``text`` without its sentences that are ``unwanted`` ("" when all of them are); a line that keeps all of its
+    sentences is kept as it was written."""
     kept = []
     for line in text.splitlines():
         sentences = sentences_of(line)
-        mine = [s for s in sentences if not only_a_date(s)]
+        mine = [s for s in sentences if not unwanted(s)]
         if len(mine) == len(sentences):
             kept.append(line)
         elif mine:
             kept.append(_joined(mine))
     return "\n".join(kept).strip()
+
+
+def without_dates(text: str) -> str:
+    """``text`` without its sentences that are nothing but a date or a time (measured on the 0.5B model:
+    "こんにちは！\n2026年11月28日、", the recall block's date after a greeting)."""
+    return without_sentences(text, only_a_date)
 
 
 # The shape of a recall block's entry (companions/memory/recall.py item_line), read out as a line: a date, who, and
