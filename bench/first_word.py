@@ -14,10 +14,12 @@ fewer), and lines streamed and then withdrawn (goal: 0). With ``--runs N`` the c
 
 - **cast** (``--cast``; ``--cast-only`` runs nothing else): the cost of a turn with a vote round as the cast grows.
   1, 3 and 6 companions on the one serial endpoint (the sample three, and three more made from their cards), each
-  in a fresh data directory, direct turns off (every companion votes on the user's greeting), the greeting 5 s
-  after ``ready``; the ratios 3/1 and 6/1 of the time to the first kept word, against the same run's 1-companion
-  case. Goal: 6/1 <= 1.5x, and no "no vote within". Each size runs twice: votes through one joint request per
-  endpoint (companions/companion/joint_vote.py), and each companion's own request (as before it), for comparison.
+  in a fresh data directory, direct turns off (every companion votes on the user's greeting; ``--cast-defaults``:
+  the default settings, where a one-request-at-a-time server answers the user's greeting without a vote round),
+  the greeting 5 s after ``ready``; the ratios 3/1 and 6/1 of the time to the first kept word, against the same
+  run's 1-companion case. Goal: 6/1 <= 1.5x, and no "no vote within". Each size runs twice: votes through one
+  joint request per endpoint (companions/companion/joint_vote.py), and each companion's own request (as before it),
+  for comparison.
 
 By default the server is the test server behaving like llama-cpp-python at its real rates (``--profile``,
 ``--time-scale``); ``--real`` starts the real llama-cpp-python server with the test model (scripts/real_model.py);
@@ -368,7 +370,7 @@ async def cast_case(options: argparse.Namespace, base_url: str, model: str, size
     _RECORDING[:] = [watch]
     CompanionParticipant.joins_ballots = joint
     try:
-        with conversation_config(direct_turns=False):
+        with conversation_config(**({} if options.cast_defaults else {"direct_turns": False})):
             runtime = await start_madoi(watch)
         try:
             cast = runtime.parts.cast.companions
@@ -582,6 +584,8 @@ def main() -> None:
     parser.add_argument("--cast", action="store_true", help="also the cast cases: 1, 3 and 6 companions voting")
     parser.add_argument("--cast-only", action="store_true", help="only the cast cases")
     parser.add_argument("--cast-joint-only", action="store_true", help="the cast cases without separate votes")
+    parser.add_argument("--cast-defaults", action="store_true",
+                        help="the cast cases with the default conversation settings (direct turns on)")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from companions.llm.scripted import call, reply_json, say
+from scripts.main_window_shots import dispose
 from tests.app.media import write_test_video
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.window.main_window import MainWindow
@@ -61,5 +62,5 @@ async def shoot_camera_window(out: Path, language: str, name: str, home: Path, *
         path = out / f"{name}.png"
         if not window.grab().save(str(path)):
             raise SystemExit(f"could not write {path}")
-        window.close()
+        await dispose(window)
     return path

@@ -76,6 +76,7 @@ async def shoot_companions(out: Path, home: Path) -> list[Path]:
     from app.settings.model import load_settings
     from companions.testing.openai_server import OpenAITestServer
     from companions.testing.openai_server.demo_director import DemoDirector
+    from scripts.main_window_shots import dispose
     from tests.ui.scripted_runtime import until
     from ui.window.main_window import MainWindow
 
@@ -115,8 +116,7 @@ async def shoot_companions(out: Path, home: Path) -> list[Path]:
             if not editor.grab().save(str(path)):
                 raise SystemExit(f"could not write {path}")
             written.append(path)
-            editor.close()
-            window.close()
+            await dispose(editor, window)
         finally:
             await runtime.stop()
             os.environ.pop("MADOI_LLM_BASE_URL", None)

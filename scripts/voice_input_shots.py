@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from companions.llm.scripted import reply_json, say
+from scripts.main_window_shots import dispose
 from tests.app.speech_audio import clip
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.settings.dialog import SettingsDialog
@@ -71,8 +72,7 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
         if not dialog.grab().save(str(path)):
             raise SystemExit(f"could not write {path}")
         paths.append(path)
-        dialog.close()
-        window.close()
+        await dispose(dialog, window)
     return paths
 
 
