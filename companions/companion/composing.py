@@ -225,8 +225,8 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
     lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out, and
     so are sentences that are mostly ``instructions`` copied out or nothing but a date, and lines that read like an
-    entry of the recall block, unless the line is nothing
-    else (then it is kept whole, for :class:`LineCheck` to find it flawed: "prompt")."""
+    entry of the recall block, unless the line is nothing else (then it is kept whole, for :class:`LineCheck` to
+    find it flawed: "prompt")."""
     found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
     if found is None:
         return None

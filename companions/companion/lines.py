@@ -305,7 +305,7 @@ INSTRUCTION_LONG_GRAMS: Final = 20
 INSTRUCTION_MIN_GRAMS: Final = 4  # "日本語で。" and shorter are not judged: too little to tell
 # The companion's name where an instruction names it ("{name}として、…"), and in a line compared with it: a rule read
 # out with the name is a copy, and the name alone is as much evidence as one letter ("あかりです。" is not
-# "あなたは{name}です。"). A letter to folding (\w), found in no line.
+# "あなたは{name}です。"). A word character, so folding keeps it; no line has it.
 NAME_MARK: Final = "〆"
 
 
