@@ -16,7 +16,6 @@ import pytest
 from app.runtime.runtime import Runtime
 from app.settings.model import load_settings
 from companions.cards.card import CompanionCard
-from companions.conversation.readmodel import ConversationChanged
 from companions.devices.ports import CameraLooked
 from companions.llm.scripted import Matcher, ScriptedCast, ScriptedModel, call, mentions, reply_json, say
 from companions.llm.types import ChatMessage, ChatRequest, complete
@@ -25,6 +24,7 @@ from companions.tools.tool_use import ToolUsed
 from tests.app.media import write_test_video
 from tests.conftest import REPO
 from tests.security.user_cards import approve, card_file, touching
+from tests.security.watching import ConversationWatch
 
 LANTERNS = REPO / "tests" / "data" / "mcp" / "lantern_server.py"
 
@@ -162,23 +162,15 @@ async def _users_turn_with_kumo(home: Path, kumo: list[object]) -> list[object]:
 
     runtime = Runtime(load_settings(), make_model=make_model)
     await runtime.start()
-    events: list[object] = []
-    ended = asyncio.Event()
-
-    def on_event(item: object) -> None:
-        events.append(item)
-        if isinstance(item, ConversationChanged) and item.view.status == "ended":
-            ended.set()
-
-    runtime.bus.subscribe("events", on_event, name="card-tools-events", direct=True)
+    watch = ConversationWatch(runtime.bus, "card-tools-events")
     try:
         runtime.parts.conversations.send("Kumo, what's new?", to=["kumo"])
-        await asyncio.wait_for(ended.wait(), 30)
+        await asyncio.wait_for(watch.ended.wait(), 30)
         await runtime.bus.drain()
     finally:
         await runtime.stop()
     cast.assert_used_up()
-    return events
+    return watch.events
 
 
 async def test_a_users_card_looks_through_the_camera_only_once_its_tool_is_approved(

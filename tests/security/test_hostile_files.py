@@ -177,14 +177,22 @@ def test_a_sillytavern_chat_with_a_line_nested_100000_deep_imports_its_other_lin
     assert f"{chat}: line 3: the JSON nests too deeply to read" in err
 
 
-def test_a_deep_line_in_a_madoi_conversation_file_is_skipped_with_its_reason(
-        madoi_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+# A Madoi conversation file's one good conversation, imported beside the bad line of each test below.
+FIREFLIES = {"title": "Fireflies", "messages": [{"id": "f1", "from": "user", "to": ["akari"],
+                                                "message": "Fireflies tonight?", "time": "2024-07-01T20:00:00Z"}]}
+
+
+@pytest.fixture
+def hashing_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import indexes what it adds with the hashing embedder (no e5 model to load for a test of parsing)."""
     monkeypatch.setattr(memory_cli, "make_search_engine",
                         lambda paths: SearchEngine(index_path(paths), embedder=HashingEmbedder()))
-    good = {"title": "Fireflies", "messages": [{"id": "f1", "from": "user", "to": ["akari"],
-                                               "message": "Fireflies tonight?", "time": "2024-07-01T20:00:00Z"}]}
+
+
+def test_a_deep_line_in_a_madoi_conversation_file_is_skipped_with_its_reason(
+        madoi_home: Path, tmp_path: Path, hashing_index: None, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "chats.jsonl"
-    source.write_text("[" * 100_000 + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    source.write_text("[" * 100_000 + "\n" + json.dumps(FIREFLIES) + "\n", encoding="utf-8")
     code = main(["conversations", "import", str(source)])
     out, err = capsys.readouterr()
     assert code == 1
@@ -207,15 +215,11 @@ async def test_a_tool_call_whose_arguments_nest_100000_deep_is_an_error_the_mode
 
 
 def test_a_conversation_line_longer_than_any_conversation_is_skipped_unread(
-        madoi_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(memory_cli, "make_search_engine",
-                        lambda paths: SearchEngine(index_path(paths), embedder=HashingEmbedder()))
-    good = {"title": "Fireflies", "messages": [{"id": "f1", "from": "user", "to": ["akari"],
-                                               "message": "Fireflies tonight?", "time": "2024-07-01T20:00:00Z"}]}
+        madoi_home: Path, tmp_path: Path, hashing_index: None, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "chats.jsonl"
     with source.open("w", encoding="utf-8") as out:
         out.write('{"title": "' + "x" * (65 * 1024 * 1024) + '"}\n')  # one line past the 64 MB a line may have
-        out.write(json.dumps(good) + "\n")
+        out.write(json.dumps(FIREFLIES) + "\n")
     code = main(["conversations", "import", str(source)])
     out, err = capsys.readouterr()
     assert code == 1
