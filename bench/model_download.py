@@ -65,7 +65,7 @@ def sent_bytes(host: HuggingFaceLikeHost, name: str, size: int, drops: list[int]
     return total
 
 
-async def first_word_with(model_file: Path) -> float:
+async def first_word_with(model_file: Path, floor_s: float) -> float:
     """Madoi started on a fresh data directory with ``model_file``; the greeting 5 s after ready; seconds from the
     greeting to the first kept word (bench/first_word.py's cold case)."""
     import first_word
@@ -83,15 +83,12 @@ async def first_word_with(model_file: Path) -> float:
     try:
         await asyncio.sleep(first_word.READING_S)
         outcome = await first_word.greet(runtime, watch, first_word.GREETING, None, voice=False, timeout=300)
-        first_word.show("first_kept_word_after_download", outcome, "floor", FLOOR[0])
+        first_word.show("first_kept_word_after_download", outcome, "floor", floor_s)
         print(f"  Madoi's start to the greeting's first kept word: {time.perf_counter() - began:.1f} s", flush=True)
         await first_word.until_idle(runtime)
     finally:
         await runtime.stop()
     return outcome.seconds
-
-
-FLOOR: list[float] = [0.0]
 
 
 async def run() -> None:
@@ -106,10 +103,10 @@ async def run() -> None:
     print(f"-- {source.name}: {size / MB:.0f} MB; load average {os.getloadavg()[0]:.2f}", flush=True)
     stock = script.start_server(Path(tempfile.mkdtemp(prefix="madoi-download-server-")))
     try:
-        FLOOR[0] = await first_word.floor(stock.base_url, stock.model, None)
+        floor_s = await first_word.floor(stock.base_url, stock.model, None)
     finally:
         stock.stop()
-    report("floor", FLOOR[0], "s")
+    report("floor", floor_s, "s")
     work = Path(tempfile.mkdtemp(prefix="madoi-download-"))
     with hugging_face_like_host() as host:
         model = hosted_model(host, source, script.MODEL_SHA256)
@@ -137,9 +134,9 @@ async def run() -> None:
         assert resumed.stat().st_size == size
         resumed.unlink()
 
-    word_s = await first_word_with(fresh)
+    word_s = await first_word_with(fresh, floor_s)
     total = time.perf_counter() - clicked
-    report("download_to_first_word", total, "s", "floor", FLOOR[0])
+    report("download_to_first_word", total, "s", "floor", floor_s)
     print(f"  of which: download {fresh_s:.1f} s, Madoi's start, 5 s of reading, greeting to first kept word "
           f"{word_s:.1f} s; load average {os.getloadavg()[0]:.2f}", flush=True)
 
