@@ -56,6 +56,7 @@ import openai
 from _report import REPO, report
 
 from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
+from companions.testing.openai_server.demo_director import DemoDirector
 from companions.wire.protocol import Message
 
 GREETING = "みんな、こんばんは！"
@@ -398,11 +399,16 @@ async def cast_case(options: argparse.Namespace, base_url: str, model: str, size
 
 
 async def cast_cases(options: argparse.Namespace, base_url: str, model: str,
-                     results: dict[str, list[CastOutcome]], model_file: Path | None = None) -> None:
+                     results: dict[str, list[CastOutcome]], *, model_file: Path | None = None,
+                     server: OpenAITestServer | None = None) -> None:
     """The cast cases of one run: every size with joint votes, then with separate ones (unless ``--cast-joint-only``);
-    the ratios to one."""
+    the ratios to one. On the test server each case's conversation is scripted afresh: the same greeting would
+    otherwise go on with the previous case's conversation, and a longer first sentence would be timed, not the
+    cast."""
     for joint in (True,) if options.cast_joint_only else (True, False):
         for size in CAST_SIZES:
+            if server is not None:
+                server.fallback = DemoDirector()
             results[f"{'joint' if joint else 'separate'}_{size}"].append(
                 await cast_case(options, base_url, model, size, joint=joint, model_file=model_file))
         label = "joint" if joint else "separate"
@@ -464,7 +470,6 @@ def load_real_model() -> Any:
 
 
 async def run(options: argparse.Namespace) -> None:
-    from companions.testing.openai_server.demo_director import DemoDirector
 
     server: OpenAITestServer | None = None
     real = None
@@ -508,7 +513,7 @@ async def run(options: argparse.Namespace) -> None:
             if not options.cast_only:
                 await one_run(options, base_url, model, server, watch_all, model_file, embedded_floor_s)
             if options.cast or options.cast_only:
-                await cast_cases(options, base_url, model, cast_all, model_file)
+                await cast_cases(options, base_url, model, cast_all, model_file=model_file, server=server)
     finally:
         if server is not None:
             await server.stop()
