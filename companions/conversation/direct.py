@@ -13,6 +13,8 @@ not worth the wait:
   than ``slow_round_s``), a user's message to everyone is answered at once by the *likely speaker* (the one who
   spoke least lately, then the one whose persona shares most words with the message, then by id: deterministic).
   The others still take part: the next turn opens on that answer and its votes run while the answer is spoken.
+- **The user is answered**: when every companion votes to listen to the user's own message, the likely speaker
+  answers it anyway (a message the user wrote is never met with silence).
 
 How long a vote round would take is deadline.py's estimate (it also decides the round's deadline). A late vote never
 costs a named companion the floor, because being named is known without the model.
@@ -110,6 +112,24 @@ def direct_selection(trigger: Message, voters: Mapping[str, Description], *, use
     paces = [p for d in voters.values() if (p := d.pace()) is not None]
     if not answer_at_once(paces, slow_round_s=slow_round_s):
         return None
+    ranking = _likely_order(trigger, voters, recent_turns=recent_turns, previous_speaker=previous_speaker)
+    return Selection(ranking, f"{ranking[0]} answers first: a vote round would be slow here", "first")
+
+
+def user_answered(trigger: Message, voters: Mapping[str, Description], *, recent_turns: Mapping[str, int],
+                  previous_speaker: str | None) -> Selection | None:
+    """The speaker order when every companion voted to listen to the user's own message: the user's message is
+    never left unanswered (a small model votes ``listen`` on a greeting as often as not), so the likely speaker
+    answers; ``None`` when nobody may."""
+    if not voters:
+        return None
+    ranking = _likely_order(trigger, voters, recent_turns=recent_turns, previous_speaker=previous_speaker)
+    return Selection(ranking, f"{ranking[0]} answers you: nobody asked for the floor", "answers-user")
+
+
+def _likely_order(trigger: Message, voters: Mapping[str, Description], *, recent_turns: Mapping[str, int],
+                  previous_speaker: str | None) -> tuple[str, ...]:
+    """Every voter, the likeliest speaker of ``trigger`` first (likely_speaker, again and again)."""
     ranking: list[str] = []
     left = list(voters)
     personas = {v: d.persona for v, d in voters.items()}
@@ -119,4 +139,4 @@ def direct_selection(trigger: Message, voters: Mapping[str, Description], *, use
         assert first is not None
         ranking.append(first)
         left.remove(first)
-    return Selection(tuple(ranking), f"{ranking[0]} answers first: a vote round would be slow here", "first")
+    return tuple(ranking)

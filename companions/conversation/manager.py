@@ -27,7 +27,7 @@ from companions.conversation.calls import CallFailed, ParticipantCalls
 from companions.conversation.closing import EndReason, RepetitionDetector, later_stage
 from companions.conversation.config import ConversationConfig, config_from_settings
 from companions.conversation.control_state import ControlOutcome, ControlState
-from companions.conversation.direct import direct_selection, likely_speaker
+from companions.conversation.direct import direct_selection, likely_speaker, user_answered
 from companions.conversation.early_speech import EarlySpeech
 from companions.conversation.heard_history import HeardHistory
 from companions.conversation.pacing import Floor
@@ -268,6 +268,13 @@ class ConversationManager:
             selection = direct
         else:
             turn, votes, selection = await self._vote(turn, trigger, voters, contexts, forced)
+            if not selection.ranking and trigger.params.from_ == self.user_id and self._model_trouble() is None:
+                # Only this node's companions (another node's would answer there), still present (one may have
+                # left during the votes).
+                local = {v: p.description for v in voters
+                         if (p := self._participants.get(v)) is not None and not p.description.remote}
+                selection = user_answered(trigger, local, recent_turns=collections.Counter(self._recent),
+                                          previous_speaker=self._last_speaker) or selection
         turn = evolve(turn, selection_reason=selection.reason, selection_rule=selection.rule)
         for candidate in selection.ranking:
             speaker = self._participants.get(candidate)

@@ -25,11 +25,12 @@ from companions.conversation.ballot import Vote
 from companions.conversation.closing import later_stage
 from companions.conversation.participant import TurnContext
 
-SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "settled", "nobody"]
+SelectionRule: TypeAlias = Literal["forced", "named", "wants", "spread", "first", "answers-user", "settled", "nobody"]
 """Which rule chose the speaker: the user forced it, it was named, it wants the floor most, the previous speaker
 stepped aside for it (rule 4), it answers a user's message first without a vote round because a vote round would
-be slow on its model server (direct.py), it spoke already, chosen by the votes another node had (vote_round.py),
-or nobody wants the floor. A view renders it in its own language."""
+be slow on its model server (direct.py), it answers the user's message every companion voted to listen to
+(direct.py), it spoke already, chosen by the votes another node had (vote_round.py), or nobody wants the floor.
+A view renders it in its own language."""
 
 
 @dataclass(frozen=True)

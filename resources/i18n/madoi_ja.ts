@@ -2717,6 +2717,10 @@
         <translation>{who} が別のマシンで選ばれ、先に話しました</translation>
     </message>
     <message>
+        <source>{who} answers you (nobody asked for the floor)</source>
+        <translation>{who} があなたに答えます（発言を求めた人はいませんでした）</translation>
+    </message>
+    <message>
         <source>nobody wants to speak</source>
         <translation>誰も話したがっていません</translation>
     </message>

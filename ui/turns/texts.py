@@ -76,6 +76,7 @@ TEXTS: Final = Texts("turns", {
     "rule.first": QT_TRANSLATE_NOOP(
         "turns", "{who} answers first (the model server takes one request at a time: the others vote on the next "
                  "line)"),
+    "rule.answers-user": QT_TRANSLATE_NOOP("turns", "{who} answers you (nobody asked for the floor)"),
     "rule.settled": QT_TRANSLATE_NOOP("turns", "{who} spoke first, chosen on another machine"),
     "rule.nobody": QT_TRANSLATE_NOOP("turns", "nobody wants to speak"),
     "rule.named.passed": QT_TRANSLATE_NOOP("turns", "{named} was named but could not answer, so {who} answers"),

@@ -39,12 +39,12 @@ async def running(cast: ScriptedCast) -> AsyncIterator[tuple[Runtime, Conversati
             talk.close()
 
 
-async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str | None = None) -> None:
-    """The user says ``text`` to everyone; Akari answers ``akari_says`` (when given); the conversation ends."""
-    if akari_says is not None:
-        runtime.parts.cast.companions["akari"].model.lane("vote").add(  # type: ignore[attr-defined]
-            reply_json({"state": "speak", "importance": 8, "reason": "I know"}))
-        runtime.parts.cast.companions["akari"].model.lane("chat").add(say(akari_says))  # type: ignore[attr-defined]
+async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str = "そうなんだ！") -> None:
+    """The user says ``text`` to everyone; Akari answers ``akari_says`` (the user's message is always answered);
+    the conversation ends."""
+    runtime.parts.cast.companions["akari"].model.lane("vote").add(  # type: ignore[attr-defined]
+        reply_json({"state": "speak", "importance": 8, "reason": "I know"}))
+    runtime.parts.cast.companions["akari"].model.lane("chat").add(say(akari_says))  # type: ignore[attr-defined]
     message = runtime.parts.conversations.send(text)
     await talk.wait_for(lambda v: v.status == "ended" and any(t.turn_id == message.params.id for t in talk.turns()),
                         timeout=20)

@@ -172,7 +172,11 @@ async def test_a_joint_vote_past_the_deadline_is_missing_for_every_member_and_it
         serial_server: OpenAITestServer) -> None:
     fast = endpoint_capabilities(serial_server.base_url, "test-model")  # measured: the deadline is the configured one
     fast.record(prompt_tokens=1000, ttft_s=0.01, completion_tokens=100, generation_s=0.01)
-    serial_server.script(stall_reply())
+    serial_server.script(
+        stall_reply(),
+        tool_call_reply(("speak", {"message": "いるよ！", "emotion": "happy"})),
+        text_reply(json.dumps({"already_replied": False, "need_response": True, "wants_to_see": False})),
+    )
     read, states, opening = await one_turn(serial_server, cast_cards()[:3], "みんな、いる？", deadline_s=0.5)
     turn = read.turns()[0]
     turn_deadline = float(turn.votes[0].error.removeprefix("no vote within ").removesuffix(" s"))
@@ -181,6 +185,9 @@ async def test_a_joint_vote_past_the_deadline_is_missing_for_every_member_and_it
         c: ("missing", f"no vote within {turn_deadline:g}") for c in ("akari", "hina", "souta")}
     assert sorted(s.params.from_ for s in states if s.params.messageId == opening.params.id) == [
         "akari", "hina", "souta"]  # still one State each: listen
-    assert request_names(serial_server) == [JOINT_VOTE_NAME]
+    # The user is answered all the same: every vote counted as listen, and the likely speaker (akari) answers.
+    assert turn.selection_rule == "answers-user"
+    assert turn.speaker == "akari"
+    assert request_names(serial_server) == [JOINT_VOTE_NAME, "line", "event_params"]
     await asyncio.wait_for(serial_server.client_gone.wait(), 2.0)  # nobody waits for it: the request was closed
     serial_server.assert_used_up()
