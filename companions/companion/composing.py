@@ -11,6 +11,7 @@ then falls back to a short line, so a companion never says the same thing twice 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import difflib
 import logging
 import re
@@ -152,7 +153,7 @@ def strip_echoed(text: str, notes: Sequence[str]) -> str:
         line = whole[:found.start()] if (found := _INLINE_MARK.search(whole)) is not None else whole
         plain = _plain(_LIST_MARK.sub("", line))
         # a copy with a word changed is a copy too (measured: "- 自己のセリフだけを69文字以内で。")
-        if (_INSTRUCTION_LINE.match(line) or _FORM_LINE.match(line) or any(h in plain for h in _HEADINGS)
+        if (_INSTRUCTION_LINE.match(line) or _form_line().match(line) or any(h in plain for h in _HEADINGS)
                 or (plain and any(plain in m or m in plain or similarity(plain, m) >= ECHO_SIMILARITY
                                   for m in marks))):
             continue
@@ -204,8 +205,20 @@ def _unlisted(text: str) -> str:
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 _INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
-# A form the model filled in instead of speaking (measured: "私の名前: あかり" as the first line of a reply).
-_FORM_LINE: Final = re.compile(r"^\s*(?:私の名前|名前|my name|name)\s*[:：]", re.IGNORECASE)
+# A label of the system prompt's fields ("性格: {personality}"), in any language of the prompts.
+_FIELD_LABEL: Final = re.compile(r"^([^\n#:{}\-][^\n:{}]{0,30}):[^\n]*\{\w+\}", re.MULTILINE)
+
+
+@functools.cache
+def _form_line() -> re.Pattern[str]:
+    """A form the model filled in instead of speaking: a line opening with a name label (measured: "私の名前: あかり"
+    as the first line of a reply) or with a label of the system prompt's fields (measured: "性格: 明るく好奇心旺盛。…",
+    Akari's persona read out, its sentences each too short to be found as a copy of the prompt)."""
+    labels = {"私の名前", "名前", "my name", "name"}
+    for language in LANGUAGES:
+        labels.update(label.strip() for label in _FIELD_LABEL.findall(prompt_texts(language).system))
+    alternatives = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    return re.compile(rf"^\s*(?:{alternatives})\s*[:：]", re.IGNORECASE)
 _LIST_MARK: Final = re.compile(r"^\s*(?:[-*・•]|\d+[.)])\s+")
 ECHO_SIMILARITY: Final = 0.6  # measured: "日本語で答える" (0.63 to "日本語で答えてください。")
 _INLINE_MARK: Final = re.compile(r"[(（]\s*instructions?\s*[)）]|#+\s*(?:このターンの指示|guidance for this turn)",

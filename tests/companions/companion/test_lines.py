@@ -354,6 +354,17 @@ def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
     assert strip_echoed("日本語の本がおすすめだよ！", notes) == "日本語の本がおすすめだよ！"
 
 
+def test_the_persona_read_out_under_the_prompts_labels_is_left_out() -> None:
+    from companions.companion.composing import strip_echoed
+
+    # measured on the real 0.5B model: Akari's whole line, her personality under its label in the prompt
+    assert strip_echoed("性格: 明るく好奇心旺盛。人の話にすぐ驚く。", []) == ""
+    assert strip_echoed("役割：会話を盛り上げる\nえっ、ほんと？", []) == "えっ、ほんと？"
+    assert strip_echoed("Background: grew up near the sea.\nI love the sea!", []) == "I love the sea!"
+    # a colon in a line of one's own is not a label
+    assert strip_echoed("今日のテーマ: 星座！", []) == "今日のテーマ: 星座！"
+
+
 def test_an_assistants_offer_of_help_is_not_the_companion_speaking() -> None:
     # measured on the real 0.5B model: Hina's answer to "みなさん、こんにちは！"
     assert sounds_like_an_assistant("こんにちは！何でもお手伝いできます。何か質問があれば、いつでもお知らせください。")
