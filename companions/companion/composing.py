@@ -46,6 +46,7 @@ from companions.companion.lines import (
     similarity,
     sounds_like_an_assistant,
     without_dates,
+    without_assistant_talk,
     without_recalled_entries,
     without_sentences,
     written_in_japanese_script,
@@ -237,13 +238,13 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
             instructions: Instructions = NO_INSTRUCTIONS) -> PlannedSpeech | None:
     """The line a turn produced: the planned ``speak``, else a ``speak`` call written as text, else the prose;
     lines copied from the turn's instructions ``notes`` or from the companion's system ``prompt`` are left out, and
-    so are sentences that are mostly ``instructions`` copied out or nothing but a date, and lines that read like an
-    entry of the recall block, unless the line is nothing else (then it is kept whole, for :class:`LineCheck` to
-    find it flawed: "prompt")."""
+    so are sentences that are mostly ``instructions`` copied out, nothing but a date or assistant boilerplate, and
+    lines that read like an entry of the recall block, unless the line is nothing else (then it is kept whole, for
+    :class:`LineCheck` to find it flawed: "prompt")."""
     found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
     if found is None:
         return None
-    mine = without_recalled_entries(without_dates(instructions.without_copies(found.text)))
+    mine = without_recalled_entries(without_assistant_talk(without_dates(instructions.without_copies(found.text))))
     return replace(found, text=mine) if mine and mine != found.text else found
 
 
@@ -341,10 +342,11 @@ class LineCheck:
 def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], prompt: str,
                 instructions: Instructions = NO_INSTRUCTIONS) -> str:
     """A piece of a line (a sentence while it streams) cleaned as :func:`line_of` cleans the whole line; a
-    sentence that is mostly ``instructions`` copied out, or nothing but a date, becomes "" (one that reads like an
-    entry of the recall block is kept: :class:`LineCheck` finds it flawed, and nothing more of the request streams)."""
-    return without_dates(instructions.without_copies(_unlisted(clean(strip_tool_text(strip_prompt_copies(
-        strip_echoed(text, notes), prompt))))))
+    sentence that is mostly ``instructions`` copied out, nothing but a date or assistant boilerplate, becomes "" (one
+    that reads like an entry of the recall block is kept: :class:`LineCheck` finds it flawed, and nothing more of the
+    request streams)."""
+    return without_assistant_talk(without_dates(instructions.without_copies(_unlisted(clean(strip_tool_text(
+        strip_prompt_copies(strip_echoed(text, notes), prompt)))))))
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,

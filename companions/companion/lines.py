@@ -152,7 +152,10 @@ _ASSISTANT: Final = re.compile(
     r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)"
     # measured on the 0.5B model (bench/line_quality.py): "あなたの質問が何でもお答えします。", "Let me know if there's
     # anything else I can assist with today."
-    r"|何でもお答え|どんな(?:ご)?質問(?:で|に)もお答え|anything else I can (?:help|assist)",
+    r"|何でもお答え|どんな(?:ご)?質問(?:で|に)もお答え|anything else I can (?:help|assist)"
+    # measured over 30 lines: "何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。",
+    # "私のアシスタントは、あなたに質問を返すために使用できます。"
+    r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして",
     re.IGNORECASE)
 
 
@@ -160,6 +163,13 @@ def sounds_like_an_assistant(text: str) -> bool:
     """A small instruct model falling out of its persona into assistant boilerplate (measured on a 0.5B model:
     "I'm sorry, but I can't assist with that request." as a companion's answer to a question about weekends)."""
     return _ASSISTANT.search(text) is not None
+
+
+def without_assistant_talk(text: str) -> str:
+    """``text`` without its sentences of assistant boilerplate (:func:`sounds_like_an_assistant`): measured on the
+    0.5B model, "週末は大変楽しいですね。何かお手伝いできることがありましたら教えてください。", a line of its own
+    and then the assistant's offer."""
+    return without_sentences(text, sounds_like_an_assistant)
 
 
 def _unquote(text: str) -> str:

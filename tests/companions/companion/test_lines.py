@@ -365,6 +365,21 @@ def test_the_persona_read_out_under_the_prompts_labels_is_left_out() -> None:
     assert strip_echoed("今日のテーマ: 星座！", []) == "今日のテーマ: 星座！"
 
 
+def test_the_assistants_offer_after_a_line_of_its_own_is_left_out_and_the_line_kept() -> None:
+    from companions.companion.composing import line_of
+
+    def plain(text: str) -> str | None:
+        found = line_of(None, text, (), lambda t: t)
+        return found.text if found is not None else None
+
+    # measured over 30 lines on the real 0.5B model
+    assert plain("週末は大変楽しいですね。何かお手伝いできることがありましたら教えてください。") == "週末は大変楽しいですね。"
+    assert plain("こんにちは！何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。") == "こんにちは！"
+    assert plain("こんにちは！私のアシスタントは、あなたに質問を返すために使用できます。") == "こんにちは！"
+    # nothing else: kept whole, for the line check to find it flawed (and ask again)
+    assert sounds_like_an_assistant(plain("何かお手伝いできることがありましたら教えてください。") or "")
+
+
 def test_an_assistants_offer_of_help_is_not_the_companion_speaking() -> None:
     # measured on the real 0.5B model: Hina's answer to "みなさん、こんにちは！"
     assert sounds_like_an_assistant("こんにちは！何でもお手伝いできます。何か質問があれば、いつでもお知らせください。")
