@@ -11,8 +11,8 @@ then falls back to a short line, so a companion never says the same thing twice 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import difflib
+import functools
 import logging
 import re
 import time
@@ -45,8 +45,8 @@ from companions.companion.lines import (
     sentences_of,
     similarity,
     sounds_like_an_assistant,
-    without_dates,
     without_assistant_talk,
+    without_dates,
     without_recalled_entries,
     without_sentences,
     written_in_japanese_script,

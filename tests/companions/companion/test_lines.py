@@ -373,7 +373,8 @@ def test_the_assistants_offer_after_a_line_of_its_own_is_left_out_and_the_line_k
         return found.text if found is not None else None
 
     # measured over 30 lines on the real 0.5B model
-    assert plain("週末は大変楽しいですね。何かお手伝いできることがありましたら教えてください。") == "週末は大変楽しいですね。"
+    assert plain("週末は大変楽しいですね。何かお手伝いできることがありましたら教えてください。") == (
+        "週末は大変楽しいですね。")
     assert plain("こんにちは！何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。") == "こんにちは！"
     assert plain("こんにちは！私のアシスタントは、あなたに質問を返すために使用できます。") == "こんにちは！"
     # nothing else: kept whole, for the line check to find it flawed (and ask again)
