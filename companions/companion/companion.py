@@ -474,7 +474,7 @@ class Companion:
         answered = message.params.message if message is not None else ""
         instructions = instructions_for(self.card)
         check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others),
-                          instructions)
+                          instructions, own_before=self._own_lines())
         limit = self.line_rules.limit(language)
         # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter
         # per kind of text, per attempt): what the line finally says begins with what was released.
@@ -546,8 +546,9 @@ class Companion:
     def _recent_lines(self) -> list[str]:
         """The lines a new line must not repeat: the companions' lines since the user last spoke. Companions' lines
         only: answering a user's greeting with a greeting is no repetition, and neither is greeting again when the
-        user comes back later, its own greeting included (measured on the 0.5B model: a second start's "こんにちは。"
-        counted as a repeat of the greeting said before the restart; a filler stood in)."""
+        user comes back after a restart, its own greeting included (measured on the 0.5B model: a second start's
+        "こんにちは。" counted as a repeat of the greeting said before the restart; a filler stood in). Its own lines
+        of this run are checked on their own (LineCheck.own_before)."""
         speakers = {m.id for m in self.roster()} | {self.id}
         since_user: list[str] = []
         for entry in reversed(self.memory.entries[-8:]):

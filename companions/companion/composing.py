@@ -284,17 +284,19 @@ class LineCheck:
 
     Flawed: it speaks as someone else (``speaks_as_other``: "私はHinaです" from Akari) or as an AI assistant, is in
     another language than ``language`` (measured: English questions answered in Japanese), repeats one of
-    ``recent``, or parrots the message it answers (``answered``, measured: "Souta, what do you like to do on
-    weekends?" asked of Souta came back as his line; "こんにちは！今日はみんな元気ですか。" as the answer to itself), or
-    is nothing but the prompt's ``instructions`` copied out (measured: "1〜2文、90文字以内。" as Hina's whole line)
-    or a date (measured: "2026年11月", from the recall block),
-    or contradicts itself ("今日は日曜日（月曜）です。")."""
+    ``recent`` or one of the companion's own lines said lately, in any conversation (``own_before``; measured over
+    30 lines: Akari's "こんにちは！私のアシスタントは…" in three conversations), or parrots the message it answers
+    (``answered``, measured: "Souta, what do you like to do on weekends?" asked of Souta came back as his line;
+    "こんにちは！今日はみんな元気ですか。" as the answer to itself), or is nothing but the prompt's ``instructions``
+    copied out (measured: "1〜2文、90文字以内。" as Hina's whole line) or a date (measured: "2026年11月", from the
+    recall block), or contradicts itself ("今日は日曜日（月曜）です。")."""
 
     language: str
     recent: Sequence[str] = ()
     answered: str = ""
     speaks_as_other: Callable[[str], bool] = lambda text: False
     instructions: Instructions = NO_INSTRUCTIONS
+    own_before: Sequence[str] = ()
 
     @property
     def _parrot(self) -> list[str]:
@@ -315,7 +317,7 @@ class LineCheck:
             return "language"
         if written_in is None and self.language == "en" and written_in_japanese_script(text):
             return "language"  # measured: "少" as Hina's whole answer to an English question
-        if is_repeat(text, self.recent) or repeats_itself(text):
+        if is_repeat(text, self.recent) or is_repeat(text, self.own_before) or repeats_itself(text):
             return "repeat"
         if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
             return "parrot"
@@ -368,7 +370,7 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
     turn's time budget after ``elapsed_s`` seconds of composing; when it does not, a spare line or the filler goes
     out at once. A first attempt that left nothing of the companion's own (e.g. only a line written for another,
     cleaned away) is asked for once more as itself; nothing twice passes the floor on (``None``)."""
-    check = LineCheck(language, recent, answered, speaks_as_other, instructions)
+    check = LineCheck(language, recent, answered, speaks_as_other, instructions, own_before=said_before)
     notes: list[str] = []
     reason: FillerReason = "empty"
     began = time.monotonic()

@@ -195,6 +195,24 @@ async def test_a_line_said_before_the_user_spoke_again_is_no_repeat_but_one_said
         assert again.text == "また会えたね！"
 
 
+async def test_a_companions_own_line_said_again_in_a_later_conversation_is_asked_again() -> None:
+    # measured over 30 lines on the real model: Akari's "こんにちは！私のアシスタントは…" in three conversations
+    model = akari_model("今夜は星がきれいだね！", "今夜は星がきれいだね！", "また会えたね、うれしい！")
+    async with akari_alone(model) as akari:
+        first = Message.create(from_="user", message="こんばんは", to=["akari"])
+        await akari.hear(first)
+        line = await akari.compose(first)
+        assert line is not None
+        await akari.hear(Message.create(from_="akari", message=line.text, to=["user"]))
+        await akari.memory.follow(2)  # another conversation: none of the first one's lines are in the context
+        later = Message.create(from_="user", message="また来たよ！", to=["akari"])
+        await akari.hear(later)
+        again = await akari.compose(later)
+        assert again is not None
+        assert again.text == "また会えたね、うれしい！"
+        model.assert_used_up()
+
+
 async def test_the_events_filled_after_a_line_stop_when_the_user_speaks_again() -> None:
     from companions.llm.scripted import stall
 
