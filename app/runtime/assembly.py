@@ -151,6 +151,9 @@ async def assemble(setup: Setup) -> Parts:
         setup.bus, settings.conversation, user_id=settings.general.user_name,
         participants=[CompanionParticipant(c) for c in cast],
     )
+    # The one warm-up after the start finds the model not there yet (still probed, or still loading): once it is,
+    # the likely speaker's prompt is warmed on it.
+    models.when_resolved(lambda resolution: manager.models_changed())
     network = build_network(settings, setup.bus, cast, manager)
 
     indexer = None

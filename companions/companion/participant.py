@@ -76,19 +76,21 @@ class CompanionParticipant(Participant):
         return Pace(capabilities.base_url, capabilities.slots, capabilities.estimate_s(prompt, VOTE_MAX_TOKENS),
                     joint=self.joins_ballots, joint_voter_s=joint_voter_s(self.companion.model))
 
-    async def warm(self) -> None:
+    async def warm(self) -> bool:
         """Has the companion's model server evaluate its prompt prefix (system prompt and memory: what its next
         vote, events and reply requests begin with) so that its prompt cache holds it: a one-token request at the
         lowest priority (conversation/warming.py). Only where it pays (:func:`_warms`), checked each time: the user
-        may connect another model while the app runs."""
+        may connect another model while the app runs. Returns whether the prompt was evaluated (not on a model not
+        found yet: nothing to warm until it is)."""
         if not _warms(self.companion):
-            return
+            return False
         # In the language the next turn's prompt will most likely be in: the last message's (companion.py)
         entries = self.companion.memory.entries
         language = (detect_language(entries[-1].text) if entries else None) or self.companion.language
         request = ChatRequest(messages=tuple(self.companion.context(language)), max_tokens=1,
                               priority=priorities.WARM_UP)
         await complete(self.companion.model, request)
+        return True
 
     async def _catch_up(self, turn: TurnContext) -> None:
         """Remembers what the turn's history holds that the bus has not delivered yet: a line from elsewhere ends

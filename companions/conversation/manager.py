@@ -154,6 +154,12 @@ class ConversationManager:
         if not self.running:
             self._warmer.schedule(self._warm_up)
 
+    def models_changed(self) -> None:
+        """The companions' models changed (the default model was found after the start, or the user chose another):
+        while the conversation is idle, whoever would answer next is warmed on the new one (warming.py)."""
+        if not self.running:
+            self._warmer.schedule(self._warm_up)
+
     async def greet(self, companion: str, text: str) -> Message | None:
         """``companion`` opens a new conversation with ``text`` (its card's first greeting, as SillyTavern's first
         message): its own line to the user, published and said aloud, with no model request and no turn after it

@@ -121,7 +121,7 @@ class Description:
     remote: bool = False
     # Evaluates the participant's prompt prefix on its model server ahead of its next turn (warming.py); ``None``
     # where that does not pay (a hosted API, a model without a server).
-    warm: Callable[[], Awaitable[None]] | None = None
+    warm: Callable[[], Awaitable[bool]] | None = None
     # One of this app's own companions: a turn answering its line answers what its line answered (the turn's
     # ``origin``). Any other participant's line (from elsewhere, a test double) is an origin of its own.
     own: bool = False

@@ -10,7 +10,11 @@ evaluated once, by a one-token request at the lowest priority (its :attr:`Descri
 message then costs only what is new, for the events request and the reply alike.
 
 A message, a forced turn or Stop cancels a warm-up in flight (its HTTP request is closed). A participant offers
-``warm`` only where it pays: a local server (a hosted API bills the tokens and caches prompts by itself).
+``warm`` only where it pays: a local server (a hosted API bills the tokens and caches prompts by itself); its
+``warm()`` says whether the prompt was evaluated. The companions' models are found after the start (a model server
+probed, a model file loaded): until then there is nothing to warm, and the manager warms again once they are
+(``ConversationManager.models_changed``; measured on Madoi's own runner: the one warm-up after the start ran while
+the model was still loading, and the first turn evaluated its whole prompt).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from companions.common.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
-WarmUp = Callable[[], Awaitable[None]]
+WarmUp = Callable[[], Awaitable[bool]]  # whether the prompt was evaluated
 
 
 class Warmer:
@@ -33,7 +37,7 @@ class Warmer:
         self._owner = owner
         self.delay_s = delay_s
         self._task: asyncio.Task[None] | None = None
-        self.warmed = 0  # warm-ups that ran to their end (for tests and the benchmark)
+        self.warmed = 0  # warm-ups that evaluated a prompt to its end (for tests and the benchmark)
 
     def schedule(self, pick: Callable[[], WarmUp | None]) -> None:
         """Starts a warm-up once the delay has passed; ``pick`` then says whose (``None``: nobody's)."""
@@ -52,8 +56,9 @@ class Warmer:
         if warm is None:
             return
         try:
-            await warm()
+            evaluated = await warm()
         except Exception as exc:  # a warm-up is only a head start: its failure costs the next turn nothing
             log.info("warming the next speaker's prompt failed: %s: %s", type(exc).__name__, exc)
             return
-        self.warmed += 1
+        if evaluated:
+            self.warmed += 1
