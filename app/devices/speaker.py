@@ -1,4 +1,11 @@
-"""The pyttsx3 speaker: one dedicated thread owns the engine and works through a queue of utterances.
+"""The speaker: one dedicated thread owns the speech engines and works through a queue of utterances.
+
+Two engines: Open JTalk's voice Mei (app/devices/openjtalk_voice.py) says Japanese lines, unless the line's voice
+names a system voice or ``engine=system``; pyttsx3 (the system's voices: espeak-ng, SAPI5, NSSpeechSynthesizer)
+says the others, and Japanese ones when Open JTalk is missing (then read as kana first: japanese_reading.py). The
+utterance's voice carries the companion card's tuning (app/devices/voice_spec.py): its rate, half-tone and all-pass
+constant, applied to whichever engine says the line. One engine missing leaves the other speaking (the status says
+which lines go unsaid); both missing is "no speech engine".
 
 What pyttsx3 2.99 with espeak-ng does here (and why this module is shaped the way it is):
 - ``pyttsx3.init()`` returns one engine per process (espeak can be initialised once), not thread-safe: only the
@@ -36,9 +43,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
-from app.devices.japanese_reading import to_kana
+from app.devices.japanese_reading import contains_japanese, to_kana
+from app.devices.openjtalk_voice import OpenJTalkUnavailable, OpenJTalkVoice
 from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
-from app.devices.voices import choose_voice
+from app.devices.voice_spec import DEFAULT_RATE, VoiceSpec, parse_voice_spec
+from app.devices.voices import OPENJTALK_MEI, choose_voice
 from companions.common.private_files import new_private_dir, private_file
 from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
 from companions.devices.query_bodies import SpeakResult
@@ -55,6 +64,7 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
     "sad": (0.82, 0.7, 35),
     "angry": (1.18, 1.0, 42),
 }
+SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
 
 
@@ -92,7 +102,12 @@ class Pyttsx3Speaker:
         self._player: WavPlayer | None = None
         self._audio_problem: str | None = None
         self._status = DeviceStatus("speaker", False, "no audio device: not started")
-        self.voices: list[Any] = []  # the engine's, once started
+        self.voices: list[Any] = []  # the voices a companion may be given, once started: Mei, then the system's
+        self._system_voices: list[Any] = []  # pyttsx3's
+        self.openjtalk_enabled = True  # False: Japanese lines go to the system voice too
+        self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded
+        self._openjtalk_problem: str | None = None
+        self._system_problem: str | None = None  # why pyttsx3 does not speak (then Open JTalk alone does)
         self.espeak = False
         self._count = 0
         self._scratch: Path | None = None
@@ -177,38 +192,84 @@ class Pyttsx3Speaker:
     def _run(self, ready: threading.Event) -> None:
         # A previous speaker may still be stopping: its last chunk can hold the engine for as long as a chunk may
         # take (on a loaded machine a 1 s wait gave up, and speech stayed off for the whole session).
-        if not _ENGINE_OWNER.acquire(timeout=FINISH_TIMEOUT_S):
-            self._fail_all(ready, "no speech engine: another speaker owns it")
-            return
+        owned = _ENGINE_OWNER.acquire(timeout=FINISH_TIMEOUT_S)
+        engine: Any = None
+        token = None
         try:
-            try:
-                import pyttsx3
-
-                engine = pyttsx3.init(self._driver_name)
-                self.voices = list(engine.getProperty("voices") or [])
-                self.espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
-                if self.espeak:
-                    quiet_driver_prints(engine.proxy._driver)
-            except Exception as err:  # missing espeak-ng / SAPI: speech is off, the app goes on
-                self._fail_all(ready, f"no speech engine: {err}")
+            if not owned:
+                self._system_problem = "no speech engine: another speaker owns the system voices"
+            else:
+                try:
+                    engine = self._start_engine()
+                    token = engine.connect("finished-utterance", self._on_finished)
+                except Exception as err:  # missing espeak-ng / SAPI: Open JTalk may still speak Japanese
+                    engine = None
+                    self._system_problem = f"no speech engine: {err}"
+            self._openjtalk = self._start_openjtalk()
+            if engine is None and self._openjtalk is None:
+                self._fail_all(ready, f"{self._system_problem}; {self._openjtalk_problem}")
                 return
-            # A new engine starts "busy", which would queue the first utterance's properties inside pyttsx3 and
-            # apply them during runAndWait, just before its stop() cancels them in espeak: start idle instead.
-            if not engine._inLoop:
-                engine.proxy.setBusy(False)
-            token = engine.connect("finished-utterance", self._on_finished)
+            for problem in (self._system_problem, self._openjtalk_problem):
+                if problem:
+                    log.warning("speech: %s", problem)
             if self._audio_problem is None:
-                self._set_status(DeviceStatus("speaker", True, "", "files" if self._output_dir else "device"))
+                self._set_status(DeviceStatus("speaker", True, self.engines_note(),
+                                              "files" if self._output_dir else "device"))
             ready.set()
             try:
                 self._serve(engine)
             except Exception as err:  # a bug here must not leave callers waiting forever
                 log.exception("the speaker thread failed")
                 self._fail_all(ready, f"no speech engine: the speaker failed ({err})")
-            finally:
-                engine.disconnect(token)
         finally:
-            _ENGINE_OWNER.release()
+            if engine is not None and token is not None:
+                engine.disconnect(token)
+            if owned:
+                _ENGINE_OWNER.release()
+
+    def _start_engine(self) -> Any:
+        """pyttsx3's engine (the system's voices), idle and quiet."""
+        import pyttsx3
+
+        engine = pyttsx3.init(self._driver_name)
+        self._system_voices = list(engine.getProperty("voices") or [])
+        self.voices = [*self.voices, *self._system_voices]
+        self.espeak = type(engine.proxy._driver).__name__ == "EspeakDriver"
+        if self.espeak:
+            quiet_driver_prints(engine.proxy._driver)
+        # A new engine starts "busy", which would queue the first utterance's properties inside pyttsx3 and
+        # apply them during runAndWait, just before its stop() cancels them in espeak: start idle instead.
+        if not engine._inLoop:
+            engine.proxy.setBusy(False)
+        return engine
+
+    def _start_openjtalk(self) -> OpenJTalkVoice | None:
+        if not self.openjtalk_enabled:
+            self._openjtalk_problem = "Open JTalk is turned off"
+            return None
+        assert self._scratch is not None
+        voice = OpenJTalkVoice(self._scratch)
+        try:
+            voice.load()
+        except OpenJTalkUnavailable as err:
+            self._openjtalk_problem = str(err)
+            return None
+        self.voices = [OPENJTALK_MEI, *self.voices]
+        return voice
+
+    @property
+    def openjtalk_available(self) -> bool:
+        """Open JTalk's Mei says Japanese lines (known once started)."""
+        return self._openjtalk is not None
+
+    def engines_note(self) -> str:
+        """What works partly, for a person ("" when both engines speak)."""
+        notes = []
+        if self._system_problem:
+            notes.append(f"{self._system_problem}: only Japanese lines are said (by Open JTalk)")
+        if self._openjtalk_problem and self._system_problem is None:
+            notes.append(f"{self._openjtalk_problem}: Japanese lines are said by the system voice")
+        return "; ".join(notes)
 
     def _fail_all(self, ready: threading.Event, reason: str) -> None:
         self._report_audio_problem(reason)
@@ -264,6 +325,10 @@ class Pyttsx3Speaker:
         if speaking is not None:
             self._publish(SpeakingChanged(speaking, False))
 
+    def _says_openjtalk(self, spec: VoiceSpec, text: str) -> bool:
+        """Open JTalk says a Japanese line unless a system voice is named (an id, or ``engine=system``)."""
+        return contains_japanese(text) and not spec.names_system_voice
+
     def _settle(self, engine: Any) -> None:
         """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
         with self._wake:
@@ -271,16 +336,40 @@ class Pyttsx3Speaker:
         wait_idle(engine)
 
     def _say(self, engine: Any, job: _Job) -> SpeakResult:
-        self._settle(engine)
         utterance = job.utterance
-        voice_id, japanese = choose_voice(self.voices, utterance, espeak=self.espeak)
-        text = to_kana(utterance.text) if japanese else utterance.text
+        spec = parse_voice_spec(utterance.voice)
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
-        engine.setProperty("voice", voice_id)
-        engine.setProperty("rate", round((utterance.rate or self.rate) * rate_factor))
-        engine.setProperty("volume", max(0.0, min(1.0, self.volume * volume_factor)))
-        with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
-            engine.setProperty("pitch", pitch)
+        base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
+        rate = round(base_rate * rate_factor)
+        volume = max(0.0, min(1.0, self.volume * volume_factor))
+        render: Callable[[str, Path], None]
+        if self._openjtalk is not None and self._says_openjtalk(spec, utterance.text):
+            openjtalk = self._openjtalk
+            voice_id, text = "openjtalk/mei", utterance.text
+            tuning = {"speed": rate / DEFAULT_RATE, "volume": volume, "all_pass": spec.all_pass,
+                      "half_tone": spec.half_tone + (pitch - 50) * SEMITONES_PER_ESPEAK_PITCH}
+
+            def render(chunk: str, path: Path) -> None:
+                openjtalk.write_wav(chunk, path, **tuning)
+                if self._abandoned(job):
+                    raise _Interrupted
+        elif engine is None:
+            reason = self._system_problem or "no speech engine"
+            return SpeakResult(success=True, skipped=True, reason=reason)
+        else:
+            self._settle(engine)
+            asked = Utterance(utterance.text, utterance.emotion, spec.system_voice, utterance.speaker_id, rate)
+            voice_id, japanese = choose_voice(self._system_voices, asked, espeak=self.espeak)
+            text = to_kana(utterance.text) if japanese else utterance.text
+            engine.setProperty("voice", voice_id)
+            engine.setProperty("rate", rate)
+            engine.setProperty("volume", volume)
+            shifted = round(pitch + spec.half_tone / SEMITONES_PER_ESPEAK_PITCH)
+            with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
+                engine.setProperty("pitch", max(0, min(99, shifted)))
+
+            def render(chunk: str, path: Path) -> None:
+                self._render(engine, chunk, path, job)
         self._count += 1
         assert self._scratch is not None
         out_path = None
@@ -300,7 +389,7 @@ class Pyttsx3Speaker:
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
                 chunk_path = self._scratch / f"{self._count}-{index}.wav"
-                self._render(engine, chunk, chunk_path, job)
+                render(chunk, chunk_path)
                 with wave.open(str(chunk_path), "rb") as rendered:
                     params = rendered.getparams()
                     data = rendered.readframes(params.nframes)
@@ -312,7 +401,7 @@ class Pyttsx3Speaker:
                     writer.writeframes(data)
                 frames += params.nframes
                 framerate = params.framerate
-                if self._player is not None:
+                if self._player is not None and params.nframes:  # a chunk of symbols alone may say nothing
                     self._play(chunk_path, job)
                 chunk_path.unlink(missing_ok=True)
         except _Interrupted:

@@ -1,5 +1,6 @@
 """Which engine voice says an utterance: the card's voice where it can read the text, else one of its language;
-and what a reason for not being heard means, for a person (the settings' voice test words it in their language)."""
+the voices a companion may be given (Open JTalk's Mei and the system's); and what a reason for not being heard
+means, for a person (the settings' voice test words it in their language)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,18 @@ from companions.devices.ports import Utterance
 
 log = logging.getLogger(__name__)
 _LATIN: Final = re.compile(r"[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class EngineVoice:
+    """A voice that is not pyttsx3's, listed beside the system's (:attr:`Pyttsx3Speaker.voices`): Open JTalk's Mei."""
+
+    id: str
+    name: str
+    languages: tuple[str, ...]
+
+
+OPENJTALK_MEI: Final = EngineVoice("openjtalk", "Open JTalk Mei", ("ja",))
 
 
 def choose_voice(voices: Sequence[Any], utterance: Utterance, *, espeak: bool) -> tuple[str, bool]:
@@ -70,6 +83,7 @@ _REASON_KINDS: Final[tuple[tuple[str, SpeechProblemKind], ...]] = (
     ("the speaker is not running", "not_started"), ("the speaker has not started", "not_started"),
     ("interrupted", "interrupted"), ("the speech was interrupted", "interrupted"),
     ("speech failed", "failed"), ("the speech engine did not finish", "failed"),
+    ("open jtalk is not available", "no_engine"),
 )
 
 
@@ -111,6 +125,6 @@ def voice_choices(voices: Sequence[Any], language: str, *, espeak: bool) -> list
             continue
         name = str(getattr(voice, "name", "") or voice.id)
         choices.append(VoiceChoice(str(voice.id), name))
-        if espeak:
+        if espeak and not isinstance(voice, EngineVoice):
             choices += [VoiceChoice(f"{voice.id}+{variant}", name, variant) for variant in ESPEAK_VARIANTS]
     return choices

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -90,17 +90,40 @@ class LLMChoice(_Card):
     temperature: float | None = Field(default=None, ge=0, le=2)
 
 
+VoiceEngine: TypeAlias = Literal["openjtalk", "system"]
+
+
 class Voice(_Card):
-    """espeak-style voice names per language, and a speaking rate (words per minute)."""
+    """How this companion sounds: a voice per language, the engine that voices it, and its tuning.
+
+    ``ja``, ``en`` (and any other language code) name a voice: a language (``ja``, ``en-us``), a system voice id,
+    either with an espeak variant (``en-us+f3``), or ``openjtalk`` (Open JTalk's voice Mei). ``engine`` picks the
+    engine where the voice leaves it open: ``openjtalk`` (Japanese lines, the default when it is installed) or
+    ``system`` (pyttsx3: espeak-ng, SAPI5, NSSpeechSynthesizer). ``rate`` is words per minute at the settings' 170
+    (the settings' rate scales it); ``half_tone`` shifts the pitch in semitones; ``all_pass`` is Open JTalk's
+    all-pass constant (0.55 is Mei's own: lower sounds smaller and brighter, higher larger and darker).
+    """
 
     model_config = ConfigDict(extra="allow", frozen=True)
     ja: str | None = None
     en: str | None = None
     rate: int | None = Field(default=None, ge=50, le=400)
+    engine: VoiceEngine | None = None
+    half_tone: float | None = Field(default=None, ge=-24, le=24)
+    all_pass: float | None = Field(default=None, ge=0.0, le=0.99)
 
     def for_language(self, language: str) -> str | None:
+        """The voice for ``language`` as the ``speak`` query carries it: its name and, when the card tunes it,
+        ``;key=value`` pairs (``ja;rate=185;half_tone=2.5;all_pass=0.52``; app/devices/voice_spec.py reads them).
+        None when the card names no voice and tunes nothing."""
         value = getattr(self, language, None) if language in ("ja", "en") else (self.model_extra or {}).get(language)
-        return value if isinstance(value, str) else None
+        name = value if isinstance(value, str) else None
+        tuning = [f"{key}={setting:g}" if isinstance(setting, float) else f"{key}={setting}"
+                  for key, setting in (("engine", self.engine), ("rate", self.rate), ("half_tone", self.half_tone),
+                                       ("all_pass", self.all_pass)) if setting is not None]
+        if not tuning:
+            return name
+        return ";".join([(name or language).replace(";", ""), *tuning])
 
 
 def _installed_plugins(group: str) -> set[str]:

@@ -72,7 +72,8 @@ async def test_english_utterance_renders_a_wav_file(speaker: Pyttsx3Speaker, bus
 
 async def test_japanese_text_is_converted_to_kana_and_spoken_by_the_japanese_voice(
         speaker: Pyttsx3Speaker) -> None:
-    result = await speaker.speak(Utterance("今日は良い天気ですね。", voice="en"))
+    # The system engine asked for (Open JTalk says Japanese lines otherwise: tests/app/devices/test_openjtalk_*.py).
+    result = await speaker.speak(Utterance("今日は良い天気ですね。", voice="en;engine=system"))
     assert result.success, result.reason
     assert result.voice.endswith("ja")  # an English voice cannot read Japanese: the Japanese one does
     assert not contains_kanji(result.spoken_text)
@@ -402,12 +403,12 @@ async def test_a_speaker_stopped_while_it_speaks_releases_the_engine_for_the_nex
         await second.stop()
 
 
-@pytest.mark.parametrize(("interface", "line", "voice"), [
-    ("en", "こんばんは！今日は流れ星が見えるかな。", "ja"),
-    ("ja", "Good evening! Shall we look for shooting stars?", "en-us"),
+@pytest.mark.parametrize(("interface", "line", "voices"), [
+    ("en", "こんばんは！今日は流れ星が見えるかな。", ("ja", "openjtalk/mei")),
+    ("ja", "Good evening! Shall we look for shooting stars?", ("en-us", "en-us")),
 ])
 async def test_a_line_goes_to_the_voice_of_its_own_language_not_the_interface_s(
-        speaker: Pyttsx3Speaker, bus: InProcessBus, interface: str, line: str, voice: str) -> None:
+        speaker: Pyttsx3Speaker, bus: InProcessBus, interface: str, line: str, voices: tuple[str, str]) -> None:
     """Before: a Japanese line went out with ``"voice": "en-us"`` (the interface's language), so a bridge client
     said it in English; an English line in a Japanese window was read by the Japanese voice."""
     broker = QueryBroker(bus)
@@ -425,7 +426,10 @@ async def test_a_line_goes_to_the_voice_of_its_own_language_not_the_interface_s(
         await broker.aclose()
     [query] = [q for q in asked if q.params.type == "speak"]
     assert query.params.body is not None
-    assert query.params.body["voice"] == voice  # what a bridge client that speaks for the app is told
+    voice, spoken_by = voices
+    # What a bridge client that speaks for the app is told: the voice, then the card's tuning (rate, half-tone ...).
+    assert query.params.body["voice"].split(";")[0] == voice
+    assert "rate=185" in query.params.body["voice"].split(";")
     assert result.success
-    assert result.voice.endswith(voice)  # what espeak-ng spoke it with
+    assert result.voice.endswith(spoken_by)  # what spoke it: Open JTalk's Mei, espeak-ng's English voice
     assert wav_seconds(result.wav_path or "") > 0.5

@@ -1,0 +1,80 @@
+"""A voice as a ``speak`` query names it: a voice name and, when a card tunes it, ``;key=value`` pairs.
+
+``ja;rate=185;half_tone=2.5;all_pass=0.52`` (companions/cards/card.py ``Voice.for_language`` writes it; a settings
+choice or another client may send a bare name such as ``jpx/ja+f3``). The name is a language (``ja``, ``en-us``),
+a system voice id with an optional espeak variant, or ``openjtalk`` (Open JTalk's Mei). Keys:
+
+- ``engine``: ``openjtalk`` or ``system`` (pyttsx3);
+- ``rate``: words per minute at the settings' 170 (the settings' rate scales it);
+- ``half_tone``: pitch shift in semitones;
+- ``all_pass``: Open JTalk's all-pass constant (frequency warping: the voice's apparent size).
+
+Values out of range are clamped and unknown keys ignored: a voice from anywhere never fails a line.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+log = logging.getLogger(__name__)
+
+Engine = Literal["openjtalk", "system"]
+OPENJTALK: Final = "openjtalk"
+DEFAULT_RATE: Final = 170  # words per minute of the settings' default: a card's rate is relative to it
+_LANGUAGE: Final = re.compile(r"^[a-z]{2,3}([-_][a-z0-9]{2,8})*$")
+
+
+@dataclass(frozen=True)
+class VoiceSpec:
+    """What a ``speak`` query's voice asks for; ``name`` is None when it names no voice."""
+
+    name: str | None = None
+    engine: Engine | None = None
+    rate: int | None = None
+    half_tone: float = 0.0
+    all_pass: float | None = None
+
+    @property
+    def names_openjtalk(self) -> bool:
+        return self.engine == OPENJTALK or (self.name or "").split(":")[0].lower() == OPENJTALK
+
+    @property
+    def names_system_voice(self) -> bool:
+        """A system voice is named: an engine voice id (``jpx/ja``, a SAPI5 token), not just a language."""
+        if self.engine == "system":
+            return True
+        name = (self.name or "").partition("+")[0].lower()
+        return bool(name) and not self.names_openjtalk and _LANGUAGE.match(name) is None
+
+    @property
+    def system_voice(self) -> str | None:
+        """The name for pyttsx3's voice choice (``openjtalk`` names none there)."""
+        return None if (self.name or "").split(":")[0].lower() == OPENJTALK else self.name
+
+
+def parse_voice_spec(spec: str | None) -> VoiceSpec:
+    """The :class:`VoiceSpec` of ``spec`` (None or empty: no wish at all)."""
+    if not spec or not spec.strip():
+        return VoiceSpec()
+    name, *pairs = (part.strip() for part in spec.split(";"))
+    fields: dict[str, object] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        try:
+            if key == "engine" and value.lower() in ("openjtalk", "system"):
+                fields["engine"] = value.lower()
+            elif key == "rate":
+                fields["rate"] = max(50, min(400, round(float(value))))
+            elif key == "half_tone":
+                fields["half_tone"] = max(-24.0, min(24.0, float(value)))
+            elif key == "all_pass":
+                fields["all_pass"] = max(0.0, min(0.99, float(value)))
+            else:
+                log.debug("voice %r: %r ignored", spec, pair)
+        except ValueError:
+            log.debug("voice %r: %r is not a number", spec, pair)
+    return VoiceSpec(name=name or None, **fields)  # type: ignore[arg-type]
