@@ -9,7 +9,10 @@ flavour="${1:-app}"
 # xvfb runs the window tests without a display; libportaudio2 is the microphone's PortAudio (voice input).
 SYSTEM_PACKAGES=(python3-venv espeak-ng libespeak1 libportaudio2 fonts-noto-cjk libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0
-  libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3)
+  libxcb-randr0 libegl1 libgl1 libglib2.0-0 libfontconfig1 libdbus-1-3
+  tesseract-ocr tesseract-ocr-jpn tesseract-ocr-eng)
+# tesseract-ocr with its Japanese and English data: the app reads the text in a camera picture on the device
+# (app/devices/ocr.py runs the tesseract command); without them a look says no OCR is installed.
 # binutils: PyInstaller's objdump (tests/packaging builds the bundle); dpkg-deb and unshare come with Debian.
 # icewm, xdotool, wmctrl: the window under a real window manager (tests/ui/window/test_window_geometry.py).
 # chromium: a real browser at the bridge's door (tests/app/bridge/test_bridge_browser.py: web pages admitted by origin).

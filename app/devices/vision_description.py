@@ -1,23 +1,30 @@
-"""An on-device description of a camera frame, computed with OpenCV alone (no model looks at the image).
+"""What the camera shows, in the user's words: an on-device description of a camera frame (no model looks at it).
 
-Used when the companion's model does not take images: faces (the Haar cascade OpenCV ships), brightness, motion
-since the previous look, and dominant colours. The result says plainly that it is an on-device measurement, so a
-companion never presents it as something it "saw".
+Used for a look by a model that takes no images, and for "Show them" (a model that takes images still gets the
+picture itself). It tells what a person would: the text in the picture (read by Tesseract: app/devices/ocr.py),
+and whether it is on a white sheet of paper; how many people are in view (faces, with the Haar cascade OpenCV
+ships); the notable things by colour, shape and place ("a round red thing like a ball in the middle":
+app/devices/picture_things.py); a dark room; and what changed since the last look. :func:`in_words` says it in
+the conversation's language (``ja`` or English), with no measurement figures, and says that it was made on the
+device, so a companion never presents it as something it "saw". The measurements (brightness, motion, main
+colours) stay in the description's fields for the programs that read them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 
-from companions.devices.query_bodies import Colour, VisionDescription
+from app.devices.ocr import NOT_INSTALLED, Reading, read_text
+from app.devices.picture_things import Box, find_things
+from companions.devices.query_bodies import Colour, SeenThing, SinceLastLook, VisionDescription
 
-SOURCE_LABEL: Final = "on-device OpenCV measurement (no AI model looked at the image)"
+SOURCE_LABEL: Final = "on-device description: OpenCV and Tesseract OCR (no AI model looked at the image)"
 FACE_CASCADE: Final = "haarcascade_frontalface_default.xml"
 ANALYSIS_WIDTH: Final = 320
 MOTION_PIXEL_DELTA: Final = 25
@@ -66,13 +73,20 @@ def small_gray(frame_bgr: Image) -> Image:
     return np.asarray(cv2.GaussianBlur(gray, (5, 5), 0), dtype=np.uint8)
 
 
-def count_faces(gray: Image) -> int | None:
-    """Frontal faces found by OpenCV's Haar cascade, or None when this OpenCV build has none."""
+def face_boxes(gray: Image) -> list[Box] | None:
+    """The frontal faces OpenCV's Haar cascade finds in ``gray`` (x, y, width, height in its pixels), or None when
+    this OpenCV build has no cascade."""
     if face_detection_problem() is not None:
         return None
     with _cascade_lock:
         faces = _face_cascade().detectMultiScale(gray, scaleFactor=1.1, minNeighbors=5, minSize=(24, 24))
-    return len(faces)
+    return [(int(x), int(y), int(w), int(h)) for x, y, w, h in faces]
+
+
+def count_faces(gray: Image) -> int | None:
+    """Frontal faces found by OpenCV's Haar cascade, or None when this OpenCV build has none."""
+    boxes = face_boxes(gray)
+    return None if boxes is None else len(boxes)
 
 
 def brightness(gray: Image) -> tuple[float, str]:
@@ -137,52 +151,243 @@ def dominant_colours(frame_bgr: Image, k: int = 3) -> tuple[Colour, ...]:
                  for name, (share, b) in sorted(merged.items(), key=lambda kv: -kv[1][0]))
 
 
-def describe_frame(frame_bgr: Image, previous_gray: Image | None = None) -> tuple[VisionDescription, Image]:
-    """The description of ``frame_bgr`` and the grey image to pass as ``previous_gray`` next time.
+class _Remembered(np.ndarray[Any, np.dtype[np.uint8]]):
+    """The grey image :func:`describe_frame` hands back for the next look, carrying the description it was made
+    for (``seen``), so that the next look can say what changed. The callers keep it as an image (the camera's
+    ``_last_look``), which it still is."""
 
-    CPU-bound (~10-30 ms at 640x480): call it from an executor thread.
+    seen: VisionDescription | None = None
+
+
+def _remember(gray: Image, description: VisionDescription) -> Image:
+    remembered = gray.view(_Remembered)
+    remembered.seen = description
+    return cast(Image, remembered)
+
+
+def _on_paper(reading: Reading, things: tuple[tuple[SeenThing, Box], ...]) -> Box | None:
+    """The white thing most of the text read lies on (a sheet of paper, a whiteboard), if any."""
+    for thing, (x, y, w, h) in things:
+        if thing.colour != "white":
+            continue
+        inside = [line for line in reading.lines
+                  if x <= line.box[0] + line.box[2] / 2 <= x + w and y <= line.box[1] + line.box[3] / 2 <= y + h]
+        if reading.lines and len(inside) * 2 >= len(reading.lines):
+            return (x, y, w, h)
+    return None
+
+
+def _key(thing: SeenThing) -> tuple[str, str]:
+    return thing.colour, thing.shape
+
+
+def since_last_look(now: VisionDescription, before: VisionDescription) -> SinceLastLook:
+    """What changed from ``before`` to ``now``: people, text, things (by colour and shape) and the light."""
+    then = {_key(t): t for t in before.things}
+    current = {_key(t): t for t in now.things}
+    moved = tuple(t for k, t in current.items() if k in then and then[k].place != t.place)
+    light = ""
+    if now.brightness - before.brightness < -40:
+        light = "darker"
+    elif now.brightness - before.brightness > 40:
+        light = "brighter"
+    return SinceLastLook(people_before=before.faces,
+                         text_new=tuple(t for t in now.text if t not in before.text),
+                         text_gone=tuple(t for t in before.text if t not in now.text),
+                         things_new=tuple(t for k, t in current.items() if k not in then),
+                         things_gone=tuple(t for k, t in then.items() if k not in current),
+                         things_moved=moved, light=light)
+
+
+def describe_frame(frame_bgr: Image, previous_gray: Image | None = None, *,
+                   read: bool = True) -> tuple[VisionDescription, Image]:
+    """The description of ``frame_bgr`` and the grey image to pass as ``previous_gray`` next time (it remembers
+    this description: the next one says what changed). ``read=False`` reads no text.
+
+    CPU-bound (~20-50 ms at 640x480, plus OCR: ~0.2-1 s in a Tesseract process): call it from an executor thread.
     """
     gray = small_gray(frame_bgr)
-    faces = count_faces(gray)
+    boxes = face_boxes(gray)
+    scale = frame_bgr.shape[1] / gray.shape[1]
+    faces_in_frame = [(round(x * scale), round(y * scale), round(w * scale), round(h * scale))
+                      for x, y, w, h in boxes or []]
     mean, light = brightness(gray)
     changed, moving = motion(gray, previous_gray)
-    description = VisionDescription(source=SOURCE_LABEL, faces=faces, brightness=round(mean, 1), brightness_label=light,
+    reading = read_text(frame_bgr) if read else Reading()
+    found = find_things(frame_bgr, skip=faces_in_frame)
+    paper = _on_paper(reading, found)
+    things = tuple(thing for thing, box in found if box != paper)
+    description = VisionDescription(source=SOURCE_LABEL, faces=None if boxes is None else len(boxes),
+                                    brightness=round(mean, 1), brightness_label=light,
                                     motion=None if changed is None else round(changed, 4), motion_label=moving,
-                                    colours=dominant_colours(frame_bgr))
-    return description.model_copy(update={"summary": in_words(description, "en")}), gray
+                                    colours=dominant_colours(frame_bgr), text=reading.texts,
+                                    text_on_paper=paper is not None, text_problem=reading.problem, things=things)
+    before = getattr(previous_gray, "seen", None)
+    if isinstance(before, VisionDescription):
+        description = description.model_copy(update={"since_last": since_last_look(description, before)})
+    summaries = {language: in_words(description, language) for language in ("en", "ja")}
+    description = description.model_copy(update={"summary": summaries["en"], "summaries": summaries})
+    return description, _remember(gray, description)
 
 
-# The measurements' words in Japanese (the labels above are English).
-_JA_WORDS: Final = {
-    "dark": "暗い", "dim": "薄暗い", "normal": "ふつう", "bright": "明るい",
-    "none": "なし", "a little": "少し", "some": "いくらか", "a lot": "大きい",
-    "unknown (first look)": "不明（初めて見る）",
-    "black": "黒", "white": "白", "gray": "灰色", "brown": "茶色", "red": "赤", "orange": "オレンジ", "yellow": "黄色",
-    "green": "緑", "cyan": "水色", "blue": "青", "purple": "紫", "pink": "ピンク",
+# -- the words -------------------------------------------------------------------------------------------------
+
+# Colour words in Japanese: the noun, the form before another adjective (赤くて丸い) and before a noun (赤いもの).
+_JA_COLOURS: Final = {
+    "red": ("赤", "赤くて", "赤い"), "blue": ("青", "青くて", "青い"), "white": ("白", "白くて", "白い"),
+    "black": ("黒", "黒くて", "黒い"), "yellow": ("黄色", "黄色くて", "黄色い"),
+    "brown": ("茶色", "茶色くて", "茶色い"),
+    "green": ("緑", "緑で", "緑の"), "orange": ("オレンジ", "オレンジ色で", "オレンジ色の"),
+    "purple": ("紫", "紫で", "紫の"), "pink": ("ピンク", "ピンクで", "ピンクの"), "cyan": ("水色", "水色で", "水色の"),
+    "gray": ("灰色", "灰色で", "灰色の"),
+}
+_JA_SHAPES: Final = {"round": "丸い", "square": "四角い", "rectangle": "四角い", "long": "細長い"}
+_EN_SHAPES: Final = {"round": "round", "square": "square", "rectangle": "rectangular", "long": "long"}
+_JA_PLACES: Final = {
+    "middle": "真ん中", "top": "上のほう", "bottom": "下のほう", "left": "左側", "right": "右側",
+    "top left": "左上", "top right": "右上", "bottom left": "左下", "bottom right": "右下",
+}
+_EN_PLACES: Final = {
+    "middle": "in the middle", "top": "at the top", "bottom": "at the bottom", "left": "on the left",
+    "right": "on the right", "top left": "at the top left", "top right": "at the top right",
+    "bottom left": "at the bottom left", "bottom right": "at the bottom right",
+}
+_PREFIX: Final = {
+    "en": "On-device description (OpenCV, no AI model looked at the image): ",
+    "ja": "端末上の説明（AI モデルは画像を見ていません）：",
 }
 
 
-def in_words(description: VisionDescription, language: str) -> str:
-    """One sentence of ``description`` (from :func:`describe_frame`) in ``language`` ("ja" or English), saying
-    that it was measured on the device and that no AI model looked at the image."""
-    faces, mean, light = description.faces, description.brightness, description.brightness_label
-    changed, moving, colours = description.motion, description.motion_label, description.colours
-    if language == "ja":
-        def ja(word: str) -> str:
-            return _JA_WORDS.get(word, word)
+def _ja_colour(name: str) -> tuple[str, str, str]:
+    return _JA_COLOURS.get(name, (name, f"{name}で", f"{name}の"))
 
-        face_text = (f"顔は数えていません（{face_detection_problem()}）" if faces is None
-                     else f"顔を{faces}つ検出" if faces else "顔は見つかりません")
-        motion_text = ja(moving) if changed is None else f"{ja(moving)}（画像の{changed * 100:.1f}%が変化）"
-        colour_text = "、".join(f"{ja(c.name)} {round(c.share * 100)}%" for c in colours)
-        return (f"端末上の説明（OpenCV による計測で、AI モデルは画像を見ていません）: {face_text}、"
-                f"明るさ {ja(light)}（{mean:.0f}/255）、前回見たときからの動き: {motion_text}、主な色: {colour_text}。")
+
+def thing_words(thing: SeenThing, language: str) -> str:
+    """``thing`` as a person names it, without its place: "a round red thing like a ball" (in Japanese
+    「赤いボールのような丸いもの」)."""
+    if language == "ja":
+        _, joined, before_noun = _ja_colour(thing.colour)
+        if thing.shape == "round":
+            return f"{before_noun}ボールのような丸いもの"
+        if thing.shape in _JA_SHAPES:
+            return f"{joined}{_JA_SHAPES[thing.shape]}もの"
+        return f"{before_noun}もの"
+    if thing.shape == "round":
+        return f"a round {thing.colour} thing like a ball"
+    if thing.shape in _EN_SHAPES:
+        return f"a {_EN_SHAPES[thing.shape]} {thing.colour} thing"
+    return f"a {thing.colour} thing"
+
+
+def _the(words: str) -> str:
+    return "the " + words.removeprefix("a ")
+
+
+def _quoted(texts: tuple[str, ...], language: str) -> str:
+    if language == "ja":
+        return "".join(f"「{t}」" for t in texts)
+    return ", ".join(f'"{t}"' for t in texts)
+
+
+def _text_sentence(description: VisionDescription, language: str) -> str:
+    texts, problem = description.text, description.text_problem
+    if language == "ja":
+        if texts:
+            return (f"白い紙に{_quoted(texts, 'ja')}と書いてあります。" if description.text_on_paper
+                    else f"{_quoted(texts, 'ja')}という文字が見えます。")
+        if problem == NOT_INSTALLED:
+            return "文字は読めません（文字を読む OCR がこのパソコンに入っていません）。"
+        if problem:
+            return "文字は読めませんでした（OCR がうまく動きませんでした）。"
+        return ""
+    if texts:
+        return (f"A white sheet of paper says {_quoted(texts, 'en')}." if description.text_on_paper
+                else f"Written in the picture: {_quoted(texts, 'en')}.")
+    if problem:
+        return f"Text could not be read: {problem}."
+    return ""
+
+
+def _people_sentence(faces: int | None, language: str) -> str:
+    if language == "ja":
+        if faces is None:
+            return "人の数は数えられません（この OpenCV には顔を見つける仕組みがありません）。"
+        if faces == 0:
+            return "人は映っていません。"
+        return "人が一人映っています。" if faces == 1 else f"人が{faces}人映っています。"
     if faces is None:
-        face_text = f"faces not counted ({face_detection_problem()})"
-    else:
-        face_text = f"{faces} face{'s' if faces != 1 else ''} detected"
-    motion_text = moving if changed is None else f"{moving} ({changed * 100:.1f}% of the image changed)"
-    colour_text = ", ".join(f"{c.name} {round(c.share * 100)}%" for c in colours)
-    return (f"On-device description (OpenCV, no AI model looked at the image): "
-            f"{face_text}; brightness {light} ({mean:.0f}/255); "
-            f"motion since the last look: {motion_text}; dominant colours: {colour_text}.")
+        return f"People could not be counted ({face_detection_problem()})."
+    return "No one is in view." if faces == 0 else "One person is in view." if faces == 1 else \
+        f"{faces} people are in view."
+
+
+def _things_sentence(things: tuple[SeenThing, ...], language: str) -> str:
+    if not things:
+        return ""
+    if language == "ja":
+        return "、".join(f"{_JA_PLACES.get(t.place, t.place)}に{thing_words(t, 'ja')}" for t in things) + "があります。"
+    parts = [f"{thing_words(t, 'en')} {_EN_PLACES.get(t.place, t.place)}" for t in things]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"There is {listed}."
+
+
+def _scene_sentence(description: VisionDescription, language: str) -> str:
+    """The background's colour when one covers most of the picture, and a dark picture."""
+    out = []
+    main = description.colours[0] if description.colours else None
+    if main is not None and main.share >= 0.5 and description.brightness_label not in ("dark",):
+        out.append(f"背景はほとんど{_ja_colour(main.name)[0]}です。" if language == "ja"
+                   else f"The background is mostly {main.name}.")
+    if description.brightness_label == "dark":
+        out.append("とても暗くて、よく見えません。" if language == "ja" else "It is very dark; little can be made out.")
+    elif description.brightness_label == "dim":
+        out.append("少し暗いです。" if language == "ja" else "It is rather dark.")
+    return "".join(out) if language == "ja" else " ".join(out)
+
+
+def _change_sentence(description: VisionDescription, language: str) -> str:
+    change = description.since_last
+    if change is None:
+        return ""  # the first look
+    ja = language == "ja"
+    said: list[str] = []
+    if change.people_before is not None and description.faces is not None and change.people_before != description.faces:
+        said.append(f"人が{change.people_before}人から{description.faces}人になりました" if ja
+                    else f"{description.faces} people are in view now, {change.people_before} before")
+    if change.text_new:
+        said.append(f"{_quoted(change.text_new, 'ja')}という文字が新しく見えます" if ja
+                    else f"new text: {_quoted(change.text_new, 'en')}")
+    if change.text_gone:
+        said.append(f"{_quoted(change.text_gone, 'ja')}という文字は見えなくなりました" if ja
+                    else f"{_quoted(change.text_gone, 'en')} can no longer be read")
+    for thing in change.things_new:
+        said.append(f"{thing_words(thing, 'ja')}が現れました" if ja else f"{thing_words(thing, 'en')} appeared")
+    for thing in change.things_gone:
+        said.append(f"{thing_words(thing, 'ja')}がなくなりました" if ja
+                    else f"{_the(thing_words(thing, 'en'))} is gone")
+    for thing in change.things_moved:
+        said.append(f"{thing_words(thing, 'ja')}が{_JA_PLACES.get(thing.place, thing.place)}に動きました" if ja
+                    else f"{_the(thing_words(thing, 'en'))} moved to the {thing.place}")
+    if change.light:
+        said.append(("暗くなりました" if change.light == "darker" else "明るくなりました") if ja
+                    else f"it got {change.light}")
+    if said:
+        return "前に見たときから、" + "。".join(said) + "。" if ja else "Since the last look: " + "; ".join(said) + "."
+    if description.motion_label == "none":
+        return "前に見たときから変わっていません。" if ja else "Nothing has changed since the last look."
+    if description.motion_label == "a lot":
+        return "前に見たときから大きく変わりました。" if ja else "Much of the picture changed since the last look."
+    if description.motion_label in ("some", "a little"):
+        return "前に見たときから少し動きがありました。" if ja else "A little moved since the last look."
+    return ""
+
+
+def in_words(description: VisionDescription, language: str) -> str:
+    """What ``description`` (from :func:`describe_frame`) tells, in plain words of ``language`` ("ja" or English),
+    saying that it was made on the device and that no AI model looked at the picture."""
+    lang = "ja" if language == "ja" else "en"
+    sentences = [_text_sentence(description, lang), _things_sentence(description.things, lang),
+                 _people_sentence(description.faces, lang), _scene_sentence(description, lang),
+                 _change_sentence(description, lang)]
+    joiner = "" if lang == "ja" else " "
+    return _PREFIX[lang] + joiner.join(s for s in sentences if s)

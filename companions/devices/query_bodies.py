@@ -17,7 +17,18 @@ from __future__ import annotations
 
 from typing import Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from companions.wire.protocol import EMOTIONS, Emotion, Query, QueryResult, QueryResultBody
 
@@ -191,10 +202,42 @@ class Colour(_Body):
     share: float
 
 
+class SeenThing(_Body):
+    """A notable thing in a picture, as a person would point at it: its colour word (``red``), its shape (``round``,
+    ``square``, ``rectangle``, ``long`` or ``""`` when it has none to speak of), where it is (``middle``,
+    ``top left`` ...: the picture's own left and right) and its share of the picture (0 to 1)."""
+
+    colour: str
+    shape: str = ""
+    place: str
+    share: float = 0.0
+
+
+class SinceLastLook(_Body):
+    """What changed since the previous look: the people counted then, the text read now and not then (and the
+    reverse), the things that came, went or moved (by colour and shape), and whether the light changed
+    (``darker``, ``brighter`` or ``""``)."""
+
+    people_before: int | None = None
+    text_new: tuple[str, ...] = ()
+    text_gone: tuple[str, ...] = ()
+    things_new: tuple[SeenThing, ...] = ()
+    things_gone: tuple[SeenThing, ...] = ()
+    things_moved: tuple[SeenThing, ...] = ()  # where they are now
+    light: str = ""
+
+
+_SAID_WHEN_SET: Final = ("text", "text_on_paper", "text_problem", "things", "since_last", "summaries")
+
+
 class VisionDescription(_Body):
-    """The on-device description of a camera picture (app/devices/vision_description.py): measurements made without
-    any model (faces, brightness, motion since the last look, main colours) and ``summary``, one sentence of them
-    that says so. ``faces`` is None when this OpenCV build cannot count them, ``motion`` on the first look."""
+    """The on-device description of a camera picture (app/devices/vision_description.py), made without any model:
+    the faces counted (the people), the text read by OCR (``text``, one line each; ``text_on_paper`` when it is
+    written on a white sheet; ``text_problem`` when it could not be read, e.g. no OCR installed), notable things in
+    place words, what changed since the last look, and the measurements (brightness, motion, main colours).
+    ``summary`` says it in plain words (English), ``summaries`` in each language it was put into (``en``, ``ja``):
+    a consumer picks its conversation's language. ``faces`` is None when this OpenCV build cannot count them,
+    ``motion`` and ``since_last`` on the first look."""
 
     source: str
     faces: int | None
@@ -203,7 +246,28 @@ class VisionDescription(_Body):
     motion: float | None
     motion_label: str
     colours: tuple[Colour, ...]
+    text: tuple[str, ...] = ()
+    text_on_paper: bool = False
+    text_problem: str | None = None
+    things: tuple[SeenThing, ...] = ()
+    since_last: SinceLastLook | None = None
     summary: str = ""
+    summaries: dict[str, str] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields added after the measurements are on the wire only when they say something (no text read, no
+        thing, a first look: left out), so a description's body is what it was for the clients that read it."""
+        out: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        for name in _SAID_WHEN_SET:
+            if name in out and getattr(self, name) == fields[name].get_default(call_default_factory=True):
+                del out[name]
+        return out
+
+    def in_language(self, language: str) -> str:
+        """The summary in ``language`` when it was put into it, else the English one."""
+        return self.summaries.get(language) or self.summary
 
 
 class VisionPicture(_Body):

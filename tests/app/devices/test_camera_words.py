@@ -1,0 +1,214 @@
+"""What the camera shows, in the user's words (app/devices/vision_description.py, ocr.py, picture_things.py): real
+pictures made here, read by the real Tesseract and OpenCV, said in Japanese and English."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from app.devices import ocr
+from app.devices.camera_controls import shown_message
+from app.devices.ocr import read_text
+from app.devices.vision_description import describe_frame, face_detection_problem, in_words
+from companions.companion.lines import detect_language
+from companions.devices.query_bodies import VisionDescription, VisionPicture
+from tests.app.devices.pictures import (
+    BLUE,
+    RED,
+    YELLOW,
+    hello_madoi_with_a_red_ball,
+    paper_with_words,
+    qt_text_picture,
+    room,
+    with_faces,
+)
+
+needs_ocr = pytest.mark.skipif(ocr.ocr_problem() is not None, reason=f"no OCR here: {ocr.ocr_problem()}")
+needs_faces = pytest.mark.skipif(face_detection_problem() is not None, reason=f"{face_detection_problem()}")
+JARGON = re.compile(r"\d+\s*%|/255|faces? detected|brightness|dominant|motion")
+
+
+@pytest.fixture(autouse=True)
+def fresh_ocr_install() -> None:
+    ocr.installed_languages.cache_clear()  # a test that took tesseract off the PATH must not be remembered
+
+
+@needs_ocr
+def test_a_japanese_user_is_told_the_paper_says_hello_madoi_and_a_red_ball_is_in_the_middle() -> None:
+    description, _ = describe_frame(hello_madoi_with_a_red_ball())
+    assert description.text == ("HELLO MADOI",)
+    assert description.text_on_paper
+    assert description.faces == 0
+    japanese = in_words(description, "ja")
+    assert "白い紙に「HELLO MADOI」と書いてあります" in japanese
+    assert "真ん中に赤いボールのような丸いものがあります" in japanese
+    assert "人は映っていません" in japanese
+    assert not JARGON.search(japanese), japanese
+    assert description.in_language("ja") == japanese  # what a look in a Japanese conversation reads
+    shown = shown_message("見える？", japanese, "ja")
+    assert detect_language(shown) == "ja"
+
+
+@needs_ocr
+def test_an_english_user_is_told_the_same_in_english() -> None:
+    description, _ = describe_frame(hello_madoi_with_a_red_ball())
+    english = in_words(description, "en")
+    assert 'A white sheet of paper says "HELLO MADOI".' in english
+    assert "a round red thing like a ball in the middle" in english
+    assert "No one is in view." in english
+    assert not JARGON.search(english), english
+    assert description.summary == english
+    assert detect_language(english) == "en"
+
+
+@needs_ocr
+@pytest.mark.parametrize("pixel_size", [24, 32, 48])
+def test_japanese_and_english_text_of_24_px_and_more_is_read(qapp: object, pixel_size: int) -> None:
+    picture = qt_text_picture(["今日は晴れです", "こんにちは、マドイです", "Good morning"], pixel_size)
+    reading = read_text(picture)
+    assert reading.problem is None
+    assert reading.texts == ("今日は晴れです", "こんにちは、マドイです", "Good morning")
+    description, _ = describe_frame(picture)
+    assert "「今日は晴れです」「こんにちは、マドイです」「Good morning」" in in_words(description, "ja")
+
+
+@needs_ocr
+def test_text_not_on_paper_is_said_as_words_in_the_picture() -> None:
+    image = room(colour=(200, 200, 200))
+    cv2.putText(image, "EXIT 42", (200, 250), cv2.FONT_HERSHEY_SIMPLEX, 1.6, (20, 20, 20), 3)
+    description, _ = describe_frame(image)
+    assert description.text == ("EXIT 42",)
+    assert not description.text_on_paper
+    assert "「EXIT 42」という文字が見えます" in in_words(description, "ja")
+    assert 'Written in the picture: "EXIT 42".' in in_words(description, "en")
+
+
+def test_a_plain_room_reads_no_text_and_says_nothing_of_it() -> None:
+    description, _ = describe_frame(room())
+    assert description.text == ()
+    assert description.things == ()
+    assert in_words(description, "en").endswith(
+        "(OpenCV, no AI model looked at the image): No one is in view. The background is mostly green. "
+        "It is rather dark.")
+    assert in_words(description, "ja").endswith("：人は映っていません。背景はほとんど緑です。少し暗いです。")
+
+
+def test_things_are_said_by_colour_shape_and_place() -> None:
+    image = room()
+    cv2.rectangle(image, (30, 30), (130, 130), BLUE, thickness=-1)  # top left
+    cv2.circle(image, (540, 400), 50, YELLOW, thickness=-1)  # bottom right
+    cv2.rectangle(image, (305, 165), (335, 315), RED, thickness=-1)  # a long red thing in the middle
+    description, _ = describe_frame(image, read=False)
+    found = {(t.colour, t.shape, t.place) for t in description.things}
+    assert found == {("blue", "square", "top left"), ("yellow", "round", "bottom right"), ("red", "long", "middle")}
+    japanese = in_words(description, "ja")
+    assert "左上に青くて四角いもの" in japanese
+    assert "右下に黄色いボールのような丸いもの" in japanese
+    assert "真ん中に赤くて細長いもの" in japanese
+    english = in_words(description, "en")
+    assert "a square blue thing at the top left" in english
+    assert "a round yellow thing like a ball at the bottom right" in english
+
+
+@needs_faces
+@pytest.mark.parametrize(("centers", "english", "japanese"), [
+    ([], "No one is in view.", "人は映っていません。"),
+    ([(320, 240)], "One person is in view.", "人が一人映っています。"),
+    ([(160, 240), (480, 240)], "2 people are in view.", "人が2人映っています。"),
+])
+def test_people_are_counted(centers: list[tuple[int, int]], english: str, japanese: str) -> None:
+    description, _ = describe_frame(with_faces(room(colour=(120, 120, 120)), centers), read=False)
+    assert description.faces == len(centers)
+    assert english in in_words(description, "en")
+    assert japanese in in_words(description, "ja")
+    assert all(t.colour != "orange" for t in description.things)  # a face is a person, not an orange thing
+
+
+@needs_ocr
+def test_what_changed_since_the_last_look_is_said() -> None:
+    first, previous = describe_frame(hello_madoi_with_a_red_ball())
+    assert first.since_last is None
+    assert "前に見たとき" not in in_words(first, "ja")
+
+    same, previous = describe_frame(hello_madoi_with_a_red_ball(), previous)
+    assert "前に見たときから変わっていません。" in in_words(same, "ja")
+    assert "Nothing has changed since the last look." in in_words(same, "en")
+
+    moved = paper_with_words(room(), "GOOD NIGHT")
+    cv2.circle(moved, (100, 400), 60, RED, thickness=-1)
+    changed, previous = describe_frame(moved, previous)
+    japanese = in_words(changed, "ja")
+    assert "「GOOD NIGHT」という文字が新しく見えます" in japanese
+    assert "「HELLO MADOI」という文字は見えなくなりました" in japanese
+    assert "赤いボールのような丸いものが左下に動きました" in japanese
+    english = in_words(changed, "en")
+    assert 'new text: "GOOD NIGHT"' in english
+    assert "the round red thing like a ball moved to the bottom left" in english
+
+    dark, _ = describe_frame((moved // 8).astype(np.uint8), previous)
+    assert "暗くなりました" in in_words(dark, "ja")
+    assert "it got darker" in in_words(dark, "en")
+
+
+def test_without_ocr_installed_it_says_so_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a machine without tesseract-ocr
+    description, _ = describe_frame(hello_madoi_with_a_red_ball())
+    assert description.text == ()
+    assert description.text_problem == ocr.NOT_INSTALLED
+    assert "Text could not be read: no OCR is installed" in in_words(description, "en")
+    assert "文字は読めません（文字を読む OCR がこのパソコンに入っていません）" in in_words(description, "ja")
+    assert "真ん中に赤いボールのような丸いもの" in in_words(description, "ja")  # the rest is still told
+
+
+def test_the_description_travels_on_the_wire_with_both_languages() -> None:
+    description, _ = describe_frame(room(), read=False)
+    picture = VisionPicture(image="x", description=description.summary, description_details=description)
+    details = VisionPicture.read(picture.body()).description_details
+    assert details is not None
+    assert details.in_language("ja") == in_words(description, "ja")
+    assert details.in_language("fr") == description.summary  # a language it was not put into: the English
+    old = VisionDescription.model_validate({"source": "s", "faces": 1, "brightness": 1.0, "brightness_label": "dim",
+                                            "motion": None, "motion_label": "", "colours": []})
+    assert "text" not in old.model_dump()
+    assert old.in_language("ja") == ""
+
+
+def _madoi(*args: str) -> subprocess.CompletedProcess[str]:
+    madoi = Path(sys.executable).parent / "madoi"
+    return subprocess.run([str(madoi), *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+@needs_ocr
+def test_the_command_prints_what_a_companion_is_told(tmp_path: Path, madoi_home: Path) -> None:
+    picture = tmp_path / "hello.png"
+    assert cv2.imwrite(str(picture), hello_madoi_with_a_red_ball())
+    done = _madoi("camera", "describe", str(picture), "--json", "--language", "ja")
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["text"] == ["HELLO MADOI"]
+    assert said["people"] == 0
+    assert said["language"] == "ja"
+    assert said["summary"] == in_words(describe_frame(hello_madoi_with_a_red_ball())[0], "ja")
+    assert "白い紙に「HELLO MADOI」と書いてあります" in said["summary"]
+
+    english = _madoi("camera", "describe", str(picture), "--language", "en")
+    assert english.stdout.startswith("On-device description")
+    assert '"HELLO MADOI"' in english.stdout
+
+
+def test_the_command_says_which_picture_it_could_not_read(tmp_path: Path, madoi_home: Path) -> None:
+    not_a_picture = tmp_path / "notes.png"
+    not_a_picture.write_text("hello")
+    done = _madoi("camera", "describe", str(tmp_path / "missing.png"), str(not_a_picture), "--json")
+    assert done.returncode == 1
+    assert "missing.png: no such file" in done.stderr
+    assert "notes.png: not a picture OpenCV can read" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
