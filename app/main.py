@@ -26,6 +26,7 @@ STOPPED_LINE = "madoi: stopped"
 
 def build_parser() -> argparse.ArgumentParser:
     from app.cards.cli import add_companions_parser
+    from app.devices.camera_cli import add_camera_parser
     from app.memory.cli import add_memory_parsers
     from app.search.cli import add_search_parser
 
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_search_parser(commands)
     add_memory_parsers(commands)  # memory recall; conversations export/import
     add_companions_parser(commands)
+    add_camera_parser(commands)  # camera describe
     return parser
 
 
@@ -157,6 +159,10 @@ def _main(argv: list[str]) -> int:
         from app.cards.cli import run_companions_command
 
         return run_companions_command(args)
+    if args.command == "camera":
+        from app.devices.camera_cli import run_camera_command
+
+        return run_camera_command(args)
     from app.runtime.logs import setup_logging
     from app.settings.model import load_settings
 
