@@ -11,7 +11,7 @@ no conversion to kana first). A voice is tuned by
 
 One :class:`OpenJTalkVoice` is used by one thread (the speaker's); its HTS engines are its own, not the package's
 global one. Mei: HTS Voice "Mei", (c) 2009-2013 Nagoya Institute of Technology, Department of Computer Science,
-released by the MMDAgent Project Team, CC BY 3.0 (:data:`MEI_CREDIT`, shown in the About box).
+released by the MMDAgent Project Team, CC BY 3.0 (credited in the About box, ui/window/about.py, and the README).
 """
 
 from __future__ import annotations
@@ -26,9 +26,6 @@ from companions.common.private_files import private_file
 
 log = logging.getLogger(__name__)
 
-MEI_CREDIT: Final = ('Japanese voice: HTS Voice "Mei" by the MMDAgent Project Team, Copyright (c) 2009-2013 Nagoya '
-                     "Institute of Technology, Department of Computer Science, licensed under CC BY 3.0 "
-                     "(https://creativecommons.org/licenses/by/3.0/), through Open JTalk (pyopenjtalk-plus, MIT).")
 MEI_ALL_PASS: Final = 0.55
 _ALPHA: Final = re.compile(rb"(OPTION\[MCP\]:ALPHA=)([0-9.]+)")
 

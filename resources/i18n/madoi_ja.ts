@@ -24,6 +24,33 @@
     </message>
 </context>
 <context>
+    <name>about</name>
+    <message>
+        <source>&amp;About Madoi</source>
+        <translation>円居について(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About Madoi</source>
+        <translation>円居について</translation>
+    </message>
+    <message>
+        <source>Madoi: AI companions who talk with you and with each other, on your computer.</source>
+        <translation>円居（Madoi）: あなたと、そして仲間どうしで話す AI コンパニオンが、あなたのコンピューターの中にいます。</translation>
+    </message>
+    <message>
+        <source>Voices</source>
+        <translation>音声</translation>
+    </message>
+    <message>
+        <source>Japanese voice: HTS Voice &quot;Mei&quot;, Copyright (c) 2009-2013 Nagoya Institute of Technology, Department of Computer Science; released by the MMDAgent Project Team; licensed under {licence}. Spoken through Open JTalk (pyopenjtalk-plus, MIT licence).</source>
+        <translation>日本語の声: HTS Voice &quot;Mei&quot;（メイ）、Copyright (c) 2009-2013 Nagoya Institute of Technology, Department of Computer Science（名古屋工業大学 情報工学科）、MMDAgent Project Team 公開、{licence} ライセンス。Open JTalk（pyopenjtalk-plus、MIT ライセンス）で話します。</translation>
+    </message>
+    <message>
+        <source>Other languages: the system&apos;s voices (espeak-ng, SAPI5 or NSSpeechSynthesizer) through pyttsx3.</source>
+        <translation>ほかの言語: システムの音声（espeak-ng、SAPI5 または NSSpeechSynthesizer）を pyttsx3 で使います。</translation>
+    </message>
+</context>
+<context>
     <name>camera</name>
     <message>
         <source>Camera</source>
