@@ -28,6 +28,11 @@ TIMEOUT_S: Final = 10.0
 MAX_WIDTH: Final = 1600  # a larger picture is shrunk: reading time grows with the pixels, not the words
 MIN_WORD_CONFIDENCE: Final = 50.0
 MIN_LINE_CONFIDENCE: Final = 70.0
+MIN_TEXT_HEIGHT: Final = 10  # pixels of a line of text the second reading looks for (at most MAX_WIDTH wide)
+MAX_TEXT_HEIGHT: Final = 160
+MAX_BOXES: Final = 8
+STRIP_LINE_HEIGHT: Final = 48  # a likely line is enlarged to this height for the second reading
+GAP: Final = 24
 NOT_INSTALLED: Final = "no OCR is installed (Debian's tesseract-ocr with tesseract-ocr-jpn and tesseract-ocr-eng)"
 
 Image = npt.NDArray[np.uint8]
@@ -132,22 +137,38 @@ def parse_tsv(tsv: str, scale: float = 1.0) -> tuple[Line, ...]:
     return tuple(sorted(lines, key=lambda line: (line.box[1], line.box[0])))
 
 
-def read_text(frame_bgr: Image, timeout_s: float = TIMEOUT_S) -> Reading:
-    """The text in ``frame_bgr`` (blocking: up to ``timeout_s``; call it from an executor thread)."""
-    problem = ocr_problem()
-    languages = installed_languages()
-    if problem is not None or not languages:
-        return Reading(problem=problem)
-    gray = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY) if frame_bgr.ndim == 3 else frame_bgr
-    scale = min(1.0, MAX_WIDTH / gray.shape[1])
-    if scale < 1.0:
-        gray = cv2.resize(gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)),
-                          interpolation=cv2.INTER_AREA)
-    ok, png = cv2.imencode(".png", gray)
+def text_boxes(gray: Image) -> list[tuple[int, int, int, int]]:
+    """Where lines of text likely are in ``gray`` (x, y, width, height): strokes found by their edges, joined along
+    the line. Tesseract's own layout analysis misses a short label beside other shapes (a face, a box), which a
+    second reading of these boxes alone finds."""
+    edges = cv2.morphologyEx(gray, cv2.MORPH_GRADIENT, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
+    _, strokes = cv2.threshold(edges, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    joined = cv2.morphologyEx(strokes, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_RECT, (9, 1)))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(joined)
+    words = []
+    for x, y, w, h, area in (tuple(int(v) for v in row) for row in stats[1:count]):
+        if MIN_TEXT_HEIGHT <= h <= MAX_TEXT_HEIGHT and area >= 0.3 * w * h:
+            words.append([x, y, w, h])
+    lines: list[list[int]] = []
+    for x, y, w, h in sorted(words, key=lambda b: b[0]):
+        for line in lines:  # the next word of a line: on the same row, less than a line's height away
+            lx, ly, lw, lh = line
+            same_row = min(ly + lh, y + h) - max(ly, y) > 0.5 * min(lh, h)
+            if same_row and 0 <= x - (lx + lw) < 1.5 * max(lh, h):
+                line[:] = [lx, min(ly, y), x + w - lx, max(ly + lh, y + h) - min(ly, y)]
+                break
+        else:
+            lines.append([x, y, w, h])
+    # A line is wider than high (a lone round or square shape is not text).
+    return [(x, y, w, h) for x, y, w, h in sorted(lines, key=lambda b: (b[1], b[0])) if w >= 1.5 * h][:MAX_BOXES]
+
+
+def _run(picture: Image, languages: tuple[str, ...], psm: str, timeout_s: float) -> str | Reading:
+    """Tesseract's TSV for ``picture``, or the Reading that says why there is none."""
+    ok, png = cv2.imencode(".png", picture)
     if not ok:
         return Reading(problem="the picture could not be handed to OCR")
-    # --psm 3: find the blocks of text anywhere in the picture (a sheet held up, a screen, a label).
-    command = [TESSERACT, "stdin", "stdout", "-l", "+".join(languages), "--psm", "3", "tsv"]
+    command = [TESSERACT, "stdin", "stdout", "-l", "+".join(languages), "--psm", psm, "tsv"]
     try:
         done = subprocess.run(command, input=png.tobytes(), capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -157,4 +178,74 @@ def read_text(frame_bgr: Image, timeout_s: float = TIMEOUT_S) -> Reading:
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return Reading(problem=f"OCR failed: {said[-1] if said else f'exit code {done.returncode}'}")
-    return Reading(lines=parse_tsv(done.stdout.decode("utf-8", "replace"), scale))
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _inside(box: tuple[int, int, int, int], lines: tuple[Line, ...]) -> bool:
+    cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
+    return any(x - 4 <= cx <= x + w + 4 and y - 4 <= cy <= y + h + 4 for x, y, w, h in (line.box for line in lines))
+
+
+def _strip_of(gray: Image, boxes: list[tuple[int, int, int, int]]) -> tuple[Image, list[tuple[int, int]]]:
+    """The boxes cut out of ``gray``, dark text on white each, one under the other with white between; and where each
+    starts and ends in the strip (rows)."""
+    crops: list[Image] = []
+    rows: list[tuple[int, int]] = []
+    top = GAP
+    for x, y, w, h in boxes:
+        pad = h // 2
+        cut = gray[max(0, y - pad):y + h + pad, max(0, x - pad):x + w + pad]
+        crop = np.asarray(cv2.threshold(cut, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[1], dtype=np.uint8)
+        border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
+        if border.mean() < 128:  # light text on a dark ground
+            crop = 255 - crop
+        if crop.shape[0] < STRIP_LINE_HEIGHT:
+            factor = STRIP_LINE_HEIGHT / crop.shape[0]
+            crop = np.asarray(cv2.resize(crop, (round(crop.shape[1] * factor), STRIP_LINE_HEIGHT),
+                                         interpolation=cv2.INTER_CUBIC), dtype=np.uint8)
+        crops.append(crop)
+        rows.append((top, top + crop.shape[0]))
+        top += crop.shape[0] + GAP
+    strip = np.full((top, max(c.shape[1] for c in crops) + 2 * GAP), 255, dtype=np.uint8)
+    for crop, (start, _) in zip(crops, rows, strict=True):
+        strip[start:start + crop.shape[0], GAP:GAP + crop.shape[1]] = crop
+    return strip, rows
+
+
+def read_text(frame_bgr: Image, timeout_s: float = TIMEOUT_S) -> Reading:
+    """The text in ``frame_bgr`` (blocking: up to ``timeout_s`` a reading, two readings at most; call it from an
+    executor thread): Tesseract reads the whole picture, then, once, the likely lines of text it did not read."""
+    problem = ocr_problem()
+    languages = installed_languages()
+    if problem is not None or not languages:
+        return Reading(problem=problem)
+    gray = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY) if frame_bgr.ndim == 3 else frame_bgr
+    scale = min(1.0, MAX_WIDTH / gray.shape[1])
+    if scale < 1.0:
+        gray = cv2.resize(gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)),
+                          interpolation=cv2.INTER_AREA)
+    gray = np.asarray(gray, dtype=np.uint8)
+    # --psm 3: find the blocks of text anywhere in the picture (a sheet held up, a screen, a label).
+    whole = _run(gray, languages, "3", timeout_s)
+    if isinstance(whole, Reading):
+        return whole
+    lines = parse_tsv(whole, scale)
+    missed = [box for box in text_boxes(gray)
+              if not _inside((round(box[0] / scale), round(box[1] / scale), round(box[2] / scale),
+                              round(box[3] / scale)), lines)]
+    if not missed:
+        return Reading(lines=lines)
+    strip, rows = _strip_of(gray, missed)
+    # --psm 6: the strip is one block of text, a line a box.
+    again = _run(strip, languages, "6", timeout_s)
+    if isinstance(again, Reading):
+        return Reading(lines=lines)  # what the first reading found still stands
+    found = list(lines)
+    for line in parse_tsv(again):
+        middle = line.box[1] + line.box[3] / 2
+        for box, (start, end) in zip(missed, rows, strict=True):
+            if start <= middle <= end:
+                where = (round(box[0] / scale), round(box[1] / scale), round(box[2] / scale), round(box[3] / scale))
+                found.append(Line(text=line.text, box=where, confidence=line.confidence))
+                break
+    return Reading(lines=tuple(sorted(found, key=lambda line: (line.box[1], line.box[0]))))

@@ -90,6 +90,31 @@ def test_text_not_on_paper_is_said_as_words_in_the_picture() -> None:
     assert 'Written in the picture: "EXIT 42".' in in_words(description, "en")
 
 
+@needs_ocr
+@needs_faces
+def test_a_short_label_beside_a_person_is_read_too() -> None:
+    # Tesseract's layout analysis alone reads nothing here (the face and the box take its attention): the likely
+    # lines are read a second time on their own.
+    image = with_faces(room(colour=(40, 90, 160)), [(480, 240)])
+    cv2.rectangle(image, (60, 200), (180, 320), (255, 255, 255), thickness=-1)
+    cv2.putText(image, "ROOM 7", (20, 60), cv2.FONT_HERSHEY_SIMPLEX, 1.3, (0, 0, 0), 3)
+    description, _ = describe_frame(image)
+    assert description.text == ("ROOM 7",)
+    assert description.faces == 1
+    assert "「ROOM 7」という文字が見えます。" in in_words(description, "ja")
+    assert "人が一人映っています。" in in_words(description, "ja")
+
+
+@needs_ocr
+def test_a_noisy_picture_reads_as_no_text() -> None:
+    noise = np.random.default_rng(7).integers(0, 256, (480, 640, 3), dtype=np.uint8)
+    blotches = cv2.GaussianBlur(noise, (0, 0), 3)
+    for picture in (noise, blotches, hello_madoi_with_a_red_ball()[:, :, ::-1].copy() // 3):
+        reading = read_text(np.asarray(picture, dtype=np.uint8))
+        assert reading.problem is None
+        assert all("HELLO" in line or "MADOI" in line for line in reading.texts), reading.texts
+
+
 def test_a_plain_room_reads_no_text_and_says_nothing_of_it() -> None:
     description, _ = describe_frame(room())
     assert description.text == ()
