@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from app.devices.ocr import NOT_INSTALLED, Reading, read_text
+from app.devices.ocr import NOT_INSTALLED, TOO_SLOW, Reading, read_text
 from app.devices.picture_things import Box, find_things
 from companions.devices.query_bodies import Colour, SeenThing, SinceLastLook, VisionDescription
 
@@ -297,8 +297,10 @@ def _text_sentence(description: VisionDescription, language: str) -> str:
                     else f"{_quoted(texts, 'ja')}という文字が見えます。")
         if problem == NOT_INSTALLED:
             return "文字は読めません（文字を読む OCR がこのパソコンに入っていません）。"
+        if problem and problem.startswith(TOO_SLOW):
+            return "文字は読めませんでした（読むのに時間がかかりすぎました）。"
         if problem:
-            return "文字は読めませんでした（OCR がうまく動きませんでした）。"
+            return "文字は読めませんでした（文字を読む OCR がうまく動きませんでした）。"
         return ""
     if texts:
         return (f"A white sheet of paper says {_quoted(texts, 'en')}." if description.text_on_paper

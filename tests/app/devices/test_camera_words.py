@@ -192,6 +192,17 @@ def test_without_ocr_installed_it_says_so_plainly(tmp_path: Path, monkeypatch: p
     assert "真ん中に赤いボールのような丸いもの" in in_words(description, "ja")  # the rest is still told
 
 
+@needs_ocr
+def test_ocr_that_takes_too_long_is_given_up_and_said() -> None:
+    picture = hello_madoi_with_a_red_ball()
+    reading = read_text(picture, timeout_s=0.001)
+    assert reading.texts == ()
+    assert reading.problem == "reading the text took longer than 0.001 s"
+    description = describe_frame(picture)[0].model_copy(update={"text": (), "text_problem": reading.problem})
+    assert "文字は読めませんでした（読むのに時間がかかりすぎました）。" in in_words(description, "ja")
+    assert "Text could not be read: reading the text took longer than 0.001 s." in in_words(description, "en")
+
+
 def test_the_description_travels_on_the_wire_with_both_languages() -> None:
     description, _ = describe_frame(room(), read=False)
     picture = VisionPicture(image="x", description=description.summary, description_details=description)
