@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 import wave
 from pathlib import Path
 from typing import Any, Final
@@ -55,9 +56,12 @@ class OpenJTalkVoice:
         try:
             import pyopenjtalk
 
+            # pyopenjtalk-plus 0.4.1.post10 calls sudachipy's deprecated Dictionary.create() on every reading.
+            warnings.filterwarnings("ignore", "Dictionary.create", DeprecationWarning, "pyopenjtalk")
+
             self._mei = Path(pyopenjtalk.DEFAULT_HTS_VOICE.decode()).read_bytes()
             self._pyopenjtalk = pyopenjtalk
-            self.synthesize("あ")
+            self.synthesize("今日は風。")  # its Sudachi readings of words such as 風 load on the first one
         except Exception as err:  # ImportError, a missing voice file, a dictionary that does not load
             self._pyopenjtalk = None
             self.problem = f"Open JTalk is not available: {err}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from app.devices.camera import OpenCVCamera, build_camera
 from app.devices.speaker import Pyttsx3Speaker, build_speaker
+from app.devices.voice_spec import DEFAULT_RATE, parse_voice_spec
 from app.settings.model import Settings, VoiceSettings
 from companions.devices.ports import Utterance, VoiceMap
 from companions.devices.responders import SpeakResponder, VisionResponder
@@ -38,11 +39,13 @@ class Devices:
 
     async def test_voice(self, voice: VoiceSettings, sentence: str, voice_id: str | None = None) -> None:
         """The settings dialog's "test voice": says ``sentence`` at ``voice``'s rate (in the engine voice
-        ``voice_id``: a companion's); raises with the reason when nothing could be heard (speech off, no audio
-        device, synthesis failed)."""
+        ``voice_id``: a companion's, with its card's tuning); raises with the reason when nothing could be heard
+        (speech off, no audio device, synthesis failed)."""
         if not voice.enabled:
             raise RuntimeError("speech is turned off")
-        result = await self.speaker.speak(Utterance(sentence, rate=voice.rate, speaker_id="settings",
+        card_rate = parse_voice_spec(voice_id).rate  # a companion's voice carries its card's rate: heard as it
+        rate = round(voice.rate * card_rate / DEFAULT_RATE) if card_rate else voice.rate  # will be, at this rate
+        result = await self.speaker.speak(Utterance(sentence, rate=max(50, min(400, rate)), speaker_id="settings",
                                                     voice=voice_id))
         if not result.success or result.skipped:
             raise RuntimeError(result.reason or "the speech was interrupted")
