@@ -45,7 +45,7 @@ from typing import Any, Final
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import contains_japanese, to_kana
 from app.devices.openjtalk_voice import OpenJTalkUnavailable, OpenJTalkVoice
-from app.devices.tts_engine import quiet_driver_prints, split_for_speech, wait_idle
+from app.devices.tts_engine import MAX_CHUNK_CHARS, quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voice_spec import DEFAULT_RATE, VoiceSpec, parse_voice_spec
 from app.devices.voices import OPENJTALK_MEI, choose_voice
 from companions.common.private_files import new_private_dir, private_file
@@ -64,6 +64,8 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
     "sad": (0.82, 0.7, 35),
     "angry": (1.18, 1.0, 42),
 }
+# Open JTalk renders a chunk whole before it plays (~0.1 s per second of speech): short chunks, an early first word.
+OPENJTALK_CHUNK_CHARS: Final = 80
 SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
 
@@ -343,9 +345,10 @@ class Pyttsx3Speaker:
         rate = round(base_rate * rate_factor)
         volume = max(0.0, min(1.0, self.volume * volume_factor))
         render: Callable[[str, Path], None]
+        chunk_chars = MAX_CHUNK_CHARS
         if self._openjtalk is not None and self._says_openjtalk(spec, utterance.text):
             openjtalk = self._openjtalk
-            voice_id, text = "openjtalk/mei", utterance.text
+            voice_id, text, chunk_chars = "openjtalk/mei", utterance.text, OPENJTALK_CHUNK_CHARS
             tuning = {"speed": rate / DEFAULT_RATE, "volume": volume, "all_pass": spec.all_pass,
                       "half_tone": spec.half_tone + (pitch - 50) * SEMITONES_PER_ESPEAK_PITCH}
 
@@ -385,7 +388,7 @@ class Pyttsx3Speaker:
             return SpeakResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
 
         try:
-            for index, chunk in enumerate(split_for_speech(text)):
+            for index, chunk in enumerate(split_for_speech(text, chunk_chars)):
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
                 chunk_path = self._scratch / f"{self._count}-{index}.wav"

@@ -206,3 +206,23 @@ def test_old_cards_keep_their_voices_and_new_ones_are_checked() -> None:
     for wrong in ({"half_tone": 40}, {"all_pass": 1.5}, {"engine": "voicevox"}):
         with pytest.raises(ValueError, match="validation error"):
             Voice.model_validate(wrong)
+
+
+async def test_a_long_line_starts_playing_before_it_is_all_rendered(bus: InProcessBus) -> None:
+    """Open JTalk renders a chunk whole before it plays: a line of ten sentences is played chunk by chunk (``true``
+    stands in for the audio player: there is no sound card here), the first well before the last is rendered."""
+    speaker = Pyttsx3Speaker(bus, player=["true"])
+    started: list[float] = []
+    speaker.playback_listeners.append(lambda path: started.append(time.monotonic()) if path else None)
+    await speaker.start()
+    try:
+        begin = time.monotonic()
+        result = await speaker.speak(Utterance("".join(["夜空の星を眺めていると、時間を忘れてしまいますね。"] * 10),
+                                               voice="ja", speaker_id="akari"))
+        end = time.monotonic()
+    finally:
+        await speaker.stop()
+    assert result.success, result.reason
+    assert result.voice == "openjtalk/mei"
+    assert len(started) >= 3
+    assert started[0] - begin < 0.4 * (end - begin)
