@@ -4,8 +4,9 @@ OpenCV alone, no model: each pixel of a small copy gets a plain colour word (HSV
 main colours), the pixels of one colour are cut into connected regions, and a region large enough to notice and
 smaller than the background is a thing: its colour, its shape (round, square, rectangle, long, or none to speak of,
 from its outline) and where it is on a 3 x 3 grid of the picture (its own left and right). Faces are left out
-(the people are counted apart), and so is the background (the colour of most of the picture). A white
-rectangle is a sheet of paper when text was read on it (vision_description.py decides that).
+(the people are counted apart), and so is the background (the colour of most of the picture).
+:func:`sheet_under` finds the sheet of paper text was read on: the light, colourless region around the text, closed
+on every side (a sheet held up, not a bright wall), lit as the room is (a sheet in a dim room is grey, not white).
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def colour_words(frame_bgr: Image) -> npt.NDArray[np.str_]:
     coloured = (sat >= COLOURED_SATURATION) & (val >= 60)
     for name, low, high in _HUES:
         words[coloured & (hue >= low) & (hue < high)] = name
-    # Dark reds and oranges are brown, as colour_name says.
-    words[coloured & (val < 140) & ((hue < 45) | (hue >= 345))] = "brown"
+    # Dark oranges are brown, as colour_name says; so are dark reds, unless vivid (the shaded side of a red ball).
+    red = (hue < 15) | (hue >= 345)
+    words[coloured & (val < 140) & (((hue >= 15) & (hue < 45)) | (red & (sat < 150)))] = "brown"
     words[(sat < 40) & (val > 190)] = "white"
     words[val < 50] = "black"
     return words
@@ -128,3 +130,37 @@ def find_things(frame_bgr: Image, skip: list[Box] | None = None) -> tuple[tuple[
             found.append((share, thing, box))
     found.sort(key=lambda item: -item[0])
     return tuple((thing, box) for _, thing, box in found[:MAX_THINGS])
+
+
+def sheet_under(frame_bgr: Image, boxes: list[Box]) -> Box | None:
+    """The sheet of paper the text in ``boxes`` (x, y, width, height) is written on, if it is on one: the light,
+    colourless region around the text that does not reach the picture's edge; its box in ``frame_bgr``'s pixels."""
+    if not boxes:
+        return None
+    height, width = frame_bgr.shape[:2]
+    hsv = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2HSV)
+    sat, val = hsv[..., 1], hsv[..., 2]
+    x0, y0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    x1, y1 = max(b[0] + b[2] for b in boxes), max(b[1] + b[3] for b in boxes)
+    pad = max(4, (y1 - y0) // 4)
+    around = val[max(0, y0 - pad):y1 + pad, max(0, x0 - pad):x1 + pad]
+    if around.size == 0:
+        return None
+    paper_light = float(np.percentile(around, 90))  # the sheet's own brightness, however the room is lit
+    if paper_light < 110:
+        return None  # text on something dark is not on paper
+    light = np.asarray((sat < 60) & (val >= 0.8 * paper_light), dtype=np.uint8) * 255
+    light[y0:y1, x0:x1] = 255  # the letters are part of the sheet
+    light = np.asarray(cv2.morphologyEx(light, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8)), dtype=np.uint8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(light)
+    label = int(labels[(y0 + y1) // 2, (x0 + x1) // 2])
+    if label == 0:
+        return None
+    x, y, w, h, area = (int(v) for v in stats[label])
+    touches_edge = x <= 1 or y <= 1 or x + w >= width - 1 or y + h >= height - 1
+    if touches_edge or area > 0.7 * width * height:
+        return None  # a wall, a screen filling the view: not a sheet
+    margin = pad // 2
+    if x > x0 - margin or y > y0 - margin or x + w < x1 + margin or y + h < y1 + margin:
+        return None  # no light margin around the text: it is written on something else
+    return (x, y, w, h)

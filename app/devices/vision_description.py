@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.devices.ocr import NOT_INSTALLED, TOO_SLOW, Reading, read_text
-from app.devices.picture_things import Box, find_things
+from app.devices.picture_things import Box, find_things, sheet_under
 from companions.devices.query_bodies import Colour, SeenThing, SinceLastLook, VisionDescription
 
 SOURCE_LABEL: Final = "on-device description: OpenCV and Tesseract OCR (no AI model looked at the image)"
@@ -165,16 +165,11 @@ def _remember(gray: Image, description: VisionDescription) -> Image:
     return cast(Image, remembered)
 
 
-def _on_paper(reading: Reading, things: tuple[tuple[SeenThing, Box], ...]) -> Box | None:
-    """The white thing most of the text read lies on (a sheet of paper, a whiteboard), if any."""
-    for thing, (x, y, w, h) in things:
-        if thing.colour != "white":
-            continue
-        inside = [line for line in reading.lines
-                  if x <= line.box[0] + line.box[2] / 2 <= x + w and y <= line.box[1] + line.box[3] / 2 <= y + h]
-        if reading.lines and len(inside) * 2 >= len(reading.lines):
-            return (x, y, w, h)
-    return None
+def _same_place(box: Box, other: Box) -> bool:
+    """Whether two boxes are mostly the same region (the white thing that is the sheet the text is on)."""
+    dx = min(box[0] + box[2], other[0] + other[2]) - max(box[0], other[0])
+    dy = min(box[1] + box[3], other[1] + other[3]) - max(box[1], other[1])
+    return dx > 0 and dy > 0 and dx * dy > 0.6 * max(box[2] * box[3], other[2] * other[3])
 
 
 def _key(thing: SeenThing) -> tuple[str, str]:
@@ -215,8 +210,8 @@ def describe_frame(frame_bgr: Image, previous_gray: Image | None = None, *,
     changed, moving = motion(gray, previous_gray)
     reading = read_text(frame_bgr) if read else Reading()
     found = find_things(frame_bgr, skip=faces_in_frame)
-    paper = _on_paper(reading, found)
-    things = tuple(thing for thing, box in found if box != paper)
+    paper = sheet_under(frame_bgr, [line.box for line in reading.lines])
+    things = tuple(thing for thing, box in found if paper is None or not _same_place(box, paper))
     description = VisionDescription(source=SOURCE_LABEL, faces=None if boxes is None else len(boxes),
                                     brightness=round(mean, 1), brightness_label=light,
                                     motion=None if changed is None else round(changed, 4), motion_label=moving,

@@ -39,6 +39,27 @@ def hello_madoi_with_a_red_ball() -> Image:
     return image
 
 
+def shaded_ball(image: Image, center: tuple[int, int], radius: int, colour: tuple[int, int, int] = RED) -> Image:
+    """A ball lit from the top left: bright on one side, dark on the other, with a small highlight."""
+    ys, xs = np.mgrid[0:image.shape[0], 0:image.shape[1]]
+    dx, dy = xs - center[0], ys - center[1]
+    inside = dx * dx + dy * dy <= radius * radius
+    light = np.clip(1.0 - 0.55 * ((dx + dy) / (2 * radius) + 0.5), 0.35, 1.0)  # 1 at the top left, 0.35 behind
+    for channel in range(3):
+        image[..., channel] = np.where(inside, (colour[channel] * light).astype(np.uint8), image[..., channel])
+    cv2.circle(image, (center[0] - radius // 3, center[1] - radius // 3), max(2, radius // 8), (235, 235, 250), -1)
+    return image
+
+
+def as_a_webcam_sees_it(image: Image, light: float = 0.7, seed: int = 3) -> Image:
+    """``image`` in a dimmer room, with sensor noise, JPEG-compressed as the camera does (quality 80)."""
+    noise = np.random.default_rng(seed).normal(0, 6, image.shape)
+    seen = np.clip(image.astype(np.float64) * light + noise, 0, 255).astype(np.uint8)
+    ok, jpeg = cv2.imencode(".jpg", seen, [cv2.IMWRITE_JPEG_QUALITY, 80])
+    assert ok
+    return np.asarray(cv2.imdecode(jpeg, cv2.IMREAD_COLOR), dtype=np.uint8)
+
+
 def with_faces(image: Image, centers: list[tuple[int, int]]) -> Image:
     for center in centers:
         draw_face(image, center)

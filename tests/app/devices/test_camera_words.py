@@ -23,10 +23,12 @@ from tests.app.devices.pictures import (
     BLUE,
     RED,
     YELLOW,
+    as_a_webcam_sees_it,
     hello_madoi_with_a_red_ball,
     paper_with_words,
     qt_text_picture,
     room,
+    shaded_ball,
     with_faces,
 )
 
@@ -54,6 +56,18 @@ def test_a_japanese_user_is_told_the_paper_says_hello_madoi_and_a_red_ball_is_in
     assert description.in_language("ja") == japanese  # what a look in a Japanese conversation reads
     shown = shown_message("見える？", japanese, "ja")
     assert detect_language(shown) == "ja"
+
+
+@needs_ocr
+def test_the_same_is_told_of_a_shaded_ball_and_a_sheet_in_a_dim_noisy_webcam_picture() -> None:
+    image = paper_with_words(room(), "HELLO MADOI")
+    shaded_ball(image, (320, 300), 60)
+    seen = as_a_webcam_sees_it(image, light=0.7)
+    description, _ = describe_frame(seen)
+    japanese = in_words(description, "ja")
+    assert "白い紙に「HELLO MADOI」と書いてあります" in japanese  # the sheet is grey in the dim room: still paper
+    assert "真ん中に赤いボールのような丸いもの" in japanese  # its dark side is not a brown thing
+    assert [t.colour for t in description.things] == ["red"]
 
 
 @needs_ocr
