@@ -342,15 +342,33 @@ def _scene_sentence(description: VisionDescription, language: str) -> str:
     return "".join(out) if language == "ja" else " ".join(out)
 
 
+def _people_change_ja(before: int, now: int) -> str:
+    if before == 0:
+        return "人が一人現れました" if now == 1 else f"人が{now}人現れました"
+    if now == 0:
+        return "人がいなくなりました"
+    return f"人が{before}人から{now}人になりました"
+
+
+def _people_change_en(before: int, now: int) -> str:
+    if before == 0:
+        return "someone came into view" if now == 1 else f"{now} people came into view"
+    if now == 0:
+        return "the person left" if before == 1 else "the people left"
+    if now == 1:
+        return f"one person is in view now, {before} before"
+    return f"{now} people are in view now, {before} before"
+
+
 def _change_sentence(description: VisionDescription, language: str) -> str:
     change = description.since_last
     if change is None:
         return ""  # the first look
     ja = language == "ja"
     said: list[str] = []
-    if change.people_before is not None and description.faces is not None and change.people_before != description.faces:
-        said.append(f"人が{change.people_before}人から{description.faces}人になりました" if ja
-                    else f"{description.faces} people are in view now, {change.people_before} before")
+    before, now = change.people_before, description.faces
+    if before is not None and now is not None and before != now:
+        said.append(_people_change_ja(before, now) if ja else _people_change_en(before, now))
     if change.text_new:
         said.append(f"{_quoted(change.text_new, 'ja')}という文字が新しく見えます" if ja
                     else f"new text: {_quoted(change.text_new, 'en')}")

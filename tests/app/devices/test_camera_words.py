@@ -196,6 +196,21 @@ def test_what_changed_since_the_last_look_is_said() -> None:
     assert "it got darker" in in_words(dark, "en")
 
 
+@needs_faces
+def test_people_coming_and_going_since_the_last_look_is_said() -> None:
+    grey = (120, 120, 120)
+    _, previous = describe_frame(room(colour=grey), read=False)
+    came, previous = describe_frame(with_faces(room(colour=grey), [(320, 240)]), previous, read=False)
+    assert "前に見たときから、人が一人現れました。" in in_words(came, "ja")
+    assert "Since the last look: someone came into view." in in_words(came, "en")
+    two, previous = describe_frame(with_faces(room(colour=grey), [(160, 240), (480, 240)]), previous, read=False)
+    assert "人が1人から2人になりました" in in_words(two, "ja")
+    assert "2 people are in view now, 1 before" in in_words(two, "en")
+    left, _ = describe_frame(room(colour=grey), previous, read=False)
+    assert "人がいなくなりました" in in_words(left, "ja")
+    assert "the people left" in in_words(left, "en")
+
+
 def test_without_ocr_installed_it_says_so_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # a machine without tesseract-ocr
     description, _ = describe_frame(hello_madoi_with_a_red_ball())
