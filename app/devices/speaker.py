@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib.util
 import logging
 import queue
 import re
@@ -110,6 +111,7 @@ class Pyttsx3Speaker:
         self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded
         self._openjtalk_problem: str | None = None
         self._system_problem: str | None = None  # why pyttsx3 does not speak (then Open JTalk alone does)
+        self._logged: set[str] = set()
         self.espeak = False
         self._count = 0
         self._scratch: Path | None = None
@@ -207,17 +209,19 @@ class Pyttsx3Speaker:
                 except Exception as err:  # missing espeak-ng / SAPI: Open JTalk may still speak Japanese
                     engine = None
                     self._system_problem = f"no speech engine: {err}"
-            self._openjtalk = self._start_openjtalk()
-            if engine is None and self._openjtalk is None:
-                self._fail_all(ready, f"{self._system_problem}; {self._openjtalk_problem}")
-                return
-            for problem in (self._system_problem, self._openjtalk_problem):
-                if problem:
-                    log.warning("speech: %s", problem)
-            if self._audio_problem is None:
-                self._set_status(DeviceStatus("speaker", True, self.engines_note(),
-                                              "files" if self._output_dir else "device"))
+            if engine is None:  # then Open JTalk alone speaks, if it loads: known before the start is over
+                self._openjtalk = self._start_openjtalk()
+                if self._openjtalk is None:
+                    self._fail_all(ready, f"{self._system_problem}; {self._openjtalk_problem}")
+                    return
+            elif self.openjtalk_enabled and _installed("pyopenjtalk"):
+                self.voices = [OPENJTALK_MEI, *self.voices]  # offered now, loaded just after the start
+            self._engines_status()
             ready.set()
+            if engine is not None:
+                # Its dictionary and voice take ~0.4 s to load: not within the app's start. A first line waits.
+                self._openjtalk = self._start_openjtalk()
+                self._engines_status()
             try:
                 self._serve(engine)
             except Exception as err:  # a bug here must not leave callers waiting forever
@@ -255,9 +259,20 @@ class Pyttsx3Speaker:
             voice.load()
         except OpenJTalkUnavailable as err:
             self._openjtalk_problem = str(err)
+            self.voices = [v for v in self.voices if v is not OPENJTALK_MEI]
             return None
-        self.voices = [OPENJTALK_MEI, *self.voices]
+        if OPENJTALK_MEI not in self.voices:
+            self.voices = [OPENJTALK_MEI, *self.voices]
         return voice
+
+    def _engines_status(self) -> None:
+        for problem in (self._system_problem, self._openjtalk_problem):
+            if problem and problem not in self._logged:
+                self._logged.add(problem)
+                log.warning("speech: %s", problem)
+        if self._audio_problem is None:
+            self._set_status(DeviceStatus("speaker", True, self.engines_note(),
+                                          "files" if self._output_dir else "device"))
 
     @property
     def openjtalk_available(self) -> bool:
@@ -486,6 +501,13 @@ class Pyttsx3Speaker:
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._bus.publish, event)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (blocked)
+        return False
 
 
 def _resolve(job: _Job, result: SpeakResult) -> None:

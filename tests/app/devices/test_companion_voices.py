@@ -47,9 +47,9 @@ async def say(speaker: Pyttsx3Speaker, text: str, voice: str | None, who: str = 
 
 async def test_a_japanese_line_is_said_by_open_jtalk_not_espeak(speaker: Pyttsx3Speaker) -> None:
     assert speaker.status.available, speaker.status
-    assert speaker.status.reason == "", speaker.status
-    assert speaker.openjtalk_available
     result = await speaker.speak(Utterance(LINE, voice="ja", speaker_id="hina"))
+    assert speaker.openjtalk_available  # loaded just after the start (the first line waits for it)
+    assert speaker.status.reason == "", speaker.status
     assert result.success, result.reason
     assert result.voice == "openjtalk/mei"
     assert result.spoken_text == LINE  # read from the dictionary as written: no kana conversion first
@@ -170,10 +170,10 @@ async def test_no_open_jtalk_leaves_japanese_to_the_system_voice(
     speaker = Pyttsx3Speaker(bus, output_dir=tmp_path)
     await speaker.start()
     try:
+        result = await speaker.speak(Utterance("今日は東京へ行きます。", voice="ja"))
         assert speaker.status.available
         assert speaker.status.reason.startswith("Open JTalk is not available"), speaker.status.reason
         assert not speaker.openjtalk_available
-        result = await speaker.speak(Utterance("今日は東京へ行きます。", voice="ja"))
         assert result.success
         assert not result.skipped
         assert result.voice.endswith("ja")  # espeak-ng's Japanese voice
