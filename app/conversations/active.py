@@ -107,7 +107,9 @@ class Conversations:
         if conversation is None:
             return
         if isinstance(item, Message):
-            await self.store.add_message(conversation, item)
+            # The user's first words name the conversation, not a companion's greeting that opened it (measured: every
+            # new conversation was titled "こんにちは！…", Akari's first greeting).
+            await self.store.add_message(conversation, item, titles=item.params.from_ == self._user_id())
         elif isinstance(item, State):
             await self.store.add_state(conversation, item)
 

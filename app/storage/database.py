@@ -112,11 +112,12 @@ class ConversationStore:
         await self._run(lambda: self.conn.execute("DELETE FROM conversations WHERE id=?", (conversation_id,)))
 
     # -- messages and states ---------------------------------------------------------------------------------
-    async def add_message(self, conversation_id: int, message: Message) -> None:
-        """Stores ``message`` (committed before returning); a repeated id is ignored."""
-        await self._run(lambda: self._insert_message(conversation_id, message))
+    async def add_message(self, conversation_id: int, message: Message, *, titles: bool = True) -> None:
+        """Stores ``message`` (committed before returning); a repeated id is ignored. ``titles``: its words may be
+        the conversation's title, if it has none yet."""
+        await self._run(lambda: self._insert_message(conversation_id, message, titles))
 
-    def _insert_message(self, conversation_id: int, message: Message) -> None:
+    def _insert_message(self, conversation_id: int, message: Message, titles: bool) -> None:
         p = message.params
         emotion = p.metadata.emotion if p.metadata is not None else None
         now = time.time()
@@ -128,7 +129,7 @@ class ConversationStore:
                 (conversation_id, p.id, p.from_, json.dumps(p.to), p.message, emotion, now, filler_reason(message),
                  shown_look(message)),
             )
-            title_default = shown_parts(message)[0][:40] if p.from_ else ""  # the user's words, not the camera's
+            title_default = shown_parts(message)[0][:40] if titles and p.from_ else ""  # the words, not the camera's
             self.conn.execute(
                 "UPDATE conversations SET updated_at=?, title=CASE WHEN title='' THEN ? ELSE title END WHERE id=?",
                 (now, title_default, conversation_id),

@@ -87,3 +87,26 @@ async def test_switching_to_a_conversation_that_is_not_there_is_refused(madoi_ho
         assert [s.message for s in await runtime.store.messages(kept)] == [said]
     finally:
         await runtime.stop()
+
+
+async def test_a_conversation_a_companion_opened_is_titled_by_the_users_first_words(madoi_home: Path) -> None:
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        manager = runtime.parts.conversation_manager
+        conversation = runtime.parts.conversations.active_id
+        assert manager is not None
+        assert conversation is not None
+        # measured: every new conversation was titled "こんにちは！…", the first greeting a companion opened it with
+        greeting = await manager.greet("akari", "こんにちは！今日はどんな一日だった？")
+        assert greeting is not None
+        await runtime.bus.drain()
+        titles = {c.id: c.title for c in await runtime.store.list_conversations()}
+        assert titles[conversation] == ""  # shown as untitled until the user speaks
+        await manager.stop_conversation()
+        runtime.parts.conversations.send("明日は高尾山に登るよ", to=["nobody"])
+        await runtime.bus.drain()
+        titles = {c.id: c.title for c in await runtime.store.list_conversations()}
+        assert titles[conversation] == "明日は高尾山に登るよ"
+    finally:
+        await runtime.stop()
