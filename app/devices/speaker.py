@@ -68,6 +68,8 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
 # Open JTalk renders a chunk whole before it plays (~0.1 s per second of speech): short chunks, an early first word.
 OPENJTALK_CHUNK_CHARS: Final = 80
 SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
+# Emotion -> semitones on Open JTalk's Mei (espeak's pitch steps above would be 4.5 semitones for happy: shrill).
+EMOTION_HALF_TONE: Final[dict[Emotion, float]] = {"neutral": 0.0, "happy": 1.5, "sad": -1.5, "angry": -0.5}
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
 
 
@@ -365,7 +367,7 @@ class Pyttsx3Speaker:
             openjtalk = self._openjtalk
             voice_id, text, chunk_chars = "openjtalk/mei", utterance.text, OPENJTALK_CHUNK_CHARS
             tuning = {"speed": rate / DEFAULT_RATE, "volume": volume, "all_pass": spec.all_pass,
-                      "half_tone": spec.half_tone + (pitch - 50) * SEMITONES_PER_ESPEAK_PITCH}
+                      "half_tone": spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]}
 
             def render(chunk: str, path: Path) -> None:
                 openjtalk.write_wav(chunk, path, **tuning)

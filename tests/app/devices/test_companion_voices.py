@@ -226,3 +226,14 @@ async def test_a_long_line_starts_playing_before_it_is_all_rendered(bus: InProce
     assert result.voice == "openjtalk/mei"
     assert len(started) >= 3
     assert started[0] - begin < 0.4 * (end - begin)
+
+
+async def test_emotion_is_heard_in_mei_s_voice(speaker: Pyttsx3Speaker) -> None:
+    said = {}
+    for emotion in ("happy", "neutral", "sad"):
+        result = await speaker.speak(Utterance(LINE, emotion=emotion, voice="ja", speaker_id="hina"))
+        assert result.voice == "openjtalk/mei"
+        said[emotion] = Path(result.wav_path or "")
+    # Happy is quicker and a little higher, sad slower and lower (1.5 semitones each way: x1.09).
+    assert seconds(said["sad"]) > 1.2 * seconds(said["happy"])
+    assert median_pitch(said["happy"]) > 1.05 * median_pitch(said["neutral"]) > 1.05 * 1.05 * median_pitch(said["sad"])
