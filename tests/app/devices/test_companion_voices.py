@@ -138,7 +138,7 @@ async def test_speech_never_blocks_the_event_loop(speaker: Pyttsx3Speaker) -> No
     await ticker
     assert result.success
     assert result.duration_s > 10
-    assert max(gaps) < 0.25, max(gaps)
+    assert max(gaps) < 0.15, max(gaps)  # 13 ms here; one 80-character chunk held on the loop would be ~0.3 s
 
 
 async def test_no_system_engine_leaves_japanese_spoken_and_says_why(tmp_path: Path, bus: InProcessBus) -> None:
