@@ -112,9 +112,34 @@ def _meaningful(text: str) -> bool:
     return len(letters) >= 2 or any(_is_cjk(c) for c in letters)
 
 
+_Word = tuple[str, float, int, int, int, int]  # text, confidence, left, top, width, height
+
+
+def _same_rows_joined(groups: list[list[_Word]]) -> list[list[_Word]]:
+    """Tesseract's lines, with the pieces of one printed line it put in different blocks joined (a column of
+    "LINE" beside a column of "1 OF A PAGE"): on the same row, less than two heights apart."""
+    def bounds(words: list[_Word]) -> tuple[int, int, int, int]:
+        return (min(w[2] for w in words), min(w[3] for w in words), max(w[2] + w[4] for w in words),
+                max(w[3] + w[5] for w in words))
+
+    joined: list[list[_Word]] = []
+    for group in sorted(groups, key=lambda g: bounds(g)[0]):
+        x0, y0, _x1, y1 = bounds(group)
+        for line in joined:
+            _lx0, ly0, lx1, ly1 = bounds(line)
+            overlap = min(y1, ly1) - max(y0, ly0)
+            height = max(y1 - y0, ly1 - ly0)
+            if overlap > 0.5 * min(y1 - y0, ly1 - ly0) and -height < x0 - lx1 < 2 * height:
+                line.extend(group)
+                break
+        else:
+            joined.append(list(group))
+    return [sorted(line, key=lambda w: w[2]) for line in joined]
+
+
 def parse_tsv(tsv: str, scale: float = 1.0) -> tuple[Line, ...]:
     """Tesseract's TSV output as lines (confident words only), boxes scaled back by ``1 / scale``."""
-    grouped: dict[tuple[str, str, str], list[tuple[str, float, int, int, int, int]]] = {}
+    grouped: dict[tuple[str, str, str], list[_Word]] = {}
     for row in tsv.splitlines()[1:]:
         cells = row.split("\t")
         if len(cells) != 12 or not cells[11].strip():
@@ -129,7 +154,7 @@ def parse_tsv(tsv: str, scale: float = 1.0) -> tuple[Line, ...]:
         grouped.setdefault((cells[2], cells[3], cells[4]), []).append(
             (cells[11].strip(), confidence, left, top, width, height))
     lines = []
-    for words in grouped.values():
+    for words in _same_rows_joined(list(grouped.values())):
         text = join_words([w[0] for w in words])
         mean = sum(w[1] for w in words) / len(words)
         if mean < MIN_LINE_CONFIDENCE or not _meaningful(text):

@@ -236,6 +236,7 @@ _JA_COLOURS: Final = {
     "purple": ("紫", "紫で", "紫の"), "pink": ("ピンク", "ピンクで", "ピンクの"), "cyan": ("水色", "水色で", "水色の"),
     "gray": ("灰色", "灰色で", "灰色の"),
 }
+MAX_SAID_CHARS: Final = 240  # of the text read, said in the words (a page of a book is not read out)
 _JA_SHAPES: Final = {"round": "丸い", "square": "四角い", "rectangle": "四角い", "long": "細長い"}
 _EN_SHAPES: Final = {"round": "round", "square": "square", "rectangle": "rectangular", "long": "long"}
 _JA_PLACES: Final = {
@@ -279,9 +280,16 @@ def _the(words: str) -> str:
 
 
 def _quoted(texts: tuple[str, ...], language: str) -> str:
+    """The lines read, quoted; a page of text is cut after :data:`MAX_SAID_CHARS` (the JSON keeps every line)."""
+    kept: list[str] = []
+    for text in texts:
+        if kept and sum(len(t) for t in kept) + len(text) > MAX_SAID_CHARS:
+            break
+        kept.append(text)
+    more = len(kept) < len(texts)
     if language == "ja":
-        return "".join(f"「{t}」" for t in texts)
-    return ", ".join(f'"{t}"' for t in texts)
+        return "".join(f"「{t}」" for t in kept) + ("など" if more else "")
+    return ", ".join(f'"{t}"' for t in kept) + (" and more" if more else "")
 
 
 def _text_sentence(description: VisionDescription, language: str) -> str:

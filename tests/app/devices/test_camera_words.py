@@ -129,6 +129,21 @@ def test_a_noisy_picture_reads_as_no_text() -> None:
         assert all("HELLO" in line or "MADOI" in line for line in reading.texts), reading.texts
 
 
+@needs_ocr
+def test_a_page_of_text_is_cut_short_in_the_words_and_kept_whole_in_the_reading() -> None:
+    image = room(width=900, height=700, colour=(245, 245, 245))
+    lines = [f"LINE {n} OF A LONG PAGE OF TEXT" for n in range(1, 13)]
+    for number, line in enumerate(lines):  # letters about 24 px high
+        cv2.putText(image, line, (20, 45 + number * 54), cv2.FONT_HERSHEY_SIMPLEX, 1.1, (20, 20, 20), 2)
+    description, _ = describe_frame(image)
+    assert len(description.text) >= 9
+    english = in_words(description, "en")
+    assert '"LINE 1 OF A LONG PAGE OF TEXT"' in english
+    assert " and more" in english
+    assert "LINE 12" not in english
+    assert "」など" in in_words(description, "ja")
+
+
 def test_a_plain_room_reads_no_text_and_says_nothing_of_it() -> None:
     description, _ = describe_frame(room())
     assert description.text == ()
