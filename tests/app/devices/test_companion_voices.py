@@ -14,6 +14,8 @@ import pytest
 from app.devices.japanese_reading import contains_kanji
 from app.devices.speaker import Pyttsx3Speaker
 from app.devices.voices import speech_problem, voice_choices
+from app.devices.wiring import build_devices
+from app.settings.model import Settings, VoiceSettings
 from companions.cards.card import CompanionCard, Voice, load_cards, sample_cards_dir
 from companions.devices.ports import DeviceStatus, Utterance
 from companions.wire.bus import InProcessBus
@@ -35,6 +37,10 @@ def sample_cards() -> dict[str, CompanionCard]:
     loaded = load_cards([sample_cards_dir()])
     assert loaded.problems == []
     return loaded.by_id()
+
+
+def newest_wav(folder: Path) -> Path:
+    return max(folder.glob("*.wav"))  # numbered in order
 
 
 async def say(speaker: Pyttsx3Speaker, text: str, voice: str | None, who: str = "someone") -> Path:
@@ -237,3 +243,17 @@ async def test_emotion_is_heard_in_mei_s_voice(speaker: Pyttsx3Speaker) -> None:
     # Happy is quicker and a little higher, sad slower and lower (1.5 semitones each way: x1.09).
     assert seconds(said["sad"]) > 1.2 * seconds(said["happy"])
     assert median_pitch(said["happy"]) > 1.05 * median_pitch(said["neutral"]) > 1.05 * 1.05 * median_pitch(said["sad"])
+
+
+async def test_the_settings_voice_test_is_heard_at_the_companion_s_rate(tmp_path: Path, bus: InProcessBus) -> None:
+    """The Companions tab tests a companion's voice with its card's tuning, at the dialog's rate."""
+    devices = build_devices(Settings.model_validate({"camera": {"source": "none"}}), bus, speech_dir=tmp_path)
+    await devices.speaker.start()
+    try:
+        said = []
+        for voice in ("ja;rate=120", "ja;rate=240"):
+            await devices.test_voice(VoiceSettings(rate=170), LINE, voice)
+            said.append(seconds(newest_wav(tmp_path)))
+    finally:
+        await devices.speaker.stop()
+    assert said[1] < 0.7 * said[0]
