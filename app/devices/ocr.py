@@ -107,9 +107,9 @@ _LETTER = re.compile(r"[^\W_]", re.UNICODE)  # a letter or digit of any script (
 
 
 def _meaningful(text: str) -> bool:
-    """A line worth saying: two letters or digits at least (a lone symbol is noise), or one CJK character."""
-    letters = _LETTER.findall(text)
-    return len(letters) >= 2 or any(_is_cjk(c) for c in letters)
+    """A line worth saying: a word of two letters or digits at least. Lone symbols and scattered single letters
+    ("E ニ a", read in the traces of a circuit board) are noise; a Japanese line is one word, joined."""
+    return any(len(_LETTER.findall(word)) >= 2 for word in text.split())
 
 
 _Word = tuple[str, float, int, int, int, int]  # text, confidence, left, top, width, height

@@ -119,6 +119,17 @@ def test_a_short_label_beside_a_person_is_read_too() -> None:
     assert "人が一人映っています。" in in_words(description, "ja")
 
 
+def test_scattered_single_letters_and_symbols_are_not_said_as_text() -> None:
+    tsv = "\t".join(["level", "page_num", "block_num", "par_num", "line_num", "word_num", "left", "top", "width",
+                     "height", "conf", "text"])
+    rows = [("1", "E", 10), ("1", "ニ", 40), ("1", "a", 70), ("2", "©", 10), ("3", "今日", 10), ("3", "は", 60),
+            ("4", "7", 10), ("4", "km", 40)]
+    for line, word, left in rows:
+        tsv += "\n" + "\t".join(["5", "1", "1", "1", line, "1", str(left), str(int(line) * 100), "25", "30", "95",
+                                 word])
+    assert [line.text for line in ocr.parse_tsv(tsv)] == ["今日は", "7 km"]
+
+
 @needs_ocr
 def test_a_noisy_picture_reads_as_no_text() -> None:
     noise = np.random.default_rng(7).integers(0, 256, (480, 640, 3), dtype=np.uint8)
