@@ -9,7 +9,7 @@ no conversion to kana first). A voice is tuned by
   setter for it (``open_jtalk -a`` sets it), and HTS engine takes it from the voice file's ``OPTION[MCP]:ALPHA=``:
   a copy of Mei's file with that one value rewritten (same width, so the byte positions stay) is loaded instead.
 
-One :class:`OpenJTalkVoice` is used by one thread (the speaker's); its HTS engines are its own, not the package's
+One :class:`OpenJTalkVoice` is used by one thread (the speaker's renderer); its HTS engines are its own, not the package's
 global one. Mei: HTS Voice "Mei", (c) 2009-2013 Nagoya Institute of Technology, Department of Computer Science,
 released by the MMDAgent Project Team, CC BY 3.0 (credited in the About box, ui/window/about.py, and the README).
 """

@@ -67,6 +67,7 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
 }
 # Open JTalk renders a chunk whole before it plays (~0.1 s per second of speech): short chunks, an early first word.
 OPENJTALK_CHUNK_CHARS: Final = 80
+RENDER_POLL_S: Final = 0.02  # how often a wait for Open JTalk's chunk looks for an interruption
 SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
 # Emotion -> semitones on Open JTalk's Mei (espeak's pitch steps above would be 4.5 semitones for happy: shrill).
 EMOTION_HALF_TONE: Final[dict[Emotion, float]] = {"neutral": 0.0, "happy": 1.5, "sad": -1.5, "angry": -0.5}
@@ -110,7 +111,8 @@ class Pyttsx3Speaker:
         self.voices: list[Any] = []  # the voices a companion may be given, once started: Mei, then the system's
         self._system_voices: list[Any] = []  # pyttsx3's
         self.openjtalk_enabled = True  # False: Japanese lines go to the system voice too
-        self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded
+        self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded; used on _renderer only
+        self._renderer: concurrent.futures.ThreadPoolExecutor | None = None
         self._openjtalk_problem: str | None = None
         self._system_problem: str | None = None  # why pyttsx3 does not speak (then Open JTalk alone does)
         self._logged: set[str] = set()
@@ -230,6 +232,8 @@ class Pyttsx3Speaker:
                 log.exception("the speaker thread failed")
                 self._fail_all(ready, f"no speech engine: the speaker failed ({err})")
         finally:
+            if self._renderer is not None:
+                self._renderer.shutdown(wait=False, cancel_futures=True)
             if engine is not None and token is not None:
                 engine.disconnect(token)
             if owned:
@@ -257,14 +261,18 @@ class Pyttsx3Speaker:
             return None
         assert self._scratch is not None
         voice = OpenJTalkVoice(self._scratch)
+        # Open JTalk's own thread: it renders a line's next chunk while this thread plays the current one.
+        renderer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="speaker-openjtalk")
         try:
-            voice.load()
+            renderer.submit(voice.load).result()
         except OpenJTalkUnavailable as err:
+            renderer.shutdown(wait=False)
             self._openjtalk_problem = str(err)
             self.voices = [v for v in self.voices if v is not OPENJTALK_MEI]
             return None
         if OPENJTALK_MEI not in self.voices:
             self.voices = [OPENJTALK_MEI, *self.voices]
+        self._renderer = renderer
         return voice
 
     def _engines_status(self) -> None:
@@ -361,18 +369,22 @@ class Pyttsx3Speaker:
         base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
         rate = round(base_rate * rate_factor)
         volume = max(0.0, min(1.0, self.volume * volume_factor))
-        render: Callable[[str, Path], None]
-        chunk_chars = MAX_CHUNK_CHARS
-        if self._openjtalk is not None and self._says_openjtalk(spec, utterance.text):
-            openjtalk = self._openjtalk
-            voice_id, text, chunk_chars = "openjtalk/mei", utterance.text, OPENJTALK_CHUNK_CHARS
+        start: Callable[[str, Path], concurrent.futures.Future[float] | None]
+        finish: Callable[[concurrent.futures.Future[float] | None], None]
+        chunk_chars, ahead = MAX_CHUNK_CHARS, False
+        if self._openjtalk is not None and self._renderer is not None and self._says_openjtalk(spec, utterance.text):
+            openjtalk, renderer = self._openjtalk, self._renderer
+            voice_id, text = "openjtalk/mei", utterance.text
+            chunk_chars, ahead = OPENJTALK_CHUNK_CHARS, True  # each chunk renders while the one before it plays
             tuning = {"speed": rate / DEFAULT_RATE, "volume": volume, "all_pass": spec.all_pass,
                       "half_tone": spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]}
 
-            def render(chunk: str, path: Path) -> None:
-                openjtalk.write_wav(chunk, path, **tuning)
-                if self._abandoned(job):
-                    raise _Interrupted
+            def start(chunk: str, path: Path) -> concurrent.futures.Future[float] | None:
+                return renderer.submit(openjtalk.write_wav, chunk, path, **tuning)
+
+            def finish(pending: concurrent.futures.Future[float] | None) -> None:
+                assert pending is not None
+                self._await_render(pending, job)
         elif engine is None:
             reason = self._system_problem or "no speech engine"
             return SpeakResult(success=True, skipped=True, reason=reason)
@@ -388,8 +400,12 @@ class Pyttsx3Speaker:
             with contextlib.suppress(KeyError, ValueError):  # SAPI5 / NSSS have no pitch property
                 engine.setProperty("pitch", max(0, min(99, shifted)))
 
-            def render(chunk: str, path: Path) -> None:
-                self._render(engine, chunk, path, job)
+            def start(chunk: str, path: Path) -> concurrent.futures.Future[float] | None:
+                self._render(engine, chunk, path, job)  # on this thread, the engine's owner: done when it returns
+                return None
+
+            def finish(pending: concurrent.futures.Future[float] | None) -> None:
+                pass
         self._count += 1
         assert self._scratch is not None
         out_path = None
@@ -405,11 +421,13 @@ class Pyttsx3Speaker:
             return SpeakResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
 
         try:
-            for index, chunk in enumerate(split_for_speech(text, chunk_chars)):
+            chunks = split_for_speech(text, chunk_chars)
+            paths = [self._scratch / f"{self._count}-{index}.wav" for index in range(len(chunks))]
+            pending = start(chunks[0], paths[0]) if chunks and ahead else None
+            for index, chunk_path in enumerate(paths):
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
-                chunk_path = self._scratch / f"{self._count}-{index}.wav"
-                render(chunk, chunk_path)
+                finish(pending if ahead else start(chunks[index], chunk_path))
                 with wave.open(str(chunk_path), "rb") as rendered:
                     params = rendered.getparams()
                     data = rendered.readframes(params.nframes)
@@ -421,6 +439,8 @@ class Pyttsx3Speaker:
                     writer.writeframes(data)
                 frames += params.nframes
                 framerate = params.framerate
+                if ahead and index + 1 < len(chunks):  # the next chunk renders while this one plays
+                    pending = start(chunks[index + 1], paths[index + 1])
                 if self._player is not None and params.nframes:  # a chunk of symbols alone may say nothing
                     self._play(chunk_path, job)
                 chunk_path.unlink(missing_ok=True)
@@ -435,6 +455,19 @@ class Pyttsx3Speaker:
             if writer is not None:
                 writer.close()
         return result(success=True, duration_s=frames / framerate if framerate else 0.0)
+
+    def _await_render(self, pending: concurrent.futures.Future[float], job: _Job) -> None:
+        """Waits for Open JTalk's chunk; raises :class:`_Interrupted` as soon as an interrupt comes (the chunk is
+        left to finish on the renderer's thread, unused)."""
+        while True:
+            try:
+                pending.result(timeout=RENDER_POLL_S)
+                break
+            except concurrent.futures.TimeoutError:
+                if self._abandoned(job):
+                    raise _Interrupted from None
+        if self._abandoned(job):
+            raise _Interrupted
 
     def _render(self, engine: Any, text: str, path: Path, job: _Job) -> None:
         """Renders ``text`` to ``path``; raises :class:`_Interrupted` as soon as an interrupt comes."""
