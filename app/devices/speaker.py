@@ -1,4 +1,4 @@
-"""The speaker: one dedicated thread owns the speech engines and works through a queue of utterances.
+"""The speaker: one dedicated thread owns pyttsx3's engine and works through a queue of utterances.
 
 Two engines: Open JTalk's voice Mei (app/devices/openjtalk_voice.py) says Japanese lines, unless the line's voice
 names a system voice or ``engine=system``; pyttsx3 (the system's voices: espeak-ng, SAPI5, NSSpeechSynthesizer)
@@ -6,6 +6,10 @@ says the others, and Japanese ones when Open JTalk is missing (then read as kana
 utterance's voice carries the companion card's tuning (app/devices/voice_spec.py): its rate, half-tone and all-pass
 constant, applied to whichever engine says the line. One engine missing leaves the other speaking (the status says
 which lines go unsaid); both missing is "no speech engine".
+
+Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
+its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
+renders while the speaker thread plays the current one, so a long line has no silence between its chunks.
 
 What pyttsx3 2.99 with espeak-ng does here (and why this module is shaped the way it is):
 - ``pyttsx3.init()`` returns one engine per process (espeak can be initialised once), not thread-safe: only the
