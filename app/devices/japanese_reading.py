@@ -53,7 +53,7 @@ def to_kana(text: str) -> str:
 
 def _openjtalk_kana(pyopenjtalk: Any, text: str) -> str:
     # Per run of Japanese: Open JTalk spells Latin letters out in katakana, which espeak would say letter by letter.
-    reading = str(pyopenjtalk.g2p(text, kana=True))
+    reading = str(pyopenjtalk.g2p(text, kana=True, use_sudachi_kanji_yomi=False))  # as Mei reads it
     return reading if reading.strip() else text
 
 
