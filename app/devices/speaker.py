@@ -85,6 +85,14 @@ class _Job:
     generation: int
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How Open JTalk says an utterance: its chunks and the voice's tuning (OpenJTalkVoice.write_wav's)."""
+
+    chunks: list[str]
+    tuning: dict[str, Any]
+
+
 class _Interrupted(Exception):
     pass
 
@@ -117,6 +125,9 @@ class Pyttsx3Speaker:
         self.openjtalk_enabled = True  # False: Japanese lines go to the system voice too
         self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded; used on _renderer only
         self._renderer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._ahead: tuple[_Job | None] | None = None  # the job (or stop mark) taken from the queue early
+        # That job, how Open JTalk says it, and its first chunk rendering there
+        self._rendered_ahead: tuple[_Job, _Plan, Path, concurrent.futures.Future[float]] | None = None
         self._openjtalk_problem: str | None = None
         self._system_problem: str | None = None  # why pyttsx3 does not speak (then Open JTalk alone does)
         self._logged: set[str] = set()
@@ -305,6 +316,11 @@ class Pyttsx3Speaker:
     def _fail_all(self, ready: threading.Event, reason: str) -> None:
         self._report_audio_problem(reason)
         ready.set()
+        taken, after = self._take_next()
+        if taken and after is None:
+            return
+        if after is not None:
+            _resolve(after, SpeakResult(success=True, skipped=True, reason=reason))
         while (job := self._jobs.get()) is not None:
             _resolve(job, SpeakResult(success=True, skipped=True, reason=reason))
 
@@ -344,8 +360,9 @@ class Pyttsx3Speaker:
             finally:
                 with self._wake:
                     self._current = None
-            with contextlib.suppress(queue.Empty):
-                follows = self._jobs.get_nowait()
+            taken, after = self._take_next()
+            if taken:
+                follows = after
                 # The stop mark taken here ends the loop after this job: read again, it would block for ever and
                 # the engine would stay owned by this stopped speaker (no speech for any later one).
                 stopping = follows is None
@@ -355,6 +372,45 @@ class Pyttsx3Speaker:
             _resolve(job, result)
         if speaking is not None:
             self._publish(SpeakingChanged(speaking, False))
+
+    def _take_next(self) -> tuple[bool, _Job | None]:
+        """The job queued next (or the stop mark) if there is one, without waiting: the one looked ahead at first."""
+        if self._ahead is not None:
+            (after,), self._ahead = self._ahead, None
+            return True, after
+        try:
+            return True, self._jobs.get_nowait()
+        except queue.Empty:
+            return False, None
+
+    def _look_ahead(self) -> None:
+        """Takes the job queued next, if any, and starts rendering its first chunk when Open JTalk says it: a line
+        said sentence by sentence then has no silence between its sentences. Called before a last chunk plays."""
+        if self._ahead is not None or self._renderer is None or self._openjtalk is None:
+            return
+        try:
+            after = self._jobs.get_nowait()
+        except queue.Empty:
+            return
+        self._ahead = (after,)
+        plan = None if after is None or after.future.done() else self._openjtalk_plan(after.utterance)
+        if after is not None and plan is not None and plan.chunks:
+            assert self._scratch is not None
+            path = self._scratch / f"ahead-{id(after)}.wav"
+            future = self._renderer.submit(self._openjtalk.write_wav, plan.chunks[0], path, **plan.tuning)
+            self._rendered_ahead = (after, plan, path, future)
+
+    def _openjtalk_plan(self, utterance: Utterance) -> _Plan | None:
+        """How Open JTalk says ``utterance`` (its chunks and tuning), or None when it does not say it."""
+        spec = parse_voice_spec(utterance.voice)
+        if self._openjtalk is None or not self._says_openjtalk(spec, utterance.text):
+            return None
+        rate_factor, volume_factor, _ = EMOTION_PROSODY[utterance.emotion]
+        base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
+        tuning = {"speed": round(base_rate * rate_factor) / DEFAULT_RATE,
+                  "volume": max(0.0, min(1.0, self.volume * volume_factor)), "all_pass": spec.all_pass,
+                  "half_tone": spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]}
+        return _Plan(split_for_speech(utterance.text, OPENJTALK_CHUNK_CHARS), tuning)
 
     def _says_openjtalk(self, spec: VoiceSpec, text: str) -> bool:
         """Open JTalk says a Japanese line unless a system voice is named (an id, or ``engine=system``)."""
@@ -376,12 +432,15 @@ class Pyttsx3Speaker:
         start: Callable[[str, Path], concurrent.futures.Future[float] | None]
         finish: Callable[[concurrent.futures.Future[float] | None], None]
         chunk_chars, ahead = MAX_CHUNK_CHARS, False
-        if self._openjtalk is not None and self._renderer is not None and self._says_openjtalk(spec, utterance.text):
-            openjtalk, renderer = self._openjtalk, self._renderer
+        first: tuple[Path, concurrent.futures.Future[float]] | None = None  # its first chunk, rendered ahead
+        plan = self._openjtalk_plan(utterance) if self._renderer is not None else None
+        if plan is not None and self._openjtalk is not None and self._renderer is not None:
+            openjtalk, renderer, tuning = self._openjtalk, self._renderer, plan.tuning
             voice_id, text = "openjtalk/mei", utterance.text
             chunk_chars, ahead = OPENJTALK_CHUNK_CHARS, True  # each chunk renders while the one before it plays
-            tuning = {"speed": rate / DEFAULT_RATE, "volume": volume, "all_pass": spec.all_pass,
-                      "half_tone": spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]}
+            rendered_ahead, self._rendered_ahead = self._rendered_ahead, None
+            if rendered_ahead is not None and rendered_ahead[0] is job and rendered_ahead[1] == plan:
+                first = rendered_ahead[2], rendered_ahead[3]
 
             def start(chunk: str, path: Path) -> concurrent.futures.Future[float] | None:
                 return renderer.submit(openjtalk.write_wav, chunk, path, **tuning)
@@ -427,7 +486,11 @@ class Pyttsx3Speaker:
         try:
             chunks = split_for_speech(text, chunk_chars)
             paths = [self._scratch / f"{self._count}-{index}.wav" for index in range(len(chunks))]
-            pending = start(chunks[0], paths[0]) if chunks and ahead else None
+            pending = None
+            if first is not None:
+                paths[0], pending = first
+            elif chunks and ahead:
+                pending = start(chunks[0], paths[0])
             for index, chunk_path in enumerate(paths):
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
@@ -445,6 +508,8 @@ class Pyttsx3Speaker:
                 framerate = params.framerate
                 if ahead and index + 1 < len(chunks):  # the next chunk renders while this one plays
                     pending = start(chunks[index + 1], paths[index + 1])
+                elif ahead:
+                    self._look_ahead()  # and the next line's first chunk while this line's last one plays
                 if self._player is not None and params.nframes:  # a chunk of symbols alone may say nothing
                     self._play(chunk_path, job)
                 chunk_path.unlink(missing_ok=True)

@@ -299,3 +299,51 @@ async def test_an_interrupted_japanese_line_stops_at_once(bus: InProcessBus) -> 
     assert stopped < 0.5, stopped
     assert after.success, after.reason
     assert after.voice == "openjtalk/mei"
+
+
+PARTS = ("夜空の星を眺めていると、時間を忘れてしまいますね。", "流れ星が見えたら、何をお願いしますか？",
+         "私は宇宙飛行士になりたいです！")
+
+
+async def test_a_line_said_sentence_by_sentence_has_no_silence_between_them(bus: InProcessBus) -> None:
+    """Early speech sends each sentence as it is written: the next one's audio is rendered while one plays."""
+    speaker = Pyttsx3Speaker(bus, player=["sh", "-c", "sleep 1", "player"])  # a sentence "plays" 1 s
+    heard: list[tuple[float, bool]] = []
+    speaker.playback_listeners.append(lambda path: heard.append((time.monotonic(), path is not None)))
+    await speaker.start()
+    try:
+        await speaker.speak(Utterance("あ", voice="ja"))  # Open JTalk loads after the start: not timed here
+        heard.clear()
+        results = await asyncio.gather(*(speaker.speak(Utterance(part, voice="ja", speaker_id="akari"))
+                                         for part in PARTS))
+    finally:
+        await speaker.stop()
+    assert all(result.success for result in results)
+    assert [playing for _, playing in heard] == [True, False] * 3
+    assert all(heard[i + 1][0] - heard[i][0] < 0.15 for i in (1, 3))  # 0.2-0.3 s each before, rendering then
+
+
+async def test_sentences_queued_behind_an_interrupted_one_are_not_said(bus: InProcessBus) -> None:
+    speaker = Pyttsx3Speaker(bus, player=["sh", "-c", "sleep 2", "player"])
+    playing = asyncio.Event()
+    played: list[Path] = []
+    loop = asyncio.get_running_loop()
+
+    def heard(path: Path | None) -> None:
+        if path is not None:
+            played.append(path)
+            loop.call_soon_threadsafe(playing.set)
+
+    speaker.playback_listeners.append(heard)
+    await speaker.start()
+    try:
+        parts = [asyncio.create_task(speaker.speak(Utterance(part, voice="ja", speaker_id="akari")))
+                 for part in PARTS]
+        await asyncio.wait_for(playing.wait(), 10)
+        await asyncio.sleep(0.5)  # the second sentence is rendered ahead meanwhile
+        speaker.interrupt()
+        results = await asyncio.wait_for(asyncio.gather(*parts), 5)
+    finally:
+        await speaker.stop()
+    assert [result.interrupted for result in results] == [True, True, True]
+    assert len(played) == 1  # only the first one was heard, cut short
