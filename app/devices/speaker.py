@@ -9,7 +9,9 @@ which lines go unsaid); both missing is "no speech engine".
 
 Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
 its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
-renders while the speaker thread plays the current one, so a long line has no silence between its chunks.
+renders while the speaker thread plays the current one, and the first chunk of the utterance queued next while a
+line's last chunk plays (:meth:`Pyttsx3Speaker._look_ahead`): no silence between chunks, nor between the sentences
+of a line said as it is written.
 
 What pyttsx3 2.99 with espeak-ng does here (and why this module is shaped the way it is):
 - ``pyttsx3.init()`` returns one engine per process (espeak can be initialised once), not thread-safe: only the
