@@ -12,7 +12,6 @@ as the script writes them (no spaces between Japanese characters). When Tesserac
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
 import subprocess
@@ -63,20 +62,31 @@ class Reading:
         return tuple(line.text for line in self.lines)
 
 
-@functools.cache
+# (the tesseract command's path, the languages it has): asked again when the command changes, so that a user who
+# installs tesseract-ocr after reading that it is missing is read to at the next look, without a restart.
+_known: tuple[str, tuple[str, ...]] | None = None
+
+
 def installed_languages() -> tuple[str, ...] | None:
     """The languages of :data:`LANGUAGES` Tesseract has data for here; None when the command is missing."""
-    if shutil.which(TESSERACT) is None:
+    global _known
+    command = shutil.which(TESSERACT)
+    if command is None:
         return None
+    if _known is not None and _known[0] == command:
+        return _known[1]
     try:
-        listed = subprocess.run([TESSERACT, "--list-langs"], capture_output=True, text=True, timeout=TIMEOUT_S,
+        listed = subprocess.run([command, "--list-langs"], capture_output=True, text=True, timeout=TIMEOUT_S,
                                 check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     # "List of available languages in ...:" on the first line, then one name a line (stdout or, in older
     # versions, stderr).
     names = {line.strip() for line in (listed.stdout + "\n" + listed.stderr).splitlines()[1:]}
-    return tuple(language for language in LANGUAGES if language in names)
+    languages = tuple(language for language in LANGUAGES if language in names)
+    if languages:
+        _known = (command, languages)  # data installed later is found at the next look too
+    return languages
 
 
 def ocr_problem() -> str | None:
