@@ -51,6 +51,7 @@ async def measure(rounds: int) -> dict[str, tuple[list[float], list[float]]]:
         speaker = Pyttsx3Speaker(None, output_dir=Path(tmp))
         await speaker.start()
         try:
+            await speaker.speak(Utterance("あ", voice="ja"))  # Open JTalk loads just after the start
             if not speaker.openjtalk_available:
                 raise SystemExit(f"Open JTalk does not speak here: {speaker.status.reason}")
             for round_ in range(rounds + 1):
