@@ -13,7 +13,8 @@ from companions.companion.lines import detect_language
 
 class ChosenVoice:
     """The voice ``companion`` says a line with, in the line's language (the companion's when that cannot be told):
-    the settings' choice, else its card's."""
+    the settings' choice, else its card's; either with the card's tuning (rate, half-tone, all-pass), so that a
+    voice picked in the settings keeps the companion's own pace and pitch."""
 
     def __init__(self, companion: Companion, chosen: Mapping[Any, str]) -> None:
         self._companion = companion
@@ -21,7 +22,9 @@ class ChosenVoice:
 
     def __call__(self, text: str = "") -> str | None:
         language = detect_language(text) or self._companion.language
-        return self.chosen.get(language) or self._companion.card.voice.for_language(language)
+        voice = self._companion.card.voice
+        chosen = self.chosen.get(language)
+        return voice.tuned(chosen, engine=False) if chosen else voice.for_language(language)
 
 
 def use_voices(settings: Settings, companions: Iterable[Companion]) -> None:

@@ -116,14 +116,27 @@ class Voice(_Card):
         """The voice for ``language`` as the ``speak`` query carries it: its name and, when the card tunes it,
         ``;key=value`` pairs (``ja;rate=185;half_tone=2.5;all_pass=0.52``; app/devices/voice_spec.py reads them).
         None when the card names no voice and tunes nothing."""
+        return self.tuned(self.name_for(language), engine=True)
+
+    def name_for(self, language: str) -> str | None:
+        """The name of the card's voice for ``language`` (what a person picks from), without its tuning: the
+        language itself where the card only tunes it; None when it names no voice and tunes nothing."""
         value = getattr(self, language, None) if language in ("ja", "en") else (self.model_extra or {}).get(language)
-        name = value if isinstance(value, str) else None
-        tuning = [f"{key}={setting:g}" if isinstance(setting, float) else f"{key}={setting}"
-                  for key, setting in (("engine", self.engine), ("rate", self.rate), ("half_tone", self.half_tone),
-                                       ("all_pass", self.all_pass)) if setting is not None]
-        if not tuning:
-            return name
-        return ";".join([(name or language).replace(";", ""), *tuning])
+        if isinstance(value, str):
+            return value.replace(";", "")
+        return language if self._tuning(engine=True) else None
+
+    def tuned(self, name: str | None, *, engine: bool) -> str | None:
+        """``name`` (a voice) with the card's tuning added; ``engine``: its engine too (not for a voice the user
+        picked, which says its own engine)."""
+        tuning = self._tuning(engine=engine)
+        return ";".join([name, *tuning]) if name is not None and tuning else name
+
+    def _tuning(self, *, engine: bool) -> list[str]:
+        settings = (("engine", self.engine if engine else None), ("rate", self.rate), ("half_tone", self.half_tone),
+                    ("all_pass", self.all_pass))
+        return [f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+                for key, value in settings if value is not None]
 
 
 def _installed_plugins(group: str) -> set[str]:

@@ -258,7 +258,7 @@ class CompanionEditor(QDialog):
         self.looks.show_card(card)
         chosen = self.editing.settings.companion(card.id) if card is not None else CompanionSettings()
         self.model_choice.show_model(chosen.model)
-        self.voice_choice.show_voices(card.voice.for_language(self.language) if card is not None else None,
+        self.voice_choice.show_voices(card.voice.name_for(self.language) if card is not None else None,
                                       self.editing.voices(self.language),
                                       chosen.voice.get(self.language, ""))  # type: ignore[call-overload]
         self.may_search.setChecked(card is not None and "search" in card.knowledge)

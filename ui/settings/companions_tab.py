@@ -116,7 +116,7 @@ class CompanionRow(QGroupBox):
         self.model_result.setWordWrap(True)
         self.voice = named(QComboBox(), "companionVoiceCombo")
         self.voice.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        card_voice = card.voice.for_language(page.language)
+        card_voice = card.voice.name_for(page.language)
         self.voice.addItem(t("companion.voice.card", voice=card_voice or t("companion.voice.engine")), "")
         for choice in page.voice_choices:
             self.voice.addItem(page.voice_label(choice), choice.id)

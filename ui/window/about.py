@@ -43,8 +43,13 @@ def show_about(parent: QWidget | None) -> None:
     QMessageBox.about(parent, _TEXTS.text("title"), about_text())
 
 
+def about_action_text() -> str:
+    """The menu entry's words, in the interface's language."""
+    return _TEXTS.text("action")
+
+
 def about_action(window: QWidget) -> QAction:
     """The menu's "About Madoi", which opens the box."""
-    action = named(QAction(_TEXTS.text("action"), window), "aboutAction")
+    action = named(QAction(about_action_text(), window), "aboutAction")
     action.triggered.connect(lambda: show_about(window))
     return action

@@ -19,6 +19,7 @@ from ui.chat.texts import chat_text
 from ui.settings.companions_tab import CompanionAccess
 from ui.settings.dialog import SettingsDialog, VoiceTester
 from ui.settings.form import show_result
+from ui.window.about import about_action, about_action_text
 from ui.window.filler_notice import FillerNotice
 from ui.window.first_run import FirstRunPanel
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, use_language, window_language
@@ -65,6 +66,8 @@ class DesktopExtras(QObject):
         self.menu = window.menuBar().addMenu(self._t("menu"))
         self.menu.addAction(self.settings_action)
         window.addAction(self.settings_action)  # the shortcut works even with the menu bar hidden
+        self.about_action = about_action(window)  # the credits a licence asks for (Open JTalk's voice Mei)
+        self.menu.addAction(self.about_action)
         # After repeated stock fillers, a larger model is suggested (attached to the bus by the window).
         self.filler_notice = FillerNotice(self.notifications.notify, self.open_model_settings, self)
         self.first_run = FirstRunPanel()
@@ -79,6 +82,7 @@ class DesktopExtras(QObject):
         """The Madoi menu's words again (the window calls it on LanguageChange)."""
         self.menu.setTitle(self._t("menu"))
         self.settings_action.setText(self._t("settings"))
+        self.about_action.setText(about_action_text())
 
     def wrap_chat(self, chat: ChatPanel) -> ChatPanel:
         """The chat area: its transcript gives way to the first-run panel until a model is configured; the message

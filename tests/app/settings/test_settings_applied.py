@@ -78,7 +78,7 @@ async def test_the_chosen_voice_and_a_new_rate_are_heard_on_the_next_line(madoi_
         assert _seconds(second.wav_path) < 0.75 * _seconds(first.wav_path)
         hina.language = "ja"  # a language without a choice: the card's voice
         third = await hina.builtins.say("こんにちは")
-        assert third.voice == "jpx/ja"
+        assert third.voice == "openjtalk/mei"
     finally:
         await runtime.stop()
 
@@ -151,8 +151,8 @@ async def test_the_companions_tab_sees_the_running_apps_companions_and_voices(ma
     try:
         assert [c.id for c in checks.cards()] == list(runtime.parts.cast.companions)
         ids = [v.id for v in checks.voices("ja")]
-        assert ids[:2] == ["jpx/ja", "jpx/ja+f1"]  # espeak-ng's Japanese voice and its variants
-        assert all(v.startswith("jpx/ja") for v in ids)
+        assert ids[:3] == ["openjtalk", "jpx/ja", "jpx/ja+f1"]  # Open JTalk's Mei, then espeak-ng's and its variants
+        assert all(v.startswith("jpx/ja") for v in ids[1:])
         spoken = len(list((madoi_home / "speech").glob("*.wav")))
         await checks.say(runtime.settings.voice, "こんにちは", "jpx/ja+f3")  # through the app's one speaker
         assert len(list((madoi_home / "speech").glob("*.wav"))) == spoken + 1

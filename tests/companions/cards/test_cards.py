@@ -32,7 +32,8 @@ def test_the_three_samples_load_and_are_distinct() -> None:
         assert "speak" in ja
         assert "speak" in en
         assert card.events.conditions, "each sample decides through events"
-    assert cards["akari"].voice.for_language("en") == "en-us"
+    assert cards["akari"].voice.for_language("en") == "en-us;rate=185;half_tone=2.5;all_pass=0.52"
+    assert cards["akari"].voice.name_for("en") == "en-us"
     assert cards["souta"].knowledge == ["companions_network", "search"]
 
 

@@ -101,7 +101,8 @@ async def test_compose_plans_the_speech_without_voicing_or_publishing_it(
     message = Message.create(from_="souta", message=planned.text, to=list(planned.to), emotion="neutral")
     result = await companion.say(message)
     assert result.success
-    assert voice.said[0].params.body == {"message": "江戸後期のものですね。", "emotion": "neutral", "voice": "ja"}
+    assert voice.said[0].params.body == {"message": "江戸後期のものですね。", "emotion": "neutral",
+                                             "voice": "ja;rate=160;half_tone=-7;all_pass=0.61"}
     model.assert_used_up()
 
 

@@ -15,6 +15,10 @@ from companions.wire.protocol import Message, State
 from companions.wire.query_broker import QueryBroker
 from tests.companions.query_doubles import Voice
 
+# The sample cards' Japanese voices with their tuning, as the speak query carries them (companions/cards/card.py)
+AKARI = "ja;rate=185;half_tone=2.5;all_pass=0.52"
+HINA = "ja;rate=165;half_tone=-1.5;all_pass=0.55"
+
 
 async def test_two_sample_companions_hold_a_turn_under_conversation_control() -> None:
     bus = InProcessBus()
@@ -64,9 +68,9 @@ async def test_two_sample_companions_hold_a_turn_under_conversation_control() ->
     parts = [(q.params.from_, q.params.body) for q in voice.said]
     line_id = parts[0][1]["messageId"]
     assert parts == [
-        ("akari", {"message": "こんにちは！", "emotion": "neutral", "voice": "ja", "messageId": line_id, "part": 0}),
-        ("akari", {"message": "あかりです。", "emotion": "neutral", "voice": "ja", "messageId": line_id, "part": 1}),
-        ("hina", {"message": "よろしくね、あかりちゃん。", "emotion": "happy", "voice": "ja"})]
+        ("akari", {"message": "こんにちは！", "emotion": "neutral", "voice": AKARI, "messageId": line_id, "part": 0}),
+        ("akari", {"message": "あかりです。", "emotion": "neutral", "voice": AKARI, "messageId": line_id, "part": 1}),
+        ("hina", {"message": "よろしくね、あかりちゃん。", "emotion": "happy", "voice": HINA})]
     votes = {(s.params.from_, s.params.state) for s in published if isinstance(s, State)}
     assert ("akari", "speak") in votes
     assert ("hina", "listen") in votes

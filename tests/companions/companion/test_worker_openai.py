@@ -62,7 +62,8 @@ async def test_a_sample_companion_answers_over_http_by_calling_speak(server: Ope
     await bus.drain()
     assert result.status == "finished"
     assert [q.params.body for q in voice.said] == [
-        {"message": "It is from about 1850.", "emotion": "neutral", "voice": "en-gb"}]
+        {"message": "It is from about 1850.", "emotion": "neutral",
+         "voice": "en-gb;rate=160;half_tone=-7;all_pass=0.61"}]  # Souta's English voice with his card's tuning
     assert order == ["user", "souta"]
     bodies = [r.body for r in server.chat_requests()]
     assert bodies[0]["response_format"]["type"] == "json_schema"

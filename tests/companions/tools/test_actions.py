@@ -79,7 +79,8 @@ async def test_a_sample_companion_answers_by_speaking_and_the_message_follows_th
     speech = voice.received[0].params
     assert speech.from_ == "akari"
     assert speech.type == "speak"
-    assert speech.body == {"message": "Hi! Nice to meet you.", "emotion": "happy", "voice": "en-us"}
+    assert speech.body == {"message": "Hi! Nice to meet you.", "emotion": "happy",
+                           "voice": "en-us;rate=185;half_tone=2.5;all_pass=0.52"}  # the card's voice with its tuning
     said = [m for m in published if isinstance(m, Message) and m.params.from_ == "akari"]
     assert len(said) == 1
     assert said[0].params.message == "Hi! Nice to meet you."
