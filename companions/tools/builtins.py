@@ -156,7 +156,9 @@ class BuiltinTools:
                 return f"What you see: {(await complete(self.model, request)).message.text.strip()}"
             except LLMError as err:
                 log.warning("%s: describing the camera image failed: %s", self.companion_id, err)
-        description = picture.description
+        # In the companion's language, where the device put it into that one (app/devices/picture_words.py).
+        details = picture.description_details
+        description = details.in_language(self.language) if details is not None else picture.description
         if description:
             return f"On-device description of the camera picture (not your own eyes): {description}"
         return "You got a picture but could not make out anything in it."

@@ -95,7 +95,7 @@ async def test_showing_looks_as_the_user_and_sends_what_was_seen(madoi_home: Pat
     assert message.params.id == message_id
     assert message.params.to == ["akari"]
     assert message.params.from_ == runtime.settings.general.user_name
-    assert "1 face detected" in message.params.message or "faces not counted" in message.params.message
+    assert "One person is in view." in message.params.message or "People could not be counted" in message.params.message
     # The look is marked for the windows (companions/devices/shown_look.py): the user's words and the look apart.
     look = shown_look(message)
     assert look is not None
