@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ from tests.app.devices.voice_measures import median_pitch, read_wav, seconds
 
 LINE = "それなら、図書館で古い地図を調べてみましょう。"
 ENGLISH = "Let me look that up in the library, it will only take a minute."
-
-
-@pytest.fixture
-async def speaker(tmp_path: Path, bus: InProcessBus) -> AsyncIterator[Pyttsx3Speaker]:
-    speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech")
-    await speaker.start()
-    yield speaker
-    await speaker.stop()
 
 
 def sample_cards() -> dict[str, CompanionCard]:

@@ -7,7 +7,6 @@ import itertools
 import sys
 import time
 import wave
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,6 @@ LONG_TEXT = " ".join(f"This is sentence number {i} of a very long utterance that
 def wav_seconds(path: str | Path) -> float:
     with wave.open(str(path), "rb") as wav:
         return wav.getnframes() / wav.getframerate()
-
-
-@pytest.fixture
-async def speaker(tmp_path: Path, bus: InProcessBus) -> AsyncIterator[Pyttsx3Speaker]:
-    speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech")
-    await speaker.start()
-    yield speaker
-    await speaker.stop()
 
 
 def test_split_for_speech_keeps_every_word_in_short_chunks() -> None:

@@ -4,9 +4,11 @@ nothing of the others, and nothing of a deleted one, also after a restart."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
+from typing import Final
 
 from app.memory.store import SqliteMemoryStore
 from app.runtime.runtime import Runtime
@@ -39,9 +41,14 @@ async def running(cast: ScriptedCast) -> AsyncIterator[tuple[Runtime, Conversati
             talk.close()
 
 
-async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str = "そうなんだ！") -> None:
-    """The user says ``text`` to everyone; Akari answers ``akari_says`` (the user's message is always answered);
-    the conversation ends."""
+# Akari's answers when a test gives none: each line once (her own line said again would be a repeat, asked again)
+_ANSWERS: Final = itertools.cycle(("そうなんだ！", "へえ、いいね！", "なるほどね。", "うんうん、それで？"))
+
+
+async def chat(runtime: Runtime, talk: ConversationReadModel, text: str, *, akari_says: str | None = None) -> None:
+    """The user says ``text`` to everyone; Akari answers ``akari_says`` (the user's message is always answered;
+    a line of hers not said yet when not given); the conversation ends."""
+    akari_says = akari_says or next(_ANSWERS)
     runtime.parts.cast.companions["akari"].model.lane("vote").add(  # type: ignore[attr-defined]
         reply_json({"state": "speak", "importance": 8, "reason": "I know"}))
     runtime.parts.cast.companions["akari"].model.lane("chat").add(say(akari_says))  # type: ignore[attr-defined]
