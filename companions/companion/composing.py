@@ -244,7 +244,7 @@ def line_of(planned: PlannedSpeech | None, reply_text: str, tools: Sequence[Tool
     found = _line_of(planned, reply_text, tools, clean, notes, prompt=prompt)
     if found is None:
         return None
-    mine = without_recalled_entries(without_assistant_talk(without_dates(instructions.without_copies(found.text))))
+    mine = without_recalled_entries(_own_sentences(found.text, instructions))
     return replace(found, text=mine) if mine and mine != found.text else found
 
 
@@ -347,8 +347,14 @@ def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], pr
     sentence that is mostly ``instructions`` copied out, nothing but a date or assistant boilerplate, becomes "" (one
     that reads like an entry of the recall block is kept: :class:`LineCheck` finds it flawed, and nothing more of the
     request streams)."""
-    return without_assistant_talk(without_dates(instructions.without_copies(_unlisted(clean(strip_tool_text(
-        strip_prompt_copies(strip_echoed(text, notes), prompt)))))))
+    return _own_sentences(_unlisted(clean(strip_tool_text(strip_prompt_copies(strip_echoed(text, notes), prompt)))),
+                          instructions)
+
+
+def _own_sentences(text: str, instructions: Instructions) -> str:
+    """``text`` without its sentences that are mostly ``instructions`` copied out, nothing but a date, or assistant
+    boilerplate: what a whole line (:func:`line_of`) and a streamed piece (:func:`clean_piece`) both leave out."""
+    return without_assistant_talk(without_dates(instructions.without_copies(text)))
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
