@@ -12,7 +12,11 @@ T = TypeVar("T")
 
 
 class CallFailed(Exception):
-    """A bounded participant call did not produce a value (timeout or error)."""
+    """A bounded participant call did not produce a value (timeout or error); ``timed_out``: it ran out of time."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class ParticipantCalls:
@@ -37,7 +41,7 @@ class ParticipantCalls:
             if not task.done():
                 task.cancel()
         if not done:
-            raise CallFailed(f"no answer within {timeout:g} s")
+            raise CallFailed(f"no answer within {timeout:g} s", timed_out=True)
         if task.cancelled():
             raise CallFailed("cancelled")
         exc = task.exception()

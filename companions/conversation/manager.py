@@ -37,6 +37,7 @@ from companions.conversation.selection import Selection, select_speaker, settled
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health, publish_model_health
+from companions.llm.types import LLMError
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 
@@ -302,6 +303,8 @@ class ConversationManager:
                         self.config.compose_timeout_s)
                 except CallFailed as err:
                     log.warning("%s could not compose (%s); the floor passes on", candidate, err)
+                    if err.timed_out:
+                        self._too_slow(speaker)
                     # What was already said aloud stays said, and is shown.
                     line = ComposedLine(early.offered_text) if early is not None and early.started else None
                 if isinstance(line, ComposedLine) and line.text.strip():
@@ -325,6 +328,17 @@ class ConversationManager:
     def _heard(self, event: HealthEvent) -> None:
         if isinstance(event, ModelTrouble):
             self._trouble = event
+
+    def _too_slow(self, speaker: Participant) -> None:
+        """``speaker``'s line took longer than the compose timeout: its model did not answer in time, which the health
+        record hears as a request that timed out (the chat says so, a message the user sends waits, and a health
+        check sees when the model answers again). A participant without a model endpoint (elsewhere, a double) has
+        no model to blame: its turn just fails."""
+        pace = speaker.description.pace()
+        if pace is not None:
+            self._health.failed(LLMError(
+                f"{speaker.id}'s line took longer than {self.config.compose_timeout_s:g} s at {pace.endpoint}",
+                retryable=True, kind="timed-out", endpoint=pace.endpoint))
 
     def _model_trouble(self) -> ModelTrouble | None:
         """Why no candidate could answer, when a model is to blame: a trouble heard during this turn, else a model

@@ -4,11 +4,13 @@ the bus once, however many candidates it failed."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
-from companions.conversation import TurnContext, Vote
+from companions.conversation import ComposedLine, TurnContext, Vote
+from companions.conversation.participant import Description, Pace
 from companions.llm.health import ModelTrouble, model_health
 from companions.llm.types import LLMError
 from companions.wire.bus import BusItem
@@ -80,3 +82,37 @@ async def test_votes_that_all_failed_on_a_model_known_down_are_the_model_failing
     sim.send("hello")
     assert (await sim.ended()).ended_reason == "model-failed"
 
+
+
+class Stuck(Double):
+    """A companion whose model never finishes its line (a server too busy to answer within the compose timeout)."""
+
+    async def compose(self, turn: TurnContext, closing: Closing) -> ComposedLine | None:
+        self.log.append(f"compose:{self.id}")
+        await asyncio.sleep(3600)
+        return None
+
+
+async def test_a_line_that_takes_longer_than_the_compose_timeout_is_the_model_not_answering_in_time(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    """The user's message must not go unanswered in silence: the model's trouble goes on the bus (the chat's notice
+    says the model did not answer in time) and the turn ends as the model failing."""
+    akari = Stuck("akari", wants(5))
+    akari.description = Description(names=("Akari",), pace_of=lambda: Pace(ENDPOINT, slots=1))
+    sim = await sim_factory(akari, direct_turns=False)
+    events: list[BusItem] = []
+    sim.bus.subscribe("events", events.append, name="events", direct=True)
+    sim.send("hello")
+    view = await sim.ended()
+    assert (view.ended_reason, akari.log) == ("model-failed", ["compose:akari"])
+    assert "took longer than 1 s" in view.ended_detail
+    assert [(t.endpoint, t.kind) for t in events if isinstance(t, ModelTrouble)] == [(ENDPOINT, "timed-out")]
+
+
+async def test_a_participant_with_no_model_that_takes_too_long_just_fails(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    sim = await sim_factory(Stuck("akari", wants(5)), direct_turns=False)
+    sim.send("hello")
+    view = await sim.ended()
+    assert (view.ended_reason, view.ended_detail) == ("failed", "no candidate could say anything")
+    assert model_health.troubles == ()
