@@ -30,6 +30,7 @@ from companions.companion.lines import (
     NAME_MARK,
     NO_INSTRUCTIONS,
     Instructions,
+    card_sample_lines,
     contradicts_itself,
     detect_language,
     fallback_line,
@@ -436,11 +437,14 @@ SAID_PIECE_CHARS: Final = 4  # a line said before that a sample line must not ho
 
 
 def sample_lines(sample: str) -> list[str]:
-    """What a card's sample line offers as a line of its own: the sample, then each of its sentences
-    ("そうだったんですね。よかったら、温かいお茶でもいかがですか。" -> it, "そうだったんですね。", "よかったら、…")."""
-    sentences = sentences_of(sample)
-    whole = sample.strip()
-    return list(dict.fromkeys([whole, *sentences] if len(sentences) > 1 else [whole])) if whole else []
+    """What a card's sample text offers as lines of the companion's own: each of its lines, then each sentence of
+    one with several ("そうだったんですね。よかったら、温かいお茶でもいかがですか。" -> it, "そうだったんですね。",
+    "よかったら、…")."""
+    offered: list[str] = []
+    for line in card_sample_lines(sample):
+        sentences = sentences_of(line)
+        offered += [line, *sentences] if len(sentences) > 1 else [line]
+    return list(dict.fromkeys(offered))
 
 
 def _without_echo(text: str, answered: str) -> str:

@@ -37,16 +37,23 @@ _FALLBACKS: Final = {
 FALLBACK_WORDINGS: Final = min(len(lines) for lines in _FALLBACKS.values())
 
 
+def card_sample_lines(sample: str) -> list[str]:
+    """The lines of a card's sample text (``metadata.sample``: one line of the companion's per text line; an imported
+    card's greetings and example dialogue are written that way too: companions/cards/character_cards.py)."""
+    return [line.strip() for line in sample.splitlines() if line.strip()]
+
+
 @dataclass(frozen=True)
 class LineRules:
-    """How long a companion's line may be, per language (from its card's sample line)."""
+    """How long a companion's line may be, per language: three times its card's longest sample line, within bounds."""
 
     max_chars: dict[str, int]
 
     @classmethod
     def from_samples(cls, samples: dict[str, str]) -> LineRules:
         limits = {"ja": (60, 160), "en": (120, 320)}
-        return cls({lang: max(low, min(high, 3 * len(samples.get(lang, "")))) for lang, (low, high) in limits.items()})
+        longest = {lang: max(map(len, card_sample_lines(text)), default=0) for lang, text in samples.items()}
+        return cls({lang: max(low, min(high, 3 * longest.get(lang, 0))) for lang, (low, high) in limits.items()})
 
     def limit(self, language: str) -> int:
         return self.max_chars.get(language, self.max_chars.get("en", 240))

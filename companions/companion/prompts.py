@@ -10,7 +10,7 @@ from pathlib import Path
 
 from companions.cards.card import CompanionCard, localized
 from companions.common.languages import LANGUAGES
-from companions.companion.lines import LineRules
+from companions.companion.lines import LineRules, card_sample_lines
 from companions.wire.protocol import CompanionMetadata
 
 
@@ -67,7 +67,9 @@ def system_prompt(card: CompanionCard, language: str, present: Sequence[Companio
             "name": localized(m.name, language),
             "personality": localized(m.personality, language),
             "story": localized(m.story, language),
-            "sample": localized(m.sample, language),
+            # The first sample line shows the voice: the others wait as lines of the companion's own (composing.py),
+            # a prompt no longer for them (each cold request of a small model pays for every token of it).
+            "sample": next(iter(card_sample_lines(localized(m.sample, language))), ""),
             "role": localized(card.role, language),
             "present": _present(present, language),
             "max_chars": str(max_chars),

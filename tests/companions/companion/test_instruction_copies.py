@@ -313,12 +313,57 @@ async def test_a_sample_line_said_before_the_memory_forgot_it_is_not_said_again(
     model.lane("event_params").always(reply_json({"need_response": True, "needs_facts": False}))
     model.add(say("1〜2文、90文字以内。"), say("日本語で、自分のセリフだけを言う。"))
     souta = Companion(card, model, bus=bus, queries=QueryBroker(bus), language="ja", memory_budget_tokens=60)
-    sample = "それなら、調べてみましょう。……ええ、思った通りです。"
-    await souta.hear(Message.create(from_="souta", message=sample, to=[]))
+    samples = card.metadata.sample["ja"].splitlines()  # type: ignore[index]
+    assert len(samples) > 1
+    assert samples[0] == "それなら、調べてみましょう。……ええ、思った通りです。"
+    for sample in samples:
+        await souta.hear(Message.create(from_="souta", message=sample, to=[]))
     for i in range(12):
         await souta.hear(Message.create(from_="user", message=f"地図の話をもっと聞かせて。{i}回目だよ。", to=[]))
-    assert sample not in [entry.text for entry in souta.memory.entries]  # gone from the memory's budget
+    assert not set(samples) & {entry.text for entry in souta.memory.entries}  # gone from the memory's budget
     line = await souta.compose(Message.create(from_="user", message="颯太さん、この地図はいつのもの？", to=["souta"]))
-    assert isinstance(line, FillerLine)  # every piece of the sample was said: the stock filler
+    assert isinstance(line, FillerLine)  # every piece of every sample line was said: the stock filler
     assert line.reason == "prompt"
     model.assert_used_up()
+
+
+def test_every_line_of_a_cards_sample_text_is_a_line_of_its_own() -> None:
+    assert sample_lines("えっ、それほんと？\n\n それってどういうこと？ もっと聞かせて！ ") == [
+        "えっ、それほんと？", "それってどういうこと？ もっと聞かせて！", "それってどういうこと？", "もっと聞かせて！"]
+
+
+async def test_once_the_first_sample_line_was_said_the_next_one_stands_in_before_a_stock_filler() -> None:
+    """A default companion has several lines of its own to fall back on (measured over 15 real-model lines: each
+    card's one sample line was soon said, and then only a stock filler was left)."""
+    from companions.companion.companion import Companion
+    from companions.llm.scripted import ScriptedModel, reply_json, say
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
+
+    bus = InProcessBus()
+    card = _card("hina")
+    first, second = card.metadata.sample["ja"].splitlines()[:2]  # type: ignore[index]
+    model = ScriptedModel("hina")
+    model.lane("event_params").always(reply_json({"need_response": True, "user_mood": "neutral"}))
+    model.add(say("1〜2文、90文字以内。"), say("日本語で、自分のセリフだけを言う。"))
+    hina = Companion(card, model, bus=bus, queries=QueryBroker(bus), language="ja")
+    await hina.hear(Message.create(from_="hina", message=first, to=[]))
+    line = await hina.compose(Message.create(from_="user", message="今日はちょっと疲れたよ。", to=["hina"]))
+    assert line is not None
+    assert not isinstance(line, FillerLine)
+    assert line.text == second
+    model.assert_used_up()
+
+
+def test_the_prompt_shows_the_first_sample_line_and_the_line_length_follows_the_longest() -> None:
+    from companions.companion.lines import LineRules
+    from companions.companion.prompts import system_prompt
+
+    card = _card("akari")
+    lines = card.metadata.sample["ja"].splitlines()  # type: ignore[index]
+    prompt = system_prompt(card, "ja")
+    assert lines[0] in prompt
+    assert not any(line in prompt for line in lines[1:])
+    rules = LineRules.from_samples({"ja": "\n".join(lines), "en": ""})
+    assert rules.limit("ja") == max(60, 3 * max(map(len, lines)))
