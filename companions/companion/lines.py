@@ -162,7 +162,10 @@ _ASSISTANT: Final = re.compile(
     r"|何でもお答え|どんな(?:ご)?質問(?:で|に)もお答え|anything else I can (?:help|assist)"
     # measured over 30 lines: "何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。",
     # "私のアシスタントは、あなたに質問を返すために使用できます。"
-    r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして",
+    r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
+    # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
+    # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
+    r"|[:：]\s*$",
     re.IGNORECASE)
 
 

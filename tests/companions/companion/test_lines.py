@@ -377,6 +377,11 @@ def test_the_assistants_offer_after_a_line_of_its_own_is_left_out_and_the_line_k
         "週末は大変楽しいですね。")
     assert plain("こんにちは！何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。") == "こんにちは！"
     assert plain("こんにちは！私のアシスタントは、あなたに質問を返すために使用できます。") == "こんにちは！"
+    assert plain("Sure! Here's a tea recommendation for cold evening:") == "Sure!"
+    intro = "人間の好みを明確に捉えるために、以下の星座が最も適切です:"
+    assert plain(intro) == intro  # nothing else: kept whole
+    assert sounds_like_an_assistant("以下の星座が最も適切です：")
+    assert not sounds_like_an_assistant("Note: the stars are out tonight!")
     # nothing else: kept whole, for the line check to find it flawed (and ask again)
     assert sounds_like_an_assistant(plain("何かお手伝いできることがありましたら教えてください。") or "")
 
