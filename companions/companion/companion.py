@@ -536,7 +536,8 @@ class Companion:
                                   released=lambda: released.released if released is not None else "",
                                   retry_fits=retry_fits, retry=shorter, instructions=instructions,
                                   spare_lines=sample_lines(localized(self.card.metadata.sample, language)),
-                                  said_before=self._own_lines())
+                                  said_before=self._own_lines(),
+                                  answers_user=message is not None and message.params.from_ == self.builtins.user_id)
         if after and message is not None:
             self._fill_events_later(message, language)
         return line

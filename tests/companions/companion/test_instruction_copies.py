@@ -223,6 +223,20 @@ async def test_the_cards_sample_line_stands_in_before_a_stock_filler(hina: Instr
     assert line.reason == "prompt"
 
 
+async def test_the_users_message_is_answered_even_when_nothing_of_the_companions_own_came_back() -> None:
+    async def nothing(notes: list[str]) -> PlannedSpeech | None:
+        return None  # e.g. only a line written for another companion, cleaned away
+
+    sample = sample_lines("そうだったんですね。")
+    for answers_user in (False, True):
+        line = await compose_line(nothing, language="ja", max_chars=90, recent=[], identity_note="あなたはひな。",
+                                  spare_lines=sample, answers_user=answers_user)
+        assert (line.text if line is not None else None) == ("そうだったんですね。" if answers_user else None)
+    line = await compose_line(nothing, language="ja", max_chars=90, recent=[], answers_user=True)
+    assert isinstance(line, FillerLine)
+    assert line.reason == "empty"
+
+
 async def test_a_sample_line_in_another_language_or_just_said_does_not_stand_in(hina: Instructions) -> None:
     log: list[str] = []
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
