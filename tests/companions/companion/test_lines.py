@@ -299,6 +299,24 @@ def test_the_role_recited_with_its_verb_changed_is_left_out() -> None:
         "I love keeping the conversation lively!")
 
 
+def test_short_pieces_of_the_persona_read_out_are_no_line_but_the_sample_lines_words_are_the_companions_own() -> None:
+    from companions.cards.card import load_cards, sample_cards_dir
+    from companions.companion.composing import line_of
+    from companions.companion.prompts import system_prompt
+
+    prompt = system_prompt(load_cards([sample_cards_dir()]).by_id()["akari"], "ja")
+
+    def said(text: str) -> str | None:
+        line = line_of(None, text, (), lambda t: t, prompt=prompt)
+        return line.text if line is not None else None
+
+    assert said("明るく好奇心旺盛\n少しおっちょこちょい") is None  # measured on the 0.5B model: her personality
+    assert said("こんにちは！\n天文部の高校二年生") == "こんにちは！"
+    assert said("もっと聞かせて！") == "もっと聞かせて！"  # from her sample line: her own voice
+    assert said("夜空って、きれいだよね！") == "夜空って、きれいだよね！"
+    assert said("こんにちは") == "こんにちは"
+
+
 @pytest.mark.parametrize(("answered", "line", "flaw"), [
     # first-minute lines of the real 0.5B model that had passed the checks; the first was voiced early, then replaced
     ("こんにちは！今日はみんな元気ですか。", "こんにちは！今日はみんな元気ですか。", "parrot"),
