@@ -11,15 +11,19 @@ English, to everyone and naming one companion, open conversations that run until
 - ``own_lines``: the share of lines that are the companion's own (not a stock filler: ``metadata.filler``,
   companions/companion/filler.py), with the fillers' reasons; ``sample_lines``: how many of those are the card's own
   sample line standing in (composing.compose_line), the rest are the model's.
-- ``prompt_text``: lines with a sentence that is mostly the prompt's instructions (lines.Instructions). Goal 0.
+- ``prompt_text``: lines with a sentence that is mostly the prompt's instructions (lines.Instructions), or a piece of
+  the companion's system prompt read out (composing.strip_prompt_copies: its persona). Goal 0.
 - ``repeated_own``: own lines that repeat an earlier line of the same companion in the run (lines.is_repeat). Goal 0.
 With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
 card's sample line), to measure what each step gives.
 With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
 ``REV`` (resources/prompts at that revision), then with the working tree's, in the same run on the same server.
 
+``--embedded``: Madoi runs the test model with its own runner (``MADOI_LLM_MODEL_FILE``), as after the first-run
+card's "Talk now"; the first message waits until the runner answers.
+
 Run: ``python bench/line_quality.py [--lines 30] [--without STEPS] [--baseline-prompts REV]
-[--base-url URL --model ID]``
+[--base-url URL --model ID | --embedded]``
 """
 
 from __future__ import annotations
@@ -140,6 +144,12 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
             ended.set()
 
     runtime.bus.subscribe(["messages", "queries", "events"], on_item, name="line-quality", direct=True)
+    if options.embedded:  # the lines, not the model's load: until the runner answered the first warm-up
+        manager = runtime.parts.conversation_manager
+        for _ in range(900):  # at most 3 minutes
+            if manager.warm_ups >= 1:
+                break
+            await asyncio.sleep(0.2)
     started = time.perf_counter()
     try:
         index = 0
@@ -174,8 +184,9 @@ class Verdict:
 def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
     """Prints the lines and returns what was found."""
     from companions.cards.card import localized
-    from companions.companion.composing import instructions_for, sample_lines
+    from companions.companion.composing import instructions_for, sample_lines, strip_prompt_copies
     from companions.companion.lines import is_repeat, misidentified, sentences_of
+    from companions.companion.prompts import system_prompt
     from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
 
     lines = record.lines[:n]
@@ -189,7 +200,11 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
         samples = set(sample_lines(localized(card.metadata.sample, said.language))) if card is not None else set()
         sample = said.filler is None and said.text in samples
         verdict.samples += sample
-        copied = card is not None and any(instructions_for(card).copied(s) for s in sentences_of(said.text))
+        # the prompt's instructions copied, or the persona read out of its system prompt (strip_prompt_copies); a
+        # sample line of the card (the prompt's example of its voice) is the companion's own
+        copied = card is not None and not sample and (
+            any(instructions_for(card).copied(s) for s in sentences_of(said.text))
+            or strip_prompt_copies(said.text, system_prompt(card, said.language)) != said.text.strip())
         repeated = said.filler is None and is_repeat(said.text, earlier[said.speaker])
         verdict.prompt_text += copied
         verdict.repeated_own += repeated
@@ -248,10 +263,14 @@ def without_steps(steps: set[str]) -> None:
 async def run(options: argparse.Namespace) -> None:
     server = None
     base_url, model = options.base_url, options.model
-    if base_url is None:
+    if options.embedded:  # Madoi's own runner on the test model, as after the first-run card's "Talk now"
+        os.environ["MADOI_LLM_MODEL_FILE"] = str(load_real_model().paths().model)
+    elif base_url is None:
         server = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-line-quality-")))
         base_url, model = server.base_url, server.model
-    os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model, "MADOI_BRIDGE_PORT": "0",
+    if base_url is not None:
+        os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model})
+    os.environ.update({"MADOI_BRIDGE_PORT": "0",
                        "MADOI_CAMERA": "none", "MADOI_LLM_AUTODETECT_LOCAL": "false", "MADOI_LANGUAGE": "ja",
                        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"})
     passes = [("baseline " + options.baseline_prompts, options.baseline_prompts)] if options.baseline_prompts else []
@@ -286,6 +305,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=30)
     parser.add_argument("--base-url")
+    parser.add_argument("--embedded", action="store_true",
+                        help="Madoi runs the test model itself (MADOI_LLM_MODEL_FILE), not the stock server")
     parser.add_argument("--model", default="test-model")
     parser.add_argument("--baseline-prompts", metavar="REV", help="first the prompt texts of this git revision")
     parser.add_argument("--no-voice", action="store_true", help="voice off (default: on, audio to files)")
