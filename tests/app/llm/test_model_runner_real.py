@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import sys
 import time
@@ -106,6 +107,47 @@ async def test_start_a_completion_and_stop_leaving_no_process_on_the_file(
     if "REPACK = 1" in log:  # a CPU whose instructions llama.cpp repacks weights for (AVX2 and up, x86-64)
         assert "CPU_REPACK model buffer" in log  # what the first safer step switches off
     report(f"loaded in {loaded:.1f} s, first completion in {first:.1f} s ({answer.strip()!r})")
+
+
+PERSONAS = {
+    "Akari": "You are Akari, a second-year high-school student in the astronomy club. You are cheerful, endlessly "
+             "curious, and a little scatterbrained. You cannot stop once the talk turns to the night sky, and you "
+             "want to become an astronaut. You react with honest surprise and ask questions back. " * 2,
+    "Souta": "You are Souta, the librarian of an old public library. You are calm, with a dry sense of humour, and "
+             "you use few words, each one to the point. You know books and old maps, never pretend to know, and "
+             "secretly love being asked to look something up. " * 2,
+}
+
+
+def prompt_tokens_evaluated(log: str) -> int:
+    """The prompt tokens llama.cpp evaluated for the latest completion in the runner's log (not taken from a cache)."""
+    counts = re.findall(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens", log)
+    return int(counts[-1])
+
+
+async def test_a_companions_prompt_is_kept_while_another_companion_speaks(
+        runners: list[ModelRunner], model_file: Path, tmp_path: Path) -> None:
+    """Companions share the one model, whose context holds one prompt: after Souta's turn, Akari's next turn
+    evaluates only what her prompt adds, not her whole persona again (measured before: every turn after another
+    companion's evaluated its whole prompt, ~20 s for 1,000 tokens on the 0.5B model here)."""
+    runner, _ = runner_for(runners, model_file, tmp_path)
+    endpoint = await runner.start()
+
+    async def turn(name: str, said: str) -> int:
+        async with openai.AsyncOpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0) as client:
+            reply = await client.chat.completions.create(
+                model=endpoint.model, max_tokens=4, temperature=0,
+                messages=[{"role": "system", "content": PERSONAS[name]}, {"role": "user", "content": said}])
+        assert reply.usage is not None
+        return reply.usage.prompt_tokens
+
+    whole = await turn("Akari", "Hello!")
+    await turn("Souta", "Hello!")
+    again = await turn("Akari", "Hello! What did you see last night?")
+    evaluated = prompt_tokens_evaluated(log_of(runner))
+    assert again > whole > 100
+    assert evaluated <= again - whole + 20, (evaluated, again)  # her persona came from what the runner kept
+    report(f"Akari's prompt after Souta's: {evaluated} of {again} tokens evaluated")
 
 
 async def test_a_child_killed_mid_reply_is_restarted_and_answers_again(
