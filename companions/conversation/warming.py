@@ -9,7 +9,12 @@ answer a message to everyone (:func:`~companions.conversation.direct.likely_spea
 evaluated once, by a one-token request at the lowest priority (its :attr:`Description.warm`). The user's next
 message then costs only what is new, for the events request and the reply alike.
 
-A message, a forced turn or Stop cancels a warm-up in flight (its HTTP request is closed). A participant offers
+A message, a forced turn or Stop cancels a warm-up still waiting for its delay; one already sent is left to finish:
+the server evaluates a prompt to its end whatever (llama.cpp stops a request only between generated tokens), so
+closing it threw that work away (measured on Madoi's runner: a warm-up of 603 prompt tokens closed as the user's
+message came, and the reply evaluated the same prompt again), while a finished one is kept for its companion's
+next request (the runner keeps each companion's prompt; a server with one prompt cache keeps the latest). A
+participant offers
 ``warm`` only where it pays: a local server (a hosted API bills the tokens and caches prompts by itself); its
 ``warm()`` says whether the prompt was evaluated. The companions' models are found after the start (a model server
 probed, a model file loaded): until then there is nothing to warm, and the manager warms again once they are
@@ -37,6 +42,7 @@ class Warmer:
         self._owner = owner
         self.delay_s = delay_s
         self._task: asyncio.Task[None] | None = None
+        self._sent: asyncio.Task[None] | None = None  # the warm-up whose request is on its way (left to finish)
         self.warmed = 0  # warm-ups that evaluated a prompt to its end (for tests and the benchmark)
 
     def schedule(self, pick: Callable[[], WarmUp | None]) -> None:
@@ -46,7 +52,8 @@ class Warmer:
             self._task = self._owner.spawn(self._run(pick, self.delay_s), name="warm-up")
 
     def cancel(self) -> None:
-        if self._task is not None and not self._task.done():
+        """Cancels a warm-up still waiting for its delay; one whose request was sent finishes (module docstring)."""
+        if self._task is not None and not self._task.done() and self._task is not self._sent:
             self._task.cancel()
         self._task = None
 
@@ -55,6 +62,7 @@ class Warmer:
         warm = pick()
         if warm is None:
             return
+        self._sent = asyncio.current_task()
         try:
             evaluated = await warm()
         except Exception as exc:  # a warm-up is only a head start: its failure costs the next turn nothing

@@ -1,5 +1,6 @@
 """While the conversation is idle, the companion that would answer the user's next message to everyone has its
-prompt warmed on its model server; a message cancels a warm-up in flight and its turn goes on as usual."""
+prompt warmed on its model server; a message cancels a warm-up still waiting, leaves one in flight to finish, and its
+turn goes on as usual."""
 
 from __future__ import annotations
 
@@ -61,17 +62,31 @@ async def test_after_a_conversation_the_one_who_spoke_least_lately_is_warmed(
     assert log == ["akari", "hina"]  # akari just spoke: hina answers the next message to everyone first
 
 
-async def test_a_message_cancels_a_warm_up_in_flight_and_is_answered(
+async def test_a_message_leaves_a_warm_up_in_flight_to_finish_and_is_answered_meanwhile(
     sim_factory: Callable[..., Awaitable[Sim]],
 ) -> None:
+    """The server evaluates a warm-up's prompt to its end whatever: closing it only threw that work away (measured
+    on Madoi's runner: 603 prompt tokens evaluated, the request closed, the reply evaluating them again)."""
     log: list[str] = []
     akari = warmed("akari", wants(5), "はーい！", log, block=True)
     sim = await sim_factory(akari, turn_cap=1, warm_after_s=SOON)
     await wait_until(lambda: log == ["akari"])
     sim.send("あかり、聞こえる？")
     await sim.ended()
-    assert akari.cancelled == 1
+    assert akari.cancelled == 0
     assert sim.said() == [("akari", "はーい！")]
+
+
+async def test_a_message_cancels_a_warm_up_still_waiting_for_its_delay(
+    sim_factory: Callable[..., Awaitable[Sim]],
+) -> None:
+    log: list[str] = []
+    akari = warmed("akari", wants(5), "はーい！", log)
+    sim = await sim_factory(akari, turn_cap=1, warm_after_s=0.5)
+    sim.send("あかり、聞こえる？")  # before the first warm-up's delay has passed
+    await sim.ended()
+    await asyncio.sleep(0.3)  # past the first warm-up's delay, within the next one's
+    assert log == []
 
 
 async def test_a_muted_companion_is_not_warmed_and_nothing_is_warmed_when_turned_off(
