@@ -502,6 +502,9 @@ class Companion:
             tool_text = offered and not plan and (bool(parsed.calls) or parsed.discarded)
             line = line_of(plan[0] if plan else None, result.text, self.tools.specs(), self.sanitize, prompt.notes,
                            prompt=prompt.system, instructions=instructions)
+            if line is None:
+                answer = plan[0].text if plan else result.text
+                log.info("%s: nothing of the answer was a line: %r", self.id, answer[:120])
             return line, tool_text
 
         async def attempt(notes: list[str], brief: bool = False) -> PlannedSpeech | None:
