@@ -475,7 +475,9 @@ class Companion:
         others = [n for m in self.roster() if m.id != self.id for n in (m.name, m.id)]
         answered = message.params.message if message is not None else ""
         instructions = instructions_for(self.card)
-        check = LineCheck(language, recent, answered, lambda text: misidentified(text, other_names=others),
+        own = (localized(self.card.metadata.name, "ja"), localized(self.card.metadata.name, "en"))
+        check = LineCheck(language, recent, answered,
+                          lambda text: misidentified(text, other_names=others, own_names=own),
                           instructions, own_before=self._own_lines())
         limit = self.line_rules.limit(language)
         # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter

@@ -136,11 +136,11 @@ _HONORIFIC: Final = r"(?:さん|ちゃん|くん|君|様|さま)?"
 _CLAIM_END: Final = r"(?:です|だよ|(?:だ|よ)?(?:[。！!？?、,\s]|$))"
 
 
-def misidentified(text: str, *, other_names: Iterable[str]) -> bool:
-    """Whether ``text`` speaks as someone else ("私はひなです" from Akari, "I'm Souta" from Hina) or leaks the
-    prompt's speaker ids ("あなたの id: akari と一緒に…"): measured on a 0.5B model, neither can be cleaned
-    into a line, so the line is asked for again (composing.py)."""
-    if _ID_LEAK.search(text):
+def misidentified(text: str, *, other_names: Iterable[str], own_names: Iterable[str] = ()) -> bool:
+    """Whether ``text`` speaks as someone else ("私はひなです" from Akari, "I'm Souta" from Hina), greets its own
+    speaker (``own_names``: "Hi, Akari!" from Akari), or leaks the prompt's speaker ids ("あなたの id: akari と一緒
+    に…"): measured on a 0.5B model, none can be cleaned into a line, so the line is asked for again (composing.py)."""
+    if _ID_LEAK.search(text) or _greets_itself(text, own_names):
         return True
     names = [n.strip() for n in other_names if n.strip()]
     if not names:
@@ -167,6 +167,21 @@ _ASSISTANT: Final = re.compile(
     # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
     r"|[:：]\s*$",
     re.IGNORECASE)
+
+
+_GREETING_EN: Final = r"(?:hi|hello|hey|good (?:morning|afternoon|evening|night))"
+_GREETING_JA: Final = r"(?:こんにちは|こんばんは|おはよう(?:ございます)?|やあ|やっほー|はじめまして)"
+
+
+def _greets_itself(text: str, own_names: Iterable[str]) -> bool:
+    """Whether ``text`` opens by greeting one of ``own_names`` (measured on the 0.5B model: "Hi, Akari! …" as Akari's
+    line). A greeting that says who speaks ("やっほー、あかりだよ！", "Hi, Akari here!") is no such line."""
+    names = "|".join(re.escape(n) for n in sorted({n.strip() for n in own_names}, key=len, reverse=True) if n)
+    if not names:
+        return False
+    greeting = (rf"^\s*(?:{_GREETING_EN}[\s,]+(?:{names})\s*[!,.?]"
+                rf"|{_GREETING_JA}[、,！!\s]*(?:{names}){_HONORIFIC}\s*(?:[！!。、,?？]|$))")
+    return re.search(greeting, text, re.IGNORECASE) is not None
 
 
 def sounds_like_an_assistant(text: str) -> bool:

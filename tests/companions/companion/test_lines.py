@@ -253,6 +253,16 @@ def test_a_line_that_speaks_as_another_companion_or_leaks_ids_is_recognised() ->
         assert not misidentified(fine, other_names=others), fine
 
 
+def test_a_line_that_greets_its_own_speaker_is_recognised() -> None:
+    own = ["あかり", "Akari"]
+    for bad in ("Hi, Akari! How are you today?", "hello akari.", "こんにちは、あかりちゃん！今日は何してたの？",
+                "こんばんは あかり。"):
+        assert misidentified(bad, other_names=[], own_names=own), bad  # measured: "Hi, Akari! …" from Akari
+    for fine in ("やっほー、あかりだよ！", "Hi, Akari here!", "こんにちは！あかりです。", "Hi everyone!",
+                 "あかり、がんばるね！", "Hi, Hina!"):
+        assert not misidentified(fine, other_names=[], own_names=own), fine
+
+
 def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
     for bad in ("I'm sorry, but I can't assist with that request.", "As an AI, I don't have weekends.",
                 "申し訳ありませんが、お手伝いできません。", "私はAIアシスタントです。",
