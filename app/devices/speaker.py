@@ -7,6 +7,16 @@ utterance's voice carries the companion card's tuning (app/devices/voice_spec.py
 constant, applied to whichever engine says the line. One engine missing leaves the other speaking (the status says
 which lines go unsaid); both missing is "no speech engine".
 
+A line whose voice names a VOICEVOX-compatible engine (``voicevox:3``, app/devices/voice_spec.py) is said by that
+engine (app/devices/voicevox.py), found in the background after the start (app/devices/voicevox_discovery.py: the
+known local engines and the URLs the user gave). It renders on its own thread (``speaker-voicevox``) exactly as Open
+JTalk does: each chunk (a sentence or two) is synthesised while the one before it plays, and the next line's first
+chunk while a line's last one plays. The highlight of the line being said (``SpeakingChanged``) comes on when the
+engine's audio starts, not while it synthesises, and each chunk's mora timing (the engine's own, from its audio
+query) is published as :class:`~app.devices.voicevox.MorasSpoken` as the chunk starts. An engine that is gone, or
+that answers wrongly, never fails a line: the rest of it is said by the default voice, and the status says why once
+(the engine is tried again after :data:`ENGINE_RETRY_S`).
+
 Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
 its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
 renders while the speaker thread plays the current one, and the first chunk of the utterance queued next while a
@@ -45,7 +55,7 @@ import threading
 import time
 import wave
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,7 +64,9 @@ from app.devices.japanese_reading import contains_japanese, to_kana
 from app.devices.openjtalk_voice import OpenJTalkUnavailable, OpenJTalkVoice
 from app.devices.tts_engine import MAX_CHUNK_CHARS, quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voice_spec import DEFAULT_RATE, VoiceSpec, parse_voice_spec
-from app.devices.voices import OPENJTALK_MEI, choose_voice
+from app.devices.voices import OPENJTALK_MEI, EngineVoice, choose_voice, engine_voices
+from app.devices.voicevox import MorasSpoken, MoraTiming, VoicevoxEngine, VoicevoxProblem, is_loopback
+from app.devices.voicevox_discovery import EngineSearch, FoundEngine, find_engines
 from companions.common.private_files import new_private_dir, private_file
 from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
 from companions.devices.query_bodies import SpeakResult
@@ -77,6 +89,12 @@ RENDER_POLL_S: Final = 0.02  # how often a wait for Open JTalk's chunk looks for
 SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
 # Emotion -> semitones on Open JTalk's Mei (espeak's pitch steps above would be 4.5 semitones for happy: shrill).
 EMOTION_HALF_TONE: Final[dict[Emotion, float]] = {"neutral": 0.0, "happy": 1.5, "sad": -1.5, "angry": -0.5}
+# A VOICEVOX-compatible engine renders a chunk whole too (a network round trip and its model): sentences, not lines.
+VOICEVOX_CHUNK_CHARS: Final = 60
+ENGINE_RETRY_S: Final = 30.0  # an engine that failed is tried again after this (the default voice says lines until)
+ENGINES_WAIT_S: Final = 3.0  # a line for an engine waits this long at most for the search after the start
+PITCH_SCALE_PER_SEMITONE: Final = 0.015  # VOICEVOX's pitchScale multiplies log F0 (~5.5) by 2**pitchScale
+_SENTENCE_END: Final = re.compile(r"(?<=[。！？!?…\n])\s*|(?<=[.])\s+")
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
 
 
@@ -89,10 +107,26 @@ class _Job:
 
 @dataclass(frozen=True)
 class _Plan:
-    """How Open JTalk says an utterance: its chunks and the voice's tuning (OpenJTalkVoice.write_wav's)."""
+    """How Open JTalk or a VOICEVOX engine says an utterance: its chunks and the voice's tuning
+    (OpenJTalkVoice.write_wav's, or the engine, its style and VoicevoxEngine.render's)."""
 
     chunks: list[str]
     tuning: dict[str, Any]
+    engine: str = "openjtalk"
+
+    @property
+    def voice_id(self) -> str:
+        if self.engine == "voicevox":
+            return f"voicevox:{self.tuning['style']}@{self.tuning['engine'].address}"
+        return "openjtalk/mei"
+
+
+@dataclass(frozen=True)
+class _EngineFailed(Exception):
+    """A VOICEVOX engine failed at chunk ``index`` of a line."""
+
+    index: int
+    problem: VoicevoxProblem
 
 
 class _Interrupted(Exception):
@@ -105,7 +139,8 @@ class Pyttsx3Speaker:
     name = "speaker"
 
     def __init__(self, bus: Bus | None = None, *, output_dir: Path | None = None, rate: int = 170,
-                 volume: float = 1.0, player: Sequence[str] | None = None, driver_name: str | None = None) -> None:
+                 volume: float = 1.0, player: Sequence[str] | None = None, driver_name: str | None = None,
+                 engine_urls: Sequence[str] = (), find_local_engines: bool = False) -> None:
         self._bus = bus
         self._output_dir = output_dir
         self.rate, self.volume = rate, volume  # the settings' (the next utterance takes a new value)
@@ -122,7 +157,7 @@ class Pyttsx3Speaker:
         self._player: WavPlayer | None = None
         self._audio_problem: str | None = None
         self._status = DeviceStatus("speaker", False, "no audio device: not started")
-        self.voices: list[Any] = []  # the voices a companion may be given, once started: Mei, then the system's
+        self._voices: list[Any] = []  # Mei and the system's (:attr:`voices` adds the engines')
         self._system_voices: list[Any] = []  # pyttsx3's
         self.openjtalk_enabled = True  # False: Japanese lines go to the system voice too
         self._openjtalk: OpenJTalkVoice | None = None  # once started, when it loaded; used on _renderer only
@@ -139,6 +174,65 @@ class Pyttsx3Speaker:
         self._loop: asyncio.AbstractEventLoop | None = None
         # Called on the speaker thread with each WAV file as it starts playing, and None when it stops.
         self.playback_listeners: list[Callable[[Path | None], None]] = []
+        # VOICEVOX-compatible engines: the URLs the user gave, whether the local ones are looked for, what was found
+        self.engine_urls, self.find_local_engines = tuple(engine_urls), find_local_engines
+        self.engine_search = EngineSearch()
+        self._engines: list[tuple[VoicevoxEngine, FoundEngine]] = []
+        self._engine_voices: list[EngineVoice] = []
+        self._engines_known = threading.Event()
+        self._engine_failed: dict[str, float] = {}  # address -> when it failed (monotonic)
+        self._voicevox_renderer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._moras: dict[Path, tuple[MoraTiming, ...]] = {}  # a rendered chunk's timing, until it plays
+        self._search_task: asyncio.Task[None] | None = None
+        self._unannounced: str | None = None  # a speaker whose SpeakingChanged waits for its audio to start
+        self._notices: dict[str, str] = {}  # the engines' problems shown in the status, by address
+
+    @property
+    def voices(self) -> list[Any]:
+        """The voices a companion may be given, once started: Mei, the engines' styles, then the system's."""
+        base = list(self._voices)
+        mei = [v for v in base if v is OPENJTALK_MEI]
+        return [*mei, *self._engine_voices, *(v for v in base if v is not OPENJTALK_MEI)]
+
+    @voices.setter
+    def voices(self, value: list[Any]) -> None:
+        self._voices = [v for v in value if not (isinstance(v, EngineVoice) and v.id.startswith("voicevox"))]
+
+    @property
+    def engines(self) -> list[FoundEngine]:
+        """The VOICEVOX-compatible engines that speak (known once the search after the start is over)."""
+        return [found for _, found in self._engines]
+
+    async def find_engines(self) -> EngineSearch:
+        """Looks for the engines again (the settings' URLs, and the local ones when asked); their voices replace
+        the last search's. Never raises."""
+        try:
+            search = await find_engines(self.engine_urls, find_local=self.find_local_engines)
+        except Exception:  # a bug in a probe must not stop the speaker
+            log.exception("the voice engines' search failed")
+            search = EngineSearch()
+        old = self._engines
+        self._engines = [(VoicevoxEngine(found.base_url, found.name), found) for found in search.usable
+                         if found.given or is_loopback(found.base_url)]
+        self._engine_voices = engine_voices(self.engines)
+        self.engine_search = search
+        self._engine_failed.clear()
+        self._notices.clear()
+        self._engines_known.set()
+        for engine, _ in old:
+            engine.close()
+        if self._audio_problem is None and self._thread is not None:
+            self._engines_status()
+        return search
+
+    async def _search_engines(self) -> None:
+        await self.find_engines()
+
+    async def engines_searched(self) -> list[FoundEngine]:
+        """The engines that speak, once the search the start began is over."""
+        if self._search_task is not None:
+            await asyncio.shield(self._search_task)
+        return self.engines
 
     @property
     def status(self) -> DeviceStatus:
@@ -162,6 +256,11 @@ class Pyttsx3Speaker:
             else:
                 self._player = WavPlayer(command)
         self._scratch = Path(tempfile.mkdtemp(prefix="madoi-speech-"))
+        if self.engine_urls or self.find_local_engines:  # in the background: the start never waits for probes
+            self._search_task = asyncio.get_running_loop().create_task(self._search_engines(),
+                                                                       name="voice-engines-search")
+        else:
+            self._engines_known.set()
         ready = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(ready,), name="speaker", daemon=True)
         self._thread.start()
@@ -174,6 +273,12 @@ class Pyttsx3Speaker:
         self.interrupt()
         self._jobs.put(None)
         await asyncio.to_thread(thread.join, 1.0)  # interrupted above: only the current chunk can delay it
+        if self._search_task is not None:
+            self._search_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._search_task
+        for engine, _ in self._engines:
+            engine.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
@@ -251,6 +356,8 @@ class Pyttsx3Speaker:
         finally:
             if self._renderer is not None:
                 self._renderer.shutdown(wait=False, cancel_futures=True)
+            if self._voicevox_renderer is not None:
+                self._voicevox_renderer.shutdown(wait=False, cancel_futures=True)
             if engine is not None and token is not None:
                 engine.disconnect(token)
             if owned:
@@ -308,7 +415,7 @@ class Pyttsx3Speaker:
 
     def engines_note(self) -> str:
         """What works partly, for a person ("" when both engines speak)."""
-        notes = []
+        notes = list(self._notices.values())
         if self._system_problem:
             notes.append(f"{self._system_problem}: only Japanese lines are said (by Open JTalk)")
         if self._openjtalk_problem and self._system_problem is None:
@@ -344,14 +451,19 @@ class Pyttsx3Speaker:
                 elif self._audio_problem is not None:
                     _resolve(job, SpeakResult(success=True, skipped=True, reason=self._audio_problem))
                 if speaking is not None and self._jobs.empty():
-                    self._publish(SpeakingChanged(speaking, False))
+                    if self._unannounced is None:
+                        self._publish(SpeakingChanged(speaking, False))
+                    self._unannounced = None
                     speaking = None
                 continue
             if speaking != job.utterance.speaker_id:
                 if speaking is not None:
                     self._publish(SpeakingChanged(speaking, False))
                 speaking = job.utterance.speaker_id
-                self._publish(SpeakingChanged(speaking, True))
+                if parse_voice_spec(job.utterance.voice).names_voicevox:
+                    self._unannounced = speaking  # the highlight comes with the engine's audio, not its synthesis
+                else:
+                    self._publish(SpeakingChanged(speaking, True))
             with self._wake:
                 self._current = job
             try:
@@ -369,10 +481,12 @@ class Pyttsx3Speaker:
                 # the engine would stay owned by this stopped speaker (no speech for any later one).
                 stopping = follows is None
             if result.interrupted or follows is None or follows.utterance.speaker_id != speaking:
-                self._publish(SpeakingChanged(speaking, False))
+                if self._unannounced is None:  # never announced (nothing was heard): nothing to end
+                    self._publish(SpeakingChanged(speaking, False))
+                self._unannounced = None
                 speaking = None
             _resolve(job, result)
-        if speaking is not None:
+        if speaking is not None and self._unannounced is None:
             self._publish(SpeakingChanged(speaking, False))
 
     def _take_next(self) -> tuple[bool, _Job | None]:
@@ -388,19 +502,100 @@ class Pyttsx3Speaker:
     def _look_ahead(self) -> None:
         """Takes the job queued next, if any, and starts rendering its first chunk when Open JTalk says it: a line
         said sentence by sentence then has no silence between its sentences. Called before a last chunk plays."""
-        if self._ahead is not None or self._renderer is None or self._openjtalk is None:
+        if self._ahead is not None or (self._renderer is None and self._voicevox_renderer is None):
             return
         try:
             after = self._jobs.get_nowait()
         except queue.Empty:
             return
         self._ahead = (after,)
-        plan = None if after is None or after.future.done() else self._openjtalk_plan(after.utterance)
+        plan = None
+        if after is not None and not after.future.done():
+            plan = self._voicevox_plan(after.utterance, wait=False) or self._openjtalk_plan(after.utterance)
         if after is not None and plan is not None and plan.chunks:
             assert self._scratch is not None
             path = self._scratch / f"ahead-{id(after)}.wav"
-            future = self._renderer.submit(self._openjtalk.write_wav, plan.chunks[0], path, **plan.tuning)
-            self._rendered_ahead = (after, plan, path, future)
+            self._rendered_ahead = (after, plan, path, self._submit(plan, plan.chunks[0], path))
+
+    def _submit(self, plan: _Plan, chunk: str, path: Path) -> concurrent.futures.Future[float]:
+        """Renders ``chunk`` to ``path`` on the plan's engine's thread."""
+        if plan.engine == "voicevox":
+            if self._voicevox_renderer is None:
+                self._voicevox_renderer = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="speaker-voicevox")
+            return self._voicevox_renderer.submit(self._render_voicevox, plan, chunk, path)
+        assert self._renderer is not None
+        assert self._openjtalk is not None
+        return self._renderer.submit(self._openjtalk.write_wav, chunk, path, **plan.tuning)
+
+    def _render_voicevox(self, plan: _Plan, chunk: str, path: Path) -> float:
+        tuning = plan.tuning
+        engine: VoicevoxEngine = tuning["engine"]
+        rendered = engine.render(chunk, tuning["style"], path, speed=tuning["speed"], pitch=tuning["pitch"],
+                                 volume=tuning["volume"])
+        if self._notices.pop(engine.address, None) is not None and self._audio_problem is None:
+            log.info("speech: %s at %s speaks again", engine.name, engine.base_url)
+            self._engines_status()
+        self._moras[path] = rendered.moras
+        return rendered.duration_s
+
+    def _voicevox_plan(self, utterance: Utterance, *, wait: bool = True) -> _Plan | None:
+        """How a VOICEVOX-compatible engine says ``utterance``, or None when its voice names none, or none that
+        answers (:meth:`_engine_for` then noted why), or the line has no Japanese (the default voice says it, as it
+        says Open JTalk's). ``wait``: for the engines' search after the start."""
+        spec = parse_voice_spec(utterance.voice)
+        if not spec.names_voicevox or not contains_japanese(utterance.text):  # it reads English as katakana
+            return None
+        if wait:
+            self._engines_known.wait(ENGINES_WAIT_S)
+        elif not self._engines_known.is_set():
+            return None
+        chosen = self._engine_for(spec, note=wait)
+        if chosen is None:
+            return None
+        engine, style = chosen
+        rate_factor, volume_factor, _ = EMOTION_PROSODY[utterance.emotion]
+        base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
+        half_tone = spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]
+        # AivisSpeech's own advice: its voice degrades away from pitchScale 0 (its styles carry the feeling).
+        pitch = 0.0 if engine.name == "AivisSpeech" else half_tone * PITCH_SCALE_PER_SEMITONE
+        tuning = {"engine": engine, "style": style, "speed": round(base_rate * rate_factor) / DEFAULT_RATE,
+                  "pitch": pitch, "volume": max(0.0, min(1.0, self.volume * volume_factor))}
+        return _Plan(sentences(utterance.text, VOICEVOX_CHUNK_CHARS), tuning, "voicevox")
+
+    def _engine_for(self, spec: VoiceSpec, *, note: bool) -> tuple[VoicevoxEngine, int] | None:
+        """The engine and style ``spec`` names among those found; None (and a notice, ``note``) when none."""
+        style, address = spec.voicevox_style
+        now = time.monotonic()
+        candidates = [(engine, found) for engine, found in self._engines
+                      if address is None or engine.address == address.lower()]
+        usable = [(engine, found) for engine, found in candidates
+                  if now - self._engine_failed.get(engine.address, -ENGINE_RETRY_S) >= ENGINE_RETRY_S]
+        for engine, found in usable:
+            if style is None:
+                return engine, found.styles[0].id
+            if any(s.id == style for s in found.styles):
+                return engine, style
+        if note and not (candidates and not usable):  # an engine that just failed: its own notice says why
+            if usable:
+                where = ", ".join(f"{e.name} at {e.base_url}" for e, _ in usable)
+                problem = f"{where} has no voice {style}"
+            elif address is not None:
+                problem = f"no voice engine at {address} was found on this machine or given in the settings"
+            else:
+                problem = "no VOICEVOX-compatible engine answers (VOICEVOX, AivisSpeech, or an address in the " \
+                          "settings)"
+            self._notice("voicevox", problem)
+        return None
+
+    def _notice(self, key: str, problem: str) -> None:
+        """Says once (log and status) why a VOICEVOX voice is not heard: its lines go to the default voice."""
+        text = f"{problem}: its lines are said by the default voice"
+        if self._notices.get(key) != text:
+            self._notices[key] = text
+            log.warning("speech: %s", text)
+            if self._audio_problem is None:
+                self._engines_status()
 
     def _openjtalk_plan(self, utterance: Utterance) -> _Plan | None:
         """How Open JTalk says ``utterance`` (its chunks and tuning), or None when it does not say it."""
@@ -416,7 +611,7 @@ class Pyttsx3Speaker:
 
     def _says_openjtalk(self, spec: VoiceSpec, text: str) -> bool:
         """Open JTalk says a Japanese line unless a system voice is named (an id, or ``engine=system``)."""
-        return contains_japanese(text) and not spec.names_system_voice
+        return contains_japanese(text) and not spec.names_system_voice and not spec.names_voicevox
 
     def _settle(self, engine: Any) -> None:
         """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
@@ -424,9 +619,13 @@ class Pyttsx3Speaker:
             self._wake.wait_for(lambda: self._finished >= self._unfinished, timeout=FINISH_TIMEOUT_S)
         wait_idle(engine)
 
-    def _say(self, engine: Any, job: _Job) -> SpeakResult:
-        utterance = job.utterance
+    def _say(self, engine: Any, job: _Job, instead: Utterance | None = None) -> SpeakResult:
+        """Says ``job``'s utterance (or ``instead``: what is left of it, in the default voice)."""
+        utterance = instead or job.utterance
         spec = parse_voice_spec(utterance.voice)
+        plan = self._voicevox_plan(utterance) if spec.names_voicevox else None
+        if spec.names_voicevox and plan is None:  # no engine answers for it: the default voice, said why once
+            return self._say(engine, job, replace(utterance, voice=spec.without_voicevox()))
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
         base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
         rate = round(base_rate * rate_factor)
@@ -435,17 +634,19 @@ class Pyttsx3Speaker:
         finish: Callable[[concurrent.futures.Future[float] | None], None]
         chunk_chars, ahead = MAX_CHUNK_CHARS, False
         first: tuple[Path, concurrent.futures.Future[float]] | None = None  # its first chunk, rendered ahead
-        plan = self._openjtalk_plan(utterance) if self._renderer is not None else None
-        if plan is not None and self._openjtalk is not None and self._renderer is not None:
-            openjtalk, renderer, tuning = self._openjtalk, self._renderer, plan.tuning
-            voice_id, text = "openjtalk/mei", utterance.text
-            chunk_chars, ahead = OPENJTALK_CHUNK_CHARS, True  # each chunk renders while the one before it plays
+        if plan is None and self._renderer is not None:
+            plan = self._openjtalk_plan(utterance)
+        if plan is not None:
+            said = plan
+            voice_id, text = plan.voice_id, utterance.text
+            # each chunk renders while the one before it plays
+            chunk_chars, ahead = VOICEVOX_CHUNK_CHARS if plan.engine == "voicevox" else OPENJTALK_CHUNK_CHARS, True
             rendered_ahead, self._rendered_ahead = self._rendered_ahead, None
             if rendered_ahead is not None and rendered_ahead[0] is job and rendered_ahead[1] == plan:
                 first = rendered_ahead[2], rendered_ahead[3]
 
             def start(chunk: str, path: Path) -> concurrent.futures.Future[float] | None:
-                return renderer.submit(openjtalk.write_wav, chunk, path, **tuning)
+                return self._submit(said, chunk, path)
 
             def finish(pending: concurrent.futures.Future[float] | None) -> None:
                 assert pending is not None
@@ -486,7 +687,7 @@ class Pyttsx3Speaker:
             return SpeakResult(voice=voice_id, spoken_text=text, wav_path=wav_path, **fields)
 
         try:
-            chunks = split_for_speech(text, chunk_chars)
+            chunks = plan.chunks if plan is not None else split_for_speech(text, chunk_chars)
             paths = [self._scratch / f"{self._count}-{index}.wav" for index in range(len(chunks))]
             pending = None
             if first is not None:
@@ -496,7 +697,10 @@ class Pyttsx3Speaker:
             for index, chunk_path in enumerate(paths):
                 if job.future.cancelled():  # the caller gave up waiting (its turn was cancelled): stop here
                     raise _Interrupted
-                finish(pending if ahead else start(chunks[index], chunk_path))
+                try:
+                    finish(pending if ahead else start(chunks[index], chunk_path))
+                except VoicevoxProblem as problem:
+                    raise _EngineFailed(index, problem) from None
                 with wave.open(str(chunk_path), "rb") as rendered:
                     params = rendered.getparams()
                     data = rendered.readframes(params.nframes)
@@ -512,9 +716,25 @@ class Pyttsx3Speaker:
                     pending = start(chunks[index + 1], paths[index + 1])
                 elif ahead:
                     self._look_ahead()  # and the next line's first chunk while this line's last one plays
+                self._announce()  # the highlight of a line for an engine comes on with its audio
+                moras = self._moras.pop(chunk_path, ())
+                if moras:
+                    self._publish(MorasSpoken(utterance.speaker_id, chunks[index], time.monotonic(), moras))
                 if self._player is not None and params.nframes:  # a chunk of symbols alone may say nothing
                     self._play(chunk_path, job)
                 chunk_path.unlink(missing_ok=True)
+        except _EngineFailed as failed:  # the engine is gone or answers wrongly: the rest in the default voice
+            assert plan is not None
+            address = plan.tuning["engine"].address
+            self._engine_failed[address] = time.monotonic()
+            self._notice(address, str(failed.problem))  # it says which engine, where, and what went wrong
+            if writer is not None:
+                writer.close()
+                writer = None
+            rest = replace(utterance, text=" ".join(chunks[failed.index:]), voice=spec.without_voicevox())
+            later = self._say(engine, job, rest)
+            return later.model_copy(update={"duration_s": later.duration_s + (frames / framerate if framerate
+                                                                              else 0.0)})
         except _Interrupted:
             return result(success=False, interrupted=True, reason="interrupted",
                           duration_s=frames / framerate if framerate else 0.0)
@@ -569,6 +789,12 @@ class Pyttsx3Speaker:
         """Interrupted, or its caller stopped waiting (a cancelled speak query)."""
         return self._generation != job.generation or job.future.cancelled()
 
+    def _announce(self) -> None:
+        """Publishes the ``SpeakingChanged`` that waited for the audio (a line for a VOICEVOX engine)."""
+        speaking, self._unannounced = self._unannounced, None
+        if speaking is not None:
+            self._publish(SpeakingChanged(speaking, True))
+
     def _play(self, path: Path, job: _Job) -> None:
         assert self._player is not None
         for listener in self.playback_listeners:  # voice input's echo guard: what is played, when
@@ -600,13 +826,20 @@ class Pyttsx3Speaker:
         self._status = status
         self._publish(status)
 
-    def _publish(self, event: DeviceStatus | SpeakingChanged) -> None:
+    def _publish(self, event: DeviceStatus | SpeakingChanged | MorasSpoken) -> None:
         """From any thread: hands ``event`` to the bus on the loop (the bus may not be bound to it yet)."""
         loop = self._loop
         if self._bus is None or loop is None or loop.is_closed():
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._bus.publish, event)
+
+
+def sentences(text: str, max_chars: int) -> list[str]:
+    """``text``'s sentences, each its own chunk (a long one cut at a comma or a space): an engine's first audio
+    waits for the first sentence only, and the next is synthesised while it plays."""
+    return [chunk for sentence in _SENTENCE_END.split(text) if sentence.strip()
+            for chunk in split_for_speech(sentence, max_chars)]
 
 
 def _installed(module: str) -> bool:
@@ -623,8 +856,11 @@ def _resolve(job: _Job, result: SpeakResult) -> None:
 
 
 def build_speaker(bus: Bus | None, *, rate: int = 170, volume: float = 1.0, enabled: bool = True,
-                  output_dir: Path | None = None) -> Pyttsx3Speaker:
-    """The speaker for the voice settings; ``enabled=False`` never starts the engine (speech skipped, said once)."""
-    speaker = Pyttsx3Speaker(bus, rate=rate, volume=volume, output_dir=output_dir)
+                  output_dir: Path | None = None, engine_urls: Sequence[str] = (),
+                  find_local_engines: bool = False) -> Pyttsx3Speaker:
+    """The speaker for the voice settings; ``enabled=False`` never starts the engine (speech skipped, said once).
+    ``engine_urls`` and ``find_local_engines``: the VOICEVOX-compatible engines it looks for after the start."""
+    speaker = Pyttsx3Speaker(bus, rate=rate, volume=volume, output_dir=output_dir, engine_urls=engine_urls,
+                             find_local_engines=find_local_engines)
     speaker.enabled = enabled
     return speaker

@@ -2,9 +2,12 @@
 
 ``ja;rate=185;half_tone=2.5;all_pass=0.52`` (companions/cards/card.py ``Voice.for_language`` writes it; a settings
 choice or another client may send a bare name such as ``jpx/ja+f3``). The name is a language (``ja``, ``en-us``),
-a system voice id with an optional espeak variant, or ``openjtalk`` (Open JTalk's Mei). Keys:
+a system voice id with an optional espeak variant, ``openjtalk`` (Open JTalk's Mei), or a VOICEVOX-compatible
+engine's style: ``voicevox:3`` (style id 3 of the first engine found that has it) or ``voicevox:3@127.0.0.1:50021``
+(of the engine at that address; used only when that engine was found on this machine or given by the user). Keys:
 
-- ``engine``: ``openjtalk`` or ``system`` (pyttsx3);
+- ``engine``: ``openjtalk``, ``system`` (pyttsx3) or ``voicevox`` (a VOICEVOX-compatible engine: its first voice
+  when the name gives no style);
 - ``rate``: words per minute at the settings' 170 (the settings' rate scales it);
 - ``half_tone``: pitch shift in semitones;
 - ``all_pass``: Open JTalk's all-pass constant (frequency warping: the voice's apparent size).
@@ -21,8 +24,11 @@ from typing import Final, Literal
 
 log = logging.getLogger(__name__)
 
-Engine = Literal["openjtalk", "system"]
+Engine = Literal["openjtalk", "system", "voicevox"]
 OPENJTALK: Final = "openjtalk"
+VOICEVOX: Final = "voicevox"
+_VOICEVOX_NAME: Final = re.compile(r"^voicevox(?::(-?\d{1,10}))?(?:@([A-Za-z0-9.\-\[\]:]{1,300}))?$",
+                                   re.IGNORECASE)
 DEFAULT_RATE: Final = 170  # words per minute of the settings' default: a card's rate is relative to it
 _LANGUAGE: Final = re.compile(r"^[a-z]{2,3}([-_][a-z0-9]{2,8})*$")
 
@@ -42,17 +48,47 @@ class VoiceSpec:
         return self.engine == OPENJTALK or (self.name or "").split(":")[0].lower() == OPENJTALK
 
     @property
+    def names_voicevox(self) -> bool:
+        """A VOICEVOX-compatible engine says the line (its name, or ``engine=voicevox`` with a language)."""
+        if (self.name or "").lower().startswith(VOICEVOX):
+            return _VOICEVOX_NAME.match(self.name or "") is not None
+        return self.engine == VOICEVOX and not self.names_openjtalk
+
+    @property
+    def voicevox_style(self) -> tuple[int | None, str | None]:
+        """The style id and the engine's ``host:port`` the name gives (either may be None: the engines' choice)."""
+        match = _VOICEVOX_NAME.match(self.name or "")
+        if match is None:
+            return None, None
+        return (int(match[1]) if match[1] is not None else None), match[2]
+
+    @property
     def names_system_voice(self) -> bool:
         """A system voice is named: an engine voice id (``jpx/ja``, a SAPI5 token), not just a language."""
         if self.engine == "system":
             return True
         name = (self.name or "").partition("+")[0].lower()
-        return bool(name) and not self.names_openjtalk and _LANGUAGE.match(name) is None
+        return bool(name) and not self.names_openjtalk and not name.startswith(VOICEVOX) \
+            and _LANGUAGE.match(name) is None
 
     @property
     def system_voice(self) -> str | None:
         """The name for pyttsx3's voice choice (``openjtalk`` names none there)."""
-        return None if (self.name or "").split(":")[0].lower() == OPENJTALK else self.name
+        first = (self.name or "").split(":")[0].split("@")[0].lower()
+        return None if first in (OPENJTALK, VOICEVOX) else self.name
+
+    def without_voicevox(self) -> str | None:
+        """This voice as its spec would say it without the VOICEVOX engine: its tuning kept, the engine's choice
+        of voice (what says the line when the engine is gone)."""
+        name = None if (self.name or "").lower().startswith(VOICEVOX) else self.name
+        parts = [name or ""]
+        if self.rate is not None:
+            parts.append(f"rate={self.rate}")
+        if self.half_tone:
+            parts.append(f"half_tone={self.half_tone:g}")
+        if self.all_pass is not None:
+            parts.append(f"all_pass={self.all_pass:g}")
+        return ";".join(parts)
 
 
 def parse_voice_spec(spec: str | None) -> VoiceSpec:
@@ -65,7 +101,7 @@ def parse_voice_spec(spec: str | None) -> VoiceSpec:
         key, _, value = pair.partition("=")
         key, value = key.strip().lower(), value.strip()
         try:
-            if key == "engine" and value.lower() in ("openjtalk", "system"):
+            if key == "engine" and value.lower() in ("openjtalk", "system", "voicevox"):
                 fields["engine"] = value.lower()
             elif key == "rate":
                 fields["rate"] = max(50, min(400, round(float(value))))

@@ -29,6 +29,17 @@ class EngineVoice:
 OPENJTALK_MEI: Final = EngineVoice("openjtalk", "Open JTalk Mei", ("ja",))
 
 
+def engine_voices(engines: Sequence[Any]) -> list[EngineVoice]:
+    """The styles of VOICEVOX-compatible ``engines`` (app/devices/voicevox_discovery.py's FoundEngine) as voices a
+    companion may be given: ``voicevox:3@127.0.0.1:50021`` named "VOICEVOX ずんだもん (ノーマル)"."""
+    voices = []
+    for engine in engines:
+        for style in engine.styles:
+            voices.append(EngineVoice(f"voicevox:{style.id}@{engine.address}",
+                                      f"{engine.name} {style.speaker} ({style.name})", ("ja",)))
+    return voices
+
+
 def choose_voice(voices: Sequence[Any], utterance: Utterance, *, espeak: bool) -> tuple[str, bool]:
     """The engine voice id for ``utterance`` among the engine's ``voices``, and whether the text is read as
     Japanese (then converted to kana).

@@ -7,12 +7,14 @@ registers :attr:`Devices.responders` with the query broker; the settings dialog 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.devices.camera import OpenCVCamera, build_camera
 from app.devices.speaker import Pyttsx3Speaker, build_speaker
 from app.devices.voice_spec import DEFAULT_RATE, parse_voice_spec
+from app.devices.voicevox_discovery import EngineSearch
 from app.settings.model import Settings, VoiceSettings
 from companions.devices.ports import Utterance, VoiceMap
 from companions.devices.responders import SpeakResponder, VisionResponder
@@ -27,6 +29,7 @@ class Devices:
     vision: VisionResponder
     speak: SpeakResponder
     voice_input: VoiceInput | None = None  # the microphone: app/voice_input/wiring.py
+    _search: asyncio.Task[EngineSearch] | None = field(default=None, repr=False)  # the voice engines' search
 
     @property
     def components(self) -> list[OpenCVCamera | Pyttsx3Speaker | VoiceInput]:
@@ -52,8 +55,13 @@ class Devices:
 
     async def apply_settings(self, settings: Settings) -> None:
         """Re-checks the camera when its source changed and follows the camera switch; the speaker's rate and volume
-        apply from the next utterance (turning speech on or off applies from the next start)."""
+        apply from the next utterance (turning speech on or off applies from the next start), and the voice engines
+        are looked for again when their URLs changed."""
         self.speaker.rate, self.speaker.volume = settings.voice.rate, settings.voice.volume
+        engines = (tuple(settings.voice.engines), settings.voice.find_engines)
+        if engines != (self.speaker.engine_urls, self.speaker.find_local_engines):
+            self.speaker.engine_urls, self.speaker.find_local_engines = engines
+            self._search = asyncio.get_running_loop().create_task(self.speaker.find_engines())  # in the background
         await self.camera.switch(settings.camera.on)
         if settings.camera.source != self.camera.source:
             await self.camera.reconfigure(settings.camera.source)
@@ -64,5 +72,6 @@ def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = Non
     """The devices for ``settings``. ``speech_dir`` renders speech to WAV files there instead of playing it."""
     camera = build_camera(settings.camera.source, bus, switched_on=settings.camera.on)
     speaker = build_speaker(bus, rate=settings.voice.rate, volume=settings.voice.volume,
-                            enabled=settings.voice.enabled, output_dir=speech_dir)
+                            enabled=settings.voice.enabled, output_dir=speech_dir,
+                            engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines)
     return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices))

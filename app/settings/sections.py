@@ -92,6 +92,15 @@ class VoiceSettings(SettingsSection):
     rate: int = Field(default=170, ge=50, le=400)
     volume: float = Field(default=1.0, ge=0.0, le=1.0)
     output_dir: Path | None = Field(default=None, description="write speech to WAV files here instead of playing it")
+    # VOICEVOX-compatible engines (app/devices/voicevox_discovery.py): those on this machine are looked for, one
+    # elsewhere is used only when its URL is given here.
+    engines: list[HttpUrl] = Field(default_factory=list, max_length=16, description="VOICEVOX-compatible engines")
+    find_engines: bool = Field(default=True, description="look for VOICEVOX and AivisSpeech on this machine")
+
+    @field_validator("engines", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:  # MADOI_VOICE_ENGINES=http://127.0.0.1:50021,http://...
+        return [u.strip() for u in value.split(",") if u.strip()] if isinstance(value, str) else value
 
 
 class VoiceInputSettings(SettingsSection):

@@ -90,18 +90,20 @@ class LLMChoice(_Card):
     temperature: float | None = Field(default=None, ge=0, le=2)
 
 
-VoiceEngine: TypeAlias = Literal["openjtalk", "system"]
+VoiceEngine: TypeAlias = Literal["openjtalk", "system", "voicevox"]
 
 
 class Voice(_Card):
     """How this companion sounds: a voice per language, the engine that voices it, and its tuning.
 
     ``ja``, ``en`` (and any other language code) name a voice: a language (``ja``, ``en-us``), a system voice id,
-    either with an espeak variant (``en-us+f3``), or ``openjtalk`` (Open JTalk's voice Mei). ``engine`` picks the
-    engine where the voice leaves it open: ``openjtalk`` (Japanese lines, the default when it is installed) or
-    ``system`` (pyttsx3: espeak-ng, SAPI5, NSSpeechSynthesizer). ``rate`` is words per minute at the settings' 170
-    (the settings' rate scales it); ``half_tone`` shifts the pitch in semitones; ``all_pass`` is Open JTalk's
-    all-pass constant (0.55 is Mei's own: lower sounds smaller and brighter, higher larger and darker).
+    either with an espeak variant (``en-us+f3``), ``openjtalk`` (Open JTalk's voice Mei), or ``voicevox:<style id>``
+    (a VOICEVOX-compatible engine's voice, when one runs). ``engine`` picks the engine where the voice leaves it open:
+    ``openjtalk`` (Japanese lines, the default when it is installed), ``system`` (pyttsx3: espeak-ng, SAPI5,
+    NSSpeechSynthesizer) or ``voicevox`` (its first voice; the default voice when no engine answers). ``rate`` is
+    words per minute at the settings' 170 (the settings' rate scales it); ``half_tone`` shifts the pitch in
+    semitones; ``all_pass`` is Open JTalk's all-pass constant (0.55 is Mei's own: lower sounds smaller and brighter,
+    higher larger and darker).
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)

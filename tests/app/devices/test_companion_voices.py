@@ -200,7 +200,7 @@ def test_old_cards_keep_their_voices_and_new_ones_are_checked() -> None:
     assert Voice.model_validate({}).for_language("ja") is None
     tuned = Voice.model_validate({"rate": 150, "half_tone": -3, "all_pass": 0.6, "engine": "system"})
     assert tuned.for_language("ja") == "ja;engine=system;rate=150;half_tone=-3;all_pass=0.6"
-    for wrong in ({"half_tone": 40}, {"all_pass": 1.5}, {"engine": "voicevox"}):
+    for wrong in ({"half_tone": 40}, {"all_pass": 1.5}, {"engine": "coeiroink"}):
         with pytest.raises(ValueError, match="validation error"):
             Voice.model_validate(wrong)
 
