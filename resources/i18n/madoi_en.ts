@@ -100,4 +100,21 @@
         </translation>
     </message>
 </context>
+<context>
+    <name>voice_engines</name>
+    <message numerus="yes">
+        <source>%n engines found</source>
+        <translation>
+            <numerusform>%n engine found</numerusform>
+            <numerusform>%n engines found</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n voices</source>
+        <translation>
+            <numerusform>%n voice</numerusform>
+            <numerusform>%n voices</numerusform>
+        </translation>
+    </message>
+</context>
 </TS>

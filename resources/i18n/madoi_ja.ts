@@ -2866,6 +2866,85 @@
     </message>
 </context>
 <context>
+    <name>voice_engines</name>
+    <message>
+        <source>Voice engines (VOICEVOX, AivisSpeech)</source>
+        <translation>音声エンジン（VOICEVOX、AivisSpeech）</translation>
+    </message>
+    <message>
+        <source>Look for VOICEVOX and AivisSpeech on this computer</source>
+        <translation>このコンピューターの VOICEVOX と AivisSpeech を探す</translation>
+    </message>
+    <message>
+        <source>Other engines&apos; addresses</source>
+        <translation>ほかのエンジンのアドレス</translation>
+    </message>
+    <message>
+        <source>e.g. http://192.168.1.20:50021, separated by commas. An engine on another computer is used only when its address is given here.</source>
+        <translation>例: http://192.168.1.20:50021（複数はカンマで区切る）。ほかのコンピューターのエンジンは、ここにアドレスを書いたときだけ使います。</translation>
+    </message>
+    <message>
+        <source>Look again</source>
+        <translation>もう一度探す</translation>
+    </message>
+    <message>
+        <source>Looking for voice engines…</source>
+        <translation>音声エンジンを探しています…</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n engines found</source>
+        <translation>
+            <numerusform>%n 個のエンジンが見つかりました</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No engine found. Start VOICEVOX or AivisSpeech, then look again; meanwhile Japanese lines are said by Open JTalk.</source>
+        <translation>エンジンが見つかりません。VOICEVOX か AivisSpeech を起動してから、もう一度探してください。それまで日本語のせりふは Open JTalk が話します。</translation>
+    </message>
+    <message>
+        <source>Engine and voices</source>
+        <translation>エンジンと声</translation>
+    </message>
+    <message>
+        <source>Style id</source>
+        <translation>スタイル ID</translation>
+    </message>
+    <message>
+        <source>{engine} at {url}</source>
+        <translation>{engine}（{url}）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n voices</source>
+        <translation>
+            <numerusform>%n 個の声</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>does not answer: {problem}</source>
+        <translation>応答しません: {problem}</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>試す</translation>
+    </message>
+    <message>
+        <source>Saying a sentence…</source>
+        <translation>話しています…</translation>
+    </message>
+    <message>
+        <source>Spoken by {voice}.</source>
+        <translation>{voice} が話しました。</translation>
+    </message>
+    <message>
+        <source>Not heard: {problem}</source>
+        <translation>聞こえませんでした: {problem}</translation>
+    </message>
+    <message>
+        <source>Each companion&apos;s voice is chosen in the Companions tab, among these voices too.</source>
+        <translation>各コンパニオンの声は「コンパニオン」タブで選べます（ここにある声も選べます）。</translation>
+    </message>
+</context>
+<context>
     <name>window_menu</name>
     <message>
         <source>&amp;Conversation</source>

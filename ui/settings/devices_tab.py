@@ -1,5 +1,6 @@
 """The settings dialog's Camera and voice tab: the camera source and preview rate, speech on or off, its rate and
-volume, and the voice test (a sentence said through the app's one speaker, at the form's rate)."""
+volume, the voice test (a sentence said through the app's one speaker, at the form's rate), and the VOICEVOX-
+compatible engines found, each with its voices and a test (ui/settings/voice_engines.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QPus
 
 from app.settings.model import CameraSettings, VoiceSettings
 from ui.settings.form import SettingsPage, Spawn, button_row, voice_test
+from ui.settings.voice_engines import TEXTS as ENGINE_TEXTS
+from ui.settings.voice_engines import VoiceEnginesBox
 from ui.window.naming import named
 
 VoiceTester = Callable[[VoiceSettings, str], Awaitable[None]]  # (voice, sample sentence)
@@ -47,13 +50,21 @@ class DevicesPage(SettingsPage):
         self.row(form, "rate", self.rate, "voice.rate")
         self.row(form, "volume", self.volume, "voice.volume")
         form.addRow("", button_row(self.test_voice_button, self.voice_result))
+        self.engines = VoiceEnginesBox(voice.engines, voice.find_engines, language=self.language, spawn=spawn,
+                                       volume=lambda: self.volume.value() / 100)
+        engines_label = QLabel(ENGINE_TEXTS.text("title", self.language))
+        engines_label.setWordWrap(True)
+        form.addRow(engines_label, self.engines)
+        form.addRow("", self.error_label("voice.engines"))
         self.changed_signal(self.camera_source.textChanged, self.preview_fps.valueChanged,
-                            self.voice_enabled.toggled, self.rate.valueChanged, self.volume.valueChanged)
+                            self.voice_enabled.toggled, self.rate.valueChanged, self.volume.valueChanged,
+                            self.engines.urls.textChanged, self.engines.find_local.toggled)
 
     def values(self) -> dict[str, dict[str, Any]]:
         return {"camera": {"source": self.camera_source.text().strip(), "preview_fps": self.preview_fps.value()},
                 "voice": {"enabled": self.voice_enabled.isChecked(), "rate": self.rate.value(),
-                          "volume": self.volume.value() / 100}}
+                          "volume": self.volume.value() / 100, "engines": self.engines.given_urls(),
+                          "find_engines": self.engines.find_local.isChecked()}}
 
     def voice_settings(self) -> VoiceSettings:
         """The voice the form describes (speech on: a test is asked for)."""
