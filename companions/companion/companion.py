@@ -35,6 +35,7 @@ from companions.cards.card_events import Guidance, decide, evaluate_conditions, 
 from companions.cards.lore import lore_block
 from companions.common.tasks import TaskSet
 from companions.companion.composing import (
+    PARROT_MIN_CHARS,
     EndAfterSpeech,
     LineCheck,
     clean_piece,
@@ -555,15 +556,21 @@ class Companion:
         """The lines a new line must not repeat: the companions' lines since the user last spoke. Companions' lines
         only: answering a user's greeting with a greeting is no repetition, and neither is greeting again when the
         user comes back after a restart, its own greeting included (measured on the 0.5B model: a second start's
-        "こんにちは。" counted as a repeat of the greeting said before the restart; a filler stood in). Its own lines
-        of this run are checked on their own (LineCheck.own_before)."""
+        "こんにちは。" counted as a repeat of the greeting said before the restart; a filler stood in). Once a
+        companion answered, the user's message is one of them too, unless short. Its own lines of this run are checked
+        on their own (LineCheck.own_before)."""
         speakers = {m.id for m in self.roster()} | {self.id}
         since_user: list[str] = []
+        asked: list[str] = []
         for entry in reversed(self.memory.entries[-8:]):
             if entry.speaker_id not in speakers:
+                # Later in the conversation the user's question is no line either (measured on the 0.5B model: a
+                # question of the user's said back a turn after it was answered); a short one ("こんにちは！") may be.
+                if since_user and len(entry.text) >= PARROT_MIN_CHARS:
+                    asked.append(entry.text)
                 break
             since_user.append(entry.text)
-        return list(dict.fromkeys(reversed(since_user[:4])))
+        return list(dict.fromkeys([*asked, *reversed(since_user[:4])]))
 
     async def say(self, message: Message) -> SpeakResult:
         """Voices one of this companion's messages; returns how it ended once the speech finished or failed."""

@@ -381,3 +381,28 @@ def test_the_prompt_shows_the_first_sample_line_and_the_line_length_follows_the_
     assert not any(line in prompt for line in lines[1:])
     rules = LineRules.from_samples({"ja": "\n".join(lines), "en": ""})
     assert rules.limit("ja") == max(60, 3 * max(map(len, lines)))
+
+
+async def test_the_users_question_said_back_after_another_companion_answered_it_is_asked_again() -> None:
+    from companions.companion.companion import Companion
+    from companions.llm.scripted import ScriptedModel, reply_json, say
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
+
+    bus = InProcessBus()
+    model = ScriptedModel("akari")
+    model.lane("event_params").always(reply_json({"already_replied": True, "need_response": True,
+                                                  "wants_to_see": False}))
+    question = "週末は何をして過ごすのが好き？"
+    model.add(say(question), say("わたしは星を見に行くのが好き！"))  # measured: the user's question said back
+    present = (_card("akari").wire_metadata("ja"), _card("hina").wire_metadata("ja"))
+    akari = Companion(_card("akari"), model, bus=bus, queries=QueryBroker(bus), language="ja",
+                      roster=lambda: present)
+    await akari.hear(Message.create(from_="user", message=question, to=[]))
+    hina = Message.create(from_="hina", message="わたしはお菓子を焼いて過ごします。", to=[])
+    await akari.hear(hina)
+    line = await akari.compose(hina)
+    assert line is not None
+    assert line.text == "わたしは星を見に行くのが好き！"
+    model.assert_used_up()
