@@ -164,10 +164,25 @@ async def measure(options: argparse.Namespace, label: str) -> Record:
             except TimeoutError:
                 await runtime.parts.conversation_manager.stop_conversation()
     finally:
+        if options.embedded:
+            print(f"  [{label}] the runner's memory: {runner_memory()}", flush=True)
         await runtime.stop()
     print(f"  [{label}] {len(record.lines)} lines in {time.perf_counter() - started:.0f} s; load average "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     return record
+
+
+def runner_memory() -> str:
+    """The model runner's resident memory now and at its peak (Linux: /proc/<pid>/status), with the companions'
+    prompts it keeps after the run's requests."""
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        if any("app.llm.runner.child" in part or "--model-runner-child" in part for part in child.cmdline()):
+            status = Path(f"/proc/{child.pid}/status").read_text()
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            return f"RSS {fields['VmRSS'].strip()}, peak {fields['VmHWM'].strip()}"
+    return "no runner process found"
 
 
 @dataclass
