@@ -123,15 +123,25 @@ async def test_an_engine_that_is_gone_leaves_the_line_to_the_default_voice(
 
 async def test_no_engine_at_all_is_said_once_and_the_line_still_heard(bus: InProcessBus, tmp_path: Path) -> None:
     seen = _events(bus)
-    speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech", engine_urls=["http://127.0.0.1:9"])
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # accepts, never answers: a host that hangs
+
+    hanging = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = hanging.sockets[0].getsockname()[1]
+    speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech",
+                             engine_urls=["http://127.0.0.1:9", f"http://127.0.0.1:{port}"])
     speaker.openjtalk_enabled = False
+    began = time.monotonic()
     await speaker.start()
+    assert time.monotonic() - began < 1.0  # the engines are looked for after the start, never within it
     try:
         result = await speaker.speak(Utterance("こんにちは。", voice="voicevox:3@192.168.1.20:50021",
                                                speaker_id="souta"))
         english = await speaker.speak(Utterance("See you.", voice="voicevox:3", speaker_id="souta"))
     finally:
         await speaker.stop()
+        hanging.close()
     assert result.success, result.reason
     assert not result.skipped
     assert not result.voice.startswith("voicevox")
