@@ -15,7 +15,8 @@ chunk while a line's last one plays. The highlight of the line being said (``Spe
 engine's audio starts, not while it synthesises, and each chunk's mora timing (the engine's own, from its audio
 query) is published as :class:`~app.devices.voicevox.MorasSpoken` as the chunk starts. An engine that is gone, or
 that answers wrongly, never fails a line: the rest of it is said by the default voice, and the status says why once
-(the engine is tried again after :data:`ENGINE_RETRY_S`).
+(the engine is tried again after :data:`ENGINE_RETRY_S`). While no engine speaks, they are looked for again every
+:data:`ENGINES_SEARCH_S`: VOICEVOX started after Madoi is found, and its voices offered, without a restart.
 
 Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
 its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
@@ -92,6 +93,7 @@ EMOTION_HALF_TONE: Final[dict[Emotion, float]] = {"neutral": 0.0, "happy": 1.5, 
 # A VOICEVOX-compatible engine renders a chunk whole too (a network round trip and its model): sentences, not lines.
 VOICEVOX_CHUNK_CHARS: Final = 60
 ENGINE_RETRY_S: Final = 30.0  # an engine that failed is tried again after this (the default voice says lines until)
+ENGINES_SEARCH_S: Final = 30.0  # while none speaks (or one failed), the engines are looked for again this often
 ENGINES_WAIT_S: Final = 3.0  # a line for an engine waits this long at most for the search after the start
 PITCH_SCALE_PER_SEMITONE: Final = 0.015  # VOICEVOX's pitchScale multiplies log F0 (~5.5) by 2**pitchScale
 _SENTENCE_END: Final = re.compile(r"(?<=[。！？!?…\n])\s*|(?<=[.])\s+")
@@ -226,12 +228,17 @@ class Pyttsx3Speaker:
         return search
 
     async def _search_engines(self) -> None:
+        """The search after the start, then again every :data:`ENGINES_SEARCH_S` while no engine speaks or one
+        failed: VOICEVOX started after Madoi is found (two refused connections a minute cost nothing)."""
         await self.find_engines()
+        while True:
+            await asyncio.sleep(ENGINES_SEARCH_S)
+            if not self._engines or self._engine_failed:
+                await self.find_engines()
 
     async def engines_searched(self) -> list[FoundEngine]:
         """The engines that speak, once the search the start began is over."""
-        if self._search_task is not None:
-            await asyncio.shield(self._search_task)
+        await asyncio.to_thread(self._engines_known.wait, ENGINES_WAIT_S + 2)
         return self.engines
 
     @property

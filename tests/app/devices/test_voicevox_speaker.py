@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import app.devices.speaker as speaker_module
 from app.devices.speaker import Pyttsx3Speaker
 from app.devices.voices import voice_choices
 from app.devices.voicevox import MorasSpoken
@@ -150,3 +151,29 @@ async def test_no_engine_at_all_is_said_once_and_the_line_still_heard(bus: InPro
     reasons = [item.reason for _, item in seen if isinstance(item, DeviceStatus)]
     assert any("no voice engine at 192.168.1.20:50021 was found on this machine or given in the settings" in r
                for r in reasons)  # an engine elsewhere is never used without the user's say
+
+
+async def test_voicevox_started_after_madoi_is_found_and_heard(bus: InProcessBus, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(speaker_module, "ENGINES_SEARCH_S", 0.2)  # 30 s in the app
+    engine = VoicevoxTestEngine()
+    await engine.start()
+    await engine.stop()  # its address known, nothing there yet: the user has not started VOICEVOX
+    speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech", engine_urls=[engine.base_url])
+    speaker.openjtalk_enabled = False
+    await speaker.start()
+    try:
+        before = await speaker.speak(Utterance("こんにちは。", voice="voicevox:3", speaker_id="akari"))
+        await engine.start()  # the user starts VOICEVOX
+        for _ in range(100):  # found at the next search (every 0.2 s here)
+            if speaker.engines:
+                break
+            await asyncio.sleep(0.05)
+        after = await speaker.speak(Utterance("こんにちは。", voice="voicevox:3", speaker_id="akari"))
+    finally:
+        await speaker.stop()
+        await engine.stop()
+    assert before.success
+    assert not before.voice.startswith("voicevox")
+    assert after.voice == f"voicevox:3@127.0.0.1:{engine.port}"
+    assert any(v.id == after.voice for v in speaker.voices)  # and its voices are offered to the companions
