@@ -527,9 +527,9 @@ class Pyttsx3Speaker:
     def _submit(self, plan: _Plan, chunk: str, path: Path) -> concurrent.futures.Future[float]:
         """Renders ``chunk`` to ``path`` on the plan's engine's thread."""
         if plan.engine == "voicevox":
-            if self._voicevox_renderer is None:
+            if self._voicevox_renderer is None:  # two: a request an interruption abandoned never delays the next
                 self._voicevox_renderer = concurrent.futures.ThreadPoolExecutor(
-                    1, thread_name_prefix="speaker-voicevox")
+                    2, thread_name_prefix="speaker-voicevox")
             return self._voicevox_renderer.submit(self._render_voicevox, plan, chunk, path)
         assert self._renderer is not None
         assert self._openjtalk is not None

@@ -177,3 +177,30 @@ async def test_voicevox_started_after_madoi_is_found_and_heard(bus: InProcessBus
     assert not before.voice.startswith("voicevox")
     assert after.voice == f"voicevox:3@127.0.0.1:{engine.port}"
     assert any(v.id == after.voice for v in speaker.voices)  # and its voices are offered to the companions
+
+
+async def test_an_interruption_stops_a_line_the_engine_is_still_synthesising(bus: InProcessBus,
+                                                                             tmp_path: Path) -> None:
+    async with VoicevoxTestEngine(synthesis_rtf=3.0) as engine:  # a slow engine: ~3 s for this sentence
+        speaker = Pyttsx3Speaker(bus, output_dir=tmp_path / "speech", engine_urls=[engine.base_url])
+        speaker.openjtalk_enabled = False
+        await speaker.start()
+        try:
+            await _found(speaker)
+            line = asyncio.create_task(speaker.speak(Utterance("こんにちは。", voice="voicevox:3")))
+            await asyncio.sleep(0.3)
+            asked = time.monotonic()
+            speaker.interrupt()  # Esc, or the user's message
+            cut = await line
+            stopped = time.monotonic() - asked
+            engine.synthesis_rtf = 0.0
+            began = time.monotonic()
+            following = await speaker.speak(Utterance("はい。", voice="voicevox:3"))
+            took = time.monotonic() - began
+        finally:
+            await speaker.stop()
+    assert cut.interrupted
+    assert stopped < 0.2
+    assert following.success
+    assert following.voice.startswith("voicevox")
+    assert took < 1.0  # not behind the ~2.5 s the abandoned request still had to go
