@@ -13,6 +13,8 @@ a frozen build calls :func:`main` from its own entry point). The child
 - switches off llama.cpp's extra buffer types (weight repacking) when told, which llama-cpp-python 0.3.36 does not
   expose as a setting: its ``Llama`` reads the model parameters from ``llama_model_default_params()``, so the child
   wraps that function before the model loads;
+- computes the logits of the last token only (``logits_all`` off; the server's default computes them for every
+  prompt token, the 0.5B model's largest matrix, and keeps a copy of each row: nothing Madoi asks needs them);
 - keeps each companion's evaluated prompt (:func:`keep_prompt_states`): llama.cpp holds one prompt in its context,
   so on a server shared by companions each one's turn evaluated its whole prompt again after another's (measured on
   the 0.5B test model, generic build: ~1,000 prompt tokens at ~50 tokens/s, 20 s before the first word).
@@ -26,7 +28,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from typing import Final
 
 from app.llm.runner.options import CONFIG_ENV, ChildConfig
@@ -71,22 +72,24 @@ PROMPT_STATES_BYTES: Final = 384 << 20
 
 def keep_prompt_states() -> None:
     """Makes the server's prompt cache (llama-cpp-python's RAM cache, ``cache=True``) keep only what a prompt's next
-    request needs: the context's state. Each kept state also carries a copy of the model's score rows (n_batch x
-    vocabulary floats, ~300 MB for Qwen's 151,936 tokens at a batch of 512), which serve log-probabilities only
-    with ``logits_all`` (off here: the sampler reads the context's own logits) and which the cache's size does not
-    count: they are dropped as each state is kept, so the states stay within :data:`PROMPT_STATES_BYTES`."""
-    import llama_cpp
-    import numpy as np
-    from llama_cpp.llama import LlamaState
-    from llama_cpp.llama_cache import LlamaRAMCache
+    request needs: the context's state. ``Llama.save_state`` also copies the model's score rows into each state
+    (n_batch x vocabulary floats: ~300 MB for Qwen's 151,936 tokens at a batch of 512, allocated at every completion
+    and not counted in the cache's size), which serve log-probabilities only with ``logits_all`` (off here: the
+    sampler reads the context's own logits). So a state is saved with one row of them, which ``load_state`` spreads
+    over the rows it restores; the states stay within :data:`PROMPT_STATES_BYTES`."""
+    from llama_cpp.llama import Llama, LlamaState
 
-    class PromptStates(LlamaRAMCache):
-        def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
-            value.scores = np.zeros((1, value.scores.shape[-1]), dtype=np.single)  # restored by broadcasting
-            super().__setitem__(key, value)
+    save_state = Llama.save_state
 
-    # what llama_cpp.server.model builds for cache_type "ram"
-    llama_cpp.LlamaRAMCache = PromptStates  # type: ignore[attr-defined]
+    def save_state_without_scores(self: Llama) -> LlamaState:
+        scores = self.scores
+        self.scores = scores[:1]  # a view: one row is copied into the state
+        try:
+            return save_state(self)
+        finally:
+            self.scores = scores
+
+    Llama.save_state = save_state_without_scores  # type: ignore[method-assign]
 
 
 def serve(config: ChildConfig) -> None:
@@ -102,7 +105,7 @@ def serve(config: ChildConfig) -> None:
     model = ModelSettings(model=config.model_file, model_alias=config.alias, n_ctx=config.context,
                           n_threads=config.threads, n_threads_batch=config.threads, n_batch=config.batch,
                           n_ubatch=config.batch, use_mmap=config.mmap, use_mlock=False, verbose=True,
-                          cache=True, cache_type="ram", cache_size=PROMPT_STATES_BYTES)
+                          logits_all=False, cache=True, cache_type="ram", cache_size=PROMPT_STATES_BYTES)
     print(f"madoi-model-runner: {config.alias} on {config.host}:{config.port}, context {config.context}, "
           f"{config.threads} threads, batch {config.batch}, extra buffers {config.extra_buffers}, "
           f"mmap {config.mmap}", file=sys.stderr, flush=True)
