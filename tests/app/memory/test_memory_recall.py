@@ -35,11 +35,11 @@ class Parts:
         self.importer = ConversationImporter(store, memory, engine, user_id="taro",
                                              names={"akari": "Akari", "hina": "Hina", "souta": "Souta"})
 
-    async def add(self, *messages: tuple[str, str, list[str], str]) -> int:
-        """Imports a conversation of (id, from, to, text), a minute apart from 8 May 2023."""
+    async def add(self, *messages: tuple[str, str, list[str], str], start: dt.datetime = MAY_8) -> int:
+        """Imports a conversation of (id, from, to, text), a minute apart from ``start`` (8 May 2023)."""
         conversation = TransferConversation.model_validate({"title": "past", "messages": [
             {"id": mid, "from": sender, "to": to, "message": text,
-             "time": (MAY_8 + dt.timedelta(minutes=n)).isoformat()}
+             "time": (start + dt.timedelta(minutes=n)).isoformat()}
             for n, (mid, sender, to, text) in enumerate(messages)]})
         report = ImportReport()
         conversation_id = await self.importer.add(conversation, report)
@@ -200,3 +200,30 @@ async def test_a_recall_when_the_app_closes_recalls_nothing_and_logs_no_error(
         memory.close()
         await store.close()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_question_naming_a_day_recalls_what_was_said_about_that_day(parts: Parts) -> None:
+    # The same words on two evenings: "last night", said on 2 May, is 1 May, the day the question asks about
+    for day, ident in ((dt.datetime(2023, 6, 20, 9, 0, tzinfo=dt.UTC), "june"),
+                       (dt.datetime(2023, 5, 2, 9, 0, tzinfo=dt.UTC), "may")):
+        await parts.add((f"{ident}-hi", "akari", [], "Hello!"),
+                        (ident, "user", [], "I watched a film last night, what a film"), start=day)
+    first = await parts.recall.recall("akari", "What film did I watch on 1 May, 2023?", limit=10)
+    assert first[0].message_id == "may"
+    first = await parts.recall.recall("akari", "What film did I watch on 19 June 2023?", limit=10)
+    assert first[0].message_id == "june"
+
+
+async def test_a_line_from_a_conversation_about_the_matter_outranks_a_stray_line_sharing_a_word(
+        parts: Parts) -> None:
+    # "Which trail did I find?": the chat about hiking, not a line about shoes that happens to say "trail"
+    await parts.add(("h1", "user", [], "We went hiking in the hills on Sunday"),
+                    ("h2", "akari", [], "Hiking in the hills sounds lovely"),
+                    ("h3", "user", [], "I found a trail by the lake"),
+                    ("h4", "akari", [], "A hiking trail by a lake, how nice"),
+                    start=dt.datetime(2023, 3, 1, 9, 0, tzinfo=dt.UTC))
+    await parts.add(("s0", "akari", [], "Hello again!"),
+                    ("s1", "user", [], "These trail shoes are tight"),
+                    start=dt.datetime(2023, 4, 1, 9, 0, tzinfo=dt.UTC))
+    recalled = [i.message_id for i in await parts.recall.recall("akari", "Which trail did I find?", limit=10)]
+    assert recalled[:3] == ["h3", "h4", "s1"], recalled  # both lines about the trail by the lake first
