@@ -57,7 +57,7 @@ def _require_prepared() -> None:
 def start_real_server(log_dir: Path, chat_format: str | None = None, *, interrupt_requests: bool = True) -> RealServer:
     """Starts the server (``scripts/real_model.py``'s ``start_server``) once it is prepared, else skips or fails."""
     _require_prepared()
-    return real_model.start_server(log_dir, chat_format, interrupt_requests=interrupt_requests)
+    return real_model.start_server(log_dir, chat_format, interrupt_requests=interrupt_requests, last_logits_only=True)
 
 
 class RealServers:
