@@ -14,17 +14,19 @@ Snap Research for research use): conversations of two people over up to 35 dated
 3. the baseline: Okapi BM25 (k1 1.5, b 0.75; lower-cased words) over the same turns' texts as indexed
    ("Name: words"), in this process.
 
-Figures: recall@10 per category and overall, Madoi and BM25, for all questions and for the two halves (even and odd
+Figures: recall@10 per category and overall, Madoi and BM25, for all questions, for the two halves (even and odd
 question numbers within each conversation; the ranking's constants were chosen on the even half and checked on
-the odd one); p50/p99 of the recall's own time (``elapsed_ms`` of the command: the search and the memory lookup,
-not the process start). Then at scale: one conversation's home with synthetic lines added until ``--scale`` lines
+the odd one) and for each conversation (the lowest named); the import's lines/s when the homes were built;
+p50/p99 of the recall's own time (``elapsed_ms`` of the command: the search and the memory lookup, not the process
+start). Then at scale: one conversation's home with synthetic lines added until ``--scale`` lines
 are stored (sentences over the other conversations' words, said by the same two and heard by the companion, written
 in bulk; their vectors are stand-ins drawn from a Gaussian fitted to the real line vectors, as bench/search_scale.py
 does), the same questions asked again: recall@10 and p50/p99 at that size, against the plain hybrid search
 (``madoi search query``) over the same index in the same run. ``--notes-url`` also measures notes (measure_notes).
 
 The homes are kept in ``--work`` (default ~/.cache/madoi-bench/memory-recall) and reused; ``--fresh`` builds them
-again (importing the five conversations embeds ~2,800 lines: several minutes on two shared cores).
+again (importing the five conversations, 2,760 lines, took 91 s at load 5.5-6, 30 lines/s with five process starts;
+one 3,000-line file 49 s at load 3.5-4.3).
 
 Usage: python bench/memory_recall.py [--data DIR] [--work DIR] [--fresh] [--scale 100000]
 """
@@ -140,20 +142,23 @@ def environment(home: Path, conversation: Conversation) -> dict[str, str]:
     return env
 
 
-def build_home(home: Path, conversation: Conversation, source: Path, fresh: bool) -> None:
+def build_home(home: Path, conversation: Conversation, source: Path, fresh: bool) -> float | None:
+    """Imports ``conversation`` into ``home`` unless it holds it already; how long the import took (None: reused)."""
     stamp = hashlib.sha256(source.read_bytes() + VERSION.encode()).hexdigest()
     marker = home / "bench-stamp"
     if not fresh and marker.exists() and marker.read_text() == stamp:
-        return
+        return None
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     file = home / "import.jsonl"
     file.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in conversation.sessions), encoding="utf-8")
     started = time.perf_counter()
     subprocess.run([MADOI, "conversations", "import", str(file)], env=environment(home, conversation), check=True)
-    print(f"  imported {conversation.name} ({len(conversation.turns)} lines) in {time.perf_counter() - started:.0f} s",
-          flush=True)
+    took = time.perf_counter() - started
+    print(f"  imported {conversation.name} ({len(conversation.turns)} lines) in {took:.1f} s "
+          f"({len(conversation.turns) / took:.1f} lines/s; load average {os.getloadavg()[0]:.2f})", flush=True)
     marker.write_text(stamp)
+    return took
 
 
 def ask(home: Path, conversation: Conversation, command: list[str],
@@ -361,22 +366,37 @@ def main() -> int:
     rows = {"all": (Scores(), Scores()), "even (tuned)": (Scores(), Scores()), "odd (held out)": (Scores(), Scores())}
     times: list[float] = []
     conversations = []
+    per_conversation: dict[str, tuple[Scores, Scores]] = {}
+    imports: list[tuple[int, float]] = []  # (lines, seconds) of the homes built in this run
     for file in files:
         conversation = load(file)
         conversations.append((file, conversation))
         home = args.work / conversation.name
-        build_home(home, conversation, file, args.fresh)
+        took_import = build_home(home, conversation, file, args.fresh)
+        if took_import is not None:
+            imports.append((len(conversation.turns), took_import))
         recalled, took = recall(home, conversation)
         times += took
         bm25 = BM25(conversation.turns)
+        mine = per_conversation[conversation.name] = (Scores(), Scores())
         for number, category, question, evidence in conversation.questions:
             ours, theirs = recalled[str(number)], bm25.top(question)
             for name in ("all", "odd (held out)" if number % 2 else "even (tuned)"):
                 rows[name][0].add(category, evidence, ours)
                 rows[name][1].add(category, evidence, theirs)
+            mine[0].add(category, evidence, ours)
+            mine[1].add(category, evidence, theirs)
         print(f"  {conversation.name}: {len(conversation.questions)} questions, recall@10 so far "
               f"{rows['all'][0].overall():.3f} (BM25 {rows['all'][1].overall():.3f})", flush=True)
+    if imports:
+        lines, seconds = sum(n for n, _ in imports), sum(t for _, t in imports)
+        print(f"\nimport: {lines} lines in {seconds:.1f} s, {lines / seconds:.1f} lines/s (each home's whole "
+              f"`madoi conversations import`, process start included)", flush=True)
     table("evidence recall@10 (LoCoMo categories 1-4)", rows)
+    table("per conversation", per_conversation)
+    lowest = min(per_conversation, key=lambda name: per_conversation[name][0].overall())
+    print(f"\nlowest conversation: {lowest} {per_conversation[lowest][0].overall():.3f} (BM25 "
+          f"{per_conversation[lowest][1].overall():.3f})")
     print(f"\nrecall time over {len(times)} questions ({sum(len(c.turns) for _, c in conversations)} lines in "
           f"{len(conversations)} homes): p50 {percentile(times, 0.5):.1f} ms, p99 {percentile(times, 0.99):.1f} ms; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
