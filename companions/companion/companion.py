@@ -59,7 +59,7 @@ from companions.llm.capabilities import capabilities_of, estimate_tokens
 from companions.llm.priorities import AtPriority
 from companions.llm.structured import StructuredStats, generate_structured
 from companions.llm.text_tools import parse_text_tool_calls
-from companions.llm.types import ChatMessage, ChatModel
+from companions.llm.types import ChatMessage, ChatModel, LLMError
 from companions.memory.context import CompanionMemory, MemoryStore
 from companions.memory.recall import CompanionRecall
 from companions.tools.builtins import BuiltinTools, PlannedSpeech, SearchEngine
@@ -501,6 +501,9 @@ class Companion:
                              hooks=[EndAfterSpeech(plan)])
             result = await self.worker.run(prompt.context, ctx=ctx)
             released = gates["speech" if plan else "text"]
+            if result.status == "model_error" and not plan and not released.released.strip():
+                # No model answered: nothing to stand in for (a sample line with no model would pretend it talks).
+                raise LLMError(result.reason)
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not plan and (bool(parsed.calls) or parsed.discarded)
             line = line_of(plan[0] if plan else None, result.text, self.tools.specs(), self.sanitize, prompt.notes,

@@ -406,3 +406,20 @@ async def test_the_users_question_said_back_after_another_companion_answered_it_
     assert line is not None
     assert line.text == "わたしは星を見に行くのが好き！"
     model.assert_used_up()
+
+
+async def test_with_no_model_answering_the_users_message_gets_no_stand_in_line() -> None:
+    """A sample line or a filler stands in for a model's unusable answer, never for a model that did not answer:
+    with no model a companion would pretend to talk (the conversation ends, the chat says why)."""
+    from companions.companion.companion import Companion
+    from companions.llm.types import LLMError
+    from companions.llm.unavailable import UnavailableModel
+    from companions.wire.bus import InProcessBus
+    from companions.wire.protocol import Message
+    from companions.wire.query_broker import QueryBroker
+
+    bus = InProcessBus()
+    akari = Companion(_card("akari"), UnavailableModel("No LLM is configured"), bus=bus, queries=QueryBroker(bus),
+                      language="ja")
+    with pytest.raises(LLMError, match="No LLM is configured"):
+        await akari.compose(Message.create(from_="user", message="あかり、聞こえる？", to=["akari"]))
