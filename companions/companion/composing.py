@@ -174,13 +174,16 @@ def strip_prompt_copies(text: str, prompt: str) -> str:
     if not whole:
         return text
     sentences = [p for p in (_plain(s) for s in re.split(r"[。！？!?\n]+|\.\s", prompt)) if len(p) >= PROMPT_COPY_CHARS]
-    examples = [_plain(quoted) for quoted in _QUOTED_EXAMPLE.findall(prompt)]
+    examples = [_plain(quoted) for pair in _QUOTED_EXAMPLE.findall(prompt) for quoted in pair if quoted]
     kept = []
     for line in text.splitlines():
         plain = _plain(line.rstrip("…"))
         japanese = detect_language(line) == "ja"
+        if plain and any(plain in example for example in examples):
+            kept.append(line)  # its own voice: the prompt's example of how it talks (measured: Souta's sample line)
+            continue
         if ((len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences)
-                or _recites(plain, whole, japanese) or (japanese and _persona_piece(plain, whole, examples))):
+                or _recites(plain, whole, japanese) or (japanese and _persona_piece(plain, whole))):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
@@ -190,15 +193,15 @@ PROMPT_PIECE_CHARS_JA: Final = 6
 """A Japanese line this long that is word for word a piece of the prompt is the prompt read out (measured on the 0.5B
 model: Akari's whole line "明るく好奇心旺盛\n少しおっちょこちょい", two pieces of her personality, 8 and 10
 characters); shorter ones ("こんにちは") any line may share."""
-_QUOTED_EXAMPLE: Final = re.compile(r"「([^」]*)」")
+_QUOTED_EXAMPLE: Final = re.compile(r"「([^」\n]*)」|\"([^\"\n]*)\"")
+"""What the system prompt quotes: the companion's name and its sample line, the example of how it talks. A line that
+is a piece of one is the companion's own voice ("もっと聞かせて！" from its sample line), not the prompt read out."""
 
 
-def _persona_piece(plain: str, prompt: str, examples: Sequence[str]) -> bool:
+def _persona_piece(plain: str, prompt: str) -> bool:
     """Whether ``plain`` (a Japanese line, letters only) is a piece of ``prompt`` of at least
-    :data:`PROMPT_PIECE_CHARS_JA` letters, not from one of its quoted examples of how the companion talks (saying
-    "もっと聞かせて！" from its sample line is its own voice)."""
-    return (len(plain) >= PROMPT_PIECE_CHARS_JA and plain in prompt
-            and not any(plain in example for example in examples))
+    :data:`PROMPT_PIECE_CHARS_JA` letters."""
+    return len(plain) >= PROMPT_PIECE_CHARS_JA and plain in prompt
 
 
 PROMPT_RECITAL_CHARS: Final = {True: 16, False: 28}  # Japanese, other: a stretch this long read out of the prompt

@@ -325,6 +325,10 @@ def test_short_pieces_of_the_persona_read_out_are_no_line_but_the_sample_lines_w
     assert said("もっと聞かせて！") == "もっと聞かせて！"  # from her sample line: her own voice
     assert said("夜空って、きれいだよね！") == "夜空って、きれいだよね！"
     assert said("こんにちは") == "こんにちは"
+    english = system_prompt(load_cards([sample_cards_dir()]).by_id()["souta"], "en")
+    souta = line_of(None, "Let me look that up. ...Yes, as I suspected.", (), lambda t: t, prompt=english)
+    assert souta is not None  # measured on the 0.5B model: his sample line, left out as a copy of the prompt
+    assert souta.text == "Let me look that up. ...Yes, as I suspected."
 
 
 @pytest.mark.parametrize(("answered", "line", "flaw"), [
