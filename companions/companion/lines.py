@@ -163,6 +163,8 @@ _ASSISTANT: Final = re.compile(
     # measured over 30 lines: "何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。",
     # "私のアシスタントは、あなたに質問を返すために使用できます。"
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
+    # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
+    r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
     # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
     # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
     r"|[:：]\s*$",
@@ -474,12 +476,13 @@ def without_dates(text: str) -> str:
 
 # The shape of a recall block's entry (companions/memory/recall.py item_line), read out as a line: a date, who, and
 # "said" (measured on the 0.5B model: 'On 28 November 2026, user said: "Wait, really? Tell me more!"\nOn 2', an
-# entry it made up in the recall block's words, and the start of the next one).
+# entry it made up in the recall block's words, and the start of the next one; '28 November 2026: "Hello everyone…"',
+# '2026年11月28日、ahariが「Wait, really?').
 _EN_DATE: Final = r"\d{1,2}\s+[A-Z][a-z]+\s+\d{4}"
 _JA_DATE: Final = r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
 _RECALLED_ENTRY: Final = re.compile(
-    rf"^\s*(?:[-*•・]\s*)?(?:(?:On\s+)?{_EN_DATE},.*\bsaid\b|Noted on {_EN_DATE}:"
-    rf"|{_JA_DATE}(?:、.*と言いました|のメモ[:：]))"
+    rf"^\s*(?:[-*•・]\s*)?(?:(?:On\s+)?{_EN_DATE},.*\bsaid\b|Noted on {_EN_DATE}:|{_EN_DATE}\s*[:：]"
+    rf"|{_JA_DATE}(?:、.*と言いました|のメモ[:：]|、[^「」。]{{0,20}}が[「『]|\s*[:：]))"
     rf"|^\s*(?:[-*•・]\s*)?(?:On\s+\d{{1,2}}(?:\s+[A-Z][a-z]*)?|\d{{4}}年(?:\d{{1,2}}月?)?)\s*$")
 
 

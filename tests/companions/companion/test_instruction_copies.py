@@ -297,6 +297,10 @@ def test_a_date_after_the_line_is_removed_from_it() -> None:
     ("こんにちは！\n2026年11月28日、あなたは「やあ」と言いました。", "こんにちは！"),
     ("- 2026年11月28日、ひなが「お茶どうぞ」と言いました。", None),
     ("Noted on 3 May 2025: likes tea", None),
+    # measured on Madoi's runner: entries read out in the block's dates with a colon, or with who and a quote
+    ('28 November 2026: "Hello everyone, how are you today?" 28 November 2026: "I see.', None),
+    ("2026年11月28日、ahariが「Wait, really?", None),
+    ("2026年11月28日、星を見たよ。", "2026年11月28日、星を見たよ。"),
     ("I said on 28 November 2026 that I like maps.", "I said on 28 November 2026 that I like maps."),
     ("On 2 occasions I saw a comet!", "On 2 occasions I saw a comet!"),
     ("2026年に宇宙に行きたいな。", "2026年に宇宙に行きたいな。"),

@@ -423,6 +423,8 @@ def test_an_assistants_offer_of_help_is_not_the_companion_speaking() -> None:
     assert sounds_like_an_assistant("こんにちは！何でもお手伝いできます。何か質問があれば、いつでもお知らせください。")
     assert not sounds_like_an_assistant("質問があれば聞いてね！")
     assert not sounds_like_an_assistant("手伝おうか？")
+    assert sounds_like_an_assistant("こんにちは！何かお手伝いできたりしたいですか？")  # measured on Madoi's runner
+    assert not sounds_like_an_assistant("何か手伝おうか？")
 
 
 async def test_the_recalled_block_read_out_is_no_line() -> None:
