@@ -17,6 +17,7 @@ from companions.llm.scripted import ScriptedCast, say
 from companions.wire.protocol import Message
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import EVENT_PARAMS, lines, scripted_runtime, until
+from tests.waiting import wait_until
 from ui.cards.editor import CompanionEditor
 from ui.roster.model import NAME_ROLE
 from ui.window.main_window import MainWindow
@@ -191,7 +192,9 @@ async def test_a_character_card_dropped_on_the_window_joins(qtbot: QtBot, madoi_
         editor = window.companions_desk.editor
         assert editor is not None
         assert editor.isVisible()
-        assert editor.current_id == "seraphina"
+        # The card folder's watcher may bring her into the cast (the roster) before the import selects her in the
+        # editor (a full run under load saw the editor still on Akari at that moment).
+        await wait_until(lambda: editor.current_id == "seraphina")
         window.close()
 
 
