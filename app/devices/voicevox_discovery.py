@@ -10,7 +10,6 @@ characters with talk styles): anything else listening there (a web server, Madoi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import tempfile
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from urllib.parse import urlsplit
 
 from app.devices.audio_output import WavPlayer, find_player
 from app.devices.voicevox import EngineStyle, VoicevoxEngine, VoicevoxProblem, address_of, normalize_url
+from companions.llm.detect import port_open
 
 log = logging.getLogger(__name__)
 
@@ -97,20 +97,6 @@ def _name_for(base_url: str) -> str:
     return next((c.name for c in KNOWN_ENGINES if urlsplit(c.base_url).port == port), "VOICEVOX-compatible")
 
 
-async def _port_open(base_url: str, timeout_s: float) -> bool:
-    parts = urlsplit(base_url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        async with asyncio.timeout(timeout_s):
-            _, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", port)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
-
-
 async def probe(candidate: EngineCandidate, timeout_s: float = PROBE_TIMEOUT_S) -> FoundEngine | None:
     """The engine at ``candidate`` if one answers there (None: nothing, or something else, for a local guess; a
     :class:`FoundEngine` with its ``problem`` for an URL the user gave)."""
@@ -120,7 +106,7 @@ async def probe(candidate: EngineCandidate, timeout_s: float = PROBE_TIMEOUT_S) 
         return FoundEngine(candidate.name, candidate.base_url, given=True, problem=problem) if candidate.given \
             else None
 
-    if not await _port_open(candidate.base_url, timeout_s):
+    if not await port_open(candidate.base_url, timeout_s):
         return missing(f"nothing answers at {candidate.base_url}")
     engine = VoicevoxEngine(candidate.base_url, candidate.name, timeout_s=timeout_s)
     try:

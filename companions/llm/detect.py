@@ -96,7 +96,7 @@ async def list_models(base_url: str, api_key: str | None = None, *, timeout_s: f
     return ids
 
 
-async def _port_open(base_url: str, timeout_s: float) -> bool:
+async def port_open(base_url: str, timeout_s: float) -> bool:
     """Whether something accepts TCP connections at ``base_url``'s host and port: a closed port is known at once,
     without loading the HTTP client (importing ``openai`` costs about half a second of start-up)."""
     parts = urlsplit(base_url)
@@ -118,7 +118,7 @@ async def detect_local_server(
     """Probes ``candidates`` concurrently; the first in list order that answered with a model list wins."""
 
     async def probe(candidate: Candidate) -> DetectedServer | None:
-        if not await _port_open(candidate.base_url, timeout_s):
+        if not await port_open(candidate.base_url, timeout_s):
             log.debug("no %s server: nothing listens at %s", candidate.kind, candidate.base_url)
             return None
         try:
