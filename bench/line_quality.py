@@ -12,7 +12,8 @@ English, to everyone and naming one companion, open conversations that run until
   companions/companion/filler.py), with the fillers' reasons; ``sample_lines``: how many of those are the card's own
   sample line standing in (composing.compose_line), the rest are the model's.
 - ``prompt_text``: lines with a sentence that is mostly the prompt's instructions (lines.Instructions), or a piece of
-  the companion's system prompt read out (composing.strip_prompt_copies: its persona). Goal 0.
+  the companion's system prompt read out (composing.strip_prompt_copies: its persona), or an entry of the recall
+  block (lines.reads_like_recalled_entry). Goal 0.
 - ``repeated_own``: own lines that repeat an earlier line of the same companion in the run (lines.is_repeat). Goal 0.
 With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
 card's sample line), to measure what each step gives.
@@ -200,7 +201,7 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
     """Prints the lines and returns what was found."""
     from companions.cards.card import localized
     from companions.companion.composing import instructions_for, sample_lines, strip_prompt_copies
-    from companions.companion.lines import is_repeat, misidentified, sentences_of
+    from companions.companion.lines import is_repeat, misidentified, reads_like_recalled_entry, sentences_of
     from companions.companion.prompts import system_prompt
     from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
 
@@ -215,18 +216,23 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
         samples = set(sample_lines(localized(card.metadata.sample, said.language))) if card is not None else set()
         sample = said.filler is None and said.text in samples
         verdict.samples += sample
-        # the prompt's instructions copied, or the persona read out of its system prompt (strip_prompt_copies); a
+        # the prompt's instructions copied, the persona read out of its system prompt (strip_prompt_copies) or the
+        # recall block's entries; a
         # sample line of the card (the prompt's example of its voice) is the companion's own
         copied = card is not None and not sample and (
             any(instructions_for(card).copied(s) for s in sentences_of(said.text))
-            or strip_prompt_copies(said.text, system_prompt(card, said.language)) != said.text.strip())
+            or strip_prompt_copies(said.text, system_prompt(card, said.language)) != said.text.strip()
+            or reads_like_recalled_entry(said.text))
         repeated = said.filler is None and is_repeat(said.text, earlier[said.speaker])
         verdict.prompt_text += copied
         verdict.repeated_own += repeated
         earlier[said.speaker].append(said.text)
         problems = problems_with(Line(said.speaker, said.text, 0.0), said.language, said.answered)
         problems = [p for p in problems if not p.startswith("repeats")]  # parroting is judged below
-        if misidentified(said.text, other_names=NAMES - {said.speaker}):
+        own_names = {said.speaker} | ({localized(card.metadata.name, lang) for lang in ("ja", "en")}
+                                      if card is not None else set())
+        if misidentified(said.text, other_names={n for n in NAMES if n.casefold() not in
+                                                 {o.casefold() for o in own_names}}):
             problems.append("introduces itself as another or leaks an id")
         if len(said.answered) >= 12 and is_repeat(said.text, [said.answered], threshold=0.8):
             problems.append("parrots the message it answers")
