@@ -42,9 +42,10 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal
 from urllib.parse import parse_qs, urlsplit
+
+from companions.testing.loopback import LoopbackServer
 
 FRAME_RATE: Final = 93.75
 NOT_FOUND_STYLE: Final = "指定されたスタイルが見つかりませんでした。"
@@ -81,87 +82,28 @@ class EngineRequest:
     at: float = field(default_factory=time.monotonic)
 
 
-class VoicevoxTestEngine:
+class VoicevoxTestEngine(LoopbackServer):
     """See the module docstring. ``speakers`` replaces the profile's list; ``broken`` makes ``/synthesis``
     answer something hostile: "huge" (more bytes than any chunk needs), "not_wav", "bad_json" (``/audio_query``
     answers a non-JSON body), "nan" (an AudioQuery with NaN lengths)."""
 
+    keeps_address = True  # stopped (a user closed VOICEVOX), it comes back at the same address, where clients look
+
     def __init__(self, *, profile: Profile = "voicevox", port: int = 0, synthesis_rtf: float = 0.0,
                  speakers: list[dict[str, Any]] | None = None, broken: str | None = None) -> None:
+        super().__init__(port)
         self.profile: Profile = profile
         self.speakers = speakers if speakers is not None else (
             AIVIS_SPEAKERS if profile == "aivisspeech" else VOICEVOX_SPEAKERS)
         self.synthesis_rtf = synthesis_rtf
         self.broken = broken
         self.requests: list[EngineRequest] = []
-        self._port = port
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
         self.synthesized: list[tuple[float, float]] = []  # (started, finished) of each /synthesis
-
-    # -- lifecycle --------------------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            if self._port:  # stopped: its address stays (where a client still looks for it)
-                return self._port
-            raise RuntimeError("the engine is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", self._port)
-        self._port = self.port  # restarted after stop(), it comes back at the same address
-
-    async def stop(self) -> None:
-        """The engine quits (a user closed VOICEVOX): its port is closed, open connections cut."""
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        for task in list(self._handlers):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.stop()
 
     def paths(self) -> list[str]:
         return [r.path for r in self.requests]
 
     # -- HTTP -------------------------------------------------------------------------------------------------
-
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        try:
-            try:
-                while await self._serve_one(reader, writer):
-                    pass
-            except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-                pass
-            finally:
-                writer.close()
-                with contextlib.suppress(Exception):
-                    await writer.wait_closed()
-        except asyncio.CancelledError:
-            pass  # only stop() cancels a handler; on 3.11 asyncio's stream callback would log it as an error
-        finally:
-            self._handlers.discard(task)
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         line = await reader.readline()

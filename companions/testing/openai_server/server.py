@@ -9,9 +9,9 @@ import json
 import time
 from collections import deque
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
+from companions.testing.loopback import LoopbackServer
 from companions.testing.openai_server.profiles import ServerProfile, prompt_text
 from companions.testing.openai_server.rendering import refusal, rendered, visible_body
 from companions.testing.openai_server.replies import (
@@ -28,10 +28,13 @@ from companions.testing.openai_server.slots import SlotPool
 from companions.testing.openai_server.wire import send_chunk, send_error, send_json, stream_chunks, whole_completion
 
 
-class OpenAITestServer:
-    """See the package docstring. ``api_key`` (if set) is required as a Bearer token; ``models`` are the only
-    model ids accepted by chat requests (404 ``model_not_found`` otherwise) and listed by ``GET /v1/models``;
-    ``profile`` makes it behave like a real server (default: no delays, no queue, everything accepted)."""
+class OpenAITestServer(LoopbackServer):
+    """See the package docstring (companions/testing/loopback.py: its start and stop). ``api_key`` (if set) is
+    required as a Bearer token; ``models`` are the only model ids accepted by chat requests (404
+    ``model_not_found`` otherwise) and listed by ``GET /v1/models``; ``profile`` makes it behave like a real server
+    (default: no delays, no queue, everything accepted)."""
+
+    path = "/v1"
 
     def __init__(
         self,
@@ -42,18 +45,16 @@ class OpenAITestServer:
         fallback: Fallback | None = None,
         profile: ServerProfile | None = None,
     ) -> None:
+        super().__init__(port)
         self.profile = profile if profile is not None else ServerProfile()
         self._pool = SlotPool(self.profile)
         self.api_key = api_key
         self.fallback = fallback
         self.models = tuple(models)
-        self._port = port
         self._replies: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self.unexpected = 0
         self.client_gone = asyncio.Event()  # set when a stalled reply's client disconnected
-        self._server: asyncio.Server | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
         self._request_seen = asyncio.Event()
 
     # -- scripting ------------------------------------------------------------------------------------------------
@@ -84,64 +85,7 @@ class OpenAITestServer:
                 self._request_seen.clear()
                 await self._request_seen.wait()
 
-    # -- lifecycle ------------------------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the server is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", self._port)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        for task in list(self._handlers):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
-
     # -- HTTP -----------------------------------------------------------------------------------------------------
-
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
-        try:
-            try:
-                while await self._serve_one(reader, writer):
-                    pass
-            except (ConnectionError, asyncio.IncompleteReadError, ValueError):  # ValueError: not HTTP at all
-                pass
-            finally:
-                writer.close()
-                with contextlib.suppress(Exception):
-                    await writer.wait_closed()
-        except asyncio.CancelledError:
-            # Only stop() cancels handlers; on 3.11 asyncio's stream callback logs a cancelled handler as an error.
-            pass
-        finally:
-            self._handlers.discard(task)
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Serves one request; False when the connection should end."""
