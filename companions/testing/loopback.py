@@ -85,3 +85,17 @@ class LoopbackServer:
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Serves one request; False when the connection should end."""
         raise NotImplementedError
+
+
+async def read_request_head(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str]] | None:
+    """The method, target and headers (names in lower case) of the next HTTP request on a connection; None when the
+    client ends it. A line that is no request line raises ValueError (the connection ends)."""
+    request_line = await reader.readline()
+    if not request_line.strip():
+        return None
+    method, target, _ = request_line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return method, target, headers

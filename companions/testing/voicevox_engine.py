@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from companions.testing.loopback import LoopbackServer
+from companions.testing.loopback import LoopbackServer, read_request_head
 
 FRAME_RATE: Final = 93.75
 NOT_FOUND_STYLE: Final = "指定されたスタイルが見つかりませんでした。"
@@ -106,14 +106,10 @@ class VoicevoxTestEngine(LoopbackServer):
     # -- HTTP -------------------------------------------------------------------------------------------------
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        line = await reader.readline()
-        if not line.strip():
+        head = await read_request_head(reader)
+        if head is None:
             return False
-        method, target, _ = line.decode("latin-1").split(" ", 2)
-        headers: dict[str, str] = {}
-        while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = header.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
+        method, target, headers = head
         body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
         parts = urlsplit(target)
         params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from companions.testing.loopback import LoopbackServer
+from companions.testing.loopback import LoopbackServer, read_request_head
 from companions.testing.openai_server.profiles import ServerProfile, prompt_text
 from companions.testing.openai_server.rendering import refusal, rendered, visible_body
 from companions.testing.openai_server.replies import (
@@ -89,14 +89,10 @@ class OpenAITestServer(LoopbackServer):
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Serves one request; False when the connection should end."""
-        request_line = await reader.readline()
-        if not request_line.strip():
+        head = await read_request_head(reader)
+        if head is None:
             return False
-        method, target, _ = request_line.decode("latin-1").split(" ", 2)
-        headers: dict[str, str] = {}
-        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
+        method, target, headers = head
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
         try:
             body = json.loads(raw) if raw else {}
