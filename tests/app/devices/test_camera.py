@@ -20,6 +20,7 @@ from companions.devices.responders import VisionResponder
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Query
 from tests.app.media import write_test_video
+from tests.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -130,15 +131,19 @@ async def test_faces_are_counted_with_the_cascade_opencv_ships(tmp_path: Path) -
         assert f"People could not be counted ({problem})." in frame.description.summary
 
 
-async def test_motion_since_last_look_is_reported(video: Path, tmp_path: Path) -> None:
+async def test_motion_since_last_look_is_reported(tmp_path: Path) -> None:
     still = write_test_video(tmp_path / "still.avi", frames=10, moving=False, background=(10, 10, 10))
-    camera = OpenCVCamera(str(video))
+    # A 4-second loop, and the second look waits for a few newer frames: under load the first look's OCR can take
+    # about as long as a 1-second loop, and the second look then lands on the very same frame again.
+    long_video = write_test_video(tmp_path / "long.avi", frames=120)
+    camera = OpenCVCamera(str(long_video))
     await camera.start()
     try:
         first = await camera.capture(describe=True)
         assert first.description is not None
         assert first.description.motion is None
-        await asyncio.sleep(0.2)
+        read = camera.stats.frames_read
+        await wait_until(lambda: camera.stats.frames_read >= read + 3, "three newer frames")
         second = await camera.capture(describe=True)
         assert second.description is not None
         assert second.description.motion > 0.005
