@@ -340,6 +340,16 @@ INSTRUCTION_SHARE: Final = 0.75
 INSTRUCTION_COVERAGE: Final = 0.4
 INSTRUCTION_LONG_GRAMS: Final = 20
 INSTRUCTION_MIN_GRAMS: Final = 4  # "日本語で。" and shorter are not judged: too little to tell
+# A sentence pieced together from several instructions (measured on the 0.5B model:
+# "短くあなたの紹介を日本語で言う。", from "短く自己紹介をする。" and "自分のセリフだけを日本語で言う。", at most 43% in
+# any one of them) is one when this share of its n-grams is in the instructions taken together and it is said as
+# they are: a Japanese sentence that ends as one of them ends, in the plain form (a companion's line is polite or
+# casual: "…です。" and "…ます。" are left out), an English one that begins with the word one of them begins with.
+# Chosen on the lines of tests/companions/companion/test_instruction_copies.py and 78 lines of the real model
+# (bench/line_quality.py).
+INSTRUCTION_BLEND_SHARE: Final = 0.8
+_POLITE_ENDINGS: Final = frozenset({"です", "ます", "さい", "せん", "ょう", "した"})
+_FIRST_WORD: Final = re.compile(r"[a-z']+")
 # The companion's name where an instruction names it ("{name}として、…"), and in a line compared with it: a rule read
 # out with the name is a copy, and the name alone is as much evidence as one letter ("あかりです。" is not
 # "あなたは{name}です。"). A word character, so folding keeps it; no line has it.
@@ -350,6 +360,12 @@ def folded(text: str) -> str:
     """``text`` compared as instructions are: NFKC, case folded, every run of digits one "0" (a number filled in
     or changed is the same instruction), no punctuation, symbols or whitespace."""
     return _NOT_A_LETTER.sub("", _DIGITS.sub("0", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _first_word(sentence: str) -> str:
+    """The first Latin-letter word of ``sentence``, case folded ("" when it begins otherwise)."""
+    found = _FIRST_WORD.match(unicodedata.normalize("NFKC", sentence).casefold().lstrip(" \t\n\"'(-*"))
+    return found.group(0) if found else ""
 
 
 def _grams(text: str, n: int) -> tuple[str, ...]:
@@ -379,6 +395,9 @@ class Instructions:
 
     sentences: tuple[tuple[frozenset[str], frozenset[str]], ...]  # per sentence: its bigrams, its trigrams
     names: tuple[str, ...] = ()  # the companion's names, folded: each is NAME_MARK in a line compared
+    together: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # every sentence's, in one
+    endings: frozenset[str] = frozenset()  # how the Japanese sentences end: their last two letters (plain form)
+    openings: frozenset[str] = frozenset()  # how the English sentences begin: their first word
 
     @staticmethod
     @functools.lru_cache(maxsize=32)
@@ -386,13 +405,21 @@ class Instructions:
         """The instructions ``texts`` (the companion's name in them as :data:`NAME_MARK`) of the companion
         called ``names``."""
         grams = []
+        endings: set[str] = set()
+        openings: set[str] = set()
         for text in texts:
             for sentence in sentences_of(text):
                 plain = folded(sentence)
                 if len(plain) >= 2:
                     grams.append((frozenset(_grams(plain, 2)), frozenset(_grams(plain, 3))))
+                    if _gram_size(sentence) == 2:
+                        endings.add(plain[-2:])
+                    elif word := _first_word(sentence):
+                        openings.add(word)
         longest_first = sorted({folded(name) for name in names if folded(name)}, key=len, reverse=True)
-        return Instructions(tuple(grams), tuple(longest_first))
+        together = (frozenset().union(*(bi for bi, _ in grams)), frozenset().union(*(tri for _, tri in grams)))
+        return Instructions(tuple(grams), tuple(longest_first), together, frozenset(endings - _POLITE_ENDINGS),
+                            frozenset(openings))
 
     def _folded(self, sentence: str) -> str:
         """``sentence`` folded, with the companion's names as :data:`NAME_MARK`."""
@@ -411,7 +438,18 @@ class Instructions:
         holds a good part of that sentence or is long (:data:`INSTRUCTION_SHARE`, :data:`INSTRUCTION_COVERAGE`)."""
         long = len(_grams(self._folded(sentence), _gram_size(sentence))) >= INSTRUCTION_LONG_GRAMS
         return any(share >= INSTRUCTION_SHARE and (long or coverage >= INSTRUCTION_COVERAGE)
-                   for share, coverage in self._matches(sentence))
+                   for share, coverage in self._matches(sentence)) or self._blended(sentence)
+
+    def _blended(self, sentence: str) -> bool:
+        """Whether ``sentence`` is pieced together from several instruction sentences and said as they are
+        (:data:`INSTRUCTION_BLEND_SHARE`)."""
+        n = _gram_size(sentence)
+        plain = self._folded(sentence)
+        mine = _grams(plain, n)
+        if len(mine) < INSTRUCTION_MIN_GRAMS:
+            return False
+        said_so = plain[-2:] in self.endings if n == 2 else _first_word(sentence) in self.openings
+        return said_so and sum(g in self.together[n - 2] for g in mine) / len(mine) >= INSTRUCTION_BLEND_SHARE
 
     def _matches(self, sentence: str) -> list[tuple[float, float]]:
         """Per instruction sentence: the share of ``sentence``'s n-grams in it, and the share of its n-grams in

@@ -21,7 +21,13 @@ from companions.companion.composing import (
     line_of,
     sample_lines,
 )
-from companions.companion.lines import Instructions, contradicts_itself, only_a_date
+from companions.companion.lines import (
+    INSTRUCTION_SHARE,
+    Instructions,
+    contradicts_itself,
+    only_a_date,
+    sentences_of,
+)
 from companions.companion.speech_stream import CheckedSentences
 from companions.tools.builtins import PlannedSpeech
 
@@ -427,3 +433,25 @@ async def test_with_no_model_answering_the_users_message_gets_no_stand_in_line()
                       language="ja")
     with pytest.raises(LLMError, match="No LLM is configured"):
         await akari.compose(Message.create(from_="user", message="あかり、聞こえる？", to=["akari"]))
+
+
+@pytest.mark.parametrize("line", [
+    "短くあなたの紹介を日本語で言う。",  # Akari's whole line on the embedded runner (measured): two instructions in one
+    "自己紹介を日本語で短く言う。",
+    "あなたのセリフを短く言う。",
+    "Introduce yourself briefly, in English.",
+    "Say your own line briefly in English.",
+])
+def test_a_sentence_pieced_together_from_several_instructions_is_prompt_text(line: str) -> None:
+    akari = instructions_for(_card("akari"))
+    assert max(akari.share(s) for s in sentences_of(line)) < INSTRUCTION_SHARE  # in no one instruction
+    assert akari.copied(line)
+    language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
+    assert LineCheck(language, instructions=akari).flaw(line) == "prompt"
+
+
+@pytest.mark.parametrize("line", [*ORDINARY, "私はあかり、よろしくね！", "日本語で話そう。",
+                                  "Introduce me to your friend!", "Say hello to everyone!",
+                                  "短くまとめると、楽しかったです。"])
+def test_an_ordinary_line_is_not_taken_for_instructions_pieced_together(line: str) -> None:
+    assert not instructions_for(_card("akari")).copied(line)
