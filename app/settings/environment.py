@@ -20,6 +20,7 @@ from app.settings.sections import SECTIONS, Settings
 ENV_ALIASES: Final[dict[str, str]] = {  # a short name and the variable it stands for
     "MADOI_CAMERA": "MADOI_CAMERA_SOURCE",
     "MADOI_LANGUAGE": "MADOI_GENERAL_LANGUAGE",
+    "MADOI_NOTICE": "MADOI_CAMERA_NOTICE",
 }
 
 

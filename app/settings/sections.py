@@ -81,6 +81,8 @@ class CameraSettings(SettingsSection):
     source: str = Field(default="0", description="device index, video file path, stream URL, or 'none'")
     preview_fps: float = Field(default=10.0, gt=0, le=60)
     on: bool = Field(default=True, description="the status bar's camera switch: off, nobody looks through the camera")
+    notice: bool = Field(default=False, description="let them notice you: watch for someone arriving, leaving or "
+                         "coming back (on this computer, a few small frames a second; the camera switch still rules)")
 
     @property
     def enabled(self) -> bool:
