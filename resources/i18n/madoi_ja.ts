@@ -207,6 +207,14 @@
         <translation>使用中</translation>
     </message>
     <message>
+        <source>watching</source>
+        <translation>見守り中</translation>
+    </message>
+    <message>
+        <source>Noticing is on: a few small pictures a second, read on this computer and sent nowhere, tell the companions when you arrive, leave or come back.</source>
+        <translation>見守りがオンです。1 秒に数枚の小さな画像をこのコンピューターの中だけで読み取り（どこにも送りません）、あなたが来たとき、離れたとき、戻ってきたときをコンパニオンに伝えます。</translation>
+    </message>
+    <message>
         <source>The companions may look through the camera when they need to; every look is shown in the chat. Click to turn the camera off for everyone.</source>
         <translation>コンパニオンは必要なときにカメラで見ることができます。見たときは毎回チャットに表示されます。クリックすると全員に対してカメラをオフにします。</translation>
     </message>
