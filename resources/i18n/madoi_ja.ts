@@ -211,6 +211,14 @@
         <translation>見守り中</translation>
     </message>
     <message>
+        <source>Let them notice you</source>
+        <translation>見守ってもらう</translation>
+    </message>
+    <message>
+        <source>The companions notice when you arrive, leave or come back: a few small pictures a second are read on this computer, never sent or kept. The camera stays open (its light on) while it watches.</source>
+        <translation>あなたが来たとき、離れたとき、戻ってきたときにコンパニオンが気づきます。1 秒に数枚の小さな画像をこのコンピューターの中だけで読み取り、送ることも残すこともありません。見守っている間はカメラが開いたまま（ランプが点灯）になります。</translation>
+    </message>
+    <message>
         <source>Noticing is on: a few small pictures a second, read on this computer and sent nowhere, tell the companions when you arrive, leave or come back.</source>
         <translation>見守りがオンです。1 秒に数枚の小さな画像をこのコンピューターの中だけで読み取り（どこにも送りません）、あなたが来たとき、離れたとき、戻ってきたときをコンパニオンに伝えます。</translation>
     </message>
