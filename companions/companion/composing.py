@@ -40,6 +40,7 @@ from companions.companion.lines import (
     limit_length,
     made_of,
     only_a_date,
+    only_unspoken,
     quotes_whole,
     reads_like_recalled_entry,
     repeats_itself,
@@ -50,6 +51,7 @@ from companions.companion.lines import (
     without_dates,
     without_recalled_entries,
     without_sentences,
+    without_unspoken,
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
@@ -327,7 +329,8 @@ class LineCheck:
         """Why ``text`` may not be said, or None."""
         if not has_words(text):
             return "empty"
-        if self.instructions.only_copies(text) or only_a_date(text) or reads_like_recalled_entry(text):
+        if (self.instructions.only_copies(text) or only_a_date(text) or reads_like_recalled_entry(text)
+                or only_unspoken(text)):
             return "prompt"
         if contradicts_itself(text):
             return "contradiction"
@@ -375,7 +378,7 @@ def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], pr
 def _own_sentences(text: str, instructions: Instructions) -> str:
     """``text`` without its sentences that are mostly ``instructions`` copied out, nothing but a date, or assistant
     boilerplate: what a whole line (:func:`line_of`) and a streamed piece (:func:`clean_piece`) both leave out."""
-    return without_assistant_talk(without_dates(instructions.without_copies(text)))
+    return without_assistant_talk(without_unspoken(without_dates(instructions.without_copies(text))))
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,

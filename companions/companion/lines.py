@@ -165,6 +165,10 @@ _ASSISTANT: Final = re.compile(
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
+    # measured with the line's script kept (script_grammar.py): "申し訳ありませんが、私はアかりとしており、あなたの
+    # 質問を返すことができません。", "ご質問をお聞かせください。", "Sorry, but I don't understand the request."
+    r"|申し訳ありません(?:が|けど)[^。！？]*(?:できません|わかりません|分かりません)|質問を返すこと"
+    r"|質問を(?:教えて|お聞かせ)|\bsorry,? but I (?:don'?t|do not) understand|\bunderstand (?:the|your) request\b"
     # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
     # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
     r"|[:：]\s*$",
@@ -190,6 +194,35 @@ def sounds_like_an_assistant(text: str) -> bool:
     """A small instruct model falling out of its persona into assistant boilerplate (measured on a 0.5B model:
     "I'm sorry, but I can't assist with that request." as a companion's answer to a question about weekends)."""
     return _ASSISTANT.search(text) is not None
+
+
+_NOT_SPOKEN: Final = re.compile(
+    # a label in brackets and nothing else, a heading of the prompt in its words or another's (measured with the
+    # line's script kept: "(提示)\n(提示)", "(Instuctions)" as whole lines)
+    r"^\s*(?:[(（【\[<＜][^()（）【】\[\]<>＜＞\n]{1,24}[)）】\]>＞]\s*)+[。.!！]?\s*$"
+    # a name with a number in brackets: the vote's importance written out (measured: "あかり (24), ひな (50)",
+    # "Ahari (50), ively, hina (70).")
+    r"|\w\s*[(（]\s*\d{1,3}\s*[)）]"
+    # the card's personality field read out as a sentence (measured: "私の性格は明るく好奇心旺盛です。"; a companion
+    # may still speak of what it likes: "週末は…常連さんの話を聞くのが好き。" stays)
+    r"|^\s*(?:(?:私|わたし|僕|ぼく|俺)の)?性格は|^\s*my personality is\b", re.IGNORECASE)
+
+
+def not_spoken(sentence: str) -> bool:
+    """Whether ``sentence`` is no line of a conversation: only a label in brackets, a name with a score in brackets,
+    or the card's personality read out."""
+    return _NOT_SPOKEN.search(sentence) is not None
+
+
+def only_unspoken(text: str) -> bool:
+    """Whether every sentence of ``text`` is no speech at all (:func:`not_spoken`), and it has one at least."""
+    sentences = sentences_of(text)
+    return bool(sentences) and all(not_spoken(s) for s in sentences)
+
+
+def without_unspoken(text: str) -> str:
+    """``text`` without its sentences that are no speech at all (:func:`not_spoken`)."""
+    return without_sentences(text, not_spoken)
 
 
 def without_assistant_talk(text: str) -> str:
@@ -521,7 +554,8 @@ _JA_DATE: Final = r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
 _RECALLED_ENTRY: Final = re.compile(
     rf"^\s*(?:[-*•・]\s*)?(?:(?:On\s+)?{_EN_DATE},.*\bsaid\b|Noted on {_EN_DATE}:|{_EN_DATE}\s*[:：]"
     rf"|{_JA_DATE}(?:、.*と言いました|のメモ[:：]|、[^「」。]{{0,20}}が[「『]|\s*[:：]))"
-    rf"|^\s*(?:[-*•・]\s*)?(?:On\s+\d{{1,2}}(?:\s+[A-Z][a-z]*)?|\d{{4}}年(?:\d{{1,2}}月?)?)\s*$")
+    rf"|^\s*(?:[-*•・]\s*)?(?:On\s+\d{{1,2}}(?:\s+[A-Z][a-z]*)?|On\s+{_EN_DATE},?(?:\s+\S{{1,12}})?"
+    rf"|\d{{4}}年(?:\d{{1,2}}月?)?)\s*$")
 
 
 def without_recalled_entries(text: str) -> str:

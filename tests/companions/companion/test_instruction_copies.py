@@ -455,3 +455,50 @@ def test_a_sentence_pieced_together_from_several_instructions_is_prompt_text(lin
                                   "短くまとめると、楽しかったです。"])
 def test_an_ordinary_line_is_not_taken_for_instructions_pieced_together(line: str) -> None:
     assert not instructions_for(_card("akari")).copied(line)
+
+
+# Lines of the real 0.5B model with the line's script kept by the server's grammar (bench/line_quality.py): the
+# prompt's headings in its own words, the vote's scores, a card's personality read out, an assistant's refusal.
+NOT_CONVERSATION = (
+    ("(提示)\n(提示)", "prompt"),
+    ("(Instuctions)", "prompt"),
+    ("あかり (24), ひな (50)", "prompt"),
+    ("Ahari (50), ively, hina (70).", "prompt"),
+    ("On 28 November 2026, achi", "prompt"),  # the start of a recall entry, cut off
+    ("私の性格は明るく好奇心旺盛です。", "prompt"),
+    ("Sorry, but I don't understand the request.", "not-itself"),
+    ("申し訳ありませんが、私はアかりとしており、あなたの質問を返すことができません。", "not-itself"),
+    ("ご質問をお聞かせください。", "not-itself"),
+    ("あなたの質問を教えてください。", "not-itself"),
+)
+
+
+@pytest.mark.parametrize(("line", "reason"), NOT_CONVERSATION)
+def test_a_line_that_is_no_conversation_is_flawed(line: str, reason: str) -> None:
+    language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
+    assert LineCheck(language, instructions=instructions_for(_card("akari"))).flaw(line) == reason
+
+
+def test_what_is_no_conversation_is_left_out_of_a_line_and_the_rest_is_said() -> None:
+    akari = instructions_for(_card("akari"))
+    said = line_of(None, "あかり！こんにちは！私の性格は明るく好奇心旺盛です。また、星を見るのが好き。", [],
+                   lambda text: text, instructions=akari)
+    assert said is not None
+    assert said.text == "あかり！こんにちは！また、星を見るのが好き。"
+    scored = line_of(None, "あかり (50), みかん！ねえ、あなたも好きです。\n(提示)", [], lambda text: text,
+                     instructions=akari)
+    assert scored is not None
+    assert scored.text == "ねえ、あなたも好きです。"
+
+
+@pytest.mark.parametrize("line", [
+    "週末は野菜と、常連さんの話を聞くのが好き。",  # Hina speaking of what she likes, from her card: her own
+    "今日は(たぶん)晴れだよ。",
+    "I have two cats (and a dog).",
+    "(笑)そうだね、楽しかった！",
+    "性格がいいって言われるんだ。",
+    "Could you say that again? I didn't catch it.",
+])
+def test_a_line_with_brackets_or_about_itself_is_conversation(line: str) -> None:
+    language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
+    assert LineCheck(language, instructions=instructions_for(_card("hina"))).flaw(line) is None
