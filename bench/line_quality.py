@@ -7,13 +7,14 @@ English, to everyone and naming one companion, open conversations that run until
 - ``heard_then_withdrawn``: lines of which something was voiced (early speech: ``speak`` queries with the line's
   ``messageId``) that is not how the published line goes, or that was never published. Goal 0.
 - ``bad_lines``: lines with JSON or tool syntax, a speaker's name as a prefix, the wrong language, a
-  self-introduction as another companion, or parroting the message answered. Goal 0.
+  self-introduction as another companion, an assistant's words, or parroting the message answered. Goal 0.
 - ``own_lines``: the share of lines that are the companion's own (not a stock filler: ``metadata.filler``,
   companions/companion/filler.py), with the fillers' reasons; ``sample_lines``: how many of those are the card's own
   sample line standing in (composing.compose_line), the rest are the model's.
 - ``prompt_text``: lines with a sentence that is mostly the prompt's instructions (lines.Instructions), or a piece of
   the companion's system prompt read out (composing.strip_prompt_copies: its persona), or an entry of the recall
-  block (lines.reads_like_recalled_entry). Goal 0.
+  block (lines.reads_like_recalled_entry), or the prompt's headings, the vote's scores or the personality field in
+  the model's words (lines.not_spoken). Goal 0.
 - ``repeated_own``: own lines that repeat an earlier line of the same companion in the run (lines.is_repeat). Goal 0.
 With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
 card's sample line), to measure what each step gives.
@@ -201,7 +202,14 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
     """Prints the lines and returns what was found."""
     from companions.cards.card import localized
     from companions.companion.composing import instructions_for, sample_lines, strip_prompt_copies
-    from companions.companion.lines import is_repeat, misidentified, reads_like_recalled_entry, sentences_of
+    from companions.companion.lines import (
+        is_repeat,
+        misidentified,
+        not_spoken,
+        reads_like_recalled_entry,
+        sentences_of,
+        sounds_like_an_assistant,
+    )
     from companions.companion.prompts import system_prompt
     from tests.realmodel.test_real_conversation import NAMES, Line, problems_with
 
@@ -216,11 +224,11 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
         samples = set(sample_lines(localized(card.metadata.sample, said.language))) if card is not None else set()
         sample = said.filler is None and said.text in samples
         verdict.samples += sample
-        # the prompt's instructions copied, the persona read out of its system prompt (strip_prompt_copies) or the
-        # recall block's entries; a
-        # sample line of the card (the prompt's example of its voice) is the companion's own
+        # the prompt's instructions copied, the persona read out of its system prompt (strip_prompt_copies), the
+        # recall block's entries, or its headings, the vote's scores and the personality field in the model's words
+        # (lines.not_spoken); a sample line of the card (the prompt's example of its voice) is the companion's own
         copied = card is not None and not sample and (
-            any(instructions_for(card).copied(s) for s in sentences_of(said.text))
+            any(instructions_for(card).copied(s) or not_spoken(s) for s in sentences_of(said.text))
             or strip_prompt_copies(said.text, system_prompt(card, said.language)) != said.text.strip()
             or reads_like_recalled_entry(said.text))
         repeated = said.filler is None and is_repeat(said.text, earlier[said.speaker])
@@ -238,6 +246,8 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
             problems.append("parrots the message it answers")
         if copied:
             problems.append("copies the prompt's instructions")
+        if sounds_like_an_assistant(said.text):
+            problems.append("speaks as an assistant")
         if repeated:
             problems.append("repeats an earlier line of this companion")
         heard = "".join(record.voiced.get(said.line_id, []))
