@@ -7,9 +7,12 @@ webcam) or a stream URL; "none" turns the camera off in the settings.
 while it is on screen, and each look (:meth:`OpenCVCamera.capture`) while it takes its frame. The first hold starts
 a worker thread that opens the device and grabs frames continuously (queries take the latest one); once the last
 hold is released, the device is closed after ``linger_s`` (a conversation that looks twice in a row does not
-blink the webcam's light). :class:`CameraInUse` on the bus says when the device is open. Without holds nothing
-touches the device: at start and after a new source only a cheap check runs (does ``/dev/videoN`` or the file
-exist?), so :attr:`OpenCVCamera.status` names a missing camera without opening one.
+blink the webcam's light). A hold may want only a few frames a second (``hold(purpose, fps=2)``: noticing,
+``app/devices/presence.py``): while only such holds are there, a device's frames are taken off it but decoded only
+that often, and a file jumps along its timeline instead of decoding every frame. :class:`CameraInUse` on the bus
+says when the device is open. Without holds nothing touches the device: at start and after a new source only a cheap
+check runs (does ``/dev/videoN`` or the file exist?), so :attr:`OpenCVCamera.status` names a missing camera without
+opening one.
 
 When the device cannot be opened or stops delivering frames while held, :attr:`OpenCVCamera.status` says "no
 camera: <reason>", a :class:`DeviceStatus` is published on the bus, and the worker keeps retrying every
@@ -33,6 +36,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import os
 import sys
 import threading
@@ -58,10 +62,14 @@ LINGER_S: Final = 2.0  # the device stays open this long after its last use
 FIRST_FRAME_TIMEOUT_S: Final = 8.0
 SWITCHED_OFF: Final = "no camera: the user turned the camera off"
 SETTINGS_OFF: Final = "no camera: turned off in the settings"
+SPARSE_RECHECK_S: Final = 0.1  # a file waiting for a sparse hold's next frame looks again this often for new holds
 
 
 @dataclass(frozen=True)
-class _Grab:
+class Grab:
+    """A frame as the grabber keeps it: the image (BGR; shared, never to be written to), when it was grabbed
+    (``time.time()``) and its number (a new frame has a higher one)."""
+
     image: Image
     timestamp: float
     seq: int
@@ -139,7 +147,7 @@ class OpenCVCamera:
         self._switched_on = switched_on
         self.stats = CameraStats()
         self._lock = threading.Lock()
-        self._latest: _Grab | None = None
+        self._latest: Grab | None = None
         self._frame_period = 1.0 / DEFAULT_FPS
         self._status = DeviceStatus("camera", False, "no camera: not started", source)
         self._stop = threading.Event()
@@ -155,6 +163,8 @@ class OpenCVCamera:
         self._opening = False  # between a worker's start and its first frame or first failure
         self._in_use = False  # the device is open (set by the worker thread)
         self._holds: dict[int, str] = {}
+        self._sparse_holds: dict[int, float] = {}  # holds that want a frame only every so many seconds
+        self._sparse_period = 0.0  # > 0 while only those hold the camera: read by the grabber thread
         self._tokens = itertools.count(1)
         self._closing: asyncio.TimerHandle | None = None
         self._started = False
@@ -202,17 +212,30 @@ class OpenCVCamera:
 
     # -- holding the device --------------------------------------------------------------------------------------
 
-    def hold(self, purpose: str) -> CameraHold:
+    def hold(self, purpose: str, *, fps: float | None = None) -> CameraHold:
         """Keeps the device open for ``purpose`` (e.g. "preview") until the hold is released; opens it now when it
-        was closed (unless the camera is switched or turned off: then the hold only waits)."""
+        was closed (unless the camera is switched or turned off: then the hold only waits). ``fps``: the hold needs
+        at most that many new frames a second (None: every frame)."""
+        if fps is not None and fps <= 0:
+            raise ValueError("fps must be positive")
         token = next(self._tokens)
         self._holds[token] = purpose
+        if fps is not None:
+            self._sparse_holds[token] = 1.0 / fps
+        self._update_sparse()
         self._cancel_closing()
         self._open_if_held()
         return CameraHold(self, token, purpose)
 
+    def _update_sparse(self) -> None:
+        """0 while a hold wants every frame, else the shortest period the sparse holds want."""
+        every = any(token not in self._sparse_holds for token in self._holds)
+        self._sparse_period = 0.0 if every or not self._holds else min(self._sparse_holds.values())
+
     def _release(self, token: int) -> None:
         self._holds.pop(token, None)
+        self._sparse_holds.pop(token, None)
+        self._update_sparse()
         if self._holds or self._thread is None:
             return
         self._cancel_closing()
@@ -293,6 +316,12 @@ class OpenCVCamera:
         """True while the device is open."""
         return self._in_use
 
+    def latest(self) -> Grab | None:
+        """The latest frame itself, for analysis on this computer that needs no JPEG (noticing); None while the
+        device is closed or has not delivered yet. Nothing is published: this is not a look."""
+        with self._lock:
+            return self._latest
+
     @property
     def holders(self) -> list[str]:
         """What holds the camera now ("preview", "look:<who>")."""
@@ -341,7 +370,7 @@ class OpenCVCamera:
         reason = missing_reason(self._source)
         self._set_status(reason is None, reason or "")
 
-    async def _latest_grab(self) -> _Grab:
+    async def _latest_grab(self) -> Grab:
         with self._lock:
             grab = self._latest
         if grab is not None and self._status.available:
@@ -365,7 +394,7 @@ class OpenCVCamera:
                                     else "no camera: closed while looking")
         return grab
 
-    def _encode(self, grab: _Grab, describe: bool) -> CameraFrame:
+    def _encode(self, grab: Grab, describe: bool) -> CameraFrame:
         with self._lock:
             cached = self._encoded
         if cached is not None and cached[0] == grab.seq:
@@ -381,7 +410,7 @@ class OpenCVCamera:
         height, width = grab.image.shape[:2]
         return CameraFrame(jpeg=jpeg, width=width, height=height, timestamp=grab.timestamp, description=description)
 
-    def _encode_preview(self, grab: _Grab, max_width: int) -> CameraFrame:
+    def _encode_preview(self, grab: Grab, max_width: int) -> CameraFrame:
         height, width = grab.image.shape[:2]
         image = grab.image
         if width > max_width:
@@ -475,12 +504,30 @@ class OpenCVCamera:
 
     def _grab_until_failure(self, capture: cv2.VideoCapture, is_file: bool, stop: threading.Event, seq: int) -> int:
         period = self._frame_period
+        frames = int(capture.get(cv2.CAP_PROP_FRAME_COUNT)) if is_file else 0
+        index = -1  # a file's frame read last
         next_due = time.monotonic()
+        kept_at = -math.inf  # when a frame was last kept
         while not stop.is_set():
+            sparse = self._sparse_period
+            now = time.monotonic()
+            if sparse and now < kept_at + sparse:  # only sparse holds, and none needs a new frame yet
+                if is_file:  # nothing is decoded meanwhile; the file's timeline goes on (a jump below)
+                    stop.wait(min(kept_at + sparse - now, SPARSE_RECHECK_S))
+                    continue
+                if capture.grab():  # the device's frame is taken off it (the next one kept is fresh), not decoded
+                    continue
+            elif sparse and is_file and frames > 0 and (behind := int((now - next_due) / period)) > 0:
+                index = (index + behind) % frames  # the frames the file played meanwhile
+                capture.set(cv2.CAP_PROP_POS_FRAMES, (index + 1) % frames)
+                next_due += behind * period
             ok, image = capture.read()
+            index += 1
             if not ok and is_file:  # end of the file: loop it
                 capture.set(cv2.CAP_PROP_POS_FRAMES, 0)
                 ok, image = capture.read()
+                index = 0
+            kept_at = time.monotonic()
             if not ok or image is None:
                 if not stop.is_set():
                     self._set_status(False, "no camera: the source stopped delivering frames")
@@ -490,7 +537,7 @@ class OpenCVCamera:
             with self._lock:
                 if stop.is_set():  # closed meanwhile: the frame is dropped, never shown
                     return seq
-                self._latest = _Grab(np.asarray(image, dtype=np.uint8), time.time(), seq)
+                self._latest = Grab(np.asarray(image, dtype=np.uint8), time.time(), seq)
             if not self._status.available:
                 self._set_status(True, "")
             self._wake_waiters()
