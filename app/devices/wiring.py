@@ -1,4 +1,4 @@
-"""Wiring: the camera, the speaker and their query responders for a runtime's settings.
+"""Wiring: the camera (and noticing through it), the speaker and their query responders for a runtime's settings.
 
 ``app/runtime/assembly.py`` calls :func:`build_devices`, adds :attr:`Devices.components` to the runtime's components and
 registers :attr:`Devices.responders` with the query broker; the settings dialog calls
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.devices.camera import OpenCVCamera, build_camera
+from app.devices.presence import PresenceWatcher
 from app.devices.speaker import Pyttsx3Speaker, build_speaker
 from app.devices.voice_spec import DEFAULT_RATE, parse_voice_spec
 from app.devices.voicevox_discovery import EngineSearch
@@ -29,12 +30,15 @@ class Devices:
     vision: VisionResponder
     speak: SpeakResponder
     voice_input: VoiceInput | None = None  # the microphone: app/voice_input/wiring.py
+    presence: PresenceWatcher | None = None  # noticing who is there, through the camera
     _search: asyncio.Task[EngineSearch] | None = field(default=None, repr=False)  # the voice engines' search
 
     @property
-    def components(self) -> list[OpenCVCamera | Pyttsx3Speaker | VoiceInput]:
-        """Runtime components, in start order (voice input after the speaker it listens to)."""
-        return [self.camera, self.speaker, *([self.voice_input] if self.voice_input is not None else [])]
+    def components(self) -> list[OpenCVCamera | PresenceWatcher | Pyttsx3Speaker | VoiceInput]:
+        """Runtime components, in start order (noticing after the camera it watches through, voice input after the
+        speaker it listens to)."""
+        return [self.camera, *([self.presence] if self.presence is not None else []), self.speaker,
+                *([self.voice_input] if self.voice_input is not None else [])]
 
     @property
     def responders(self) -> list[VisionResponder | SpeakResponder]:
@@ -54,9 +58,9 @@ class Devices:
             raise RuntimeError(result.reason or "the speech was interrupted")
 
     async def apply_settings(self, settings: Settings) -> None:
-        """Re-checks the camera when its source changed and follows the camera switch; the speaker's rate and volume
-        apply from the next utterance (turning speech on or off applies from the next start), and the voice engines
-        are looked for again when their URLs changed."""
+        """Re-checks the camera when its source changed and follows the camera switch and noticing; the speaker's rate
+        and volume apply from the next utterance (turning speech on or off applies from the next start), and the
+        voice engines are looked for again when their URLs changed."""
         self.speaker.rate, self.speaker.volume = settings.voice.rate, settings.voice.volume
         engines = (tuple(settings.voice.engines), settings.voice.find_engines)
         if engines != (self.speaker.engine_urls, self.speaker.find_local_engines):
@@ -65,6 +69,8 @@ class Devices:
         await self.camera.switch(settings.camera.on)
         if settings.camera.source != self.camera.source:
             await self.camera.reconfigure(settings.camera.source)
+        if self.presence is not None:
+            await self.presence.set_on(settings.camera.notice)
 
 
 def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = None,
@@ -74,4 +80,5 @@ def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = Non
     speaker = build_speaker(bus, rate=settings.voice.rate, volume=settings.voice.volume,
                             enabled=settings.voice.enabled, output_dir=speech_dir,
                             engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines)
-    return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices))
+    return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices),
+                   presence=PresenceWatcher(camera, bus, on=settings.camera.notice))
