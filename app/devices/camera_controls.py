@@ -1,8 +1,8 @@
 """The camera as the window's user controls it: the status bar's switch and the "Show them" button.
 
 - **The switch** (:meth:`RuntimeCamera.set_on`) turns looking off (or on) for everyone at once and for good: the
-  camera closes its device and refuses every look (``OpenCVCamera.switch``), and ``[camera] on`` is saved in the
-  settings, so the next start keeps it.
+  camera closes its device and refuses every look (``OpenCVCamera.switch``), noticing stops watching, and
+  ``[camera] on`` is saved in the settings, so the next start keeps it.
 - **Showing** (:meth:`RuntimeCamera.show`): the user shows the companions what the camera sees now. The app looks as
   the user (the look is published like any other: the chat shows "You showed them the camera" with the picture)
   and the user's message carries what was seen, in words every model reads: the camera's on-device description,
@@ -61,6 +61,11 @@ class RuntimeCamera:
         camera = self._camera()
         return camera is not None and camera.in_use
 
+    def watching(self) -> bool:
+        """Noticing watches through the camera now (``app/devices/presence.py``)."""
+        presence = self.runtime.parts.devices.presence if self.runtime.started else None
+        return presence is not None and presence.watching
+
     def status(self) -> DeviceStatus | None:
         """The camera's status (no camera: turned off in the settings, not found ...); None before it started."""
         camera = self._camera()
@@ -74,6 +79,20 @@ class RuntimeCamera:
         camera = self._camera()
         if camera is not None:
             await camera.switch(on)
+        await self.runtime.loaded.save(settings)
+
+    def notices(self) -> bool:
+        """"Let them notice you" (``[camera] notice``) is chosen."""
+        return self.runtime.settings.camera.notice
+
+    async def set_notice(self, on: bool) -> None:
+        """"Let them notice you": applies at once (noticing watches, or stops and lets the camera go), then saves it
+        (raises OSError when the settings cannot be written: the choice still holds for this run)."""
+        settings = self.runtime.settings
+        settings.camera.notice = on
+        presence = self.runtime.parts.devices.presence if self.runtime.started else None
+        if presence is not None:
+            await presence.set_on(on)
         await self.runtime.loaded.save(settings)
 
     async def show(self, text: str, to: list[str] | None = None) -> str:
