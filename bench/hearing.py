@@ -13,8 +13,16 @@
    (the default), with ``pause`` (the microphone ignored while they speak) and with neither (the plain detector).
    The goal: 0 with the setting the app uses.
 4. **Word error rate** of the offline recognizer on 50 espeak-ng sentences (en-us, 150 words a minute).
+5. **Nothing misheard is sent** (``confidence``): English sentences (espeak-ng) and Japanese ones (Open JTalk's Mei,
+   the companions' own Japanese voice) through the whole pipeline with the built-in English recognizer: what each
+   became (sent at once, left in the message box as unsure, not understood), with PocketSphinx's certainty
+   (``app/voice_input/recognizers.py`` ``fit_per_frame``). The thresholds are chosen on the calibration half
+   (English ``SENTENCES[:25]``, ``JAPANESE_CALIBRATION``) and reported on the held-out half (``SENTENCES[25:]``,
+   ``JAPANESE_HELD_OUT``): the messages of Japanese speech decoded as English and sent (goal 0) and the English
+   sentences that still go out at once. ``confidence --calibrate`` prints the thresholds the calibration half
+   suggests.
 
-Run: ``.venv/bin/python bench/hearing.py`` (about five minutes). Note the load average with every figure.
+Run: ``.venv/bin/python bench/hearing.py`` (about ten minutes). Note the load average with every figure.
 """
 
 from __future__ import annotations
@@ -32,17 +40,19 @@ from _report import report
 
 from app.devices.speaker import Pyttsx3Speaker
 from app.voice_input.microphone import FileMicrophone, read_pcm16k
-from app.voice_input.recognizers import PocketSphinxRecognizer
+from app.voice_input.recognizers import FOREIGN_BELOW, SURE_FROM, PocketSphinxRecognizer
 from app.voice_input.voice_activity import WebRtcVoiceActivity
 from app.voice_input.wiring import listen_to_speaker, make_room
 from companions.common.loop_health import percentile
 from companions.devices.ports import SpeakingChanged, Utterance
 from companions.voice_input.detection import DetectionSettings
 from companions.voice_input.echo import EchoGuard
-from companions.voice_input.events import SpeechHeard
+from companions.voice_input.events import SpeechHeard, SpeechNotUnderstood
 from companions.voice_input.listening import ListeningSettings, VoiceInput
 from companions.wire.bus import BusItem, InProcessBus
 from tests.app.speech_audio import clip, voiced_span, write_wav
+from tests.app.voice_input.heard_speech import Heard, hear
+from tests.app.voice_input.spoken_japanese import japanese_clip
 
 SENTENCES = [
     "what is the weather like tomorrow", "can you tell me a story", "i would like a cup of tea",
@@ -60,6 +70,20 @@ SENTENCES = [
     "see you tomorrow morning", "the water is very cold", "he is reading a newspaper", "what are you doing",
     "i love the sound of the ocean", "my phone is out of battery", "the door is open", "we need more time",
     "good night and sweet dreams",
+]
+JAPANESE_CALIBRATION = [
+    "おはようございます", "今日はいい天気ですね", "明日は何時に起きますか",
+    "お腹が空きました", "この本はとても面白いです", "駅はどこですか",
+    "一緒に映画を見ませんか", "昨日は友達と買い物に行きました",
+    "コーヒーをもう一杯ください", "週末は何をしますか", "日本語を勉強しています",
+    "ありがとうございました",
+]
+JAPANESE_HELD_OUT = [
+    "こんにちは、元気ですか", "今夜は雨が降るそうです", "猫がソファーで寝ています",
+    "晩ご飯は何にしましょうか", "電車が遅れています", "少し休憩しましょう",
+    "あかりさん、聞こえますか", "音楽を聞くのが好きです", "窓を開けてもいいですか",
+    "もう少しゆっくり話してください", "お誕生日おめでとうございます",
+    "また明日会いましょう",
 ]
 LINE = "Let me tell you about the stars tonight, the first one appears right after sunset and the last one fades."
 # The stand-in player: plays for the file's length; when it is stopped (SIGTERM) it notes the moment, on the
@@ -113,12 +137,19 @@ async def end_to_message(work: Path, sentences: list[str]) -> tuple[list[float],
         began = time.perf_counter()
         session = recognizer.begin()
         session.accept(pcm[:tail])
-        session.finish()
+        session.finish()  # its certainty too: the pipeline computes it
         alone.append(time.perf_counter() - began)
 
         bus = InProcessBus()
         microphone = FileMicrophone(spoken.path)
         sent: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def unsent(item: BusItem, f: asyncio.Future[str] = sent) -> None:  # left in the box: no latency to count
+            if (isinstance(item, SpeechHeard) and item.final and not item.sent and item.text) \
+                    or isinstance(item, SpeechNotUnderstood):
+                f.done() or f.set_result("")
+
+        bus.subscribe("events", unsent, name="bench", direct=True)
         voice = VoiceInput(bus, microphone, WebRtcVoiceActivity(), recognizer,
                            ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=SILENCE_S)),
                            send=lambda text, f=sent: (f.done() or f.set_result(text), "m")[1])
@@ -127,7 +158,8 @@ async def end_to_message(work: Path, sentences: list[str]) -> tuple[list[float],
             text = await asyncio.wait_for(sent, 30)
         finally:
             await voice.stop()
-        pipeline.append(voice.sent_after[0] + (voice.last_speech_end - (microphone.started_at + spoken.end_s)))
+        if voice.sent_after:
+            pipeline.append(voice.sent_after[0] + (voice.last_speech_end - (microphone.started_at + spoken.end_s)))
         exact += text == sentence
     return pipeline, alone, exact
 
@@ -221,7 +253,7 @@ async def barge_in(work: Path, tries: int) -> tuple[list[float], list[float]]:
     return voice_times, esc_times
 
 
-async def main(parts: set[str]) -> None:
+async def main(parts: set[str], calibrate: bool = False) -> None:
     print(f"load average: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -233,6 +265,8 @@ async def main(parts: set[str]) -> None:
             await barge_ins(work)
         if "echo" in parts:
             await echoes(work)
+        if "confidence" in parts:
+            await misheard(work, calibrate)
 
 
 async def word_error_rate(work: Path) -> None:
@@ -243,7 +277,7 @@ async def word_error_rate(work: Path) -> None:
         pcm = read_pcm16k(clip(sentence, work / f"wer{index}.wav", before_s=0.3, after_s=0.3).path)
         session = recognizer.begin()
         session.accept(pcm)
-        errors += word_errors(sentence, session.finish())
+        errors += word_errors(sentence, session.finish().text)
         words += len(sentence.split())
     report(f"word error rate, PocketSphinx en-us on {len(SENTENCES)} espeak-ng sentences", errors / words, "")
     print(f"load average: {os.getloadavg()}")
@@ -255,7 +289,8 @@ async def latency(work: Path) -> None:
     a50, a95 = ms(alone)
     report("end of speech -> message sent p50", p50, "ms", "recognizer alone p50", a50)
     report("end of speech -> message sent p95", p95, "ms", "recognizer alone p95", a95)
-    print(f"  ({exact} of {len(pipeline)} sentences sent exactly as said; silence setting {SILENCE_S} s)")
+    print(f"  ({len(pipeline)} of {len(alone)} sentences sent at once, {exact} exactly as said; silence setting "
+          f"{SILENCE_S} s)")
     print(f"load average: {os.getloadavg()}")
 
 
@@ -276,10 +311,70 @@ async def echoes(work: Path) -> None:
     print(f"load average: {os.getloadavg()}")
 
 
+async def heard_sentences(work: Path, english: list[str], japanese: list[str]) -> list[Heard]:
+    recognizer = KeptRecognizer()
+    recognizer.prepare()
+    heard = []
+    for index, sentence in enumerate(english):
+        spoken = clip(sentence, work / f"en{index}.wav", before_s=0.3, after_s=1.0)
+        heard.append(await hear(recognizer, spoken, sentence, "en"))
+    for index, sentence in enumerate(japanese):
+        spoken = japanese_clip(sentence, work / f"ja{index}.wav", before_s=0.3, after_s=1.0)
+        heard.append(await hear(recognizer, spoken, sentence, "ja"))
+    for one in heard:
+        print(f"  {one.language} {one.sentence!r}: " + "; ".join(
+            f"{outcome} ({'?' if c is None else f'{c:.3f}'}) {words!r}" for outcome, c, words in one.outcomes),
+            flush=True)
+    return heard
+
+
+def thresholds(heard: list[Heard]) -> tuple[float, float]:
+    """(FOREIGN_BELOW, SURE_FROM) as the calibration half suggests them: sure above every Japanese utterance, with
+    a margin of a quarter of the gap to the English one above it; foreign below every English utterance, the same
+    margin below the lowest."""
+    ja = sorted(c for h in heard if h.language == "ja" for _, c, _ in h.outcomes if c is not None)
+    en = sorted(c for h in heard if h.language == "en" for _, c, _ in h.outcomes if c is not None)
+    above = [c for c in en if c > ja[-1]]
+    sure = ja[-1] + (above[0] - ja[-1]) / 4 if above else ja[-1]
+    below = [c for c in ja if c < en[0]]
+    foreign = en[0] - (en[0] - below[-1]) / 4 if below else en[0]
+    return foreign, sure
+
+
+def tally(heard: list[Heard], language: str) -> str:
+    ones = [h for h in heard if h.language == language]
+    counts = {k: sum(any(o == k for o, _, _ in h.outcomes) for h in ones) for k in ("sent", "box", "not understood")}
+    return (f"{counts['sent']} of {len(ones)} sent, {counts['box']} left in the box, "
+            f"{counts['not understood']} said not understood")
+
+
+async def misheard(work: Path, calibrate: bool) -> None:
+    if calibrate:
+        heard = await heard_sentences(work, SENTENCES[:25], JAPANESE_CALIBRATION)
+        foreign, sure = thresholds(heard)
+        print(f"calibration half: FOREIGN_BELOW = {foreign:.3f}, SURE_FROM = {sure:.3f} "
+              f"(in use: {FOREIGN_BELOW}, {SURE_FROM})")
+        print(f"  with the thresholds in use: English {tally(heard, 'en')}; Japanese {tally(heard, 'ja')}")
+        return
+    heard = await heard_sentences(work, SENTENCES[25:], JAPANESE_HELD_OUT)
+    english = [h for h in heard if h.language == "en"]
+    japanese = [h for h in heard if h.language == "ja"]
+    report(f"messages of speech decoded in the wrong language (goal 0), {len(japanese)} held-out Japanese "
+           "sentences", sum(h.sent for h in japanese), "messages")
+    report(f"held-out English sentences sent at once ({len(english)})", sum(h.sent for h in english) / len(english),
+           "of them")
+    print(f"  English: {tally(heard, 'en')}; Japanese: {tally(heard, 'ja')} (FOREIGN_BELOW {FOREIGN_BELOW}, "
+          f"SURE_FROM {SURE_FROM})")
+    print(f"load average: {os.getloadavg()}")
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", default=["wer", "latency", "barge-in", "echo"],
-                        help="wer, latency, barge-in, echo (default: all)")
-    asyncio.run(main(set(parser.parse_args().parts)))
+    parser.add_argument("parts", nargs="*", default=["wer", "latency", "barge-in", "echo", "confidence"],
+                        help="wer, latency, barge-in, echo, confidence (default: all)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="confidence: on the calibration half, print the thresholds it suggests")
+    arguments = parser.parse_args()
+    asyncio.run(main(set(arguments.parts), arguments.calibrate))

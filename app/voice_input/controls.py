@@ -2,7 +2,10 @@
 box as the sender, and the settings tab's device list, microphone test and model download.
 
 - **The switch** (:meth:`RuntimeVoiceInput.set_on`) opens or closes the microphone at once and keeps the choice
-  (``[voice_input] on``), as the camera switch does.
+  (``[voice_input] on``), as the camera switch does; a microphone left on opens by itself at the next start only
+  when the user chose that (``[voice_input] keep_on``, ``wiring.starts_on``).
+- **The offer** (:meth:`RuntimeVoiceInput.better_recognizer`): when the user's words were in a language the
+  recognizer in use does not understand, the Whisper model that does.
 - **The sender** (:meth:`RuntimeVoiceInput.use_sender`): in the window, final words go through the message box (to
   whom the user chose in it); headless, they go to everyone (``app/runtime/assembly.py``).
 - **The test** (:func:`listen_to_microphone`) opens the chosen device on its own for a few seconds and reports its
@@ -27,6 +30,16 @@ if TYPE_CHECKING:
     from companions.voice_input.audio import AudioFrame
     from companions.voice_input.events import MicrophoneState
     from companions.voice_input.listening import Sender, VoiceInput
+
+
+@dataclass(frozen=True)
+class RecognizerOffer:
+    """A recognizer that understands Japanese as well as English (a Whisper model): ``choice`` (a
+    ``RecognizerChoice``), its download's size, and whether it is already downloaded."""
+
+    choice: str
+    megabytes: int
+    downloaded: bool
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,16 @@ class RuntimeVoiceInput:
     def headset_advised(self) -> bool:
         voice_input = self._voice_input()
         return voice_input is not None and voice_input.echo.headset_advised
+
+    def better_recognizer(self) -> RecognizerOffer | None:
+        """The recognizer to offer when the user's words were in a language the one in use does not understand:
+        the best Whisper model while the built-in English one is in use; None when Whisper is in use already."""
+        from app.voice_input.recognizer_models import MODELS, installed
+
+        if self.runtime.settings.voice_input.recognizer != "pocketsphinx":
+            return None
+        model = max(MODELS.values(), key=lambda m: m.size)
+        return RecognizerOffer(model.choice, model.megabytes, installed(self.runtime.paths.data_dir, model))
 
     async def set_on(self, on: bool) -> None:
         """Applies the switch at once, then saves it (OSError when the settings cannot be written: it holds for

@@ -1,6 +1,7 @@
 """Voice input for a runtime's settings: the microphone, the detector, the recognizer, and what they are told.
 
-``app/runtime/assembly.py`` calls :func:`build_voice_input` (the runtime starts it with the devices), the runtime's
+``app/runtime/assembly.py`` calls :func:`build_voice_input` (the runtime starts it with the devices; the microphone
+opens only if the user chose to keep it on, :func:`starts_on`), the runtime's
 ``apply_settings`` calls :func:`apply_voice_input_settings`. The speaker tells the voice input what it plays
 (:func:`listen_to_speaker`), so the companions' own voice is never taken for the user's (``companions/voice_input/
 echo.py``); a file microphone can be made a room that hears that voice too (:func:`make_room`, tests and benchmarks).
@@ -11,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from app.devices.speaker import Pyttsx3Speaker
+from app.settings.environment import environment_settings
 from app.settings.model import Settings, VoiceInputSettings
 from app.voice_input.microphone import FileMicrophone, build_microphone, read_pcm16k
 from app.voice_input.recognizers import build_recognizer
@@ -35,10 +38,21 @@ def listening_settings(section: VoiceInputSettings) -> ListeningSettings:
         send_at_end=section.send_at_end, echo=section.echo)
 
 
+def starts_on(section: VoiceInputSettings, environ: Mapping[str, str]) -> bool:
+    """Whether the microphone opens at this start: only when the user chose to keep it as it was left
+    (``keep_on``) and left it on, or when ``MADOI_VOICE_INPUT_ON`` asks for it in this run. A microphone left on
+    last time and opening by itself surprises (it heard the room and sent it to everyone)."""
+    if "on" in environment_settings(environ).get("voice_input", {}):
+        return section.on
+    return section.on and section.keep_on
+
+
 def build_voice_input(settings: Settings, bus: Bus, speaker: Pyttsx3Speaker, data_dir: Path, *,
                       send: Sender | None = None, interrupt: Callable[[], None] = lambda: None,
-                      words: Callable[[], Iterable[str]] | None = None) -> VoiceInput:
+                      words: Callable[[], Iterable[str]] | None = None,
+                      environ: Mapping[str, str] | None = None) -> VoiceInput:
     section = settings.voice_input
+    section.on = starts_on(section, os.environ if environ is None else environ)  # the switch shows it too
     voice_input = VoiceInput(bus, build_microphone(section.device), WebRtcVoiceActivity(),
                              build_recognizer(section.recognizer, data_dir, section.language),
                              listening_settings(section), send=send, words=words, interrupt=interrupt)

@@ -28,13 +28,28 @@ class MicrophoneChanged(LocalEvent):
 class SpeechHeard(LocalEvent):
     """What the recognizer made of the user's words so far (``final=False``, shown in the message box as they
     speak) or in the end (``final=True``). ``sent`` says the final text already went to the companions as the
-    message ``message_id``; otherwise it waits in the message box for the user to edit and send."""
+    message ``message_id``; otherwise it waits in the message box for the user to edit and send. ``unsure``: it
+    waits because the recognizer is not sure of the words (the user checks them and presses Enter); ``confidence``
+    is the recognizer's own measure (benchmarks, logs)."""
 
     utterance: int  # counts the user's utterances in this run; partial results of one share it
     text: str
     final: bool
     sent: bool = False
     message_id: str = ""
+    unsure: bool = False
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
+class SpeechNotUnderstood(LocalEvent):
+    """The user spoke, but not in a language the recognizer understands (``languages``, ISO 639-1 codes, e.g.
+    ("en",)): the words it would have made of it are nonsense, so none were shown or sent. The window says so and
+    offers a recognizer that understands more."""
+
+    utterance: int
+    languages: tuple[str, ...]
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ Flow (every step on the loop, except recognition, which runs on a thread of its 
 4. Frames go to the recognizer as they come; about every 300 ms its partial result is published
    (:class:`SpeechHeard`, ``final=False``) for the message box.
 5. At the end of the utterance (the silence, or the key released) the final words are published and, when the
-   settings say so, sent as the user's message at once (``send``: the window installs its own, which sends from
-   the message box to whom the user chose); otherwise they wait in the box.
+   settings say so and the recognizer is sure of them, sent as the user's message at once (``send``: the window
+   installs its own, which sends from the message box to whom the user chose); otherwise they wait in the box.
+   Words the recognizer made of a language it does not speak are neither shown nor sent
+   (:class:`SpeechNotUnderstood`): nothing misheard goes out.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from companions.voice_input.events import (
     MicrophoneChanged,
     MicrophoneState,
     SpeechHeard,
+    SpeechNotUnderstood,
 )
-from companions.voice_input.recognition import RecognitionSession, Recognizer, RecognizerUnavailable
+from companions.voice_input.recognition import RecognitionSession, Recognized, Recognizer, RecognizerUnavailable
 from companions.wire.bus import Bus, BusItem, Subscription
 
 log = logging.getLogger(__name__)
@@ -342,30 +345,36 @@ class VoiceInput:
 
     async def _final(self, utterance: _Utterance, speech_end: float) -> None:
         try:
-            text = (await self._run(self._finish, utterance)).strip()
+            result = await self._run(self._finish, utterance)
         except Exception:
             log.exception("speech recognition failed")
-            text = ""
+            result = Recognized("")
+        text, confidence = result.text.strip(), result.confidence
         if utterance is self._utterance:
             self._utterance = None
             if self._open:
                 self._set_state("hearing" if self.detector.speaking else "listening")
-        if not text:
+        if not text or result.certainty == "foreign":
             if utterance.shown:  # the partial words shown go away with the utterance
                 self.bus.publish(SpeechHeard(utterance.number, "", final=True))
+            if text:  # nonsense made of another language: said, never shown or sent
+                log.info("voice input: not understood (confidence %s)", confidence)
+                self.bus.publish(SpeechNotUnderstood(utterance.number, self.recognizer.languages, confidence))
             return
-        send = self._send if self.settings.send_at_end else None
+        unsure = result.certainty == "unsure"
+        send = self._send if self.settings.send_at_end and not unsure else None
         if send is None:
-            self.bus.publish(SpeechHeard(utterance.number, text, final=True))
+            self.bus.publish(SpeechHeard(utterance.number, text, final=True, unsure=unsure, confidence=confidence))
             return
         try:
             message_id = send(text)
         except Exception as err:  # the words stay in the box for the user
             log.warning("voice input: the message could not be sent: %s", err)
-            self.bus.publish(SpeechHeard(utterance.number, text, final=True))
+            self.bus.publish(SpeechHeard(utterance.number, text, final=True, confidence=confidence))
             return
         self.sent_after.append(self._clock() - speech_end)
-        self.bus.publish(SpeechHeard(utterance.number, text, final=True, sent=True, message_id=message_id))
+        self.bus.publish(SpeechHeard(utterance.number, text, final=True, sent=True, message_id=message_id,
+                                     confidence=confidence))
 
     # -- the recognition thread ------------------------------------------------------------------------------
     async def _run(self, function: Callable[..., T], *args: object) -> T:
@@ -382,9 +391,9 @@ class VoiceInput:
     def _partial_text(self, utterance: _Utterance) -> str:
         return utterance.session.partial() if utterance.session is not None else ""
 
-    def _finish(self, utterance: _Utterance) -> str:
+    def _finish(self, utterance: _Utterance) -> Recognized:
         if utterance.session is None:
-            return ""
+            return Recognized("")
         session, utterance.session = utterance.session, None
         return session.finish()
 

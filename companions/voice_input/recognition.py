@@ -9,7 +9,23 @@ thread of its own, in order.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypeAlias
+
+# How far the recognizer trusts its words: "sure" (they may go out at once), "unsure" (they wait in the message box
+# for the user's Enter) or "foreign" (the sound did not fit its language at all: most likely a language it does
+# not speak, so its words are nonsense and are not shown).
+Certainty: TypeAlias = Literal["sure", "unsure", "foreign"]
+
+
+@dataclass(frozen=True)
+class Recognized:
+    """An utterance's final words, how sure the recognizer is of them, and its own measure of that (``confidence``,
+    on the recognizer's scale; None when it has none)."""
+
+    text: str
+    certainty: Certainty = "sure"
+    confidence: float | None = None
 
 
 class RecognizerUnavailable(Exception):
@@ -27,8 +43,8 @@ class RecognitionSession(Protocol):
         """The words so far (may be revised by later audio); "" when nothing yet."""
         ...
 
-    def finish(self) -> str:
-        """The final words of the utterance (no audio may follow)."""
+    def finish(self) -> Recognized:
+        """The final words of the utterance and how sure they are (no audio may follow)."""
         ...
 
 
@@ -37,6 +53,11 @@ class Recognizer(Protocol):
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages it understands (ISO 639-1 codes: ("en",)); empty: any it may be asked for."""
+        ...
 
     def prepare(self) -> None:
         """Loads the model; raises :class:`RecognizerUnavailable` with the reason."""

@@ -3,7 +3,8 @@
 Partial results (``SpeechHeard``, ``final=False``) are shown in the box after whatever the user had typed; at the
 end of the utterance the voice input sends the words through this box (:meth:`SpokenWords.send`: it is the voice
 input's sender while the window is attached), so they go to the companions chosen in "To", like typed words; with
-"send at once" off, the final words stay in the box to be edited and sent with Enter.
+"send at once" off, or when the recognizer is not sure of them, the final words stay in the box to be edited and
+sent with Enter.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ def test_pocketsphinx_recognizes_espeak_speech_to_the_words_it_said(tmp_path: Pa
     for offset in range(0, len(pcm), 6400):  # as the microphone delivers it, 200 ms at a time
         session.accept(pcm[offset:offset + 6400])
         partials.append(session.partial())
-    assert session.finish() == "what is the weather like tomorrow"
+    heard = session.finish()
+    assert (heard.text, heard.certainty) == ("what is the weather like tomorrow", "sure")
     assert any(p and p != "what is the weather like tomorrow" for p in partials)  # words came as it spoke
 
 

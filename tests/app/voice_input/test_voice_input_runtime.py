@@ -130,3 +130,33 @@ async def test_the_companions_never_hear_themselves_but_the_user_cuts_them_off(
     print(f"\nbarge-in: voice onset -> interrupt {1000 * (barge_in.at - onset):.0f} ms, "
           f"-> player gone within {1000 * (cut - onset):.0f} ms (load-dependent)")
     assert barge_in.onset >= onset - 0.1  # it was the user's voice that started it, not her own before
+
+
+def _left_on(home: Path, keep_on: bool) -> None:
+    """The settings of a Madoi that last quit with its microphone on."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.toml").write_text(f"[voice_input]\non = true\nkeep_on = {str(keep_on).lower()}\n", "utf-8")
+
+
+@pytest.mark.parametrize("keep_on", [False, True])
+async def test_a_microphone_left_on_starts_off_unless_the_user_chose_to_keep_it_on(
+        madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, keep_on: bool) -> None:
+    spoken = clip("are you how are you tonight", tmp_path / "room.wav", before_s=0.3, after_s=5.0)  # the room
+    _voice_input(monkeypatch, spoken.path)
+    _left_on(madoi_home, keep_on)
+    runtime = Runtime(load_settings())
+    heard = Heard()
+    runtime.bus.subscribe(("messages", "events"), heard, name="test")
+    await runtime.start()
+    try:
+        voice_input = runtime.parts.devices.voice_input
+        assert voice_input is not None
+        assert voice_input.state == ("listening" if keep_on else "off")
+        assert runtime.settings.voice_input.on is keep_on  # what the status bar's switch shows
+        if not keep_on:
+            await asyncio.sleep(spoken.end_s + 1.5)  # the room's words would have been recognized and sent by now
+    finally:
+        await runtime.stop()
+    if not keep_on:
+        assert heard.messages() == []
+        assert heard.speech() == []

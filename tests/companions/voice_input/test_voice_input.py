@@ -15,9 +15,9 @@ from companions.devices.ports import SpeakingChanged
 from companions.voice_input.audio import FRAME_S, FRAME_SAMPLES, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.detection import Began, DetectionSettings, Ended, SpeechDetector
 from companions.voice_input.echo import EchoGuard
-from companions.voice_input.events import MicrophoneChanged, SpeechHeard
+from companions.voice_input.events import MicrophoneChanged, SpeechHeard, SpeechNotUnderstood
 from companions.voice_input.listening import ListeningSettings, VoiceInput
-from companions.voice_input.recognition import RecognitionSession
+from companions.voice_input.recognition import Certainty, RecognitionSession, Recognized
 from companions.wire.bus import BusItem, InProcessBus
 
 
@@ -164,8 +164,9 @@ class LevelActivity:
 
 
 class ScriptedSession:
-    def __init__(self, words: list[str]) -> None:
+    def __init__(self, words: list[str], certainty: Certainty = "sure") -> None:
         self.words = words
+        self.certainty = certainty
         self.frames = 0
 
     def accept(self, pcm: bytes) -> None:
@@ -174,17 +175,19 @@ class ScriptedSession:
     def partial(self) -> str:
         return " ".join(self.words[: max(1, self.frames // 10)])
 
-    def finish(self) -> str:
-        return " ".join(self.words)
+    def finish(self) -> Recognized:
+        return Recognized(" ".join(self.words), self.certainty)
 
 
 class ScriptedRecognizer:
     """Says the next scripted text for each utterance; the test fails if the script is not used up."""
 
     name = "scripted"
+    languages = ("en",)
 
-    def __init__(self, *texts: str) -> None:
+    def __init__(self, *texts: str, certainty: Certainty = "sure") -> None:
         self.script = [t.split() for t in texts]
+        self.certainty = certainty
         self.sessions: list[ScriptedSession] = []
         self.words: set[str] = set()
 
@@ -197,7 +200,7 @@ class ScriptedRecognizer:
     def begin(self) -> RecognitionSession:
         if not self.script:
             raise AssertionError("an utterance the script did not expect")
-        session = ScriptedSession(self.script.pop(0))
+        session = ScriptedSession(self.script.pop(0), self.certainty)
         self.sessions.append(session)
         return session
 
@@ -273,6 +276,46 @@ async def test_words_wait_in_the_box_when_the_settings_say_so(bus: InProcessBus)
     final = recorder.of(SpeechHeard)[-1]
     assert (final.text, final.sent) == ("good morning", False)
     assert sent == []
+
+
+async def test_words_the_recognizer_is_unsure_of_wait_in_the_box(bus: InProcessBus) -> None:
+    recorder = Recorder(bus)
+    microphone, recognizer = FedMicrophone(), ScriptedRecognizer("good morning", certainty="unsure")
+    sent: list[str] = []
+    voice = VoiceInput(bus, microphone, LevelActivity(), recognizer,
+                       ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=0.3)),
+                       send=lambda text: (sent.append(text), "m")[1])
+    await voice.start()
+    try:
+        microphone.push(frames("." * 5 + "x" * 30 + "." * 30))
+        await recorder.until(lambda: any(h.final for h in recorder.of(SpeechHeard)))
+    finally:
+        await voice.stop()
+    final = recorder.of(SpeechHeard)[-1]
+    assert (final.text, final.sent, final.unsure) == ("good morning", False, True)
+    assert sent == []
+
+
+async def test_words_made_of_a_language_the_recognizer_does_not_speak_are_neither_shown_nor_sent(
+        bus: InProcessBus) -> None:
+    recorder = Recorder(bus)
+    microphone, recognizer = FedMicrophone(), ScriptedRecognizer("also the old old os", certainty="foreign")
+    sent: list[str] = []
+    voice = VoiceInput(bus, microphone, LevelActivity(), recognizer,
+                       ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=0.3)),
+                       send=lambda text: (sent.append(text), "m")[1])
+    await voice.start()
+    try:
+        stream = frames("." * 10 + "x" * 60 + "." * 30)
+        microphone.push(stream[:70])
+        await recorder.until(lambda: any(not h.final and h.text for h in recorder.of(SpeechHeard)))
+        microphone.push(stream[70:])
+        await recorder.until(lambda: bool(recorder.of(SpeechNotUnderstood)))
+    finally:
+        await voice.stop()
+    assert recorder.of(SpeechNotUnderstood)[0].languages == ("en",)
+    assert sent == []
+    assert [h.text for h in recorder.of(SpeechHeard) if h.final] == [""]  # the partial words shown went away
 
 
 async def test_quiet_speech_is_heard_only_at_a_high_sensitivity(bus: InProcessBus) -> None:

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton
 from pytestqt.qtbot import QtBot
 
 from app.settings.model import VoiceInputSettings
@@ -25,6 +25,7 @@ from app.voice_input.recognizer_models import SpeechModel
 from companions.llm.scripted import say
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged
 from tests.app.speech_audio import clip
+from tests.app.voice_input.spoken_japanese import japanese_clip
 from tests.conftest import serving
 from tests.ui.conftest import signal_fired
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
@@ -81,6 +82,40 @@ async def test_spoken_words_show_in_the_box_and_go_to_whom_to_says(
         user_message = next(m.message for m in stored if m.message.params.from_ == runtime.settings.general.user_name)
         assert user_message.params.to == ["akari"]
         cast.assert_used_up()
+        window.close()
+
+
+async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
+        qtbot: QtBot, english: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    spoken = japanese_clip("おはようございます", tmp_path / "ja.wav", before_s=1.0, after_s=30.0)
+    monkeypatch.setenv("MADOI_VOICE_INPUT_DEVICE", f"file:{spoken.path}")
+    monkeypatch.setenv("MADOI_VOICE_INPUT_END_SILENCE_S", "0.5")
+    async with scripted_runtime(scripted_cast()) as runtime:  # the companions' models expect nothing
+        window = MainWindow(runtime)
+        qtbot.addWidget(window)
+        window.resize(1200, 760)
+        window.show()
+        await window.attach()
+        switch = window.microphone_switch
+        async with signal_fired(switch.switched, timeout=30):
+            qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)
+        await until(switch.shown, lambda: switch.text() == "Not understood", 30)
+        assert "could not be made out as English" in switch.toolTip()
+        assert "download Whisper (148 MB) in Settings > Voice input" in switch.toolTip()
+        assert window.chat.input.toPlainText() == ""  # no English words made of it, in the box or sent
+        stored = await runtime.parts.conversations.store.messages(runtime.parts.conversations.active_id)
+        assert [m for m in stored if m.message.params.from_ == runtime.settings.general.user_name] == []
+        offer = window.extras.notifications.history[-1]
+        assert (offer.title, offer.action) == ("Not understood: nothing was sent", "Download Whisper (148 MB)…")
+        button = window.extras.notifications.findChild(QPushButton, "notificationAction")
+        button.click()  # opens the Voice input tab with Whisper chosen and asks before downloading
+        dialog = window.extras.dialog
+        assert dialog is not None
+        assert dialog.tabs.currentWidget() is dialog.voice_input
+        assert dialog.voice_input.recognizer.currentData() == "whisper-base"
+        assert dialog.voice_input.consent is not None
+        dialog.voice_input.consent.reject()
+        dialog.close()
         window.close()
 
 
