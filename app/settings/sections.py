@@ -109,6 +109,7 @@ class VoiceInputSettings(SettingsSection):
     """Talking to the companions (companions/voice_input/): off until the user turns the microphone on."""
 
     on: bool = Field(default=False, description="the status bar's microphone switch: on, the companions hear you")
+    keep_on: bool = Field(default=False, description="a microphone left on opens at the next start (else off)")
     device: str = Field(default="", description="an input device's name ('' the default); file:PATH.wav stands in")
     mode: Literal["hands-free", "push-to-talk"] = "hands-free"
     push_to_talk_key: str = Field(default="F8", max_length=32, description="held to talk, in any mode")

@@ -1186,6 +1186,50 @@
 <context>
     <name>microphone_switch</name>
     <message>
+        <source>Not understood</source>
+        <translation>聞き取れませんでした</translation>
+    </message>
+    <message>
+        <source>Not sure: check, then Enter</source>
+        <translation>自信なし：確認して Enter</translation>
+    </message>
+    <message>
+        <source>What you said could not be made out as {language}, the only language the recogniser in use understands, so nothing was written or sent.</source>
+        <translation>話された言葉を{language}として聞き取れませんでした（いまの音声認識がわかるのは{language}だけです）。何も入力・送信していません。</translation>
+    </message>
+    <message>
+        <source>To talk in Japanese, download Whisper ({size} MB) in Settings &gt; Voice input.</source>
+        <translation>日本語で話すには、設定 &gt; 音声入力 で Whisper（{size} MB）をダウンロードしてください。</translation>
+    </message>
+    <message>
+        <source>To talk in Japanese, choose Whisper (already downloaded) in Settings &gt; Voice input.</source>
+        <translation>日本語で話すには、設定 &gt; 音声入力 で Whisper（ダウンロード済み）を選んでください。</translation>
+    </message>
+    <message>
+        <source>The recogniser was not sure of your words, so they were not sent: they wait in the message box. Correct them if needed and press Enter to send them.</source>
+        <translation>認識に自信がないため送信していません。言葉はメッセージ欄にあります。必要なら直して Enter で送ってください。</translation>
+    </message>
+    <message>
+        <source>Not understood: nothing was sent</source>
+        <translation>聞き取れなかったので送信していません</translation>
+    </message>
+    <message>
+        <source>Download Whisper ({size} MB)…</source>
+        <translation>Whisper（{size} MB）をダウンロード…</translation>
+    </message>
+    <message>
+        <source>Choose Whisper…</source>
+        <translation>Whisper を選ぶ…</translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation>英語</translation>
+    </message>
+    <message>
+        <source>Japanese</source>
+        <translation>日本語</translation>
+    </message>
+    <message>
         <source>Microphone off</source>
         <translation>マイク オフ</translation>
     </message>
@@ -2269,6 +2313,14 @@
 </context>
 <context>
     <name>settings_voice_input</name>
+    <message>
+        <source>Words the recogniser is not sure of always wait in the box for Enter.</source>
+        <translation>認識に自信がない言葉は、いつもメッセージ欄で Enter を待ちます。</translation>
+    </message>
+    <message>
+        <source>Keep the microphone on at the next start if it was on when I quit (otherwise it starts off)</source>
+        <translation>終了時にマイクがオンなら、次の起動時もオンにする（オフなら起動時はいつもオフ）</translation>
+    </message>
     <message>
         <source>Voice input</source>
         <translation>音声入力</translation>

@@ -1,7 +1,8 @@
 """The settings dialog's Voice input tab: the microphone (with a level meter and a test), how to talk (hands-free or
 push-to-talk, its key), the silence that ends what the user says, the sensitivity, the recognizer and its download
 (asked first, with its size; progress shown; the file checked before it is kept), the language, whether words are
-sent at once, and what to do about the companions' own voice in the microphone."""
+sent at once (words the recognizer is unsure of always wait), whether a microphone left on opens at the next start,
+and what to do about the companions' own voice in the microphone."""
 
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ TEXTS: Final = Texts("settings_voice_input", {
     "language.en": QT_TRANSLATE_NOOP("settings_voice_input", "English"),
     "send_at_end": QT_TRANSLATE_NOOP("settings_voice_input", "Send what I said as soon as I stop (otherwise it "
                                      "waits in the message box)"),
+    "send_at_end.hint": QT_TRANSLATE_NOOP("settings_voice_input", "Words the recogniser is not sure of always "
+                                          "wait in the box for Enter."),
+    "keep_on": QT_TRANSLATE_NOOP("settings_voice_input", "Keep the microphone on at the next start if it was on "
+                                 "when I quit (otherwise it starts off)"),
     "echo": QT_TRANSLATE_NOOP("settings_voice_input", "Their voice in the microphone"),
     "echo.guard": QT_TRANSLATE_NOOP("settings_voice_input", "Tell it apart: I can cut them off by speaking"),
     "echo.pause": QT_TRANSLATE_NOOP("settings_voice_input", "Ignore the microphone while they speak"),
@@ -151,6 +156,8 @@ class VoiceInputPage(SettingsPage):
         self._choose(self.language_combo, section.language)
         self.send_at_end = named(QCheckBox(self.tt("send_at_end")), "sendAtEndCheck")
         self.send_at_end.setChecked(section.send_at_end)
+        self.keep_on = named(QCheckBox(self.tt("keep_on")), "keepMicrophoneOnCheck")
+        self.keep_on.setChecked(section.keep_on)
         self.echo = named(QComboBox(), "echoCombo")
         for echo in ("guard", "pause"):
             self.echo.addItem(self.tt(f"echo.{echo}"), echo)
@@ -167,13 +174,14 @@ class VoiceInputPage(SettingsPage):
         form.addRow("", button_row(self.download_button, self.model_status))
         form.addRow("", self.download_progress)
         self.labelled(form, "language", self.language_combo)
-        form.addRow("", self.send_at_end)
+        labelled_row(form, "", self.send_at_end, hint=self.tt("send_at_end.hint"))
+        form.addRow("", self.keep_on)
         self.labelled(form, "echo", self.echo, hint="echo.hint")
         self.recognizer.currentIndexChanged.connect(self._show_model)
         self.changed_signal(self.device.currentTextChanged, self.mode.currentIndexChanged,
                             self.key.keySequenceChanged, self.silence.valueChanged, self.sensitivity.valueChanged,
                             self.recognizer.currentIndexChanged, self.language_combo.currentIndexChanged,
-                            self.send_at_end.toggled, self.echo.currentIndexChanged)
+                            self.send_at_end.toggled, self.keep_on.toggled, self.echo.currentIndexChanged)
         self._show_model()
 
     @staticmethod
@@ -208,7 +216,7 @@ class VoiceInputPage(SettingsPage):
             "push_to_talk_key": key or "F8", "end_silence_s": round(self.silence.value(), 1),
             "sensitivity": self.sensitivity.value() / 100, "recognizer": self.recognizer.currentData(),
             "language": self.language_combo.currentData(), "send_at_end": self.send_at_end.isChecked(),
-            "echo": self.echo.currentData()}}
+            "keep_on": self.keep_on.isChecked(), "echo": self.echo.currentData()}}
 
     # -- the microphone test ---------------------------------------------------------------------------------------
     def test_microphone(self) -> None:
@@ -251,6 +259,14 @@ class VoiceInputPage(SettingsPage):
             self.download_button.show()
             self.download_button.setText(self.tt("download"))
             show_result(self.model_status, "busy", self.tt("model.missing", size=model.megabytes))
+
+    def offer(self, choice: str) -> None:
+        """The microphone's offer (words not understood): ``choice`` chosen, and its download asked for when it is
+        not downloaded yet. Saving the dialog puts it in use."""
+        self._choose(self.recognizer, choice)
+        model = self._model()
+        if model is not None and not installed(self.data_dir, model):
+            self.ask_download()
 
     def ask_download(self) -> None:
         """Asks before anything is downloaded (what, how big, from where, kept where); a window-modal question."""

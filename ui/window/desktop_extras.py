@@ -144,6 +144,14 @@ class DesktopExtras(QObject):
         dialog.tabs.setCurrentWidget(dialog.llm)
         return dialog
 
+    def open_speech_model_download(self, choice: str) -> SettingsDialog:
+        """Opens the dialog at its Voice input tab with the recognizer ``choice`` chosen, asking to download it
+        (the microphone's offer when the user's words were not understood)."""
+        dialog = self.open_settings()
+        dialog.tabs.setCurrentWidget(dialog.voice_input)
+        dialog.voice_input.offer(choice)
+        return dialog
+
     def open_settings(self) -> SettingsDialog:
         """Opens the dialog (non-modal), or brings the open one to the front."""
         if self.dialog is not None and self.dialog.isVisible():

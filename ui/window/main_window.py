@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         voice_input = RuntimeVoiceInput(runtime)  # talking to them: the microphone's switch and state,
         self.microphone_switch = MicrophoneSwitch(bus, voice_input)  # push-to-talk, words in the box
         self.statusBar().addPermanentWidget(self.microphone_switch)
+        self.microphone_switch.offer_with(self.extras.notifications.notify, self.extras.open_speech_model_download)
         self.talk_button = TalkButton(self.chat, bus, voice_input)
         self.talk_button.place()
         self.spoken_words = SpokenWords(self.chat, bus, voice_input)
