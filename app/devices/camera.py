@@ -507,6 +507,7 @@ class OpenCVCamera:
         frames = int(capture.get(cv2.CAP_PROP_FRAME_COUNT)) if is_file else 0
         index = -1  # a file's frame read last
         next_due = time.monotonic()
+        origin: float | None = None  # a file read for sparse holds only: when its frame 0 played
         kept_at = -math.inf  # when a frame was last kept
         while not stop.is_set():
             sparse = self._sparse_period
@@ -517,16 +518,23 @@ class OpenCVCamera:
                     continue
                 if capture.grab():  # the device's frame is taken off it (the next one kept is fresh), not decoded
                     continue
-            elif sparse and is_file and frames > 0 and (behind := int((now - next_due) / period)) > 0:
-                index = (index + behind) % frames  # the frames the file played meanwhile
-                capture.set(cv2.CAP_PROP_POS_FRAMES, (index + 1) % frames)
-                next_due += behind * period
+            elif sparse and is_file and frames > 0:
+                # The frame the file plays now, counted from its start (not from the last read: a seek or a read
+                # that takes long would make it fall behind, read after read).
+                origin = origin if origin is not None else now - (index + 1) * period
+                due = int((now - origin) / period)
+                if due > index + 1:
+                    capture.set(cv2.CAP_PROP_POS_FRAMES, due % frames)
+                    index = due - 1
+            else:
+                origin = None
             ok, image = capture.read()
             index += 1
             if not ok and is_file:  # end of the file: loop it
                 capture.set(cv2.CAP_PROP_POS_FRAMES, 0)
                 ok, image = capture.read()
                 index = 0
+                origin = None
             kept_at = time.monotonic()
             if not ok or image is None:
                 if not stop.is_set():
@@ -541,13 +549,15 @@ class OpenCVCamera:
             if not self._status.available:
                 self._set_status(True, "")
             self._wake_waiters()
-            if is_file:  # a file is read as fast as the disk allows: pace it like a camera
+            if is_file and origin is None:  # a file is read as fast as the disk allows: pace it like a camera
                 next_due += period
                 delay = next_due - time.monotonic()
                 if delay > 0:
                     stop.wait(delay)
                 else:
                     next_due = time.monotonic()
+            elif is_file:
+                next_due = time.monotonic()  # (when every frame is wanted again, they follow from here)
         return seq
 
 
