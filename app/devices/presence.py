@@ -48,6 +48,11 @@ TINY_SIZE: Final = (80, 60)
 CHANGE_DELTA: Final = 30.0  # a tiny pixel changed when it differs by more than this (of a mean-scaled 128)
 MOVED_SHARE: Final = 0.01  # faces are looked for again once this share of the picture changed since the last count
 RECOUNT_S: Final = 10.0  # and at least this often
+# Faces are searched in a 240 px wide picture, 1.2 times larger at each try: 12 ms a search (320 px and 1.1 as a look's
+# description does: 28 ms; both found the tests' faces and none in the empty room). A face of 24 px in it is 64 px
+# of a 640 px webcam picture: someone within about 1.5 m of the camera.
+FACE_WIDTH: Final = 240
+FACE_SCALE_FACTOR: Final = 1.2
 ROOM_ALPHA: Final = 0.05  # per frame, the room follows the picture: at 2 fps it takes about 10 s to follow a change
 DARK_LEVEL: Final = 35.0  # mean grey below this: the light is out
 LIT_LEVEL: Final = 60.0  # and above this: it is on (a light going out is a fall from at least this)
@@ -127,7 +132,11 @@ class PresenceDetector:
             return self._faces
         self.counted += 1
         self._counted = (tiny, at)
-        self._faces = face_boxes(gray) or []
+        height, width = gray.shape[:2]
+        scale = min(1.0, FACE_WIDTH / width)
+        small = cv2.resize(gray, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
+        found = face_boxes(np.asarray(small, dtype=np.uint8), scale_factor=FACE_SCALE_FACTOR) or []
+        self._faces = [(round(x / scale), round(y / scale), round(w / scale), round(h / scale)) for x, y, w, h in found]
         return self._faces
 
     def _event(self, kind: PresenceKind, at: float, away_s: float = 0.0) -> PresenceNoticed:
