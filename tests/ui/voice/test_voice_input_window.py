@@ -223,6 +223,15 @@ async def test_the_model_is_downloaded_only_after_the_user_agrees_with_progress(
     assert page.values()["voice_input"]["recognizer"] == "whisper-tiny"
 
 
+async def test_the_tab_says_whether_a_microphone_left_on_opens_at_the_next_start(qtbot: QtBot, tmp_path: Path) -> None:
+    page, _ = _page(tmp_path, VoiceInputSettings(keep_on=True))
+    qtbot.addWidget(page)
+    assert page.keep_on.text().startswith("Keep the microphone on at the next start")
+    assert page.keep_on.isChecked()
+    page.keep_on.setChecked(False)
+    assert page.values()["voice_input"]["keep_on"] is False
+
+
 async def test_not_now_downloads_nothing(qtbot: QtBot, tmp_path: Path, model_server: bytes) -> None:
     page, tasks = _page(tmp_path, VoiceInputSettings(recognizer="whisper-tiny"))
     qtbot.addWidget(page)
