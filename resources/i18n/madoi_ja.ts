@@ -920,6 +920,10 @@
         <translation>カメラが見つかりました（{source}）。誰かが見るときだけ開きます。</translation>
     </message>
     <message>
+        <source>A camera was found ({source}); it stays open while the companions notice you (the camera switch in the status bar turns it off).</source>
+        <translation>カメラが見つかりました（{source}）。コンパニオンが見守っている間は開いたままです（ステータスバーのカメラのスイッチでオフにできます）。</translation>
+    </message>
+    <message>
         <source>device {index}</source>
         <translation>デバイス {index}</translation>
     </message>

@@ -18,6 +18,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from companions.devices.ports import DeviceStatus
+from companions.devices.presence import PresenceWatching
 from companions.wire.bus import Bus, BusItem
 from ui.camera.texts import reason_text as camera_reason_text
 from ui.settings.texts import speech_reason_text
@@ -37,6 +38,9 @@ TEXTS: Final = Texts("first_run", {
     "speech.off": QT_TRANSLATE_NOOP("first_run", "Speech is off on this machine ({reason}): lines are shown only."),
     # what is known without opening it: the device or the video file is there (app/devices/camera.py's check)
     "camera.on": QT_TRANSLATE_NOOP("first_run", "A camera was found ({source}); it is opened only when someone looks."),
+    "camera.watching": QT_TRANSLATE_NOOP(
+        "first_run", "A camera was found ({source}); it stays open while the companions notice you (the camera switch "
+        "in the status bar turns it off)."),
     "camera.device": QT_TRANSLATE_NOOP("first_run", "device {index}"),
     "camera.off": QT_TRANSLATE_NOOP("first_run", "No camera ({reason})."),
     "search.on": QT_TRANSLATE_NOOP("first_run", "Search works."),
@@ -89,6 +93,7 @@ class FirstRunPanel(QWidget):
         named(self, "firstRunPanel")
         self._problem = ""
         self._devices: dict[str, DeviceStatus] = {}  # "speaker", "camera": what the devices said last
+        self._watching = False  # noticing watches through the camera
         self._search: bool | None = None  # whether search started (None: not known yet)
         self._key_place: KeyPlace = "keyring"
         self._bus_link: BusFollower | None = None
@@ -146,9 +151,11 @@ class FirstRunPanel(QWidget):
         self._retranslate()
 
     # -- what this machine has -----------------------------------------------------------------------------------
-    def attach(self, bus: Bus, devices: Iterable[DeviceStatus | None], *, search: bool) -> None:
-        """Says what works now (``devices``: the speaker's and the camera's status, None for one not started) and
-        follows the devices' changes on ``bus`` until :meth:`detach`."""
+    def attach(self, bus: Bus, devices: Iterable[DeviceStatus | None], *, search: bool, watching: bool = False) -> None:
+        """Says what works now (``devices``: the speaker's and the camera's status, None for one not started;
+        ``watching``: noticing watches through the camera) and follows the devices' changes on ``bus`` until
+        :meth:`detach`."""
+        self._watching = watching
         self.show_machine(devices, search=search)
         if self._bus_link is None:
             self._bus_link = BusFollower(bus, ("events",))
@@ -177,6 +184,9 @@ class FirstRunPanel(QWidget):
         if isinstance(item, DeviceStatus) and item.device in ("speaker", "camera"):
             self._devices[item.device] = item
             self._render_machine()
+        elif isinstance(item, PresenceWatching):
+            self._watching = item.watching
+            self._render_machine()
 
     def machine_text(self) -> str:
         """What works on this machine, as the panel says it (empty before :meth:`attach`)."""
@@ -189,7 +199,8 @@ class FirstRunPanel(QWidget):
         if camera is not None:
             source = camera.source.strip()
             where = self._t("camera.device").format(index=source) if source.isdigit() else source
-            said.append(self._t("camera.on").format(source=where) if camera.available else
+            said.append(self._t("camera.watching" if self._watching else "camera.on").format(source=where)
+                        if camera.available else
                         self._t("camera.off").format(reason=camera_reason_text(camera.reason)))
         if self._search is not None:
             said.append(self._t("search.on" if self._search else "search.off"))

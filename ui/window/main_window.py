@@ -214,7 +214,8 @@ class MainWindow(QMainWindow):
         devices = RuntimeDevices(self.runtime)  # the first-run card says what works on this machine meanwhile
         camera = devices.camera()
         self.extras.first_run.attach(self.runtime.bus, (devices.speaker_status(), camera.status if camera else None),
-                                     search=RuntimeSearch(self.runtime).service() is not None)
+                                     search=RuntimeSearch(self.runtime).service() is not None,
+                                     watching=self.camera_switch.port.watching())
         self._attached.append(self.extras.first_run)
         model_setup = RuntimeModelSetup(self.runtime)
         self.extras.first_run.model_setup.attach(model_setup)

@@ -53,6 +53,9 @@ async def test_noticing_chosen_in_the_switch_s_menu_says_watching_and_the_switch
         assert "read on this computer and sent nowhere" in switch.toolTip()
         assert camera.in_use
         assert load_settings().settings.camera.notice  # saved: the next start notices too
+        # and the first-run card no longer says the camera opens only when someone looks
+        assert f"A camera was found ({video}); it stays open while the companions notice you" in \
+            window.extras.first_run.machine_text()
         switch_language("ja")
         assert switch.text() == "カメラ オン · 見守り中"
         assert notice.text() == "見守ってもらう"
