@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from app.conversations.transfer import ConversationImporter, ImportReport, TransferConversation
-from app.memory.recall import MemoryRecall
+from app.memory.recall import Found, MemoryRecall, ranked
 from app.memory.store import SqliteMemoryStore
 from app.storage.database import ConversationStore
 from companions.memory.context import CompanionMemory
-from companions.memory.recall import CompanionRecall, MemoryRecalled, recall_block
-from companions.search.engine import SearchEngine
+from companions.memory.recall import CompanionRecall, MemoryRecalled, RecalledItem, recall_block
+from companions.search.engine import RecallCandidate, SearchEngine
+from companions.search.index import IndexedLine
 from companions.search.semantic import EmbedderClosed, Vectors
 from companions.search.tool import TextSearch
 from companions.wire.protocol import Message
@@ -156,11 +157,11 @@ async def test_the_companion_side_recalls_once_per_message_and_tells_what_it_rec
     calls: list[str] = []
 
     class Counting:
-        async def recall(self, companion_id: str, text: str, **kwargs: object) -> list[object]:
+        async def recall(self, companion_id: str, text: str, **kwargs: object) -> list[RecalledItem]:
             calls.append(text)
             return await parts.recall.recall(companion_id, text, **kwargs)  # type: ignore[arg-type]
 
-    recall = CompanionRecall("akari", Counting(), publish=told.append)  # type: ignore[arg-type]
+    recall = CompanionRecall("akari", Counting(), publish=told.append)
     question = Message.create(from_="taro", message="Where am I moving next month?", to=[])
     assert recall.block_for(question, "en") == ""  # nothing before it was recalled
     recall.prepare_soon(question)
@@ -227,3 +228,29 @@ async def test_a_line_from_a_conversation_about_the_matter_outranks_a_stray_line
                     start=dt.datetime(2023, 4, 1, 9, 0, tzinfo=dt.UTC))
     recalled = [i.message_id for i in await parts.recall.recall("akari", "Which trail did I find?", limit=10)]
     assert recalled[:3] == ["h3", "h4", "s1"], recalled  # both lines about the trail by the lake first
+
+
+
+async def test_a_question_finds_a_line_that_says_its_words_in_another_form(parts: Parts) -> None:
+    # "Where did I go camping?": the line says "camped", which the keyword index does not match
+    await parts.add(("c1", "user", [], "We camped by the lake all weekend"),
+                    ("c2", "akari", [], "The lake sounds lovely"),
+                    start=dt.datetime(2023, 7, 1, 9, 0, tzinfo=dt.UTC))
+    await parts.add(("o1", "user", [], "I want to see a film later"),
+                    ("o2", "akari", [], "Shopping took all day"),
+                    start=dt.datetime(2023, 8, 1, 9, 0, tzinfo=dt.UTC))
+    recalled = [i.message_id for i in await parts.recall.recall("akari", "Where did I go camping?", limit=10)]
+    assert recalled[:1] == ["c1"], recalled
+
+
+def test_of_two_lines_as_close_to_the_question_the_one_that_tells_comes_first() -> None:
+    # "What did Taro bake?": Akari asked it once; Taro's answer is what tells
+    def found(chunk: int, mid: str, speaker: str, text: str) -> Found:
+        line = IndexedLine(mid, speaker, MAY_8.timestamp(), f"{speaker}: {text}")
+        candidate = RecallCandidate(chunk, 0.8, "conversation", "conversation:1", line.text, line,
+                                    {"keyword": 2.0, "semantic": 0.9})
+        return Found(candidate, "line", mid, text, line.at, speaker, speaker.title())
+
+    lines = [found(1, "q", "akari", "Which cake did you bake for the fair?"),
+             found(2, "a", "taro", "A lemon cake I baked for the fair")]
+    assert [i.message_id for i in ranked("What cake did Taro bake for the fair?", lines, set())] == ["a", "q"]
