@@ -120,16 +120,3 @@ def log_text(path: Path) -> str:
         handler.flush()
     return path.read_text(encoding="utf-8")
 
-
-HEAVY_GROUP = "heavy"
-"""The tests that keep both cores busy by themselves (a real model server or runner, the bundle's build, several
-Madoi processes on a network): ``./test`` runs the suite on two pytest-xdist workers with ``--dist loadgroup``, and
-these all go to one of them, one at a time, while the other worker runs the rest (measured: one worker kept the
-two cores 54% busy, 1,368 s of CPU in 1,274 s). Never two model servers at once: two 2-thread llama.cpp servers on
-2 cores starve each other."""
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("realmodel") or item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))

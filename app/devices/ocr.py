@@ -12,6 +12,7 @@ as the script writes them (no spaces between Japanese characters). When Tesserac
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -202,6 +203,12 @@ def text_boxes(gray: Image) -> list[tuple[int, int, int, int]]:
     return [(x, y, w, h) for x, y, w, h in sorted(lines, key=lambda b: (b[1], b[0])) if w >= 1.5 * h][:MAX_BOXES]
 
 
+# Tesseract's OpenMP threads, one: a look shares the two cores with the model runner, and OpenMP's threads spin
+# waiting for each other on a busy machine (measured on a 4-line picture at load average 2: 0.47-0.58 s against
+# 0.56-0.71 s with a thread per core; at load 5-7 a reading ran past its 4 s bound).
+ONE_THREAD: Final = {"OMP_THREAD_LIMIT": "1"}
+
+
 def _run(picture: Image, languages: tuple[str, ...], psm: str, timeout_s: float) -> str | Reading:
     """Tesseract's TSV for ``picture``, or the Reading that says why there is none."""
     ok, png = cv2.imencode(".png", picture)
@@ -209,7 +216,8 @@ def _run(picture: Image, languages: tuple[str, ...], psm: str, timeout_s: float)
         return Reading(problem="the picture could not be handed to OCR")
     command = [TESSERACT, "stdin", "stdout", "-l", "+".join(languages), "--psm", psm, "tsv"]
     try:
-        done = subprocess.run(command, input=png.tobytes(), capture_output=True, timeout=timeout_s, check=False)
+        done = subprocess.run(command, input=png.tobytes(), capture_output=True, timeout=timeout_s, check=False,
+                              env={**os.environ, **ONE_THREAD})
     except subprocess.TimeoutExpired:
         return Reading(problem=f"{TOO_SLOW} {timeout_s:g} s")
     except OSError as err:

@@ -56,6 +56,7 @@ async def stopped(proc: asyncio.subprocess.Process) -> tuple[float, str]:
     return time.perf_counter() - began, rest.decode(errors="replace")
 
 
+@pytest.mark.timing
 async def test_the_companions_answer_with_the_model_madoi_runs_and_sigterm_leaves_no_process(
         tmp_path: Path, model_file: Path) -> None:
     bridge_port = free_port()
@@ -79,6 +80,7 @@ async def test_the_companions_answer_with_the_model_madoi_runs_and_sigterm_leave
     assert not set(runners) & set(holders_of(model_file))  # nothing of madoi's holds the file any more
 
 
+@pytest.mark.timing
 async def test_sigterm_while_the_model_loads_ends_madoi_at_once_and_the_runner_with_it(
         tmp_path: Path, model_file: Path) -> None:
     async with madoi_running(tmp_path / "home", model_file, free_port()) as proc:

@@ -179,6 +179,7 @@ async def test_voicevox_started_after_madoi_is_found_and_heard(bus: InProcessBus
     assert any(v.id == after.voice for v in speaker.voices)  # and its voices are offered to the companions
 
 
+@pytest.mark.timing
 async def test_an_interruption_stops_a_line_the_engine_is_still_synthesising(bus: InProcessBus,
                                                                              tmp_path: Path) -> None:
     async with VoicevoxTestEngine(synthesis_rtf=3.0) as engine:  # a slow engine: ~3 s for this sentence

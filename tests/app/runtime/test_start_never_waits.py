@@ -17,6 +17,8 @@ from tests.app.llm.gguf import write_gguf
 from tests.app.llm.processes import holders_of
 from tests.conftest import PYTHON, REPO, free_port, subprocess_env
 
+pytestmark = pytest.mark.timing  # SIGTERM and ready within a second: with nothing beside them (./test)
+
 STOP_BOUND_S = 1.0
 PROBE_TIMEOUT_S = 5.0  # how long a configured endpoint without a model name is asked (companions/llm/detect.py)
 

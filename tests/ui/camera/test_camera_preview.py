@@ -55,6 +55,7 @@ async def _settle(panel: CameraPreview) -> None:
         await asyncio.wait([task])
 
 
+@pytest.mark.timing
 async def test_frames_from_a_video_file_are_shown_scaled_with_the_indicator_on(
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch, video: Path) -> None:
     monkeypatch.setenv("MADOI_CAMERA", str(video))
