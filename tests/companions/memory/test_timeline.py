@@ -42,3 +42,16 @@ def test_a_line_talks_about_the_days_its_time_words_point_to() -> None:
     assert overlaps(two_weeks, (D(2022, 10, 7), D(2022, 10, 8)))
     assert not overlaps(two_weeks, (friday, D(2022, 10, 22)))
     assert talks_about("昨日カレーを作った", friday) == (D(2022, 10, 20), D(2022, 10, 21))
+
+
+
+def test_every_time_word_moves_a_line_off_the_day_it_was_said() -> None:
+    # The quick look for time words (most lines have none) must let every expression through, in any case
+    friday = D(2022, 10, 21)
+    said = (friday, D(2022, 10, 22))
+    for line in ("YESTERDAY was long", "The day before yesterday", "Two days ago", "a week ago", "last weekend",
+                 "the other day", "Lately I read", "I just got back", "this weekend", "Last month", "a year ago",
+                 "tomorrow!", "Next week", "next month", "three months ago", "this past Sunday", "on 3 October",
+                 "昨晩", "一昨日", "おととい", "先週", "先月", "去年", "明日", "来週"):
+        assert talks_about(line, friday) != said, line
+    assert talks_about("What a lovely painting, the colours are great", friday) == said
