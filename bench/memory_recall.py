@@ -17,11 +17,11 @@ Snap Research for research use): conversations of two people over up to 35 dated
 Figures: recall@10 per category and overall, Madoi and BM25, for all questions, for the two halves (even and odd
 question numbers within each conversation; the ranking's constants were chosen on the even half and checked on
 the odd one) and for each conversation (the lowest named); the import's lines/s when the homes were built;
-p50/p99 of the recall's own time (``elapsed_ms`` of the command: the search and the memory lookup, not the process
+p50/p95/p99 of the recall's own time (``elapsed_ms`` of the command: the search and the memory lookup, not the process
 start). Then at scale: one conversation's home with synthetic lines added until ``--scale`` lines
 are stored (sentences over the other conversations' words, said by the same two and heard by the companion, written
 in bulk; their vectors are stand-ins drawn from a Gaussian fitted to the real line vectors, as bench/search_scale.py
-does), the same questions asked again: recall@10 and p50/p99 at that size, against the plain hybrid search
+does), the same questions asked again: recall@10 and p50/p95/p99 at that size, against the plain hybrid search
 (``madoi search query``) over the same index in the same run. ``--notes-url`` also measures notes (measure_notes).
 
 The homes are kept in ``--work`` (default ~/.cache/madoi-bench/memory-recall) and reused; ``--fresh`` builds them
@@ -183,7 +183,7 @@ def recall(home: Path, conversation: Conversation) -> tuple[dict[str, list[str]]
     answers = ask(home, conversation, ["memory", "recall", "--companion", conversation.companion, "--jsonl",
                                        "--limit", str(LIMIT)],
                   [(str(number), question) for number, _, question, _ in conversation.questions])
-    ids = {k: [m for r in v["recalled"] for m in (r.get("sources") or [r["message_id"]])]  # type: ignore[union-attr]
+    ids = {k: [m for r in v["recalled"] for m in (r.get("sources") or [r["message_id"]])]  # type: ignore[attr-defined]
            for k, v in answers.items() if k != "warm-up"}
     times = [float(v["elapsed_ms"]) for k, v in answers.items() if k != "warm-up"]  # type: ignore[arg-type]
     return ids, times
@@ -398,7 +398,8 @@ def main() -> int:
     print(f"\nlowest conversation: {lowest} {per_conversation[lowest][0].overall():.3f} (BM25 "
           f"{per_conversation[lowest][1].overall():.3f})")
     print(f"\nrecall time over {len(times)} questions ({sum(len(c.turns) for _, c in conversations)} lines in "
-          f"{len(conversations)} homes): p50 {percentile(times, 0.5):.1f} ms, p99 {percentile(times, 0.99):.1f} ms; "
+          f"{len(conversations)} homes): p50 {percentile(times, 0.5):.1f} ms, p95 {percentile(times, 0.95):.1f} ms, "
+          f"p99 {percentile(times, 0.99):.1f} ms; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
 
     if args.notes_url:
@@ -429,7 +430,8 @@ def main() -> int:
               f"{conv_small.overall():.3f}; all five {small.overall():.3f})")
         p50, p99 = percentile(took, 0.5), percentile(took, 0.99)
         s50, s99 = percentile(searched, 0.5), percentile(searched, 0.99)
-        print(f"recall p50 {p50:.1f} ms, p99 {p99:.1f} ms; plain hybrid search of the same index in the same run "
+        print(f"recall p50 {p50:.1f} ms, p95 {percentile(took, 0.95):.1f} ms, p99 {p99:.1f} ms; plain hybrid search "
+              f"of the same index in the same run "
               f"p50 {s50:.1f} ms, p99 {s99:.1f} ms (recall/search p50 {p50 / s50:.2f}x); on its own history recall "
               f"p50 {percentile(took_small, 0.5):.1f} ms; load average {os.getloadavg()[0]:.2f}", flush=True)
     return 0
