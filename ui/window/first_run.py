@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Final, Literal
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from companions.devices.ports import DeviceStatus
@@ -141,14 +141,47 @@ class FirstRunPanel(QWidget):
         centre.addStretch(1)
         centre.addLayout(row)
         centre.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.scroll_area = named(QScrollArea(), "firstRunScroll")
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(inner)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
+        self.card = card
+        # Innermost first: each of these widgets has a layout of its own (see _settle).
+        self._nested: tuple[QWidget, ...] = (self.model_setup, card, inner)
+        for nested in self._nested:
+            nested.installEventFilter(self)
         self._retranslate()
+
+    # -- layout --------------------------------------------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest and watched in self._nested:
+            self._settle()
+        return super().eventFilter(watched, event)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)  # a language change: this panel's words, then every child's, said again
+        if is_language_change(event):
+            self._settle()  # before the next paint, which Qt may deliver before the layout requests
+        return handled
+
+    def _settle(self) -> None:
+        """Lays the whole card out at once after a text changed (a language switch, what the machine has, the
+        models found, the download offer), the scrolled column sized to the card's new height before anything is
+        painted.
+
+        Left to Qt, a label that needs more lines grows its ancestors one event-loop pass at a time: the model setup
+        section, the card and the scrolled column each have a layout of their own, and each, when its turn comes,
+        lays its children out into its old, smaller size; the scroll area sizes the column last, from heights cached
+        before the change. Those in-between layouts were painted (buttons cut to their lower half, paragraphs to
+        their first line) for as long as the window was busy, up to a second during a language switch."""
+        for nested in self._nested:
+            layout = nested.layout()
+            if layout is not None:
+                layout.activate()  # this one's children get their new sizes; its parent's layout learns them
+        QCoreApplication.sendEvent(self.scroll_area, QEvent(QEvent.Type.LayoutRequest))  # the column's height, now
 
     # -- what this machine has -----------------------------------------------------------------------------------
     def attach(self, bus: Bus, devices: Iterable[DeviceStatus | None], *, search: bool, watching: bool = False) -> None:

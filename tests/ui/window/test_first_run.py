@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import keyring.backends.fail
-from PySide6.QtCore import Qt
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from app.llm.connection_check import check_connection, llm_configured
+from app.llm.model_files import ModelFile, ModelSource
 from app.settings.model import load_settings
 from app.settings.secrets import SecretStore
 from companions.devices.ports import DeviceStatus
@@ -180,3 +183,86 @@ async def test_the_card_says_what_works_on_this_machine_and_opens_the_model_tab(
         assert dialog.tabs.currentWidget() is dialog.llm
         dialog.reject()
         window.close()
+
+
+def _cramped(card: QWidget) -> list[str]:
+    """What of ``card`` is drawn smaller than it needs, or over another part: a button lower than its size hint, a
+    wrapped label lower than its text at its width, two visible parts (of the card, of its model setup section)
+    that overlap."""
+    found = []
+    parts = []
+    for widget in card.findChildren(QWidget):
+        if not widget.isVisibleTo(card):
+            continue
+        name = widget.objectName()
+        if isinstance(widget, QPushButton) and widget.height() < widget.sizeHint().height():
+            found.append(f"{name}: {widget.height()} px high, needs {widget.sizeHint().height()}")
+        if isinstance(widget, QLabel) and widget.wordWrap() and widget.height() < widget.heightForWidth(widget.width()):
+            found.append(f"{name}: {widget.height()} px high, its text needs {widget.heightForWidth(widget.width())}")
+        if widget.parentWidget() in (card, card.findChild(QWidget, "modelSetupCard")) and widget.layout() is None:
+            parts.append((name, QRect(widget.mapTo(card, QPoint(0, 0)), widget.size())))
+    for i, (name, rect) in enumerate(parts):
+        found += [f"{name} {rect.getRect()} overlaps {other} {o.getRect()}" for other, o in parts[i + 1:]
+                  if rect.intersects(o)]
+    return found
+
+
+class _Paints(QObject):
+    """What was cramped each time the card was painted."""
+
+    def __init__(self, card: QWidget) -> None:
+        super().__init__()
+        self.card = card
+        self.count = 0
+        self.cramped: list[list[str]] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+            if cramped := _cramped(self.card):
+                self.cramped.append(cramped)
+        return False
+
+
+@pytest.mark.parametrize("size", [(520, 420), (640, 560), (720, 900)])
+async def test_nothing_of_the_card_is_ever_drawn_squashed_or_overlapped(
+        qtbot: QtBot, qapp: QApplication, madoi_home: Path, size: tuple[int, int]) -> None:
+    """Before: after a language switch (and, under load, after any text that needed more lines) the card was
+    painted laid out into its old height for a while: "Talk with this model" and "Choose a file…" cut to their lower
+    half, paragraphs to their first line. Each widget with a layout of its own (the model setup section, the card,
+    the scrolled column) grew one event-loop pass after the other, the scroll area last."""
+    switch_language("en")
+    panel = FirstRunPanel()
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    paints = _Paints(panel.card)
+    panel.card.installEventFilter(paints)
+    files = [ModelFile(Path(f"/home/someone/.lmstudio/models/lmstudio-community/Qwen2.5-{n}B-Instruct-GGUF/"
+                            f"qwen2.5-{n}b-instruct-q4_k_m.gguf"), f"qwen2.5-{n}b-instruct-q4_k_m",
+                       n * 700_000_000, ModelSource.LM_STUDIO) for n in (1, 3, 7)]
+    steps: dict[str, Callable[[], object]] = {
+        "machine": lambda: panel.show_machine(
+            (DeviceStatus("speaker", True), DeviceStatus("camera", True, source="/tmp/a/rather/long/path/cam.avi")),
+            search=True),
+        "ja": lambda: switch_language("ja"),
+        "files": lambda: panel.model_setup.show_files(files),
+        "problem": lambda: panel.set_problem("cannot connect to http://127.0.0.1:11434/v1 (ConnectError)"),
+        "en": lambda: switch_language("en"),
+        "no files": lambda: panel.model_setup.show_files([]),
+    }
+    for step, change in steps.items():
+        paints.count = 0
+        change()
+        for _ in range(20):
+            qapp.processEvents()
+        assert paints.count > 0, step  # it was drawn, and checked each time
+        assert paints.cramped == [], (step, paints.cramped[0])
+        assert _cramped(panel.card) == [], step
+        column = panel.scroll_area.widget()
+        assert column is not None
+        assert column.height() >= column.heightForWidth(column.width()), step
+        taller = column.height() > panel.scroll_area.viewport().height()
+        assert (panel.scroll_area.verticalScrollBar().maximum() > 0) == taller, step  # it scrolls when it must
+    if size == (520, 420):
+        assert panel.scroll_area.verticalScrollBar().maximum() > 0  # the card is taller than the panel there
