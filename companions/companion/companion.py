@@ -495,7 +495,7 @@ class Companion:
                 flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")}
             plan: list[PlannedSpeech] = []  # what this turn's own `speak` plans
             ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, stream_filter=gates.__getitem__,
-                             max_tokens=line_tokens(limit, language, tools=offered), written_in=language,
+                             max_tokens=line_tokens(limit, language, tools=offered),
                              tools=ToolRegistry(self.builtins.planning(plan) if t.name == "speak" else t
                                                 for t in self.tools),
                              hooks=[EndAfterSpeech(plan)])

@@ -95,18 +95,15 @@ class RunContext:
     """What one turn runs with, given to :meth:`Worker.run` for that turn alone (pydantic-ai's ``RunContext``).
 
     ``origin`` is who the turn answers in the end (the module's docstring; ``None``: the app itself);
-    ``max_tokens`` bounds each of its requests (``None``: the worker's bound); ``written_in`` is the language its
-    text is written in (a server that takes grammars keeps it to that script: script_grammar.py); what streams
-    passes through ``stream_filter`` of its kind first, when set (a line being composed shows only text that passed
-    its checks: speech_stream.CheckedSentences); ``tools`` are the turn's own (``None``: the worker's), e.g. a
-    ``speak`` that writes the line into the turn's plan instead of saying it; ``hooks`` run after the worker's, for
-    this turn only.
+    ``max_tokens`` bounds each of its requests (``None``: the worker's bound); what streams passes through
+    ``stream_filter`` of its kind first, when set (a line being composed shows only text that passed its checks:
+    speech_stream.CheckedSentences); ``tools`` are the turn's own (``None``: the worker's), e.g. a ``speak`` that
+    writes the line into the turn's plan instead of saying it; ``hooks`` run after the worker's, for this turn only.
     """
 
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     origin: Source | None = None
     max_tokens: int | None = None
-    written_in: str | None = None
     stream_filter: StreamFilter | None = None
     tools: ToolRegistry | None = None
     hooks: Sequence[WorkerHook] = ()
@@ -261,7 +258,7 @@ class Worker:
         tools = self._tools(ctx).specs() if self.tools_offered() else ()
         max_tokens = ctx.max_tokens if ctx.max_tokens is not None else self.max_tokens
         request = ChatRequest(messages=tuple(working), tools=tools, temperature=self.temperature,
-                              max_tokens=max_tokens, priority=self.priority, written_in=ctx.written_in)
+                              max_tokens=max_tokens, priority=self.priority)
         completion: Completion | None = None
         streamed: StreamKind | None = None  # the last kind streamed
         guard = ToolTextGuard()

@@ -75,8 +75,6 @@ class EndpointCapabilities:
         # The model writes tool calls as text instead of calling tools: offering tools only lengthens the prompt
         # and invites tool syntax. Known for llama-cpp-python (docs/real-servers.md), learned for others.
         self.tools_as_text = False
-        # A request may carry a GBNF ``grammar`` (llama.cpp's servers and llama-cpp-python's), known from the probe.
-        self.takes_grammar = False
         self.include_usage = True  # stream_options={"include_usage": true} is accepted (until an error says not)
         self.token_limit_parameter: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
         self.sends_finish_reason = False  # set by the first stream that carried one; then a stream without is cut
@@ -152,18 +150,17 @@ class EndpointCapabilities:
         return not claimed
 
     def learn_server(self, identity: ServerIdentity, *, mode: StructuredMode | None = None,
-                     tools_as_text: bool | None = None, grammar: bool = False) -> None:
+                     tools_as_text: bool | None = None) -> None:
         """Applies what a probe found: the server's kind, version and slots, and what is known of that server
-        (known_servers.py: its structured-output ``mode``, whether its model's tool calls come back as text, None:
-        not known; whether it takes a ``grammar``). A server that is not the one identified before (another kind,
-        version, slots or model list) is learned afresh."""
+        (known_servers.py: its structured-output ``mode``, whether its model's tool calls come back as text; None:
+        not known). A server that is not the one identified before (another kind, version, slots or model list)
+        is learned afresh."""
         if self.identity is not None and not identity.same_server(self.identity.fingerprint):
             log.info("%s: the server changed (%s -> %s); learning it again", self.base_url,
                      self.identity.describe(), identity.describe())
             self.forget_facts()
         self.identity = identity
         self.server_kind = identity.kind
-        self.takes_grammar = grammar
         if mode is not None and not self._mode_confirmed:
             self.use_mode(mode, confirmed=True)
         if tools_as_text is not None:

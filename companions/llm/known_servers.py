@@ -7,10 +7,8 @@ learned by the smallest request that answers it (companions/llm/learning.py).
 - **llama-cpp-python** (every chat format): ``response_format`` takes ``text`` or ``json_object`` only (json_schema:
   HTTP 500), ``json_object`` with a ``schema`` is grammar-constrained; ``tool_choice`` "auto" never gave a tool
   call from the model (plain prose, the call written as text, or ``functions.speak:``), so its lines are asked
-  for as plain text; one request at a time, and a new streamed request cuts off the one in flight. A request's
-  ``grammar`` (GBNF) constrains any reply.
-- **llama.cpp llama-server**: json_schema (grammar); tools only with ``--jinja`` (not known: learned); a request's
-  ``grammar`` (GBNF) too.
+  for as plain text; one request at a time, and a new streamed request cuts off the one in flight.
+- **llama.cpp llama-server**: json_schema (grammar); tools only with ``--jinja`` (not known: learned).
 - **Ollama**: structured outputs (json_schema) from 0.5.0, before that ``format: json`` only; tools native.
 - **vLLM**: guided decoding (json_schema); "auto" tools only with ``--enable-auto-tool-choice`` (learned).
 - **LM Studio**: json_schema (json_object refused with 400); tools native.
@@ -40,12 +38,11 @@ OLLAMA_JSON_SCHEMA_FROM: Final = (0, 5, 0)
 
 @dataclass(frozen=True)
 class KnownFacts:
-    """What is known of a server before asking it: its structured-output mode, whether the model's tool calls
-    come back as text (``None``: not known, to be learned) and whether a request may carry a GBNF ``grammar``."""
+    """What is known of a server before asking it: its structured-output mode and whether the model's tool calls
+    come back as text (``None``: not known, to be learned)."""
 
     structured_mode: StructuredMode | None = None
     tools_as_text: bool | None = None
-    grammar: bool = False
 
 
 UNKNOWN: Final = KnownFacts()
@@ -60,9 +57,9 @@ def known_facts(identity: ServerIdentity) -> KnownFacts:
     """The facts known for ``identity``'s server and version (:data:`UNKNOWN` for a server not recognised)."""
     kind = identity.kind
     if kind == LLAMA_CPP_PYTHON:
-        return KnownFacts("json_object", True, grammar=True)
+        return KnownFacts("json_object", True)
     if kind == LLAMA_CPP:
-        return KnownFacts("json_schema", None, grammar=True)
+        return KnownFacts("json_schema", None)
     if kind == OLLAMA:
         version = _version_tuple(identity.version)
         if version is None:

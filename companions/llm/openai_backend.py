@@ -36,7 +36,6 @@ from companions.llm.capabilities import EndpointCapabilities, StructuredMode, en
 from companions.llm.health import model_health
 from companions.llm.known_servers import known_facts
 from companions.llm.negotiation import apply_mode, is_refusal, structured_completion
-from companions.llm.script_grammar import script_grammar
 from companions.llm.server_probe import ServerIdentity, probe_server
 from companions.llm.stream_assembly import StreamAssembler
 from companions.llm.system_messages import with_one_system_message
@@ -160,8 +159,7 @@ class OpenAIChatModel:
     async def _identify(self) -> ServerIdentity:
         identity = await probe_server(self._client, self._base_url)
         known = known_facts(identity)
-        self._caps.learn_server(identity, mode=known.structured_mode, tools_as_text=known.tools_as_text,
-                                grammar=known.grammar)
+        self._caps.learn_server(identity, mode=known.structured_mode, tools_as_text=known.tools_as_text)
         return identity
 
     async def _run(self, request: ChatRequest, run: _Run) -> AsyncIterator[StreamEvent]:
@@ -297,9 +295,6 @@ class OpenAIChatModel:
             ]
             params["tool_choice"] = request.tool_choice
         params.update(extra)
-        grammar = script_grammar(request.written_in) if request.written_in else None
-        if grammar is not None and self._caps.takes_grammar and not request.tools and request.response_format is None:
-            params["extra_body"] = {"grammar": grammar}
         if request.temperature is not None:
             params["temperature"] = request.temperature
         return params

@@ -101,9 +101,6 @@ class ChatRequest(_Value):
     # On an endpoint that runs few requests at once, a waiting request of higher priority goes first (the chosen
     # speaker's reply before votes on a later line).
     priority: int = 0
-    # The language a plain-text reply is written in: a server that takes grammars keeps it to that language's
-    # script (script_grammar.py).
-    written_in: str | None = None
 
 
 class Usage(_Value):

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from companions.llm.openai_backend import OpenAIChatModel, RetryPolicy, build_chat_model
-from companions.llm.script_grammar import script_grammar
 from companions.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -26,7 +25,6 @@ from companions.llm.types import (
     complete,
 )
 from companions.testing.openai_server import (
-    PROFILES,
     OpenAITestServer,
     error_reply,
     stall_reply,
@@ -316,24 +314,3 @@ async def test_a_server_that_is_not_openai_is_a_clear_error(body: bytes, expecte
     finally:
         await m.aclose()
         web.close()
-
-
-async def test_a_line_for_a_language_carries_its_scripts_grammar_only_to_a_server_that_takes_grammars() -> None:
-    """llama-cpp-python (as the test server plays it) is sent the grammar of the line's script; a server not known
-    to take grammars, a request with tools and one without a language are not."""
-    speak = ToolSpec(name="speak", description="Say a line.", parameters={"type": "object", "properties": {}})
-    japanese = ChatRequest(messages=(ChatMessage.user("Hello!"),), written_in="ja")
-    for profile, grammar in ((PROFILES["llama-cpp-python"], True), (PROFILES["ollama"], False)):
-        async with OpenAITestServer(profile=profile.scaled(0.01)) as server:
-            server.script(text_reply("こんにちは！"), text_reply("こんにちは！"), text_reply("Hi!"))
-            model = build_chat_model(server.base_url, "test-model", None, retry=FAST, timeout_s=10)
-            try:
-                await complete(model, japanese)
-                await complete(model, japanese.model_copy(update={"tools": (speak,)}))
-                await complete(model, japanese.model_copy(update={"written_in": None}))
-            finally:
-                await model.aclose()
-            bodies = [request.body for request in server.chat_requests()]
-        assert [body.get("grammar") for body in bodies] == [script_grammar("ja") if grammar else None, None, None]
-    assert script_grammar("ja") != script_grammar("en")
-    assert script_grammar("fr") is None
