@@ -154,7 +154,8 @@ def misidentified(text: str, *, other_names: Iterable[str], own_names: Iterable[
 _ASSISTANT: Final = re.compile(
     r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
     r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
-    r"I don'?t have (?:much |any )?(?:personal )?(?:knowledge|experiences?|opinions|feelings) (?:about|of|on))"
+    r"I don'?t have (?:much |any )?(?:personal )?(?:background or )?(?:knowledge|experiences?|opinions|feelings) "
+    r"(?:about|of|on))"
     r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできること(?:は|が)ありますか"
     r"|何でもお手伝い|お手伝いできます|何か(?:ご)?質問があれば|ご質問があれば|いつでもお(?:知らせ|尋ね|気軽に)"
     # measured on the 0.5B model (bench/line_quality.py): "あなたの質問が何でもお答えします。", "Let me know if there's
@@ -165,8 +166,9 @@ _ASSISTANT: Final = re.compile(
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
-    # measured with the line's script kept (script_grammar.py): "申し訳ありませんが、私はアかりとしており、あなたの
-    # 質問を返すことができません。", "ご質問をお聞かせください。", "Sorry, but I don't understand the request."
+    # measured on the 0.5B model (a grammar kept its script, tried and left out): "申し訳ありませんが、私はアかりと
+    # しており、あなたの質問を返すことができません。", "ご質問をお聞かせください。", "Sorry, but I don't understand the
+    # request.", "I'm sorry, but I don't have any background or knowledge about astronomy in mind."
     r"|申し訳ありません(?:が|けど)[^。！？]*(?:できません|わかりません|分かりません)|質問を返すこと"
     r"|質問を(?:教えて|お聞かせ)|\bsorry,? but I (?:don'?t|do not) understand|\bunderstand (?:the|your) request\b"
     # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
@@ -197,8 +199,8 @@ def sounds_like_an_assistant(text: str) -> bool:
 
 
 _NOT_SPOKEN: Final = re.compile(
-    # a label in brackets and nothing else, a heading of the prompt in its words or another's (measured with the
-    # line's script kept: "(提示)\n(提示)", "(Instuctions)" as whole lines)
+    # a label in brackets and nothing else, a heading of the prompt in its words or another's (measured on the 0.5B
+    # model: "(提示)\n(提示)", "(Instuctions)" as whole lines)
     r"^\s*(?:[(（【\[<＜][^()（）【】\[\]<>＜＞\n]{1,24}[)）】\]>＞]\s*)+[。.!！]?\s*$"
     # a name with a number in brackets: the vote's importance written out (measured: "あかり (24), ひな (50)",
     # "Ahari (50), ively, hina (70).")

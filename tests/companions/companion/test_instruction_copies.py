@@ -457,7 +457,7 @@ def test_an_ordinary_line_is_not_taken_for_instructions_pieced_together(line: st
     assert not instructions_for(_card("akari")).copied(line)
 
 
-# Lines of the real 0.5B model with the line's script kept by the server's grammar (bench/line_quality.py): the
+# Lines of the real 0.5B model (bench/line_quality.py, a grammar keeping the line's script: tried, left out): the
 # prompt's headings in its own words, the vote's scores, a card's personality read out, an assistant's refusal.
 NOT_CONVERSATION = (
     ("(提示)\n(提示)", "prompt"),
@@ -467,6 +467,7 @@ NOT_CONVERSATION = (
     ("On 28 November 2026, achi", "prompt"),  # the start of a recall entry, cut off
     ("私の性格は明るく好奇心旺盛です。", "prompt"),
     ("Sorry, but I don't understand the request.", "not-itself"),
+    ("I'm sorry, but I don't have any background or knowledge about astronomy in mind.", "not-itself"),
     ("申し訳ありませんが、私はアかりとしており、あなたの質問を返すことができません。", "not-itself"),
     ("ご質問をお聞かせください。", "not-itself"),
     ("あなたの質問を教えてください。", "not-itself"),
