@@ -228,7 +228,10 @@ def _unlisted(text: str) -> str:
 # Headings of the turn's instructions and labels a small model wrote back (measured: "このターンの指示" as a whole
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
-_INSTRUCTION_LINE: Final = re.compile(r"^\s*(?:\(?\s*instructions?\b|（?\s*指示|#)", re.IGNORECASE)
+# A line of the prompt's instructions or tools written back: its heading, or a label in brackets before a "#" heading
+# (measured on the 0.5B model: "(Tools) # これで返信する" as the second line of Akari's reply).
+_INSTRUCTION_LINE: Final = re.compile(
+    r"^\s*(?:\(?\s*(?:instructions?|tools?)\b|（?\s*指示|#|[(（][^()（）\n]{1,16}[)）]\s*#)", re.IGNORECASE)
 # A label of the system prompt's fields ("性格: {personality}"), in any language of the prompts.
 _FIELD_LABEL: Final = re.compile(r"^([^\n#:{}\-][^\n:{}]{0,30}):[^\n]*\{\w+\}", re.MULTILINE)
 

@@ -154,6 +154,7 @@ def misidentified(text: str, *, other_names: Iterable[str], own_names: Iterable[
 _ASSISTANT: Final = re.compile(
     r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
     r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
+    r"I'd be happy to help(?: you)?\s*[.!]|"  # measured: "Sure, I'd be happy to help you. Please tell me what…"
     r"I don'?t have (?:much |any )?(?:personal )?(?:background or )?(?:knowledge|experiences?|opinions|feelings) "
     r"(?:about|of|on))"
     r"|AI(?:アシスタント|言語モデル)|お手伝いできません|お答えできません|お手伝いできること(?:は|が)ありますか"

@@ -468,6 +468,7 @@ NOT_CONVERSATION = (
     ("私の性格は明るく好奇心旺盛です。", "prompt"),
     ("Sorry, but I don't understand the request.", "not-itself"),
     ("I'm sorry, but I don't have any background or knowledge about astronomy in mind.", "not-itself"),
+    ("Sure, I'd be happy to help you. Please tell me what you like about old maps.", "not-itself"),
     ("申し訳ありませんが、私はアかりとしており、あなたの質問を返すことができません。", "not-itself"),
     ("ご質問をお聞かせください。", "not-itself"),
     ("あなたの質問を教えてください。", "not-itself"),
@@ -492,6 +493,13 @@ def test_what_is_no_conversation_is_left_out_of_a_line_and_the_rest_is_said() ->
     assert scored.text == "ねえ、あなたも好きです。"
 
 
+def test_the_tools_heading_written_back_is_left_out_of_a_line() -> None:
+    said = line_of(None, "こんにちは！あなたの話を聞かせてください。\n(Tools) # これで返信する", [], lambda text: text,
+                   instructions=instructions_for(_card("akari")))
+    assert said is not None
+    assert said.text == "こんにちは！あなたの話を聞かせてください。"
+
+
 @pytest.mark.parametrize("line", [
     "週末は野菜と、常連さんの話を聞くのが好き。",  # Hina speaking of what she likes, from her card: her own
     "今日は(たぶん)晴れだよ。",
@@ -499,6 +507,7 @@ def test_what_is_no_conversation_is_left_out_of_a_line_and_the_rest_is_said() ->
     "(笑)そうだね、楽しかった！",
     "性格がいいって言われるんだ。",
     "Could you say that again? I didn't catch it.",
+    "I'd be happy to help you with that map, Souta!",
 ])
 def test_a_line_with_brackets_or_about_itself_is_conversation(line: str) -> None:
     language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
