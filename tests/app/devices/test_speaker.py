@@ -289,6 +289,7 @@ SENTENCES = ["Hello everyone, here is the first sentence.", "And this is the sec
              "A third sentence follows right away.", "That is all."]
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 async def test_the_sentences_of_a_line_are_voiced_in_order_back_to_back_as_one_speech(tmp_path: Path,
                                                                                         bus: InProcessBus) -> None:
 

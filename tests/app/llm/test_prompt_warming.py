@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from companions.testing.openai_server import PROFILES, OpenAITestServer, RecordedRequest
 from companions.testing.openai_server.demo_director import DemoDirector
 from tests.app.headless import headless_madoi
@@ -35,6 +37,7 @@ async def greeting_turn(tmp_path: Path, **env: str) -> tuple[list[RecordedReques
     return warm_ups, first
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 async def test_an_idle_app_warms_the_likely_speakers_prompt_and_the_greeting_finds_it_cached(tmp_path: Path) -> None:
     warm_ups, first = await greeting_turn(tmp_path / "on")
     assert len(warm_ups) == 1, warm_ups

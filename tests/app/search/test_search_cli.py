@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PYTHON, REPO, subprocess_env
 
 
@@ -14,6 +16,7 @@ def madoi_search(home: Path, *args: str, stdin: str | None = None) -> subprocess
                           check=False, text=True, cwd=REPO, env=subprocess_env(home, HF_HUB_OFFLINE="1"), timeout=120)
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 def test_index_then_query_in_japanese_and_english_with_the_real_model(tmp_path: Path) -> None:
     home = tmp_path / "home"
     notes = tmp_path / "notes"

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from app.voice_input.recognizers import PocketSphinxRecognizer
 from tests.app.speech_audio import clip
 from tests.app.voice_input.heard_speech import hear
 from tests.app.voice_input.spoken_japanese import japanese_clip
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 async def test_japanese_speech_is_not_sent_as_english_words_and_english_still_is(tmp_path: Path) -> None:
     recognizer = PocketSphinxRecognizer()  # the voice input loads it (and closes it after each clip)
     japanese = await hear(recognizer, japanese_clip("おはようございます", tmp_path / "ja.wav", before_s=0.3,

@@ -86,6 +86,7 @@ async def test_what_the_user_says_is_sent_and_a_companion_answers(
     assert answer.params.from_ in companions
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 async def test_the_companions_never_hear_themselves_but_the_user_cuts_them_off(
         madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, players: Players) -> None:
     import numpy as np

@@ -60,6 +60,7 @@ async def window_on(base_url: str, qtbot: QtBot,
             await check.stop()
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 async def test_a_model_server_that_went_away_is_said_in_the_chat_and_a_message_waits_until_it_is_back(
         qtbot: QtBot, madoi_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     director = DemoDirector()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -16,6 +17,7 @@ EXPECTED = {"settings-llm-ja", "settings-llm-en", "settings-devices-ja", "settin
             "settings-search-ja", "companion-editor-ja", "main-window-imported-ja"}
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 def test_the_script_renders_all_pictures(qapp: QApplication, tmp_path: Path) -> None:
     out = tmp_path / "shots"
     env = subprocess_env(tmp_path / "home", QT_QPA_PLATFORM="offscreen")

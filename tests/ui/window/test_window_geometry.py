@@ -88,6 +88,7 @@ def _fills_screen(g: tuple[int, int, int, int]) -> bool:
     return g[2] == SCREEN[0] and g[3] > SCREEN[1] - 80  # icewm keeps its task bar
 
 
+@pytest.mark.slow  # several seconds: ./test runs it in the heavy lane, beside the rest
 def test_size_and_place_come_back_as_left_maximized_or_not(tmp_path: Path) -> None:
     with desktop(tmp_path) as env:
         first = Madoi(env)
