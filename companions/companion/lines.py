@@ -208,7 +208,7 @@ _NOT_SPOKEN: Final = re.compile(
     r"|\w\s*[(（]\s*\d{1,3}\s*[)）]"
     # the card's personality field read out as a sentence (measured: "私の性格は明るく好奇心旺盛です。"; a companion
     # may still speak of what it likes: "週末は…常連さんの話を聞くのが好き。" stays)
-    r"|^\s*(?:(?:私|わたし|僕|ぼく|俺)の)?性格は|^\s*my personality is\b", re.IGNORECASE)
+    r"|^\s*(?:私|わたし|僕|ぼく|俺)の性格は|^\s*my personality is\b", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:

@@ -506,6 +506,7 @@ def test_the_tools_heading_written_back_is_left_out_of_a_line() -> None:
     "I have two cats (and a dog).",
     "(笑)そうだね、楽しかった！",
     "性格がいいって言われるんだ。",
+    "性格は正反対だけど、仲良しだよ。",
     "Could you say that again? I didn't catch it.",
     "I'd be happy to help you with that map, Souta!",
 ])
