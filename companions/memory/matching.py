@@ -11,11 +11,11 @@ as the index compares it, in character bigrams (its inflections share their stem
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Mapping
 from typing import Final
 
+from companions.search.evidence import idf
 from companions.search.tokenize import terms
 
 _KANA_PAIR: Final = re.compile(r"[\u3040-\u309f]{2}")  # "んだ", "てる": in most Japanese lines, telling nothing
@@ -76,7 +76,7 @@ def shared_words(question: frozenset[str], lines: Mapping[int, frozenset[str]]) 
     for words in lines.values():
         for word in question & words:
             counts[word] += 1
-    weight = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in counts.items()}
+    weight = {w: idf(c, n) for w, c in counts.items()}
     total = sum(weight.values())
     return {key: sum(weight[w] for w in question & words) / total for key, words in lines.items()}
 
