@@ -219,8 +219,7 @@ def not_spoken(sentence: str) -> bool:
 
 def only_unspoken(text: str) -> bool:
     """Whether every sentence of ``text`` is no speech at all (:func:`not_spoken`), and it has one at least."""
-    sentences = sentences_of(text)
-    return bool(sentences) and all(not_spoken(s) for s in sentences)
+    return every_sentence(text, not_spoken)
 
 
 def without_unspoken(text: str) -> str:
@@ -504,8 +503,7 @@ class Instructions:
 
     def only_copies(self, text: str) -> bool:
         """Whether every sentence of ``text`` is mostly instruction text (and it has one at least)."""
-        sentences = sentences_of(text)
-        return bool(sentences) and all(self.copied(s) for s in sentences)
+        return every_sentence(text, self.copied)
 
 
 NO_INSTRUCTIONS: Final = Instructions(())  # nothing to copy: every sentence is the line's own
@@ -526,6 +524,12 @@ def only_a_date(text: str) -> bool:
     """Whether ``text`` says nothing but a date or a time, numbers and their units only (measured on the 0.5B
     model: "2026年11月" as Akari's whole line, the date of the recall block in its prompt)."""
     return _DATE_ONLY.fullmatch(_NOT_A_LETTER.sub("", unicodedata.normalize("NFKC", text))) is not None
+
+
+def every_sentence(text: str, test: Callable[[str], bool]) -> bool:
+    """Whether ``text`` has a sentence and every one passes ``test`` (what :func:`without_sentences` would empty)."""
+    sentences = sentences_of(text)
+    return bool(sentences) and all(test(s) for s in sentences)
 
 
 def without_sentences(text: str, unwanted: Callable[[str], bool]) -> str:
