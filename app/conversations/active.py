@@ -16,13 +16,15 @@ import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
-from app.storage.database import ConversationStore
+from app.storage.database import ConversationStore, StoredMessage
 from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.wire.protocol import Message, MessageMetadata, MessageParams, State, new_id
 
 log = logging.getLogger(__name__)
+
+STORED_WAIT_S: Final = 2.0  # at most this long for the storing subscriber to catch up before messages are read
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,14 @@ class Conversations:
             await self.store.add_message(conversation, item, titles=item.params.from_ == self._user_id())
         elif isinstance(item, State):
             await self.store.add_state(conversation, item)
+
+    async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]:
+        """The conversation's stored messages, oldest first, with every message published before the call among
+        them: the storing subscriber catches up first (measured: a chat shown again right after "second" was
+        shown read the database before "second" was written, and the message vanished from the window)."""
+        if self._subscription is not None:
+            await self._subscription.settled(timeout=STORED_WAIT_S)
+        return await self.store.messages(conversation_id, limit=limit)
 
     def send(self, text: str, to: list[str] | None = None, *, metadata: Mapping[str, str] | None = None) -> Message:
         """Publishes a message from the user; it is stored and delivered to the companions by the bus. ``metadata``

@@ -116,6 +116,8 @@ class RuntimeHistory:
         return await self.runtime.store.list_conversations()
 
     async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]:
+        if self.runtime.started:  # with every message published so far among them
+            return await self.runtime.parts.conversations.messages(conversation_id, limit=limit)
         return await self.runtime.store.messages(conversation_id, limit=limit)
 
     async def new(self) -> int:

@@ -77,6 +77,10 @@ class Subscription(Protocol):
     def close(self) -> None:
         """Stops delivery; queued items are discarded. Idempotent."""
 
+    async def settled(self, timeout: float = 1.0) -> bool:
+        """Waits until every item queued for this subscriber so far has been handled; False if the timeout passed
+        first (a direct subscriber is always settled: it handles each item inside ``publish``)."""
+
 
 class Bus(Protocol):
     """The bus port. The in-process implementation is the default; a network transport can implement it too."""
@@ -160,6 +164,14 @@ class _Subscriber:
                 log.exception("bus subscriber %r failed on %s; it stays subscribed", self.name,
                               type(item).__name__)
 
+    async def settled(self, timeout: float = 1.0) -> bool:
+        try:
+            async with asyncio.timeout(timeout):
+                await self.idle.wait()
+        except TimeoutError:
+            return False
+        return True
+
     def close(self) -> None:
         if self.closed:
             return
@@ -204,6 +216,9 @@ class _DirectSubscriber:
             log.error("direct bus subscriber %r returned an awaitable; its work was not done", self.name)
             return
         self.stats.delivered += 1
+
+    async def settled(self, timeout: float = 1.0) -> bool:
+        return True
 
     def close(self) -> None:
         if self.closed:

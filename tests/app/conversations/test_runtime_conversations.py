@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.conversations.active import ActiveConversationChanged
+from app.runtime.panels import RuntimeHistory
 from app.runtime.runtime import Runtime
 from app.settings.model import load_settings
 from companions.conversation import ComposedLine, Participant, TurnContext, Vote
@@ -108,5 +109,21 @@ async def test_a_conversation_a_companion_opened_is_titled_by_the_users_first_wo
         await runtime.bus.drain()
         titles = {c.id: c.title for c in await runtime.store.list_conversations()}
         assert titles[conversation] == "明日は高尾山に登るよ"
+    finally:
+        await runtime.stop()
+
+
+async def test_the_stored_conversation_read_back_holds_every_message_already_sent(madoi_home: Path) -> None:
+    """A window showing the conversation again (another language, another conversation and back) reads it from
+    the database: a message just sent and shown is among it, though the storing subscriber writes after the bus
+    delivered it to the chat."""
+    runtime = Runtime(load_settings())
+    await runtime.start()
+    try:
+        conversations = runtime.parts.conversations
+        assert conversations.active_id is not None
+        sent = [conversations.send(f"message {n}", to=["nobody"]).params.id for n in range(200)]
+        stored = await RuntimeHistory(runtime).messages(conversations.active_id)
+        assert [entry.message.params.id for entry in stored][-200:] == sent
     finally:
         await runtime.stop()
