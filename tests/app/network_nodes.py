@@ -19,6 +19,10 @@ import pytest
 
 from tests.conftest import REPO
 
+# How long a reference node may take to show what a test waits for. A quiet machine needs 1-3 s; in `./test` these
+# tests run in the heavy lane beside the other one, and a 20 s bound ran out once on a fresh clone (2 cores, loaded).
+NODE_WAIT_S: Final = 60.0
+
 
 def interop_toolchain() -> Any:
     """The prepared node and script; skipped on a developer's machine without npm, never under CI."""
@@ -69,7 +73,7 @@ class ReferenceNode:
         self.proc.stdin.write((json.dumps(command) + "\n").encode())
         await self.proc.stdin.drain()
 
-    async def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = 20.0, *,
+    async def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float = NODE_WAIT_S, *,
                        since: int = 0) -> dict[str, Any]:
         """The first event from index ``since`` on that ``match`` accepts."""
         async with asyncio.timeout(timeout):
@@ -80,7 +84,7 @@ class ReferenceNode:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def subscribed(self, peer: str, topic: str = "messages", timeout: float = 20.0) -> None:
+    async def subscribed(self, peer: str, topic: str = "messages", timeout: float = NODE_WAIT_S) -> None:
         """Waits until this node has seen ``peer`` subscribe to ``topic`` (gossipsub's exchange after connecting)."""
         async with asyncio.timeout(timeout):
             while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from companions.network.link import NetworkLink
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import CompanionMetadata, Message, State, to_wire
 from tests.app.madoi_nodes import subscribed
-from tests.app.network_nodes import ReferenceNode
+from tests.app.network_nodes import NODE_WAIT_S, ReferenceNode
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -30,6 +31,11 @@ class Changes:
     """Set by the tests' bus subscribers: waits are on it, never on a sleep (one per test: it binds to its loop)."""
 
     event = asyncio.Event()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Until ``condition`` holds, checked whenever a subscriber records something: within the nodes' bound."""
+    await wait_until(condition, timeout=NODE_WAIT_S, changed=Changes.event, every=0.05)
 
 
 def recorder(seen: list[Any]) -> Any:
@@ -59,7 +65,7 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         got = await node.wait_for(lambda e: e["event"] == "metadata")
         assert got["metadata"] == to_wire(AKARI)
         assert got["peer"] == link.status.peer_id
-        await wait_until(lambda: "companion_aya" in manager.present, timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: "companion_aya" in manager.present)
         assert link.remote["companion_aya"].metadata.story == "a reference node"
         assert link.remote["companion_aya"].peer == node.peer_id
 
@@ -82,10 +88,8 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         await node.send(cmd="publish", topic="messages", data=to_wire(reply))
         await node.send(cmd="publish", topic="states", data=[to_wire(State.create(
             from_="companion_aya", message_id=reply.params.id, state="speak", importance=7))])
-        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen),
-                         timeout=20, changed=Changes.event, every=0.05)
-        await wait_until(lambda: any(isinstance(s, State) and s.params.from_ == "companion_aya" for s in seen),
-                         timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen))
+        await until(lambda: any(isinstance(s, State) and s.params.from_ == "companion_aya" for s in seen))
 
         # a forged from (aya's node claiming to be akari, who runs here) is dropped
         forged = Message.create(from_="akari", message="I am akari", to=["user"])
@@ -93,14 +97,13 @@ async def test_madoi_and_a_reference_node_exchange_metadata_messages_and_votes_b
         await node.send(cmd="publish", topic="messages", raw="not json at all")
         marker = Message.create(from_="companion_aya", message="after the forgery", to=["akari"])
         await node.send(cmd="publish", topic="messages", data=to_wire(marker))
-        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == marker.params.id for m in seen),
-                         timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: any(isinstance(m, Message) and m.params.id == marker.params.id for m in seen))
         assert not any(isinstance(m, Message) and m.params.id == forged.params.id for m in seen)
         assert link.dropped == 2
 
         # the reference node leaves: aya is gone from the conversation, listed as unreachable
         await node.stop()
-        await wait_until(lambda: "companion_aya" not in manager.present, timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: "companion_aya" not in manager.present)
         assert not link.remote["companion_aya"].reachable
     finally:
         await node.stop()
@@ -117,18 +120,16 @@ async def test_ten_messages_cross_each_way_in_order() -> None:
     node = await ReferenceNode.start(REF)
     try:
         await node.send(cmd="dial", addr=link.status.addresses[0])
-        await wait_until(lambda: "companion_aya" in link.remote, timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: "companion_aya" in link.remote)
         await node.subscribed(link.status.peer_id)
         await subscribed(network, node.peer_id)
         for i in range(10):
             bus.publish(Message.create(from_="akari", message=f"madoi {i}", to=["companion_aya"]))
             await node.send(cmd="publish", topic="messages",
                             data=to_wire(Message.create(from_="companion_aya", message=f"ref {i}", to=["akari"])))
-        await wait_until(lambda: len([e for e in node.events if e["event"] == "message"
-                                      and e["data"]["params"]["from"] == "akari"]) == 10,
-                         timeout=20, changed=Changes.event, every=0.05)
-        await wait_until(lambda: len([m for m in seen if m.params.from_ == "companion_aya"]) == 10,
-                         timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: len([e for e in node.events if e["event"] == "message"
+                           and e["data"]["params"]["from"] == "akari"]) == 10)
+        await until(lambda: len([m for m in seen if m.params.from_ == "companion_aya"]) == 10)
         got = [e["data"]["params"]["message"] for e in node.events
                if e["event"] == "message" and e["data"]["params"]["from"] == "akari"]
         assert got == [f"madoi {i}" for i in range(10)]
@@ -156,7 +157,7 @@ async def test_a_reference_node_announcing_a_companion_of_this_process_is_refuse
         await impostor.send(cmd="publish", topic="messages", data=to_wire(Message.create(
             from_="akari", message="I am akari too", to=["user"])))
         # refused twice: announced as akari (its metadata), then speaking as her
-        await wait_until(lambda: link.drops.counts["reserved"] == 2, timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: link.drops.counts["reserved"] == 2)
         assert "akari" not in link.remote
         assert not any(isinstance(m, Message) for m in seen)
     finally:
@@ -177,7 +178,7 @@ async def test_a_reference_node_connected_before_a_companion_is_added_hears_it_a
     try:
         await node.send(cmd="dial", addr=link.status.addresses[0])
         await node.wait_for(lambda e: e["event"] == "metadata")
-        await wait_until(lambda: "companion_aya" in manager.present, timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: "companion_aya" in manager.present)
         await node.subscribed(link.status.peer_id)
         await subscribed(network, node.peer_id)
 
@@ -192,8 +193,7 @@ async def test_a_reference_node_connected_before_a_companion_is_added_hears_it_a
         assert arrived["data"] == to_wire(line)
         reply = Message.create(from_="companion_aya", message="Nice to meet you, Mio.", to=["mio"])
         await node.send(cmd="publish", topic="messages", data=to_wire(reply))
-        await wait_until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen),
-                         timeout=20, changed=Changes.event, every=0.05)
+        await until(lambda: any(isinstance(m, Message) and m.params.id == reply.params.id for m in seen))
         assert "companion_aya" in manager.present
         assert link.dropped == 0
     finally:
