@@ -10,8 +10,11 @@ Each new frame is made small and grey (``vision_description.small_gray``, 320 px
 :class:`PresenceDetector` in an executor thread: the faces (OpenCV's Haar cascade, ``faces.py``), the light, and
 how much of the picture differs from the room as it was. What it notices goes on the bus as
 :class:`~companions.devices.presence.PresenceNoticed`: someone arriving, leaving, coming back after a while, a
-second person, something held up close, the light going out. Nothing is kept but the detector's small state; no
-picture or description leaves the machine (and none is published: noticing is not a look).
+second person, something held up close, the light going out. Each event carries the frame that showed it (a JPEG,
+encoded only for a frame with an event), for this window's chat to show on a click as it shows a look's
+(``ui/chat/looks.py``): the event is a local one on the in-process bus (``events``), which is never forwarded to the
+network or a bridge client, and no model is given it. Nothing is kept here but the detector's small state; no picture
+or description leaves the machine.
 
 Each event waits for its sign in consecutive frames (:class:`NoticeTimes`), so that a face seen once in noise or
 a lamp turned down is not a person; ``bench/presence.py`` measures the latency, the false events in an empty room
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from app.devices.camera import encode_jpeg
 from app.devices.faces import Box, face_boxes
 from app.devices.vision_description import Image, small_gray
 from companions.devices.presence import PresenceKind, PresenceNoticed, PresenceWatching
@@ -56,6 +61,7 @@ FACE_SCALE_FACTOR: Final = 1.2
 ROOM_ALPHA: Final = 0.05  # per frame, the room follows the picture: at 2 fps it takes about 10 s to follow a change
 DARK_LEVEL: Final = 35.0  # mean grey below this: the light is out
 LIT_LEVEL: Final = 60.0  # and above this: it is on (a light going out is a fall from at least this)
+JPEG_QUALITY: Final = 80  # the picture of a frame that showed an event, as a look's (app/devices/camera.py)
 GAP_S: Final = 3.0  # frames further apart than this (the camera switched off, a stall) do not count as absence
 
 
@@ -293,6 +299,20 @@ class PresenceWatcher:
             if self._bus is not None:
                 self._bus.publish(PresenceWatching(watching))
 
+    def _see(self, frame_bgr: Image, at: float) -> list[PresenceNoticed]:
+        """What the detector noticed in one frame, each event with the frame as a JPEG (encoded only for a frame with
+        an event, which is rare: not for every frame read). In the executor."""
+        events = self.detector.see(frame_bgr, at)
+        if not events:
+            return events
+        height, width = frame_bgr.shape[:2]
+        try:
+            jpeg = encode_jpeg(frame_bgr, JPEG_QUALITY)
+        except Exception:  # the event still counts without its picture
+            log.exception("noticing: the frame could not be encoded")
+            return events
+        return [dataclasses.replace(event, jpeg=jpeg, width=width, height=height) for event in events]
+
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
         hold = self.camera.hold("notice", fps=self.fps)
@@ -308,7 +328,7 @@ class PresenceWatcher:
                 if grab is None or grab.seq == seen or grab.timestamp - read_at < period * 0.9:
                     continue
                 seen, read_at = grab.seq, grab.timestamp
-                events = await loop.run_in_executor(None, self.detector.see, grab.image, grab.timestamp)
+                events = await loop.run_in_executor(None, self._see, grab.image, grab.timestamp)
                 self.frames_read += 1
                 for event in events:
                     if self._bus is not None:

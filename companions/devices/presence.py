@@ -2,13 +2,14 @@
 
 Noticing is the user's choice (``[camera] notice``, off by default) and runs on this computer
 (``app/devices/presence.py``): a few small frames a second through the camera the looks use, never a picture or a
-description sent anywhere. What it noticed is one of :data:`PresenceKind`; while it watches,
-:class:`PresenceWatching` says so (the status bar shows it).
+description sent anywhere. What it noticed is one of :data:`PresenceKind`, with the frame that showed it for this
+window's chat (a :class:`~companions.wire.bus.LocalEvent`: it stays on the in-process bus, no bridge client, peer or
+model gets it); while it watches, :class:`PresenceWatching` says so (the status bar shows it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from companions.wire.bus import LocalEvent
@@ -27,12 +28,18 @@ PresenceKind: TypeAlias = Literal[
 class PresenceNoticed(LocalEvent):
     """Published on the ``events`` topic when noticing saw a change. ``at`` is when the frame that showed it was
     grabbed (wall clock, ``time.time()``); ``people`` the faces in it; ``away_s`` how long nobody was there, for
-    ``returned`` (else 0)."""
+    ``returned`` (else 0).
+
+    ``jpeg`` is that frame (``width`` x ``height``), for the chat to show on a click (``ui/chat/looks.py``), ``b""``
+    when there is none; nothing else keeps it, and it never leaves this process."""
 
     kind: PresenceKind
     at: float
     people: int = 0
     away_s: float = 0.0
+    jpeg: bytes = field(default=b"", repr=False)
+    width: int = 0
+    height: int = 0
 
 
 @dataclass(frozen=True)

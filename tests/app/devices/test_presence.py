@@ -13,8 +13,9 @@ import cv2
 import numpy as np
 import pytest
 
-from app.devices.camera import OpenCVCamera
-from app.devices.faces import face_detection_problem
+from app.devices import presence
+from app.devices.camera import OpenCVCamera, encode_jpeg
+from app.devices.faces import face_boxes, face_detection_problem
 from app.devices.presence import NoticeTimes, PresenceDetector, PresenceWatcher
 from app.devices.wiring import build_devices
 from app.settings.model import Settings, load_settings
@@ -92,9 +93,41 @@ async def test_someone_arriving_a_second_person_a_book_held_up_and_the_light_goi
     assert noticed.kinds[:4] == expected
     arrived, second, held, dark = noticed.events[:4]
     assert (arrived.people, second.people, held.people) == (1, 2, 1)
-    # one at a time, each after the one before, and no picture or words in any of them: noticing is no look
+    # one at a time, each after the one before
     assert arrived.at < second.at < held.at < dark.at
     assert noticed.watching[0] is True
+
+
+async def test_what_was_noticed_carries_the_frame_that_showed_it_encoded_for_that_frame_only(
+        tmp_path: Path, bus: InProcessBus, watched: tuple[Noticed, list[OpenCVCamera | PresenceWatcher]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat shows what was noticed with its picture (ui/chat/looks.py): the event holds the frame as a JPEG of the
+    camera's size, the person in it; and of all the frames read, only the one with an event was encoded."""
+    encoded: list[tuple[int, ...]] = []
+
+    def encode(image: np.ndarray, quality: int = 80) -> bytes:
+        encoded.append(image.shape)
+        return encode_jpeg(image, quality)
+
+    monkeypatch.setattr(presence, "encode_jpeg", encode)
+    noticed, parts = watched
+    video = write_room_video(tmp_path / "arrives.avi", faster([Scene(2), Scene(6, faces=(RIGHT,))]), fps=10)
+    _, watcher = await watch(video, bus, parts)
+    await wait_until(lambda: len(noticed.kinds) >= 1, timeout=20)
+    await wait_until(lambda: watcher.frames_read >= 10, timeout=20)  # more frames read after it, none encoded
+    assert noticed.kinds == ["arrived"]
+    [arrived] = noticed.events
+    assert (arrived.width, arrived.height) == (640, 480)
+    picture = cv2.imdecode(np.frombuffer(arrived.jpeg, dtype=np.uint8), cv2.IMREAD_COLOR)
+    assert picture is not None
+    assert picture.shape == (480, 640, 3)
+    faces = face_boxes(cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY)) or []
+    assert len(faces) == 1  # the person who arrived, where they sit
+    x, y, w, h = faces[0]
+    assert abs(x + w / 2 - RIGHT[0]) < 40
+    assert abs(y + h / 2 - RIGHT[1]) < 40
+    assert encoded == [(480, 640, 3)]
+    assert "jpeg" not in repr(arrived)  # a log line that shows the event holds no picture
 
 
 async def test_someone_leaving_and_coming_back_after_a_while_is_told_how_long_they_were_away(
