@@ -101,6 +101,30 @@
         <translation>{who}がカメラで見ようとしましたが、カメラはオフです · {time}</translation>
     </message>
     <message>
+        <source>The companions noticed you · {time}</source>
+        <translation>みんながあなたに気づきました · {time}</translation>
+    </message>
+    <message>
+        <source>The companions noticed you came back · {time}</source>
+        <translation>みんながあなたが戻ったことに気づきました · {time}</translation>
+    </message>
+    <message>
+        <source>The companions noticed you left · {time}</source>
+        <translation>みんながあなたが席を離れたことに気づきました · {time}</translation>
+    </message>
+    <message>
+        <source>The companions noticed someone with you · {time}</source>
+        <translation>みんながあなたのそばにいる誰かに気づきました · {time}</translation>
+    </message>
+    <message>
+        <source>The companions noticed you holding something up · {time}</source>
+        <translation>みんながあなたが何かをかざしているのに気づきました · {time}</translation>
+    </message>
+    <message>
+        <source>The companions noticed the light went out · {time}</source>
+        <translation>みんなが明かりが消えたことに気づきました · {time}</translation>
+    </message>
+    <message>
         <source>what the camera saw</source>
         <translation>カメラが見たもの</translation>
     </message>
@@ -111,6 +135,10 @@
     <message>
         <source>You showed them this at {time}</source>
         <translation>{time}に見せたもの</translation>
+    </message>
+    <message>
+        <source>Noticed at {time}</source>
+        <translation>{time}に気づいたもの</translation>
     </message>
     <message>
         <source>This picture is no longer kept: only the last {n} looks keep their pictures.</source>

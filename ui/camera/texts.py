@@ -25,10 +25,18 @@ TEXTS: Final = Texts("camera", {
     "chat.looked": QT_TRANSLATE_NOOP("camera", "{who} looked through the camera · {time}"),
     "chat.shown": QT_TRANSLATE_NOOP("camera", "You showed them the camera · {time}"),
     "chat.refused": QT_TRANSLATE_NOOP("camera", "{who} wanted to look, but the camera is off · {time}"),
+    # what noticing saw (app/devices/presence.py), a line each in the chat too
+    "chat.noticed.arrived": QT_TRANSLATE_NOOP("camera", "The companions noticed you · {time}"),
+    "chat.noticed.returned": QT_TRANSLATE_NOOP("camera", "The companions noticed you came back · {time}"),
+    "chat.noticed.left": QT_TRANSLATE_NOOP("camera", "The companions noticed you left · {time}"),
+    "chat.noticed.second_person": QT_TRANSLATE_NOOP("camera", "The companions noticed someone with you · {time}"),
+    "chat.noticed.held_up": QT_TRANSLATE_NOOP("camera", "The companions noticed you holding something up · {time}"),
+    "chat.noticed.dark": QT_TRANSLATE_NOOP("camera", "The companions noticed the light went out · {time}"),
     # under the user's words in their bubble: the description sent with them, folded (click to read)
     "chat.fold": QT_TRANSLATE_NOOP("camera", "what the camera saw"),
     "picture.title": QT_TRANSLATE_NOOP("camera", "{who} looked at {time}"),
     "picture.shown_title": QT_TRANSLATE_NOOP("camera", "You showed them this at {time}"),
+    "picture.noticed_title": QT_TRANSLATE_NOOP("camera", "Noticed at {time}"),
     "picture.gone": QT_TRANSLATE_NOOP(
         "camera", "This picture is no longer kept: only the last {n} looks keep their pictures."),
     "picture.size": QT_TRANSLATE_NOOP("camera", "{width} × {height} pixels"),

@@ -1,9 +1,12 @@
-"""Every look through the camera, shown in the chat's flow: who looked, when, and the picture on click.
+"""Every look through the camera and everything noticing saw, shown in the chat's flow: who looked or what was
+noticed, when, and the picture on click.
 
 A look (``CameraLooked`` on the bus: a companion's ``vision`` query the camera answered, a picture the user showed
 them with "Show them", or a look the camera switch refused) becomes a small line between the messages, not a bubble:
 "Akari looked through the camera · 14:02". The line is a link; clicking it opens the picture with the time,
-its size and the on-device description (:class:`LookPicture`).
+its size and the on-device description (:class:`LookPicture`). What noticing saw (``PresenceNoticed``, with
+"let them notice you" on: app/devices/presence.py) is a line too, "The companions noticed you came back · 14:02",
+with the frame that showed it on a click.
 
 Pictures are kept for the last :data:`KEEP_PICTURES` looks only (the camera keeps none itself); an older line says
 that its picture is no longer kept. The lines belong to the conversation they happened in and come back when the
@@ -25,6 +28,7 @@ from PySide6.QtGui import QImage, QPixmap, QTextDocument
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
 from companions.devices.ports import CameraLooked
+from companions.devices.presence import PresenceNoticed
 from ui.camera.frame import camera_icon
 from ui.camera.texts import camera_text
 from ui.chat.panel import ChatPanel
@@ -46,13 +50,14 @@ ICON_REFUSED: Final = "madoi-look-refused-icon"
 @dataclass
 class _Look:
     key: str
-    event: CameraLooked
+    event: CameraLooked | PresenceNoticed
     conversation: int | None
     after: str  # the key of the message or line it followed in the chat ("": none, it came first)
 
 
 class LookPicture(QDialog):
-    """The picture of one look, its time and size, and what the camera's description said."""
+    """The picture of one look (or of what noticing saw), its time and size, and what the camera's description
+    said."""
 
     def __init__(self, title: str, picture: QPixmap | None, details: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,10 +125,10 @@ class ChatLooks(QObject):
 
     # -- the bus and the chat --------------------------------------------------------------------------------
     def _on_look(self, item: object) -> None:
-        if not isinstance(item, CameraLooked):
+        if not isinstance(item, CameraLooked | PresenceNoticed):
             return
         try:
-            key = f"look-{next(self._numbers)}"
+            key = f"{'look' if isinstance(item, CameraLooked) else 'notice'}-{next(self._numbers)}"
             look = _Look(key, item, self.chat.history.active_id(), self._newest())
             self._looks[key] = look
             while len(self._looks) > KEEP_LOOKS:
@@ -156,9 +161,11 @@ class ChatLooks(QObject):
 
     def _add(self, look: _Look, *, after: str | None = None) -> None:
         event = look.event
-        link = "" if event.refused else f"{LINK_SCHEME}:{look.key}"
+        refused = isinstance(event, CameraLooked) and bool(event.refused)
+        pictureless = isinstance(event, PresenceNoticed) and not event.jpeg  # (one not encoded): nothing to open
+        link = "" if refused or pictureless else f"{LINK_SCHEME}:{look.key}"
         view = self.chat.view
-        icon = ICON_REFUSED if event.refused else ICON
+        icon = ICON_REFUSED if refused else ICON
         view.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(icon), self._icon(icon))
         view.add_entry(look.key, self._line(event), link, after=after, icon=icon)
         self.entry_added.emit(look.key)
@@ -172,8 +179,10 @@ class ChatLooks(QObject):
     def _who(self, looker: str) -> str:
         return self.names.of(looker, in_sentence=True)
 
-    def _line(self, event: CameraLooked) -> str:
+    def _line(self, event: CameraLooked | PresenceNoticed) -> str:
         time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M")
+        if isinstance(event, PresenceNoticed):
+            return camera_text(f"chat.noticed.{event.kind}", time=time)
         if event.refused:
             return camera_text("chat.refused", who=self._who(event.looker), time=time)
         if event.looker == self.people.user_id():
@@ -192,7 +201,9 @@ class ChatLooks(QObject):
             return None
         event = look.event
         time = datetime.datetime.fromtimestamp(event.at).strftime("%H:%M:%S")
-        if event.looker == self.people.user_id():
+        if isinstance(event, PresenceNoticed):
+            title = camera_text("picture.noticed_title", time=time)
+        elif event.looker == self.people.user_id():
             title = camera_text("picture.shown_title", time=time)
         else:
             title = camera_text("picture.title", who=self._who(event.looker), time=time)
@@ -210,7 +221,7 @@ class ChatLooks(QObject):
             details.append(camera_text("picture.size", width=event.width, height=event.height))
         else:
             details.append(camera_text("picture.gone", n=KEEP_PICTURES))
-        if event.description:
+        if isinstance(event, CameraLooked) and event.description:
             details.append(event.description)
         if self.dialog is not None:
             self.dialog.close()

@@ -45,6 +45,7 @@ from companions.conversation.transcript import (
     Transcript,
 )
 from companions.devices.ports import CameraLooked
+from companions.devices.presence import PresenceNoticed
 from companions.devices.shown_look import split_look
 from companions.llm.health import ModelBack, ModelHealth, ModelTrouble, model_health
 from companions.wire.bus import Bus, BusItem
@@ -78,7 +79,7 @@ class ChatPanel(QWidget):
     send_failed = Signal(str)  # the reason; the text stays in the box
     composing_changed = Signal(str)  # a provisional bubble's key: created, grown, relabelled or removed
     speaking_changed = Signal(str, bool)  # a message id, and whether it is highlighted as being spoken now
-    looked = Signal(object)  # a CameraLooked, in the conversation's order (ui/chat/looks.py shows it)
+    looked = Signal(object)  # a CameraLooked or PresenceNoticed, in the conversation's order (ui/chat/looks.py)
     message_waiting = Signal(bool)  # a message waits in the box for the model (True), or no longer does (False)
 
     def __init__(self, bus: Bus, history: ConversationHistory, people: People, parent: QWidget | None = None, *,
@@ -284,7 +285,7 @@ class ChatPanel(QWidget):
     def _apply(self, item: BusItem) -> None:
         if isinstance(item, ConversationChanged) and item.change in ("joined", "left"):
             self._refresh_addressees()  # e.g. a companion from the network or the bridge
-        elif isinstance(item, CameraLooked):
+        elif isinstance(item, CameraLooked | PresenceNoticed):
             self.looked.emit(item)
         for change in self.transcript.apply(item):
             self._draw(change)
