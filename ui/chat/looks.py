@@ -209,7 +209,7 @@ class ChatLooks(QObject):
             title = camera_text("picture.title", who=self._who(event.looker), time=time)
         jpeg = self._pictures.get(key)
         pixmap: QPixmap | None = None
-        details: list[str] = []
+        details: list[str] = [self._line(event)] if isinstance(event, PresenceNoticed) else []  # what it showed
         if jpeg is not None:
             image = QImage()
             image.loadFromData(jpeg, "JPG")

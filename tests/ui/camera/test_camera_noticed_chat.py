@@ -129,7 +129,7 @@ async def test_what_was_noticed_shows_in_the_chat_after_the_last_message_with_it
         assert dialog.windowTitle() == f"{datetime.datetime.fromtimestamp(at).strftime('%H:%M:%S')}に気づいたもの"
         pixmap = dialog.image.pixmap()
         assert (pixmap.width(), pixmap.height()) == (640, 480)  # the frame that showed it
-        assert "640 × 480 ピクセル" in dialog.details.text()
+        assert dialog.details.text() == f"{line}\n640 × 480 ピクセル"  # what it showed, and the picture's size
         dialog.close()
 
         # Every kind has its line, one after the other after the messages they followed.
