@@ -19,9 +19,10 @@ from companions.wire.protocol import CLOSING_ORDER, Closing
 # "model-failed": the language model did not answer (unreachable, gone, too slow, refusing); "failed": anything
 # else went wrong. "stopped" and "interrupted" are the user's own doing, never a problem.
 EndReason: TypeAlias = Literal["closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee",
-                               "model-failed", "failed"]
+                               "model-failed", "failed", "spoke-first"]
 END_REASONS: Final[tuple[EndReason, ...]] = (
     "closed", "no-speaker", "turn-cap", "stopped", "interrupted", "no-addressee", "model-failed", "failed",
+    "spoke-first",  # a companion spoke first on an occasion (speaking_first.py) and waits for the user
 )
 
 

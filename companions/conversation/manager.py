@@ -34,6 +34,7 @@ from companions.conversation.pacing import Floor
 from companions.conversation.participant import ComposedLine, Participant, TurnContext
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
 from companions.conversation.selection import Selection, select_speaker, settled_by
+from companions.conversation.speaking_first import CUE_SENDER, Occasion
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health, publish_model_health
@@ -177,6 +178,18 @@ class ConversationManager:
             self._floor.start(companion, self._speech(speaker, message))  # a message or Esc cuts it, as any speech
             return message
 
+    async def speak_first(self, occasion: Occasion, cue: str) -> bool:
+        """Opens a turn on ``occasion`` (speaking_first.py): the present companions vote on ``cue``, which only
+        they are told, and whoever the vote selects says one line; then they wait for the user. Returns whether the
+        turn opened: not while a conversation runs or someone speaks aloud, nor with nobody here to vote."""
+        async with self._lock:
+            if self.running or self._floor.busy or not (self.present - self.control.muted):
+                return False
+            trigger = Message(params=MessageParams(id=new_id(), from_=CUE_SENDER, to=[], message=cue))
+            self._hearing.hear(trigger)
+            self._begin(trigger, resumed=False, occasion=occasion)
+            return True
+
     async def stop_conversation(self) -> ControlOutcome:
         return await self._cut_in("stopped", "stopped by the user")
 
@@ -220,7 +233,7 @@ class ConversationManager:
             self._begin(message, resumed=False)
 
     # -- the driver -----------------------------------------------------------------------------------------
-    def _begin(self, trigger: Message, *, resumed: bool) -> None:
+    def _begin(self, trigger: Message, *, resumed: bool, occasion: Occasion | None = None) -> None:
         self._warmer.cancel()
         self._turns_taken = 0
         if not resumed and trigger.params.from_ not in self._participants:
@@ -228,7 +241,7 @@ class ConversationManager:
             self._last_speaker = None
         self._update("started", status="running", ended_reason=None, ended_detail="", turns_taken=0,
                      closing=self._repetition.pressure)
-        self._driver = self._tasks.spawn(self._drive(trigger), name=f"conversation:{trigger.params.id}")
+        self._driver = self._tasks.spawn(self._drive(trigger, occasion), name=f"conversation:{trigger.params.id}")
 
     def _origin_of(self, message: Message, chain: str | None) -> str:
         """Who a turn on ``message`` answers in the end: its ``from``, unless it is a line of this app's own
@@ -238,10 +251,16 @@ class ConversationManager:
             return message.params.from_
         return chain if chain is not None else self._origins.get(message.params.id, message.params.from_)
 
-    async def _drive(self, trigger: Message) -> None:
+    async def _drive(self, trigger: Message, occasion: Occasion | None = None) -> None:
         next_message: Message | None = trigger
         origin: str | None = None
         try:
+            if occasion is not None:  # one line answers it (the user answers that), or nobody speaks
+                said = await self._run_turn(trigger, self._origin_of(trigger, None), occasion)
+                if said is not None:
+                    await self._finish(self.view.turn or TurnView(trigger.params.id, CUE_SENDER, 0, "ended"),
+                                       "spoke-first", f"{said.params.from_} spoke first")
+                return
             while next_message is not None:
                 origin = self._origin_of(next_message, origin)
                 next_message = await self._run_turn(next_message, origin)
@@ -249,14 +268,14 @@ class ConversationManager:
             log.exception("the conversation driver failed")
             self._end("failed", f"internal error: {type(exc).__name__}: {exc}")
 
-    async def _run_turn(self, trigger: Message, origin: str) -> Message | None:
+    async def _run_turn(self, trigger: Message, origin: str, occasion: Occasion | None = None) -> Message | None:
         self._turn_number += 1
         self._trouble = None
         turn_id = trigger.params.id
         present = self.present
         eligible = present - self.control.muted
         forced = self.control.take_forced(present)
-        turn = TurnView(turn_id, trigger.params.from_, self._turn_number, "voting")
+        turn = TurnView(turn_id, trigger.params.from_, self._turn_number, "voting", occasion=occasion)
         self._update("turn", turn=turn, forced_next=None)
         if self._turns_taken >= self.config.turn_cap and forced is None:
             abstain(self.bus, turn_id, [self._participants[c] for c in addressees(trigger, present, self.user_id)],
@@ -264,12 +283,14 @@ class ConversationManager:
             await self._finish(turn, "turn-cap", f"{self._turns_taken} turns reached the cap")
             return None
         voters = [v for v in addressees(trigger, present, self.user_id) if v in eligible]
+        if occasion is not None:  # what this app noticed stays here: only its own companions hear the cue
+            voters = [v for v in voters if not self._participants[v].description.remote]
         if not voters and forced is None:
             await self._finish(turn, "no-addressee", "the message was not addressed to any companion")
             return None
         pressure = self._repetition.pressure
         contexts = {v: self._context(v, trigger, pressure, origin) for v in voters}
-        direct = self._direct(trigger, voters) if forced is None else None
+        direct = self._direct(trigger, voters) if forced is None and occasion is None else None
         if direct is not None:
             votes: dict[str, Vote] = {}
             selection = direct

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from companions.conversation.ballot import VoteOutcome, VoteStatus
 from companions.conversation.closing import EndReason
 from companions.conversation.selection import SelectionRule
+from companions.conversation.speaking_first import Occasion
 from companions.wire.bus import BusItem, LocalEvent
 from companions.wire.following import EventsFollower
 from companions.wire.protocol import Closing, Speech
@@ -78,6 +79,7 @@ class TurnView:
     selection_rule: SelectionRule | None = None
     closing: Closing = "none"
     passed_over: tuple[str, ...] = ()  # ranked before the speaker, they could not answer (the floor passed on)
+    occasion: Occasion | None = None  # why the turn opened when no message did (speaking_first.py)
 
     def vote_of(self, companion: str) -> VoteView | None:
         return next((v for v in self.votes if v.companion == companion), None)

@@ -164,8 +164,10 @@ class NetworkLink:
             if to != item.params.to:
                 item = item.model_copy(update={"params": item.params.model_copy(update={"to": to})})
             self.port.publish("messages", to_json_bytes(item))
-        elif isinstance(item, State) and local:
-            self.port.publish("states", b"[" + to_json_bytes(item) + b"]")  # the reference reads an array
+        elif isinstance(item, State) and local and self.order.of(item.params.messageId) is not None:
+            # A vote on a message that passed here (not on a cue only this app's companions heard: what it noticed
+            # stays on this machine, companions/conversation/speaking_first.py); the reference reads an array.
+            self.port.publish("states", b"[" + to_json_bytes(item) + b"]")
         elif isinstance(item, Action) and local:
             self.port.publish("actions", to_json_bytes(item))
 

@@ -32,6 +32,7 @@ from typing import Final
 
 from companions.network.people import SEPARATOR, looks_like_a_user
 from companions.network.untrusted import Refused
+from companions.trust.policy import NOTICED
 from companions.wire.protocol import MAX_RECIPIENTS
 
 RATE_PER_S: Final = 50.0  # sustained items per second and peer (a turn of ten companions is ~12 items)
@@ -163,6 +164,8 @@ class PeerDirectory:
             return f"{who!r} is one of this app's companions"
         if who == self.user_id:
             return f"{who!r} is this app's user"
+        if who == NOTICED.id:
+            return f"{who!r} is what this app noticed"
         if SEPARATOR in who:
             return f"{who!r} is in the form of a person elsewhere (<name>{SEPARATOR}<peer>)"
         return None

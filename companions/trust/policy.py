@@ -108,6 +108,12 @@ IMPORTED_PLACE: Final = "import"
 # Text said elsewhere that a turn's prompt holds: a recalled line of an imported conversation, whichever speaker the
 # file names (the user, a companion of this app). The turn answers to it as to anyone from outside the window.
 IMPORTED: Final = Source("imported", Relation.OTHER, "An imported conversation", IMPORTED_PLACE)
+NOTICING_PLACE: Final = "noticing"
+# What this app noticed (through the camera, or the user's silence) when its companions may speak first
+# (companions/conversation/speaking_first.py): the ``from`` of the cue that opens that turn. Not the user, who said
+# nothing: a tool that reaches the user's things in that turn is asked for first. The id is reserved: no peer and no
+# bridge client may speak as it (companions/network/peers.py, app/runtime/assembly.py).
+NOTICED: Final = Source("noticed", Relation.OTHER, "Speaking first (what Madoi noticed)", NOTICING_PLACE)
 
 
 class TrustDecision(BaseModel):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from companions.companion.guests import BridgeGuestsChanged, RemoteCompanion
 from companions.network.link import NetworkChanged
 from companions.network.people import remote_person
-from companions.trust.policy import Relation, Source
+from companions.trust.policy import NOTICED, Relation, Source
 from companions.wire.bus import BusItem
 from companions.wire.following import EventsFollower
 
@@ -48,6 +48,8 @@ class SourceDirectory(EventsFollower, name="trust-sources", direct=True):
             return Source(sender, Relation.USER, self.names(sender) or "")
         if sender in set(self.own()):
             return Source(sender, Relation.OWN, self.names(sender) or "")
+        if sender == NOTICED.id:
+            return NOTICED
         guest = self._bridge.get(sender) or self._network.get(sender)
         if guest is not None:
             return guest
