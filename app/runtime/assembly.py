@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.conversations.active import Conversations
+from app.conversations.speaking_first import SpeakingFirst
 from app.llm.connection import ModelConnection, ModelFactory
 from app.llm.embedded import EmbeddedModel
 from app.llm.health_check import ModelHealthCheck
@@ -28,7 +29,7 @@ from companions.companion.participant import CompanionParticipant
 from companions.conversation import ConversationManager, conversation_manager_from_settings
 from companions.conversation.commands import ConversationControl
 from companions.llm.types import ChatModel
-from companions.trust.policy import ConsentAsker
+from companions.trust.policy import NOTICED, ConsentAsker
 from companions.wire.bus import Bus
 from companions.wire.query_broker import QueryBroker
 
@@ -170,6 +171,9 @@ async def assemble(setup: Setup) -> Parts:
     conversations = Conversations(setup.store, setup.bus, user_id=lambda: setup.loaded.settings.general.user_name,
                                   talk=manager, memories=lambda: [c.memory for c in cast], indexing=indexer)
     control = ConversationControl(manager, companions=lambda: cast.companions, revise=conversations.revise)
+    speaking_first = SpeakingFirst(setup.bus, manager, lambda: setup.loaded.settings.conversation,
+                                   user_id=lambda: setup.loaded.settings.general.user_name,
+                                   language=lambda: setup.loaded.settings.general.language)
     from app.voice_input.wiring import barge_in, build_voice_input  # the microphone
 
     devices.voice_input = build_voice_input(
@@ -177,13 +181,14 @@ async def assemble(setup: Setup) -> Parts:
         send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions),
         interrupt=lambda: barge_in(control, devices.speaker))
     try:
-        bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: set(cast.companions),
+        # No client speaks as a companion of this app, or as what it noticed (companions/trust/policy.py NOTICED).
+        bridge = build_bridge(setup.bus, broker, settings, reserved_ids=lambda: {*cast.companions, NOTICED.id},
                               roster=manager, guests=cast.guests)
     except BridgeConfigError as err:
         log.error("bridge: %s", err)
         setup.problem(f"bridge not started: {err}")
         bridge = None
     return Parts(conversations=conversations, broker=broker, devices=devices, models=models, cast=cast, memory=memory,
-                 conversation_manager=manager, control=control,
+                 conversation_manager=manager, control=control, speaking_first=speaking_first,
                  health_check=ModelHealthCheck(setup.bus, settings=setup.loaded),
                  search=search, indexer=indexer, network=network, bridge=bridge)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from app.bridge import BridgeServer
     from app.conversations.active import Conversations
     from app.conversations.indexing import ConversationIndexer
+    from app.conversations.speaking_first import SpeakingFirst
     from app.devices.wiring import Devices
     from app.llm.connection import ModelConnection
     from app.llm.health_check import ModelHealthCheck
@@ -53,6 +54,7 @@ class Parts:
     conversation_manager: ConversationManager
     control: ConversationControl
     health_check: ModelHealthCheck  # while a model does not answer: asks whether it is back
+    speaking_first: SpeakingFirst  # when the companions may speak first (on what noticing saw, after a silence)
     search: SearchService | None = None
     indexer: ConversationIndexer | None = None
     network: NetworkLink | None = None
@@ -62,7 +64,8 @@ class Parts:
         """Every part that starts and stops, in start order."""
         started: list[Component | None] = [
             self.conversations, self.broker, *self.devices.components, self.search, self.cast,
-            self.conversation_manager, self.health_check, self.control, self.network, self.indexer, self.bridge,
+            self.conversation_manager, self.speaking_first, self.health_check, self.control, self.network,
+            self.indexer, self.bridge,
         ]
         return [c for c in started if c is not None]
 

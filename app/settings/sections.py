@@ -179,6 +179,14 @@ class ConversationSettings(SettingsSection):
     # (app/memory/notes.py) are off until they are shown to help recall (docs/ARCHITECTURE.md, "Memory").
     recall_tokens: int = Field(default=300, ge=0, le=2000)
     memory_notes: bool = False
+    # Speaking first (companions/conversation/speaking_first.py, app/conversations/speaking_first.py): after the user
+    # has been quiet this many minutes the companions may speak first (0: never, the default); with noticing on
+    # ([camera] notice) they may when it notices the user arrive, come back, someone join them... (``on_notice``).
+    # Never within ``speak_first_cooldown_min`` of the last time, nor more than ``speak_first_per_hour`` times an hour.
+    speak_first_after_min: int = Field(default=0, ge=0, le=24 * 60)
+    speak_first_on_notice: bool = True
+    speak_first_cooldown_min: float = Field(default=5.0, ge=0, le=24 * 60)
+    speak_first_per_hour: int = Field(default=4, ge=1, le=60)
 
 
 class SearchSettings(SettingsSection):
