@@ -99,6 +99,20 @@
             <numerusform>the limit of %n turns was reached</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>you came back after %n minutes</source>
+        <translation>
+            <numerusform>you came back after %n minute</numerusform>
+            <numerusform>you came back after %n minutes</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>you were quiet for %n minutes</source>
+        <translation>
+            <numerusform>you were quiet for %n minute</numerusform>
+            <numerusform>you were quiet for %n minutes</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>voice_engines</name>

@@ -921,6 +921,14 @@
         <source>The companions have a language model now: press Enter to send.</source>
         <translation>コンパニオンに言語モデルがつながりました。Enter で送信できます。</translation>
     </message>
+    <message>
+        <source>Settings not saved</source>
+        <translation>設定を保存できませんでした</translation>
+    </message>
+    <message>
+        <source>{reason}. Your choice holds until Madoi closes.</source>
+        <translation>{reason}。選んだ内容は Madoi を閉じるまで有効です。</translation>
+    </message>
 </context>
 <context>
     <name>filler_notice</name>
@@ -1022,6 +1030,10 @@
     <message>
         <source>No model server answered on this machine (Ollama, LM Studio, llama.cpp at the addresses above). Start one, or enter an endpoint in the settings.</source>
         <translation>このパソコンではモデルサーバーが見つかりませんでした（上の Ollama・LM Studio・llama.cpp のアドレス）。どれかを起動するか、設定にエンドポイントを入力してください。</translation>
+    </message>
+    <message>
+        <source>Let them speak first when you have been quiet for {minutes} minutes (Settings › General changes how long)</source>
+        <translation>{minutes}分黙っていたら、みんなから話しかけてもらう（時間は 設定 › 一般 で変えられます）</translation>
     </message>
 </context>
 <context>
@@ -2280,6 +2292,26 @@
         <source>{folder} does not exist.</source>
         <translation>{folder} がありません。</translation>
     </message>
+    <message>
+        <source>Speak first after a silence of</source>
+        <translation>黙っている時間がこれを超えたら話しかける</translation>
+    </message>
+    <message>
+        <source> minutes</source>
+        <translation> 分</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>しない</translation>
+    </message>
+    <message>
+        <source>The companions may then say something when you have been quiet that long (at most 4 times an hour, never while you type or speak).</source>
+        <translation>その時間あなたが黙っていると、仲間が話しかけることがあります（1時間に4回まで。入力中や話している間はしません）。</translation>
+    </message>
+    <message>
+        <source>Speak first when they notice you (with “Let them notice you” on in the camera switch&apos;s menu)</source>
+        <translation>気づいたときに話しかける（カメラのスイッチのメニューで「見守ってもらう」がオンのとき）</translation>
+    </message>
 </context>
 <context>
     <name>settings_bridge</name>
@@ -2956,6 +2988,42 @@
     <message>
         <source>the language model did not answer (the chat says why)</source>
         <translation>言語モデルが応答しませんでした（理由はチャットに表示されています）</translation>
+    </message>
+    <message>
+        <source>Turn {n} · may speak first: {why} · {phase}</source>
+        <translation>ターン {n} · 先に話しかけてよい：{why} · {phase}</translation>
+    </message>
+    <message>
+        <source>you sat down at the desk</source>
+        <translation>あなたが机の前に来た</translation>
+    </message>
+    <message numerus="yes">
+        <source>you came back after %n minutes</source>
+        <translation>
+            <numerusform>あなたが%n分ぶりに戻ってきた</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>someone joined you</source>
+        <translation>あなたのそばにもう一人来た</translation>
+    </message>
+    <message>
+        <source>you held something up to the camera</source>
+        <translation>あなたがカメラに何かを見せた</translation>
+    </message>
+    <message>
+        <source>the light went out</source>
+        <translation>明かりが消えた</translation>
+    </message>
+    <message numerus="yes">
+        <source>you were quiet for %n minutes</source>
+        <translation>
+            <numerusform>あなたが%n分間なにも言わなかった</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>{who} spoke first ({why}); the companions are waiting for you</source>
+        <translation>{who}が先に話しかけました（{why}）。みんなあなたの返事を待っています</translation>
     </message>
 </context>
 <context>

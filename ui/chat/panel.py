@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+import time
 from typing import Final
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from app.conversations.active import ActiveConversationChanged
 from companions.common.tasks import TaskSet
 from companions.conversation.readmodel import ConversationChanged
+from companions.conversation.speaking_first import TYPING_EVERY_S, UserTyping
 from companions.conversation.transcript import (
     Change,
     ComposingDropped,
@@ -86,7 +88,9 @@ class ChatPanel(QWidget):
                  health: ModelHealth = model_health) -> None:
         super().__init__(parent)
         self.history, self.people = history, people
+        self._bus = bus
         self._health = health
+        self._typed_at = 0.0  # when the window last said the user types (UserTyping)
         self.names = DisplayNames(people)
         self.view = named(ChatTranscript(), "chatView")
         self.address = named(AddressSelector(), "addressButton")
@@ -189,6 +193,10 @@ class ChatPanel(QWidget):
             self.message_waiting.emit(held)
 
     def _on_typing(self) -> None:
+        now = time.time()
+        if self.input.toPlainText() and now - self._typed_at >= TYPING_EVERY_S:
+            self._typed_at = now
+            self._bus.publish(UserTyping(now))  # the companions never speak first over it (speaking_first.py)
         if not self.input.toPlainText():
             if self.error.isVisible():
                 self.error.hide()

@@ -60,7 +60,7 @@ class SettingsDialog(QDialog):
         self.setWindowTitle(self._t("title"))
         self.setMinimumWidth(640)
         page_args: dict[str, Any] = {"errors": self._errors, "spawn": self._spawn}
-        self.general = GeneralPage(settings.general, **page_args)
+        self.general = GeneralPage(settings.general, settings.conversation, **page_args)
         self.llm = LlmPage(settings.llm, secrets=self._secrets,
                            test_connection=test_connection or check_connection, **page_args)
         self.devices = DevicesPage(settings.camera, settings.voice, test_voice=test_voice, **page_args)

@@ -19,6 +19,14 @@ TEXTS: Final = Texts("settings", {
     "language": QT_TRANSLATE_NOOP("settings", "Language"),
     "theme": QT_TRANSLATE_NOOP("settings", "Theme"),
     "user_name": QT_TRANSLATE_NOOP("settings", "Your name"),
+    "speak_first.after": QT_TRANSLATE_NOOP("settings", "Speak first after a silence of"),
+    "speak_first.minutes": QT_TRANSLATE_NOOP("settings", " minutes"),
+    "speak_first.never": QT_TRANSLATE_NOOP("settings", "never"),
+    "speak_first.hint": QT_TRANSLATE_NOOP(
+        "settings", "The companions may then say something when you have been quiet that long (at most 4 times an "
+                    "hour, never while you type or speak)."),
+    "speak_first.on_notice": QT_TRANSLATE_NOOP(
+        "settings", "Speak first when they notice you (with “Let them notice you” on in the camera switch's menu)"),
     "theme.system": QT_TRANSLATE_NOOP("settings", "Follow the system"),
     "theme.light": QT_TRANSLATE_NOOP("settings", "Light"),
     "theme.dark": QT_TRANSLATE_NOOP("settings", "Dark"),

@@ -292,8 +292,7 @@ class TurnsPanel(AttachedWidget, QWidget):
         if turn is None:
             _show(self.turn_label, turns_text("turn.none"))
         else:
-            _show(self.turn_label, turns_text("turn", n=turn.number, who=self._name(turn.opened_by),
-                                              phase=turns_text(f"phase.{turn.phase}")))
+            _show(self.turn_label, self._words.turn_label(turn, turns_text(f"phase.{turn.phase}")))
         _show(self.floor, self._words.floor(turn))
         _show(self.speaking, turns_text("floor.now", who=self._name(view.floor))
               if view.floor is not None else turns_text("floor.silent"))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final, assert_never
 
 from companions.companion.companion import NO_USABLE_VOTE
 from companions.conversation.readmodel import ConversationView, TurnView, VoteView
+from companions.conversation.speaking_first import Occasion
 from ui.turns.texts import turns_text
 
 if TYPE_CHECKING:
@@ -87,6 +88,18 @@ class TurnsWording:
             self.reason(vote.reason) or self.problem(vote.error),
         ], importance
 
+    def occasion(self, occasion: Occasion | None) -> str:
+        """Why a turn opened without a message ("you came back after 12 minutes"), or ""."""
+        if occasion is None:
+            return ""
+        return self.text(f"occasion.{occasion.kind}", n=max(1, occasion.minutes))
+
+    def turn_label(self, turn: TurnView, phase: str) -> str:
+        """The turn's heading: its number, what opened it (who spoke, or the occasion) and its phase."""
+        if turn.occasion is not None:
+            return self.text("turn.first", n=turn.number, why=self.occasion(turn.occasion), phase=phase)
+        return self.text("turn", n=turn.number, who=self.name(turn.opened_by), phase=phase)
+
     def reason(self, reason: str) -> str:
         """A vote's reason: the companion's own words, or the stand-in vote's (no model answered) in words."""
         return self.text("reason.no-usable-vote") if reason == NO_USABLE_VOTE.reason else reason
@@ -116,6 +129,8 @@ class TurnsWording:
             why = self.ended(view)
         else:
             why = self.text("rule.nobody")
+        if turn.occasion is not None and view.ended_reason != "spoke-first":  # that one says the occasion itself
+            why = f"{self.occasion(turn.occasion)}: {why}"
         key = "history.spoke" if turn.speaker is not None else "history.silent"
         return self.text(key, n=turn.number, who=self.name(turn.speaker), why=why)
 
@@ -137,6 +152,10 @@ class TurnsWording:
                 return self.text("end.turn-cap", n=view.turns_taken)
             case "failed":
                 return self.failure(view.ended_detail)
+            case "spoke-first":
+                turn = view.turn
+                return self.text("end.spoke-first", who=self.name(turn.speaker if turn is not None else None),
+                                 why=self.occasion(turn.occasion if turn is not None else None))
             case "no-speaker" | "stopped" | "interrupted" | "no-addressee" | "model-failed":
                 return self.text(f"end.{reason}")
             case None:

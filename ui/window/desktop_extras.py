@@ -4,6 +4,7 @@ the theme, the Settings action and dialog, error notifications, and the first-ru
 
 from __future__ import annotations
 
+import logging
 from typing import Final
 
 from PySide6.QtCore import QObject, Signal
@@ -14,6 +15,7 @@ from app.llm.connection_check import ConnectionTester, llm_configured
 from app.runtime.error_reporting import ErrorReporter
 from app.settings.model import Settings, SettingsStore
 from app.settings.secrets import SecretStore
+from companions.common.tasks import TaskSet
 from ui.chat.panel import ChatPanel
 from ui.chat.texts import chat_text
 from ui.settings.companions_tab import CompanionAccess
@@ -21,7 +23,7 @@ from ui.settings.dialog import SettingsDialog, VoiceTester
 from ui.settings.form import show_result
 from ui.window.about import about_action, about_action_text
 from ui.window.filler_notice import FillerNotice
-from ui.window.first_run import FirstRunPanel
+from ui.window.first_run import SPEAK_FIRST_MIN, FirstRunPanel
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts, use_language, window_language
 from ui.window.naming import named
 from ui.window.notifications import NotificationArea
@@ -33,7 +35,11 @@ _TEXTS: Final = Texts("desktop_extras", {
     "saved.title": QT_TRANSLATE_NOOP("desktop_extras", "Settings saved"),
     "saved.body": QT_TRANSLATE_NOOP("desktop_extras", "In effect now (turning speech on or off takes a restart)."),
     "can_send": QT_TRANSLATE_NOOP("desktop_extras", "The companions have a language model now: press Enter to send."),
+    "not_saved.title": QT_TRANSLATE_NOOP("desktop_extras", "Settings not saved"),
+    "not_saved.body": QT_TRANSLATE_NOOP("desktop_extras", "{reason}. Your choice holds until Madoi closes."),
 })
+
+log = logging.getLogger(__name__)
 
 
 class DesktopExtras(QObject):
@@ -52,6 +58,7 @@ class DesktopExtras(QObject):
         self._test_voice = test_voice
         self._companions = companions  # the Companions tab's port onto the running app
         self.dialog: SettingsDialog | None = None
+        self._tasks = TaskSet("desktop-extras")
         app = QApplication.instance()
         assert isinstance(app, QApplication)
         self.theme: ThemeManager = apply_theme(app, settings.general.theme)
@@ -72,6 +79,8 @@ class DesktopExtras(QObject):
         self.filler_notice = FillerNotice(self.notifications.notify, self.open_model_settings, self)
         self.first_run = FirstRunPanel()
         self.first_run.open_settings_requested.connect(self.open_model_settings)
+        self.first_run.set_speak_first(settings.conversation.speak_first_after_min > 0)
+        self.first_run.speak_first_chosen.connect(self._speak_first_chosen)
         self.chat_stack: QStackedWidget | None = None
         self._chat: ChatPanel | None = None
 
@@ -171,6 +180,22 @@ class DesktopExtras(QObject):
         if self.dialog is not None:
             self.dialog.deleteLater()
             self.dialog = None
+
+    def _speak_first_chosen(self, on: bool) -> None:
+        """The first-run card's offer: speak first after :data:`SPEAK_FIRST_MIN` minutes of silence, or never;
+        saved (and applied) as the dialog's Save would."""
+        settings = self.settings.model_copy(deep=True)
+        settings.conversation.speak_first_after_min = SPEAK_FIRST_MIN if on else 0
+        self._tasks.spawn(self._save_elsewhere(settings), name="save-speak-first")
+
+    async def _save_elsewhere(self, settings: Settings) -> None:
+        try:
+            await self._store.save(settings)
+        except OSError as err:  # the choice holds for this run
+            log.warning("settings not saved: %s", err)
+            self.notifications.notify(self._t("not_saved.title"), self._t("not_saved.body").format(reason=err),
+                                      "error")
+        self.saved_elsewhere(settings)
 
     def saved_elsewhere(self, settings: Settings) -> None:
         """Settings written by another part of the window (the companion editor, a card approved): the dialog

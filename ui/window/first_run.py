@@ -15,7 +15,17 @@ from collections.abc import Iterable
 from typing import Final, Literal
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from companions.devices.ports import DeviceStatus
 from companions.devices.presence import PresenceWatching
@@ -43,6 +53,9 @@ TEXTS: Final = Texts("first_run", {
         "in the status bar turns it off)."),
     "camera.device": QT_TRANSLATE_NOOP("first_run", "device {index}"),
     "camera.off": QT_TRANSLATE_NOOP("first_run", "No camera ({reason})."),
+    "speak_first": QT_TRANSLATE_NOOP(
+        "first_run", "Let them speak first when you have been quiet for {minutes} minutes (Settings › General "
+                     "changes how long)"),
     "search.on": QT_TRANSLATE_NOOP("first_run", "Search works."),
     "search.off": QT_TRANSLATE_NOOP("first_run", "Search is not available (the start-up problems say why)."),
     "local.title": QT_TRANSLATE_NOOP("first_run", "A local server — free, private, no key"),
@@ -84,9 +97,13 @@ def unbroken(rich: str) -> str:
 """A problem of its own: no endpoint configured and no local server answered (said in the user's language)."""
 
 
+SPEAK_FIRST_MIN: Final = 10  # the silence the card's offer chooses ([conversation] speak_first_after_min)
+
+
 class FirstRunPanel(QWidget):
     open_settings_requested = Signal()
     retry_requested = Signal()
+    speak_first_chosen = Signal(bool)  # the offer to speak first after a silence, ticked or not (by the user)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -108,6 +125,9 @@ class FirstRunPanel(QWidget):
         self.machine.hide()
         self.local_title, self.local_body = self._option("firstRunLocal")
         self.cloud_title, self.cloud_body = self._option("firstRunCloud")
+        # Speaking first after a silence: off by default, offered here (companions/conversation/speaking_first.py)
+        self.speak_first = named(QCheckBox(), "firstRunSpeakFirst")
+        self.speak_first.clicked.connect(self.speak_first_chosen)  # the user's click only, not set_speak_first
         self.problem = self._paragraph("firstRunProblem")
         self.problem.setProperty("result", "error")
         self.problem.hide()
@@ -124,7 +144,7 @@ class FirstRunPanel(QWidget):
         column.setContentsMargins(28, 24, 28, 24)
         column.setSpacing(10)
         for widget in (self.title, self.model_setup, self.intro, self.local_title, self.local_body, self.cloud_title,
-                       self.cloud_body, self.machine, self.problem):
+                       self.cloud_body, self.machine, self.speak_first, self.problem):
             column.addWidget(widget)
         column.addSpacing(6)
         column.addLayout(buttons)
@@ -208,6 +228,10 @@ class FirstRunPanel(QWidget):
             self._bus_link.stop()
             self._bus_link = None
 
+    def set_speak_first(self, on: bool) -> None:
+        """Ticks the offer to speak first after a silence as the settings say (``speak_first_after_min`` > 0)."""
+        self.speak_first.setChecked(on)
+
     def set_key_place(self, where: KeyPlace) -> None:
         """Where an API key saved now would be kept (``SecretStore.where``)."""
         self._key_place = where
@@ -279,6 +303,7 @@ class FirstRunPanel(QWidget):
         self.cloud_body.setText(unbroken(self._t("cloud.body") + self._t(f"key.{self._key_place}")))
         self.open_button.setText(self._t("open_settings"))
         self.retry_button.setText(self._t("retry"))
+        self.speak_first.setText(self._t("speak_first").format(minutes=SPEAK_FIRST_MIN))
         self.set_problem(self._problem)
         self._render_machine()
 
