@@ -42,6 +42,11 @@ class TaskSet:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` began: nothing more may be spawned."""
+        return self._closed
+
     async def wait(self) -> None:
         """Waits until every task (those spawned meanwhile too) has finished, whatever its outcome."""
         while self._tasks:

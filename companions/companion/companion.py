@@ -268,7 +268,8 @@ class Companion:
         if sender != self.id and not any(m.id == sender for m in self.roster()):
             self._stop_events_later()  # the user spoke: the server is needed for the answer, not for those
         await self.memory.remember(message, self.name if sender == self.id else self._name_of(sender))
-        if self.recall is not None and sender != self.id:  # recalled meanwhile: the vote and the reply wait for it
+        if self.recall is not None and sender != self.id and not self.recall.closed:
+            # recalled meanwhile: the vote and the reply wait for it (a line heard while the app stops is not)
             entries = self.memory.entries
             self.recall.prepare_soon(message, earlier=[e.text for e in entries[-3:-1]],
                                      in_context={e.message_id for e in entries})

@@ -180,6 +180,11 @@ class CompanionRecall:
         self._waited.clear()
         self._untrusted.clear()
 
+    @property
+    def closed(self) -> bool:
+        """Closed (the companion stopped): nothing more is recalled."""
+        return self.tasks.closed
+
     async def aclose(self) -> None:
         await self.tasks.aclose()
 
