@@ -438,6 +438,8 @@ async def test_the_recalled_block_read_out_is_no_line() -> None:
     class Recall:
         """What a companion recalled from earlier conversations (companions/memory/recall.py's block)."""
 
+        closed = False
+
         async def prepare(self, message: Message, *, earlier: list[str], in_context: set[str]) -> None:
             return None
 
