@@ -6,6 +6,7 @@ Real OpenCV on a generated video file stands in for a webcam: "open" is the file
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 import cv2
@@ -190,3 +191,38 @@ async def test_a_look_on_a_missing_device_says_why_at_once(tmp_path: Path, bus: 
                 await camera.capture(looker="akari")
     finally:
         await camera.stop()
+
+
+async def test_a_few_frames_a_second_of_a_motion_jpeg_file_follow_its_timeline(tmp_path: Path) -> None:
+    """Noticing holds the camera for 2 frames a second: of a 30 fps file (a webcam's stand-in), the frames kept are
+    the ones its timeline is at, about 15 apart (those in between are taken off as packets: bench/presence.py
+    measures what that saves)."""
+    clip = write_test_video(tmp_path / "timeline.avi", frames=150, fps=30.0)
+    reference = cv2.VideoCapture(str(clip))
+    frames = []
+    while (read := reference.read())[0]:
+        frames.append(read[1].astype(np.int16))
+    reference.release()
+    camera = OpenCVCamera(str(clip), None)
+    await camera.start()
+    hold = camera.hold("notice", fps=2)
+    kept: list[tuple[float, int]] = []  # when each frame was kept, and which frame of the file it is
+    try:
+        seq = 0
+        while len(kept) < 6:
+            await asyncio.sleep(0.05)
+            grab = camera.latest()
+            if grab is None or grab.seq == seq:
+                continue
+            seq = grab.seq
+            image = grab.image.astype(np.int16)
+            kept.append((grab.timestamp, int(np.argmin([np.abs(image - f).mean() for f in frames]))))
+        reads = camera.stats.frames_read
+    finally:
+        hold.release()
+        await camera.stop()
+    assert reads <= len(kept) + 1  # frames kept, not every frame of the file
+    for (at, index), (later_at, later) in itertools.pairwise(kept[1:]):
+        played = round((later_at - at) * 30)
+        assert (later - index) % 150 == pytest.approx(played, abs=3)  # where the timeline is, not the next frame
+        assert 10 <= played <= 20  # 2 a second
