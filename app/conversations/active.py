@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from app.storage.database import ConversationStore, StoredMessage
+from app.storage.database import ConversationInfo, ConversationStore, StoredMessage
 from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.wire.protocol import Message, MessageMetadata, MessageParams, State, new_id
 
@@ -117,11 +117,20 @@ class Conversations:
 
     async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]:
         """The conversation's stored messages, oldest first, with every message published before the call among
-        them: the storing subscriber catches up first (measured: a chat shown again right after "second" was
-        shown read the database before "second" was written, and the message vanished from the window)."""
+        them (measured: a chat shown again right after "second" was shown read the database before "second" was
+        written, and the message vanished from the window)."""
+        await self._caught_up()
+        return await self.store.messages(conversation_id, limit=limit)
+
+    async def listed(self) -> list[ConversationInfo]:
+        """The stored conversations, newest first, counting every message published before the call."""
+        await self._caught_up()
+        return await self.store.list_conversations()
+
+    async def _caught_up(self) -> None:
+        """Until the storing subscriber has written what was published so far (at most :data:`STORED_WAIT_S`)."""
         if self._subscription is not None:
             await self._subscription.settled(timeout=STORED_WAIT_S)
-        return await self.store.messages(conversation_id, limit=limit)
 
     def send(self, text: str, to: list[str] | None = None, *, metadata: Mapping[str, str] | None = None) -> Message:
         """Publishes a message from the user; it is stored and delivered to the companions by the bus. ``metadata``

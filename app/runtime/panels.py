@@ -113,6 +113,8 @@ class RuntimeHistory:
         return self.runtime.parts.conversations.active_id if self.runtime.started else None
 
     async def stored(self) -> list[ConversationInfo]:
+        if self.runtime.started:  # with every message published so far counted
+            return await self.runtime.parts.conversations.listed()
         return await self.runtime.store.list_conversations()
 
     async def messages(self, conversation_id: int, limit: int | None = None) -> list[StoredMessage]:
