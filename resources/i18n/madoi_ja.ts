@@ -3025,6 +3025,10 @@
         <source>{who} spoke first ({why}); the companions are waiting for you</source>
         <translation>{who}が先に話しかけました（{why}）。みんなあなたの返事を待っています</translation>
     </message>
+    <message>
+        <source>{occasion}: {why}</source>
+        <translation>{occasion}：{why}</translation>
+    </message>
 </context>
 <context>
     <name>turns.phase</name>

@@ -112,6 +112,7 @@ TEXTS: Final = Texts("turns", {
     "history.title": QT_TRANSLATE_NOOP("turns", "Earlier turns"),
     "history.spoke": QT_TRANSLATE_NOOP("turns", "{n}. {who} — {why}"),
     "history.silent": QT_TRANSLATE_NOOP("turns", "{n}. nobody spoke — {why}"),
+    "history.occasion": QT_TRANSLATE_NOOP("turns", "{occasion}: {why}"),
     "stop": QT_TRANSLATE_NOOP("turns", "Stop"),
     "stop.tooltip": QT_TRANSLATE_NOOP("turns", "End the conversation now"),
     "interrupt": QT_TRANSLATE_NOOP("turns", "Interrupt"),

@@ -129,8 +129,8 @@ class TurnsWording:
             why = self.ended(view)
         else:
             why = self.text("rule.nobody")
-        if turn.occasion is not None and view.ended_reason != "spoke-first":  # that one says the occasion itself
-            why = f"{self.occasion(turn.occasion)}: {why}"
+        if turn.occasion is not None:  # what opened it, first
+            why = self.text("history.occasion", occasion=self.occasion(turn.occasion), why=why)
         key = "history.spoke" if turn.speaker is not None else "history.silent"
         return self.text(key, n=turn.number, who=self.name(turn.speaker), why=why)
 
