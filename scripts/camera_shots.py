@@ -64,3 +64,49 @@ async def shoot_camera_window(out: Path, language: str, name: str, home: Path, *
             raise SystemExit(f"could not write {path}")
         await dispose(window)
     return path
+
+
+NOTICED = {
+    "ja": {"greeting": "あ、来てくれたんだ！いらっしゃい。今日はどんな一日だった？", "reason": "会いに来てくれたから"},
+    "en": {"greeting": "Oh, you're here! Welcome back. How was your day?", "reason": "they came to see us"},
+}
+
+
+async def shoot_noticing_window(out: Path, language: str, name: str, home: Path, *, theme: str = "light",
+                                size: tuple[int, int] = (1360, 820)) -> Path:
+    """With "Let them notice you" on, the user sits down in front of the camera: the chat says the companions
+    noticed (the picture on a click), Akari speaks first, and the Turns panel says why. Renders ``out/name.png``."""
+    from companions.conversation.readmodel import ConversationReadModel
+    from tests.app.devices.room_videos import RIGHT, Scene, write_room_video
+    from tests.ui.scripted_runtime import votes
+
+    scene = NOTICED[language]
+    _environment(home, language, theme)
+    os.environ["MADOI_NOTICE"] = "true"
+    os.environ["MADOI_CAMERA"] = str(write_room_video(home / "desk.avi", [Scene(2), Scene(40, faces=(RIGHT,))]))
+    cast = scripted_cast()
+    votes(cast["akari"], ("speak", 8, scene["reason"]))
+    lines(cast["akari"], say(scene["greeting"]))
+    for other in ("hina", "souta"):
+        cast[other].lane("vote").always(reply_json({"state": "listen", "importance": 2, "reason": ""}))
+    try:
+        async with scripted_runtime(cast) as runtime:
+            window = MainWindow(runtime)
+            window.resize(*size)
+            window.side.setCurrentWidget(window.turns)
+            window.show()
+            await window.attach()
+            talk = ConversationReadModel()
+            talk.attach(runtime.bus)
+            await until(window.chat.message_shown, lambda: window.chat.message_count >= 1, 30)
+            await talk.wait_for(lambda view: view.ended_reason == "spoke-first", 30)
+            listed = window.conversations
+            await until(listed.refreshed, lambda: listed.model.conversations()[0].message_count >= 1, 10)
+            await asyncio.sleep(0.3)  # the loop (Qt's) paints every panel's last update
+            path = out / f"{name}.png"
+            if not window.grab().save(str(path)):
+                raise SystemExit(f"could not write {path}")
+            await dispose(window)
+    finally:
+        os.environ.pop("MADOI_NOTICE", None)
+    return path

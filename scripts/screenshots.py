@@ -158,7 +158,7 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
 
     import qasync
 
-    from scripts.camera_shots import shoot_camera_window
+    from scripts.camera_shots import shoot_camera_window, shoot_noticing_window
     from scripts.companion_shots import shoot_companions
     from scripts.main_window_shots import search_for, shoot_main_window
     from ui.window.main_thread_gc import MainThreadGC
@@ -169,8 +169,9 @@ def _main_windows(app: object, out: Path, home: Path) -> list[Path]:
         search = await shoot_main_window(out, "ja", "main-window-search-ja", home / "search", tab=1,
                                          before_shot=lambda w: search_for(w, "清水寺と金閣寺の違いは？"))
         camera = await shoot_camera_window(out, "en", "main-window-camera-en", home / "camera")
+        noticing = await shoot_noticing_window(out, "ja", "main-window-noticing-ja", home / "noticing")
         own = await shoot_companions(out, home / "own")  # an imported character card: the editor, a conversation
-        return [ja, en, search, camera, *own]
+        return [ja, en, search, camera, noticing, *own]
 
     app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]  # closing a window must not stop the loop
     # As the app does (ui/window/launch.py): Qt objects in reference cycles must be collected on this thread, never in
