@@ -79,7 +79,8 @@ async def test_the_turns_panel_says_why_a_companion_spoke_first_and_typing_holds
         assert turns.ended.text() == \
             "終了: あかりが先に話しかけました（あなたが12分ぶりに戻ってきた）。みんなあなたの返事を待っています"
         await until(turns.rendered, lambda: bool(turns.history_lines()), timeout=10)
-        assert turns.history_lines()[0].startswith("1. あかり — あなたが12分ぶりに戻ってきた：")  # earlier turns say it too
+        # earlier turns say it too
+        assert turns.history_lines()[0].startswith("1. あかり — あなたが12分ぶりに戻ってきた：")
         switch_language("en")
         assert turns.turn_label.text().startswith("Turn 1 · may speak first: you came back after 12 minutes")
         assert "Akari spoke first (you came back after 12 minutes)" in turns.ended.text()

@@ -13,7 +13,8 @@ from tests.conftest import PYTHON, REPO, subprocess_env
 
 EXPECTED = {"settings-llm-ja", "settings-llm-en", "settings-devices-ja", "settings-bridge-en", "first-run-ja",
             "first-run-en-dark", "settings-general-en-dark", "main-window-ja", "main-window-en-dark",
-            "main-window-search-ja", "main-window-camera-en", "main-window-noticing-ja", "settings-companions-ja", "settings-companions-en",
+            "main-window-search-ja", "main-window-camera-en",
+            "main-window-noticing-ja", "settings-companions-ja", "settings-companions-en",
             "settings-search-ja", "companion-editor-ja", "main-window-imported-ja"}
 
 
