@@ -66,7 +66,7 @@ from companions.tools.builtins import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.tools.functions import ToolRegistry
 from companions.tools.mcp_config import McpServer
 from companions.tools.sources import ToolSources
-from companions.trust.policy import IMPORTED, Capability, Relation, Source, TrustPolicy
+from companions.trust.policy import DOCUMENTS, IMPORTED, Capability, Relation, Source, TrustPolicy
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, CompanionMetadata, Message
 from companions.wire.query_ports import QuerySender
@@ -118,13 +118,15 @@ def vote_schema(card: CompanionCard) -> type[Vote]:
 class TurnPrompt:
     """What one turn is given, made for it alone: the messages, its id, who it answers in the end (``origin``),
     and where what its prompt holds came from: the instructions (``notes``) and the system text (``system``) a small
-    model may copy out or recite, cleaned from its line."""
+    model may copy out or recite, cleaned from its line; the sources the user has not trusted whose words it holds
+    (``held``: the turn's tools ask for them too, companions/companion/worker.py)."""
 
     context: list[ChatMessage]
     turn_id: str
     origin: Source | None
     notes: list[str]
     system: str
+    held: tuple[Source, ...] = ()
 
 
 class Companion:
@@ -362,7 +364,8 @@ class Companion:
         """
         prompt = await self._prompt(message, closing, extra_notes, origin)
         return await self.worker.run(prompt.context, record=record,
-                                     ctx=RunContext(turn_id=prompt.turn_id, origin=prompt.origin))
+                                     ctx=RunContext(turn_id=prompt.turn_id, origin=prompt.origin, held=prompt.held,
+                                                    held_by=self.name))
 
     async def _prompt(self, message: Message | None, closing: Closing, extra_notes: Sequence[str],
                       origin: str | None, *, brief: bool = False) -> TurnPrompt:
@@ -399,7 +402,27 @@ class Companion:
         # out the recall block: "2026年11月26日、userが「みなさん、こんにちは！」と言いました。")
         return TurnPrompt(context, message.params.id if message is not None else uuid.uuid4().hex, source,
                           [*notes, *turn_notes(language, self.line_rules.limit(language))],
-                          "\n".join(m.text for m in context if m.role == "system"))
+                          "\n".join(m.text for m in context if m.role == "system"), self._held_words(message, brief))
+
+    def _held_words(self, message: Message | None, brief: bool) -> tuple[Source, ...]:
+        """The sources the user has not trusted whose words a prompt for ``message`` holds: what this companion
+        remembers of the conversation (a peer's line, a bridge client's, an imported one) and what was recalled for
+        ``message`` (a line with its speaker, a passage of a document). Its card's texts are not among them: what
+        a card may use waits for the user's approval (companions/cards/approval.py)."""
+        found: dict[str, Source] = {}
+        entries = self.memory.entries[-BRIEF_MESSAGES:] if brief else self.memory.entries
+        sources = [IMPORTED if e.imported else self.worker.trust.source(e.speaker_id) for e in entries]
+        for item in () if brief or self.recall is None else self.recall.shown(message):
+            if item.imported:
+                sources.append(IMPORTED)
+            elif item.kind == "knowledge":
+                sources.append(DOCUMENTS)
+            elif item.speaker_id:
+                sources.append(self.worker.trust.source(item.speaker_id))
+        for source in sources:
+            if not source.trusted:
+                found.setdefault(source.key, source)
+        return tuple(found.values())
 
     def events_after_line(self, message: Message | None) -> bool:
         """Whether the card's events for answering ``message`` are filled after the line instead of before it: the
@@ -495,7 +518,8 @@ class Companion:
                 clean=lambda text: clean_piece(text, self.sanitize, prompt.notes, prompt.system, instructions),
                 flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")}
             plan: list[PlannedSpeech] = []  # what this turn's own `speak` plans
-            ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, stream_filter=gates.__getitem__,
+            ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, held=prompt.held, held_by=self.name,
+                             stream_filter=gates.__getitem__,
                              max_tokens=line_tokens(limit, language, tools=offered),
                              tools=ToolRegistry(self.builtins.planning(plan) if t.name == "speak" else t
                                                 for t in self.tools),

@@ -61,7 +61,7 @@ from companions.llm.types import (
 )
 from companions.tools.functions import ToolRegistry, ToolResult
 from companions.tools.tool_use import ToolUsed
-from companions.trust.policy import Source, TrustPolicy
+from companions.trust.policy import Source, TrustPolicy, words_from_tool
 from companions.wire.bus import Bus, LocalEvent
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,9 @@ class TextStreamed(LocalEvent):
 class RunContext:
     """What one turn runs with, given to :meth:`Worker.run` for that turn alone (pydantic-ai's ``RunContext``).
 
-    ``origin`` is who the turn answers in the end (the module's docstring; ``None``: the app itself);
+    ``origin`` is who the turn answers in the end (the module's docstring; ``None``: the app itself); ``held`` the
+    sources whose words its prompt holds that the user has not trusted (a peer's line remembered, a recalled one, a
+    passage of a document: companions/trust), asked for as ``origin`` is, on behalf of ``held_by`` (the companion);
     ``max_tokens`` bounds each of its requests (``None``: the worker's bound); what streams passes through
     ``stream_filter`` of its kind first, when set (a line being composed shows only text that passed its checks:
     speech_stream.CheckedSentences); ``tools`` are the turn's own (``None``: the worker's), e.g. a ``speak`` that
@@ -103,6 +105,8 @@ class RunContext:
 
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     origin: Source | None = None
+    held: tuple[Source, ...] = ()
+    held_by: str = ""
     max_tokens: int | None = None
     stream_filter: StreamFilter | None = None
     tools: ToolRegistry | None = None
@@ -223,6 +227,7 @@ class Worker:
             case _:
                 assert_never(flow)
         first = len(working)
+        held = list(ctx.held)  # and, as tools return words from elsewhere, theirs
         while True:
             if result.steps >= self.max_steps:
                 result.status, result.reason = "max_steps", f"stopped after {self.max_steps} model requests"
@@ -236,7 +241,7 @@ class Worker:
             message = completion.message
             add(ChatMessage(role="assistant", content=message.content or None, tool_calls=message.tool_calls))
             if message.tool_calls:
-                aborted = await self._run_tools(message.tool_calls, add, result, ctx)
+                aborted = await self._run_tools(message.tool_calls, add, result, ctx, held)
                 if aborted is not None:
                     result.status, result.reason = "aborted", aborted
                     return
@@ -291,8 +296,9 @@ class Worker:
         return completion
 
     async def _run_tools(self, calls: tuple[ToolCall, ...], add: _Add, result: TurnResult,
-                         ctx: RunContext) -> str | None:
-        """Runs one batch of tool calls; returns the abort reason if a hook aborted the turn."""
+                         ctx: RunContext, held: list[Source]) -> str | None:
+        """Runs one batch of tool calls; returns the abort reason if a hook aborted the turn. ``held``: the untrusted
+        sources whose words the turn holds, grown by what these tools return."""
         tools = self._tools(ctx)
         pending = [PendingToolCall(c.id, c.name, c.arguments) for c in calls]
         outcomes: dict[str, ToolCallResult] = {}
@@ -304,7 +310,7 @@ class Worker:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
                                                    True, call.arguments)
                 continue
-            refusal = await self._refusal(call, tools, ctx.origin)
+            refusal = await self._refusal(call, tools, ctx.origin, held, ctx.held_by)
             if refusal is not None:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, refusal, True, call.arguments)
                 refused.add(call.id)
@@ -349,20 +355,29 @@ class Worker:
             result.tool_results.append(outcome)
             add(ChatMessage.tool(call.id, call.name, outcome.content))
             known = tools.get(call.name)
+            words = words_from_tool(known.origin, known.capabilities) if known is not None else None
+            if words is not None and call.id not in refused and all(h.key != words.key for h in held):
+                held.append(words)  # what it returned is in the turn from now on
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
                                       origin=known.origin if known else "unknown", result=outcome.content,
                                       is_error=outcome.is_error, refused=call.id in refused))
         return abort
 
-    async def _refusal(self, call: PendingToolCall, tools: ToolRegistry, origin: Source | None) -> str | None:
-        """Why ``call`` may not run in a turn from ``origin`` (the policy's words), or ``None``: it may."""
+    async def _refusal(self, call: PendingToolCall, tools: ToolRegistry, origin: Source | None,
+                       held: Sequence[Source] = (), held_by: str = "") -> str | None:
+        """Why ``call`` may not run in a turn from ``origin`` whose prompt holds the words of ``held`` (the policy's
+        words), or ``None``: it may. Each untrusted source must be allowed the call's capabilities."""
         known = tools.get(call.name)
-        if origin is None or origin.trusted or known is None:
+        if known is None or not known.capabilities:
             return None
+        askers = [(origin, "")] if origin is not None and not origin.trusted else []
+        askers += [(source, held_by) for source in held if not source.trusted
+                   and (origin is None or source.key != origin.key)]
         for capability in sorted(known.capabilities):
-            permission = await self.trust.permit(origin, capability, call.name)
-            if not permission.allowed:
-                return permission.reason
+            for source, on_behalf in askers:
+                permission = await self.trust.permit(source, capability, call.name, held_by=on_behalf)
+                if not permission.allowed:
+                    return permission.reason
         return None
 
     async def _turn_end(self, ctx: RunContext, turn_messages: list[ChatMessage]) -> TurnEndDecision:

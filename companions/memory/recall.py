@@ -169,7 +169,7 @@ class CompanionRecall:
         self._kept: collections.OrderedDict[str, asyncio.Task[tuple[RecalledItem, ...]]] = collections.OrderedDict()
         self._published: set[str] = set()
         self._waited: set[str] = set()  # messages a prompt already waited for
-        self._untrusted: set[str] = set()  # messages whose recall block holds an imported line or note
+        self._shown: dict[str, tuple[RecalledItem, ...]] = {}  # what each message's recall block holds
 
     def forget_cached(self) -> None:
         """Drops the remembered recall (the user erased memory: nothing recalled before is used again)."""
@@ -178,7 +178,7 @@ class CompanionRecall:
         self._kept.clear()
         self._published.clear()
         self._waited.clear()
-        self._untrusted.clear()
+        self._shown.clear()
 
     @property
     def closed(self) -> bool:
@@ -201,7 +201,7 @@ class CompanionRecall:
                 old.cancel()
                 self._published.discard(dropped)
                 self._waited.discard(dropped)
-                self._untrusted.discard(dropped)
+                self._shown.pop(dropped, None)
         return task
 
     async def ready(self, message: Message, wait_s: float = READY_WAIT_S) -> tuple[RecalledItem, ...]:
@@ -231,7 +231,12 @@ class CompanionRecall:
     def holds_imported(self, message: Message | None) -> bool:
         """Whether a recall block given for ``message`` held a line said elsewhere (an imported conversation's):
         untrusted text in that turn's prompt (the companion's turn then answers to it: companions/trust)."""
-        return message is not None and message.params.id in self._untrusted
+        return any(item.imported for item in self.shown(message))
+
+    def shown(self, message: Message | None) -> tuple[RecalledItem, ...]:
+        """What the recall block given for ``message`` held (its speakers and files are where its words came from:
+        companions/trust), () before one was given."""
+        return self._shown.get(message.params.id, ()) if message is not None else ()
 
     def block_for(self, message: Message | None, language: str) -> str:
         """The prompt's recall message for ``message`` ("" when nothing was recalled for it, or not yet); the first
@@ -243,8 +248,7 @@ class CompanionRecall:
             return ""
         text, shown = recall_block(task.result(), companion_id=self.companion_id, language=language,
                                    budget_tokens=self.budget_tokens())
-        if any(item.imported for item in shown):
-            self._untrusted.add(message.params.id)
+        self._shown[message.params.id] = tuple(shown)
         if self.publish is not None and message.params.id not in self._published:
             self._published.add(message.params.id)
             self.publish(MemoryRecalled(self.companion_id, message.params.id, shown))

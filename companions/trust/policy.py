@@ -108,6 +108,23 @@ IMPORTED_PLACE: Final = "import"
 # Text said elsewhere that a turn's prompt holds: a recalled line of an imported conversation, whichever speaker the
 # file names (the user, a companion of this app). The turn answers to it as to anyone from outside the window.
 IMPORTED: Final = Source("imported", Relation.OTHER, "An imported conversation", IMPORTED_PLACE)
+# Words from the user's files in a turn's prompt (a knowledge passage recalled, a file search's results): a file in a
+# knowledge folder may come from anywhere, so a turn holding one asks before it reaches the user's things.
+DOCUMENTS: Final = Source("documents", Relation.OTHER, "Your documents", "files")
+TOOL_PLACE: Final = "tool"
+
+
+def words_from_tool(origin: str, capabilities: frozenset[Capability]) -> Source | None:
+    """Whose words a tool's result brings into the rest of a turn: a search's, the user's documents
+    (:data:`DOCUMENTS`); a tool of an MCP server or plugin's, that tool's origin (``mcp:<server>``); ``None`` for
+    what the app itself made (a look's description, a line said)."""
+    if Capability.TOOLS in capabilities:
+        return Source(origin, Relation.OTHER, origin, TOOL_PLACE)
+    if Capability.FILES in capabilities:
+        return DOCUMENTS
+    return None
+
+
 NOTICING_PLACE: Final = "noticing"
 # What this app noticed (through the camera, or the user's silence) when its companions may speak first
 # (companions/conversation/speaking_first.py): the ``from`` of the cue that opens that turn. Not the user, who said
@@ -134,11 +151,13 @@ class TrustDecision(BaseModel):
 
 @dataclass(frozen=True)
 class ConsentRequest:
-    """What the user is asked: ``source`` wants ``capability`` (``detail``: e.g. the tool's name)."""
+    """What the user is asked: ``source`` wants ``capability`` (``detail``: e.g. the tool's name). ``held_by``: the
+    companion (its name) that would use it in a turn whose prompt holds ``source``'s words (empty: ``source`` asks)."""
 
     source: Source
     capability: Capability
     detail: str = ""
+    held_by: str = ""
 
 
 class ConsentAsker(Protocol):
@@ -303,12 +322,14 @@ class TrustPolicy:
         """Who ``sender`` (a ``from``) is now."""
         return self.sources(sender)
 
-    async def permit(self, source: Source, capability: Capability, detail: str = "") -> Permission:
+    async def permit(self, source: Source, capability: Capability, detail: str = "", *,
+                     held_by: str = "") -> Permission:
         """May ``source`` use ``capability`` now? Asks the user when nothing is remembered; never raises (but for
-        cancellation). A refusal is logged and published as :class:`ConsentRefused`."""
+        cancellation). A refusal is logged and published as :class:`ConsentRefused`. ``held_by``: the companion whose
+        turn's prompt holds ``source``'s words (:class:`ConsentRequest`)."""
         permission = self.known(source, capability)
         if permission is None:
-            permission = await self._ask(ConsentRequest(source, capability, detail))
+            permission = await self._ask(ConsentRequest(source, capability, detail, held_by))
         if not permission.allowed:
             log.warning("trust: %s (%s, %s) refused %s%s: %s", source.id, source.relation, source.place or "-",
                         capability, f" ({detail})" if detail else "", permission.reason)

@@ -898,6 +898,38 @@
         <source>Tools of MCP servers and plugins</source>
         <translation>MCP サーバーとプラグインのツール</translation>
     </message>
+    <message>
+        <source>{companion} wants to look through your camera, and what it was told holds words from {who} {where}.</source>
+        <translation>{companion}があなたのカメラを見ようとしています。{companion}が聞いた中に、{who}（{where}）の言葉があります。</translation>
+    </message>
+    <message>
+        <source>{companion} wants to speak through your speakers, and what it was told holds words from {who} {where}.</source>
+        <translation>{companion}があなたのスピーカーで話そうとしています。{companion}が聞いた中に、{who}（{where}）の言葉があります。</translation>
+    </message>
+    <message>
+        <source>{companion} wants to search your files, and what it was told holds words from {who} {where}.</source>
+        <translation>{companion}があなたのファイルを検索しようとしています。{companion}が聞いた中に、{who}（{where}）の言葉があります。</translation>
+    </message>
+    <message>
+        <source>{companion} wants to search your past conversations, and what it was told holds words from {who} {where}.</source>
+        <translation>{companion}があなたの過去の会話を検索しようとしています。{companion}が聞いた中に、{who}（{where}）の言葉があります。</translation>
+    </message>
+    <message>
+        <source>{companion} wants to use a tool of an MCP server or plugin ({tool}), and what it was told holds words from {who} {where}.</source>
+        <translation>{companion}が MCP サーバーかプラグインのツール（{tool}）を使おうとしています。{companion}が聞いた中に、{who}（{where}）の言葉があります。</translation>
+    </message>
+    <message>
+        <source>in your knowledge folders</source>
+        <translation>ナレッジフォルダ内</translation>
+    </message>
+    <message>
+        <source>(a tool&apos;s result)</source>
+        <translation>ツールの結果</translation>
+    </message>
+    <message>
+        <source>your documents</source>
+        <translation>あなたの文書</translation>
+    </message>
 </context>
 <context>
     <name>desktop_extras</name>

@@ -21,7 +21,16 @@ from typing import Final
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from companions.trust.policy import IMPORTED_PLACE, Answer, Capability, ConsentRefused, ConsentRequest, Source
+from companions.trust.policy import (
+    DOCUMENTS,
+    IMPORTED_PLACE,
+    TOOL_PLACE,
+    Answer,
+    Capability,
+    ConsentRefused,
+    ConsentRequest,
+    Source,
+)
 from companions.trust.sources import BRIDGE_PLACE, NETWORK_PLACE
 from companions.wire.bus import Bus, BusItem
 from ui.window.attached import Attached, Retranslating
@@ -36,7 +45,25 @@ TEXTS: Final = Texts("consent", {
     "ask.files": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your files."),
     "ask.memory": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your past conversations."),
     "ask.tools": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to use a tool of an MCP server or plugin ({tool})."),
+    # a turn of the user's (or of the app's) whose prompt holds words from outside (companions/trust/policy.py)
+    "held.camera": QT_TRANSLATE_NOOP(
+        "consent", "{companion} wants to look through your camera, and what it was told holds words from {who} "
+                   "{where}."),
+    "held.voice": QT_TRANSLATE_NOOP(
+        "consent", "{companion} wants to speak through your speakers, and what it was told holds words from {who} "
+                   "{where}."),
+    "held.files": QT_TRANSLATE_NOOP(
+        "consent", "{companion} wants to search your files, and what it was told holds words from {who} {where}."),
+    "held.memory": QT_TRANSLATE_NOOP(
+        "consent", "{companion} wants to search your past conversations, and what it was told holds words from "
+                   "{who} {where}."),
+    "held.tools": QT_TRANSLATE_NOOP(
+        "consent", "{companion} wants to use a tool of an MCP server or plugin ({tool}), and what it was told holds "
+                   "words from {who} {where}."),
     "where.network": QT_TRANSLATE_NOOP("consent", "on {peer}"),
+    "where.files": QT_TRANSLATE_NOOP("consent", "in your knowledge folders"),
+    "where.tool": QT_TRANSLATE_NOOP("consent", "(a tool's result)"),
+    "who.documents": QT_TRANSLATE_NOOP("consent", "your documents"),  # only ever said after another word
     "where.bridge": QT_TRANSLATE_NOOP("consent", "through the bridge"),
     "where.outside": QT_TRANSLATE_NOOP("consent", "from outside this window"),
     "who.imported": QT_TRANSLATE_NOOP("consent", "An imported conversation"),
@@ -71,18 +98,27 @@ def where_text(source: Source, language: str | None = None) -> str:
         return TEXTS.text("where.bridge", language)
     if kind == IMPORTED_PLACE:
         return TEXTS.text("where.imported", language)
+    if kind == DOCUMENTS.place:
+        return TEXTS.text("where.files", language)
+    if kind == TOOL_PLACE:
+        return TEXTS.text("where.tool", language)
     return TEXTS.text("where.outside", language)
 
 
 def who_text(source: Source, language: str | None = None) -> str:
     """The source's name as the window shows it (an imported conversation's in ``language``'s words)."""
-    return TEXTS.text("who.imported", language) if source.place == IMPORTED_PLACE else source.shown_name
+    if source.place == IMPORTED_PLACE:
+        return TEXTS.text("who.imported", language)
+    return TEXTS.text("who.documents", language) if source == DOCUMENTS else source.shown_name
 
 
 def question_text(request: ConsentRequest, language: str | None = None) -> str:
     """What the bar asks: who, where and what."""
-    return TEXTS.text(f"ask.{request.capability}", language, who=who_text(request.source, language),
-                      where=where_text(request.source, language), tool=request.detail)
+    who, where = who_text(request.source, language), where_text(request.source, language)
+    if request.held_by:
+        return TEXTS.text(f"held.{request.capability}", language, companion=request.held_by, who=who, where=where,
+                          tool=request.detail)
+    return TEXTS.text(f"ask.{request.capability}", language, who=who, where=where, tool=request.detail)
 
 
 def capability_text(capability: Capability, language: str | None = None) -> str:

@@ -452,6 +452,9 @@ async def test_the_recalled_block_read_out_is_no_line() -> None:
         def block_for(self, message: Message | None, language: str) -> str:
             return "# 前に聞いたこと\n2026年11月26日、userが「みなさん、こんにちは！」と言いました。"
 
+        def shown(self, message: Message | None) -> tuple[()]:
+            return ()
+
         def holds_imported(self, message: Message | None) -> bool:
             return False
 

@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 
 import keyring.backends.fail
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
@@ -17,11 +18,13 @@ from app.settings.secrets import SecretStore
 from app.trust.policy import Consent
 from companions.tools.tool_use import ToolUsed
 from companions.trust.policy import (
+    DOCUMENTS,
     IMPORTED,
     Capability,
     ConsentAsker,
     ConsentRefused,
     ConsentRelay,
+    ConsentRequest,
     Relation,
     Source,
     TrustDecision,
@@ -31,7 +34,7 @@ from companions.wire.bus import InProcessBus
 from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.fakes import FakePeople
 from ui.settings.dialog import SettingsDialog
-from ui.trust.consent_prompt import ConsentPrompt, RefusalNotes
+from ui.trust.consent_prompt import ConsentPrompt, RefusalNotes, question_text
 from ui.turns.tool_uses import ToolUsesView
 
 SOUTA = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWAbCdEfGhIjKlMn")
@@ -211,3 +214,17 @@ async def test_the_privacy_tab_says_when_nothing_is_remembered(qtbot: QtBot, mad
     assert dialog.privacy.empty.isVisible()
     assert dialog.privacy.empty.text() == "まだ何も記憶していません。"
     assert not dialog.privacy.forget_button.isEnabled()
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", "Akari wants to look through your camera, and what it was told holds words from your documents in your "
+           "knowledge folders."),
+    ("ja", "あかりがあなたのカメラを見ようとしています。"
+           "あかりが聞いた中に、あなたの文書（ナレッジフォルダ内）の言葉があります。"),
+])
+def test_a_question_for_words_in_a_companions_prompt_names_the_companion_and_where_the_words_came_from(
+        qapp: object, language: str, expected: str) -> None:
+    switch_language(language)
+    companion = "Akari" if language == "en" else "あかり"
+    request = ConsentRequest(DOCUMENTS, Capability.CAMERA, "vision", held_by=companion)
+    assert question_text(request, language) == expected
