@@ -16,6 +16,11 @@ English, to everyone and naming one companion, open conversations that run until
   block (lines.reads_like_recalled_entry), or the prompt's headings, the vote's scores or the personality field in
   the model's words (lines.not_spoken). Goal 0.
 - ``repeated_own``: own lines that repeat an earlier line of the same companion in the run (lines.is_repeat). Goal 0.
+- Measured without the app's own checks (``prompt_text`` reuses them, so it cannot see what they miss):
+  ``prompt_overlap``, lines that share a run of characters with the companion's prompt texts (its system prompt, the
+  vote's and a turn's instructions: at least 8 characters of Japanese or 24 of English, not in the message answered
+  and not its card's sample line); ``said_back``, lines that are another companion's earlier line of the run again
+  (difflib ratio >= 0.8). Goal 0.
 With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
 card's sample line), to measure what each step gives.
 With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import difflib
 import json
 import os
 import subprocess
@@ -195,6 +201,8 @@ class Verdict:
     samples: int = 0
     prompt_text: int = 0
     repeated_own: int = 0
+    prompt_overlap: int = 0
+    said_back: int = 0
     reasons: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
@@ -215,6 +223,7 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
 
     lines = record.lines[:n]
     published = {said.line_id for said in record.lines}
+    everyone: list[tuple[str, str]] = []  # (speaker, line) of the run so far
     verdict = Verdict()
     reasons = verdict.reasons
     withdrawn = bad = own = 0
@@ -250,6 +259,16 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
             problems.append("speaks as an assistant")
         if repeated:
             problems.append("repeats an earlier line of this companion")
+        overlap = "" if card is None or sample else _shared_with_prompt(said, card)
+        if overlap:
+            verdict.prompt_overlap += 1
+            problems.append(f"shares {overlap!r} with the prompt")
+        back = [text for speaker, text in everyone if speaker != said.speaker
+                and difflib.SequenceMatcher(None, text, said.text).ratio() >= 0.8]
+        if back:
+            verdict.said_back += 1
+            problems.append(f"says another companion's line back ({back[0]!r})")
+        everyone.append((said.speaker, said.text))
         heard = "".join(record.voiced.get(said.line_id, []))
         if heard and _plain(heard) != _plain(said.text):
             withdrawn += 1
@@ -270,8 +289,30 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
     verdict.withdrawn, verdict.bad, verdict.own = withdrawn, bad, own
     print(f"  [{label}] own lines {own} of {len(lines)} ({verdict.samples} of them the card's sample line); "
           f"fillers: {dict(reasons) or 'none'}; prompt text {verdict.prompt_text}; repeated own lines "
-          f"{verdict.repeated_own}", flush=True)
+          f"{verdict.repeated_own}; sharing text with the prompt {verdict.prompt_overlap}; another's line said "
+          f"back {verdict.said_back}", flush=True)
     return verdict
+
+
+def _shared_with_prompt(said: Said, card: Any) -> str:
+    """The longest run of characters ``said`` shares with the texts of its companion's prompt (the system prompt but
+    its story and sample lines, the vote's and a turn's instructions) when it is long enough to be copied (8
+    characters of Japanese, 24 of English) and not in the message answered; else "". Independent of the app's line
+    checks."""
+    from companions.cards.card import localized
+    from companions.companion.composing import turn_notes
+    from companions.companion.prompts import prompt_texts, system_prompt
+
+    texts = prompt_texts(said.language)
+    system = system_prompt(card, said.language)
+    for own in (card.metadata.story, card.metadata.sample):  # its story and voice told in its words are its own
+        system = system.replace(localized(own, said.language), "")
+    prompt = "\n".join([system, texts.vote, texts.guidance, texts.events, *turn_notes(said.language, 90)])
+    matcher = difflib.SequenceMatcher(None, said.text, prompt, autojunk=False)
+    match = matcher.find_longest_match(0, len(said.text), 0, len(prompt))
+    shared = said.text[match.a:match.a + match.size].strip()
+    enough = 8 if said.language == "ja" else 24
+    return shared if len(shared) >= enough and shared not in said.answered else ""
 
 
 def without_steps(steps: set[str]) -> None:
@@ -330,6 +371,8 @@ async def run(options: argparse.Namespace) -> None:
         report(f"sample_lines[{label}]", verdict.samples, f"of the {verdict.own} own lines")
         report(f"prompt_text[{label}]", verdict.prompt_text, f"of {n} lines")
         report(f"repeated_own[{label}]", verdict.repeated_own, f"of {verdict.own} own lines")
+        report(f"prompt_overlap[{label}]", verdict.prompt_overlap, f"of {n} lines (without the app's checks)")
+        report(f"said_back[{label}]", verdict.said_back, f"of {n} lines (without the app's checks)")
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ from companions.companion.lines import (
     card_sample_lines,
     contradicts_itself,
     detect_language,
+    every_sentence,
     fallback_line,
     folded,
     has_words,
@@ -52,6 +53,7 @@ from companions.companion.lines import (
     without_recalled_entries,
     without_sentences,
     without_unspoken,
+    written_in_chinese,
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
@@ -323,6 +325,7 @@ class LineCheck:
     speaks_as_other: Callable[[str], bool] = lambda text: False
     instructions: Instructions = NO_INSTRUCTIONS
     own_before: Sequence[str] = ()
+    others_before: Sequence[str] = ()  # the other companions' lines it heard, lately (not to be said back)
 
     @property
     def _parrot(self) -> list[str]:
@@ -340,12 +343,14 @@ class LineCheck:
         written_in = detect_language(text)
         if self.speaks_as_other(text) or sounds_like_an_assistant(text):
             return "not-itself"
-        if written_in is not None and written_in != self.language:
+        if (written_in is not None and written_in != self.language) or every_sentence(text, written_in_chinese):
             return "language"
         if written_in is None and self.language == "en" and written_in_japanese_script(text):
             return "language"  # measured: "少" as Hina's whole answer to an English question
         if is_repeat(text, self.recent) or is_repeat(text, self.own_before) or repeats_itself(text):
             return "repeat"
+        if is_repeat(text, self.others_before, threshold=0.8):
+            return "repeat"  # measured over 30 lines: Souta saying Hina's line
         if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
             return "parrot"
         if quotes_whole(text, self.answered):
@@ -381,7 +386,8 @@ def clean_piece(text: str, clean: Callable[[str], str], notes: Sequence[str], pr
 def _own_sentences(text: str, instructions: Instructions) -> str:
     """``text`` without its sentences that are mostly ``instructions`` copied out, nothing but a date, or assistant
     boilerplate: what a whole line (:func:`line_of`) and a streamed piece (:func:`clean_piece`) both leave out."""
-    return without_assistant_talk(without_unspoken(without_dates(instructions.without_copies(text))))
+    return without_sentences(without_assistant_talk(without_unspoken(without_dates(instructions.without_copies(text)))),
+                             written_in_chinese)
 
 
 async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,

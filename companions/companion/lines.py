@@ -208,13 +208,30 @@ _NOT_SPOKEN: Final = re.compile(
     r"|\w\s*[(（]\s*\d{1,3}\s*[)）]"
     # the card's personality field read out as a sentence (measured: "私の性格は明るく好奇心旺盛です。"; a companion
     # may still speak of what it likes: "週末は…常連さんの話を聞くのが好き。" stays)
-    r"|^\s*(?:私|わたし|僕|ぼく|俺)の性格は|^\s*my personality is\b", re.IGNORECASE)
+    r"|^\s*(?:私|わたし|僕|ぼく|俺)の性格は|^\s*my personality is\b"
+    # the system prompt's own words for what a line must not hold, and the tools it may use (measured over 30 lines on
+    # the 0.5B model: "今日は、ラベルとして「スインジム」や「オーカイション」などのト書きを書いています。", "私はツール
+    # を用いないため、あなたに返信することはできません。"): no conversation speaks of its prompt's stage directions
+    r"|ト書き|名前のラベル|speak\s*ツール|ツールを(?:用|使)(?:い|わ|っ|う|え)|\bJSON\b|stage directions?|name labels?"
+    r"|\bspeak tool\b|\b(?:use|using|call|calling) (?:no |any |the |my )?tools?\b", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:
     """Whether ``sentence`` is no line of a conversation: only a label in brackets, a name with a score in brackets,
-    or the card's personality read out."""
+    the card's personality read out, or the prompt's words for its rules and tools."""
     return _NOT_SPOKEN.search(sentence) is not None
+
+
+# Chinese: a sentence opening as a Chinese answer does ("好的", "是的"; not "当然", Japanese too), or holding
+# characters that only simplified Chinese writes (measured on the 0.5B model: a Japanese line beginning "好的き、…").
+# Japanese never uses these forms.
+_SIMPLIFIED_ONLY: Final = "们这说吗么个还时为过问题让给请谢欢应该样实现觉习发开关见听吧呢啊哦嗯"
+_CHINESE: Final = re.compile(rf"^\s*(?:好的|是的|没问题)|[{_SIMPLIFIED_ONLY}]")
+
+
+def written_in_chinese(sentence: str) -> bool:
+    """Whether ``sentence`` is Chinese (:data:`_CHINESE`), never Japanese."""
+    return _CHINESE.search(sentence) is not None
 
 
 def only_unspoken(text: str) -> bool:

@@ -472,6 +472,13 @@ NOT_CONVERSATION = (
     ("申し訳ありませんが、私はアかりとしており、あなたの質問を返すことができません。", "not-itself"),
     ("ご質問をお聞かせください。", "not-itself"),
     ("あなたの質問を教えてください。", "not-itself"),
+    # measured over 30 lines on Madoi's runner (the 0.5B model): the prompt's own words, a refusal over its tools,
+    # Chinese
+    ("今日は、ラベルとして「スインジム」や「オーカイション」などのト書きを書いています。", "prompt"),
+    ("私はツールを用いないため、あなたに返信することはできません。", "prompt"),
+    ("I can't use any tools, so I will answer in JSON.", "prompt"),
+    ("好的き、今日は星がきれいだね。", "language"),
+    ("我们一起去看星星吧。", "language"),
 )
 
 
@@ -509,7 +516,24 @@ def test_the_tools_heading_written_back_is_left_out_of_a_line() -> None:
     "性格は正反対だけど、仲良しだよ。",
     "Could you say that again? I didn't catch it.",
     "I'd be happy to help you with that map, Souta!",
+    "当然だよ、一緒に行こう！",  # 当然 is Japanese too
+    "このラベル、かわいいね。",  # a label on a jar is no stage direction
+    "没頭しちゃうくらい楽しい本だったよ。",
 ])
 def test_a_line_with_brackets_or_about_itself_is_conversation(line: str) -> None:
     language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"
     assert LineCheck(language, instructions=instructions_for(_card("hina"))).flaw(line) is None
+
+
+def test_a_chinese_sentence_is_left_out_of_a_japanese_line_and_the_rest_is_said() -> None:
+    said = line_of(None, "好的，我们开始吧。ねえ、今夜は星が見えるかな？", [], lambda text: text,
+                   instructions=instructions_for(_card("akari")))
+    assert said is not None
+    assert said.text == "ねえ、今夜は星が見えるかな？"
+
+
+def test_another_companions_line_said_back_is_a_repeat() -> None:
+    hina_said = "週末は野菜と、常連さんの話を聞くのが好き。"
+    check = LineCheck("ja", others_before=[hina_said])
+    assert check.flaw("週末は野菜と、常連さんの話を聞くのが好き！") == "repeat"
+    assert check.flaw("ひなは野菜が好きなんだね。ぼくは本かな。") is None
