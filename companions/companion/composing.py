@@ -306,6 +306,9 @@ def _arguments(raw: str) -> dict[str, object]:
 PARROT_MIN_CHARS: Final = 12  # a greeting answered with a greeting is no parroting; a question asked back is
 
 
+OTHERS_SENTENCE_MIN: Final = 12  # characters: another companion's sentence this long is its own, not a stock phrase
+
+
 @dataclass(frozen=True)
 class LineCheck:
     """The checks a line, or the beginning of one, must pass to be said (no LLM: patterns and character bigrams).
@@ -326,6 +329,13 @@ class LineCheck:
     instructions: Instructions = NO_INSTRUCTIONS
     own_before: Sequence[str] = ()
     others_before: Sequence[str] = ()  # the other companions' lines it heard, lately (not to be said back)
+
+    @property
+    def _others(self) -> list[str]:
+        """The other companions' lines heard lately, and their sentences long enough to be someone's own ("I see."
+        is anyone's; "Would you like a cup of something warm?" is Hina's)."""
+        sentences = [s for line in self.others_before for s in sentences_of(line) if len(s) >= OTHERS_SENTENCE_MIN]
+        return [*self.others_before, *sentences]
 
     @property
     def _parrot(self) -> list[str]:
@@ -349,8 +359,8 @@ class LineCheck:
             return "language"  # measured: "少" as Hina's whole answer to an English question
         if is_repeat(text, self.recent) or is_repeat(text, self.own_before) or repeats_itself(text):
             return "repeat"
-        if is_repeat(text, self.others_before, threshold=0.8):
-            return "repeat"  # measured over 30 lines: Souta saying Hina's line
+        if is_repeat(text, self._others, threshold=0.8):
+            return "repeat"  # measured over 30 lines: Souta saying Hina's line, sentence by sentence too
         if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
             return "parrot"
         if quotes_whole(text, self.answered):
