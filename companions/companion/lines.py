@@ -192,6 +192,8 @@ _ASSISTANT: Final = re.compile(
     # measured over 30 lines: "何かお手伝いできることがありましたら、どうぞお気軽にお知らせください。",
     # "私のアシスタントは、あなたに質問を返すために使用できます。"
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
+    # a shop's "please feel free to…" (measured over 30 lines: "誰でもお気軽に相手と話してみてください。")
+    r"|お気軽に[^。！？!?]*ください"
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
     # measured on the 0.5B model (a grammar kept its script, tried and left out): "申し訳ありませんが、私はアかりと

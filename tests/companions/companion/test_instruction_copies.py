@@ -22,6 +22,7 @@ from companions.companion.composing import (
     instructions_for,
     line_of,
     sample_lines,
+    strip_prompt_copies,
 )
 from companions.companion.lines import (
     INSTRUCTION_SHARE,
@@ -31,6 +32,7 @@ from companions.companion.lines import (
     only_a_date,
     sentences_of,
 )
+from companions.companion.prompts import system_prompt
 from companions.companion.speech_stream import CheckedSentences
 from companions.tools.builtins import PlannedSpeech
 
@@ -385,7 +387,6 @@ async def test_once_the_first_sample_line_was_said_the_next_one_stands_in_before
 
 def test_the_prompt_shows_the_first_sample_line_and_the_line_length_follows_the_longest() -> None:
     from companions.companion.lines import LineRules
-    from companions.companion.prompts import system_prompt
 
     card = _card("akari")
     lines = card.metadata.sample["ja"].splitlines()  # type: ignore[index]
@@ -481,6 +482,7 @@ NOT_CONVERSATION = (
     ("私はツールを用いないため、あなたに返信することはできません。", "prompt"),
     ("I can't use any tools, so I will answer in JSON.", "prompt"),
     ("好的き、今日は星がきれいだね。", "language"),
+    ("こんにちは！誰でもお気軽に相手と話してみてください。", "not-itself"),
     ("我们一起去看星星吧。", "language"),
 )
 
@@ -554,3 +556,11 @@ def test_a_sentence_of_another_companions_line_is_not_said_again_but_a_stock_phr
     check = LineCheck("en", others_before=["I see. Would you like a cup of something warm?"])
     assert check.flaw("Would you like a cup of something warm?") == "repeat"
     assert check.flaw("I see.") is None
+
+
+def test_the_recall_blocks_heading_read_out_with_a_word_put_in_is_prompt_text() -> None:
+    """Measured over 30 lines on the 0.5B model (Souta): the recall block's heading, "だけ" turned into "だけを"."""
+    prompt = system_prompt(_card("souta"), "ja") + "\n以前の会話などで覚えていること（必要なときだけ使ってください）:"
+    line = "これは2026年11月28日の会話で覚えていること（必要なときだけを使ってください）。"
+    assert strip_prompt_copies(line, prompt) == ""
+    assert strip_prompt_copies("ねえ、週末は何してたの？", prompt) == "ねえ、週末は何してたの？"
