@@ -120,7 +120,15 @@ def _without_name_label(line: str, names: frozenset[str]) -> str:
     if match is None or not names:
         return line
     word = _sound(match.group(1))
-    return line[match.end():] if word and any(_sound(name) == word for name in names) else line
+    return line[match.end():] if word and any(_sounds_like(word, _sound(name)) for name in names) else line
+
+
+def _sounds_like(word: str, name: str) -> bool:
+    """Whether ``word`` is ``name`` as it sounds, or (four letters or more, same length) one letter off it: "Ahari"
+    is Akari misspelt; "Hinata" is a word of its own, not Hina."""
+    if word == name:
+        return True
+    return len(word) == len(name) >= 4 and sum(a != b for a, b in zip(word, name, strict=True)) == 1
 
 
 def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str]) -> str:
@@ -193,7 +201,7 @@ _ASSISTANT: Final = re.compile(
     # "私のアシスタントは、あなたに質問を返すために使用できます。"
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
     # a shop's "please feel free to…" (measured over 30 lines: "誰でもお気軽に相手と話してみてください。")
-    r"|お気軽に[^。！？!?]*ください"
+    r"|お気軽に[^。！？!?]*ください|\bready to (?:help|assist)\b"  # measured: "Okay, I'm ready to help."
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
     # measured on the 0.5B model (a grammar kept its script, tried and left out): "申し訳ありませんが、私はアかりと
@@ -242,7 +250,10 @@ _NOT_SPOKEN: Final = re.compile(
     # the 0.5B model: "今日は、ラベルとして「スインジム」や「オーカイション」などのト書きを書いています。", "私はツール
     # を用いないため、あなたに返信することはできません。"): no conversation speaks of its prompt's stage directions
     r"|ト書き|名前のラベル|speak\s*ツール|ツールを(?:用|使)(?:い|わ|っ|う|え)|\bJSON\b|stage directions?|name labels?"
-    r"|\bspeak tool\b|\b(?:use|using|call|calling) (?:no |any |the |my )?tools?\b", re.IGNORECASE)
+    r"|\bspeak tool\b|\b(?:use|using|call|calling) (?:no |any |the |my )?tools?\b"
+    # the recall block's way of telling what was said, or a transcript's bold label (measured over 30 lines: "**週末**：
+    # 「週末は何をして過ごすのが好き？」と言いました。")
+    r"|[」』]と言いました|^\s*と言いました|^\s*\*\*[^*\n]{1,20}\*\*\s*[:：]", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:
@@ -254,7 +265,7 @@ def not_spoken(sentence: str) -> bool:
 # Chinese: a sentence opening as a Chinese answer does ("好的", "是的"; not "当然", Japanese too), or holding
 # characters that only simplified Chinese writes (measured on the 0.5B model: a Japanese line beginning "好的き、…").
 # Japanese never uses these forms.
-_SIMPLIFIED_ONLY: Final = "们这说吗么个还时为过问题让给请谢欢应该样实现觉习发开关见听吧呢啊哦嗯"
+_SIMPLIFIED_ONLY: Final = "你们这说吗么个还时为过问题让给请谢欢应该样实现觉习发开关见听吧呢啊哦嗯"  # "你好！" measured
 _CHINESE: Final = re.compile(rf"^\s*(?:好的|是的|没问题)|[{_SIMPLIFIED_ONLY}]")
 
 

@@ -483,6 +483,9 @@ NOT_CONVERSATION = (
     ("I can't use any tools, so I will answer in JSON.", "prompt"),
     ("好的き、今日は星がきれいだね。", "language"),
     ("こんにちは！誰でもお気軽に相手と話してみてください。", "not-itself"),
+    ("你好！", "language"),
+    ("**週末**：「週末は何をして過ごすのが好き？」と言いました。", "prompt"),
+    ("Okay, I'm ready to help.", "not-itself"),
     ("我们一起去看星星吧。", "language"),
 )
 
@@ -548,6 +551,8 @@ def test_a_speakers_label_opening_a_line_is_left_out_whoever_it_names() -> None:
     """Measured over 30 lines on the 0.5B model: "Hiな : I see." (Hina's name garbled) as Akari's line."""
     clean = functools.partial(clean_line, own_names=["あかり", "Akari"], other_names=["ひな", "Hina"])
     assert clean("Hiな : I see. How was your day?") == "I see. How was your day?"
+    assert clean("Ahari: Hi there! How are you today?") == "Hi there! How are you today?"  # misspelt
+    assert clean("Time: 3 pm, and Souta is late.") == "Time: 3 pm, and Souta is late."
     assert clean("10:30 に集合ね。") == "10:30 に集合ね。"  # a time is no label
     assert clean("ねえ、今夜は星：見えるかな？") == "ねえ、今夜は星：見えるかな？"
 
@@ -564,3 +569,11 @@ def test_the_recall_blocks_heading_read_out_with_a_word_put_in_is_prompt_text() 
     line = "これは2026年11月28日の会話で覚えていること（必要なときだけを使ってください）。"
     assert strip_prompt_copies(line, prompt) == ""
     assert strip_prompt_copies("ねえ、週末は何してたの？", prompt) == "ねえ、週末は何してたの？"
+
+
+def test_the_persona_told_to_the_listener_as_theirs_is_prompt_text() -> None:
+    """Measured over 30 lines on the 0.5B model: Akari's "あなたは、天文部の高校二年生です。" (her story)."""
+    prompt = system_prompt(_card("akari"), "ja")
+    assert strip_prompt_copies("あなたは、天文部の高校二年生です。", prompt) == ""
+    assert strip_prompt_copies("あなたは星が好きなんだね！", prompt) == "あなたは星が好きなんだね！"
+    assert strip_prompt_copies("あなたは元気？", prompt) == "あなたは元気？"
