@@ -34,7 +34,7 @@ from companions.conversation.pacing import Floor
 from companions.conversation.participant import ComposedLine, Participant, TurnContext
 from companions.conversation.readmodel import ConversationChanged, ConversationView, TurnView, evolve
 from companions.conversation.selection import Selection, select_speaker, settled_by
-from companions.conversation.speaking_first import CUE_SENDER, Occasion
+from companions.conversation.speaking_first import CUE_SENDER, GREETED, Occasion
 from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health, publish_model_health
@@ -296,9 +296,12 @@ class ConversationManager:
             selection = direct
         else:
             turn, votes, selection = await self._vote(turn, trigger, voters, contexts, forced)
-            if not selection.ranking and trigger.params.from_ == self.user_id and self._model_trouble() is None:
-                # Only this node's companions (another node's would answer there), still present (one may have
-                # left during the votes).
+            greeting = occasion is not None and occasion.kind in GREETED
+            if (not selection.ranking and (trigger.params.from_ == self.user_id or greeting)
+                    and self._model_trouble() is None):
+                # The user's message is never left unanswered, nor the user coming back to the desk ungreeted (the
+                # real 0.5B model voted listen on every occasion: nobody ever said "おかえり"). Only this node's
+                # companions (another node's would answer there), still present (one may have left during the votes).
                 local = {v: p.description for v in voters
                          if (p := self._participants.get(v)) is not None and not p.description.remote}
                 selection = user_answered(trigger, local, recent_turns=collections.Counter(self._recent),

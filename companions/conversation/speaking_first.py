@@ -4,7 +4,8 @@ The companions answer messages; on an :class:`Occasion` they may also speak firs
 (noticed through the camera, app/devices/presence.py), someone joined them, the light went out, or the user has been
 quiet a while. The app decides *whether to ask* (the user's settings, :class:`FirstWordRules`: a cooldown, a cap
 per hour, never while the user types or speaks, never in a conversation already under way); the companions' vote
-decides *whether anyone speaks and who* (``ConversationManager.speak_first``): the turn opens on a cue, a short
+decides *whether anyone speaks and who* (``ConversationManager.speak_first``; on the user's arrival or return,
+someone greets even when every vote says listen: :data:`GREETED`): the turn opens on a cue, a short
 stage direction in the conversation's language (:func:`cue`), which is said to the companions only. It is not
 published: the chat, the stored conversation and the network never see it; the Turns panel says why the turn
 opened (``TurnView.occasion``). One line answers an occasion; then the companions wait for the user.
@@ -28,6 +29,9 @@ OccasionKind: TypeAlias = Literal[
     "silence",  # the user has been quiet for ``minutes``
 ]
 OCCASION_KINDS: Final[tuple[OccasionKind, ...]] = ("arrived", "returned", "second_person", "held_up", "dark", "silence")
+# Occasions a person greets on: when every companion votes to listen, the likely speaker greets all the same (as the
+# user's message is always answered); on the others, nobody speaking is the vote's answer.
+GREETED: Final[frozenset[OccasionKind]] = frozenset({"arrived", "returned"})
 
 # The ``from`` of the cue that opens a turn on an occasion: no participant and not the user, so the turn is nobody's
 # answer (a vote where everyone listens leaves it unanswered), the cue is never taken for the user's words, and a tool

@@ -40,11 +40,23 @@ async def test_the_vote_picks_who_speaks_first_and_one_line_waits_for_the_user(
 
 
 async def test_when_everyone_listens_nobody_speaks_first(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    held_up = Occasion("held_up", at=1000.0)
     sim = await sim_factory(Double("akari", listens), Double("hina", listens))
-    assert await sim.manager.speak_first(RETURNED, cue(RETURNED, "ja"))
+    assert await sim.manager.speak_first(held_up, cue(held_up, "ja"))
     view = await sim.ended()
     assert sim.said() == []
     assert view.ended_reason == "no-speaker"  # an unanswered occasion is not the user's message: nobody must answer
+
+
+async def test_the_user_coming_back_is_greeted_even_when_every_vote_says_listen(
+        sim_factory: Callable[..., Awaitable[Sim]]) -> None:
+    """As the user's message is always answered: the real 0.5B model voted listen on every occasion."""
+    sim = await sim_factory(Double("akari", listens, say_fn=lambda turn, closing: "おかえり！"),
+                            Double("hina", listens, say_fn=lambda turn, closing: "おかえりなさい。"))
+    assert await sim.manager.speak_first(RETURNED, cue(RETURNED, "ja"))
+    view = await sim.ended()
+    assert len(sim.said()) == 1
+    assert view.ended_reason == "spoke-first"
 
 
 async def test_no_turn_opens_while_a_conversation_runs(sim_factory: Callable[..., Awaitable[Sim]]) -> None:
