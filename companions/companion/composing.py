@@ -191,7 +191,7 @@ def strip_prompt_copies(text: str, prompt: str) -> str:
             continue
         if ((len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences)
                 or _recites(plain, unquoted, japanese) or (japanese and _persona_piece(plain, whole))
-                or _tells_the_persona(plain, unquoted)):
+                or (japanese and _tells_the_persona(plain, unquoted))):
             continue
         kept.append(line)
     return "\n".join(kept).strip()
@@ -217,7 +217,7 @@ def _persona_piece(plain: str, prompt: str) -> bool:
 PROMPT_RECITAL_CHARS: Final = {True: 12, False: 28}
 
 
-_YOU_ARE: Final = ("あなたは", "youare", "youre")
+_YOU_ARE: Final = ("あなたは",)  # (English "You're …" opens too many lines of talk: "You're right", "You're welcome")
 
 
 def _tells_the_persona(plain: str, prompt: str) -> bool:

@@ -124,11 +124,16 @@ def _without_name_label(line: str, names: frozenset[str]) -> str:
 
 
 def _sounds_like(word: str, name: str) -> bool:
-    """Whether ``word`` is ``name`` as it sounds, or (four letters or more, same length) one letter off it: "Ahari"
-    is Akari misspelt; "Hinata" is a word of its own, not Hina."""
+    """Whether ``word`` is ``name`` as it sounds, or (four letters or more) one letter off it, changed, put in or
+    left out: "Ahari" and "Ahかり" (ahkari) are Akari misspelt; "Hinata" is a word of its own, not Hina."""
     if word == name:
         return True
-    return len(word) == len(name) >= 4 and sum(a != b for a, b in zip(word, name, strict=True)) == 1
+    if min(len(word), len(name)) < 4 or abs(len(word) - len(name)) > 1:
+        return False
+    if len(word) == len(name):
+        return sum(a != b for a, b in zip(word, name, strict=True)) == 1
+    short, long = sorted((word, name), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str]) -> str:
@@ -202,6 +207,11 @@ _ASSISTANT: Final = re.compile(
     r"|お手伝いできること|お気軽に(?:お知らせ|ご連絡|お声がけ)|(?:私の|AI)アシスタント|アシスタントとして"
     # a shop's "please feel free to…" (measured over 30 lines: "誰でもお気軽に相手と話してみてください。")
     r"|お気軽に[^。！？!?]*ください|\bready to (?:help|assist)\b"  # measured: "Okay, I'm ready to help."
+    # measured in the fifth 30-line run: "あかりさん、私はAIです。", "I'm sorry, I can't help you with that.", "I'm just
+    # a friendly AI, so feel free to ask anything you need.", "I'm glad you found the information helpful.", "Good
+    # evening, I'm sorry for the inconvenience.", "何か問題があればどうぞ。"
+    r"|私は(?:ただの)?AI|\bI'm (?:just )?(?:a|an) (?:friendly |helpful )?AI\b|\bI (?:can't|cannot) help (?:you )?with that"
+    r"|\bfeel free to ask\b|found the information helpful|sorry for the inconvenience|何か問題があれば"
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
     # measured on the 0.5B model (a grammar kept its script, tried and left out): "申し訳ありませんが、私はアかりと

@@ -486,6 +486,11 @@ NOT_CONVERSATION = (
     ("你好！", "language"),
     ("**週末**：「週末は何をして過ごすのが好き？」と言いました。", "prompt"),
     ("Okay, I'm ready to help.", "not-itself"),
+    ("あかりさん、私はAIです。", "not-itself"),
+    ("I'm sorry, I can't help you with that.", "not-itself"),
+    ("I'm just here to help! I'm just a friendly AI, so feel free to ask anything you need.", "not-itself"),
+    ("Okay, I'm glad you found the information helpful.", "not-itself"),
+    ("こんにちは！お元気ですか？何か問題があればどうぞ。", "not-itself"),
     ("我们一起去看星星吧。", "language"),
 )
 
@@ -552,6 +557,7 @@ def test_a_speakers_label_opening_a_line_is_left_out_whoever_it_names() -> None:
     clean = functools.partial(clean_line, own_names=["あかり", "Akari"], other_names=["ひな", "Hina"])
     assert clean("Hiな : I see. How was your day?") == "I see. How was your day?"
     assert clean("Ahari: Hi there! How are you today?") == "Hi there! How are you today?"  # misspelt
+    assert clean("Ahかり : 星が見えるかな？") == "星が見えるかな？"  # a letter put in, in two scripts
     assert clean("Time: 3 pm, and Souta is late.") == "Time: 3 pm, and Souta is late."
     assert clean("10:30 に集合ね。") == "10:30 に集合ね。"  # a time is no label
     assert clean("ねえ、今夜は星：見えるかな？") == "ねえ、今夜は星：見えるかな？"
@@ -577,3 +583,6 @@ def test_the_persona_told_to_the_listener_as_theirs_is_prompt_text() -> None:
     assert strip_prompt_copies("あなたは、天文部の高校二年生です。", prompt) == ""
     assert strip_prompt_copies("あなたは星が好きなんだね！", prompt) == "あなたは星が好きなんだね！"
     assert strip_prompt_copies("あなたは元気？", prompt) == "あなたは元気？"
+    english = system_prompt(_card("souta"), "en")
+    line = "You're doing well, thank you! How about reading some old maps?"
+    assert strip_prompt_copies(line, english) == line
