@@ -210,7 +210,8 @@ _ASSISTANT: Final = re.compile(
     # measured in the fifth 30-line run: "あかりさん、私はAIです。", "I'm sorry, I can't help you with that.", "I'm just
     # a friendly AI, so feel free to ask anything you need.", "I'm glad you found the information helpful.", "Good
     # evening, I'm sorry for the inconvenience.", "何か問題があればどうぞ。"
-    r"|私は(?:ただの)?AI|\bI'm (?:just )?(?:a|an) (?:friendly |helpful )?AI\b|\bI (?:can't|cannot) help (?:you )?with that"
+    r"|私は(?:ただの)?AI|\bI'm (?:just )?(?:a|an) (?:friendly |helpful )?AI\b"
+    r"|\bI (?:can't|cannot) help (?:you )?with that"
     r"|\bfeel free to ask\b|found the information helpful|sorry for the inconvenience|何か問題があれば"
     # measured on Madoi's runner: "こんにちは！何かお手伝いできたりしたいですか？"
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -23,11 +22,11 @@ from companions.llm.scripted import ScriptedCast, call, last_message_mentions, m
 from companions.llm.types import ChatRequest, ImagePart
 from companions.wire.protocol import Query
 from tests.app.media import write_test_video
+from tests.ui.camera.chat_window import click_line, open_window
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.chat.looks import KEEP_PICTURES
 from ui.window.main_thread_gc import MainThreadGC
-from ui.window.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True)
@@ -64,27 +63,6 @@ def _has_image(request: ChatRequest) -> bool:
                for part in m.content)
 
 
-async def _window(qtbot: QtBot, runtime: Runtime) -> MainWindow:
-    window = MainWindow(runtime)
-    qtbot.addWidget(window)
-    window.resize(1200, 760)
-    window.show()
-    await window.attach()
-    return window
-
-
-def _click_line(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    """Clicks the chat's line that holds ``text``, as a person would."""
-    view = window.chat.view
-    cursor = view.document().find(text)
-    assert not cursor.isNull(), f"{text!r} is not in the chat"
-    cursor.setPosition(cursor.selectionStart() + 2, QTextCursor.MoveMode.MoveAnchor)
-    view.setTextCursor(cursor)
-    view.ensureCursorVisible()
-    point = view.cursorRect(cursor).center() + QPoint(2, 0)
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
-
-
 async def test_a_companions_look_shows_in_the_chat_and_opens_the_picture(qtbot: QtBot, webcam: Path) -> None:
     cast = scripted_cast()
     lines(cast["akari"],
@@ -93,7 +71,7 @@ async def test_a_companions_look_shows_in_the_chat_and_opens_the_picture(qtbot: 
           call("speak", {"message": "見えるよ！青い部屋にいるね。"}, expect=last_message_mentions("blue room")))
     _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         camera = _camera(runtime)
         assert not camera.in_use  # the Camera panel is not on screen and nobody looks: closed
         assert window.camera_switch.text() == "カメラ オン"
@@ -106,7 +84,7 @@ async def test_a_companions_look_shows_in_the_chat_and_opens_the_picture(qtbot: 
         assert window.chat_looks.picture(key) is not None
 
         async with signal_fired(window.chat_looks.picture_opened):
-            _click_line(qtbot, window, "あかりがカメラで見ました")
+            click_line(qtbot, window, "あかりがカメラで見ました")
         dialog = window.chat_looks.dialog
         assert dialog is not None
         assert dialog.isVisible()
@@ -125,7 +103,7 @@ async def test_a_companions_look_shows_in_the_chat_and_opens_the_picture(qtbot: 
 async def test_looks_come_back_after_the_chat_is_shown_again_and_only_the_last_pictures_are_kept(
         qtbot: QtBot, webcam: Path) -> None:
     async with started_runtime() as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         conversations = runtime.parts.conversations
         async with signal_fired(window.chat.message_shown):
             conversations.send("first")
@@ -180,7 +158,7 @@ async def test_the_camera_switch_refuses_every_look_and_is_kept_across_restarts(
                expect=last_message_mentions("the user turned the camera off")))
     _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         window.side.setCurrentWidget(window.camera_panel)  # the preview is on screen: the camera is open
         await until(window.camera_panel.frame_shown, lambda: window.camera_panel.state == "live")
         await until(window.camera_switch.light_changed, lambda: window.camera_switch.light)
@@ -208,7 +186,7 @@ async def test_the_camera_switch_refuses_every_look_and_is_kept_across_restarts(
 
     async with started_runtime() as again:  # the next start keeps the switch off
         assert not _camera(again).switched_on
-        window = await _window(qtbot, again)
+        window = await open_window(qtbot, again)
         assert not window.camera_switch.on
         with pytest.raises(Exception, match="the user turned the camera off"):
             await _camera(again).capture(looker="akari")
@@ -226,7 +204,7 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
                expect=mentions("人が一人映っています")))  # the small model never calls vision, and still sees
     _the_others_listen(cast)
     async with scripted_runtime(cast) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         window.chat.address.set_addressees(["akari"])
         window.chat.input.insertPlainText("あかり、わたしが見える？")
         async with signal_fired(window.show_them.shown, timeout=10):
@@ -249,12 +227,12 @@ async def test_show_them_puts_the_picture_into_the_turn(qtbot: QtBot, webcam: Pa
         [bubble] = [b for b in view.bubbles() if b.key == key]
         assert bubble.text == "あかり、わたしが見える？\n▸ カメラが見たもの"
         assert "端末上の説明" not in view.toPlainText()
-        _click_line(qtbot, window, "カメラが見たもの")
+        click_line(qtbot, window, "カメラが見たもの")
         assert view.fold_open(key)
         [bubble] = [b for b in view.bubbles() if b.key == key]
         assert bubble.text.startswith("あかり、わたしが見える？\n▾ カメラが見たもの\n"
                                       "［ユーザーがカメラの映像を見せています。端末上の説明")
-        _click_line(qtbot, window, "カメラが見たもの")
+        click_line(qtbot, window, "カメラが見たもの")
         assert not view.fold_open(key)
         assert "端末上の説明" not in view.toPlainText()
         assert window.message_actions.message_text(key) == said  # copied or edited as it was said

@@ -13,22 +13,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from app.devices.camera import encode_jpeg
 from app.devices.faces import face_detection_problem
-from app.runtime.runtime import Runtime
 from companions.devices.presence import PresenceKind, PresenceNoticed
 from companions.llm.scripted import ScriptedCast, reply_json
 from tests.app.devices.room_videos import RIGHT, Scene, room, write_room_video
 from tests.app.media import draw_face
+from tests.ui.camera.chat_window import click_line, open_window
 from tests.ui.conftest import signal_fired, switch_language
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.window.main_thread_gc import MainThreadGC
-from ui.window.main_window import MainWindow
 
 JA: dict[PresenceKind, str] = {
     "arrived": "みんながあなたに気づきました",
@@ -72,27 +69,6 @@ def _frame() -> tuple[bytes, int, int]:
     return encode_jpeg(image), 640, 480
 
 
-async def _window(qtbot: QtBot, runtime: Runtime) -> MainWindow:
-    window = MainWindow(runtime)
-    qtbot.addWidget(window)
-    window.resize(1200, 760)
-    window.show()
-    await window.attach()
-    return window
-
-
-def _click_line(qtbot: QtBot, window: MainWindow, text: str) -> None:
-    """Clicks the chat's line that holds ``text``, as a person would."""
-    view = window.chat.view
-    cursor = view.document().find(text)
-    assert not cursor.isNull(), f"{text!r} is not in the chat"
-    cursor.setPosition(cursor.selectionStart() + 2, QTextCursor.MoveMode.MoveAnchor)
-    view.setTextCursor(cursor)
-    view.ensureCursorVisible()
-    point = view.cursorRect(cursor).center() + QPoint(2, 0)
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
-
-
 def _in_order(text: str, parts: list[str]) -> bool:
     """``parts`` are all in ``text``, each after the one before."""
     at = -1
@@ -107,7 +83,7 @@ async def test_what_was_noticed_shows_in_the_chat_after_the_last_message_with_it
         qtbot: QtBot, madoi_home: Path) -> None:
     jpeg, width, height = _frame()
     async with scripted_runtime(_everyone_listens()) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         view = window.chat.view
         conversations = runtime.parts.conversations
         async with signal_fired(window.chat.message_shown):
@@ -122,7 +98,7 @@ async def test_what_was_noticed_shows_in_the_chat_after_the_last_message_with_it
         assert text.index("ただいま") < text.index(line)  # after the last message, in the conversation's flow
 
         async with signal_fired(window.chat_looks.picture_opened):
-            _click_line(qtbot, window, JA["returned"])
+            click_line(qtbot, window, JA["returned"])
         dialog = window.chat_looks.dialog
         assert dialog is not None
         assert dialog.isVisible()
@@ -149,7 +125,7 @@ async def test_what_was_noticed_shows_in_the_chat_after_the_last_message_with_it
         assert _in_order(text, ["ただいま", EN["returned"], "またね", *(EN[kind] for kind in others)])
         assert not any(words in text for words in JA.values())
         async with signal_fired(window.chat_looks.picture_opened):
-            _click_line(qtbot, window, EN["returned"])  # still the picture after the chat was shown again
+            click_line(qtbot, window, EN["returned"])  # still the picture after the chat was shown again
         dialog = window.chat_looks.dialog
         assert dialog is not None
         assert dialog.windowTitle().startswith("Noticed at ")
@@ -174,10 +150,10 @@ async def test_noticing_through_the_camera_puts_the_line_and_the_frame_into_the_
     """Noticing on, a webcam (a video file) in front of which someone sits down: the chat says the companions noticed
     them, and the picture is the frame with them in it."""
     async with scripted_runtime(_everyone_listens()) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         await until(window.chat_looks.entry_added, lambda: JA["arrived"] in window.chat.view.toPlainText(), 20)
         async with signal_fired(window.chat_looks.picture_opened):
-            _click_line(qtbot, window, JA["arrived"])
+            click_line(qtbot, window, JA["arrived"])
         dialog = window.chat_looks.dialog
         assert dialog is not None
         assert dialog.windowTitle().endswith("に気づいたもの")
