@@ -144,8 +144,9 @@ class SpeakingFirst:
         now = self._clock()
         why_not = self.rules.refusal(now, user_active=now - self._active_at < ACTIVE_S,
                                      under_way=self.talk.running, last_message_at=self._last_message_at)
-        if why_not is not None:
-            log.info("speaking first on %s: not now (%s)", occasion.kind, why_not)
+        if why_not is not None:  # (a silence is looked at again every few seconds: said in the log at debug level)
+            log.log(logging.DEBUG if occasion.kind == "silence" else logging.INFO, "speaking first on %s: not now (%s)",
+                    occasion.kind, why_not)
             return
         self._asking = asyncio.get_running_loop().create_task(self._open(occasion, now),
                                                               name=f"speaking-first:{occasion.kind}")

@@ -186,11 +186,13 @@ async def test_watching_reads_a_few_frames_a_second_says_so_and_the_camera_switc
 
     await camera.switch(False)  # the status bar's switch
     await wait_until(lambda: not watcher.watching)
+    await wait_until(lambda: len(noticed.watching) >= 2)  # (the bus delivers it to the test's subscriber after)
     assert noticed.watching == [True, False]
     assert not camera.in_use
     read = watcher.frames_read
     await camera.switch(True)
     await wait_until(lambda: watcher.watching and watcher.frames_read > read)
+    await wait_until(lambda: len(noticed.watching) >= 3)
     assert noticed.watching == [True, False, True]
 
 
