@@ -4,7 +4,7 @@ the redirect to a content URL, ETag, Content-Length, Range), serving the real 0.
 Cases, in one run:
 - **plain**: the baseline, one streamed GET of the file with httpx to disk (no checks, no resume): what the bytes
   cost on this machine.
-- **fresh**: Madoi's download (app/llm/model_download.py: the offer's HEAD, the redirect, sha256 on the way, the
+- **fresh**: Madoi's download (app/downloads.py: the offer's HEAD, the redirect, sha256 on the way, the
   part file and its record, the rename), against ``plain``.
 - **resumed**: the same, the host dropping the connection at 50% of the file; Madoi continues with a Range request.
   Against ``plain``, and the bytes sent by the host against the file's size (goal: 1.0x, nothing fetched twice).
@@ -29,8 +29,7 @@ from pathlib import Path
 import httpx
 from _report import report
 
-from app.llm.model_download import download, prepare_download
-from app.llm.recommended_model import DownloadableModel
+from app.downloads import DownloadableModel, download, prepare_download
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 
 MB = 1 << 20

@@ -33,33 +33,9 @@ shows as a refusal, never as a wrong file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
-
-@dataclass(frozen=True)
-class DownloadableModel:
-    """A GGUF file on Hugging Face: what the consent card shows (name, size, licence) and how to check it."""
-
-    name: str
-    repo: str
-    file: str
-    revision: str
-    size: int
-    sha256: str | None
-    licence: str
-    licence_url: str
-    host: str = "https://huggingface.co"
-
-    @property
-    def url(self) -> str:
-        """``<host>/<repo>/resolve/<revision>/<file>``: the host answers with a redirect to the content."""
-        return f"{self.host}/{self.repo}/resolve/{self.revision}/{self.file}"
-
-    @property
-    def page(self) -> str:
-        return f"{self.host}/{self.repo}"
-
+from app.downloads import DownloadableModel
 
 RECOMMENDED_MODEL: Final = DownloadableModel(
     name="Qwen2.5 1.5B Instruct (Q4_K_M)",

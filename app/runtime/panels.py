@@ -25,9 +25,8 @@ from companions.trust.policy import ConsentAsker
 
 if TYPE_CHECKING:  # the adapters load OpenCV, the search engine and libp2p: only when the runtime starts
     from app.devices.camera import OpenCVCamera
-    from app.llm.model_download import DownloadOffer, DownloadProgress
+    from app.downloads import DownloadableModel, DownloadOffer, DownloadProgress
     from app.llm.model_files import ModelFile
-    from app.llm.recommended_model import DownloadableModel
     from app.llm.runner import RunnerStatus
     from app.search.service import SearchService
     from companions.network.link import NetworkLink
@@ -221,14 +220,14 @@ class RuntimeModelSetup:
         return await asyncio.to_thread(chosen_model_file, path)
 
     async def offer(self) -> DownloadOffer:
-        from app.llm.model_download import prepare_download
+        from app.downloads import prepare_download
 
         model = self._model()
         return await prepare_download(model, self.runtime.paths.data_dir / MODELS_DIR / model.file)
 
     async def download(self, offer: DownloadOffer, progress: Callable[[DownloadProgress], None],
                        cancel: asyncio.Event) -> Path:
-        from app.llm.model_download import download
+        from app.downloads import download
 
         return await download(offer, progress=progress, cancel=cancel)
 

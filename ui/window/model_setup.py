@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.llm.model_download import DownloadCancelled, DownloadError, DownloadOffer, DownloadProgress
+from app.downloads import DownloadCancelled, DownloadError, DownloadOffer, DownloadProgress
 from app.llm.model_files import ModelFile, NotAModelFile
 from app.llm.runner import RunnerState, RunnerStatus
 from app.settings.model import Settings

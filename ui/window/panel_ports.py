@@ -24,7 +24,7 @@ from companions.memory.notes import Note
 from companions.trust.policy import ConsentAsker
 
 if TYPE_CHECKING:
-    from app.llm.model_download import DownloadOffer, DownloadProgress
+    from app.downloads import DownloadOffer, DownloadProgress
     from app.llm.model_files import ModelFile
     from app.llm.runner import RunnerStatus
     from app.search.service import SearchService  # numpy and the embedding model: only where search runs

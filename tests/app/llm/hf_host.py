@@ -1,10 +1,11 @@
-"""A loopback HTTP server that serves files the way Hugging Face does, for the download tests.
+"""A loopback HTTP server that serves files the way Hugging Face does (and a GitHub release), for the download tests.
 
 ``/<repo>/resolve/<revision>/<file>`` answers 302 to ``/cdn/<file>?sig=...`` with ``X-Linked-Size`` and
 ``X-Linked-Etag`` (the sha256, quoted) and the same ``ETag``; the content server sends a strong ``ETag``,
 ``Content-Length`` and ``Accept-Ranges``, answers ``Range: bytes=N-`` with 206 and ``Content-Range``, and honours
 ``If-Range`` (another ETag: the whole file, 200). Faults on demand: drop the connection after some bytes, claim a
-sha256 the bytes do not have, claim a size no disk has.
+sha256 the bytes do not have, claim a size no disk has. A GitHub release's ``/<owner>/<repo>/releases/download/<tag>/
+<file>`` answers 302 to the same content without the ``X-Linked-*`` headers (GitHub names no sha256).
 """
 
 from __future__ import annotations
@@ -50,21 +51,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
         if match := re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/([^/?]+)", self.path):
             self._redirect(match.group(3))
+        elif match := re.fullmatch(r"/([^/]+/[^/]+)/releases/download/([^/]+)/([^/?]+)", self.path):
+            self._redirect(match.group(3), linked=False)
         elif match := re.fullmatch(r"/cdn/([^/?]+)\?sig=\w+", self.path):
             self._content(match.group(1), body=body)
         else:
             self._empty(404)
 
-    def _redirect(self, name: str) -> None:
+    def _redirect(self, name: str, *, linked: bool = True) -> None:
         hosted = self.server.files.get(name)
         if hosted is None:
             self._empty(404)
             return
         self.send_response(302)
         self.send_header("Location", f"/cdn/{name}?sig=abc123")
-        self.send_header("X-Linked-Size", str(hosted.size))
-        self.send_header("X-Linked-Etag", f'"{hosted.sha256}"')
-        self.send_header("ETag", f'"{hosted.sha256}"')
+        if linked:
+            self.send_header("X-Linked-Size", str(hosted.size))
+            self.send_header("X-Linked-Etag", f'"{hosted.sha256}"')
+            self.send_header("ETag", f'"{hosted.sha256}"')
         self.send_header("Content-Length", "0")
         self.end_headers()
 

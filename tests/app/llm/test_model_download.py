@@ -9,12 +9,14 @@ import hashlib
 import stat
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from app.llm.model_download import (
+from app.downloads import (
     ChecksumMismatch,
+    DownloadableModel,
     DownloadCancelled,
     DownloadError,
     DownloadProgress,
@@ -23,7 +25,7 @@ from app.llm.model_download import (
     part_path,
     prepare_download,
 )
-from app.llm.recommended_model import RECOMMENDED_MODEL, DownloadableModel
+from app.llm.recommended_model import RECOMMENDED_MODEL
 from tests.app.llm.gguf import write_gguf
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 
@@ -205,3 +207,19 @@ async def test_the_real_model_file_downloads_and_resumes_on_loopback(
     with capsys.disabled():
         print(f"\n{source.name}: {offer.size / MB:.0f} MB in {took:.1f} s "
               f"({offer.size / MB / took:.0f} MB/s, hashed on the way), resumed once at {dropped_at // MB} MB")
+
+
+async def test_a_github_release_file_is_checked_by_the_pinned_sha256_alone(
+        host: HuggingFaceLikeHost, served: Path, tmp_path: Path) -> None:
+    hosted = host.host(served)
+    pinned = DownloadableModel("Tiny release", "owner/tiny", served.name, "files-v1", hosted.size, hosted.sha256,
+                               "MIT", "", host=host.url, layout="github")
+    assert pinned.url == f"{host.url}/owner/tiny/releases/download/files-v1/{served.name}"
+    offer = await prepare_download(pinned, tmp_path / served.name)  # no X-Linked-*: the content's Content-Length
+    assert (offer.size, offer.sha256) == (size(served), hosted.sha256)
+    assert content(await download(offer)) == content(served)
+    with pytest.raises(DownloadError, match="gives no sha256"):  # GitHub names none: an unpinned file is refused
+        await prepare_download(replace(pinned, sha256=None), tmp_path / "other" / served.name)
+    host.files[served.name].sha256 = "0" * 64
+    with pytest.raises(ChecksumMismatch):  # the bytes are checked against the pin, not the host's word
+        await download(await prepare_download(replace(pinned, sha256="0" * 64), tmp_path / "again" / served.name))

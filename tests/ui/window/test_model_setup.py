@@ -15,8 +15,9 @@ import pytest
 from PySide6.QtWidgets import QMainWindow
 from pytestqt.qtbot import QtBot
 
+from app.downloads import DownloadableModel
 from app.llm.embedded import EmbeddedModel
-from app.llm.recommended_model import RECOMMENDED_MODEL, DownloadableModel
+from app.llm.recommended_model import RECOMMENDED_MODEL
 from app.llm.runner import RunnerStatus
 from app.runtime.panels import RuntimeModelSetup
 from app.settings.model import Settings

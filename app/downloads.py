@@ -1,12 +1,15 @@
-"""Downloading a model file from its public host, with the user's consent, resumable and checked.
+"""Downloading a model file from its public host, with the user's consent, resumable and checked: the language
+model of the first run (app/llm/recommended_model.py) and the neural voice Kokoro (app/devices/kokoro_files.py).
 
 Two steps, so that nothing is downloaded before the user said yes: :func:`prepare_download` asks the host about the
 file (without downloading it) and returns a :class:`DownloadOffer` (name, size, licence, the space it needs, whether
 that space is free); the caller shows it and, once the user agrees, passes it to :func:`download`.
 
 The host is Hugging Face's ``/<repo>/resolve/<revision>/<file>``: it answers with a redirect to a content server and
-says the file's size and sha256 in ``X-Linked-Size`` and ``X-Linked-Etag`` (an LFS file's ETag is its sha256). The
-content server sends ``ETag`` and ``Content-Length`` and honours ``Range``. So the download
+says the file's size and sha256 in ``X-Linked-Size`` and ``X-Linked-Etag`` (an LFS file's ETag is its sha256). A
+GitHub release's ``/<repo>/releases/download/<tag>/<file>`` redirects without them: the size comes from the content
+server and the sha256 is Madoi's own (pinned). The content server sends ``ETag`` and ``Content-Length`` and honours
+``Range``. So the download
 
 - writes into ``<file>.part`` and keeps ``<file>.part.json`` (the URL, size, sha256 and the content's ETag): after a
   dropped connection, a cancel or a closed app it continues from the part's end (``Range``), with ``If-Range`` so
@@ -30,11 +33,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Literal
 
 import httpx
 
-from app.llm.recommended_model import DownloadableModel
 from companions.common.private_files import new_private_dir, private_file
 
 SPACE_MARGIN: Final = 256 * 1024 * 1024
@@ -58,6 +60,35 @@ class ChecksumMismatch(DownloadError):
 
 class DownloadCancelled(DownloadError):
     pass
+
+
+@dataclass(frozen=True)
+class DownloadableModel:
+    """A model file on Hugging Face (``<host>/<repo>/resolve/<revision>/<file>``) or attached to a GitHub release
+    (``<host>/<repo>/releases/download/<revision>/<file>``, ``layout="github"``, the revision being the release's
+    tag): what the consent card shows (name, size, licence) and how to check it."""
+
+    name: str
+    repo: str
+    file: str
+    revision: str
+    size: int
+    sha256: str | None
+    licence: str
+    licence_url: str
+    host: str = "https://huggingface.co"
+    layout: Literal["huggingface", "github"] = "huggingface"
+
+    @property
+    def url(self) -> str:
+        """Where the file is asked for: the host answers with a redirect to the content."""
+        if self.layout == "github":
+            return f"{self.host}/{self.repo}/releases/download/{self.revision}/{self.file}"
+        return f"{self.host}/{self.repo}/resolve/{self.revision}/{self.file}"
+
+    @property
+    def page(self) -> str:
+        return f"{self.host}/{self.repo}"
 
 
 @dataclass(frozen=True)
