@@ -18,6 +18,13 @@ that answers wrongly, never fails a line: the rest of it is said by the default 
 (the engine is tried again after :data:`ENGINE_RETRY_S`). While no engine speaks, they are looked for again every
 :data:`ENGINES_SEARCH_S`: VOICEVOX started after Madoi is found, and its voices offered, without a restart.
 
+A line whose voice names one of Kokoro's (``kokoro:jf_alpha``) is said by the neural voice Kokoro-82M once it was
+downloaded (app/devices/kokoro_files.py, app/devices/kokoro_voice.py): it loads on its own thread
+(``speaker-kokoro``) just after the start, or when a line first asks for it after a download, and renders as
+VOICEVOX's engines do, sentence by sentence, each while the one before it plays, the highlight coming on with its
+audio. Not downloaded (or failing to load), its lines are said by the default voice and the status says how to get
+it, once.
+
 Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
 its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
 renders while the speaker thread plays the current one, and the first chunk of the utterance queued next while a
@@ -62,6 +69,8 @@ from typing import Any, Final
 
 from app.devices.audio_output import AudioDeviceError, WavPlayer, find_player
 from app.devices.japanese_reading import contains_japanese, to_kana
+from app.devices.kokoro_files import KOKORO_FILES, KokoroFiles, kokoro_installed, kokoro_paths
+from app.devices.kokoro_voice import JAPANESE_VOICES, KokoroUnavailable, KokoroVoice, voice_name
 from app.devices.openjtalk_voice import OpenJTalkUnavailable, OpenJTalkVoice
 from app.devices.tts_engine import MAX_CHUNK_CHARS, quiet_driver_prints, split_for_speech, wait_idle
 from app.devices.voice_spec import DEFAULT_RATE, VoiceSpec, parse_voice_spec
@@ -95,6 +104,7 @@ VOICEVOX_CHUNK_CHARS: Final = 60
 ENGINE_RETRY_S: Final = 30.0  # an engine that failed is tried again after this (the default voice says lines until)
 ENGINES_SEARCH_S: Final = 30.0  # while none speaks (or one failed), the engines are looked for again this often
 ENGINES_WAIT_S: Final = 3.0  # a line for an engine waits this long at most for the search after the start
+KOKORO_CHUNK_CHARS: Final = 60  # Kokoro renders a chunk whole (~1-2x its length on two cores): sentences
 PITCH_SCALE_PER_SEMITONE: Final = 0.015  # VOICEVOX's pitchScale multiplies log F0 (~5.5) by 2**pitchScale
 _SENTENCE_END: Final = re.compile(r"(?<=[。！？!?…\n])\s*|(?<=[.])\s+")
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
@@ -120,15 +130,17 @@ class _Plan:
     def voice_id(self) -> str:
         if self.engine == "voicevox":
             return f"voicevox:{self.tuning['style']}@{self.tuning['engine'].address}"
+        if self.engine == "kokoro":
+            return f"kokoro:{self.tuning['voice']}"
         return "openjtalk/mei"
 
 
 @dataclass(frozen=True)
 class _EngineFailed(Exception):
-    """A VOICEVOX engine failed at chunk ``index`` of a line."""
+    """A VOICEVOX engine (or Kokoro) failed at chunk ``index`` of a line."""
 
     index: int
-    problem: VoicevoxProblem
+    problem: VoicevoxProblem | KokoroUnavailable
 
 
 class _Interrupted(Exception):
@@ -142,7 +154,8 @@ class Pyttsx3Speaker:
 
     def __init__(self, bus: Bus | None = None, *, output_dir: Path | None = None, rate: int = 170,
                  volume: float = 1.0, player: Sequence[str] | None = None, driver_name: str | None = None,
-                 engine_urls: Sequence[str] = (), find_local_engines: bool = False) -> None:
+                 engine_urls: Sequence[str] = (), find_local_engines: bool = False,
+                 data_dir: Path | None = None) -> None:
         self._bus = bus
         self._output_dir = output_dir
         self.rate, self.volume = rate, volume  # the settings' (the next utterance takes a new value)
@@ -188,17 +201,36 @@ class Pyttsx3Speaker:
         self._search_task: asyncio.Task[None] | None = None
         self._unannounced: str | None = None  # a speaker whose SpeakingChanged waits for its audio to start
         self._notices: dict[str, str] = {}  # the engines' problems shown in the status, by address
+        # Kokoro: the downloaded files under data_dir (None: not looked for), and its voice once asked to load
+        self.data_dir = data_dir
+        self.kokoro_files: KokoroFiles = KOKORO_FILES
+        self._kokoro: KokoroVoice | None = None
+        self._kokoro_renderer: concurrent.futures.ThreadPoolExecutor | None = None
+        self._kokoro_problem: str | None = None
 
     @property
     def voices(self) -> list[Any]:
-        """The voices a companion may be given, once started: Mei, the engines' styles, then the system's."""
+        """The voices a companion may be given, once started: Mei, Kokoro's (once downloaded), the engines' styles,
+        then the system's."""
         base = list(self._voices)
         mei = [v for v in base if v is OPENJTALK_MEI]
-        return [*mei, *self._engine_voices, *(v for v in base if v is not OPENJTALK_MEI)]
+        return [*mei, *self.kokoro_voices, *self._engine_voices, *(v for v in base if v is not OPENJTALK_MEI)]
 
     @voices.setter
     def voices(self, value: list[Any]) -> None:
         self._voices = [v for v in value if not (isinstance(v, EngineVoice) and v.id.startswith("voicevox"))]
+
+    @property
+    def kokoro_voices(self) -> list[EngineVoice]:
+        """Kokoro's Japanese voices, when its files are downloaded (and did not fail to load)."""
+        if not self.kokoro_downloaded or self._kokoro_problem is not None:
+            return []
+        names = self._kokoro.voices if self._kokoro is not None and self._kokoro.loaded else list(JAPANESE_VOICES)
+        return [EngineVoice(f"kokoro:{name}", voice_name(name), ("ja",)) for name in names]
+
+    @property
+    def kokoro_downloaded(self) -> bool:
+        return self.data_dir is not None and kokoro_installed(self.data_dir, self.kokoro_files)
 
     @property
     def engines(self) -> list[FoundEngine]:
@@ -355,6 +387,7 @@ class Pyttsx3Speaker:
                 # Its dictionary and voice take ~0.4 s to load: not within the app's start. A first line waits.
                 self._openjtalk = self._start_openjtalk()
                 self._engines_status()
+            self._start_kokoro()  # loads on its own thread: the first Kokoro line waits for it, nothing else does
             try:
                 self._serve(engine)
             except Exception as err:  # a bug here must not leave callers waiting forever
@@ -365,6 +398,8 @@ class Pyttsx3Speaker:
                 self._renderer.shutdown(wait=False, cancel_futures=True)
             if self._voicevox_renderer is not None:
                 self._voicevox_renderer.shutdown(wait=False, cancel_futures=True)
+            if self._kokoro_renderer is not None:
+                self._kokoro_renderer.shutdown(wait=False, cancel_futures=True)
             if engine is not None and token is not None:
                 engine.disconnect(token)
             if owned:
@@ -405,6 +440,30 @@ class Pyttsx3Speaker:
             self.voices = [OPENJTALK_MEI, *self.voices]
         self._renderer = renderer
         return voice
+
+    def _start_kokoro(self) -> bool:
+        """Kokoro's voice and its thread, loading there, when its files are downloaded: True when it may speak.
+        Any thread (the speaker's at the start; a line's plan after a download)."""
+        if self._kokoro is not None:
+            return self._kokoro_problem is None
+        if self.data_dir is None or not self.kokoro_downloaded:
+            return False
+        model, voices = kokoro_paths(self.data_dir, self.kokoro_files)
+        voice = KokoroVoice(model, voices)
+        self._kokoro_renderer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="speaker-kokoro")
+        self._kokoro = voice
+        self._kokoro_renderer.submit(self._load_kokoro, voice)
+        return True
+
+    def _load_kokoro(self, voice: KokoroVoice) -> None:
+        began = time.monotonic()
+        try:
+            voice.load()
+        except KokoroUnavailable as err:
+            self._kokoro_problem = str(err)
+            log.warning("speech: %s", err)
+            return
+        log.info("speech: Kokoro loaded in %.1f s (%d voices)", time.monotonic() - began, len(voice.voices))
 
     def _engines_status(self) -> None:
         for problem in (self._system_problem, self._openjtalk_problem):
@@ -467,7 +526,8 @@ class Pyttsx3Speaker:
                 if speaking is not None:
                     self._publish(SpeakingChanged(speaking, False))
                 speaking = job.utterance.speaker_id
-                if parse_voice_spec(job.utterance.voice).names_voicevox:
+                spec = parse_voice_spec(job.utterance.voice)
+                if spec.names_voicevox or (spec.names_kokoro and self._kokoro is not None):
                     self._unannounced = speaking  # the highlight comes with the engine's audio, not its synthesis
                 else:
                     self._publish(SpeakingChanged(speaking, True))
@@ -509,7 +569,8 @@ class Pyttsx3Speaker:
     def _look_ahead(self) -> None:
         """Takes the job queued next, if any, and starts rendering its first chunk when Open JTalk says it: a line
         said sentence by sentence then has no silence between its sentences. Called before a last chunk plays."""
-        if self._ahead is not None or (self._renderer is None and self._voicevox_renderer is None):
+        if self._ahead is not None or (self._renderer is None and self._voicevox_renderer is None
+                                       and self._kokoro_renderer is None):
             return
         try:
             after = self._jobs.get_nowait()
@@ -518,7 +579,8 @@ class Pyttsx3Speaker:
         self._ahead = (after,)
         plan = None
         if after is not None and not after.future.done():
-            plan = self._voicevox_plan(after.utterance, wait=False) or self._openjtalk_plan(after.utterance)
+            plan = self._voicevox_plan(after.utterance, wait=False) or self._kokoro_plan(after.utterance, note=False) \
+                or self._openjtalk_plan(after.utterance)
         if after is not None and plan is not None and plan.chunks:
             assert self._scratch is not None
             path = self._scratch / f"ahead-{id(after)}.wav"
@@ -526,6 +588,9 @@ class Pyttsx3Speaker:
 
     def _submit(self, plan: _Plan, chunk: str, path: Path) -> concurrent.futures.Future[float]:
         """Renders ``chunk`` to ``path`` on the plan's engine's thread."""
+        if plan.engine == "kokoro":
+            assert self._kokoro_renderer is not None
+            return self._kokoro_renderer.submit(self._render_kokoro, chunk, path, **plan.tuning)
         if plan.engine == "voicevox":
             if self._voicevox_renderer is None:  # two: a request an interruption abandoned never delays the next
                 self._voicevox_renderer = concurrent.futures.ThreadPoolExecutor(
@@ -534,6 +599,32 @@ class Pyttsx3Speaker:
         assert self._renderer is not None
         assert self._openjtalk is not None
         return self._renderer.submit(self._openjtalk.write_wav, chunk, path, **plan.tuning)
+
+    def _render_kokoro(self, chunk: str, path: Path, **tuning: Any) -> float:
+        """On Kokoro's thread, after its load: raises :class:`KokoroUnavailable` when it did not load."""
+        voice = self._kokoro
+        if voice is None or not voice.loaded:
+            raise KokoroUnavailable(self._kokoro_problem or "Kokoro is not available")
+        return voice.write_wav(chunk, path, **tuning)
+
+    def _kokoro_plan(self, utterance: Utterance, *, note: bool = True) -> _Plan | None:
+        """How Kokoro says ``utterance``: None when its voice names none of Kokoro's, the line has no Japanese (the
+        system voice says it, as for Mei), or Kokoro is not downloaded or failed to load (then, ``note``, the
+        status says so once)."""
+        spec = parse_voice_spec(utterance.voice)
+        if not spec.names_kokoro or not contains_japanese(utterance.text):
+            return None
+        if not self._start_kokoro():
+            if note:
+                self._notice("kokoro", self._kokoro_problem or "Kokoro is not downloaded (Settings, Camera and voice: "
+                                                               "download Kokoro's voices)")
+            return None
+        rate_factor, volume_factor, _ = EMOTION_PROSODY[utterance.emotion]
+        base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
+        tuning = {"voice": spec.kokoro_voice or next(iter(JAPANESE_VOICES)),
+                  "speed": round(base_rate * rate_factor) / DEFAULT_RATE,
+                  "volume": max(0.0, min(1.0, self.volume * volume_factor))}
+        return _Plan(sentences(utterance.text, KOKORO_CHUNK_CHARS), tuning, "kokoro")
 
     def _render_voicevox(self, plan: _Plan, chunk: str, path: Path) -> float:
         tuning = plan.tuning
@@ -618,7 +709,8 @@ class Pyttsx3Speaker:
 
     def _says_openjtalk(self, spec: VoiceSpec, text: str) -> bool:
         """Open JTalk says a Japanese line unless a system voice is named (an id, or ``engine=system``)."""
-        return contains_japanese(text) and not spec.names_system_voice and not spec.names_voicevox
+        return contains_japanese(text) and not spec.names_system_voice and not spec.names_voicevox \
+            and not spec.names_kokoro
 
     def _settle(self, engine: Any) -> None:
         """Waits for a chunk left rendering by an interruption, so that this job starts on an idle engine."""
@@ -632,7 +724,11 @@ class Pyttsx3Speaker:
         spec = parse_voice_spec(utterance.voice)
         plan = self._voicevox_plan(utterance) if spec.names_voicevox else None
         if spec.names_voicevox and plan is None:  # no engine answers for it: the default voice, said why once
-            return self._say(engine, job, replace(utterance, voice=spec.without_voicevox()))
+            return self._say(engine, job, replace(utterance, voice=spec.without_engine()))
+        if spec.names_kokoro:
+            plan = self._kokoro_plan(utterance)
+            if plan is None:  # not downloaded, failed, or a line in Latin letters: the default voice
+                return self._say(engine, job, replace(utterance, voice=spec.without_engine()))
         rate_factor, volume_factor, pitch = EMOTION_PROSODY[utterance.emotion]
         base_rate = utterance.rate or round(self.rate * (spec.rate or DEFAULT_RATE) / DEFAULT_RATE)
         rate = round(base_rate * rate_factor)
@@ -647,7 +743,7 @@ class Pyttsx3Speaker:
             said = plan
             voice_id, text = plan.voice_id, utterance.text
             # each chunk renders while the one before it plays
-            chunk_chars, ahead = VOICEVOX_CHUNK_CHARS if plan.engine == "voicevox" else OPENJTALK_CHUNK_CHARS, True
+            chunk_chars, ahead = OPENJTALK_CHUNK_CHARS if plan.engine == "openjtalk" else VOICEVOX_CHUNK_CHARS, True
             rendered_ahead, self._rendered_ahead = self._rendered_ahead, None
             if rendered_ahead is not None and rendered_ahead[0] is job and rendered_ahead[1] == plan:
                 first = rendered_ahead[2], rendered_ahead[3]
@@ -706,7 +802,7 @@ class Pyttsx3Speaker:
                     raise _Interrupted
                 try:
                     finish(pending if ahead else start(chunks[index], chunk_path))
-                except VoicevoxProblem as problem:
+                except (VoicevoxProblem, KokoroUnavailable) as problem:
                     raise _EngineFailed(index, problem) from None
                 with wave.open(str(chunk_path), "rb") as rendered:
                     params = rendered.getparams()
@@ -732,13 +828,17 @@ class Pyttsx3Speaker:
                 chunk_path.unlink(missing_ok=True)
         except _EngineFailed as failed:  # the engine is gone or answers wrongly: the rest in the default voice
             assert plan is not None
-            address = plan.tuning["engine"].address
-            self._engine_failed[address] = time.monotonic()
-            self._notice(address, str(failed.problem))  # it says which engine, where, and what went wrong
+            if plan.engine == "kokoro":
+                self._kokoro_problem = str(failed.problem)
+                self._notice("kokoro", str(failed.problem))
+            else:
+                address = plan.tuning["engine"].address
+                self._engine_failed[address] = time.monotonic()
+                self._notice(address, str(failed.problem))  # it says which engine, where, and what went wrong
             if writer is not None:
                 writer.close()
                 writer = None
-            rest = replace(utterance, text=" ".join(chunks[failed.index:]), voice=spec.without_voicevox())
+            rest = replace(utterance, text=" ".join(chunks[failed.index:]), voice=spec.without_engine())
             later = self._say(engine, job, rest)
             return later.model_copy(update={"duration_s": later.duration_s + (frames / framerate if framerate
                                                                               else 0.0)})
@@ -864,10 +964,11 @@ def _resolve(job: _Job, result: SpeakResult) -> None:
 
 def build_speaker(bus: Bus | None, *, rate: int = 170, volume: float = 1.0, enabled: bool = True,
                   output_dir: Path | None = None, engine_urls: Sequence[str] = (),
-                  find_local_engines: bool = False) -> Pyttsx3Speaker:
+                  find_local_engines: bool = False, data_dir: Path | None = None) -> Pyttsx3Speaker:
     """The speaker for the voice settings; ``enabled=False`` never starts the engine (speech skipped, said once).
-    ``engine_urls`` and ``find_local_engines``: the VOICEVOX-compatible engines it looks for after the start."""
+    ``engine_urls`` and ``find_local_engines``: the VOICEVOX-compatible engines it looks for after the start;
+    ``data_dir``: where Kokoro's downloaded files are looked for."""
     speaker = Pyttsx3Speaker(bus, rate=rate, volume=volume, output_dir=output_dir, engine_urls=engine_urls,
-                             find_local_engines=find_local_engines)
+                             find_local_engines=find_local_engines, data_dir=data_dir)
     speaker.enabled = enabled
     return speaker

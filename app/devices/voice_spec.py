@@ -4,10 +4,11 @@
 choice or another client may send a bare name such as ``jpx/ja+f3``). The name is a language (``ja``, ``en-us``),
 a system voice id with an optional espeak variant, ``openjtalk`` (Open JTalk's Mei), or a VOICEVOX-compatible
 engine's style: ``voicevox:3`` (style id 3 of the first engine found that has it) or ``voicevox:3@127.0.0.1:50021``
-(of the engine at that address; used only when that engine was found on this machine or given by the user). Keys:
+(of the engine at that address; used only when that engine was found on this machine or given by the user), or a
+voice of the downloaded neural voice Kokoro: ``kokoro:jf_alpha`` (``kokoro`` alone: its first voice). Keys:
 
-- ``engine``: ``openjtalk``, ``system`` (pyttsx3) or ``voicevox`` (a VOICEVOX-compatible engine: its first voice
-  when the name gives no style);
+- ``engine``: ``openjtalk``, ``system`` (pyttsx3), ``voicevox`` (a VOICEVOX-compatible engine: its first voice
+  when the name gives no style) or ``kokoro``;
 - ``rate``: words per minute at the settings' 170 (the settings' rate scales it);
 - ``half_tone``: pitch shift in semitones;
 - ``all_pass``: Open JTalk's all-pass constant (frequency warping: the voice's apparent size).
@@ -24,9 +25,11 @@ from typing import Final, Literal
 
 log = logging.getLogger(__name__)
 
-Engine = Literal["openjtalk", "system", "voicevox"]
+Engine = Literal["openjtalk", "system", "voicevox", "kokoro"]
 OPENJTALK: Final = "openjtalk"
 VOICEVOX: Final = "voicevox"
+KOKORO: Final = "kokoro"
+_KOKORO_NAME: Final = re.compile(r"^kokoro(?::([a-z]{1,3}_[a-z0-9]{1,40}))?$", re.IGNORECASE)
 _VOICEVOX_NAME: Final = re.compile(r"^voicevox(?::(-?\d{1,10}))?(?:@([A-Za-z0-9.\-\[\]:]{1,300}))?$",
                                    re.IGNORECASE)
 DEFAULT_RATE: Final = 170  # words per minute of the settings' default: a card's rate is relative to it
@@ -55,6 +58,19 @@ class VoiceSpec:
         return self.engine == VOICEVOX and not self.names_openjtalk
 
     @property
+    def names_kokoro(self) -> bool:
+        """Kokoro says the line (``kokoro:jf_alpha``, or ``engine=kokoro`` with a language: its first voice)."""
+        if (self.name or "").lower().startswith(KOKORO):
+            return _KOKORO_NAME.match(self.name or "") is not None
+        return self.engine == KOKORO and not self.names_openjtalk and not self.names_voicevox
+
+    @property
+    def kokoro_voice(self) -> str | None:
+        """The Kokoro voice the name gives (``jf_alpha``), None for Kokoro's choice."""
+        match = _KOKORO_NAME.match(self.name or "")
+        return match[1].lower() if match is not None and match[1] else None
+
+    @property
     def voicevox_style(self) -> tuple[int | None, str | None]:
         """The style id and the engine's ``host:port`` the name gives (either may be None: the engines' choice)."""
         match = _VOICEVOX_NAME.match(self.name or "")
@@ -68,19 +84,19 @@ class VoiceSpec:
         if self.engine == "system":
             return True
         name = (self.name or "").partition("+")[0].lower()
-        return bool(name) and not self.names_openjtalk and not name.startswith(VOICEVOX) \
+        return bool(name) and not self.names_openjtalk and not name.startswith((VOICEVOX, KOKORO)) \
             and _LANGUAGE.match(name) is None
 
     @property
     def system_voice(self) -> str | None:
         """The name for pyttsx3's voice choice (``openjtalk`` names none there)."""
         first = (self.name or "").split(":")[0].split("@")[0].lower()
-        return None if first in (OPENJTALK, VOICEVOX) else self.name
+        return None if first in (OPENJTALK, VOICEVOX, KOKORO) else self.name
 
-    def without_voicevox(self) -> str | None:
-        """This voice as its spec would say it without the VOICEVOX engine: its tuning kept, the engine's choice
-        of voice (what says the line when the engine is gone)."""
-        name = None if (self.name or "").lower().startswith(VOICEVOX) else self.name
+    def without_engine(self) -> str | None:
+        """This voice as its spec would say it without the VOICEVOX engine or Kokoro it names: its tuning kept, the
+        default voice (what says the line when the engine is gone or Kokoro is not downloaded)."""
+        name = None if (self.name or "").lower().startswith((VOICEVOX, KOKORO)) else self.name
         parts = [name or ""]
         if self.rate is not None:
             parts.append(f"rate={self.rate}")
@@ -101,7 +117,7 @@ def parse_voice_spec(spec: str | None) -> VoiceSpec:
         key, _, value = pair.partition("=")
         key, value = key.strip().lower(), value.strip()
         try:
-            if key == "engine" and value.lower() in ("openjtalk", "system", "voicevox"):
+            if key == "engine" and value.lower() in ("openjtalk", "system", "voicevox", "kokoro"):
                 fields["engine"] = value.lower()
             elif key == "rate":
                 fields["rate"] = max(50, min(400, round(float(value))))

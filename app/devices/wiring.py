@@ -74,11 +74,13 @@ class Devices:
 
 
 def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = None,
-                  speech_dir: Path | None = None) -> Devices:
-    """The devices for ``settings``. ``speech_dir`` renders speech to WAV files there instead of playing it."""
+                  speech_dir: Path | None = None, data_dir: Path | None = None) -> Devices:
+    """The devices for ``settings``. ``speech_dir`` renders speech to WAV files there instead of playing it;
+    ``data_dir`` is where downloaded voices are (Kokoro's)."""
     camera = build_camera(settings.camera.source, bus, switched_on=settings.camera.on)
     speaker = build_speaker(bus, rate=settings.voice.rate, volume=settings.voice.volume,
                             enabled=settings.voice.enabled, output_dir=speech_dir,
-                            engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines)
+                            engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines,
+                            data_dir=data_dir)
     return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices),
                    presence=PresenceWatcher(camera, bus, on=settings.camera.notice))

@@ -123,7 +123,8 @@ async def assemble(setup: Setup) -> Parts:
     consent = Consent(setup.loaded, setup.bus, own=lambda: cast.companions, names=lambda i: cast.name_of(i),  # noqa: PLW0108 (cast: built below)
                       asker=setup.asker)
     broker = QueryBroker(setup.bus, trust=consent.policy)
-    devices = build_devices(settings, setup.bus, speech_dir=settings.voice.output_dir)
+    devices = build_devices(settings, setup.bus, speech_dir=settings.voice.output_dir,
+                            data_dir=setup.loaded.paths.data_dir)
     for responder in devices.responders:
         broker.register(responder)
 

@@ -1,0 +1,124 @@
+"""The neural voice Kokoro-82M: downloaded with consent through the app's downloader from a loopback host that
+answers as its GitHub release does, checked by its pinned sha256, then heard in a companion's voice on the app's own
+onnxruntime (the real int8 model, assembled from PyPI packages by scripts/kokoro_model.py; WAVs really written).
+Before the download a line in a Kokoro voice is said by the default voice, and the status says how to get it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.devices.kokoro_files import KOKORO_FILES, download_kokoro, kokoro_installed, kokoro_offers
+from app.devices.kokoro_phonemes import JapanesePhonemes, kana_phonemes
+from app.devices.speaker import Pyttsx3Speaker
+from app.devices.voices import voice_choices
+from app.downloads import DownloadProgress
+from companions.devices.ports import Utterance
+from companions.wire.bus import InProcessBus
+from tests.app.devices.kokoro_files import hosted_kokoro, kokoro_model
+from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
+
+PLAYER = "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n"
+
+
+@pytest.fixture
+def host() -> Iterator[HuggingFaceLikeHost]:
+    with hugging_face_like_host() as server:
+        yield server
+
+
+def test_japanese_becomes_kokoro_s_phonemes_by_misaki_s_rules() -> None:
+    # ん as the next sound wants it, っ a glottal stop, ー a long vowel, small kana with the one before
+    assert kana_phonemes("シンブン") == "ɕimbɯɴ"
+    assert kana_phonemes("ヨンデ") == "jonde"
+    assert kana_phonemes("チョット") == "ʨoʔto"
+    assert kana_phonemes("キョー") == "kʲoː"
+    assert kana_phonemes("ティー") == "tʲiː"
+    phonemes = JapanesePhonemes()
+    # Open JTalk's reading (は said ワ, 今日 キョー, the verb and its ending one word), punctuation as Kokoro's
+    assert phonemes("今日は新聞を読んでから、散歩に行きます。") == "kʲoː βa ɕimbɯɴ o jonde kaɾa, sampo ɲi ikʲimasɨ."
+    assert phonemes("「本当？」") == "“hontoː?”"
+
+
+def test_the_pinned_model_is_the_file_the_tests_assemble() -> None:
+    assert (KOKORO_FILES.model.size, KOKORO_FILES.model.sha256) == (kokoro_model.MODEL_SIZE, kokoro_model.MODEL_SHA256)
+    assert KOKORO_FILES.model.url == ("https://github.com/thewh1teagle/kokoro-onnx/releases/download/"
+                                      "model-files-v1.0/kokoro-v1.0.int8.onnx")
+    assert KOKORO_FILES.voices.url.endswith("/model-files-v1.0/voices-v1.0.bin")
+    assert KOKORO_FILES.size == 120_575_669  # 92.4 + 28.2 MB, what the settings say before the download
+
+
+async def test_kokoro_downloads_with_consent_and_a_companion_is_heard_in_its_voice(
+        host: HuggingFaceLikeHost, bus: InProcessBus, tmp_path: Path) -> None:
+    files = hosted_kokoro(host, tmp_path / "host")
+    data_dir = tmp_path / "data"
+    speaker = Pyttsx3Speaker(bus, player=[sys.executable, "-c", PLAYER], data_dir=data_dir)
+    speaker.kokoro_files = files
+    played: list[tuple[float, Path | None, int]] = []
+    lock = threading.Lock()
+
+    def listen(path: Path | None) -> None:
+        rate = 0
+        if path is not None:
+            with wave.open(str(path), "rb") as wav:
+                rate = wav.getframerate()
+        with lock:
+            played.append((time.monotonic(), path, rate))
+
+    speaker.playback_listeners.append(listen)
+    await speaker.start()
+    try:
+        # Not downloaded: no Kokoro voice is offered, a line asking for one is heard in Mei's, the status says why
+        assert not speaker.kokoro_voices
+        before = await speaker.speak(Utterance("はい。", voice="kokoro:jf_alpha", speaker_id="hina"))
+        assert (before.success, before.voice) == (True, "openjtalk/mei"), before
+        assert "Kokoro is not downloaded" in speaker.status.reason
+        # What the user agrees to: the two files, their sizes and licence, nothing fetched yet
+        offers = await kokoro_offers(data_dir, files)
+        assert [(o.model.file, o.size, o.model.licence) for o in offers] == [
+            ("kokoro-v1.0.int8.onnx", 92_361_271, "Apache-2.0"),
+            ("voices-v1.0.bin", kokoro_model.VOICES_SIZE, "Apache-2.0")]
+        assert host.gets("kokoro-v1.0.int8.onnx") == []
+        progress: list[DownloadProgress] = []
+        await download_kokoro(offers, progress.append, asyncio.Event())
+        assert kokoro_installed(data_dir, files)
+        assert progress[-1].done == progress[-1].total == sum(o.size for o in offers)
+        assert [p.done for p in progress] == sorted(p.done for p in progress)
+        # Downloaded: its voices are offered to each companion, and a line is said by Kokoro sentence by sentence
+        assert ("kokoro:jf_alpha", "Kokoro Alpha") in [
+            (c.id, c.name) for c in voice_choices(speaker.voices, "ja", espeak=speaker.espeak)]
+        rendered: list[tuple[str, float]] = []
+        render = speaker._render_kokoro
+
+        def timed(chunk: str, path: Path, **tuning: Any) -> float:
+            seconds = render(chunk, path, **tuning)
+            rendered.append((chunk, time.monotonic()))
+            return seconds
+
+        speaker._render_kokoro = timed  # type: ignore[method-assign]
+        played.clear()
+        asked = time.monotonic()
+        line = await speaker.speak(Utterance("はい。行きましょう。", voice="kokoro:jf_alpha;rate=170",
+                                             speaker_id="hina"))
+        assert (line.success, line.voice) == (True, "kokoro:jf_alpha"), line
+        assert [chunk for chunk, _ in rendered] == ["はい。", "行きましょう。"]
+        starts = [(at, rate) for at, path, rate in played if path is not None]
+        assert [rate for _, rate in starts] == [24000, 24000]  # Kokoro's audio, one WAV per sentence
+        assert starts[0][0] < rendered[1][1]  # the first audio did not wait for the whole line
+        assert 0.8 < line.duration_s < 5.0
+        # A card's rate is Kokoro's speed
+        slow = await speaker.speak(Utterance("はい。", voice="kokoro:jf_alpha;rate=110", speaker_id="hina"))
+        quick = await speaker.speak(Utterance("はい。", voice="kokoro:jf_alpha;rate=220", speaker_id="hina"))
+        assert quick.voice == slow.voice == "kokoro:jf_alpha"
+        assert quick.duration_s < 0.75 * slow.duration_s, (quick.duration_s, slow.duration_s)
+        assert time.monotonic() - asked < 60
+    finally:
+        await speaker.stop()
