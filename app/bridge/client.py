@@ -39,6 +39,10 @@ class ClientSession:
         self.stream = False  # asked in its hello for ``message.stream`` notifications
         self.turns = False  # ... for ``turn.phase`` notifications
         self.authenticated = False
+        # The user's own client (server.py): it gets every line; any other only a private line (one that holds what
+        # the camera saw, the user's files or past conversations) the user allowed it (companions/trust/outbound.py).
+        self.own = False
+        self.origin: str | None = None  # the web page it is (its Origin header), if it is one
         self.frames_in = 0
         self.rejected = 0
         self.sent = 0

@@ -51,6 +51,8 @@ from app.settings.sections import LOOPBACK_ORIGINS
 from companions.common.tasks import TaskSet
 from companions.companion.guests import Guests
 from companions.conversation.participant import ParticipantRoster
+from companions.trust.outbound import Outbound, PrivateWords
+from companions.trust.policy import TrustPolicy
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
 from companions.wire.query_broker import QueryBroker
@@ -111,6 +113,7 @@ class BridgeServer:
         max_connections_per_address: int = 8,  # ... and from one address
         max_messages_per_minute: int = 30,  # what one address may have stored (limits.AddressQuotas)
         max_stored_bytes_per_minute: int = 1_048_576,
+        trust: TrustPolicy | None = None,  # who may get a private line (by default the broker's policy)
     ) -> None:
         check_bind(host, token)
         self._bus = bus
@@ -141,8 +144,10 @@ class BridgeServer:
         self.stats = BridgeStats()
         self._clients: set[ClientSession] = set()  # authenticated: they receive bus traffic
         self.guests = BridgeGuests(bus, roster, guests if guests is not None else Guests(), user_name=user_name)
-        self._relay = Relay(self._clients, broker, self.answering, self.guests)
         self._tasks = TaskSet("bridge")
+        self._words = PrivateWords()  # which lines and pieces hold the user's private things (outbound.py)
+        self._relay = Relay(self._clients, broker, self.answering, self.guests,
+                            private=(self._words, Outbound(trust or broker.trust), self._tasks))
         self.results = ClientResults(broker, self._relay, self.answering, self._tasks,
                                      lambda client, rejected: self._reject(client, rejected.code, rejected.message,
                                                                            rejected.item_id))
@@ -172,6 +177,7 @@ class BridgeServer:
             return
         # Direct: the relay never blocks (it writes to a socket with an empty buffer or queues per client), so it
         # runs inside publish and a frame reaches the socket without a trip through a bus queue and task.
+        self._words.attach(self._bus)
         self._subscription = self._bus.subscribe(WIRE_TOPICS, self._relay.items, name="bridge", direct=True)
         self._stream_subscription = self._bus.subscribe("events", self._relay.streams, name="bridge-stream",
                                                         direct=True)
@@ -185,6 +191,7 @@ class BridgeServer:
                 close_timeout=self._close_timeout,  # a dead peer never completes the closing handshake
             )
         except OSError as err:
+            self._words.close()
             self._subscription.close()
             self._subscription = None
             self._stream_subscription.close()
@@ -206,6 +213,7 @@ class BridgeServer:
             self._server.close()  # closes every connection (1001) and waits for their handlers
             await self._server.wait_closed()
             self._server = None
+        self._words.close()
         await self._tasks.cancel_all()
 
     @property
@@ -295,7 +303,11 @@ class BridgeServer:
         client.dialect_known = options.dialect is not None
         if options.companion:
             client.companions = {options.companion}
+        client.origin = ws.request.headers.get("Origin")
         if self._authenticated_by_handshake(ws.request.headers, options):
+            # The user's own: with a token, the one presenting it; without, a program on this computer (127.0.0.1,
+            # ::1) that is no web page (a page gets what any client gets unless it presents the token).
+            client.own = self._token is not None or (client.address in OWN_ADDRESSES and client.origin is None)
             self._admit(client)
         sender = asyncio.get_running_loop().create_task(client.run_sender(), name=f"bridge-send:{client.key}")
         try:
@@ -457,6 +469,8 @@ class BridgeServer:
     def _greet(self, client: ClientSession, hello: Hello) -> None:
         if not client.authenticated and self._token is not None and not token_matches(hello.token, self._token):
             raise FrameRejected(ErrorCode.UNAUTHENTICATED, "invalid or missing token")
+        if not client.authenticated and self._token is not None:
+            client.own = True  # it presented the token
         refused: FrameRejected | None = None
         if hello.id is not None:
             if hello.id in self._taken(client):

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
                   conversation: ConversationManager) -> NetworkLink | None:
-    """The network part for the settings (``None`` when off), joined to ``conversation``.
+    """The network part for the settings (``None`` when off), joined to ``conversation``; the cast's trust policy
+    says which peers may get a line that holds the user's private things (companions/trust/outbound.py).
 
     Its companions are this process's cast; the ones that join from elsewhere take part in ``conversation`` and
     are the cast's guests while their peer is there (the local companions' prompts name them as present).
@@ -33,4 +34,5 @@ def build_network(all_settings: Settings, bus: Bus, cast: CompanionCast,
     # reserved and published as this app's own (companions/network/link.py follows CastChanged).
     return NetworkLink(bus, port, local=lambda: [c.metadata for c in cast],
                        local_ids=lambda: cast.companions.keys(),  # noqa: PLW0108 (the cast's companions of the moment)
-                       user_id=all_settings.general.user_name, roster=conversation, guests=cast.guests)
+                       user_id=all_settings.general.user_name, roster=conversation, guests=cast.guests,
+                       trust=cast.trust_policy)

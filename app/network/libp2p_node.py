@@ -191,8 +191,11 @@ class Libp2pNetwork:
         loop, sink = self._loop, self._sink
         if loop is None or sink is None or loop.is_closed():
             return
+        handler = getattr(sink, method, None)  # a sink may not want to be told everything (connected)
+        if handler is None:
+            return
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(getattr(sink, method), *args)
+            loop.call_soon_threadsafe(handler, *args)
 
     def _resolve_start(self, outcome: NetworkStatus | BaseException) -> None:
         loop, future = self._loop, self._started
@@ -492,6 +495,7 @@ class _PeerWatcher:
     async def connected(self, network: Any, conn: Any) -> None:
         peer = conn.muxed_conn.peer_id
         self.connections[peer] = self.connections.get(peer, 0) + 1
+        self.network._call_sink("connected", peer.to_string())  # what a publish may reach (a line kept private)
         asked = self.network._fetches.get(peer)
         if asked is not None and asked.is_set() and self.connections[peer] > 1:
             # A peer that hung up and dialed again at once: the new connection may be told before the old one's

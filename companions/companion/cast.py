@@ -60,6 +60,7 @@ class CompanionCast:
         # Companions present from elsewhere (the bridge's and the network's add and remove them,
         # companions/companion/guests.py): they are in every companion's roster too.
         self.guests = guests if guests is not None else Guests()
+        self.trust_policy: TrustPolicy | None = None  # the one its companions answer to (build_cast), if any
 
     def roster(self) -> list[CompanionMetadata]:
         return [*(c.metadata for c in self.companions.values() if c.present), *self.guests.metadata()]
@@ -171,6 +172,7 @@ def build_cast(
                          recall=recall(card.id) if recall is not None else None)
 
     cast = CompanionCast(loaded.problems, store, make)
+    cast.trust_policy = trust_policy  # the network link asks it too (which peers may get a private line)
     for card in loaded.cards:
         if only is not None and card.id not in only:  # `madoi --headless --companions souta`: the others elsewhere
             continue

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -66,7 +67,7 @@ from companions.tools.builtins import BuiltinTools, PlannedSpeech, SearchEngine
 from companions.tools.functions import ToolRegistry
 from companions.tools.mcp_config import McpServer
 from companions.tools.sources import ToolSources
-from companions.trust.policy import DOCUMENTS, IMPORTED, Capability, Relation, Source, TrustPolicy
+from companions.trust.policy import DOCUMENTS, IMPORTED, NOTICED, Capability, Relation, Source, TrustPolicy
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, CompanionMetadata, Message
 from companions.wire.query_ports import QuerySender
@@ -120,7 +121,9 @@ class TurnPrompt:
     """What one turn is given, made for it alone: the messages, its id, who it answers in the end (``origin``),
     and where what its prompt holds came from: the instructions (``notes``) and the system text (``system``) a small
     model may copy out or recite, cleaned from its line; the sources the user has not trusted whose words it holds
-    (``held``: the turn's tools ask for them too, companions/companion/worker.py)."""
+    (``held``: the turn's tools ask for them too, companions/companion/worker.py); what it holds of the user's
+    private things (``private``: recalled lines of earlier conversations, passages of documents, what was noticed
+    through the camera; where its line may go: companions/trust/outbound.py)."""
 
     context: list[ChatMessage]
     turn_id: str
@@ -128,6 +131,7 @@ class TurnPrompt:
     notes: list[str]
     system: str
     held: tuple[Source, ...] = ()
+    private: frozenset[Capability] = frozenset()
 
 
 class Companion:
@@ -366,7 +370,7 @@ class Companion:
         prompt = await self._prompt(message, closing, extra_notes, origin)
         return await self.worker.run(prompt.context, record=record,
                                      ctx=RunContext(turn_id=prompt.turn_id, origin=prompt.origin, held=prompt.held,
-                                                    held_by=self.name))
+                                                    held_by=self.name, private=prompt.private))
 
     async def _prompt(self, message: Message | None, closing: Closing, extra_notes: Sequence[str],
                       origin: str | None, *, brief: bool = False) -> TurnPrompt:
@@ -403,7 +407,21 @@ class Companion:
         # out the recall block: "2026年11月26日、userが「みなさん、こんにちは！」と言いました。")
         return TurnPrompt(context, message.params.id if message is not None else uuid.uuid4().hex, source,
                           [*notes, *turn_notes(language, self.line_rules.limit(language))],
-                          "\n".join(m.text for m in context if m.role == "system"), self._held_words(message, brief))
+                          "\n".join(m.text for m in context if m.role == "system"), self._held_words(message, brief),
+                          self._private_words(message, brief, source))
+
+    def _private_words(self, message: Message | None, brief: bool, source: Source | None) -> frozenset[Capability]:
+        """What a prompt for ``message`` holds of the user's private things: passages of documents (files) and lines
+        of earlier conversations (memory: not those of this one it remembers) recalled for it, and what this app
+        noticed (the camera) when it answers that."""
+        kinds: set[Capability] = {Capability.CAMERA} if source == NOTICED else set()
+        here = {e.message_id for e in self.memory.entries}  # a line of this conversation it remembers is no news
+        for item in () if brief or self.recall is None else self.recall.shown(message):
+            if item.kind == "knowledge":
+                kinds.add(Capability.FILES)
+            elif item.message_id not in here:
+                kinds.add(Capability.MEMORY)
+        return frozenset(kinds)
 
     def _held_words(self, message: Message | None, brief: bool) -> tuple[Source, ...]:
         """The sources the user has not trusted whose words a prompt for ``message`` holds: what this companion
@@ -509,6 +527,7 @@ class Companion:
         # What streams is shown and voiced early only sentence by sentence, as each passes the checks (one filter
         # per kind of text, per attempt): what the line finally says begins with what was released.
         released: CheckedSentences | None = None
+        private: set[Capability] = set()  # what any attempt held of the user's private things (outbound.py)
 
         async def once(notes: list[str], brief: bool) -> tuple[PlannedSpeech | None, bool]:
             """One turn; also whether the model wrote tool syntax as text while tools were offered."""
@@ -520,12 +539,14 @@ class Companion:
                 flaw=check.flaw, echo=check.echoes, max_chars=limit) for kind in ("text", "speech")}
             plan: list[PlannedSpeech] = []  # what this turn's own `speak` plans
             ctx = RunContext(turn_id=prompt.turn_id, origin=prompt.origin, held=prompt.held, held_by=self.name,
+                             private=prompt.private,
                              stream_filter=gates.__getitem__,
                              max_tokens=line_tokens(limit, language, tools=offered),
                              tools=ToolRegistry(self.builtins.planning(plan) if t.name == "speak" else t
                                                 for t in self.tools),
                              hooks=[EndAfterSpeech(plan)])
             result = await self.worker.run(prompt.context, ctx=ctx)
+            private.update(result.private)
             released = gates["speech" if plan else "text"]
             if result.status == "model_error" and not plan and not released.released.strip():
                 # No model answered: nothing to stand in for (a sample line with no model would pretend it talks).
@@ -575,7 +596,7 @@ class Companion:
                                   answers_user=message is not None and message.params.from_ == self.builtins.user_id)
         if after and message is not None:
             self._fill_events_later(message, language)
-        return line
+        return dataclasses.replace(line, private=frozenset(private)) if line is not None and private else line
 
     def _own_lines(self) -> list[str]:
         """This companion's own lines heard lately (a sample line of its card is said again only after these)."""

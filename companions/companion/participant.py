@@ -126,7 +126,8 @@ class CompanionParticipant(Participant):
             return None
         # A stock filler is marked on the published message, with the reason (companions/companion/filler.py).
         metadata = filler_metadata(planned.reason) if isinstance(planned, FillerLine) else {}
-        return ComposedLine(text=planned.text, to=planned.to, emotion=planned.emotion, metadata=metadata)
+        return ComposedLine(text=planned.text, to=planned.to, emotion=planned.emotion, metadata=metadata,
+                            private=planned.private)
 
     async def speak_part(self, text: str) -> None:
         """Voices one sentence of the line being composed (early speech); returns when it was said."""

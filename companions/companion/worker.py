@@ -61,7 +61,8 @@ from companions.llm.types import (
 )
 from companions.tools.functions import ToolRegistry, ToolResult
 from companions.tools.tool_use import ToolUsed
-from companions.trust.policy import Source, TrustPolicy, words_from_tool
+from companions.trust.outbound import PrivateTurn, private_kinds
+from companions.trust.policy import Capability, Source, TrustPolicy, words_from_tool
 from companions.wire.bus import Bus, LocalEvent
 
 log = logging.getLogger(__name__)
@@ -101,12 +102,15 @@ class RunContext:
     ``stream_filter`` of its kind first, when set (a line being composed shows only text that passed its checks:
     speech_stream.CheckedSentences); ``tools`` are the turn's own (``None``: the worker's), e.g. a ``speak`` that
     writes the line into the turn's plan instead of saying it; ``hooks`` run after the worker's, for this turn only.
+    ``private``: what its prompt holds of the camera's, the user's files or past conversations (recalled for it:
+    companions/trust/outbound.py); the turn is private from its start, and from the first such tool that ran.
     """
 
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     origin: Source | None = None
     held: tuple[Source, ...] = ()
     held_by: str = ""
+    private: frozenset[Capability] = frozenset()
     max_tokens: int | None = None
     stream_filter: StreamFilter | None = None
     tools: ToolRegistry | None = None
@@ -131,6 +135,7 @@ class TurnResult:
     steps: int
     reason: str = ""
     tool_results: list[ToolCallResult] = field(default_factory=list)
+    private: frozenset[Capability] = frozenset()  # what it holds of the user's private things (its ctx's, its tools')
 
     @property
     def text(self) -> str:
@@ -228,6 +233,7 @@ class Worker:
                 assert_never(flow)
         first = len(working)
         held = list(ctx.held)  # and, as tools return words from elsewhere, theirs
+        self._private(result, ctx.private)
         while True:
             if result.steps >= self.max_steps:
                 result.status, result.reason = "max_steps", f"stopped after {self.max_steps} model requests"
@@ -358,6 +364,8 @@ class Worker:
             words = words_from_tool(known.origin, known.capabilities) if known is not None else None
             if words is not None and call.id not in refused and all(h.key != words.key for h in held):
                 held.append(words)  # what it returned is in the turn from now on
+            if known is not None and call.id not in refused:
+                self._private(result, private_kinds(known.capabilities))  # before the model reads it
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
                                       origin=known.origin if known else "unknown", result=outcome.content,
                                       is_error=outcome.is_error, refused=call.id in refused))
@@ -379,6 +387,12 @@ class Worker:
                 if not permission.allowed:
                     return permission.reason
         return None
+
+    def _private(self, result: TurnResult, kinds: frozenset[Capability]) -> None:
+        """The turn holds ``kinds`` from now on: said at once, before anything more of it streams."""
+        if kinds - result.private:
+            result.private |= kinds
+            self._publish(PrivateTurn(self.owner, result.turn_id, result.private))
 
     async def _turn_end(self, ctx: RunContext, turn_messages: list[ChatMessage]) -> TurnEndDecision:
         for hook in (*self.hooks, *ctx.hooks):

@@ -39,6 +39,7 @@ from companions.conversation.vote_round import abstain, vote_round
 from companions.conversation.warming import Warmer, WarmUp
 from companions.llm.health import HealthEvent, ModelHealth, ModelTrouble, model_health, publish_model_health
 from companions.llm.types import LLMError
+from companions.trust.outbound import PRIVATE_KINDS, PrivateLine
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import Closing, Message, MessageMetadata, MessageParams, new_id
 
@@ -329,8 +330,10 @@ class ConversationManager:
                     log.warning("%s could not compose (%s); the floor passes on", candidate, err)
                     if err.timed_out:
                         self._too_slow(speaker)
-                    # What was already said aloud stays said, and is shown.
-                    line = ComposedLine(early.offered_text) if early is not None and early.started else None
+                    # What was already said aloud stays said, and is shown (as private as a line can be: what the
+                    # failed turn held is not known here, companions/trust/outbound.py).
+                    line = (ComposedLine(early.offered_text, private=PRIVATE_KINDS) if early is not None
+                            and early.started else None)
                 if isinstance(line, ComposedLine) and line.text.strip():
                     delivered = True
                     return await self._deliver(turn, speaker, line, closing, early, origin=origin)
@@ -422,6 +425,8 @@ class ConversationManager:
                 self._origins.popitem(last=False)
             self._own.append(message.params.id)
             self._hearing.hear(message)
+            if line.private:  # the doors hold it where the user did not allow it (companions/trust/outbound.py)
+                self.bus.publish(PrivateLine(message.params.id, speaker.id, line.private, line.text))
             self.bus.publish(message)
         elif (last := self._hearing.last) is None or last.params.id != message.params.id:
             self._own.append(message.params.id)  # may still wait in the bus queue: the next turn's voters hear it

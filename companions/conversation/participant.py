@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from companions.conversation.ballot import Vote
+from companions.trust.policy import Capability
 from companions.wire.protocol import Closing, Emotion, Message
 
 
@@ -77,6 +78,10 @@ class ComposedLine:
     metadata: dict[str, str] = field(default_factory=dict)
     # A line a companion elsewhere already published (companions/network/remote.py): the manager takes it as it is.
     published: Message | None = None
+    # What it holds of the user's private things (the camera's, the user's files, past conversations): the manager
+    # says so just before the line is published (companions/trust/outbound.py PrivateLine), and it goes out only where
+    # the user allowed it.
+    private: frozenset[Capability] = frozenset()
 
 
 class ParticipantRoster(Protocol):

@@ -14,6 +14,10 @@ companion id belongs to one peer; anyone else a peer speaks as is a person there
 people.py). What is left goes on the bus as if said here, and a remote companion's votes and lines also reach its
 :class:`~companions.network.remote.RemoteParticipant`, so it takes part in this process's turn-taking as an equal.
 
+A private line (one that holds what the camera saw, the user's files or past conversations:
+companions/trust/outbound.py) is published only when the user allowed every peer connected now to have it (a
+publish reaches them all); otherwise, or with nobody to ask, the peers get ``kept_notice`` in its place.
+
 Both casts change while running. This process's companions are read as they are now (``local`` may be a callable)
 and, on ``CastChanged``, served anew (:meth:`NetworkLink.follow_cast`); a peer's announcement is all it runs now
 (:meth:`NetworkLink.announced`).
@@ -22,11 +26,13 @@ and, on ``CastChanged``, served anew (:meth:`NetworkLink.follow_cast`); a peer's
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from companions.common.tasks import TaskSet
 from companions.companion.cast import CastChanged
 from companions.companion.guests import Guests, RemoteCompanion
 from companions.conversation.participant import ParticipantRoster
@@ -35,6 +41,8 @@ from companions.network.people import PersonIds, RemotePerson, person_id
 from companions.network.port import MAX_PAYLOAD_BYTES, NetworkError, NetworkPort, NetworkStatus
 from companions.network.remote import MessageOrder, RemoteParticipant
 from companions.network.untrusted import Drops, Refused, read_json
+from companions.trust.outbound import Outbound, PrivateLine, PrivateWords, kept_notice
+from companions.trust.policy import Relation, Source, TrustPolicy
 from companions.wire.bus import Bus, BusItem, LocalEvent, Subscription
 from companions.wire.protocol import (
     MAX_RECIPIENTS,
@@ -76,9 +84,10 @@ class NetworkLink:
 
     def __init__(self, bus: Bus, port: NetworkPort, *, local: LocalCompanions, user_id: str,
                  roster: ParticipantRoster | None = None, guests: Guests | None = None,
-                 rate: RateLimit | None = None, local_ids: Callable[[], Iterable[str]] | None = None) -> None:
+                 rate: RateLimit | None = None, local_ids: Callable[[], Iterable[str]] | None = None,
+                 trust: TrustPolicy | None = None) -> None:
         """``local_ids``: the ids of ``local`` now, cheaper than its metadata (read for every item that comes and
-        goes); by default taken from ``local``."""
+        goes); by default taken from ``local``. ``trust``: who may get a private line (``None``: nobody)."""
         self.bus = bus
         self.port = port
         if callable(local):
@@ -103,6 +112,10 @@ class NetworkLink:
         self._inbound: dict[int, BusItem] = {}  # items this link put on the bus (not to be sent back)
         self._subscription: Subscription | None = None
         self._cast_changes: Subscription | None = None  # CastChanged: this app's companions changed
+        self.words = PrivateWords()  # which lines hold the user's private things
+        self.outbound = Outbound(trust)
+        self._asking = TaskSet("network-private")  # private lines waiting for the user's answer
+        self._connected: dict[str, None] = {}  # the peers a publish reaches now
 
     @property
     def local(self) -> tuple[CompanionMetadata, ...]:
@@ -118,6 +131,7 @@ class NetworkLink:
     async def start(self) -> None:
         if self._subscription is not None:
             return
+        self.words.attach(self.bus)
         self._subscription = self.bus.subscribe(("messages", "states", "actions"), self._outgoing,
                                                 name="network-out", direct=True)
         self._cast_changes = self.bus.subscribe("events", self._events, name="network-cast", direct=True)
@@ -125,6 +139,7 @@ class NetworkLink:
         try:
             self.status = await self.port.start(self, self._served)
         except NetworkError as err:
+            self.words.close()
             self._subscription.close()
             self._subscription = None
             self._cast_changes.close()
@@ -141,6 +156,8 @@ class NetworkLink:
         if self._cast_changes is not None:
             self._cast_changes.close()
             self._cast_changes = None
+        self.words.close()
+        await self._asking.cancel_all()
         await self.port.stop()
         for peer in {p.peer for p in self.remote.values()}:
             self.gone(peer)
@@ -163,13 +180,47 @@ class NetworkLink:
             to = self.person_ids.outgoing_to(to)
             if to != item.params.to:
                 item = item.model_copy(update={"params": item.params.model_copy(update={"to": to})})
-            self.port.publish("messages", to_json_bytes(item))
+            line = self.words.of_line(item.params.id) if local else None
+            if line is not None:
+                self._publish_private(item, line)
+            else:
+                self.port.publish("messages", to_json_bytes(item))
         elif isinstance(item, State) and local and self.order.of(item.params.messageId) is not None:
             # A vote on a message that passed here (not on a cue only this app's companions heard: what it noticed
             # stays on this machine, companions/conversation/speaking_first.py); the reference reads an array.
             self.port.publish("states", b"[" + to_json_bytes(item) + b"]")
         elif isinstance(item, Action) and local:
             self.port.publish("actions", to_json_bytes(item))
+
+    def _publish_private(self, message: Message, line: PrivateLine) -> None:
+        """``message`` holds the user's private things: published if every peer connected now may have it (asked in
+        the window when not known), else its notice."""
+        peers = [self._destination(peer) for peer in self._connected]
+        known = [self.outbound.known(peer, line.kinds) for peer in peers]
+        if peers and all(known):
+            self.port.publish("messages", to_json_bytes(message))
+        elif not peers or False in known:
+            self.port.publish("messages", to_json_bytes(kept_notice(message)))
+        else:
+            with contextlib.suppress(RuntimeError):  # stopping: nothing leaves
+                self._asking.spawn(self._ask(message, line, peers), name=f"network-private:{message.params.id}")
+
+    async def _ask(self, message: Message, line: PrivateLine, peers: list[Source]) -> None:
+        allowed = True
+        for peer in peers:  # one after the other: the user answers one question at a time
+            allowed = allowed and await self.outbound.may_send(peer, line.kinds, line.companion_id)
+        now = {self._destination(peer).key for peer in self._connected}
+        allowed = allowed and now <= {p.key for p in peers}  # a peer connected meanwhile was not asked about
+        self.port.publish("messages", to_json_bytes(message if allowed else kept_notice(message)))
+
+    def _destination(self, peer: str) -> Source:
+        """A peer as a destination of private lines: named by the companions it runs here."""
+        names = ", ".join(p.metadata.name for p in self.remote.values() if p.peer == peer and p.reachable)
+        return Source("peer", Relation.OTHER, names, f"{GUEST_PLACE}:{peer}")
+
+    def connected(self, peer: str) -> None:
+        """A connection to ``peer`` opened (the NetworkSink)."""
+        self._connected[peer] = None
 
     def everyone(self) -> list[str]:
         """Every companion a message to everyone names on the network: this app's, then those elsewhere that can
@@ -216,6 +267,7 @@ class NetworkLink:
             self.drops.drop("invalid", peer, topic, f"{type(err).__name__}: {err}")
 
     def _hear(self, peer: str) -> None:
+        self._connected[peer] = None  # heard: connected (a signer of no connected peer is dropped by the adapter)
         for forgotten in self.peers.hear(peer):  # a peer that runs no companion here made room for this one
             self.rate.forget(forgotten)
 
@@ -336,6 +388,7 @@ class NetworkLink:
         log.info("network: %s left (%s)", companion, why)
 
     def gone(self, peer: str) -> None:
+        self._connected.pop(peer, None)
         self.peers.release(peer)
         self.rate.forget(peer)
         for participant in [p for p in self.remote.values() if p.peer == peer and p.reachable]:

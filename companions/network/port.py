@@ -33,6 +33,9 @@ class NetworkSink(Protocol):
     def gone(self, peer: str) -> None:
         """The last connection to ``peer`` closed."""
 
+    def connected(self, peer: str) -> None:
+        """A connection to ``peer`` opened: what this process publishes reaches it from now on."""
+
 
 @dataclass(frozen=True)
 class NetworkStatus:

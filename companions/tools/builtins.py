@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal, Protocol
 
 from companions.devices.query_bodies import SpeakRequest, SpeakResult, VisionPicture, VisionRequest
@@ -37,6 +37,9 @@ class PlannedSpeech:
     text: str
     to: tuple[str, ...]
     emotion: Emotion
+    # what the turn that composed it held of the camera's, the user's files or past conversations
+    # (companions/trust/outbound.py): where it may go beyond this window
+    private: frozenset[Capability] = field(default=frozenset(), kw_only=True)
 
 
 class SearchEngine(Protocol):

@@ -59,6 +59,11 @@ class Capability(enum.StrEnum):
     FILES = "files"  # search the user's documents (knowledge search)
     MEMORY = "memory"  # search the user's past conversations
     TOOLS = "tools"  # call a tool of an MCP server or a plugin
+    # What leaves the machine (companions/trust/outbound.py): a line that holds what the camera saw, the user's
+    # files or past conversations may go to this destination (a peer, a bridge client not the user's own).
+    SHARE_CAMERA = "share_camera"
+    SHARE_FILES = "share_files"
+    SHARE_MEMORY = "share_memory"
 
 
 class Relation(enum.StrEnum):
@@ -228,6 +233,9 @@ CAPABILITY_WORDS: Final[dict[Capability, str]] = {
     Capability.FILES: "search your files",
     Capability.MEMORY: "search your past conversations",
     Capability.TOOLS: "use the tools of MCP servers and plugins",
+    Capability.SHARE_CAMERA: "get a line that holds what your camera saw",
+    Capability.SHARE_FILES: "get a line that holds words of your files",
+    Capability.SHARE_MEMORY: "get a line that holds your past conversations",
 }
 
 

@@ -930,6 +930,46 @@
         <source>your documents</source>
         <translation>あなたの文書</translation>
     </message>
+    <message>
+        <source>{companion}&apos;s line holds what your camera saw. Send it to {who} {where}? If not, it stays in this window.</source>
+        <translation>{companion}の発言には、カメラで見たことが入っています。{who}（{where}）に送りますか？送らなければ、この画面の中だけに残ります。</translation>
+    </message>
+    <message>
+        <source>{companion}&apos;s line holds words of your files. Send it to {who} {where}? If not, it stays in this window.</source>
+        <translation>{companion}の発言には、あなたのファイルの言葉が入っています。{who}（{where}）に送りますか？送らなければ、この画面の中だけに残ります。</translation>
+    </message>
+    <message>
+        <source>{companion}&apos;s line holds your past conversations. Send it to {who} {where}? If not, it stays in this window.</source>
+        <translation>{companion}の発言には、あなたの過去の会話が入っています。{who}（{where}）に送りますか？送らなければ、この画面の中だけに残ります。</translation>
+    </message>
+    <message>
+        <source>the computer</source>
+        <translation>そのコンピューター</translation>
+    </message>
+    <message>
+        <source>A line that holds what your camera saw stayed in this window: {who} {where} got a notice instead.</source>
+        <translation>カメラで見たことが入った発言は、この画面の中に残しました。{who}（{where}）には代わりにお知らせだけが届きました。</translation>
+    </message>
+    <message>
+        <source>A line that holds words of your files stayed in this window: {who} {where} got a notice instead.</source>
+        <translation>あなたのファイルの言葉が入った発言は、この画面の中に残しました。{who}（{where}）には代わりにお知らせだけが届きました。</translation>
+    </message>
+    <message>
+        <source>A line that holds your past conversations stayed in this window: {who} {where} got a notice instead.</source>
+        <translation>あなたの過去の会話が入った発言は、この画面の中に残しました。{who}（{where}）には代わりにお知らせだけが届きました。</translation>
+    </message>
+    <message>
+        <source>Get lines that hold what the camera saw</source>
+        <translation>カメラで見たことが入った発言を受け取る</translation>
+    </message>
+    <message>
+        <source>Get lines that hold words of your files</source>
+        <translation>ファイルの言葉が入った発言を受け取る</translation>
+    </message>
+    <message>
+        <source>Get lines that hold your past conversations</source>
+        <translation>過去の会話が入った発言を受け取る</translation>
+    </message>
 </context>
 <context>
     <name>desktop_extras</name>
@@ -1066,6 +1106,69 @@
     <message>
         <source>Let them speak first when you have been quiet for {minutes} minutes (Settings › General changes how long)</source>
         <translation>{minutes}分黙っていたら、みんなから話しかけてもらう（時間は 設定 › 一般 で変えられます）</translation>
+    </message>
+</context>
+<context>
+    <name>kokoro_voice</name>
+    <message>
+        <source>Neural voice (Kokoro)</source>
+        <translation>ニューラル音声（Kokoro）</translation>
+    </message>
+    <message>
+        <source>Kokoro-82M: natural Japanese voices that run on this computer. A {size} MB download from the kokoro-onnx project&apos;s release; licence {licence} (the model and its voices, by hexgrad), {export} (the ONNX export).</source>
+        <translation>Kokoro-82M：このコンピューターで動く自然な日本語の声です。kokoro-onnx プロジェクトのリリースから {size} MB をダウンロードします。ライセンスは {licence}（モデルと声、hexgrad）と {export}（ONNX への変換）です。</translation>
+    </message>
+    <message>
+        <source>Not downloaded. Until it is, a companion given a Kokoro voice speaks in the default voice (Open JTalk for Japanese).</source>
+        <translation>まだダウンロードしていません。それまでは、Kokoro の声を選んだコンパニオンも標準の声（日本語は Open JTalk）で話します。</translation>
+    </message>
+    <message>
+        <source>Download Kokoro ({size} MB)</source>
+        <translation>Kokoro をダウンロード（{size} MB）</translation>
+    </message>
+    <message>
+        <source>Asking the host about the files…</source>
+        <translation>配布元にファイルを問い合わせています…</translation>
+    </message>
+    <message>
+        <source>Downloading: {done} of {total} MB</source>
+        <translation>ダウンロード中: {total} MB のうち {done} MB</translation>
+    </message>
+    <message>
+        <source>Cancel download</source>
+        <translation>ダウンロードを中止</translation>
+    </message>
+    <message>
+        <source>Cancelled. The download continues from there next time.</source>
+        <translation>中止しました。次回は続きからダウンロードします。</translation>
+    </message>
+    <message>
+        <source>Not downloaded: {problem}</source>
+        <translation>ダウンロードできませんでした: {problem}</translation>
+    </message>
+    <message>
+        <source>Downloaded: {count} Japanese voices. Choose one for each companion in the Companions tab (English lines stay with the system voice).</source>
+        <translation>ダウンロードしました: 日本語の声 {count} 種類。コンパニオンごとの声は「コンパニオン」タブで選べます（英語の発言はシステムの声のままです）。</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>試す</translation>
+    </message>
+    <message>
+        <source>Saying a sentence…</source>
+        <translation>話しています…</translation>
+    </message>
+    <message>
+        <source>Spoken by {voice}.</source>
+        <translation>{voice} が話しました。</translation>
+    </message>
+    <message>
+        <source>Not heard: {problem}</source>
+        <translation>聞こえませんでした: {problem}</translation>
+    </message>
+    <message>
+        <source>The test needs Madoi running.</source>
+        <translation>試すには Madoi が起動している必要があります。</translation>
     </message>
 </context>
 <context>

@@ -45,6 +45,16 @@ TEXTS: Final = Texts("consent", {
     "ask.files": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your files."),
     "ask.memory": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to search your past conversations."),
     "ask.tools": QT_TRANSLATE_NOOP("consent", "{who} {where} wants to use a tool of an MCP server or plugin ({tool})."),
+    # a line that holds the user's private things, before it leaves this window (companions/trust/outbound.py)
+    "ask.share_camera": QT_TRANSLATE_NOOP(
+        "consent", "{companion}'s line holds what your camera saw. Send it to {who} {where}? If not, it stays in "
+                   "this window."),
+    "ask.share_files": QT_TRANSLATE_NOOP(
+        "consent", "{companion}'s line holds words of your files. Send it to {who} {where}? If not, it stays in "
+                   "this window."),
+    "ask.share_memory": QT_TRANSLATE_NOOP(
+        "consent", "{companion}'s line holds your past conversations. Send it to {who} {where}? If not, it stays in "
+                   "this window."),
     # a turn of the user's (or of the app's) whose prompt holds words from outside (companions/trust/policy.py)
     "held.camera": QT_TRANSLATE_NOOP(
         "consent", "{companion} wants to look through your camera, and what it was told holds words from {who} "
@@ -64,6 +74,7 @@ TEXTS: Final = Texts("consent", {
     "where.files": QT_TRANSLATE_NOOP("consent", "in your knowledge folders"),
     "where.tool": QT_TRANSLATE_NOOP("consent", "(a tool's result)"),
     "who.documents": QT_TRANSLATE_NOOP("consent", "your documents"),  # only ever said after another word
+    "who.peer": QT_TRANSLATE_NOOP("consent", "the computer"),  # a peer that runs no companion here: "on 12D3Ko…"
     "where.bridge": QT_TRANSLATE_NOOP("consent", "through the bridge"),
     "where.outside": QT_TRANSLATE_NOOP("consent", "from outside this window"),
     "who.imported": QT_TRANSLATE_NOOP("consent", "An imported conversation"),
@@ -81,11 +92,21 @@ TEXTS: Final = Texts("consent", {
     "refused.files": QT_TRANSLATE_NOOP("consent", "{who} {where} may not search your files."),
     "refused.memory": QT_TRANSLATE_NOOP("consent", "{who} {where} may not search your past conversations."),
     "refused.tools": QT_TRANSLATE_NOOP("consent", "{who} {where} may not use tools of MCP servers and plugins."),
+    "refused.share_camera": QT_TRANSLATE_NOOP(
+        "consent", "A line that holds what your camera saw stayed in this window: {who} {where} got a notice instead."),
+    "refused.share_files": QT_TRANSLATE_NOOP(
+        "consent", "A line that holds words of your files stayed in this window: {who} {where} got a notice instead."),
+    "refused.share_memory": QT_TRANSLATE_NOOP(
+        "consent", "A line that holds your past conversations stayed in this window: {who} {where} got a notice "
+                   "instead."),
     "what.camera": QT_TRANSLATE_NOOP("consent", "Look through the camera"),
     "what.voice": QT_TRANSLATE_NOOP("consent", "Speak through the speakers"),
     "what.files": QT_TRANSLATE_NOOP("consent", "Search your files"),
     "what.memory": QT_TRANSLATE_NOOP("consent", "Search past conversations"),
     "what.tools": QT_TRANSLATE_NOOP("consent", "Tools of MCP servers and plugins"),
+    "what.share_camera": QT_TRANSLATE_NOOP("consent", "Get lines that hold what the camera saw"),
+    "what.share_files": QT_TRANSLATE_NOOP("consent", "Get lines that hold words of your files"),
+    "what.share_memory": QT_TRANSLATE_NOOP("consent", "Get lines that hold your past conversations"),
 })
 
 
@@ -109,12 +130,16 @@ def who_text(source: Source, language: str | None = None) -> str:
     """The source's name as the window shows it (an imported conversation's in ``language``'s words)."""
     if source.place == IMPORTED_PLACE:
         return TEXTS.text("who.imported", language)
+    if source.id == "peer" and source.place.startswith(f"{NETWORK_PLACE}:") and not source.name:
+        return TEXTS.text("who.peer", language)
     return TEXTS.text("who.documents", language) if source == DOCUMENTS else source.shown_name
 
 
 def question_text(request: ConsentRequest, language: str | None = None) -> str:
     """What the bar asks: who, where and what."""
     who, where = who_text(request.source, language), where_text(request.source, language)
+    if request.capability.startswith("share_"):
+        return TEXTS.text(f"ask.{request.capability}", language, companion=request.held_by, who=who, where=where)
     if request.held_by:
         return TEXTS.text(f"held.{request.capability}", language, companion=request.held_by, who=who, where=where,
                           tool=request.detail)
