@@ -203,6 +203,14 @@ class CompanionsPage(SettingsPage):
         kind = "companion.voice.female" if choice.variant.startswith("f") else "companion.voice.male"
         return self.t(kind, name=choice.name, n=choice.variant[1:])
 
+    def refresh_voices(self) -> None:
+        """Adds the voices the speaker offers now (Kokoro's, once downloaded) to every companion's list."""
+        self.voice_choices = self.access.voices(self.language)
+        for row in self.rows.values():
+            for choice in self.voice_choices:
+                if row.voice.findData(choice.id) < 0:
+                    row.voice.addItem(self.voice_label(choice), choice.id)
+
     async def _offer_models(self) -> None:
         """Fills every model list with the default server's models (nothing when it does not answer)."""
         models = await self.access.models(self._settings)

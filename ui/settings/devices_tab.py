@@ -1,10 +1,12 @@
 """The settings dialog's Camera and voice tab: the camera source and preview rate, speech on or off, its rate and
-volume, the voice test (a sentence said through the app's one speaker, at the form's rate), and the VOICEVOX-
-compatible engines found, each with its voices and a test (ui/settings/voice_engines.py)."""
+volume, the voice test (a sentence said through the app's one speaker, at the form's rate), the neural voice Kokoro
+as a download (ui/settings/kokoro_box.py), and the VOICEVOX-compatible engines found, each with its voices and a test
+(ui/settings/voice_engines.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -12,6 +14,8 @@ from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QLabel, QLineEdit, QPus
 
 from app.settings.model import CameraSettings, VoiceSettings
 from ui.settings.form import SettingsPage, Spawn, button_row, voice_test
+from ui.settings.kokoro_box import TEXTS as KOKORO_TEXTS
+from ui.settings.kokoro_box import KokoroBox
 from ui.settings.voice_engines import TEXTS as ENGINE_TEXTS
 from ui.settings.voice_engines import VoiceEnginesBox
 from ui.window.naming import named
@@ -23,7 +27,7 @@ class DevicesPage(SettingsPage):
     voice_tested = Signal(bool, str)  # ok, message
 
     def __init__(self, camera: CameraSettings, voice: VoiceSettings, *, test_voice: VoiceTester | None,
-                 errors: dict[str, QLabel], spawn: Spawn) -> None:
+                 errors: dict[str, QLabel], spawn: Spawn, data_dir: Path | None = None) -> None:
         super().__init__(errors, spawn)
         self._test_voice = test_voice
         form = self.form()
@@ -50,6 +54,12 @@ class DevicesPage(SettingsPage):
         self.row(form, "rate", self.rate, "voice.rate")
         self.row(form, "volume", self.volume, "voice.volume")
         form.addRow("", button_row(self.test_voice_button, self.voice_result))
+        self.kokoro: KokoroBox | None = None  # where downloads go is known: the dialog of the running app's data
+        if data_dir is not None:
+            self.kokoro = KokoroBox(data_dir, language=self.language, spawn=spawn)
+            kokoro_label = QLabel(KOKORO_TEXTS.text("title", self.language))
+            kokoro_label.setWordWrap(True)
+            form.addRow(kokoro_label, self.kokoro)
         self.engines = VoiceEnginesBox(voice.engines, voice.find_engines, language=self.language, spawn=spawn,
                                        volume=lambda: self.volume.value() / 100)
         engines_label = QLabel(ENGINE_TEXTS.text("title", self.language))

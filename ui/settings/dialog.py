@@ -63,11 +63,19 @@ class SettingsDialog(QDialog):
         self.general = GeneralPage(settings.general, settings.conversation, **page_args)
         self.llm = LlmPage(settings.llm, secrets=self._secrets,
                            test_connection=test_connection or check_connection, **page_args)
-        self.devices = DevicesPage(settings.camera, settings.voice, test_voice=test_voice, **page_args)
+        self.devices = DevicesPage(settings.camera, settings.voice, test_voice=test_voice, data_dir=paths.data_dir,
+                                   **page_args)
         self.bridge = BridgePage(settings.bridge, secrets=self._secrets, **page_args)
         self.companions = CompanionsPage(settings, companions or CompanionChecks.from_files(paths),
                                          candidate=self._current, voice=self.devices.voice_settings, paths=paths,
                                          **page_args)
+        if self.devices.kokoro is not None:  # Kokoro's test speaks through the app's speaker, as a companion would
+            access = self.companions.access
+            if access.can_speak:
+                self.devices.kokoro.say = lambda voice_id, sentence: access.say(self.devices.voice_settings(),
+                                                                                sentence, voice_id)
+                self.devices.kokoro.show_state()
+            self.devices.kokoro.ready.connect(lambda _voices: self.companions.refresh_voices())
         self.search = SearchPage(settings.search, **page_args)
         self.pages: list[SettingsPage] = [self.general, self.llm, self.devices, self.bridge, self.companions,
                                           self.search]

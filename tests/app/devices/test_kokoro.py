@@ -56,6 +56,7 @@ def test_the_pinned_model_is_the_file_the_tests_assemble() -> None:
     assert KOKORO_FILES.size == 120_575_669  # 92.4 + 28.2 MB, what the settings say before the download
 
 
+@pytest.mark.slow  # Kokoro keeps both cores busy while it speaks
 async def test_kokoro_downloads_with_consent_and_a_companion_is_heard_in_its_voice(
         host: HuggingFaceLikeHost, bus: InProcessBus, tmp_path: Path) -> None:
     files = hosted_kokoro(host, tmp_path / "host")
