@@ -62,7 +62,7 @@ from companions.llm.types import (
 from companions.tools.functions import ToolRegistry, ToolResult
 from companions.tools.tool_use import ToolUsed
 from companions.trust.outbound import PrivateTurn, private_kinds
-from companions.trust.policy import Capability, Source, TrustPolicy, words_from_tool
+from companions.trust.policy import IMPORTED, Capability, Source, TrustPolicy, words_from_tool
 from companions.wire.bus import Bus, LocalEvent
 
 log = logging.getLogger(__name__)
@@ -308,6 +308,7 @@ class Worker:
         tools = self._tools(ctx)
         pending = [PendingToolCall(c.id, c.name, c.arguments) for c in calls]
         outcomes: dict[str, ToolCallResult] = {}
+        said_by: dict[str, tuple[str, ...]] = {}  # call id -> whose words its result holds (a memory tool's)
         allowed: list[PendingToolCall] = []
         refused: set[str] = set()
         abort: str | None = None
@@ -342,6 +343,7 @@ class Worker:
                 tasks = [group.create_task(tools.run(c.name, c.arguments, c.id)) for c in allowed]
             for call, task in zip(allowed, tasks, strict=True):
                 ran: ToolResult = task.result()
+                said_by[call.id] = ran.said_by
                 outcome = ToolCallResult(call.id, call.name, ran.content, ran.is_error, call.arguments)
                 outcomes[call.id] = outcome
                 if abort is not None:
@@ -362,8 +364,10 @@ class Worker:
             add(ChatMessage.tool(call.id, call.name, outcome.content))
             known = tools.get(call.name)
             words = words_from_tool(known.origin, known.capabilities) if known is not None else None
-            if words is not None and call.id not in refused and all(h.key != words.key for h in held):
-                held.append(words)  # what it returned is in the turn from now on
+            speakers = [IMPORTED if s == IMPORTED.id else self.trust.source(s) for s in said_by.get(call.id, ())]
+            for source in [*([words] if words is not None else []), *speakers]:
+                if call.id not in refused and not source.trusted and all(h.key != source.key for h in held):
+                    held.append(source)  # what it returned is in the turn from now on
             if known is not None and call.id not in refused:
                 self._private(result, private_kinds(known.capabilities))  # before the model reads it
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,

@@ -41,6 +41,17 @@ class ToolResult:
     name: str
     content: str
     is_error: bool = False
+    said_by: tuple[str, ...] = ()  # whose words it holds (:class:`Said`): they are in the turn from then on
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a tool returns when its text holds words others said (a memory tool's recalled lines): ``by`` are the
+    ids of their speakers (``from``), so the turn answers to each as to their line in the prompt (companions/trust:
+    a recalled peer's line is the peer's words; ``imported`` for a line of an imported conversation)."""
+
+    text: str
+    by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,6 +197,8 @@ class BaseTool:
             return self._error(call_id, str(err))
         except Exception as err:  # a failing tool is a result the model reads, never a crash
             return self._error(call_id, f"{type(err).__name__}: {err}")
+        if isinstance(value, Said):
+            return ToolResult(call_id=call_id, name=self.name, content=value.text, said_by=tuple(value.by))
         return ToolResult(call_id=call_id, name=self.name, content=render(value))
 
     def _error(self, call_id: str, reason: str) -> ToolResult:
