@@ -1,28 +1,48 @@
-"""The real-time factor of the Japanese voices, as the app voices a line: Open JTalk's Mei against espeak-ng.
+"""The real-time factor of the Japanese voices, as the app voices a line: Open JTalk's Mei and Kokoro-82M against
+espeak-ng; and Kokoro's first audio with sentence pipelining against the whole line rendered first.
 
 The app's speaker (app/devices/speaker.py, audio to WAV files: no playback) says the same 12 Japanese sentences with
-each engine: Open JTalk (the default for Japanese, with Hina's card voice) and espeak-ng (``engine=system``: the
-kanji read into kana first, as before Open JTalk). Real-time factor = time to render a line / the line's audio
+each engine: Open JTalk (the default for Japanese, with Hina's card voice), Kokoro (the downloaded neural voice,
+``kokoro:jf_alpha`` at Hina's rate: the int8 model and voices prepared by scripts/kokoro_model.py, on the app's
+onnxruntime with :data:`app.devices.kokoro_voice.THREADS` threads) and espeak-ng (``engine=system``: the kanji read
+into kana first, as before Open JTalk). Real-time factor = time to render a line / the line's audio
 length (lower is quicker; 1.0 is as long as the speech). After one warm-up round, ``--rounds`` rounds; the figures
 are the medians over every line said. Also the median time from a line's start to its whole audio written (no
 playback), which is what a listener waits before the first word of a one-sentence line.
 
-Run: ``python bench/voice_rtf.py [--rounds 3]``
+``--first-audio``: a three-sentence line said by Kokoro through a player that lasts as long as the WAV, ``--runs``
+times each way, alternating: sentence by sentence (each rendered while the one before plays, as the speaker does)
+against the whole line rendered before anything plays; line start -> first audio, -> end, and the silences between
+sentences.
+
+Run: ``python bench/voice_rtf.py [--rounds 3] [--no-kokoro]``, ``python bench/voice_rtf.py --first-audio [--runs 2]``
+(note ``uptime`` with every figure).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import statistics
+import sys
 import tempfile
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from _report import report
 
+import app.devices.speaker as speaker_module
+from app.devices.kokoro_files import KOKORO_FILES, kokoro_paths
 from app.devices.speaker import Pyttsx3Speaker
 from companions.devices.ports import Utterance
+
+PLAYER = "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n"
+LINE = ("おはよう、今日はいい天気だね。午後から少し雲が出るみたいだけど、雨は降らないって。"
+        "散歩に行くなら、お昼ごはんの前がいいかもしれないね。")
+KOKORO = "Kokoro (jf_alpha)"
 
 SENTENCES = (
     "おはようございます。今日はいい天気ですね。",
@@ -40,22 +60,50 @@ SENTENCES = (
 )
 ENGINES = {
     "Open JTalk (Mei)": "ja;rate=165;half_tone=-1.5;all_pass=0.55",  # Hina's card voice
+    KOKORO: "kokoro:jf_alpha;rate=165",  # Hina's rate
     "espeak-ng (kana)": "ja;engine=system",
 }
 
 
-async def measure(rounds: int) -> dict[str, tuple[list[float], list[float]]]:
+def with_kokoro(speaker: Pyttsx3Speaker, data_dir: Path) -> None:
+    """Kokoro's test files (scripts/kokoro_model.py) in place under ``data_dir``, as if downloaded."""
+    spec = importlib.util.spec_from_file_location("kokoro_model_script", Path(__file__).parents[1] / "scripts"
+                                                  / "kokoro_model.py")
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script
+    spec.loader.exec_module(script)
+    source = script.paths()
+    script.ensure(source)
+    files = replace(KOKORO_FILES, voices=replace(KOKORO_FILES.voices, size=script.VOICES_SIZE,
+                                                 sha256=script.VOICES_SHA256))
+    model, voices = kokoro_paths(data_dir, files)
+    model.parent.mkdir(parents=True, exist_ok=True)
+    model.symlink_to(source.model)
+    voices.symlink_to(source.voices)
+    speaker.data_dir, speaker.kokoro_files = data_dir, files
+
+
+async def measure(rounds: int, *, kokoro: bool) -> dict[str, tuple[list[float], list[float]]]:
     """Per engine: the real-time factors and the render times (s) of every line said."""
-    figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in ENGINES}
+    engines = {name: voice for name, voice in ENGINES.items() if kokoro or name != KOKORO}
+    figures: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in engines}
     with tempfile.TemporaryDirectory(prefix="madoi-voice-rtf-") as tmp:
-        speaker = Pyttsx3Speaker(None, output_dir=Path(tmp))
+        speaker = Pyttsx3Speaker(None, output_dir=Path(tmp) / "speech")
+        if kokoro:
+            with_kokoro(speaker, Path(tmp) / "data")
         await speaker.start()
         try:
             await speaker.speak(Utterance("あ", voice="ja"))  # Open JTalk loads just after the start
             if not speaker.openjtalk_available:
                 raise SystemExit(f"Open JTalk does not speak here: {speaker.status.reason}")
+            if kokoro:
+                said = await speaker.speak(Utterance("あ。", voice=ENGINES[KOKORO]))  # waits for Kokoro's load
+                if said.voice != "kokoro:jf_alpha":
+                    raise SystemExit(f"Kokoro does not speak here: {speaker.status.reason}")
             for round_ in range(rounds + 1):
-                for name, voice in ENGINES.items():
+                for name, voice in engines.items():
                     for sentence in SENTENCES:
                         start = time.perf_counter()
                         result = await speaker.speak(Utterance(sentence, voice=voice, speaker_id="bench"))
@@ -70,11 +118,67 @@ async def measure(rounds: int) -> dict[str, tuple[list[float], list[float]]]:
     return figures
 
 
+async def first_audio(*, pipelined: bool) -> tuple[float, float, list[float]]:
+    """(line start -> first audio, -> end, silences between sentences) of :data:`LINE` said by Kokoro, in s."""
+    with tempfile.TemporaryDirectory(prefix="madoi-kokoro-first-") as tmp:
+        speaker = Pyttsx3Speaker(None, player=[sys.executable, "-c", PLAYER])
+        speaker.openjtalk_enabled = False
+        with_kokoro(speaker, Path(tmp))
+        played: list[tuple[float, Path | None]] = []
+        lock = threading.Lock()
+
+        def listen(path: Path | None) -> None:
+            with lock:
+                played.append((time.monotonic(), path))
+
+        speaker.playback_listeners.append(listen)
+        original = speaker_module.sentences
+        if not pipelined:
+            speaker_module.sentences = lambda text, _max: [text]  # the whole line, rendered before it plays
+        try:
+            await speaker.start()
+            await speaker.speak(Utterance("あ。", voice=ENGINES[KOKORO]))  # Kokoro's load is not the line's
+            played.clear()
+            started = time.monotonic()
+            result = await speaker.speak(Utterance(LINE, voice=ENGINES[KOKORO], speaker_id="bench"))
+            ended = time.monotonic()
+        finally:
+            speaker_module.sentences = original
+            await speaker.stop()
+    if result.voice != "kokoro:jf_alpha" or not result.success:
+        raise SystemExit(f"Kokoro did not say the line: {result}")
+    starts = [at for at, path in played if path is not None]
+    stops = [at for at, path in played if path is None]
+    return starts[0] - started, ended - started, [starts[i + 1] - stops[i] for i in range(len(starts) - 1)]
+
+
+def first_audio_main(runs: int) -> None:
+    cases: dict[bool, list[tuple[float, float, list[float]]]] = {True: [], False: []}
+    for _ in range(runs):
+        for pipelined in (True, False):
+            cases[pipelined].append(asyncio.run(first_audio(pipelined=pipelined)))
+    whole_first = statistics.median(c[0] for c in cases[False])
+    whole_end = statistics.median(c[1] for c in cases[False])
+    report(f"Kokoro, line start -> first audio, sentence by sentence, {runs} runs",
+           1000 * statistics.median(c[0] for c in cases[True]), "ms", "the whole line first", 1000 * whole_first)
+    report(f"Kokoro, line start -> its end, sentence by sentence, {runs} runs",
+           1000 * statistics.median(c[1] for c in cases[True]), "ms", "the whole line first", 1000 * whole_end)
+    gaps = [gap for c in cases[True] for gap in c[2]]
+    report(f"Kokoro, silence between sentences, sentence by sentence, {len(gaps)} gaps",
+           1000 * statistics.median(gaps), "ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-kokoro", action="store_true", help="Open JTalk and espeak-ng only")
+    parser.add_argument("--first-audio", action="store_true", help="Kokoro's first audio, pipelined or not")
+    parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
-    figures = asyncio.run(measure(args.rounds))
+    if args.first_audio:
+        first_audio_main(args.runs)
+        return
+    figures = asyncio.run(measure(args.rounds, kokoro=not args.no_kokoro))
     espeak_rtf = statistics.median(figures["espeak-ng (kana)"][0])
     espeak_took = statistics.median(figures["espeak-ng (kana)"][1])
     for name, (rtfs, took) in figures.items():
