@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from companions.cards.card import CompanionCard
+from companions.cards.lore import HEADING as LORE_HEADING
 from companions.common.languages import LANGUAGES
 from companions.common.untrusted_data import parse_json
 from companions.companion.filler import FillerReason
@@ -60,6 +61,7 @@ from companions.companion.prompts import prompt_texts
 from companions.conversation.early_speech import remainder
 from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
 from companions.llm.types import ToolSpec
+from companions.memory.recall import HEADING as RECALL_HEADING
 from companions.tools.builtins import PlannedSpeech
 from companions.wire.protocol import EMOTIONS, Emotion, Message
 
@@ -119,13 +121,15 @@ def _template(text: str) -> str:
 
 def stock_instructions() -> tuple[str, ...]:
     """Every instruction text of the prompts, in every language of them: the system prompt's own words, the turn's
-    guidance, the events and vote prompts, the closing hints (resources/prompts/*.toml) and the turn notes."""
+    guidance, the events and vote prompts, the closing hints (resources/prompts/*.toml), the turn notes and the
+    headings of the blocks a prompt may hold (what the companion recalls, what its lorebook brought up)."""
     texts: list[str] = []
     for language in LANGUAGES:
         for field in dataclasses.fields(texts_of := prompt_texts(language)):
             value = getattr(texts_of, field.name)
             texts.extend(value.values() if isinstance(value, dict) else [value])
-    for notes in (LANGUAGE_NOTE, LENGTH_NOTE, ONLY_LANGUAGE_NOTE, IDENTITY_NOTE, REPEAT_NOTE):
+    for notes in (LANGUAGE_NOTE, LENGTH_NOTE, ONLY_LANGUAGE_NOTE, IDENTITY_NOTE, REPEAT_NOTE, RECALL_HEADING,
+                  LORE_HEADING):
         texts.extend(notes.values())
     texts.extend(ECHOED_HEADINGS)
     return tuple(_template(text) for text in texts if text)

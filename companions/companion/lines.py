@@ -8,6 +8,7 @@ came back.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import unicodedata
@@ -186,7 +187,8 @@ def misidentified(text: str, *, other_names: Iterable[str], own_names: Iterable[
     if not names:
         return False
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    claim = (rf"{_SELF}(?:{alternatives}){_HONORIFIC}{_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
+    # a particle slipped in after the name claimed (measured: "私はひながです。" from Akari)
+    claim = (rf"{_SELF}(?:{alternatives})が?{_HONORIFIC}{_CLAIM_END}|{_SELF_EN}(?:{alternatives})(?![\w'’])"
              rf"|(?:^|[。！!？?、,\s])(?:{alternatives}){_HONORIFIC}(?:です|だよ)(?:[。！!？?\s]|$)")  # "Soutaです。"
     return re.search(claim, text, re.IGNORECASE) is not None
 
@@ -222,7 +224,12 @@ _ASSISTANT: Final = re.compile(
     r"|質問を(?:教えて|お聞かせ)|\bsorry,? but I (?:don'?t|do not) understand|\bunderstand (?:the|your) request\b"
     # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
     # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
-    r"|[:：]\s*$",
+    r"|[:：]\s*$"
+    # measured in a sixth 30-line run: "Thank you for providing guidance. I will now proceed to the next
+    # conversation.", "あなたの質問は何ですか？", "いいえ、何かご質問があるようお願い申し上げます。"
+    r"|\bthank you for (?:providing |the |your )?(?:guidance|instructions?)\b"
+    r"|\bproceed to the next (?:conversation|question|turn|task)\b"
+    r"|質問は(?:何|なん)(?:です|でしょう)か|ご質問が(?:ある|あり)",
     re.IGNORECASE)
 
 
@@ -457,12 +464,41 @@ _FIRST_WORD: Final = re.compile(r"[a-z']+")
 # out with the name is a copy, and the name alone is as much evidence as one letter ("あかりです。" is not
 # "あなたは{name}です。"). A word character, so folding keeps it; no line has it.
 NAME_MARK: Final = "〆"
+# A sentence that recites a stretch of one instruction sentence with a few letters left out, changed or put in along it
+# is a copy too, however much else it says (measured over 30 lines on the 0.5B model: "これらすべての会話で覚えている
+# ことによって、…", the recall block's heading "以前の会話などで覚えていること" without its "など": 11 letters in two
+# runs, a fifth of the sentence). A stretch is runs of two letters or more in the same order in both, each at most
+# :data:`RECITED_GAP` letters after the one before in both; it counts with two runs or more, this many letters in all
+# and one run this long at least, by script (bigrams: Japanese; trigrams: Latin letters, five words about 24 letters).
+# One run alone is the prompt read out word for word (composing.PROMPT_RECITAL_CHARS). Chosen on 211 lines of the
+# real model: "あなたが何を話したいか教えてください。" (runs of 4, 5 and 5 letters of "あなたが次に話したいかを決めて
+# ください") is a line, not a copy.
+RECITED_LETTERS: Final = {2: (10, 6), 3: (24, 12)}  # (letters in all, the longest run)
+RECITED_GAP: Final = 3
 
 
 def folded(text: str) -> str:
     """``text`` compared as instructions are: NFKC, case folded, every run of digits one "0" (a number filled in
     or changed is the same instruction), no punctuation, symbols or whitespace."""
     return _NOT_A_LETTER.sub("", _DIGITS.sub("0", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def recited_stretches(line: str, instruction: str) -> list[tuple[int, int]]:
+    """The stretches of ``instruction`` that ``line`` recites, each as (its letters, its longest run): runs of two
+    letters or more found in both in the same order, each at most :data:`RECITED_GAP` letters after the one before
+    in both."""
+    stretches: list[tuple[int, int]] = []
+    end_a = end_b = -RECITED_GAP - 1
+    for a, b, size in difflib.SequenceMatcher(None, line, instruction, autojunk=False).get_matching_blocks():
+        if size < 2:
+            continue
+        if stretches and a - end_a <= RECITED_GAP and b - end_b <= RECITED_GAP:
+            total, longest = stretches[-1]
+            stretches[-1] = (total + size, max(longest, size))
+        else:
+            stretches.append((size, size))
+        end_a, end_b = a + size, b + size
+    return stretches
 
 
 def _first_word(sentence: str) -> str:
@@ -497,6 +533,7 @@ class Instructions:
     セリフだけを言う" copies "自分のセリフだけを日本語で言う。"."""
 
     sentences: tuple[tuple[frozenset[str], frozenset[str]], ...]  # per sentence: its bigrams, its trigrams
+    plains: tuple[str, ...] = ()  # per sentence: its letters, folded (what a recital is measured against)
     names: tuple[str, ...] = ()  # the companion's names, folded: each is NAME_MARK in a line compared
     together: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # every sentence's, in one
     endings: frozenset[str] = frozenset()  # how the Japanese sentences end: their last two letters (plain form)
@@ -508,6 +545,7 @@ class Instructions:
         """The instructions ``texts`` (the companion's name in them as :data:`NAME_MARK`) of the companion
         called ``names``."""
         grams = []
+        plains: list[str] = []
         endings: set[str] = set()
         openings: set[str] = set()
         for text in texts:
@@ -515,14 +553,15 @@ class Instructions:
                 plain = folded(sentence)
                 if len(plain) >= 2:
                     grams.append((frozenset(_grams(plain, 2)), frozenset(_grams(plain, 3))))
+                    plains.append(plain)
                     if _gram_size(sentence) == 2:
                         endings.add(plain[-2:])
                     elif word := _first_word(sentence):
                         openings.add(word)
         longest_first = sorted({folded(name) for name in names if folded(name)}, key=len, reverse=True)
         together = (frozenset().union(*(bi for bi, _ in grams)), frozenset().union(*(tri for _, tri in grams)))
-        return Instructions(tuple(grams), tuple(longest_first), together, frozenset(endings - _POLITE_ENDINGS),
-                            frozenset(openings))
+        return Instructions(tuple(grams), tuple(plains), tuple(longest_first), together,
+                            frozenset(endings - _POLITE_ENDINGS), frozenset(openings))
 
     def _folded(self, sentence: str) -> str:
         """``sentence`` folded, with the companion's names as :data:`NAME_MARK`."""
@@ -541,7 +580,16 @@ class Instructions:
         holds a good part of that sentence or is long (:data:`INSTRUCTION_SHARE`, :data:`INSTRUCTION_COVERAGE`)."""
         long = len(_grams(self._folded(sentence), _gram_size(sentence))) >= INSTRUCTION_LONG_GRAMS
         return any(share >= INSTRUCTION_SHARE and (long or coverage >= INSTRUCTION_COVERAGE)
-                   for share, coverage in self._matches(sentence)) or self._blended(sentence)
+                   for share, coverage in self._matches(sentence)) or self._blended(sentence) or self._recites(sentence)
+
+    def _recites(self, sentence: str) -> bool:
+        """Whether ``sentence`` recites a stretch of one instruction sentence with a few letters changed
+        (:data:`RECITED_LETTERS`)."""
+        least, run = RECITED_LETTERS[_gram_size(sentence)]
+        plain = self._folded(sentence)
+        return len(plain) >= least and any(
+            total >= least and longest >= run and total > longest
+            for theirs in self.plains if len(theirs) >= least for total, longest in recited_stretches(plain, theirs))
 
     def _blended(self, sentence: str) -> bool:
         """Whether ``sentence`` is pieced together from several instruction sentences and said as they are

@@ -89,7 +89,7 @@ class MemoryRecalled(LocalEvent):
 
 _MONTHS_EN: Final = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
                      "October", "November", "December")
-_HEADING: Final = {
+HEADING: Final = {  # the recall block's (a line reciting it is prompt text: composing.stock_instructions)
     "ja": "以前の会話などで覚えていること（必要なときだけ使ってください）:",
     "en": "What you remember from earlier conversations (use it only where it helps):",
 }
@@ -126,7 +126,7 @@ def recall_block(items: Sequence[RecalledItem], *, companion_id: str, language: 
                  budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> tuple[str, tuple[RecalledItem, ...]]:
     """The prompt's recall message for ``items`` (best first) within ``budget_tokens``, oldest first inside it
     (a story reads in order), and the items it holds; ("", ()) when none fits."""
-    heading = _HEADING["ja" if language == "ja" else "en"]
+    heading = HEADING["ja" if language == "ja" else "en"]
     used = estimate_tokens(heading)
     kept: list[tuple[RecalledItem, str]] = []
     for item in items:

@@ -110,6 +110,9 @@ ORDINARY = (
     "Don't repeat yourself, Souta!",
     "ひなとして頑張るね！",
     "ひなです！よろしくね。",
+    # lines of the real model that share runs of an instruction with words between them, yet say their own
+    "あなたが何を話したいか教えてください。",  # "あなたが次に話したいかを決めてください" in runs of 4, 5 and 5
+    "みんなでおしゃべりしています。",  # one run of 10 letters of the system prompt's "…おしゃべりしています"
 )
 
 
@@ -492,6 +495,12 @@ NOT_CONVERSATION = (
     ("Okay, I'm glad you found the information helpful.", "not-itself"),
     ("こんにちは！お元気ですか？何か問題があればどうぞ。", "not-itself"),
     ("我们一起去看星星吧。", "language"),
+    # measured in a sixth 30-line run: the recall block's heading recited with "など" left out, the instructions
+    # thanked for, an assistant asking for a question
+    ("これらすべての会話で覚えていることによって、ひなの好きな星座は「読者」です。", "prompt"),
+    ("Thank you for providing guidance. I will now proceed to the next conversation.", "not-itself"),
+    ("いいえ、何かご質問があるようお願い申し上げます。", "not-itself"),
+    ("こんにちは！あなたの質問は何ですか？", "not-itself"),
 )
 
 

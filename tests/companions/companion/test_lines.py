@@ -378,6 +378,13 @@ def test_a_name_with_an_honorific_is_still_a_claim_to_be_someone_else() -> None:
     assert not misidentified("私はひなさんが好きです。", other_names=others)
 
 
+def test_a_name_claimed_with_a_particle_slipped_in_is_still_a_claim() -> None:
+    others = ["ひな", "Hina"]
+    assert misidentified("こんにちは！私はひながです。あなたの質問は何ですか？", other_names=others)  # measured, Akari
+    assert not misidentified("私はひなが好きです。", other_names=others)
+    assert not misidentified("私はひながいいと思う。", other_names=others)
+
+
 def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
     from companions.companion.composing import strip_echoed
 
