@@ -26,6 +26,10 @@
 <context>
     <name>about</name>
     <message>
+        <source>Neural voice, once downloaded: Kokoro-82M by hexgrad (Apache-2.0), its ONNX export by thewh1teagle (kokoro-onnx, MIT licence); Japanese read for it with misaki&apos;s kana table (hexgrad, Apache-2.0).</source>
+        <translation>ニューラル音声（ダウンロードした場合）: Kokoro-82M（hexgrad、Apache-2.0）、その ONNX 変換は thewh1teagle（kokoro-onnx、MIT ライセンス）。日本語の読みには misaki のかな表（hexgrad、Apache-2.0）を使っています。</translation>
+    </message>
+    <message>
         <source>&amp;About Madoi</source>
         <translation>円居について(&amp;A)</translation>
     </message>

@@ -1,7 +1,8 @@
 """The About box: what Madoi is and whose work it speaks with (the credits a licence asks for).
 
 Open JTalk's voice "Mei" is CC BY 3.0: its authors are named here and in the README (app/devices/openjtalk_voice.py
-voices the Japanese lines with it).
+voices the Japanese lines with it). Kokoro-82M (downloaded only when the user asks: app/devices/kokoro_files.py) is
+Apache-2.0 and its ONNX export MIT: named here too, with misaki, whose kana table reads Japanese for it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ _TEXTS: Final = Texts("about", {
         "about", 'Japanese voice: HTS Voice "Mei", Copyright (c) 2009-2013 Nagoya Institute of Technology, Department '
                  "of Computer Science; released by the MMDAgent Project Team; licensed under {licence}. Spoken through "
                  "Open JTalk (pyopenjtalk-plus, MIT licence)."),
+    "kokoro": QT_TRANSLATE_NOOP(
+        "about", "Neural voice, once downloaded: Kokoro-82M by hexgrad (Apache-2.0), its ONNX export by thewh1teagle "
+                 "(kokoro-onnx, MIT licence); Japanese read for it with misaki's kana table (hexgrad, Apache-2.0)."),
     "system": QT_TRANSLATE_NOOP("about", "Other languages: the system's voices (espeak-ng, SAPI5 or "
                                          "NSSpeechSynthesizer) through pyttsx3."),
 })
@@ -36,6 +40,7 @@ def about_text() -> str:
     return (f"<p>{html.escape(_TEXTS.text('body'), quote=False)}</p>"
             f"<p><b>{html.escape(_TEXTS.text('voices'), quote=False)}</b></p>"
             f"<p>{html.escape(_TEXTS.text('mei'), quote=False).format(licence=licence)}</p>"
+            f"<p>{html.escape(_TEXTS.text('kokoro'), quote=False)}</p>"
             f"<p>{html.escape(_TEXTS.text('system'), quote=False)}</p>")
 
 

@@ -20,6 +20,13 @@ def test_mei_and_its_authors_are_credited(text: str) -> None:
         assert credit in text
 
 
+@pytest.mark.parametrize("text", [about_text(), (REPO / "README.md").read_text(encoding="utf-8")])
+def test_kokoro_and_its_makers_are_credited(text: str) -> None:
+    text = " ".join(text.split())
+    for credit in ("Kokoro-82M", "hexgrad", "Apache-2.0", "thewh1teagle", "kokoro-onnx", "MIT", "misaki"):
+        assert credit in text
+
+
 def test_the_about_action_is_there_for_the_menu(qtbot: QtBot) -> None:
     from PySide6.QtWidgets import QWidget
 
