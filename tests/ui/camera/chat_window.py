@@ -1,4 +1,4 @@
-"""The main window as the camera's chat tests open it, and a click on a line of its chat as a person makes it."""
+"""A click on a line of the main window's chat, as a person makes it."""
 
 from __future__ import annotations
 
@@ -6,17 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
-from app.runtime.runtime import Runtime
 from ui.window.main_window import MainWindow
-
-
-async def open_window(qtbot: QtBot, runtime: Runtime) -> MainWindow:
-    window = MainWindow(runtime)
-    qtbot.addWidget(window)
-    window.resize(1200, 760)
-    window.show()
-    await window.attach()
-    return window
 
 
 def click_line(qtbot: QtBot, window: MainWindow, text: str) -> None:

@@ -22,8 +22,9 @@ from companions.llm.scripted import ScriptedCast, call, last_message_mentions, m
 from companions.llm.types import ChatRequest, ImagePart
 from companions.wire.protocol import Query
 from tests.app.media import write_test_video
-from tests.ui.camera.chat_window import click_line, open_window
+from tests.ui.camera.chat_window import click_line
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
+from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.chat.looks import KEEP_PICTURES
 from ui.window.main_thread_gc import MainThreadGC

@@ -22,8 +22,9 @@ from companions.devices.presence import PresenceKind, PresenceNoticed
 from companions.llm.scripted import ScriptedCast, reply_json
 from tests.app.devices.room_videos import RIGHT, Scene, room, write_room_video
 from tests.app.media import draw_face
-from tests.ui.camera.chat_window import click_line, open_window
+from tests.ui.camera.chat_window import click_line
 from tests.ui.conftest import signal_fired, switch_language
+from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import scripted_cast, scripted_runtime, until
 from ui.window.main_thread_gc import MainThreadGC
 

@@ -28,6 +28,7 @@ from tests.app.speech_audio import clip
 from tests.app.voice_input.spoken_japanese import japanese_clip
 from tests.conftest import serving
 from tests.ui.conftest import signal_fired
+from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
 from ui.settings.voice_input_tab import VoiceInputPage
 from ui.window.main_thread_gc import MainThreadGC
@@ -57,11 +58,7 @@ async def test_spoken_words_show_in_the_box_and_go_to_whom_to_says(
     cast = scripted_cast()
     lines(cast["akari"], say("It will be sunny tomorrow."))
     async with scripted_runtime(cast) as runtime:
-        window = MainWindow(runtime)
-        qtbot.addWidget(window)
-        window.resize(1200, 760)
-        window.show()
-        await window.attach()
+        window = await open_window(qtbot, runtime)
         switch = window.microphone_switch
         assert switch.text() == "Microphone off"
         assert not window.talk_button.isEnabled()
@@ -91,11 +88,7 @@ async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
     monkeypatch.setenv("MADOI_VOICE_INPUT_DEVICE", f"file:{spoken.path}")
     monkeypatch.setenv("MADOI_VOICE_INPUT_END_SILENCE_S", "0.5")
     async with scripted_runtime(scripted_cast()) as runtime:  # the companions' models expect nothing
-        window = MainWindow(runtime)
-        qtbot.addWidget(window)
-        window.resize(1200, 760)
-        window.show()
-        await window.attach()
+        window = await open_window(qtbot, runtime)
         switch = window.microphone_switch
         async with signal_fired(switch.switched, timeout=30):
             qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)

@@ -11,11 +11,10 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from app.conversations.greetings import greet_new_conversation, greeter
-from app.runtime.runtime import Runtime
 from companions.llm.scripted import ScriptedCast, call, mentions, reply_json
 from tests.ui.conftest import signal_fired
+from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import COMPANIONS, EVENT_PARAMS, lines, scripted_runtime, until
-from ui.window.main_window import MainWindow
 
 GREETING = "やあ、雲のクモだよ。今日はどんな空だった？"
 
@@ -36,22 +35,13 @@ def _cast(*extra: str) -> ScriptedCast:
     return cast
 
 
-async def _window(qtbot: QtBot, runtime: Runtime) -> MainWindow:
-    window = MainWindow(runtime)
-    qtbot.addWidget(window)
-    window.resize(1200, 760)
-    window.show()
-    await window.attach()
-    return window
-
-
 async def test_a_new_conversation_opens_with_the_greeting_of_the_companion_chosen_in_to(
         qtbot: QtBot, madoi_home: Path) -> None:
     _kumo(madoi_home)
     cast = _cast("kumo")
     lines(cast["kumo"], call("speak", {"message": "晴れてたんだね、いいなあ。"}, expect=mentions(GREETING)))
     async with scripted_runtime(cast) as runtime:
-        window = await _window(qtbot, runtime)
+        window = await open_window(qtbot, runtime)
         window.chat.address.set_addressees(["kumo"])
         lit: list[tuple[str, bool]] = []
         window.chat.speaking_changed.connect(lambda key, on: lit.append((key, on)))

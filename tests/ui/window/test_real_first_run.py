@@ -18,8 +18,8 @@ from pytestqt.qtbot import QtBot
 
 from tests.realmodel.conftest import real_model
 from tests.ui.conftest import started_runtime
+from tests.ui.open_window import open_window
 from tests.waiting import wait_until
-from ui.window.main_window import MainWindow
 
 pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(600)]
 
@@ -47,11 +47,7 @@ def user_home(tmp_path: Path, madoi_home: Path, monkeypatch: pytest.MonkeyPatch)
 async def test_one_click_on_talk_now_and_the_companions_greet_and_talk(
         qtbot: QtBot, user_home: Path, tmp_path: Path) -> None:
     async with started_runtime() as runtime:
-        window = MainWindow(runtime)
-        qtbot.addWidget(window)
-        window.resize(1200, 760)
-        window.show()
-        await window.attach()
+        window = await open_window(qtbot, runtime)
         first_run = window.extras.first_run
         stack = window.extras.chat_stack
         assert stack is not None
