@@ -11,9 +11,9 @@ are the medians over every line said. Also the median time from a line's start t
 playback), which is what a listener waits before the first word of a one-sentence line.
 
 ``--first-audio``: a three-sentence line said by Kokoro through a player that lasts as long as the WAV, ``--runs``
-times each way, alternating: sentence by sentence (each rendered while the one before plays, as the speaker does)
-against the whole line rendered before anything plays; line start -> first audio, -> end, and the silences between
-sentences.
+times each way, alternating: sentence by sentence (each rendered while the one before plays, the first sentence cut
+after its first clause, as the speaker does) against the whole line rendered before anything plays; line start ->
+first audio, -> end, and the silences between sentences.
 
 Run: ``python bench/voice_rtf.py [--rounds 3] [--no-kokoro]``, ``python bench/voice_rtf.py --first-audio [--runs 2]``
 (note ``uptime`` with every figure).
@@ -132,9 +132,10 @@ async def first_audio(*, pipelined: bool) -> tuple[float, float, list[float]]:
                 played.append((time.monotonic(), path))
 
         speaker.playback_listeners.append(listen)
-        original = speaker_module.sentences
-        if not pipelined:
-            speaker_module.sentences = lambda text, _max: [text]  # the whole line, rendered before it plays
+        original, clause = speaker_module.sentences, speaker_module.first_clause
+        if not pipelined:  # the whole line, rendered before it plays
+            speaker_module.sentences = lambda text, _max: [text]
+            speaker_module.first_clause = lambda chunks, longer_than=0: chunks
         try:
             await speaker.start()
             await speaker.speak(Utterance("あ。", voice=ENGINES[KOKORO]))  # Kokoro's load is not the line's
@@ -143,7 +144,7 @@ async def first_audio(*, pipelined: bool) -> tuple[float, float, list[float]]:
             result = await speaker.speak(Utterance(LINE, voice=ENGINES[KOKORO], speaker_id="bench"))
             ended = time.monotonic()
         finally:
-            speaker_module.sentences = original
+            speaker_module.sentences, speaker_module.first_clause = original, clause
             await speaker.stop()
     if result.voice != "kokoro:jf_alpha" or not result.success:
         raise SystemExit(f"Kokoro did not say the line: {result}")

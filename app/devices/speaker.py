@@ -104,7 +104,9 @@ VOICEVOX_CHUNK_CHARS: Final = 60
 ENGINE_RETRY_S: Final = 30.0  # an engine that failed is tried again after this (the default voice says lines until)
 ENGINES_SEARCH_S: Final = 30.0  # while none speaks (or one failed), the engines are looked for again this often
 ENGINES_WAIT_S: Final = 3.0  # a line for an engine waits this long at most for the search after the start
-KOKORO_CHUNK_CHARS: Final = 60  # Kokoro renders a chunk whole (~1-2x its length on two cores): sentences
+KOKORO_CHUNK_CHARS: Final = 60  # Kokoro renders a chunk whole (~0.45 of its length on two cores): sentences
+KOKORO_FIRST_CHARS: Final = 12  # a line's first sentence longer than this is cut at its first comma: the first audio
+_COMMA: Final = re.compile(r"(?<=[、,，])")  # waits for a clause, not a sentence
 PITCH_SCALE_PER_SEMITONE: Final = 0.015  # VOICEVOX's pitchScale multiplies log F0 (~5.5) by 2**pitchScale
 _SENTENCE_END: Final = re.compile(r"(?<=[。！？!?…\n])\s*|(?<=[.])\s+")
 _ENGINE_OWNER = threading.Lock()  # the process has one pyttsx3 engine: one speaker thread at a time owns it
@@ -624,7 +626,7 @@ class Pyttsx3Speaker:
         tuning = {"voice": spec.kokoro_voice or next(iter(JAPANESE_VOICES)),
                   "speed": round(base_rate * rate_factor) / DEFAULT_RATE,
                   "volume": max(0.0, min(1.0, self.volume * volume_factor))}
-        return _Plan(sentences(utterance.text, KOKORO_CHUNK_CHARS), tuning, "kokoro")
+        return _Plan(first_clause(sentences(utterance.text, KOKORO_CHUNK_CHARS)), tuning, "kokoro")
 
     def _render_voicevox(self, plan: _Plan, chunk: str, path: Path) -> float:
         tuning = plan.tuning
@@ -947,6 +949,17 @@ def sentences(text: str, max_chars: int) -> list[str]:
     waits for the first sentence only, and the next is synthesised while it plays."""
     return [chunk for sentence in _SENTENCE_END.split(text) if sentence.strip()
             for chunk in split_for_speech(sentence, max_chars)]
+
+
+def first_clause(chunks: list[str], longer_than: int = KOKORO_FIRST_CHARS) -> list[str]:
+    """``chunks`` with the first cut after its first comma when it is longer than ``longer_than`` characters and
+    the comma leaves a few characters on each side: an engine that renders a chunk whole is heard after a clause."""
+    if not chunks or len(chunks[0]) <= longer_than:
+        return chunks
+    head, *tail = _COMMA.split(chunks[0], maxsplit=1)
+    if not tail or len(head) < 3 or len(tail[0].strip()) < 3:
+        return chunks
+    return [head, tail[0].strip(), *chunks[1:]]
 
 
 def _installed(module: str) -> bool:

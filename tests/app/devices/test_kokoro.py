@@ -18,7 +18,7 @@ import pytest
 
 from app.devices.kokoro_files import KOKORO_FILES, download_kokoro, kokoro_installed, kokoro_offers
 from app.devices.kokoro_phonemes import JapanesePhonemes, kana_phonemes
-from app.devices.speaker import Pyttsx3Speaker
+from app.devices.speaker import Pyttsx3Speaker, first_clause, sentences
 from app.devices.voices import voice_choices
 from app.downloads import DownloadProgress
 from companions.devices.ports import Utterance
@@ -46,6 +46,14 @@ def test_japanese_becomes_kokoro_s_phonemes_by_misaki_s_rules() -> None:
     # Open JTalk's reading (は said ワ, 今日 キョー, the verb and its ending one word), punctuation as Kokoro's
     assert phonemes("今日は新聞を読んでから、散歩に行きます。") == "kʲoː βa ɕimbɯɴ o jonde kaɾa, sampo ɲi ikʲimasɨ."
     assert phonemes("「本当？」") == "“hontoː?”"
+
+
+def test_a_line_is_rendered_sentence_by_sentence_the_first_heard_after_its_first_clause() -> None:
+    line = "おはよう、今日はいい天気だね。午後から少し雲が出るみたいだけど、雨は降らないって。"
+    assert first_clause(sentences(line, 60)) == ["おはよう、", "今日はいい天気だね。",
+                                                 "午後から少し雲が出るみたいだけど、雨は降らないって。"]
+    assert first_clause(sentences("はい。行きましょう。", 60)) == ["はい。", "行きましょう。"]  # short: whole
+    assert first_clause(["図書館で古い地図を調べてみましょう、ね。"]) == ["図書館で古い地図を調べてみましょう、ね。"]
 
 
 def test_the_pinned_model_is_the_file_the_tests_assemble() -> None:
