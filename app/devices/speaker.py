@@ -607,7 +607,10 @@ class Pyttsx3Speaker:
         voice = self._kokoro
         if voice is None or not voice.loaded:
             raise KokoroUnavailable(self._kokoro_problem or "Kokoro is not available")
-        return voice.write_wav(chunk, path, **tuning)
+        seconds = voice.write_wav(chunk, path, **tuning)
+        if self._notices.pop("kokoro", None) is not None and self._audio_problem is None:
+            self._engines_status()  # downloaded since a line went to the default voice: the status says so no more
+        return seconds
 
     def _kokoro_plan(self, utterance: Utterance, *, note: bool = True) -> _Plan | None:
         """How Kokoro says ``utterance``: None when its voice names none of Kokoro's, the line has no Japanese (the

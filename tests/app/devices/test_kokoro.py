@@ -118,6 +118,7 @@ async def test_kokoro_downloads_with_consent_and_a_companion_is_heard_in_its_voi
         line = await speaker.speak(Utterance("はい。行きましょう。", voice="kokoro:jf_alpha;rate=170",
                                              speaker_id="hina"))
         assert (line.success, line.voice) == (True, "kokoro:jf_alpha"), line
+        assert "Kokoro" not in speaker.status.reason  # the notice went with the download
         assert [chunk for chunk, _ in rendered] == ["はい。", "行きましょう。"]
         starts = [(at, rate) for at, path, rate in played if path is not None]
         assert [rate for _, rate in starts] == [24000, 24000]  # Kokoro's audio, one WAV per sentence
