@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from app.devices.kokoro_files import KOKORO_FILES, download_kokoro, kokoro_installed, kokoro_offers
-from app.devices.kokoro_phonemes import JapanesePhonemes, kana_phonemes
+from app.devices.kokoro_phonemes import JapanesePhonemes, kana_phonemes, number_kana
 from app.devices.speaker import Pyttsx3Speaker, first_clause, sentences
 from app.devices.voices import voice_choices
 from app.downloads import DownloadProgress
@@ -46,6 +46,16 @@ def test_japanese_becomes_kokoro_s_phonemes_by_misaki_s_rules() -> None:
     # Open JTalk's reading (は said ワ, 今日 キョー, the verb and its ending one word), punctuation as Kokoro's
     assert phonemes("今日は新聞を読んでから、散歩に行きます。") == "kʲoː βa ɕimbɯɴ o jonde kaɾa, sampo ɲi ikʲimasɨ."
     assert phonemes("「本当？」") == "“hontoː?”"
+
+
+def test_without_open_jtalk_mecab_reads_for_kokoro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundle leaves Open JTalk out: MeCab with IPAdic reads instead, numbers and Latin letters included."""
+    monkeypatch.setitem(sys.modules, "pyopenjtalk", None)
+    phonemes = JapanesePhonemes()
+    assert phonemes("今日は新聞を読んでから、散歩に行きます。") == "kʲoː βa ɕimbɯɴ o jonde kaɾa, sampo ɲi ikʲimasɨ."
+    assert phonemes("AIは2025年に。") == "eːai βa ɲiseɲɲiʥɨːɡoneɴ ɲi."
+    assert (number_kana(2025), number_kana(3600), number_kana(10**4)) == ("ニセンニジューゴ", "サンゼンロッピャク",
+                                                                         "イチマン")
 
 
 def test_a_line_is_rendered_sentence_by_sentence_the_first_heard_after_its_first_clause() -> None:
