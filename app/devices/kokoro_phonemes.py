@@ -52,8 +52,11 @@ SYMBOLS: Final[dict[str, str]] = {
 }
 # For MeCab, which leaves numbers and Latin letters unread (Open JTalk reads them itself).
 _DIGITS: Final = ("", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュー")
-_PLACES: Final = ((1000, "セン", {3: "サンゼン", 8: "ハッセン"}), (100, "ヒャク", {3: "サンビャク", 6: "ロッピャク",
-                                                                            8: "ハッピャク"}), (10, "ジュー", {}))
+_PLACES: Final[tuple[tuple[int, str, dict[int, str]], ...]] = (
+    (1000, "セン", {3: "サンゼン", 8: "ハッセン"}),
+    (100, "ヒャク", {3: "サンビャク", 6: "ロッピャク", 8: "ハッピャク"}),
+    (10, "ジュー", {}),
+)
 _LARGE: Final = ((10**8, "オク"), (10**4, "マン"))
 _LETTERS: Final = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
     "エー", "ビー", "シー", "ディー", "イー", "エフ", "ジー", "エイチ", "アイ", "ジェー", "ケー", "エル", "エム",
