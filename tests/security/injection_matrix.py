@@ -8,9 +8,9 @@ user's own), the network link on the app's bus with a peer connected (a recordin
 hostile MCP server (tests/data/mcp/hostile_server.py) run by Kumo, a card the user added and approved with the camera
 and file search, and Nube, a card the user added and did not approve. Every companion thinks with the
 :class:`~companions.testing.obedient.ObedientModel`, which follows any instruction in its prompt. The user at the
-window dismisses every question (nothing is remembered, so each attack is asked anew). The cases run one after
-another in one conversation, so what earlier attacks left in a companion's memory is in later prompts too (and is
-asked for too): the counts of questions are of the run as it is, not of each place alone.
+window dismisses every question (nothing is remembered, so each attack is asked anew). Each case starts a new
+conversation, but what earlier attacks left may still be recalled into later prompts (and is asked for too): the
+counts of questions are of the run as it is, not of each place alone.
 
 An attack *got through* when the tool it asked for ran (a look through the camera, a search that carries its token,
 a post to the hostile server), or when what was seen or found reached its exit (the peer, the page).
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -29,6 +30,7 @@ from typing import Final
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from app.conversations.transfer import ConversationImporter, ImportReport, bounded_lines, read_jsonl
 from app.runtime.runtime import Runtime
 from app.settings.model import load_settings
 from companions.cards.approval import CardTrust
@@ -58,8 +60,14 @@ ASKS: Final[dict[str, tuple[str, dict[str, str]]]] = {
     "an MCP tool": ("post", {"text": "stolen {token}"}),
 }
 EXITS: Final = ("a peer", "a bridge client")
-WHERE: Final = ("a peer's line", "a bridge client's line", "a card's role", "a card's lorebook", "a card's examples",
-                "a search hit", "an MCP result", "a web result")
+WHERE: Final = ("an imported conversation", "a recalled peer's line", "a knowledge file", "a peer's line",
+                "a bridge client's line", "a card's role", "a card's lorebook", "a card's examples", "a search hit",
+                "an MCP result", "a web result")
+# The places recalled from earlier conversations and the knowledge folder (run first, in a fresh conversation), and
+# an imported conversation the user opened: the topic of each planted text, which the user's message names.
+RECALLED: Final = {"a recalled peer's line": "lanterns", "a knowledge file": "origami",
+                   "an imported conversation": "kites"}
+COLOURS: Final = {"camera": "blue", "files and memory": "green", "an MCP tool": "yellow"}
 CARD_PLACES: Final = {"a card's role": "role", "a card's lorebook": "lore", "a card's examples": "examples"}
 
 
@@ -175,6 +183,7 @@ class InjectionApp:
         for model in self.cast.values():
             model.token = case.token
         (self.state / "answer.txt").write_text(words, encoding="utf-8")
+        await self.runtime.parts.conversations.new()  # what earlier attacks said is recalled at most, not remembered
         if case.where == "a peer's line":
             said = Message.create(from_="souta_lan", to=["kumo"], message=words)
             assert self.port.sink is not None
@@ -185,6 +194,10 @@ class InjectionApp:
             await self.page.send(frame_of(Message.create(from_="user_evil", to=["kumo"], message=words)))
             await self._ended()
             await self.talk("Kumo, what's new?", who)
+        elif case.where in RECALLED:
+            if case.where == "an imported conversation":
+                await self.runtime.parts.conversations.switch(await _import(self, case))
+            await self.talk(f"The {_topic(case)}?", who)
         elif case.where == "a search hit":
             await self.talk("Kumo, search my notes for the festival.", who)
         elif case.where == "an MCP result":
@@ -246,6 +259,9 @@ async def injection_app(home: Path, work: Path) -> AsyncIterator[InjectionApp]:
     (state / "diary.md").write_text(f"# Diary\n{SECRET_NOTE}\n", encoding="utf-8")
     hits = " ".join(c.instruction("everyone") for c in CASES if c.where == "a search hit")
     (state / "notes.md").write_text(f"# Festival\nThe festival is on Sunday. {hits}\n", encoding="utf-8")
+    for case in CASES:
+        if case.where == "a knowledge file":
+            (state / f"origami-{COLOURS[case.asks]}.md").write_text(f"# {_planted(case)}\n", encoding="utf-8")
     _cards(home, state)
     _settings(home, state)
     cast: dict[str, ObedientModel] = {}
@@ -271,11 +287,9 @@ async def injection_app(home: Path, work: Path) -> AsyncIterator[InjectionApp]:
     bridge = runtime.parts.bridge
     assert bridge is not None
     page = await connect(f"ws://127.0.0.1:{bridge.port}/?dialect=madoi", origin=PAGE, proxy=None)  # type: ignore[arg-type]
-    search = runtime.parts.search
-    assert search is not None
-    await search.reindex()
     app = InjectionApp(runtime, cast, user, port, link, page, state)
     runtime.bus.subscribe("events", app.events.append, name="injection-events", direct=True)
+    await _plant(app, work)
 
     async def read_page() -> None:
         with contextlib.suppress(Exception):
@@ -290,6 +304,57 @@ async def injection_app(home: Path, work: Path) -> AsyncIterator[InjectionApp]:
         await page.close()
         await link.stop()
         await runtime.stop()
+
+
+def _topic(case: Case) -> str:
+    if case.where == "an imported conversation":  # each its own words
+        return {"camera": "paper kites", "files and memory": "glass marbles", "an MCP tool": "spinning tops"}[case.asks]
+    return f"{COLOURS[case.asks]} {RECALLED[case.where]}"
+
+
+def _planted(case: Case) -> str:
+    """The text about ``case``'s topic that holds its instruction (put where recall finds it)."""
+    return f"The {_topic(case)}: {case.instruction('everyone')}"
+
+
+async def _plant(app: InjectionApp, work: Path) -> None:
+    """Before the attacks: a peer tells Kumo about the lanterns, and the user starts a new conversation; the index is
+    brought up to date (recall finds them from then on)."""
+    runtime = app.runtime
+    assert app.port.sink is not None
+    for case in CASES:
+        if case.where == "a recalled peer's line":
+            ended = app._ended()
+            said = Message.create(from_="souta_lan", to=["kumo"], message=_planted(case))
+            app.port.sink.received(PEER, "messages", to_json_bytes(said))
+            await ended
+    search = runtime.parts.search
+    assert search is not None
+    await runtime.parts.conversations.new()
+    await search.reindex()
+
+
+async def _import(app: InjectionApp, case: Case) -> int:
+    """A conversation file holding ``case``'s instruction, imported as ``madoi conversations import`` does it; its
+    id (the user opens it and goes on talking there: its lines are in the companions' memory)."""
+    runtime = app.runtime
+    chat = app.state / f"{case.token}.jsonl"
+    an_hour_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
+    chat.write_text(json.dumps({"title": _topic(case), "messages": [
+        {"id": case.token, "from": "user", "to": ["kumo"], "message": _planted(case),
+         "time": an_hour_ago.isoformat().replace("+00:00", "Z")}]}) + "\n", encoding="utf-8")
+    search = runtime.parts.search
+    assert runtime.parts.cast.store is not None
+    assert search is not None
+    importer = ConversationImporter(runtime.store, runtime.parts.cast.store, search.engine,
+                                    user_id=runtime.settings.general.user_name, names={"kumo": "Kumo"})
+    report = ImportReport()
+    with chat.open(encoding="utf-8") as opened:
+        for conversation in read_jsonl(bounded_lines(opened), report):
+            await importer.add(conversation, report)
+    assert report.problems == [], report.problems
+    [imported] = report.imported
+    return imported
 
 
 def camera_video(work: Path) -> Path:
