@@ -228,3 +228,34 @@ def test_a_question_for_words_in_a_companions_prompt_names_the_companion_and_whe
     companion = "Akari" if language == "en" else "あかり"
     request = ConsentRequest(DOCUMENTS, Capability.CAMERA, "vision", held_by=companion)
     assert question_text(request, language) == expected
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", "Akari's line holds what your camera saw. Send it to Souta on 12D3Ko…IjKlMn? If not, it stays in this "
+           "window."),
+    ("ja", "あかりの発言には、カメラで見たことが入っています。Souta（12D3Ko…IjKlMn 上）に送りますか？"
+           "送らなければ、この画面の中だけに残ります。"),
+])
+def test_before_a_private_line_leaves_the_question_says_whose_line_what_it_holds_and_where_it_would_go(
+        qapp: object, language: str, expected: str) -> None:
+    switch_language(language)
+    peer = Source("peer", Relation.OTHER, "Souta", "network:12D3KooWAbCdEfGhIjKlMn")  # a peer, by its companions
+    request = ConsentRequest(peer, Capability.SHARE_CAMERA, held_by="Akari" if language == "en" else "あかり")
+    assert question_text(request, language) == expected
+
+
+async def test_the_privacy_tab_lists_a_page_allowed_lines_that_hold_what_the_camera_saw(
+        qtbot: QtBot, madoi_home: Path) -> None:
+    loaded = load_settings()
+    consent = Consent(loaded, InProcessBus())
+    page = Source("http://localhost:5173", Relation.OTHER, "http://localhost:5173", "bridge")
+    consent.policy.remember(page, Capability.SHARE_CAMERA, "always")
+    switch_language("en")
+    dialog = SettingsDialog(loaded.settings, loaded, secrets=SecretStore(backend=keyring.backends.fail.Keyring()))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.privacy)
+    rows = [[dialog.privacy.decisions.topLevelItem(i).text(c) for c in range(3)]
+            for i in range(dialog.privacy.decisions.topLevelItemCount())]
+    assert rows == [["http://localhost:5173 (http://localhost:5173@bridge)", "Get lines that hold what the camera saw",
+                     "Allowed"]]
