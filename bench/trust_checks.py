@@ -4,7 +4,9 @@ server) with the checks on and off, alternating in one run on one server.
 
 "Off" is the app without them, patched here and never in the app: no turn origin kept down the chain
 (``ConversationManager._origin_of`` answers the message's own ``from``), no tool gate (``Worker._refusal`` lets
-every call run) and no device rule (``QueryBroker._permitted`` allows every query). Each case prints the median of
+every call run), no device rule (``QueryBroker._permitted`` allows every query) and no provenance (a prompt holds no
+untrusted words, ``Companion._held_words``, and nothing private, ``Companion._private_words``: no line is held at
+the doors). Each case prints the median of
 its ratios to the floor, checks on and off, and on/off.
 
 ``--micro`` measures the checks themselves, without a model server: whole worker turns of a zero-latency scripted
@@ -41,13 +43,20 @@ Results = dict[str, list[tuple[float, float, int, int]]]
 def checks_off() -> Iterator[None]:
     """The app as it was before these checks: every origin is the message's sender, every tool runs, every
     query is answered."""
+    from companions.companion.companion import Companion
     from companions.companion.worker import Worker
     from companions.conversation.manager import ConversationManager
     from companions.trust.policy import Capability, Permission, Relation, Source
     from companions.wire.query_broker import QueryBroker
 
-    async def no_refusal(self: Worker, call: Any, origin: Any) -> None:
+    async def no_refusal(self: Worker, *_: Any, **__: Any) -> None:
         return None
+
+    def nothing_held(self: Companion, *_: Any) -> tuple[Source, ...]:
+        return ()
+
+    def nothing_private(self: Companion, *_: Any) -> frozenset[Capability]:
+        return frozenset()
 
     async def allowed(self: QueryBroker, query: Any) -> Permission:
         return Permission(True, "", Source(query.params.from_, Relation.OWN), Capability.CAMERA)
@@ -55,20 +64,24 @@ def checks_off() -> Iterator[None]:
     def own_sender(self: ConversationManager, message: Any, chain: str | None) -> str:
         return str(message.params.from_)
 
-    saved = (Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of)
+    saved = (Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of, Companion._held_words,
+             Companion._private_words)
     Worker._refusal = no_refusal  # type: ignore[method-assign,assignment]
     QueryBroker._permitted = allowed  # type: ignore[method-assign,assignment]
     ConversationManager._origin_of = own_sender  # type: ignore[method-assign]
+    Companion._held_words = nothing_held  # type: ignore[method-assign]
+    Companion._private_words = nothing_private  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of = saved  # type: ignore[method-assign]
+        (Worker._refusal, QueryBroker._permitted, ConversationManager._origin_of, Companion._held_words,  # type: ignore[method-assign]
+         Companion._private_words) = saved  # type: ignore[method-assign]
 
 
 async def micro(turns: int) -> None:
     """The gate's own cost per worker turn, checks on against off (see the module's docstring)."""
     from companions.common.loop_health import percentile
-    from companions.companion.worker import Worker
+    from companions.companion.worker import RunContext, Worker
     from companions.llm.scripted import ScriptedModel, call, say
     from companions.llm.types import ChatMessage
     from companions.tools.functions import ToolRegistry, tool
@@ -90,7 +103,7 @@ async def micro(turns: int) -> None:
         for _ in range(turns):
             model.add(call("look", {}), say("a cat"))
             began = time.thread_time()
-            await worker.run(context, origin=origin)
+            await worker.run(context, ctx=RunContext(origin=origin))
             spent.append(time.thread_time() - began)
         return spent
 
