@@ -78,6 +78,7 @@ class KokoroBox(QWidget):
     """Kokoro offered, downloading or ready, for the files under ``data_dir``."""
 
     ready = Signal(list)  # the voice ids offered once downloaded
+    finished = Signal(bool)  # a download ended: in place, or not (cancelled, failed)
     tested = Signal(bool, str)  # heard, message
 
     def __init__(self, data_dir: Path, *, language: Language, spawn: Spawn, files: KokoroFiles = KOKORO_FILES,
@@ -175,8 +176,10 @@ class KokoroBox(QWidget):
             self.show_state()
         if outcome is not None:
             show_result(self.status, *outcome)
+            self.finished.emit(False)
             return False
         self.ready.emit([self.voice.itemData(i) for i in range(self.voice.count())])
+        self.finished.emit(True)
         return True
 
     def _progressed(self, step: DownloadProgress) -> None:

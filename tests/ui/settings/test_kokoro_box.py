@@ -85,9 +85,9 @@ async def test_kokoro_is_offered_downloaded_and_its_voices_given_to_companions(
         assert companion_voices.findData("kokoro:jf_alpha") < 0
         shot(dialog, shots, "settings-kokoro-offered-ja")
         assert host.gets(files.model.file) == []
-        # Downloading: progress and a cancel
+        # Downloading: progress and a cancel; the next download continues where the cancelled one stopped
         seen: list[str] = []
-        async with signal_fired(box.ready, timeout=60):
+        async with signal_fired(box.finished, timeout=30):
             async with signal_fired(box.progress.valueChanged, timeout=30):
                 box.download_button.click()  # the bar's 0 first, then the bytes as they come
             while box.progress.value() <= 0:
@@ -97,7 +97,14 @@ async def test_kokoro_is_offered_downloaded_and_its_voices_given_to_companions(
             assert not box.download_button.isVisible()
             seen.append(box.status.text())
             shot(dialog, shots, "settings-kokoro-downloading-ja")
+            box.cancel_button.click()
         assert seen[0].startswith("ダウンロード中: ")
+        assert box.status.text() == "中止しました。次回は続きからダウンロードします。"
+        assert box.download_button.isVisible()
+        assert not box.downloaded
+        async with signal_fired(box.ready, timeout=60):
+            box.download_button.click()
+        assert host.gets(files.model.file)[-1]["range"].startswith("bytes=")  # resumed, not fetched again
         # Ready: its voices, a test through the app's speaker, and each companion may be given one
         assert box.status.text().startswith("ダウンロードしました: 日本語の声 5 種類")
         assert box.test_button.isVisible()
