@@ -20,7 +20,9 @@ that answers wrongly, never fails a line: the rest of it is said by the default 
 
 A line whose voice names one of Kokoro's (``kokoro:jf_alpha``) is said by the neural voice Kokoro-82M once it was
 downloaded (app/devices/kokoro_files.py, app/devices/kokoro_voice.py): it loads on its own thread
-(``speaker-kokoro``) just after the start, or when a line first asks for it after a download, and renders as
+(``speaker-kokoro``) just after the start when a companion's voice in the settings is Kokoro's
+(:attr:`Pyttsx3Speaker.kokoro_at_start`: ~2 s and ~220 MB, not paid by those who do not use it), else when a line
+first asks for it, and renders as
 VOICEVOX's engines do, sentence by sentence, each while the one before it plays, the highlight coming on with its
 audio. Not downloaded (or failing to load), its lines are said by the default voice and the status says how to get
 it, once.
@@ -209,6 +211,7 @@ class Pyttsx3Speaker:
         self._kokoro: KokoroVoice | None = None
         self._kokoro_renderer: concurrent.futures.ThreadPoolExecutor | None = None
         self._kokoro_problem: str | None = None
+        self.kokoro_at_start = False  # load Kokoro just after the start (a companion's voice is Kokoro's)
 
     @property
     def voices(self) -> list[Any]:
@@ -389,7 +392,8 @@ class Pyttsx3Speaker:
                 # Its dictionary and voice take ~0.4 s to load: not within the app's start. A first line waits.
                 self._openjtalk = self._start_openjtalk()
                 self._engines_status()
-            self._start_kokoro()  # loads on its own thread: the first Kokoro line waits for it, nothing else does
+            if self.kokoro_at_start:
+                self._start_kokoro()  # loads on its own thread: the first Kokoro line waits for it, nothing else does
             try:
                 self._serve(engine)
             except Exception as err:  # a bug here must not leave callers waiting forever

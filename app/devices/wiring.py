@@ -82,5 +82,7 @@ def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = Non
                             enabled=settings.voice.enabled, output_dir=speech_dir,
                             engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines,
                             data_dir=data_dir)
+    speaker.kokoro_at_start = any(voice.lower().startswith("kokoro") for chosen in settings.companions.values()
+                                  for voice in chosen.voice.values())
     return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices),
                    presence=PresenceWatcher(camera, bus, on=settings.camera.notice))

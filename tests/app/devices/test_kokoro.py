@@ -20,7 +20,10 @@ from app.devices.kokoro_files import KOKORO_FILES, download_kokoro, kokoro_insta
 from app.devices.kokoro_phonemes import JapanesePhonemes, kana_phonemes, number_kana
 from app.devices.speaker import Pyttsx3Speaker, first_clause, sentences
 from app.devices.voices import voice_choices
+from app.devices.wiring import build_devices
 from app.downloads import DownloadProgress
+from app.settings.model import Settings
+from app.settings.sections import CompanionSettings
 from companions.devices.ports import Utterance
 from companions.wire.bus import InProcessBus
 from tests.app.devices.kokoro_files import hosted_kokoro, kokoro_model
@@ -64,6 +67,12 @@ def test_a_line_is_rendered_sentence_by_sentence_the_first_heard_after_its_first
                                                  "午後から少し雲が出るみたいだけど、雨は降らないって。"]
     assert first_clause(sentences("はい。行きましょう。", 60)) == ["はい。", "行きましょう。"]  # short: whole
     assert first_clause(["図書館で古い地図を調べてみましょう、ね。"]) == ["図書館で古い地図を調べてみましょう、ね。"]
+
+
+def test_kokoro_loads_at_the_start_only_when_a_companion_speaks_with_it(bus: InProcessBus) -> None:
+    assert not build_devices(Settings(), bus).speaker.kokoro_at_start  # 2 s and 220 MB for nothing
+    chosen = Settings(companions={"hina": CompanionSettings(voice={"ja": "kokoro:jf_nezumi"})})
+    assert build_devices(chosen, bus).speaker.kokoro_at_start
 
 
 def test_the_pinned_model_is_the_file_the_tests_assemble() -> None:
