@@ -212,6 +212,7 @@ class Pyttsx3Speaker:
         self._kokoro_renderer: concurrent.futures.ThreadPoolExecutor | None = None
         self._kokoro_problem: str | None = None
         self.kokoro_at_start = False  # load Kokoro just after the start (a companion's voice is Kokoro's)
+        self._kokoro_lock = threading.Lock()  # the speaker thread and the settings may start it at once
 
     @property
     def voices(self) -> list[Any]:
@@ -450,16 +451,23 @@ class Pyttsx3Speaker:
     def _start_kokoro(self) -> bool:
         """Kokoro's voice and its thread, loading there, when its files are downloaded: True when it may speak.
         Any thread (the speaker's at the start; a line's plan after a download)."""
-        if self._kokoro is not None:
-            return self._kokoro_problem is None
-        if self.data_dir is None or not self.kokoro_downloaded:
-            return False
-        model, voices = kokoro_paths(self.data_dir, self.kokoro_files)
-        voice = KokoroVoice(model, voices)
-        self._kokoro_renderer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="speaker-kokoro")
-        self._kokoro = voice
-        self._kokoro_renderer.submit(self._load_kokoro, voice)
-        return True
+        with self._kokoro_lock:
+            if self._kokoro is not None:
+                return self._kokoro_problem is None
+            if self.data_dir is None or not self.kokoro_downloaded:
+                return False
+            model, voices = kokoro_paths(self.data_dir, self.kokoro_files)
+            voice = KokoroVoice(model, voices)
+            self._kokoro_renderer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="speaker-kokoro")
+            self._kokoro = voice
+            self._kokoro_renderer.submit(self._load_kokoro, voice)
+            return True
+
+    def preload_kokoro(self) -> None:
+        """Starts loading Kokoro now (a companion was just given one of its voices), when the speaker runs."""
+        self.kokoro_at_start = True
+        if self._thread is not None and self._audio_problem is None:
+            self._start_kokoro()
 
     def _load_kokoro(self, voice: KokoroVoice) -> None:
         began = time.monotonic()

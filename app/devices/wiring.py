@@ -60,8 +60,11 @@ class Devices:
     async def apply_settings(self, settings: Settings) -> None:
         """Re-checks the camera when its source changed and follows the camera switch and noticing; the speaker's rate
         and volume apply from the next utterance (turning speech on or off applies from the next start), and the
-        voice engines are looked for again when their URLs changed."""
+        voice engines are looked for again when their URLs changed, and Kokoro loads when a companion was just given
+        one of its voices."""
         self.speaker.rate, self.speaker.volume = settings.voice.rate, settings.voice.volume
+        if _kokoro_chosen(settings) and not self.speaker.kokoro_at_start:
+            self.speaker.preload_kokoro()  # a companion was just given a Kokoro voice: its first line need not wait
         engines = (tuple(settings.voice.engines), settings.voice.find_engines)
         if engines != (self.speaker.engine_urls, self.speaker.find_local_engines):
             self.speaker.engine_urls, self.speaker.find_local_engines = engines
@@ -82,7 +85,12 @@ def build_devices(settings: Settings, bus: Bus, *, voices: VoiceMap | None = Non
                             enabled=settings.voice.enabled, output_dir=speech_dir,
                             engine_urls=settings.voice.engines, find_local_engines=settings.voice.find_engines,
                             data_dir=data_dir)
-    speaker.kokoro_at_start = any(voice.lower().startswith("kokoro") for chosen in settings.companions.values()
-                                  for voice in chosen.voice.values())
+    speaker.kokoro_at_start = _kokoro_chosen(settings)
     return Devices(camera, speaker, VisionResponder(camera), SpeakResponder(speaker, voices),
                    presence=PresenceWatcher(camera, bus, on=settings.camera.notice))
+
+
+def _kokoro_chosen(settings: Settings) -> bool:
+    """A companion's voice in the settings is one of Kokoro's."""
+    return any(voice.lower().startswith("kokoro") for chosen in settings.companions.values()
+               for voice in chosen.voice.values())

@@ -75,6 +75,17 @@ def test_kokoro_loads_at_the_start_only_when_a_companion_speaks_with_it(bus: InP
     assert build_devices(chosen, bus).speaker.kokoro_at_start
 
 
+async def test_a_companion_given_a_kokoro_voice_in_the_settings_loads_it_at_once(bus: InProcessBus) -> None:
+    devices = build_devices(Settings.model_validate({"camera": {"source": "none"}}), bus)
+    preloads: list[bool] = []
+    devices.speaker._start_kokoro = lambda: preloads.append(True) or True  # type: ignore[method-assign]
+    devices.speaker._thread = threading.current_thread()  # as if started
+    await devices.apply_settings(Settings.model_validate({"camera": {"source": "none"},
+                                                          "companions": {"hina": {"voice": {"ja": "kokoro:jm_kumo"}}}}))
+    assert preloads == [True]
+    devices.speaker._thread = None
+
+
 def test_the_pinned_model_is_the_file_the_tests_assemble() -> None:
     assert (KOKORO_FILES.model.size, KOKORO_FILES.model.sha256) == (kokoro_model.MODEL_SIZE, kokoro_model.MODEL_SHA256)
     assert KOKORO_FILES.model.url == ("https://github.com/thewh1teagle/kokoro-onnx/releases/download/"
