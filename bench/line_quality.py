@@ -19,8 +19,8 @@ English, to everyone and naming one companion, open conversations that run until
 - Measured without the app's own checks (``prompt_text`` reuses them, so it cannot see what they miss):
   ``prompt_overlap``, lines that share a run of characters with the companion's prompt texts (its system prompt, the
   vote's and a turn's instructions: at least 8 characters of Japanese or 24 of English, not in the message answered
-  and not its card's sample line); ``said_back``, lines of 12 characters or more that are another companion's earlier
-  line of the run again (difflib ratio >= 0.8). Goal 0.
+  and not its card's sample line); ``said_back``, lines of 12 characters or more, not a greeting alone, that are
+  another companion's earlier line of the run again (difflib ratio >= 0.8). Goal 0.
 With ``--without shorter,samples`` a step before the stock filler is left out (the retry's shorter prompt, the
 card's sample line), to measure what each step gives.
 With ``--baseline-prompts REV`` the same number of lines is first measured with the prompt texts of git revision
@@ -214,6 +214,7 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
         is_repeat,
         misidentified,
         not_spoken,
+        only_a_greeting,
         reads_like_recalled_entry,
         sentences_of,
         sounds_like_an_assistant,
@@ -264,7 +265,8 @@ def judge(record: Record, n: int, label: str, verbose: bool) -> Verdict:
             verdict.prompt_overlap += 1
             problems.append(f"shares {overlap!r} with the prompt")
         back = [text for speaker, text in everyone if speaker != said.speaker and len(said.text) >= 12
-                and difflib.SequenceMatcher(None, text, said.text).ratio() >= 0.8]  # a greeting is anyone's
+                and not only_a_greeting(said.text)  # a greeting is anyone's ("Hello everyone!" after "Hi everyone!")
+                and difflib.SequenceMatcher(None, text, said.text).ratio() >= 0.8]
         if back:
             verdict.said_back += 1
             problems.append(f"says another companion's line back ({back[0]!r})")

@@ -229,12 +229,28 @@ _ASSISTANT: Final = re.compile(
     # conversation.", "あなたの質問は何ですか？", "いいえ、何かご質問があるようお願い申し上げます。"
     r"|\bthank you for (?:providing |the |your )?(?:guidance|instructions?)\b"
     r"|\bproceed to the next (?:conversation|question|turn|task)\b"
-    r"|質問は(?:何|なん)(?:です|でしょう)か|ご質問が(?:ある|あり)",
+    r"|質問は(?:何|なん)(?:です|でしょう)か|ご質問が(?:ある|あり)"
+    # measured in a seventh: "すみませんが、私は「あかり」の役割をサポートするための情報を
+    # 提供できません。", "申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。",
+    # "Please provide me with the tea name so I can help you find it.", "あなたの質問を理解するためには、…"
+    r"|役割をサポート|情報を提供(?:でき|します|いたし)|質問を理解|\bplease provide me with\b"
+    r"|\bso (?:that )?I can (?:help|assist) you\b",
     re.IGNORECASE)
 
 
 _GREETING_EN: Final = r"(?:hi|hello|hey|good (?:morning|afternoon|evening|night))"
 _GREETING_JA: Final = r"(?:こんにちは|こんばんは|おはよう(?:ございます)?|やあ|やっほー|はじめまして)"
+
+
+_GREETING_ONLY: Final = re.compile(
+    rf"^\s*(?:{_GREETING_EN}|{_GREETING_JA})(?:[\s,、]*(?:everyone|everybody|all|there|みんな|皆さん|みなさん))?"
+    r"[\s!！.。~〜]*$", re.IGNORECASE)
+
+
+def only_a_greeting(text: str) -> bool:
+    """Whether ``text`` is a greeting and nothing else ("Hello everyone!", "こんにちは、みんな！"): anyone's
+    words, never a line said back."""
+    return _GREETING_ONLY.match(text) is not None
 
 
 def _greets_itself(text: str, own_names: Iterable[str]) -> bool:
@@ -271,7 +287,10 @@ _NOT_SPOKEN: Final = re.compile(
     r"|\bspeak tool\b|\b(?:use|using|call|calling) (?:no |any |the |my )?tools?\b"
     # the recall block's way of telling what was said, or a transcript's bold label (measured over 30 lines: "**週末**：
     # 「週末は何をして過ごすのが好き？」と言いました。")
-    r"|[」』]と言いました|^\s*と言いました|^\s*\*\*[^*\n]{1,20}\*\*\s*[:：]", re.IGNORECASE)
+    r"|[」』]と言いました|^\s*と言いました|^\s*\*\*[^*\n]{1,20}\*\*\s*[:：]"
+    # the turn's guidance heading with its first word changed (measured in a seventh 30-line run:
+    # "そのターンの指示です。" from Hina; the heading is "このターンの指示")
+    r"|ターンの指示|guidance for (?:this|the|that) turn", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:

@@ -501,6 +501,12 @@ NOT_CONVERSATION = (
     ("Thank you for providing guidance. I will now proceed to the next conversation.", "not-itself"),
     ("いいえ、何かご質問があるようお願い申し上げます。", "not-itself"),
     ("こんにちは！あなたの質問は何ですか？", "not-itself"),
+    # measured in a seventh: the guidance heading with its first word changed, assistant talk in new words
+    ("そのターンの指示です。", "prompt"),
+    ("すみませんが、私は「あかり」の役割をサポートするための情報を提供できません。", "not-itself"),
+    ("申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。", "not-itself"),
+    ("Great! I understand. Please provide me with the tea name so I can help you find it.", "not-itself"),
+    ("あなたの質問を理解するためには、私が話し始めます。", "not-itself"),
 )
 
 

@@ -13,6 +13,7 @@ from companions.companion.lines import (
     is_repeat,
     limit_length,
     misidentified,
+    only_a_greeting,
     similarity,
     sounds_like_an_assistant,
 )
@@ -516,3 +517,10 @@ async def test_a_line_is_asked_for_with_a_token_limit_of_its_length() -> None:
     assert limit < asked < TURN_MAX_TOKENS  # measured: 256 tokens of rambling, then cleaned to nothing
     await souta.aclose()
     await bus.aclose()
+
+
+def test_a_greeting_alone_is_anyones_words() -> None:
+    for greeting in ("Hello everyone!", "Hi, everyone!", "こんにちは、みんな！", "こんばんは。", "Good evening!"):
+        assert only_a_greeting(greeting), greeting
+    for line in ("Hello everyone, I love old maps!", "こんにちは！今日は星がきれいだね。", "Hi, Akari!"):
+        assert not only_a_greeting(line), line
