@@ -159,6 +159,19 @@ async def test_kokoro_downloads_with_consent_and_a_companion_is_heard_in_its_voi
         quick = await speaker.speak(Utterance("はい。", voice="kokoro:jf_alpha;rate=220", speaker_id="hina"))
         assert quick.voice == slow.voice == "kokoro:jf_alpha"
         assert quick.duration_s < 0.75 * slow.duration_s, (quick.duration_s, slow.duration_s)
+        # An interruption stops a line at once, while it plays and the next sentence renders
+        loop = asyncio.get_running_loop()
+        heard = asyncio.Event()
+        speaker.playback_listeners.append(lambda path: path is not None and loop.call_soon_threadsafe(heard.set))
+        saying = asyncio.create_task(speaker.speak(Utterance("図書館で古い地図を調べてみましょう。そうしましょう。",
+                                                             voice="kokoro:jf_alpha", speaker_id="hina")))
+        async with asyncio.timeout(20):
+            await heard.wait()
+        stopped = time.monotonic()
+        speaker.interrupt()
+        cut = await saying
+        assert cut.interrupted
+        assert time.monotonic() - stopped < 0.5
         assert time.monotonic() - asked < 60
     finally:
         await speaker.stop()
