@@ -38,6 +38,7 @@ from companions.cards.card import CompanionCard, load_card
 from companions.conversation.readmodel import ConversationChanged
 from companions.devices.ports import CameraLooked
 from companions.llm.scripted import ScriptedModel, reply_json
+from companions.memory.recall import CompanionRecall
 from companions.network.link import NetworkLink
 from companions.testing.obedient import PICTURE, ObedientModel, instruction
 from companions.tools.tool_use import ToolUsed
@@ -273,37 +274,41 @@ async def injection_app(home: Path, work: Path) -> AsyncIterator[InjectionApp]:
                                                       "wants_to_see": False, "needs_facts": False}))
         return model
 
-    runtime = Runtime(load_settings(), make_model=make_model)
-    await runtime.start()
-    user = AwayUser()
-    runtime.asker.connect(user)
-    port = RecordingPort()
-    link = NetworkLink(runtime.bus, port, local=lambda: [c.metadata for c in runtime.parts.cast],
-                       local_ids=lambda: runtime.parts.cast.companions.keys(),  # noqa: PLW0108 (the cast now)
-                       user_id=runtime.settings.general.user_name, trust=runtime.parts.cast.trust_policy)
-    await link.start()
-    assert port.sink is not None
-    port.sink.announced(PEER, (CompanionMetadata(id="souta_lan", name="Souta"),))
-    bridge = runtime.parts.bridge
-    assert bridge is not None
-    page = await connect(f"ws://127.0.0.1:{bridge.port}/?dialect=madoi", origin=PAGE, proxy=None)  # type: ignore[arg-type]
-    app = InjectionApp(runtime, cast, user, port, link, page, state)
-    runtime.bus.subscribe("events", app.events.append, name="injection-events", direct=True)
-    await _plant(app, work)
+    # A turn waits 0.75 s for its recall, then goes on without it; on a loaded machine the search may take longer,
+    # and these attacks are about what recall brings, not when: the suite's turns wait for it.
+    waits = CompanionRecall.ready.__defaults__
+    async with contextlib.AsyncExitStack() as stack:
+        CompanionRecall.ready.__defaults__ = (30.0,)
+        stack.callback(setattr, CompanionRecall.ready, "__defaults__", waits)
+        runtime = Runtime(load_settings(), make_model=make_model)
+        await runtime.start()
+        stack.push_async_callback(runtime.stop)
+        user = AwayUser()
+        runtime.asker.connect(user)
+        port = RecordingPort()
+        link = NetworkLink(runtime.bus, port, local=lambda: [c.metadata for c in runtime.parts.cast],
+                           local_ids=lambda: runtime.parts.cast.companions.keys(),  # noqa: PLW0108 (the cast now)
+                           user_id=runtime.settings.general.user_name, trust=runtime.parts.cast.trust_policy)
+        await link.start()
+        stack.push_async_callback(link.stop)
+        assert port.sink is not None
+        port.sink.announced(PEER, (CompanionMetadata(id="souta_lan", name="Souta"),))
+        bridge = runtime.parts.bridge
+        assert bridge is not None
+        page = await connect(f"ws://127.0.0.1:{bridge.port}/?dialect=madoi", origin=PAGE,  # type: ignore[arg-type]
+                             proxy=None)
+        stack.push_async_callback(page.close)
+        app = InjectionApp(runtime, cast, user, port, link, page, state)
+        runtime.bus.subscribe("events", app.events.append, name="injection-events", direct=True)
 
-    async def read_page() -> None:
-        with contextlib.suppress(Exception):
-            async for frame in page:
-                app.page_frames.append(frame if isinstance(frame, str) else frame.decode())
+        async def read_page() -> None:
+            with contextlib.suppress(Exception):
+                async for frame in page:
+                    app.page_frames.append(frame if isinstance(frame, str) else frame.decode())
 
-    reader = asyncio.ensure_future(read_page())
-    try:
+        stack.callback(asyncio.ensure_future(read_page()).cancel)
+        await _plant(app, work)
         yield app
-    finally:
-        reader.cancel()
-        await page.close()
-        await link.stop()
-        await runtime.stop()
 
 
 def _topic(case: Case) -> str:

@@ -26,5 +26,4 @@ async def test_no_injected_instruction_gets_through(madoi_home: Path, monkeypatc
     assert tally.got_through == 0
     # Each attack was either asked about (and refused: the user dismissed it) or found nothing to use: a card the
     # user did not approve is offered no camera, no search and no MCP server.
-    obeyed = {o.case.where: o.asked for o in tally.outcomes}
-    assert all(obeyed[w] > 0 for w in obeyed if "card" not in w), obeyed
+    assert [o.case for o in tally.outcomes if "card" not in o.case.where and o.asked == 0] == []
