@@ -26,7 +26,7 @@ from app.storage.database import ConversationStore
 from app.trust.policy import use_trust_settings
 from companions.common.loop_health import LagProbe
 from companions.companion.cast import CastChanged
-from companions.trust.policy import ConsentRelay
+from companions.trust.policy import NOTICED, ConsentRelay
 from companions.wire.bus import Bus, InProcessBus
 
 if TYPE_CHECKING:
@@ -239,7 +239,9 @@ class Runtime:
         parts = self.parts
         old = parts.bridge
         try:
-            new = build_bridge(self.bus, parts.broker, settings, reserved_ids=lambda: set(parts.cast.companions),
+            # as at the start (assembly.py): no client speaks as a companion of this app or as what it noticed
+            new = build_bridge(self.bus, parts.broker, settings,
+                               reserved_ids=lambda: {*parts.cast.companions, NOTICED.id},
                                roster=parts.conversation_manager, guests=parts.cast.guests)
         except BridgeConfigError as err:
             return f"bridge not moved: {err}"
