@@ -89,8 +89,8 @@ class MemoryRecall:
         self.depth = depth
         self.last_ms = 0.0  # how long the last recall took (the command reports it)
         # Every companion that hears a message recalls for it: one search serves them all (who heard what differs).
-        self._searches: collections.OrderedDict[str, tuple[float, asyncio.Task[list[RecallCandidate]]]] = (
-            collections.OrderedDict())
+        self._searches: collections.OrderedDict[tuple[str, int], tuple[float, asyncio.Task[list[RecallCandidate]]]] \
+            = collections.OrderedDict()  # by the text and the index's generation
         self.tasks = TaskSet("memory-recall")  # the shared searches (each awaited by the recalls that share it)
 
     async def recall(self, companion_id: str, text: str, *, before: float | None = None, limit: int | None = None,
@@ -114,15 +114,17 @@ class MemoryRecall:
             self.last_ms = (time.perf_counter() - started) * 1000
 
     async def _search(self, text: str) -> list[RecallCandidate]:
-        """One search per text for the companions hearing the same message (a few seconds at most: later lines
-        may have been indexed since)."""
+        """One search per text for the companions hearing the same message, while the index is as it was (a few
+        seconds at most): a line or a conversation indexed since is searched for (measured: a conversation imported
+        between two askings of one question was left out of the second)."""
         now = time.monotonic()
-        shared = self._searches.get(text)
+        key = (text, self.engine.generation)
+        shared = self._searches.get(key)
         if shared is not None and now - shared[0] <= SHARED_FOR_S and not failed(shared[1]):
             return await asyncio.shield(shared[1])
         search = self.tasks.spawn(self._candidates(text), name="recall-search")
-        self._searches[text] = (now, search)
-        self._searches.move_to_end(text)
+        self._searches[key] = (now, search)
+        self._searches.move_to_end(key)
         while len(self._searches) > SHARED_SEARCHES:
             self._searches.popitem(last=False)
         return await asyncio.shield(search)

@@ -300,6 +300,12 @@ class SearchEngine:
 
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
+    @property
+    def generation(self) -> int:
+        """How many writes the index has had since it was opened (0 before): what was searched before a write may
+        miss what it wrote (read from any thread: an int, bumped by the index's one thread)."""
+        return self._core.index.generation if self._core is not None else 0
+
     async def open(self) -> None:
         """Opens (and creates or migrates) the database, embedding chunks that lack vectors."""
         await self._run(lambda core: None)

@@ -81,6 +81,15 @@ async def test_a_companion_recalls_only_the_lines_it_heard(parts: Parts) -> None
     assert "Only between us" not in await TextSearch(parts.engine).search("Mochi bit the vet")
 
 
+async def test_a_conversation_imported_just_after_a_question_is_recalled_when_it_is_asked_again(parts: Parts) -> None:
+    await parts.add(("m1", "user", [], "My cat is called Mochi"), ("m2", "akari", ["user"], "What a sweet name"))
+    assert "My dog eats carrots every morning" not in await parts.texts("akari", "What does my dog eat?")
+    # Every companion hearing one message shares one search for a few seconds; a new conversation indexed in the
+    # meantime is not left out of the next question's search.
+    await parts.add(("m3", "user", [], "My dog eats carrots every morning"), ("m4", "akari", ["user"], "Crunchy!"))
+    assert "My dog eats carrots every morning" in await parts.texts("akari", "What does my dog eat?")
+
+
 async def test_recalled_lines_are_dated_and_say_who_said_them(parts: Parts) -> None:
     await parts.add(("m1", "user", [], "I ran a charity race for mental health on Sunday"),
                     ("m2", "akari", [], "A charity race! I am proud of you"))
