@@ -1,8 +1,11 @@
-"""The bridge with the app's devices behind it (a camera and a voice answering queries) for the reference clients."""
+"""The bridge on a bus of its own (:func:`serving_bridge`), and with the app's devices behind it (a camera and a voice
+answering queries) for the reference clients."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from app.bridge import BridgeServer
@@ -12,6 +15,22 @@ from companions.wire.query_broker import QueryBroker
 from tests.waiting import wait_until
 
 COMPANIONS = {"akari", "hina"}
+
+
+@contextlib.asynccontextmanager
+async def serving_bridge() -> AsyncIterator[tuple[InProcessBus, BridgeServer]]:
+    """A bridge on a free loopback port, over a bus and a query broker of its own; stopped, then they close."""
+    bus = InProcessBus()
+    broker = QueryBroker(bus)
+    await broker.start()
+    server = BridgeServer(bus, broker, port=0)
+    await server.start()
+    try:
+        yield bus, server
+    finally:
+        await server.stop()
+        await broker.aclose()
+        await bus.aclose()
 
 
 class AppDevice:

@@ -17,7 +17,7 @@ from companions.llm.types import ChatMessage
 from companions.tools.functions import ToolRegistry, tool
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import Message, parse_frame
-from companions.wire.query_broker import QueryBroker
+from tests.app.bridge_app import serving_bridge
 from tests.app.bridge_client import admitted, client, hello, recv
 
 LINE = 'こんばんは、"みなさん"！ Shall we talk about the stars?'
@@ -25,15 +25,8 @@ LINE = 'こんばんは、"みなさん"！ Shall we talk about the stars?'
 
 @pytest.fixture
 async def bridge() -> AsyncIterator[tuple[InProcessBus, BridgeServer]]:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    server = BridgeServer(bus, broker, port=0)
-    await server.start()
-    yield bus, server
-    await server.stop()
-    await broker.aclose()
-    await bus.aclose()
+    async with serving_bridge() as serving:
+        yield serving
 
 
 def speaking_worker(bus: InProcessBus, *steps: Any) -> tuple[Worker, ScriptedModel]:

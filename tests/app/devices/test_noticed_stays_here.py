@@ -18,7 +18,7 @@ from companions.devices.presence import PresenceNoticed
 from companions.network.link import NetworkLink
 from companions.wire.bus import InProcessBus
 from companions.wire.protocol import CompanionMetadata, Message, parse_frame
-from companions.wire.query_broker import QueryBroker
+from tests.app.bridge_app import serving_bridge
 from tests.app.bridge_client import admitted, client, hello, recv
 from tests.companions.network_doubles import RecordingPort
 
@@ -31,15 +31,8 @@ def _noticed() -> PresenceNoticed:
 
 @pytest.fixture
 async def bridge() -> AsyncIterator[tuple[InProcessBus, BridgeServer]]:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    server = BridgeServer(bus, broker, port=0)
-    await server.start()
-    yield bus, server
-    await server.stop()
-    await broker.aclose()
-    await bus.aclose()
+    async with serving_bridge() as serving:
+        yield serving
 
 
 async def test_no_bridge_client_gets_what_was_noticed(bridge: tuple[InProcessBus, BridgeServer]) -> None:

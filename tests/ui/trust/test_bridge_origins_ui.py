@@ -20,7 +20,7 @@ from app.bridge import BridgeServer
 from app.settings.model import load_settings
 from app.settings.secrets import SecretStore
 from companions.wire.bus import InProcessBus
-from companions.wire.query_broker import QueryBroker
+from tests.app.bridge_app import serving_bridge
 from tests.app.bridge_client import admitted
 from tests.conftest import free_port
 from tests.ui.conftest import signal_fired, started_runtime, switch_language
@@ -62,15 +62,8 @@ async def test_the_bridge_tab_lists_the_allowed_web_pages_refuses_a_bad_one_and_
 
 @pytest.fixture
 async def bridge() -> AsyncIterator[tuple[InProcessBus, BridgeServer]]:
-    bus = InProcessBus()
-    broker = QueryBroker(bus)
-    await broker.start()
-    server = BridgeServer(bus, broker, port=0)
-    await server.start()
-    yield bus, server
-    await server.stop()
-    await broker.aclose()
-    await bus.aclose()
+    async with serving_bridge() as serving:
+        yield serving
 
 
 async def _knock(port: int, origin: str) -> int:
