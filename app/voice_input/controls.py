@@ -10,7 +10,7 @@ box as the sender, and the settings tab's device list, microphone test and model
   whom the user chose in it); headless, they go to everyone (``app/runtime/assembly.py``).
 - **The test** (:func:`listen_to_microphone`) opens the chosen device on its own for a few seconds and reports its
   level as it goes: the settings' level meter.
-- **The download** (:func:`download_model`) of a whisper.cpp model, on a thread, with progress.
+- **The download** (:func:`download_model`) of a Whisper model, on a thread, with progress.
 """
 
 from __future__ import annotations
@@ -72,11 +72,11 @@ class RuntimeVoiceInput:
     def better_recognizer(self) -> RecognizerOffer | None:
         """The recognizer to offer when the user's words were in a language the one in use does not understand:
         the best Whisper model while the built-in English one is in use; None when Whisper is in use already."""
-        from app.voice_input.recognizer_models import MODELS, installed
+        from app.voice_input.recognizer_models import installed, recommended
 
         if self.runtime.settings.voice_input.recognizer != "pocketsphinx":
             return None
-        model = max(MODELS.values(), key=lambda m: m.size)
+        model = recommended()
         return RecognizerOffer(model.choice, model.megabytes, installed(self.runtime.paths.data_dir, model))
 
     async def set_on(self, on: bool) -> None:

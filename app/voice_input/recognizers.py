@@ -1,4 +1,5 @@
-"""Speech recognizers (the core's ``Recognizer`` port): PocketSphinx offline, whisper.cpp once downloaded.
+"""Speech recognizers (the core's ``Recognizer`` port): PocketSphinx offline; faster-whisper or whisper.cpp once
+downloaded.
 
 - :class:`PocketSphinxRecognizer`: CMU PocketSphinx 5 with the US English acoustic model, dictionary and language
   model inside its wheel: no network and no download, streaming (partial results as the audio comes). It decodes
@@ -9,6 +10,12 @@
   (``recognizer_models.py``), for Japanese and English. Whisper decodes whole utterances, not streams: a partial
   result decodes what was heard so far, only while that keeps up (each costs one decoding), and the final one
   decodes the utterance once more.
+- :class:`FasterWhisperRecognizer`: Whisper base through faster-whisper (CTranslate2, int8), downloaded from the
+  settings. Each utterance is encoded once; Whisper's language detection on that encoding decides the language:
+  speech in a language the settings do not accept (Japanese and English for "auto") is not decoded at all but
+  reported "foreign", never decoded as another language. The companions' and the user's names go into the
+  decoder's prompt (``use_words``) in the script of the language heard. Whisper pads every utterance to 30 s, so a
+  decoding costs the same whatever its length: no partial results (each would delay the final words).
 """
 
 from __future__ import annotations
@@ -168,7 +175,7 @@ class _WhisperSession:
         return self._partial
 
     def finish(self) -> Recognized:
-        return Recognized(self._recognizer.transcribe(b"".join(self._chunks)))
+        return self._recognizer.recognize(b"".join(self._chunks))
 
 
 class WhisperRecognizer:
@@ -230,12 +237,131 @@ class WhisperRecognizer:
         self.keeps_up = time.monotonic() - began < 0.5 * audio.size / SAMPLE_RATE
         return " ".join(s.text.strip() for s in segments).strip()
 
+    def recognize(self, pcm: bytes) -> Recognized:
+        return Recognized(self.transcribe(pcm))
+
+    def close(self) -> None:
+        self._model = None
+
+
+# faster-whisper's certainty of its words: the mean log-probability of their tokens, and the chance the window held
+# no speech at all (Whisper's own no-speech token). Its own transcribe() falls back to sampling below -1.0 and calls
+# a window silent above 0.6; here the words then wait in the message box ("unsure").
+SURE_LOGPROB: Final = -1.0
+# A language Whisper gives at least this probability is the one spoken; below it, none stood out (short utterances).
+FOREIGN_FROM: Final = 0.5
+NO_SPEECH_FROM: Final = 0.6
+_WINDOW_FRAMES: Final = 3000  # Whisper's 30 s window of 10 ms mel frames
+
+
+class _FasterWhisperSession(_WhisperSession):
+    def partial(self) -> str:
+        return ""  # a 30 s window each time: the final words would wait for it
+
+
+class FasterWhisperRecognizer:
+    """Whisper through faster-whisper with a downloaded model folder; ``language`` "auto" (Japanese and English),
+    "ja" or "en": the languages accepted."""
+
+    def __init__(self, choice: RecognizerChoice, data_dir: Path, language: str = "auto", threads: int = 2) -> None:
+        self.choice = choice
+        self.model = MODELS[choice]
+        self.data_dir = data_dir
+        self.language = language
+        self.threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._words: tuple[str, ...] = ()
+        self.keeps_up = False
+        self.heard: dict[str, float] = {}  # the last utterance's language probabilities (the bench reads them)
+
+    @property
+    def name(self) -> str:
+        return self.choice
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return ("ja", "en") if self.language == "auto" else (self.language,)
+
+    def prepare(self) -> None:
+        if self._model is not None:
+            return
+        if not installed(self.data_dir, self.model):
+            raise RecognizerUnavailable(f"speech recognition: the {self.choice} model is not downloaded yet "
+                                        "(Settings > Voice input)")
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError as err:
+            raise RecognizerUnavailable(f"speech recognition: faster-whisper is not installed ({err})") from err
+        path = model_path(self.data_dir, self.model)
+        try:
+            self._model = WhisperModel(str(path), device="cpu", compute_type="int8", cpu_threads=self.threads)
+        except Exception as err:
+            raise RecognizerUnavailable(f"speech recognition: faster-whisper could not load {path.name}: {err}") \
+                from err
+
+    def use_words(self, words: Iterable[str]) -> None:
+        """Names (the companions' ids, romanized, and the user's): the decoder's prompt spells them."""
+        self._words = tuple(dict.fromkeys(w.strip() for w in words if w.strip()))
+
+    def prompt(self, language: str) -> str:
+        """The names in the script of ``language``: "Akari, Hina, Souta." or "アカリ、ヒナ、ソウタ。"."""
+        if not self._words:
+            return ""
+        if language == "ja":
+            import jaconv
+
+            names = [jaconv.alphabet2kata(w.lower()) if w.isascii() else w for w in self._words]
+            return "、".join(names) + "。"
+        return ", ".join(w[:1].upper() + w[1:] if w.isascii() else w for w in self._words) + "."
+
+    def begin(self) -> RecognitionSession:
+        self.prepare()
+        return _FasterWhisperSession(self)  # type: ignore[arg-type]
+
+    def transcribe(self, pcm: bytes) -> str:
+        return self.recognize(pcm).text
+
+    def recognize(self, pcm: bytes) -> Recognized:
+        if not pcm:
+            return Recognized("")
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+
+        model = self._model
+        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        with self._lock:
+            features = pad_or_trim(model.feature_extractor(audio)[:, :_WINDOW_FRAMES], _WINDOW_FRAMES)
+            encoded = model.encode(features)
+            self.heard = {token[2:-2]: probability
+                          for token, probability in model.model.detect_language(encoded)[0]}
+            language = max(self.heard, key=self.heard.__getitem__)
+            doubt = language not in self.languages
+            if doubt and self.heard[language] >= FOREIGN_FROM:  # never decoded as another language
+                return Recognized(f"<{language}>", "foreign", round(self.heard[language], 3))
+            if doubt:  # no language stood out (a short utterance): the likeliest accepted one, left in the box
+                language = max(self.languages, key=lambda code: self.heard.get(code, 0.0))
+            tokenizer = Tokenizer(model.hf_tokenizer, True, task="transcribe", language=language)
+            prompt_text = self.prompt(language)
+            previous = tokenizer.encode(" " + prompt_text) if prompt_text else []
+            prompt = model.get_prompt(tokenizer, previous, without_timestamps=True)
+            result = model.model.generate(encoded, [prompt], beam_size=1, max_length=model.max_length,
+                                          return_scores=True, return_no_speech_prob=True, suppress_blank=True,
+                                          suppress_tokens=[-1])[0]
+        tokens = result.sequences_ids[0]
+        text = tokenizer.decode(tokens).strip()
+        log_probability = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        sure = log_probability >= SURE_LOGPROB and result.no_speech_prob < NO_SPEECH_FROM and not doubt
+        return Recognized(text, "sure" if sure else "unsure", round(float(np.exp(log_probability)), 3))
+
     def close(self) -> None:
         self._model = None
 
 
 def build_recognizer(choice: RecognizerChoice, data_dir: Path, language: str = "auto") \
-        -> PocketSphinxRecognizer | WhisperRecognizer:
+        -> PocketSphinxRecognizer | WhisperRecognizer | FasterWhisperRecognizer:
     if choice == "pocketsphinx":
         return PocketSphinxRecognizer()
+    if MODELS[choice].engine == "faster-whisper":
+        return FasterWhisperRecognizer(choice, data_dir, language)
     return WhisperRecognizer(choice, data_dir, language)

@@ -2605,6 +2605,10 @@
         <translation>Whisper tiny：日本語と英語（{size} MB のダウンロード）</translation>
     </message>
     <message>
+        <source>Whisper base (faster-whisper): Japanese and English, hears which ({size} MB download)</source>
+        <translation>Whisper base（faster-whisper）：日本語と英語、どちらか聞き分けます（{size} MB のダウンロード）</translation>
+    </message>
+    <message>
         <source>Whisper base: Japanese and English, better ({size} MB download)</source>
         <translation>Whisper base：日本語と英語、より正確（{size} MB のダウンロード）</translation>
     </message>
@@ -2641,8 +2645,8 @@
         <translation>音声認識モデルをダウンロードしますか？</translation>
     </message>
     <message>
-        <source>{file} ({size} MB) will be downloaded from huggingface.co (whisper.cpp&apos;s models) and kept in {folder}. Its checksum is checked before it is used; recognition then runs on this computer, offline.</source>
-        <translation>{file}（{size} MB）を huggingface.co（whisper.cpp のモデル）からダウンロードし、{folder} に保存します。使う前にチェックサムを確認します。認識はこのコンピューター上でオフラインで行われます。</translation>
+        <source>{file} ({size} MB) will be downloaded from huggingface.co ({repo}, MIT) and kept in {folder}. Its checksum is checked before it is used; recognition then runs on this computer, offline.</source>
+        <translation>{file}（{size} MB）を huggingface.co（{repo}、MIT）からダウンロードし、{folder} に保存します。使う前にチェックサムを確認します。認識はこのコンピューター上でオフラインで行われます。</translation>
     </message>
     <message>
         <source>Download</source>

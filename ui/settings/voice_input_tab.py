@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.settings.model import VoiceInputSettings
 from app.voice_input.controls import download_model, listen_to_microphone, microphones
-from app.voice_input.recognizer_models import MODELS, installed
+from app.voice_input.recognizer_models import installed, offered
 from companions.common.languages import Language
 from ui.settings.form import SettingsPage, Spawn, button_row, labelled_row, show_result
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
@@ -60,6 +60,9 @@ TEXTS: Final = Texts("settings_voice_input", {
                                           "faintest voice (also more noise)."),
     "recognizer": QT_TRANSLATE_NOOP("settings_voice_input", "Recognition"),
     "recognizer.pocketsphinx": QT_TRANSLATE_NOOP("settings_voice_input", "Built in: English, offline, no download"),
+    "recognizer.faster-whisper-base": QT_TRANSLATE_NOOP(
+        "settings_voice_input",
+        "Whisper base (faster-whisper): Japanese and English, hears which ({size} MB download)"),
     "recognizer.whisper-tiny": QT_TRANSLATE_NOOP("settings_voice_input",
                                                  "Whisper tiny: Japanese and English ({size} MB download)"),
     "recognizer.whisper-base": QT_TRANSLATE_NOOP("settings_voice_input",
@@ -73,7 +76,7 @@ TEXTS: Final = Texts("settings_voice_input", {
     "download.failed": QT_TRANSLATE_NOOP("settings_voice_input", "Not downloaded: {reason}"),
     "consent.title": QT_TRANSLATE_NOOP("settings_voice_input", "Download a speech model?"),
     "consent.body": QT_TRANSLATE_NOOP(
-        "settings_voice_input", "{file} ({size} MB) will be downloaded from huggingface.co (whisper.cpp's models) "
+        "settings_voice_input", "{file} ({size} MB) will be downloaded from huggingface.co ({repo}, MIT) "
         "and kept in {folder}. Its checksum is checked before it is used; recognition then runs on this computer, "
         "offline."),
     "consent.yes": QT_TRANSLATE_NOOP("settings_voice_input", "Download"),
@@ -140,7 +143,7 @@ class VoiceInputPage(SettingsPage):
         self.sensitivity.setValue(round(section.sensitivity * 100))
         self.recognizer = named(QComboBox(), "recognizerCombo")
         self.recognizer.addItem(self.tt("recognizer.pocketsphinx"), "pocketsphinx")
-        for choice, model in MODELS.items():
+        for choice, model in offered().items():
             self.recognizer.addItem(self.tt(f"recognizer.{choice}", size=model.megabytes), choice)
         self._choose(self.recognizer, section.recognizer)
         self.download_button = named(QPushButton(self.tt("download")), "downloadModelButton")
@@ -243,7 +246,7 @@ class VoiceInputPage(SettingsPage):
 
     # -- the model ---------------------------------------------------------------------------------------------
     def _model(self) -> Any:
-        return MODELS.get(self.recognizer.currentData())
+        return offered().get(self.recognizer.currentData())
 
     def _show_model(self) -> None:
         model = self._model()
@@ -277,7 +280,7 @@ class VoiceInputPage(SettingsPage):
         if model is None:
             return
         box = QMessageBox(QMessageBox.Icon.Question, self.tt("consent.title"),
-                          self.tt("consent.body", file=model.file, size=model.megabytes,
+                          self.tt("consent.body", file=model.file, size=model.megabytes, repo=model.files[0].repo,
                                   folder=str(self.data_dir / "speech-models")),
                           QMessageBox.StandardButton.NoButton, self)
         box.setObjectName("downloadConsent")

@@ -32,7 +32,7 @@ class Heard:
 
 
 async def hear(recognizer: Recognizer, spoken: Clip, sentence: str = "", language: str = "",
-               end_silence_s: float = 0.5) -> Heard:
+               end_silence_s: float = 0.5, *, words: tuple[str, ...] = ()) -> Heard:
     """``spoken`` played into the file microphone, through the detector and the recognizer to the sender, with
     "send at once" on (the default): what came of it once the whole clip was heard."""
     bus = InProcessBus()
@@ -48,7 +48,7 @@ async def hear(recognizer: Recognizer, spoken: Clip, sentence: str = "", languag
     microphone = FileMicrophone(spoken.path)
     voice = VoiceInput(bus, microphone, WebRtcVoiceActivity(), recognizer,
                        ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=end_silence_s)),
-                       send=lambda text: "m")
+                       send=lambda text: "m", words=lambda: words)
     await voice.start()
     try:
         await asyncio.sleep(max(0.0, microphone.started_at + spoken.duration_s - time.monotonic()))

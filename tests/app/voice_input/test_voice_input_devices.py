@@ -4,13 +4,11 @@ microphone plays in real time, the downloaded model is checked before it is kept
 from __future__ import annotations
 
 import hashlib
-import http.server
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -20,8 +18,8 @@ from app.voice_input.recognizer_models import DownloadFailed, SpeechModel, downl
 from app.voice_input.recognizers import PocketSphinxRecognizer, WhisperRecognizer
 from companions.voice_input.audio import FRAME_S, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.recognition import RecognizerUnavailable
+from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 from tests.app.speech_audio import clip
-from tests.conftest import serving
 
 
 def test_pocketsphinx_recognizes_espeak_speech_to_the_words_it_said(tmp_path: Path) -> None:
@@ -70,73 +68,58 @@ async def test_no_microphone_is_a_clear_reason(tmp_path: Path) -> None:
 
 # -- the downloaded model ------------------------------------------------------------------------------------------
 
-class _Files(http.server.BaseHTTPRequestHandler):
-    files: ClassVar[dict[str, bytes]] = {}
-    lengths: ClassVar[dict[str, int]] = {}
-
-    def do_GET(self) -> None:
-        body = self.files.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(self.lengths.get(self.path, len(body))))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def _ggml(host: HuggingFaceLikeHost, path: Path, sha1: str | None = None) -> SpeechModel:
+    """``path`` on ``host`` as whisper.cpp's Hugging Face repository serves its ggml files."""
+    host.host(path)
+    model = recognizer_models.MODELS["whisper-tiny"].on_host(host.url)
+    return replace(model, files=(replace(model.files[0], size=path.stat().st_size),),
+                   sha1=sha1 or hashlib.sha1(path.read_bytes(), usedforsecurity=False).hexdigest())
 
 
-@pytest.fixture
-def server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    with serving(httpd):
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    _Files.files.clear()
-    _Files.lengths.clear()
-
-
-def _model(body: bytes, sha1: str | None = None) -> SpeechModel:
-    return SpeechModel("whisper-tiny", "ggml-tiny.bin", len(body),
-                       sha1 or hashlib.sha1(body, usedforsecurity=False).hexdigest(), "unused")
-
-
-def test_the_model_is_downloaded_with_progress_and_kept_once_its_checksum_matches(
-        tmp_path: Path, server: str) -> None:
-    body = recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 1000
-    _Files.files["/ggml-tiny.bin"] = body
-    model = _model(body)
+def test_the_model_is_downloaded_with_progress_and_kept_once_its_checksums_match(tmp_path: Path) -> None:
+    body = tmp_path / "host" / "ggml-tiny.bin"
+    body.parent.mkdir()
+    body.write_bytes(recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 20_000)
     seen: list[tuple[int, int]] = []
-    path = download(model, tmp_path, progress=lambda done, total: seen.append((done, total)),
-                    url=server + "/ggml-tiny.bin")
+    with hugging_face_like_host() as host:
+        model = _ggml(host, body)
+        path = download(model, tmp_path, progress=lambda done, total: seen.append((done, total)))
+        assert host.requests[0][1] == "/ggerganov/whisper.cpp/resolve/main/ggml-tiny.bin"  # app/downloads.py's
     assert path == model_path(tmp_path, model)
-    assert path.read_bytes() == body
+    assert path.read_bytes() == body.read_bytes()
     assert installed(tmp_path, model)
-    assert seen[-1] == (len(body), len(body))
-    assert len(seen) > 1  # progress as it came, not once at the end
+    assert seen[-1] == (model.size, model.size)
 
 
-def test_a_file_that_is_not_the_published_one_is_not_kept(tmp_path: Path, server: str) -> None:
-    body = recognizer_models.WHISPER_MAGIC + b"x" * 10_000
-    _Files.files["/ggml-tiny.bin"] = body
-    model = _model(body, sha1="0" * 40)  # what the catalog says differs from what the server sends
-    with pytest.raises(DownloadFailed, match="checksum"):
-        download(model, tmp_path, url=server + "/ggml-tiny.bin")
-    assert not model_path(tmp_path, model).exists()
-    assert not list(model_path(tmp_path, model).parent.iterdir())  # no partial file left either
+def test_a_file_that_is_not_the_published_one_is_not_kept(tmp_path: Path) -> None:
+    body = tmp_path / "host" / "ggml-tiny.bin"
+    body.parent.mkdir()
+    body.write_bytes(recognizer_models.WHISPER_MAGIC + b"x" * 10_000)
+    with hugging_face_like_host() as host:
+        model = _ggml(host, body, sha1="0" * 40)  # whisper.cpp publishes another SHA-1 than the host's file has
+        with pytest.raises(DownloadFailed, match="SHA-1"):
+            download(model, tmp_path)
+        assert not model_path(tmp_path, model).exists()
+        host.host(body, sha256="0" * 64)  # the host claims a sha256 the bytes do not have
+        with pytest.raises(DownloadFailed, match="sha256"):
+            download(replace(model, sha1=None), tmp_path)
+        assert not list(model_path(tmp_path, model).parent.iterdir())  # no partial file left either
 
 
-def test_a_download_of_the_wrong_size_or_from_nowhere_says_why(tmp_path: Path, server: str) -> None:
-    body = b"short"
-    _Files.files["/ggml-tiny.bin"] = body
-    with pytest.raises(DownloadFailed, match="not the expected file"):
-        download(_model(body * 3), tmp_path, url=server + "/ggml-tiny.bin")
-    with pytest.raises(DownloadFailed, match="download failed"):
-        download(_model(body), tmp_path, url=server + "/missing.bin")
-    _Files.files["/big.bin"] = b"y" * 300_000
-    with pytest.raises(DownloadFailed, match="cancelled"):
-        download(_model(b"y" * 300_000), tmp_path, url=server + "/big.bin", cancelled=lambda: True)
+def test_a_cancelled_download_continues_where_it_stopped(tmp_path: Path) -> None:
+    body = tmp_path / "host" / "ggml-tiny.bin"
+    body.parent.mkdir()
+    body.write_bytes(recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 4_000)
+    with hugging_face_like_host() as host:
+        model = _ggml(host, body)
+        host.files[body.name].rate = 400_000  # ~2.5 s for the file: cancelled after a part came
+        began = time.monotonic()
+        with pytest.raises(DownloadFailed, match="cancelled"):
+            download(model, tmp_path, cancelled=lambda: time.monotonic() - began > 0.5)
+        host.files[body.name].rate = None
+        download(model, tmp_path)
+        assert host.gets(body.name)[-1]["range"].startswith("bytes=")  # the rest, not the whole file again
+    assert model_path(tmp_path, model).read_bytes() == body.read_bytes()
 
 
 def test_whisper_refuses_a_model_it_does_not_have_or_that_is_no_model(tmp_path: Path) -> None:

