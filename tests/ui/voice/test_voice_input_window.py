@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http.server
 import tomllib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from PySide6.QtCore import Qt
@@ -21,12 +20,11 @@ from pytestqt.qtbot import QtBot
 
 from app.settings.model import VoiceInputSettings
 from app.voice_input import recognizer_models
-from app.voice_input.recognizer_models import SpeechModel
 from companions.llm.scripted import say
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged
+from tests.app.llm.hf_host import hugging_face_like_host
 from tests.app.speech_audio import clip
 from tests.app.voice_input.spoken_japanese import japanese_clip
-from tests.conftest import serving
 from tests.ui.conftest import signal_fired
 from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
@@ -94,18 +92,18 @@ async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
             qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)
         await until(switch.shown, lambda: switch.text() == "Not understood", 30)
         assert "could not be made out as English" in switch.toolTip()
-        assert "download Whisper (148 MB) in Settings > Voice input" in switch.toolTip()
+        assert "download Whisper (150 MB) in Settings > Voice input" in switch.toolTip()
         assert window.chat.input.toPlainText() == ""  # no English words made of it, in the box or sent
         stored = await runtime.parts.conversations.store.messages(runtime.parts.conversations.active_id)
         assert [m for m in stored if m.message.params.from_ == runtime.settings.general.user_name] == []
         offer = window.extras.notifications.history[-1]
-        assert (offer.title, offer.action) == ("Not understood: nothing was sent", "Download Whisper (148 MB)…")
+        assert (offer.title, offer.action) == ("Not understood: nothing was sent", "Download Whisper (150 MB)…")
         button = window.extras.notifications.findChild(QPushButton, "notificationAction")
         button.click()  # opens the Voice input tab with Whisper chosen and asks before downloading
         dialog = window.extras.dialog
         assert dialog is not None
         assert dialog.tabs.currentWidget() is dialog.voice_input
-        assert dialog.voice_input.recognizer.currentData() == "whisper-base"
+        assert dialog.voice_input.recognizer.currentData() == "faster-whisper-base"
         assert dialog.voice_input.consent is not None
         dialog.voice_input.consent.reject()
         dialog.close()
@@ -158,30 +156,19 @@ async def test_the_push_to_talk_key_held_talks_and_types_nothing(qtbot: QtBot, e
 
 # -- the settings tab ----------------------------------------------------------------------------------------------
 
-class _Files(http.server.BaseHTTPRequestHandler):
-    body: ClassVar[bytes] = b""
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        for offset in range(0, len(self.body), 65536):
-            self.wfile.write(self.body[offset:offset + 65536])
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def model_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[bytes]:
+def model_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[bytes]:
+    """whisper.cpp's tiny model as a ggml file of ~1 MB on the loopback host double answering as Hugging Face."""
     body = recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 4000
-    _Files.body = body
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    model = SpeechModel("whisper-tiny", "ggml-tiny.bin", len(body),
-                        hashlib.sha1(body, usedforsecurity=False).hexdigest(),
-                        f"http://127.0.0.1:{httpd.server_address[1]}/ggml-tiny.bin")
-    monkeypatch.setitem(recognizer_models.MODELS, "whisper-tiny", model)
-    with serving(httpd):
+    served = tmp_path / "host" / "ggml-tiny.bin"
+    served.parent.mkdir()
+    served.write_bytes(body)
+    with hugging_face_like_host() as host:
+        host.host(served)
+        model = recognizer_models.MODELS["whisper-tiny"].on_host(host.url)
+        model = replace(model, files=(replace(model.files[0], size=len(body)),),
+                        sha1=hashlib.sha1(body, usedforsecurity=False).hexdigest())
+        monkeypatch.setitem(recognizer_models.MODELS, "whisper-tiny", model)
         yield body
 
 
