@@ -62,7 +62,7 @@ from companions.llm.types import (
 from companions.tools.functions import ToolRegistry, ToolResult
 from companions.tools.tool_use import ToolUsed
 from companions.trust.outbound import PrivateTurn, private_kinds
-from companions.trust.policy import IMPORTED, Capability, Source, TrustPolicy, words_from_tool
+from companions.trust.policy import IMPORTED, NOT_THIS_COMPUTERS, Capability, Source, TrustPolicy, words_from_tool
 from companions.wire.bus import Bus, LocalEvent
 
 log = logging.getLogger(__name__)
@@ -115,6 +115,13 @@ class RunContext:
     stream_filter: StreamFilter | None = None
     tools: ToolRegistry | None = None
     hooks: Sequence[WorkerHook] = ()
+
+
+async def _run_tool(tools: ToolRegistry, call: PendingToolCall, elsewhere: frozenset[Capability]) -> ToolResult:
+    """Runs ``call`` in its own task; ``elsewhere``: what it may reach only off this computer (set for this task)."""
+    if elsewhere:
+        NOT_THIS_COMPUTERS.set(elsewhere)
+    return await tools.run(call.name, call.arguments, call.id)
 
 
 @dataclass(frozen=True)
@@ -311,13 +318,14 @@ class Worker:
         said_by: dict[str, tuple[str, ...]] = {}  # call id -> whose words its result holds (a memory tool's)
         allowed: list[PendingToolCall] = []
         refused: set[str] = set()
+        elsewhere: dict[str, frozenset[Capability]] = {}  # call id -> what it may reach only off this computer
         abort: str | None = None
         for call in pending:
             if abort is not None:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, f"Not run: the turn was aborted ({abort}).",
                                                    True, call.arguments)
                 continue
-            refusal = await self._refusal(call, tools, ctx.origin, held, ctx.held_by)
+            refusal = await self._refusal(call, tools, ctx.origin, held, ctx.held_by, elsewhere=elsewhere)
             if refusal is not None:
                 outcomes[call.id] = ToolCallResult(call.id, call.name, refusal, True, call.arguments)
                 refused.add(call.id)
@@ -340,7 +348,7 @@ class Worker:
             allowed = []
         if allowed:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(tools.run(c.name, c.arguments, c.id)) for c in allowed]
+                tasks = [group.create_task(_run_tool(tools, c, elsewhere.get(c.id, frozenset()))) for c in allowed]
             for call, task in zip(allowed, tasks, strict=True):
                 ran: ToolResult = task.result()
                 said_by[call.id] = ran.said_by
@@ -368,25 +376,36 @@ class Worker:
             for source in [*([words] if words is not None else []), *speakers]:
                 if call.id not in refused and not source.trusted and all(h.key != source.key for h in held):
                     held.append(source)  # what it returned is in the turn from now on
-            if known is not None and call.id not in refused:
-                self._private(result, private_kinds(known.capabilities))  # before the model reads it
+            if known is not None and call.id not in refused:  # before the model reads it (a client's own camera
+                # is not this computer's: what it saw is the client's)
+                self._private(result, private_kinds(known.capabilities - elsewhere.get(call.id, frozenset())))
             self._publish(ToolUsed.of(self.owner, result.turn_id, call.name, arguments=call.arguments,
                                       origin=known.origin if known else "unknown", result=outcome.content,
                                       is_error=outcome.is_error, refused=call.id in refused))
         return abort
 
     async def _refusal(self, call: PendingToolCall, tools: ToolRegistry, origin: Source | None,
-                       held: Sequence[Source] = (), held_by: str = "") -> str | None:
+                       held: Sequence[Source] = (), held_by: str = "", *,
+                       elsewhere: dict[str, frozenset[Capability]] | None = None) -> str | None:
         """Why ``call`` may not run in a turn from ``origin`` whose prompt holds the words of ``held`` (the policy's
-        words), or ``None``: it may. Each untrusted source must be allowed the call's capabilities."""
+        words), or ``None``: it may. Each untrusted source must be allowed the call's capabilities, but for a look
+        through the camera of the client it speaks through (the one client that answers this companion's looks:
+        ``TrustPolicy.client_camera``), which is that client's user's; the call is then put in ``elsewhere``: its
+        look reaches that client's camera only (``NOT_THIS_COMPUTERS``)."""
         known = tools.get(call.name)
         if known is None or not known.capabilities:
             return None
         askers = [(origin, "")] if origin is not None and not origin.trusted else []
         askers += [(source, held_by) for source in held if not source.trusted
                    and (origin is None or source.key != origin.key)]
+        cameras = self.trust.client_camera(self.owner) if askers and Capability.CAMERA in known.capabilities \
+            else frozenset()
         for capability in sorted(known.capabilities):
             for source, on_behalf in askers:
+                if capability is Capability.CAMERA and source.id in cameras:
+                    if elsewhere is not None:
+                        elsewhere[call.id] = frozenset({Capability.CAMERA})
+                    continue
                 permission = await self.trust.permit(source, capability, call.name, held_by=on_behalf)
                 if not permission.allowed:
                     return permission.reason

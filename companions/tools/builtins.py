@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Protocol
 from companions.devices.query_bodies import SpeakRequest, SpeakResult, VisionPicture, VisionRequest
 from companions.llm.types import ChatMessage, ChatModel, ChatRequest, ImagePart, LLMError, TextPart, complete
 from companions.tools.functions import BaseTool, ToolRegistry, tool
-from companions.trust.policy import Capability
+from companions.trust.policy import NOT_THIS_COMPUTERS, Capability
 from companions.wire.bus import Bus
 from companions.wire.protocol import Action, CompanionMetadata, Emotion, Message, Query
 from companions.wire.query_ports import QuerySender
@@ -144,7 +144,10 @@ class BuiltinTools:
     async def vision(self) -> str:
         """Look through the camera and describe what you see."""
         query = Query.create(from_=self.companion_id, type="vision", body=VisionRequest().body())
-        result = await self.queries.send_query(query, timeout=VISION_TIMEOUT)
+        if Capability.CAMERA in NOT_THIS_COMPUTERS.get():  # the gate let it through as the client's own camera
+            result = await self.queries.send_query(query, timeout=VISION_TIMEOUT, clients_only=True)
+        else:
+            result = await self.queries.send_query(query, timeout=VISION_TIMEOUT)
         if not result.succeeded or result.result is None:
             return f"You could not see anything: {result.error or 'the camera gave no picture'}"
         picture = VisionPicture.read(result.result.body)

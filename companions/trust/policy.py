@@ -32,6 +32,7 @@ there is never obeyed (the app's own companions ask through the broker directly)
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import enum
 import logging
 from collections.abc import Callable, Iterable
@@ -128,6 +129,14 @@ def words_from_tool(origin: str, capabilities: frozenset[Capability]) -> Source 
     if Capability.FILES in capabilities:
         return DOCUMENTS
     return None
+
+
+# A client's own camera (issue #31 item 9): the bridge client that registered as a companion's ``vision`` answerer
+# answers its looks with its own camera, not this computer's. What a look through it needs is asked of nobody who
+# speaks through that client (TrustPolicy.client_camera); the worker's gate sets this for such a call, and its look
+# then reaches that client's camera only, never this computer's (companions/tools/builtins.py).
+NOT_THIS_COMPUTERS: Final[contextvars.ContextVar[frozenset[Capability]]] = contextvars.ContextVar(
+    "not_this_computers", default=frozenset())
 
 
 NOTICING_PLACE: Final = "noticing"
@@ -261,6 +270,9 @@ class TrustPolicy:
             raise ValueError("ask_timeout_s must be positive")
         self._asker = asker
         self.sources = sources or (lambda sender: Source(sender, Relation.OTHER))  # who an id is (trust_sources.py)
+        # The ids (``from``) of the one client whose own camera answers a companion's looks (empty: this computer's
+        # camera would): the bridge says so while it runs (app/bridge/server.py).
+        self.client_camera: Callable[[str], frozenset[str]] = lambda _companion: frozenset()
         self.bus = bus
         self.ask_timeout_s = ask_timeout_s
         self.on_change = on_change

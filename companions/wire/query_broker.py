@@ -240,8 +240,11 @@ class QueryBroker:
 
     # -- sending and answering ---------------------------------------------------------------------------------
 
-    async def send_query(self, query: Query, timeout: float | None = None) -> QueryResult:
-        """Publishes ``query`` and returns its result, or an error result (timeout, unsupported, shutdown)."""
+    async def send_query(self, query: Query, timeout: float | None = None, *,
+                         clients_only: bool = False) -> QueryResult:
+        """Publishes ``query`` and returns its result, or an error result (timeout, unsupported, shutdown).
+        ``clients_only``: the external responders registered for it answer, never the in-process one (a look through
+        a client's own camera: companions/trust/policy.py ``NOT_THIS_COMPUTERS``); with none, it fails at once."""
         if self._closed:
             return QueryResult.fail(query.id, "the query broker is closed")
         if timeout is not None and timeout <= 0:
@@ -251,7 +254,8 @@ class QueryBroker:
         self._ensure_started()
         self.stats.sent += 1
         future: asyncio.Future[QueryResult] = asyncio.get_running_loop().create_future()
-        entry = self._open(query, future, self.default_timeout if timeout is None else timeout, publish=True)
+        entry = self._open(query, future, self.default_timeout if timeout is None else timeout, publish=True,
+                           clients_only=clients_only)
         try:
             return await future
         finally:
@@ -285,10 +289,10 @@ class QueryBroker:
     # -- internals ---------------------------------------------------------------------------------------------
 
     def _open(self, query: Query, future: asyncio.Future[QueryResult] | None, timeout: float, *,
-              publish: bool) -> _Pending:
+              publish: bool, clients_only: bool = False) -> _Pending:
         query_type = query.params.type
         asked = {rid: ext for rid, ext in self._external.items() if ext.answers(query)}
-        responder = self._responders.get(query_type)
+        responder = None if clients_only else self._responders.get(query_type)
         entry = _Pending(query, frozenset(asked) if asked or responder is None else frozenset({IN_PROCESS}),
                          future, timeout, observed=not publish)
         self._pending[query.id] = entry
@@ -298,7 +302,9 @@ class QueryBroker:
             return entry  # answered while it was published (a direct subscriber)
         if not entry.responders:
             self.stats.unsupported += 1
-            self._finish(entry, QueryResult.fail(query.id, f"unsupported query type: {query_type}"))
+            error = (f"no client answers {query_type!r} for {query.params.from_} now" if clients_only
+                     else f"unsupported query type: {query_type}")
+            self._finish(entry, QueryResult.fail(query.id, error))
             return entry
         loop = asyncio.get_running_loop()
         entry.timer = loop.call_later(timeout, self._on_timeout, entry)

@@ -14,8 +14,10 @@ from companions.wire.protocol import Query, QueryResult
 class QuerySender(Protocol):
     """Sends a Query and awaits its QueryResult (the query broker implements this)."""
 
-    async def send_query(self, query: Query, timeout: float | None = None) -> QueryResult:
-        """Returns the result, or an error QueryResult on timeout / unsupported type; never hangs forever."""
+    async def send_query(self, query: Query, timeout: float | None = None, *,
+                         clients_only: bool = False) -> QueryResult:
+        """Returns the result, or an error QueryResult on timeout / unsupported type; never hangs forever.
+        ``clients_only``: only the clients registered for it answer, never this app's own device."""
         ...
 
 

@@ -95,3 +95,25 @@ def test_a_speak_query_gives_the_client_time_to_say_its_line() -> None:
     assert client_grace(Query.create(from_="akari", type="vision"), 3.0) == 3.0
     assert 3.0 < client_grace(short, 3.0) < client_grace(long, 3.0)
     assert client_grace(long, 3.0) >= 3.0 + 100 / 8  # slower than a Japanese voice reads
+
+
+async def test_a_look_through_a_clients_own_camera_never_falls_back_to_the_apps(broker: QueryBroker) -> None:
+    """``clients_only`` (a look the gate let through as the client's camera: companions/trust/policy.py): the client
+    failing, silent past its grace, or gone, the app's camera is never asked; with no client at all it fails at once."""
+    camera = EchoResponder("vision")
+    broker.register(camera)
+    broker.register_external("bridge:1", ["vision"], companions=["akari"], grace_s=0.01)
+    failing = Query.create(from_="akari", type="vision")
+    pending = asyncio.create_task(broker.send_query(failing, timeout=5, clients_only=True))
+    await asyncio.sleep(0.05)  # past the client's grace
+    assert broker.submit_result(QueryResult.fail(failing.id, "no webcam"), "bridge:1") is Verdict.ACCEPTED
+    assert (await asyncio.wait_for(pending, 1)).error == "no webcam"
+    gone = asyncio.create_task(broker.send_query(Query.create(from_="akari", type="vision"), timeout=5,
+                                                 clients_only=True))
+    await asyncio.sleep(0)
+    broker.unregister_external("bridge:1")
+    assert not (await asyncio.wait_for(gone, 1)).succeeded
+    alone = await asyncio.wait_for(broker.send_query(Query.create(from_="akari", type="vision"), clients_only=True), 1)
+    assert alone.error == "no client answers 'vision' for akari now"
+    assert camera.seen == []
+    assert broker.stats.fallbacks == 0
