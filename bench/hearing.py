@@ -21,6 +21,13 @@
    ``JAPANESE_HELD_OUT``): the messages of Japanese speech decoded as English and sent (goal 0) and the English
    sentences that still go out at once. ``confidence --calibrate`` prints the thresholds the calibration half
    suggests.
+6. **Whisper base through faster-whisper** (``whisper``, not in the default run): the same pipeline with the test
+   copy of Whisper base (``scripts/whisper_model.py``), Japanese and English accepted: English WER (espeak-ng,
+   ``SENTENCES[25:41]`` and five with a companion's name; goal <= 0.15), Japanese CER (Open JTalk,
+   ``JAPANESE_HELD_OUT`` and four with a name; goal <= 0.25; kana as hiragana, no punctuation), the names
+   recognised (goal >= 80% of the sentences with one), messages in the wrong language (goal 0; also the Japanese
+   with English alone accepted), end of speech -> message p50 (goal <= 800 ms on 2 cores), the real-time factor,
+   and the speed probe that would choose Whisper small.
 
 Run: ``.venv/bin/python bench/hearing.py`` (about ten minutes). Note the load average with every figure.
 """
@@ -29,10 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
+from typing import Final
 
 import _report  # noqa: F401 - puts the repo on sys.path
 import numpy as np
@@ -40,7 +50,8 @@ from _report import report
 
 from app.devices.speaker import Pyttsx3Speaker
 from app.voice_input.microphone import FileMicrophone, read_pcm16k
-from app.voice_input.recognizers import FOREIGN_BELOW, SURE_FROM, PocketSphinxRecognizer
+from app.voice_input.recognizer_models import SMALL_FROM_GFLOPS, speed_probe
+from app.voice_input.recognizers import FOREIGN_BELOW, SURE_FROM, FasterWhisperRecognizer, PocketSphinxRecognizer
 from app.voice_input.voice_activity import WebRtcVoiceActivity
 from app.voice_input.wiring import listen_to_speaker, make_room
 from companions.common.loop_health import percentile
@@ -49,6 +60,7 @@ from companions.voice_input.detection import DetectionSettings
 from companions.voice_input.echo import EchoGuard
 from companions.voice_input.events import SpeechHeard, SpeechNotUnderstood
 from companions.voice_input.listening import ListeningSettings, VoiceInput
+from companions.voice_input.recognition import Recognizer
 from companions.wire.bus import BusItem, InProcessBus
 from tests.app.speech_audio import clip, voiced_span, write_wav
 from tests.app.voice_input.heard_speech import Heard, hear
@@ -123,11 +135,13 @@ def word_errors(reference: str, hypothesis: str) -> int:
     return row[-1]
 
 
-async def end_to_message(work: Path, sentences: list[str]) -> tuple[list[float], list[float], int]:
+async def end_to_message(work: Path, sentences: list[str], recognizer: Recognizer | None = None) \
+        -> tuple[list[float], list[float], int]:
     """Each sentence through the whole pipeline in real time; returns (pipeline latencies, recognizer-alone
     times, sentences recognized exactly)."""
     pipeline, alone, exact = [], [], 0
-    recognizer = KeptRecognizer()
+    if recognizer is None:
+        recognizer = KeptRecognizer()
     recognizer.prepare()
     for index, sentence in enumerate(sentences):
         spoken = clip(sentence, work / f"user{index}.wav", before_s=0.6, after_s=2.5)
@@ -267,6 +281,8 @@ async def main(parts: set[str], calibrate: bool = False) -> None:
             await echoes(work)
         if "confidence" in parts:
             await misheard(work, calibrate)
+        if "whisper" in parts:
+            await whisper(work)
 
 
 async def word_error_rate(work: Path) -> None:
@@ -368,12 +384,115 @@ async def misheard(work: Path, calibrate: bool) -> None:
     print(f"load average: {os.getloadavg()}")
 
 
+# -- Whisper base through faster-whisper (issue #34 item 4) ------------------------------------------------------
+NAMES: Final = ("akari", "hina", "souta")
+ENGLISH_NAMED: Final = ["souta which book are you reading", "akari what time is it", "hina can you sing a song",
+                        "good night hina", "akari and souta are friends"]
+JAPANESE_NAMED: Final = ["ひなちゃん、おはよう", "そうたくん、本を読んでいますか", "あかりは元気ですか",
+                         "ひなとそうたは友達です"]
+SCRIPTS: Final = str(Path(__file__).resolve().parent.parent / "scripts")
+_NAME_KANA: Final = {"akari": "あかり", "hina": "ひな", "souta": "そうた"}
+
+
+class KeptWhisper(FasterWhisperRecognizer):
+    def close(self) -> None:
+        pass
+
+
+def _plain(text: str) -> str:
+    """Lower case, kana as hiragana, no punctuation or spaces between Japanese letters."""
+    import jaconv
+
+    text = jaconv.kata2hira(unicodedata.normalize("NFKC", text).lower())
+    return re.sub(r"[^\w\s]", "", text).strip()
+
+
+def characters(reference: str, hypothesis: str) -> int:
+    return word_errors(" ".join(_plain(reference).replace(" ", "")), " ".join(_plain(hypothesis).replace(" ", "")))
+
+
+def _words_heard(heard: Heard) -> str:
+    return " ".join(words for outcome, _, words in heard.outcomes if outcome in {"sent", "box"})
+
+
+def _named(heard: Heard) -> bool:
+    said = _plain(_words_heard(heard))
+    names = [n for n in NAMES if n in _plain(heard.sentence) or _NAME_KANA[n] in _plain(heard.sentence)]
+    return all((n if heard.language == "en" else _NAME_KANA[n]) in said for n in names)
+
+
+def _wrong_script(heard: Heard) -> bool:
+    """A message in the other language's letters: Japanese speech sent as Latin words, English sent as kana."""
+    sent = " ".join(words for outcome, _, words in heard.outcomes if outcome == "sent")
+    kana = re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", sent) is not None
+    latin = re.search(r"[A-Za-z]", sent) is not None
+    return (heard.language == "ja" and latin and not kana) or (heard.language == "en" and kana)
+
+
+async def whisper(work: Path) -> None:
+    """Whisper base (the test copy, scripts/whisper_model.py) through the file microphone and the whole pipeline."""
+    sys.path.insert(0, SCRIPTS)
+    import whisper_model  # type: ignore[import-not-found]
+
+    data_dir = work / "data"
+    folder = data_dir / "speech-models" / "faster-whisper-base"
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(whisper_model.ensure())
+    print(f"speed probe: {speed_probe():.1f} GFLOP/s (small from {SMALL_FROM_GFLOPS}); load {os.getloadavg()}")
+    recognizer = KeptWhisper("faster-whisper-base", data_dir, "auto")
+    recognizer.prepare()
+    heard: list[Heard] = []
+    for index, sentence in enumerate(SENTENCES[25:41] + ENGLISH_NAMED):
+        spoken = clip(sentence, work / f"wen{index}.wav", before_s=0.3, after_s=1.0)
+        heard.append(await hear(recognizer, spoken, sentence, "en", words=NAMES))
+    for index, sentence in enumerate(JAPANESE_HELD_OUT + JAPANESE_NAMED):
+        spoken = japanese_clip(sentence, work / f"wja{index}.wav", before_s=0.3, after_s=1.0)
+        heard.append(await hear(recognizer, spoken, sentence, "ja", words=NAMES))
+    for one in heard:
+        print(f"  {one.language} {one.sentence!r}: " + "; ".join(
+            f"{outcome} ({'?' if c is None else f'{c:.3f}'}) {words!r}" for outcome, c, words in one.outcomes),
+            flush=True)
+    english = [h for h in heard if h.language == "en"]
+    japanese = [h for h in heard if h.language == "ja"]
+    wer = sum(word_errors(_plain(h.sentence), _plain(_words_heard(h))) for h in english) \
+        / sum(len(h.sentence.split()) for h in english)
+    cer = sum(characters(h.sentence, _words_heard(h)) for h in japanese) \
+        / sum(len(_plain(h.sentence).replace(" ", "")) for h in japanese)
+    report(f"Whisper base, English WER over {len(english)} espeak-ng sentences (goal <= 0.15)", wer, "")
+    report(f"Whisper base, Japanese CER over {len(japanese)} Open JTalk sentences (goal <= 0.25)", cer, "")
+    named = [h for h in heard if h.sentence in ENGLISH_NAMED + JAPANESE_NAMED or "あかり" in h.sentence]
+    report(f"companion names recognised ({len(named)} sentences with one; goal >= 0.8)",
+           sum(_named(h) for h in named) / len(named), "of them")
+    print(f"  English: {tally(heard, 'en')}; Japanese: {tally(heard, 'ja')}; load {os.getloadavg()}")
+    english_only = KeptWhisper("faster-whisper-base", data_dir, "en")
+    english_only.prepare()
+    refused = []
+    for index, sentence in enumerate(JAPANESE_HELD_OUT):
+        spoken = japanese_clip(sentence, work / f"wja{index}.wav", before_s=0.3, after_s=1.0)
+        refused.append(await hear(english_only, spoken, sentence, "ja"))
+    wrong = sum(_wrong_script(h) for h in heard) + sum(h.sent for h in refused)
+    report("messages of speech decoded in the wrong language (goal 0): auto over "
+           f"{len(heard)} sentences, English-only over {len(refused)} Japanese", wrong, "messages")
+    print(f"  English-only on Japanese: {tally(refused, 'ja')}; load {os.getloadavg()}")
+    pipeline, alone, exact = await end_to_message(work, SENTENCES[:8], recognizer)
+    p50, p95 = ms(pipeline)
+    a50, _ = ms(alone)
+    report("Whisper base: end of speech -> message sent p50 (goal <= 800 ms on 2 cores)", p50, "ms",
+           "recognizer alone p50", a50)
+    report("Whisper base: end of speech -> message sent p95", p95, "ms")
+    seconds = [clip(s, work / f"user{i}.wav", before_s=0.6, after_s=2.5) for i, s in enumerate(SENTENCES[:8])]
+    spans = [c.end_s + SILENCE_S for c in seconds]
+    report("Whisper base real-time factor (decoding time / the utterance's audio, 30 s window padded)",
+           percentile([a / s for a, s in zip(alone, spans, strict=True)], 0.5), "")
+    print(f"  ({len(pipeline)} of {len(alone)} sent at once, {exact} exactly as said); load {os.getloadavg()}")
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", default=["wer", "latency", "barge-in", "echo", "confidence"],
-                        help="wer, latency, barge-in, echo, confidence (default: all)")
+                        help="wer, latency, barge-in, echo, confidence, whisper (default: all but whisper)")
     parser.add_argument("--calibrate", action="store_true",
                         help="confidence: on the calibration half, print the thresholds it suggests")
     arguments = parser.parse_args()

@@ -64,7 +64,7 @@ async def shoot_voice_input(out: Path, home: Path, *, size: tuple[int, int] = (1
         dialog = SettingsDialog(runtime.settings, runtime.loaded)
         dialog.tabs.setCurrentWidget(dialog.voice_input)
         page = dialog.voice_input
-        page.recognizer.setCurrentIndex(page.recognizer.findData("whisper-base"))  # its download, not made yet
+        page.recognizer.setCurrentIndex(page.recognizer.findData("faster-whisper-base"))  # not downloaded yet
         dialog.resize(760, 700)
         dialog.show()
         await asyncio.sleep(0.3)

@@ -220,9 +220,10 @@ SMALL_FROM_GFLOPS: Final = 60.0
 
 def speed_probe(seconds: float = 0.6) -> float:
     """The machine's float32 matrix speed in GFLOP/s as it is now (numpy's BLAS on its threads, 384x384 products
-    for about ``seconds``): Whisper's encoder, most of a decoding's time, is such products. Measured beside
-    Whisper base (bench/hearing.py probe): 8-10 GFLOP/s on 2 shared cores at load 3.3, where base took ~2 s to
-    decode an utterance; small (3.3x base's work) keeps within about a second only from ~6x that speed."""
+    for about ``seconds``): Whisper's encoder, most of a decoding's time, is such products. On 2 shared cores it
+    read 8-10 at load 3.3 and 34.6 at load 3.9 (bench/hearing.py whisper), where base took 2.2 s p50 to decode an
+    utterance (its 30 s window). ``SMALL_FROM_GFLOPS`` is an estimate, not a measurement: small does 3.3x base's
+    work, so it would need a machine several times faster than this one to answer within about a second."""
     import numpy as np
 
     rng = np.random.default_rng(0)
