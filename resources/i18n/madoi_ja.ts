@@ -1159,18 +1159,6 @@
         <translation>試す</translation>
     </message>
     <message>
-        <source>Saying a sentence…</source>
-        <translation>話しています…</translation>
-    </message>
-    <message>
-        <source>Spoken by {voice}.</source>
-        <translation>{voice} が話しました。</translation>
-    </message>
-    <message>
-        <source>Not heard: {problem}</source>
-        <translation>聞こえませんでした: {problem}</translation>
-    </message>
-    <message>
         <source>The test needs Madoi running.</source>
         <translation>試すには Madoi が起動している必要があります。</translation>
     </message>
@@ -2451,6 +2439,10 @@
         <source>Speak first when they notice you (with “Let them notice you” on in the camera switch&apos;s menu)</source>
         <translation>気づいたときに話しかける（カメラのスイッチのメニューで「見守ってもらう」がオンのとき）</translation>
     </message>
+    <message>
+        <source>Spoken by {voice}.</source>
+        <translation>{voice} が話しました。</translation>
+    </message>
 </context>
 <context>
     <name>settings_bridge</name>
@@ -3241,18 +3233,6 @@
     <message>
         <source>Test</source>
         <translation>試す</translation>
-    </message>
-    <message>
-        <source>Saying a sentence…</source>
-        <translation>話しています…</translation>
-    </message>
-    <message>
-        <source>Spoken by {voice}.</source>
-        <translation>{voice} が話しました。</translation>
-    </message>
-    <message>
-        <source>Not heard: {problem}</source>
-        <translation>聞こえませんでした: {problem}</translation>
     </message>
     <message>
         <source>Each companion&apos;s voice is chosen in the Companions tab, among these voices too.</source>

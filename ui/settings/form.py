@@ -26,21 +26,25 @@ def show_result(label: QLabel, state: str, message: str) -> None:
     label.style().polish(label)
 
 
-async def voice_test(speech: Awaitable[None], button: QPushButton, result: QLabel,
-                     language: Language) -> tuple[bool, str]:
+async def voice_test(speech: Awaitable[None], button: QPushButton | None, result: QLabel,
+                     language: Language, *, voice: str | None = None) -> tuple[bool, str]:
     """Runs a voice test (``speech``: a sentence said by the app's speaker) with ``button`` disabled meanwhile, and
-    says in ``result`` whether it was heard, or why not (the speaker's own words in its tooltip)."""
-    button.setEnabled(False)
+    says in ``result`` whether it was heard (by the ``voice`` named), or why not (the speaker's own words in its
+    tooltip)."""
+    if button is not None:
+        button.setEnabled(False)
     show_result(result, "busy", text("testing", language))
     reason = ""
     try:
         await speech
-        ok, message = True, text("voice.ok", language)
+        ok, message = True, text("voice.ok", language) if voice is None else text("voice.ok_by", language,
+                                                                                   voice=voice)
     except Exception as err:  # no audio device is a message, not a crash
         reason = str(err) or type(err).__name__
         ok, message = False, voice_problem_text(reason, language)
     finally:
-        button.setEnabled(True)
+        if button is not None:
+            button.setEnabled(True)
     result.setToolTip(reason)
     show_result(result, "ok" if ok else "error", message)
     return ok, message

@@ -37,7 +37,7 @@ from app.devices.kokoro_files import (
 from app.devices.kokoro_voice import JAPANESE_VOICES, voice_name
 from app.downloads import DownloadCancelled, DownloadError, DownloadProgress
 from companions.common.languages import Language
-from ui.settings.form import Spawn, show_result
+from ui.settings.form import Spawn, show_result, voice_test
 from ui.window.i18n import QT_TRANSLATE_NOOP, Texts
 from ui.window.naming import named
 
@@ -60,9 +60,6 @@ TEXTS: Final = Texts("kokoro_voice", {
         "kokoro_voice", "Downloaded: {count} Japanese voices. Choose one for each companion in the Companions tab "
                         "(English lines stay with the system voice)."),
     "test": QT_TRANSLATE_NOOP("kokoro_voice", "Test"),
-    "testing": QT_TRANSLATE_NOOP("kokoro_voice", "Saying a sentence…"),
-    "heard": QT_TRANSLATE_NOOP("kokoro_voice", "Spoken by {voice}."),
-    "not_heard": QT_TRANSLATE_NOOP("kokoro_voice", "Not heard: {problem}"),
     "no_speaker": QT_TRANSLATE_NOOP("kokoro_voice", "The test needs Madoi running."),
 })
 
@@ -200,16 +197,7 @@ class KokoroBox(QWidget):
         """Says the sample in the voice chosen, through the app's speaker."""
         if self.say is None:
             return False, self.t("no_speaker")
-        voice_id = str(self.voice.currentData())
-        self.test_button.setEnabled(False)
-        show_result(self.result, "busy", self.t("testing"))
-        try:
-            await self.say(voice_id, SAMPLE)
-            heard, message = True, self.t("heard", voice=self.voice.currentText())
-        except Exception as err:  # no audio device, Kokoro failing to load: a message, never a crash
-            heard, message = False, self.t("not_heard", problem=str(err) or type(err).__name__)
-        finally:
-            self.test_button.setEnabled(True)
-        show_result(self.result, "ok" if heard else "error", message)
+        heard, message = await voice_test(self.say(str(self.voice.currentData()), SAMPLE), self.test_button,
+                                          self.result, self.language, voice=self.voice.currentText())
         self.tested.emit(heard, message)
         return heard, message

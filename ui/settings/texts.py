@@ -66,6 +66,7 @@ TEXTS: Final = Texts("settings", {
     "test_voice": QT_TRANSLATE_NOOP("settings", "Test voice"),
     "voice.sample": QT_TRANSLATE_NOOP("settings", "Hello! This is Madoi."),
     "voice.ok": QT_TRANSLATE_NOOP("settings", "Spoken."),
+    "voice.ok_by": QT_TRANSLATE_NOOP("settings", "Spoken by {voice}."),
     "voice.none": QT_TRANSLATE_NOOP("settings", "Voice output is not available."),
     "voice.failed": QT_TRANSLATE_NOOP("settings", "Not heard: {error}"),
     "voice.off": QT_TRANSLATE_NOOP("settings", "speech is turned off in the settings"),

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.devices.voicevox_discovery import EngineSearch, FoundEngine, find_engines, say_sample
 from companions.common.languages import Language
-from ui.settings.form import Spawn, show_result
+from ui.settings.form import Spawn, show_result, voice_test
 from ui.window.i18n import QT_TRANSLATE_NOOP, Numerus, Texts
 from ui.window.naming import named
 
@@ -52,9 +52,6 @@ TEXTS: Final = Texts("voice_engines", {
     "voices": Numerus.translate("voice_engines", "%n voices", None, 0),
     "not_answering": QT_TRANSLATE_NOOP("voice_engines", "does not answer: {problem}"),
     "test": QT_TRANSLATE_NOOP("voice_engines", "Test"),
-    "testing": QT_TRANSLATE_NOOP("voice_engines", "Saying a sentence…"),
-    "heard": QT_TRANSLATE_NOOP("voice_engines", "Spoken by {voice}."),
-    "not_heard": QT_TRANSLATE_NOOP("voice_engines", "Not heard: {problem}"),
     "hint": QT_TRANSLATE_NOOP(
         "voice_engines", "Each companion's voice is chosen in the Companions tab, among these voices too."),
 })
@@ -203,18 +200,8 @@ class VoiceEnginesBox(QWidget):
     async def run_test(self, engine: FoundEngine) -> tuple[bool, str]:
         style = self.chosen_style(engine)
         voice = next((f"{engine.name} {s.speaker} ({s.name})" for s in engine.styles if s.id == style), engine.name)
-        button = self.test_buttons.get(engine.base_url)
-        if button is not None:
-            button.setEnabled(False)
-        show_result(self.result, "busy", self.t("testing"))
-        try:
-            await self._sampler(engine, style, SAMPLE, self._volume())
-            heard, message = True, self.t("heard", voice=voice)
-        except Exception as err:  # the engine gone, no audio device: a message, never a crash
-            heard, message = False, self.t("not_heard", problem=str(err) or type(err).__name__)
-        finally:
-            if button is not None:
-                button.setEnabled(True)
-        show_result(self.result, "ok" if heard else "error", message)
+        heard, message = await voice_test(self._sampler(engine, style, SAMPLE, self._volume()),
+                                          self.test_buttons.get(engine.base_url), self.result, self.language,
+                                          voice=voice)
         self.tested.emit(heard, message)
         return heard, message

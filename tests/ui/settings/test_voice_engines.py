@@ -63,6 +63,6 @@ async def test_the_voice_tab_lists_the_engines_found_each_with_a_test(qtbot: QtB
         await aivis.stop()  # the engine quits between the search and the test
         async with signal_fired(box.tested, timeout=10):
             box.test_buttons[aivis.base_url].click()
-        assert box.result.text().startswith("聞こえませんでした: ")
+        assert box.result.text().startswith("再生できませんでした: ")
         assert "does not answer" in box.result.text()
         dialog.close()
