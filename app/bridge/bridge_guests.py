@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.bridge.auth import Identity
 from app.bridge.client import ClientSession
 from app.bridge.errors import ErrorCode, FrameRejected
-from app.bridge.senders import USER_ID
+from app.bridge.senders import USER_ID, is_stamped
 from companions.companion.guests import BridgeGuestsChanged, Guests, RemoteCompanion
 from companions.conversation.participant import ParticipantRoster
 from companions.network.remote import MessageOrder, RemoteParticipant
@@ -147,7 +147,7 @@ class BridgeGuests:
         if self._roster is None:
             raise FrameRejected(ErrorCode.FORBIDDEN, "no conversation here takes companions from clients")
         if (metadata.id in set(taken) or metadata.id in self.ids() or metadata.id == self._user_name
-                or USER_ID.match(metadata.id)):
+                or USER_ID.match(metadata.id) or is_stamped(metadata.id)):
             raise FrameRejected(ErrorCode.FORBIDDEN, f"companion id {metadata.id!r} is taken (a companion, a "
                                 "client or a user has it): announce another id")
         participant = GuestParticipant(metadata, client.key, self.order)

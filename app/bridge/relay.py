@@ -20,13 +20,14 @@ from app.bridge.answering import Answering
 from app.bridge.bridge_guests import BridgeGuests
 from app.bridge.client import ClientSession
 from app.bridge.dialects import Dialect, encode
+from app.bridge.senders import stranger_id
 from app.bridge.streams import StreamFrames
 from app.bridge.turn_frames import TurnFrames
 from companions.common.tasks import TaskSet
 from companions.companion.worker import TextStreamed, TurnEnded
 from companions.trust.outbound import Outbound, PrivateWords, kept_notice
 from companions.trust.policy import Capability, Relation, Source
-from companions.trust.sources import BRIDGE_PLACE
+from companions.trust.sources import BRIDGE_PLACE, bridge_stranger
 from companions.wire.bus import BusItem, LocalEvent
 from companions.wire.protocol import Message, Query, QueryResult, WireItem
 from companions.wire.query_broker import QueryBroker
@@ -166,9 +167,9 @@ class Relay:
 def destination_of(client: ClientSession) -> Source:
     """Who a client that is not the user's own is to the trust policy, as a destination of private lines: a web page
     by its origin, a client that brought a companion as that guest, any other by its address."""
-    if client.origin:
-        return Source(client.origin, Relation.OTHER, client.origin, BRIDGE_PLACE)
-    if client.guest:
+    if client.guest and not client.origin:
         return Source(client.guest, Relation.GUEST, client.guest, BRIDGE_PLACE)
-    return Source(f"client:{client.address}", Relation.OTHER, client.address, BRIDGE_PLACE)
+    stranger = bridge_stranger(stranger_id(client.origin, client.address))  # as its words are known (senders.py)
+    assert stranger is not None
+    return stranger
 

@@ -46,7 +46,7 @@ from app.bridge.limits import AbuseMeter, AddressQuotas, TokenBucket
 from app.bridge.origins import BridgeOriginRefused, OriginPolicy
 from app.bridge.relay import Relay
 from app.bridge.results import ClientResults
-from app.bridge.senders import Senders
+from app.bridge.senders import Senders, is_stamped, stranger_id
 from app.settings.sections import LOOPBACK_ORIGINS
 from companions.common.tasks import TaskSet
 from companions.companion.guests import Guests
@@ -55,7 +55,7 @@ from companions.trust.outbound import Outbound, PrivateWords
 from companions.trust.policy import TrustPolicy
 from companions.wire.bus import Bus, Subscription
 from companions.wire.protocol import WIRE_TOPICS, Action, Message, Query, QueryResult, WireItem, parse_valid_frame
-from companions.wire.query_broker import QueryBroker
+from companions.wire.query_broker import IN_PROCESS, QueryBroker
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +121,7 @@ class BridgeServer:
         self.host = host
         self._requested_port = port
         self._token = token or None
+        self._user_name = user_name
         self._reserved_ids = reserved_ids
         self._dialect = dialect  # for clients whose URL, hello or frames do not choose one
         self._senders = Senders(user_name, reserved_ids, lambda: {c.identity for c in self._clients if c.identity})
@@ -146,8 +147,9 @@ class BridgeServer:
         self.guests = BridgeGuests(bus, roster, guests if guests is not None else Guests(), user_name=user_name)
         self._tasks = TaskSet("bridge")
         self._words = PrivateWords()  # which lines and pieces hold the user's private things (outbound.py)
+        self._trust = trust or broker.trust
         self._relay = Relay(self._clients, broker, self.answering, self.guests,
-                            private=(self._words, Outbound(trust or broker.trust), self._tasks))
+                            private=(self._words, Outbound(self._trust), self._tasks))
         self.results = ClientResults(broker, self._relay, self.answering, self._tasks,
                                      lambda client, rejected: self._reject(client, rejected.code, rejected.message,
                                                                            rejected.item_id))
@@ -200,9 +202,12 @@ class BridgeServer:
             log.error("%s; the app runs on without it", self.error)
             return
         self.error = None
+        self._trust.client_camera = self.client_camera
         log.info("bridge listening on ws://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:
+        if self._trust.client_camera == self.client_camera:  # a bridge started in its place keeps its own
+            self._trust.client_camera = lambda _companion: frozenset()
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
@@ -227,6 +232,21 @@ class BridgeServer:
             raise RuntimeError("the bridge is not running")
         port: int = self._server.sockets[0].getsockname()[1]
         return port
+
+    def client_camera(self, companion: str) -> frozenset[str]:
+        """The ids the client whose own camera answers ``companion``'s looks speaks as (its hello identity, its user
+        id, and a page's or another client's words spoken as the user: senders.py), when exactly one client is
+        registered as that companion's ``vision`` answerer (answering.py); else none (this computer's camera would
+        answer, or whose camera is not known). A look by what such a client said is that client's user's
+        (companions/trust/policy.py ``NOT_THIS_COMPUTERS``)."""
+        asked = self._broker.responders_for("vision", companion) - {IN_PROCESS}
+        clients = [c for c in self._clients if c.key in asked]
+        if len(clients) != 1:
+            return frozenset()
+        client = clients[0]
+        ids = {client.identity, self._senders.claim_of(client.key),
+               None if client.own else stranger_id(client.origin, client.address)}
+        return frozenset(i for i in ids if i)
 
     def client_sessions(self) -> list[ClientSession]:
         """The authenticated clients (their counters: ``sent``, ``dropped``, ``rejected`` ...)."""
@@ -447,6 +467,10 @@ class BridgeServer:
                                 "answer this app's own companions only", item.id)
         elif isinstance(item, Message):
             self._senders.check(client.key, client.identity, item.params.from_)
+            if not client.own and item.params.from_ == self._user_name:
+                # Not the user's own client (a page without the token): its words are its own (senders.py)
+                item = item.model_copy(update={"params": item.params.model_copy(
+                    update={"from_": stranger_id(client.origin, client.address)})})
             self._stored(client, item)
             self._bus.publish(item)
             self.stats.published += 1
@@ -473,7 +497,7 @@ class BridgeServer:
             client.own = True  # it presented the token
         refused: FrameRejected | None = None
         if hello.id is not None:
-            if hello.id in self._taken(client):
+            if hello.id in self._taken(client) or is_stamped(hello.id):
                 refused = FrameRejected(ErrorCode.FORBIDDEN, f"identity {hello.id!r} is not available")
             else:
                 client.identity = hello.id

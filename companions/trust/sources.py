@@ -20,6 +20,18 @@ from companions.wire.following import EventsFollower
 
 BRIDGE_PLACE = "bridge"
 NETWORK_PLACE = "network"
+CLIENT_PREFIX = "client:"
+
+
+def bridge_stranger(sender: str) -> Source | None:
+    """A bridge client that is not the user's own, where it spoke as the user (the bridge published its words under
+    this id: app/bridge/senders.py): a web page by its origin (``http://localhost:5173``), another client by its
+    address (``client:127.0.0.2``); the same source as where a private line would go to it. ``None`` for other ids."""
+    if "://" in sender:
+        return Source(sender, Relation.OTHER, sender, BRIDGE_PLACE)
+    if sender.startswith(CLIENT_PREFIX):
+        return Source(sender, Relation.OTHER, sender.removeprefix(CLIENT_PREFIX), BRIDGE_PLACE)
+    return None
 
 
 class SourceDirectory(EventsFollower, name="trust-sources", direct=True):
@@ -56,6 +68,9 @@ class SourceDirectory(EventsFollower, name="trust-sources", direct=True):
         person = remote_person(sender)  # a user on another machine: <name>@<peer> (companions/network/people.py)
         if person is not None:
             return Source(sender, Relation.OTHER, person.name, f"{NETWORK_PLACE}:{person.peer}")
+        stranger = bridge_stranger(sender)  # a page or another client that spoke as the user
+        if stranger is not None:
+            return stranger
         return Source(sender, Relation.OTHER, self.names(sender) or "")
 
     def guests(self) -> list[Source]:

@@ -279,9 +279,27 @@ async def test_frames_that_could_not_be_written_out_again_are_refused_at_the_doo
         relayed = await _recv(watcher)
         assert relayed["params"]["message"] == "still relayed"
     await _drain(app)
-    assert [item for item in app.wire if isinstance(item, Message)] == [valid]
+    assert [(m.params.id, m.params.from_, m.params.message) for m in app.wire if isinstance(m, Message)] == [
+        (valid.params.id, ALLOWED_PAGE, "still relayed")]  # a page without the token speaks as itself, not the user
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], \
         [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+async def test_no_client_can_take_the_id_a_page_or_another_client_speaks_under(app: App) -> None:
+    """A page without the token that speaks as the user is published under its origin, another client under
+    ``client:<address>`` (app/bridge/senders.py): no client may take such an id as its own, nor its companion's."""
+    async with app.page(None) as ws:
+        await ws.send(json.dumps({"topic": "hello", "body": {"id": "client:127.0.0.2"}}))
+        refused = await _error(ws)
+        assert refused["error"] == {"code": -32002, "message": "identity 'client:127.0.0.2' is not available"}
+        for taken in ("client:127.0.0.2", "http://localhost:5173"):
+            await ws.send(json.dumps({"topic": "metadata", "body": {"id": taken, "name": "Impostor"}}))
+            refused = await _error(ws)
+            assert refused["error"]["code"] in (-32002, -32600), refused
+        await ws.send(frame_of(Message.create(from_="client:127.0.0.2", message="as another client")))
+        assert (await _error(ws))["error"]["code"] == -32002
+    await _drain(app)
+    assert not [m for m in app.wire if isinstance(m, Message)]
 
 
 async def _read_all(ws: ClientConnection) -> None:

@@ -1,9 +1,11 @@
 """A real browser at the bridge's door: Debian's Chromium, headless, opens a page that connects to the bridge.
 
 The page is served on loopback twice: as ``http://localhost:<port>`` (an origin the bridge allows by default, as a
-local avatar page's) it connects and talks; as ``http://evil.localhost:<port>`` (Chromium resolves ``*.localhost``
-to this computer, so the page runs here, but its origin is another site's) its handshake is refused and nothing it
-says reaches the app. The page reports what happened to the server it came from (``/report?...``).
+local avatar page's) it connects and talks, as itself: it says ``from: "user"``, but without the bridge's token a
+page is not the user's own client, so its words reach the app as the page's (under its origin); as
+``http://evil.localhost:<port>`` (Chromium resolves ``*.localhost`` to this computer, so the page runs here, but its
+origin is another site's) its handshake is refused and nothing it says reaches the app. The page reports what
+happened to the server it came from (``/report?...``).
 """
 
 from __future__ import annotations
@@ -142,7 +144,8 @@ async def test_a_page_from_an_allowed_origin_talks_and_one_from_another_origin_i
         await broker.aclose()
         await bus.aclose()
     messages: list[WireItem] = [item for item in seen if isinstance(item, Message)]
-    assert [m.params.id for m in messages] == ["from-localhost"]  # the evil page's message never arrived
+    # the evil page's message never arrived; the allowed page's arrived as the page's words, not the user's
+    assert [(m.params.id, m.params.from_) for m in messages] == [("from-localhost", f"http://{allowed}")]
     assert closed == "closed:1006"  # the browser's word for a refused handshake
     assert not any(what == "open" for host, what in pages.reports if host == evil)
     assert [item.origin for item in seen if isinstance(item, BridgeOriginRefused)] == [f"http://{evil}"]
