@@ -2597,8 +2597,8 @@
         <translation>Whisper tiny：日本語と英語（{size} MB のダウンロード）</translation>
     </message>
     <message>
-        <source>Whisper base (faster-whisper): Japanese and English, hears which ({size} MB download)</source>
-        <translation>Whisper base（faster-whisper）：日本語と英語、どちらか聞き分けます（{size} MB のダウンロード）</translation>
+        <source>Whisper base: hears Japanese or English ({size} MB download)</source>
+        <translation>Whisper base：日本語か英語かを聞き分けます（{size} MB のダウンロード）</translation>
     </message>
     <message>
         <source>Whisper base: Japanese and English, better ({size} MB download)</source>

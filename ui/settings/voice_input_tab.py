@@ -60,9 +60,8 @@ TEXTS: Final = Texts("settings_voice_input", {
                                           "faintest voice (also more noise)."),
     "recognizer": QT_TRANSLATE_NOOP("settings_voice_input", "Recognition"),
     "recognizer.pocketsphinx": QT_TRANSLATE_NOOP("settings_voice_input", "Built in: English, offline, no download"),
-    "recognizer.faster-whisper-base": QT_TRANSLATE_NOOP(
-        "settings_voice_input",
-        "Whisper base (faster-whisper): Japanese and English, hears which ({size} MB download)"),
+    "recognizer.faster-whisper-base": QT_TRANSLATE_NOOP("settings_voice_input",
+                                                        "Whisper base: hears Japanese or English ({size} MB download)"),
     "recognizer.whisper-tiny": QT_TRANSLATE_NOOP("settings_voice_input",
                                                  "Whisper tiny: Japanese and English ({size} MB download)"),
     "recognizer.whisper-base": QT_TRANSLATE_NOOP("settings_voice_input",
