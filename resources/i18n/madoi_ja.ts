@@ -2633,6 +2633,10 @@
         <translation>ダウンロードできませんでした：{reason}</translation>
     </message>
     <message>
+        <source>Download cancelled: it continues where it stopped next time.</source>
+        <translation>ダウンロードを取り消しました。次回は止まったところから続きます。</translation>
+    </message>
+    <message>
         <source>Download a speech model?</source>
         <translation>音声認識モデルをダウンロードしますか？</translation>
     </message>

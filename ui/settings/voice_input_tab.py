@@ -73,6 +73,8 @@ TEXTS: Final = Texts("settings_voice_input", {
     "cancel": QT_TRANSLATE_NOOP("settings_voice_input", "Cancel download"),
     "download.progress": QT_TRANSLATE_NOOP("settings_voice_input", "Downloading: {done} of {total} MB"),
     "download.failed": QT_TRANSLATE_NOOP("settings_voice_input", "Not downloaded: {reason}"),
+    "download.cancelled": QT_TRANSLATE_NOOP("settings_voice_input", "Download cancelled: it continues where it "
+                                            "stopped next time."),
     "consent.title": QT_TRANSLATE_NOOP("settings_voice_input", "Download a speech model?"),
     "consent.body": QT_TRANSLATE_NOOP(
         "settings_voice_input", "{file} ({size} MB) will be downloaded from huggingface.co ({repo}, MIT) "
@@ -307,15 +309,16 @@ class VoiceInputPage(SettingsPage):
         ok, message = True, self.tt("model.ready")
         try:
             await download_model(choice, self.data_dir, self._progress, cancel)
-        except Exception as err:  # a failed download is a message; nothing half-written is kept
+        except Exception as err:  # a message; what came is kept to continue from (a wrong file is not)
             log.warning("speech model download failed: %s", err)
-            ok, message = False, self.tt("download.failed", reason=str(err))
+            ok, message = False, self.tt("download.cancelled" if cancel.is_set() else "download.failed",
+                                         reason=str(err))
         finally:
             self._cancel = None
             self.download_progress.hide()
         self._show_model()
         if not ok:
-            show_result(self.model_status, "error", message)
+            show_result(self.model_status, "busy" if cancel.is_set() else "error", message)
         self.download_finished.emit(ok, message)
 
     def _progress(self, done: int, total: int) -> None:

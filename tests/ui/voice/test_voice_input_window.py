@@ -22,7 +22,7 @@ from app.settings.model import VoiceInputSettings
 from app.voice_input import recognizer_models
 from companions.llm.scripted import say
 from companions.voice_input.events import EchoAdvice, MicrophoneChanged
-from tests.app.llm.hf_host import hugging_face_like_host
+from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 from tests.app.speech_audio import clip
 from tests.app.voice_input.spoken_japanese import japanese_clip
 from tests.ui.conftest import signal_fired
@@ -157,7 +157,7 @@ async def test_the_push_to_talk_key_held_talks_and_types_nothing(qtbot: QtBot, e
 # -- the settings tab ----------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def model_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[bytes]:
+def model_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HuggingFaceLikeHost]:
     """whisper.cpp's tiny model as a ggml file of ~1 MB on the loopback host double answering as Hugging Face."""
     body = recognizer_models.WHISPER_MAGIC + bytes(range(256)) * 4000
     served = tmp_path / "host" / "ggml-tiny.bin"
@@ -169,7 +169,12 @@ def model_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[by
         model = replace(model, files=(replace(model.files[0], size=len(body)),),
                         sha1=hashlib.sha1(body, usedforsecurity=False).hexdigest())
         monkeypatch.setitem(recognizer_models.MODELS, "whisper-tiny", model)
-        yield body
+        yield host
+
+
+@pytest.fixture
+def model_server(model_host: HuggingFaceLikeHost) -> bytes:
+    return model_host.files["ggml-tiny.bin"].path.read_bytes()
 
 
 def _page(tmp_path: Path, section: VoiceInputSettings) -> tuple[VoiceInputPage, list[object]]:
@@ -210,6 +215,27 @@ async def test_the_tab_says_whether_a_microphone_left_on_opens_at_the_next_start
     assert page.keep_on.isChecked()
     page.keep_on.setChecked(False)
     assert page.values()["voice_input"]["keep_on"] is False
+
+
+async def test_a_cancelled_download_says_so_and_continues_where_it_stopped(
+        qtbot: QtBot, tmp_path: Path, model_host: HuggingFaceLikeHost) -> None:
+    model_host.files["ggml-tiny.bin"].rate = 300_000  # ~3.4 s for the file
+    page, _ = _page(tmp_path, VoiceInputSettings(recognizer="whisper-tiny"))
+    qtbot.addWidget(page)
+    page.ask_download()
+    assert page.consent is not None
+    async with signal_fired(page.download_finished, timeout=30):
+        page.consent.findChild(QPushButton, "consentDownloadButton").click()
+        await until(page.download_progress.valueChanged, lambda: page.download_progress.value() >= 10, 10)
+        page.download_button.click()  # "Cancel download"
+    assert page.model_status.text() == "Download cancelled: it continues where it stopped next time."
+    model_host.files["ggml-tiny.bin"].rate = None
+    async with signal_fired(page.download_finished, timeout=30):
+        page.ask_download()
+        assert page.consent is not None
+        page.consent.findChild(QPushButton, "consentDownloadButton").click()
+    assert page.model_status.text() == "Downloaded and checked."
+    assert model_host.gets("ggml-tiny.bin")[-1]["range"].startswith("bytes=")  # the rest, not all of it again
 
 
 async def test_not_now_downloads_nothing(qtbot: QtBot, tmp_path: Path, model_server: bytes) -> None:
