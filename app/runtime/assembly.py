@@ -175,11 +175,12 @@ async def assemble(setup: Setup) -> Parts:
     speaking_first = SpeakingFirst(setup.bus, manager, lambda: setup.loaded.settings.conversation,
                                    user_id=lambda: setup.loaded.settings.general.user_name,
                                    language=lambda: setup.loaded.settings.general.language)
-    from app.voice_input.wiring import barge_in, build_voice_input  # the microphone
+    from app.voice_input.wiring import barge_in, build_voice_input, spoken_names  # the microphone
 
     devices.voice_input = build_voice_input(
         settings, setup.bus, devices.speaker, setup.loaded.paths.data_dir,
-        send=lambda text: conversations.send(text).params.id, words=lambda: list(cast.companions),
+        send=lambda text: conversations.send(text).params.id,
+        words=lambda: spoken_names(cast.companions, setup.loaded.settings.general.user_name),
         interrupt=lambda: barge_in(control, devices.speaker))
     try:
         # No client speaks as a companion of this app, or as what it noticed (companions/trust/policy.py NOTICED).

@@ -47,6 +47,12 @@ def starts_on(section: VoiceInputSettings, environ: Mapping[str, str]) -> bool:
     return section.on and section.keep_on
 
 
+def spoken_names(companion_ids: Iterable[str], user_name: str) -> list[str]:
+    """The names the recognizer should spell: the companions' (romanized ids) and the user's, unless it is still the
+    default "user" (not a name: "User," in every prompt)."""
+    return [*companion_ids, *([user_name] if user_name.strip() and user_name != "user" else [])]
+
+
 def build_voice_input(settings: Settings, bus: Bus, speaker: Pyttsx3Speaker, data_dir: Path, *,
                       send: Sender | None = None, interrupt: Callable[[], None] = lambda: None,
                       words: Callable[[], Iterable[str]] | None = None,

@@ -15,7 +15,8 @@ import pytest
 from app.voice_input import recognizer_models
 from app.voice_input.microphone import FileMicrophone, SoundDeviceMicrophone, input_devices, read_pcm16k
 from app.voice_input.recognizer_models import DownloadFailed, SpeechModel, download, installed, model_path
-from app.voice_input.recognizers import PocketSphinxRecognizer, WhisperRecognizer
+from app.voice_input.recognizers import FasterWhisperRecognizer, PocketSphinxRecognizer, WhisperRecognizer
+from app.voice_input.wiring import spoken_names
 from companions.voice_input.audio import FRAME_S, AudioFrame, MicrophoneUnavailable
 from companions.voice_input.recognition import RecognizerUnavailable
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
@@ -133,3 +134,11 @@ def test_whisper_refuses_a_model_it_does_not_have_or_that_is_no_model(tmp_path: 
         file.truncate(model.size)
     with pytest.raises(RecognizerUnavailable, match=r"not a whisper\.cpp model"):
         recognizer.prepare()
+
+
+def test_whisper_is_prompted_with_the_companions_and_the_user_s_names_in_the_language_heard(tmp_path: Path) -> None:
+    recognizer = FasterWhisperRecognizer("faster-whisper-base", tmp_path)
+    recognizer.use_words(spoken_names(["akari", "hina", "souta"], "Kenji"))
+    assert recognizer.prompt("en") == "Akari, Hina, Souta, Kenji."
+    assert recognizer.prompt("ja") == "アカリ、ヒナ、ソウタ、ケンジ。"
+    assert spoken_names(["akari"], "user") == ["akari"]  # the default is no name
