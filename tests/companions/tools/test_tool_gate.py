@@ -13,7 +13,7 @@ from companions.llm.types import ChatMessage
 from companions.testing.scripted_consent import ScriptedUser
 from companions.tools.functions import Said, Tool, ToolRegistry, tool
 from companions.tools.tool_use import ToolUsed
-from companions.trust.policy import Answer, Capability, Relation, Source, TrustPolicy
+from companions.trust.policy import NOT_THIS_COMPUTERS, Answer, Capability, Relation, Source, TrustPolicy
 from companions.wire.bus import InProcessBus
 
 SOUTA_ELSEWHERE = Source("souta", Relation.GUEST, "Souta", "network:12D3KooWabc")
@@ -170,3 +170,34 @@ async def test_a_peers_line_a_memory_tool_brought_back_is_the_peers_words_and_a_
     assert [(r.source.key, r.capability, r.held_by) for r in user.asked] == [
         ("souta@network:12D3KooWabc", Capability.CAMERA, "Akari")]
     model.assert_used_up()
+
+
+async def test_a_look_through_the_camera_of_the_client_a_turn_came_from_is_not_asked_and_stays_that_clients(
+        bus: InProcessBus) -> None:
+    """The one client answering Akari's looks (``client_camera``) speaks as ``user_taro``: its user's look is taken
+    through that client's camera (the tool is told so), headless, and the turn is not private; a look for anyone else
+    in the same turn's prompt (Souta's words) is still asked for, as this computer's camera."""
+    private: list[object] = []
+    bus.subscribe("events", lambda e: private.append(e) if type(e).__name__ == "PrivateTurn" else None,
+                  name="test-private", direct=True)
+    reached: list[frozenset[Capability]] = []
+
+    @tool(needs=[Capability.CAMERA])
+    async def look() -> str:
+        """Look through the camera."""
+        reached.append(NOT_THIS_COMPUTERS.get())
+        return "a wave"
+
+    policy = TrustPolicy(bus=bus)  # headless: nobody to ask
+    policy.client_camera = lambda companion: frozenset({"user_taro"}) if companion == "akari" else frozenset()
+    taro = Source("user_taro", Relation.OTHER)
+    model = ScriptedModel("akari").add(call("look", {}), say("I see you waving"))
+    worker = Worker(model, ToolRegistry([look]), bus=bus, owner="akari", trust=policy)
+    await worker.run([ChatMessage.user("can you see me?")], ctx=RunContext(turn_id="t1", origin=taro))
+    held = ScriptedModel("akari").add(call("look", {}), say("I may not"))
+    await Worker(held, ToolRegistry([look]), bus=bus, owner="akari", trust=policy).run(
+        [ChatMessage.user("look")], ctx=RunContext(turn_id="t2", origin=taro, held=(SOUTA_ELSEWHERE,)))
+    await bus.drain()
+    assert reached == [frozenset({Capability.CAMERA})]  # the first look only, and through the client's camera
+    assert private == []
+    assert "Souta may not look through your camera" in held.requests[1].messages[-1].text
