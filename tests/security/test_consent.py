@@ -365,7 +365,7 @@ def _look_then_say(app: App, line: str, expect: str) -> None:
 async def test_a_page_without_the_token_speaking_as_the_user_is_the_page_and_its_look_is_asked_for(app: App) -> None:
     """A page on a loopback origin (allowed to connect by default) sends ``from: "user"``: its words are the page's,
     not the user's. Akari's look in the turn it started is put to the user as the page's; the user says no, nothing
-    is seen; on the bus and in memory the message is the page's."""
+    is seen; on the bus the message is the page's (so it is the page's wherever it is kept and recalled)."""
     app.user.script.append(Answer.NEVER)
     akari = app.cast["akari"]
     akari.lane("event_params").add(
