@@ -25,6 +25,7 @@ from companions.voice_input.events import EchoAdvice, MicrophoneChanged
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
 from tests.app.speech_audio import clip
 from tests.app.voice_input.spoken_japanese import japanese_clip
+from tests.app.voice_input.whisper_files import installed_whisper_base
 from tests.ui.conftest import signal_fired
 from tests.ui.open_window import open_window
 from tests.ui.scripted_runtime import lines, scripted_cast, scripted_runtime, until
@@ -107,6 +108,27 @@ async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
         assert dialog.voice_input.consent is not None
         dialog.voice_input.consent.reject()
         dialog.close()
+        window.close()
+
+
+@pytest.mark.slow  # Whisper base decodes for a second or two on 2 busy cores
+async def test_with_whisper_and_english_alone_japanese_speech_is_not_understood_nor_sent(
+        qtbot: QtBot, english: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    installed_whisper_base(english)  # as if downloaded (its download: tests/app/voice_input/test_faster_whisper.py)
+    spoken = japanese_clip("今日はいい天気ですね", tmp_path / "ja.wav", before_s=1.0, after_s=30.0)
+    monkeypatch.setenv("MADOI_VOICE_INPUT_DEVICE", f"file:{spoken.path}")
+    monkeypatch.setenv("MADOI_VOICE_INPUT_RECOGNIZER", "faster-whisper-base")
+    monkeypatch.setenv("MADOI_VOICE_INPUT_LANGUAGE", "en")
+    async with scripted_runtime(scripted_cast()) as runtime:  # the companions' models expect nothing
+        window = await open_window(qtbot, runtime)
+        switch = window.microphone_switch
+        async with signal_fired(switch.switched, timeout=30):
+            qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)
+        await until(switch.shown, lambda: switch.text() == "Not understood", 30)
+        assert "could not be made out as English" in switch.toolTip()
+        assert window.chat.input.toPlainText() == ""  # no English words made of it, in the box or sent
+        stored = await runtime.parts.conversations.store.messages(runtime.parts.conversations.active_id)
+        assert [m for m in stored if m.message.params.from_ == runtime.settings.general.user_name] == []
         window.close()
 
 
