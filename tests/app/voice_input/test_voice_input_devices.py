@@ -142,3 +142,12 @@ def test_whisper_is_prompted_with_the_companions_and_the_user_s_names_in_the_lan
     assert recognizer.prompt("en") == "Akari, Hina, Souta, Kenji."
     assert recognizer.prompt("ja") == "アカリ、ヒナ、ソウタ、ケンジ。"
     assert spoken_names(["akari"], "user") == ["akari"]  # the default is no name
+
+
+def test_whisper_base_is_pinned_to_the_files_the_tests_assemble() -> None:
+    from tests.app.voice_input.whisper_files import whisper_model
+
+    model = recognizer_models.MODELS["faster-whisper-base"]
+    assert {f.file: (f.size, f.sha256) for f in model.files} == whisper_model.FILES
+    assert {f.url for f in model.files} == {f"https://huggingface.co/Systran/faster-whisper-base/resolve/main/{name}"
+                                            for name in whisper_model.FILES}
