@@ -30,6 +30,10 @@
         <translation>ニューラル音声（ダウンロードした場合）: Kokoro-82M（hexgrad、Apache-2.0）、その ONNX 変換は thewh1teagle（kokoro-onnx、MIT ライセンス）。日本語の読みには misaki のかな表（hexgrad、Apache-2.0）を使っています。</translation>
     </message>
     <message>
+        <source>Hearing, once downloaded: Whisper base by OpenAI (MIT licence), converted for CTranslate2 by SYSTRAN (faster-whisper, MIT licence).</source>
+        <translation>音声認識（ダウンロードした場合）: Whisper base（OpenAI、MIT ライセンス）、CTranslate2 への変換は SYSTRAN（faster-whisper、MIT ライセンス）。</translation>
+    </message>
+    <message>
         <source>&amp;About Madoi</source>
         <translation>円居について(&amp;A)</translation>
     </message>

@@ -30,6 +30,9 @@ _TEXTS: Final = Texts("about", {
                  "(kokoro-onnx, MIT licence); Japanese read for it with misaki's kana table (hexgrad, Apache-2.0)."),
     "system": QT_TRANSLATE_NOOP("about", "Other languages: the system's voices (espeak-ng, SAPI5 or "
                                          "NSSpeechSynthesizer) through pyttsx3."),
+    "whisper": QT_TRANSLATE_NOOP(
+        "about", "Hearing, once downloaded: Whisper base by OpenAI (MIT licence), converted for CTranslate2 by SYSTRAN "
+                 "(faster-whisper, MIT licence)."),
 })
 MEI_LICENCE_URL: Final = "https://creativecommons.org/licenses/by/3.0/"
 
@@ -41,7 +44,8 @@ def about_text() -> str:
             f"<p><b>{html.escape(_TEXTS.text('voices'), quote=False)}</b></p>"
             f"<p>{html.escape(_TEXTS.text('mei'), quote=False).format(licence=licence)}</p>"
             f"<p>{html.escape(_TEXTS.text('kokoro'), quote=False)}</p>"
-            f"<p>{html.escape(_TEXTS.text('system'), quote=False)}</p>")
+            f"<p>{html.escape(_TEXTS.text('system'), quote=False)}</p>"
+            f"<p>{html.escape(_TEXTS.text('whisper'), quote=False)}</p>")
 
 
 def show_about(parent: QWidget | None) -> None:

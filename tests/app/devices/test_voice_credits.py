@@ -35,3 +35,10 @@ def test_the_about_action_is_there_for_the_menu(qtbot: QtBot) -> None:
     action = about_action(window)
     assert action.objectName() == "aboutAction"
     assert "About" in action.text()
+
+
+@pytest.mark.parametrize("text", [about_text(), (REPO / "README.md").read_text(encoding="utf-8")])
+def test_whisper_and_its_makers_are_credited(text: str) -> None:
+    text = " ".join(text.split())
+    for credit in ("Whisper base", "OpenAI", "SYSTRAN", "faster-whisper", "CTranslate2", "MIT"):
+        assert credit in text
