@@ -40,7 +40,8 @@ async def test_whisper_base_downloads_from_its_host_and_hears_japanese_with_a_co
     assert len(seen) > 2
     recognizer = build_recognizer("faster-whisper-base", tmp_path, "auto")
     assert isinstance(recognizer, FasterWhisperRecognizer)
-    heard = await hear(recognizer, japanese_clip("あかりさんは元気ですか", tmp_path / "ja.wav"),
+    heard = await hear(recognizer, japanese_clip("あかりさんは元気ですか", tmp_path / "ja.wav", before_s=0.3,
+                                                 after_s=1.0),
                        words=("akari", "hina", "souta"))
     assert len(heard.outcomes) == 1, heard
     outcome, _, words = heard.outcomes[0]
@@ -52,10 +53,12 @@ async def test_whisper_base_downloads_from_its_host_and_hears_japanese_with_a_co
 async def test_speech_in_a_language_the_settings_do_not_accept_is_never_decoded_nor_sent(tmp_path: Path) -> None:
     data_dir = installed_whisper_base(tmp_path / "data")
     english_only = FasterWhisperRecognizer("faster-whisper-base", data_dir, "en")
-    heard = await hear(english_only, japanese_clip("今日はいい天気ですね", tmp_path / "ja.wav"))
+    heard = await hear(english_only, japanese_clip("今日はいい天気ですね", tmp_path / "ja.wav", before_s=0.3,
+                                                   after_s=1.0))
     assert [outcome for outcome, _, _ in heard.outcomes] == ["not understood"]
     assert english_only.heard["ja"] > 0.5  # Whisper heard Japanese, and nothing was decoded as English
-    heard = await hear(english_only, clip("souta, which book are you reading", tmp_path / "en.wav"),
+    heard = await hear(english_only, clip("souta, which book are you reading", tmp_path / "en.wav", before_s=0.3,
+                                          after_s=1.0),
                        words=("akari", "hina", "souta"))
     assert [outcome for outcome, _, _ in heard.outcomes] == ["sent"]
     assert heard.outcomes[0][2].lower().startswith("souta, which book are you reading"), heard
