@@ -28,6 +28,7 @@ _LATIN_LETTER: Final = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _QUOTE_PAIRS: Final = {"「": "」", "『": "』", '"': '"', "“": "”", "'": "'", "＂": "＂"}
 _NOT_A_LETTER: Final = re.compile(r"[\W_]+")  # punctuation, symbols, whitespace
 _LABEL_ONLY: Final = re.compile(r"^[^:：。！？!?]{1,20}[:：]\s*$")
+_SALUTATION: Final = re.compile(r"^[A-Z][A-Za-z'’-]{1,15},$")  # a name and a comma, as an English letter opens
 # A word opening a line before a colon ("Time: 3 pm", "おすすめ：…", or a speaker's label): a label only when it is a
 # name of someone here, if in a mix of scripts (measured over 30 lines on the 0.5B model: "Hiな : I see." from Akari).
 _LEADING_WORD: Final = re.compile(r"^\s*([^\s:：。、，,！？!?「」『』()（）]{1,12})\s*[:：]\s*(?=\S)")
@@ -163,10 +164,18 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
     # is left out
     lines = [_unquote(" ".join(_without_name_label(part, own | others).split())) for part in line.splitlines()
              if not _LABEL_ONLY.match(part)]
-    cleaned = _unquote("\n".join(part for part in lines if part))
-    # Nothing but a name is no line (measured on a 0.5B model: "あかり" as Akari's whole answer to "こんばんは！").
-    names = {_NOT_A_LETTER.sub("", n.casefold()) for n in own | others}
-    return "" if _NOT_A_LETTER.sub("", cleaned.casefold()) in names else cleaned
+    lines = [part for part in lines if part]
+    if len(lines) > 1 and _SALUTATION.match(lines[0]):
+        lines = lines[1:]  # a letter's "Dear …," (measured: "Akkari,\nThank you for sharing that. …" from Hina)
+    cleaned = _unquote("\n".join(lines))
+    # Nothing but a name is no line, in any spelling (measured on a 0.5B model: "あかり" as Akari's whole answer to
+    # "こんばんは！", "Akkari," as Hina's).
+    letters = _NOT_A_LETTER.sub("", cleaned)
+    alone = _sound(letters) if len(letters) <= NAME_ALONE_LETTERS else ""
+    return "" if alone and any(_sounds_like(alone, _sound(n)) for n in own | others) else cleaned
+
+
+NAME_ALONE_LETTERS: Final = 16  # a line longer than this is more than a name, whoever it names
 
 
 _ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"
@@ -194,7 +203,9 @@ def misidentified(text: str, *, other_names: Iterable[str], own_names: Iterable[
 
 
 _ASSISTANT: Final = re.compile(
-    r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to)|I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
+    r"\b(?:I'm sorry,? but I (?:can't|cannot|am unable to|don'?t have (?:a |any )?(?:specific|personal|information|"
+    r"access|the ability))|"
+    r"I (?:can't|cannot) assist|as an AI\b|I'm an AI\b|"
     r"I am an AI\b|language model\b|how can I (?:help|assist) you|I'm glad I could help|summarized as follows|"
     r"I'd be happy to help(?: you)?\s*[.!]|"  # measured: "Sure, I'd be happy to help you. Please tell me what…"
     r"I don'?t have (?:much |any )?(?:personal )?(?:background or )?(?:knowledge|experiences?|opinions|feelings) "
@@ -493,6 +504,10 @@ NAME_MARK: Final = "〆"
 # real model: "あなたが何を話したいか教えてください。" (runs of 4, 5 and 5 letters of "あなたが次に話したいかを決めて
 # ください") is a line, not a copy.
 RECITED_LETTERS: Final = {2: (10, 6), 3: (24, 12)}  # (letters in all, the longest run)
+# A Japanese sentence that ends as an instruction ends, in its plain form, for this many letters, is the instruction
+# said with other words before it (measured over 30 lines on the 0.5B model: "あかりは、私自身を日本語で言う。", from
+# "自分のセリフだけを日本語で言う。"); a companion's line is polite or casual, and shares a shorter ending at most.
+RECITED_ENDING: Final = 7
 RECITED_GAP: Final = 3
 
 
@@ -556,6 +571,7 @@ class Instructions:
     names: tuple[str, ...] = ()  # the companion's names, folded: each is NAME_MARK in a line compared
     together: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # every sentence's, in one
     endings: frozenset[str] = frozenset()  # how the Japanese sentences end: their last two letters (plain form)
+    tails: frozenset[str] = frozenset()  # ... and their last RECITED_ENDING letters
     openings: frozenset[str] = frozenset()  # how the English sentences begin: their first word
 
     @staticmethod
@@ -566,6 +582,7 @@ class Instructions:
         grams = []
         plains: list[str] = []
         endings: set[str] = set()
+        tails: set[str] = set()
         openings: set[str] = set()
         for text in texts:
             for sentence in sentences_of(text):
@@ -575,12 +592,14 @@ class Instructions:
                     plains.append(plain)
                     if _gram_size(sentence) == 2:
                         endings.add(plain[-2:])
+                        if len(plain) >= RECITED_ENDING and plain[-2:] not in _POLITE_ENDINGS:
+                            tails.add(plain[-RECITED_ENDING:])
                     elif word := _first_word(sentence):
                         openings.add(word)
         longest_first = sorted({folded(name) for name in names if folded(name)}, key=len, reverse=True)
         together = (frozenset().union(*(bi for bi, _ in grams)), frozenset().union(*(tri for _, tri in grams)))
         return Instructions(tuple(grams), tuple(plains), tuple(longest_first), together,
-                            frozenset(endings - _POLITE_ENDINGS), frozenset(openings))
+                            frozenset(endings - _POLITE_ENDINGS), frozenset(tails), frozenset(openings))
 
     def _folded(self, sentence: str) -> str:
         """``sentence`` folded, with the companion's names as :data:`NAME_MARK`."""
@@ -606,6 +625,8 @@ class Instructions:
         (:data:`RECITED_LETTERS`)."""
         least, run = RECITED_LETTERS[_gram_size(sentence)]
         plain = self._folded(sentence)
+        if _gram_size(sentence) == 2 and plain[-RECITED_ENDING:] in self.tails:
+            return True
         return len(plain) >= least and any(
             total >= least and longest >= run and total > longest
             for theirs in self.plains if len(theirs) >= least for total, longest in recited_stretches(plain, theirs))

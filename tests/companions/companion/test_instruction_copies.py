@@ -113,6 +113,8 @@ ORDINARY = (
     # lines of the real model that share runs of an instruction with words between them, yet say their own
     "あなたが何を話したいか教えてください。",  # "あなたが次に話したいかを決めてください" in runs of 4, 5 and 5
     "みんなでおしゃべりしています。",  # one run of 10 letters of the system prompt's "…おしゃべりしています"
+    "もっと話してもよい？",  # an instruction ends "…で話してもよい": six letters of it, casual
+    "それを日本語で言うと？",
 )
 
 
@@ -507,6 +509,10 @@ NOT_CONVERSATION = (
     ("申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。", "not-itself"),
     ("Great! I understand. Please provide me with the tea name so I can help you find it.", "not-itself"),
     ("あなたの質問を理解するためには、私が話し始めます。", "not-itself"),
+    # measured in an eighth: an instruction's ending with other words before it, an assistant's "I don't have"
+    ("あかりは、私自身を日本語で言う。", "prompt"),
+    ("短くあなたの紹介を日本語で言う。", "prompt"),  # measured earlier, pieced from two instructions
+    ("I'm sorry, but I don't have a specific tea that you can recommend for a cold evening.", "not-itself"),
 )
 
 

@@ -270,15 +270,25 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
                 "You are very welcome! I'm glad I could help you. How can I assist you today?"):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
+                 "I'm sorry, but I don't have time today. Tomorrow?",
                  "ごめんね、今日は行けないんだ。"):
         assert not sounds_like_an_assistant(fine), fine
 
 
-@pytest.mark.parametrize("text", ["あかり", "「あかり」", "Akari.", "ひな！", "  Souta  "])
+@pytest.mark.parametrize("text", ["あかり", "「あかり」", "Akari.", "ひな！", "  Souta  ", "Akkari,"])
 def test_a_name_alone_is_no_line(text: str) -> None:
     # measured on a 0.5B model: "あかり" was Akari's whole answer to "みんな、こんばんは！"
     assert clean_line(text, own_names=["あかり", "Akari", "akari"], other_names=["ひな", "Souta"]) == ""
     assert clean_line("あかりだよ！", own_names=["あかり"], other_names=[]) == "あかりだよ！"
+
+
+def test_a_letters_salutation_opening_a_line_is_left_out() -> None:
+    # measured over 30 lines on the 0.5B model: "Akkari,\nThank you for sharing that. …" from Hina
+    said = "Thank you for sharing that. How about a tea that's nice and refreshing?"
+    assert clean_line(f"Akkari,\n{said}", own_names=["ひな", "Hina"], other_names=["あかり", "Akari"]) == said
+    assert clean_line(f"Ahaki,\n{said}", own_names=["あかり", "Akari"], other_names=["ひな", "Hina"]) == said
+    assert clean_line("そうだね、\nいいと思う。", own_names=["あかり"], other_names=[]) == "そうだね、\nいいと思う。"
+    assert clean_line("Akkarin", own_names=["ひな"], other_names=["Akari"]) == "Akkarin"  # two letters off
 
 
 def test_a_line_made_of_the_words_it_answers_is_parroting_but_a_greeting_back_is_not() -> None:
