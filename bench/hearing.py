@@ -438,7 +438,8 @@ async def whisper(work: Path) -> None:
     folder = data_dir / "speech-models" / "faster-whisper-base"
     folder.parent.mkdir(parents=True)
     folder.symlink_to(whisper_model.ensure())
-    print(f"speed probe: {speed_probe():.1f} GFLOP/s (small from {SMALL_FROM_GFLOPS}); load {os.getloadavg()}")
+    print(f"speed probe: {speed_probe():.1f} GFLOP/s on one core (small from {SMALL_FROM_GFLOPS}); load "
+          f"{os.getloadavg()}")
     recognizer = KeptWhisper("faster-whisper-base", data_dir, "auto")
     recognizer.prepare()
     heard: list[Heard] = []
