@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import shutil
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -214,33 +216,46 @@ def remove(model: SpeechModel, data_dir: Path) -> None:
 
 
 # -- the speed probe ------------------------------------------------------------------------------------------
-PROBE_SIZE: Final = 128  # small enough for numpy's BLAS to use one thread: 384 spread over busy cores read 0.6-35
+PROBE_SIZE: Final = 128
 PROBE_BURSTS: Final = 6
-SMALL_FROM_GFLOPS: Final = 80.0
+SMALL_FROM_GFLOPS: Final = 300.0
+_PROBE: Final = """
+import sys, time
+import numpy as np
+size, bursts, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+rng = np.random.default_rng(0)
+a = rng.standard_normal((size, size), dtype=np.float32)
+b = rng.standard_normal((size, size), dtype=np.float32)
+for _ in range(3):
+    a @ b
+best = 0.0
+for _ in range(bursts):
+    count, began = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - began) < seconds / bursts:
+        a @ b
+        count += 1
+    best = max(best, 2 * size ** 3 * count / elapsed / 1e9)
+print(best)
+"""
 
 
 def speed_probe(seconds: float = 0.6) -> float:
-    """One core's float32 matrix speed in GFLOP/s as it is now (numpy's BLAS, 128x128 products, the best of six
-    bursts over about ``seconds``): Whisper's encoder, most of a decoding's time, is such products. On this 2-core
-    machine, shared (load 3-4), it read 10-17 (once 0.3: starved by the other processes) where Whisper base took
-    1.4-2.2 s to decode an utterance (its 30 s window; bench/hearing.py whisper). ``SMALL_FROM_GFLOPS`` is an
-    estimate, not a measurement: small does 3.3x base's work, so it needs cores about six times faster than these
-    to answer within about a second."""
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((PROBE_SIZE, PROBE_SIZE), dtype=np.float32)
-    b = rng.standard_normal((PROBE_SIZE, PROBE_SIZE), dtype=np.float32)
-    for _ in range(3):  # warm-up: BLAS starts its threads
-        a @ b
-    best = 0.0
-    for _ in range(PROBE_BURSTS):  # the best burst: what the machine can do between its other work
-        count, began = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - began) < seconds / PROBE_BURSTS:
-            a @ b
-            count += 1
-        best = max(best, 2 * PROBE_SIZE ** 3 * count / elapsed / 1e9)
-    return best
+    """One core's float32 matrix speed in GFLOP/s (128x128 products, the best of six bursts over about
+    ``seconds``), in a child Python whose BLAS has one thread: Whisper's encoder, most of a decoding's time, is such
+    products. In this process numpy's BLAS spreads them over its threads, which on busy cores read 0.2-14 where
+    one thread read 89-106 on the same machine a moment later. Here (2 shared cores) it read 89-106 where Whisper
+    base took 1.4-2.2 s to decode an utterance (its 30 s window; bench/hearing.py whisper). ``SMALL_FROM_GFLOPS``
+    is an estimate, not a measurement: small does 3.3x base's work, so it needs cores about three times faster than
+    these to answer as base does here. Returns 0.0 when no child Python can run (a frozen bundle)."""
+    if getattr(sys, "frozen", False):
+        return 0.0
+    one_thread = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    try:
+        result = subprocess.run([sys.executable, "-c", _PROBE, str(PROBE_SIZE), str(PROBE_BURSTS), str(seconds)],
+                                env=one_thread, capture_output=True, text=True, timeout=30, check=True)
+        return float(result.stdout.strip())
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return 0.0
 
 
 def suggested_size(gflops: float) -> RecognizerChoice:

@@ -151,3 +151,14 @@ def test_whisper_base_is_pinned_to_the_files_the_tests_assemble() -> None:
     assert {f.file: (f.size, f.sha256) for f in model.files} == whisper_model.FILES
     assert {f.url for f in model.files} == {f"https://huggingface.co/Systran/faster-whisper-base/resolve/main/{name}"
                                             for name in whisper_model.FILES}
+
+
+def test_the_speed_probe_measures_one_core_and_chooses_small_only_where_it_is_offered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reading = recognizer_models.speed_probe(seconds=0.12)
+    assert reading > 1.0  # GFLOP/s of one core: even a slow one does more
+    assert recognizer_models.suggested_size(10 * recognizer_models.SMALL_FROM_GFLOPS) == "faster-whisper-base"
+    small = replace(recognizer_models.MODELS["faster-whisper-base"], choice="faster-whisper-small")
+    monkeypatch.setitem(recognizer_models.MODELS, "faster-whisper-small", small)
+    assert recognizer_models.suggested_size(recognizer_models.SMALL_FROM_GFLOPS) == "faster-whisper-small"
+    assert recognizer_models.suggested_size(recognizer_models.SMALL_FROM_GFLOPS / 2) == "faster-whisper-base"
