@@ -1,6 +1,6 @@
 """The card importer's peak memory: ``madoi companions import`` on hostile and on many cards, each in a child process.
 
-Cases, in one run: one card (the baseline: Python, pydantic and the app's modules), the zTXt bomb of issue #31 (a
+Cases, in one run: one card (the baseline: Python, pydantic and the app's modules), the zTXt bomb (a
 6.5 MB picture with a V3 card and 400 zTXt chunks, each 16 MB of zeros squeezed into 16 KB, which once took 5.6 GB)
 and a folder of ``--cards`` V2 JSON cards (10,000 by default, each with a 2,000-character description). The peak is
 the child's own resident peak (``VmHWM`` in /proc/self/status, read as the command ends: ``ru_maxrss`` of a child

@@ -384,7 +384,7 @@ async def misheard(work: Path, calibrate: bool) -> None:
     print(f"load average: {os.getloadavg()}")
 
 
-# -- Whisper base through faster-whisper (issue #34 item 4) ------------------------------------------------------
+# -- Whisper base through faster-whisper -------------------------------------------------------------------------------
 NAMES: Final = ("akari", "hina", "souta")
 ENGLISH_NAMED: Final = ["souta which book are you reading", "akari what time is it", "hina can you sing a song",
                         "good night hina", "akari and souta are friends"]

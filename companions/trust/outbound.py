@@ -1,4 +1,4 @@
-"""What leaves the machine (issue #31 item 2): a line that holds something private goes out only where allowed.
+"""What leaves the machine: a line that holds something private goes out only where allowed.
 
 A companion's turn is *private* once it holds what the camera saw, the user's files or the user's past
 conversations: a tool of that capability ran in it (``vision``, ``search``, the memory tool: the worker says so at

@@ -131,7 +131,7 @@ def words_from_tool(origin: str, capabilities: frozenset[Capability]) -> Source 
     return None
 
 
-# A client's own camera (issue #31 item 9): the bridge client that registered as a companion's ``vision`` answerer
+# A client's own camera: the bridge client that registered as a companion's ``vision`` answerer
 # answers its looks with its own camera, not this computer's. What a look through it needs is asked of nobody who
 # speaks through that client (TrustPolicy.client_camera); the worker's gate sets this for such a call, and its look
 # then reaches that client's camera only, never this computer's (companions/tools/builtins.py).

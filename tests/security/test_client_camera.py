@@ -1,4 +1,4 @@
-"""A client's own camera is its user's (issue #31 item 9); this computer's camera stays this computer's user's.
+"""A client's own camera is its user's; this computer's camera stays this computer's user's.
 
 kyoko, the reference framework's VRM avatar client, is a web page (http://localhost:3000) that answers its
 companion's ``vision`` queries with its own webcam. Registered as Akari's vision answerer (the Bridge tab's "clients

@@ -341,7 +341,7 @@ async def test_a_line_from_outside_that_akari_heard_cannot_make_her_look_in_the_
     assert "user_evil may not look through your camera" in refused.result
 
 
-# -- a page speaking as the user (issue #31 items 6 and 8) ----------------------------------------------------------
+# -- a page speaking as the user ---------------------------------------------------------------------------------------
 
 
 async def _turn_of(app: App, ws: ClientConnection, message: Message, companion: str = "akari") -> dict[str, Any]:

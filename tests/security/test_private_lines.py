@@ -1,4 +1,4 @@
-"""What leaves the machine (issue #31 item 2): a line composed in a turn that used the camera goes to the user's own
+"""What leaves the machine: a line composed in a turn that used the camera goes to the user's own
 bridge client, and to a web page or a network peer only as the user allowed that destination (asked once in the
 window, remembered in the settings); otherwise it stays in this window and the others get a notice in its place. Its
 streamed pieces never reach a destination before that. With no one at the window the answer is no.

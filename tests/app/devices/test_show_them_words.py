@@ -1,4 +1,4 @@
-"""Issue 32's "done when": Show them tells a Japanese user, in Japanese, that the paper says "HELLO MADOI" and that a
+"""Show them tells a Japanese user, in Japanese, that the paper says "HELLO MADOI" and that a
 red ball is in the middle. A real started runtime, its camera on a generated video of that scene (a dim, noisy
 webcam picture, as tests/app/devices/pictures.py makes it), the real Tesseract."""
 

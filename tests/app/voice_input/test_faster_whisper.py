@@ -1,4 +1,4 @@
-"""Ears that understand Japanese (issue #34 item 4): Whisper base through faster-whisper, downloaded from the
+"""Ears that understand Japanese: Whisper base through faster-whisper, downloaded from the
 loopback host double answering as Hugging Face (app/downloads.py, the real download code), hears Japanese and
 English speech played into the file microphone, spells the companions' names, and leaves speech in a language the
 settings do not accept undecoded and unsent. The real weights (scripts/whisper_model.py); each decoding is ~1-2 s
