@@ -40,6 +40,22 @@ def test_architecture_names_no_issue_numbers() -> None:
     assert not found, f"docs/ARCHITECTURE.md describes the code as it is, not its history: {found}"
 
 
+CODE_FOLDERS = ("app", "companions", "ui", "bench", "scripts", "tests", "packaging")
+
+
+def test_the_code_names_no_issue_numbers() -> None:
+    """Code says what it does and why, not which issue asked for it (the history is in git)."""
+    found = []
+    for folder in CODE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path == Path(__file__).resolve():
+                continue  # this file spells the pattern's examples
+            text = path.read_text(encoding="utf-8")
+            found += [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+                      for m in ISSUE_NUMBER.finditer(text)]
+    assert not found, found
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_cited_paths_exist(doc: Path) -> None:
     paths = cited_paths(doc.read_text(encoding="utf-8"))
