@@ -6,7 +6,6 @@ measured in the same run, and the ratio is what to compare across runs.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -29,10 +28,6 @@ def report(name: str, value: float, unit: str, baseline_name: str | None = None,
 
 def real_model_script() -> ModuleType:
     """scripts/real_model.py (stdlib only, outside any package): the real llama-cpp-python server and 0.5B model."""
-    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
-    if spec is None or spec.loader is None:
-        raise ImportError("scripts/real_model.py cannot be loaded")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    from scripts.script_modules import load_script
+
+    return load_script("real_model")

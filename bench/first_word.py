@@ -40,11 +40,9 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import importlib.util
 import os
 import re
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -54,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from _report import REPO, report
+from _report import real_model_script, report
 
 from companions.testing.openai_server import PROFILES, OpenAITestServer, text_reply
 from companions.testing.openai_server.demo_director import DemoDirector
@@ -475,16 +473,6 @@ async def early_speech_compare(options: argparse.Namespace, base_url: str, model
     report("first_audio_checked_sentences", statistics.median(seconds[True]), "s", "whole_lines", whole)
 
 
-def load_real_model() -> Any:
-    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 async def run(options: argparse.Namespace) -> None:
 
     server: OpenAITestServer | None = None
@@ -493,7 +481,7 @@ async def run(options: argparse.Namespace) -> None:
     model_file: Path | None = None
     embedded_floor_s: float | None = None
     if options.embedded:  # the floor on the stock server, stopped before Madoi runs the same file itself
-        script = load_real_model()
+        script = real_model_script()
         stock = script.start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
         try:
             embedded_floor_s = await floor(stock.base_url, stock.model, None)
@@ -501,7 +489,7 @@ async def run(options: argparse.Namespace) -> None:
             stock.stop()
         model_file = script.paths().model
     elif options.real:
-        real = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
+        real = real_model_script().start_server(Path(tempfile.mkdtemp(prefix="madoi-first-word-server-")))
         base_url, model = real.base_url, real.model
     elif base_url is None:
         profile = PROFILES[options.profile].scaled(options.time_scale)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _report import REPO, report
+from _report import REPO, real_model_script, report
 
 from companions.wire.protocol import Message, Query
 
@@ -87,17 +87,6 @@ def _plain(text: str) -> str:
     return "".join(text.split())
 
 
-def load_real_model():
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def use_prompts_of(revision: str | None) -> None:
@@ -338,9 +327,9 @@ async def run(options: argparse.Namespace) -> None:
     server = None
     base_url, model = options.base_url, options.model
     if options.embedded:  # Madoi's own runner on the test model, as after the first-run card's "Talk now"
-        os.environ["MADOI_LLM_MODEL_FILE"] = str(load_real_model().paths().model)
+        os.environ["MADOI_LLM_MODEL_FILE"] = str(real_model_script().paths().model)
     elif base_url is None:
-        server = load_real_model().start_server(Path(tempfile.mkdtemp(prefix="madoi-line-quality-")))
+        server = real_model_script().start_server(Path(tempfile.mkdtemp(prefix="madoi-line-quality-")))
         base_url, model = server.base_url, server.model
     if base_url is not None:
         os.environ.update({"MADOI_LLM_BASE_URL": base_url, "MADOI_LLM_MODEL": model})

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -67,13 +66,9 @@ ENGINES = {
 
 def with_kokoro(speaker: Pyttsx3Speaker, data_dir: Path) -> None:
     """Kokoro's test files (scripts/kokoro_model.py) in place under ``data_dir``, as if downloaded."""
-    spec = importlib.util.spec_from_file_location("kokoro_model_script", Path(__file__).parents[1] / "scripts"
-                                                  / "kokoro_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = script
-    spec.loader.exec_module(script)
+    from scripts.script_modules import load_script
+
+    script = load_script("kokoro_model")
     source = script.paths()
     script.ensure(source)
     files = replace(KOKORO_FILES, voices=replace(KOKORO_FILES.voices, size=script.VOICES_SIZE,

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import random
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pytest
 
-from tests.conftest import REPO
+from scripts.script_modules import load_script
 
 # How long a reference node may take to show what a test waits for. A quiet machine needs 1-3 s; in `./test` these
 # tests run in the heavy lane beside the other one, and a 20 s bound ran out once on a fresh clone (2 cores, loaded).
@@ -26,12 +24,7 @@ NODE_WAIT_S: Final = 60.0
 
 def interop_toolchain() -> Any:
     """The prepared node and script; skipped on a developer's machine without npm, never under CI."""
-    spec = importlib.util.spec_from_file_location("interop_node", REPO / "scripts" / "interop_node.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = sys.modules.get("interop_node") or importlib.util.module_from_spec(spec)
-    sys.modules["interop_node"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = load_script("interop_node")
     try:
         return module.prepare()
     except module.ToolchainMissing as err:

@@ -3,12 +3,10 @@ llama-cpp-python's server from the bundle's own llama_cpp, its libraries (llama_
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -18,8 +16,9 @@ from types import ModuleType
 import pytest
 
 from app.llm.runner.options import CHILD_FLAG, CONFIG_ENV, ChildConfig
+from scripts.script_modules import load_script
 from tests.app.llm.gguf import write_gguf
-from tests.conftest import REPO, free_port
+from tests.conftest import free_port
 from tests.packaging.conftest import bundle_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -71,13 +70,7 @@ def test_the_runner_child_loads_llama_cpp_and_its_server_and_refuses_a_header_on
 
 
 def _real_model_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("real_model")
 
 
 def _get(url: str, body: dict[str, object] | None = None) -> dict[str, object]:

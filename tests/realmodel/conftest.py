@@ -8,29 +8,15 @@ with the reason. Select them with ``-m realmodel``, leave them out with ``-m "no
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO
+from scripts.script_modules import load_script
 
-
-def _load_real_model_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_model_script", REPO / "scripts" / "real_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-real_model = _load_real_model_script()
+real_model = load_script("real_model")
 
 
 RealServer = real_model.RealServer

@@ -8,31 +8,17 @@ missing file fails the test; elsewhere it is skipped with the command that prepa
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from app.devices.kokoro_files import KOKORO_FILES, KokoroFiles
+from scripts.script_modules import load_script
 from tests.app.llm.hf_host import HuggingFaceLikeHost
-from tests.conftest import REPO
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kokoro_model_script", REPO / "scripts" / "kokoro_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-kokoro_model = _load_script()
+kokoro_model = load_script("kokoro_model")
 
 
 def prepared() -> tuple[Path, Path]:

@@ -8,30 +8,16 @@ skipped with the command that prepares it.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from app.voice_input.recognizer_models import MODELS, SpeechModel, models_dir
+from scripts.script_modules import load_script
 from tests.app.llm.hf_host import HuggingFaceLikeHost
-from tests.conftest import REPO
 
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("whisper_model_script", REPO / "scripts" / "whisper_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-whisper_model = _load_script()
+whisper_model = load_script("whisper_model")
 
 
 def prepared() -> Path:

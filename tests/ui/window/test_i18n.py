@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from scripts.script_modules import load_script
 from tests.ui.conftest import switch_language
 from ui.chat.texts import chat_text
 from ui.search.research import ResearchBox
@@ -20,11 +20,7 @@ from ui.window.i18n import is_language_change, translate, use_language, window_l
 from ui.window.notifications import Notification, Toast
 
 REPO = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location("i18n_script", REPO / "scripts" / "i18n.py")
-assert _spec is not None
-assert _spec.loader is not None
-i18n_script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(i18n_script)
+i18n_script = load_script("i18n")
 
 
 def test_every_text_in_the_code_has_its_japanese_in_the_catalogue() -> None:
