@@ -239,7 +239,9 @@ _ASSISTANT: Final = re.compile(
     # measured in a sixth 30-line run: "Thank you for providing guidance. I will now proceed to the next
     # conversation.", "あなたの質問は何ですか？", "いいえ、何かご質問があるようお願い申し上げます。"
     r"|\bthank you for (?:providing |the |your )?(?:guidance|instructions?)\b"
-    r"|\bproceed to the next (?:conversation|question|turn|task)\b"
+    r"|\bproceed (?:to|with) the (?:next )?(?:conversation|question|turn|task)\b"
+    # measured in a ninth: "Alright, please proceed with the turn.", "Searching for information." (a tool's status)
+    r"|^\s*(?:searching|looking) (?:for|up) (?:the )?information\b"
     r"|質問は(?:何|なん)(?:です|でしょう)か|ご質問が(?:ある|あり)"
     # measured in a seventh: "すみませんが、私は「あかり」の役割をサポートするための情報を
     # 提供できません。", "申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。",

@@ -115,6 +115,8 @@ ORDINARY = (
     "みんなでおしゃべりしています。",  # one run of 10 letters of the system prompt's "…おしゃべりしています"
     "もっと話してもよい？",  # an instruction ends "…で話してもよい": six letters of it, casual
     "それを日本語で言うと？",
+    "Your turn! What's your favourite star?",
+    "I was searching for my glasses all morning.",
 )
 
 
@@ -513,6 +515,9 @@ NOT_CONVERSATION = (
     ("あかりは、私自身を日本語で言う。", "prompt"),
     ("短くあなたの紹介を日本語で言う。", "prompt"),  # measured earlier, pieced from two instructions
     ("I'm sorry, but I don't have a specific tea that you can recommend for a cold evening.", "not-itself"),
+    # measured in a ninth: the turn-taking and a tool's status talked about
+    ("Alright, please proceed with the turn.", "not-itself"),
+    ("Searching for information.", "not-itself"),
 )
 
 
