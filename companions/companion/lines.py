@@ -179,7 +179,7 @@ NAME_ALONE_LETTERS: Final = 16  # a line longer than this is more than a name, w
 
 
 _ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)", re.IGNORECASE)  # "私のIDは"
-_SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"
+_SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち|我)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"  # 我が: measured
 _SELF_EN: Final = r"(?:i'm|i’m|i am|my name is|my name's)\s+"
 # an honorific a small model puts after the name it claims (measured: "こんにちは！私はHinaさんです。" from Akari)
 _HONORIFIC: Final = r"(?:さん|ちゃん|くん|君|様|さま)?"
@@ -242,6 +242,8 @@ _ASSISTANT: Final = re.compile(
     r"|\bproceed (?:to|with) the (?:next )?(?:conversation|question|turn|task)\b"
     # measured in a ninth: "Alright, please proceed with the turn.", "Searching for information." (a tool's status)
     r"|^\s*(?:searching|looking) (?:for|up) (?:the )?information\b"
+    # measured in a tenth: "すみません、私の能力では、…記録することはできません。"
+    r"|私の能力では|\bmy (?:abilities|capabilities) (?:do not|don'?t)\b"
     r"|質問は(?:何|なん)(?:です|でしょう)か|ご質問が(?:ある|あり)"
     # measured in a seventh: "すみませんが、私は「あかり」の役割をサポートするための情報を
     # 提供できません。", "申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。",
@@ -251,7 +253,7 @@ _ASSISTANT: Final = re.compile(
     re.IGNORECASE)
 
 
-_GREETING_EN: Final = r"(?:hi|hello|hey|good (?:morning|afternoon|evening|night))"
+_GREETING_EN: Final = r"(?:hi|hello|hey|welcome|good (?:morning|afternoon|evening|night))"  # "Welcome, Akari!"
 _GREETING_JA: Final = r"(?:こんにちは|こんばんは|おはよう(?:ございます)?|やあ|やっほー|はじめまして)"
 
 
@@ -303,7 +305,9 @@ _NOT_SPOKEN: Final = re.compile(
     r"|[」』]と言いました|^\s*と言いました|^\s*\*\*[^*\n]{1,20}\*\*\s*[:：]"
     # the turn's guidance heading with its first word changed (measured in a seventh 30-line run:
     # "そのターンの指示です。" from Hina; the heading is "このターンの指示")
-    r"|ターンの指示|guidance for (?:this|the|that) turn", re.IGNORECASE)
+    r"|ターンの指示|guidance for (?:this|the|that) turn"
+    # a plan's numbered steps (measured in a tenth 30-line run: "(Step 1) あなたはひなです。わあ、すごい！")
+    r"|[(（]\s*step\s*\d+\s*[)）]", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:

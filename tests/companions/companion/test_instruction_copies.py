@@ -518,6 +518,10 @@ NOT_CONVERSATION = (
     # measured in a ninth: the turn-taking and a tool's status talked about
     ("Alright, please proceed with the turn.", "not-itself"),
     ("Searching for information.", "not-itself"),
+    # measured in a tenth: a plan's steps, a refusal by its abilities
+    ("(Step 1) あなたはひなです。", "prompt"),  # its "わあ、すごい！" after it is said
+    ("(Step 1) 要求する tea を教えてください。\n(Step 2) その tea を日本語で返します。", "prompt"),
+    ("すみません、私の能力では、あなたがどのように言いたいかを明確に記録することはできません。", "not-itself"),
 )
 
 

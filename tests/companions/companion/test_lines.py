@@ -259,6 +259,7 @@ def test_a_line_that_greets_its_own_speaker_is_recognised() -> None:
     for bad in ("Hi, Akari! How are you today?", "hello akari.", "こんにちは、あかりちゃん！今日は何してたの？",
                 "こんばんは あかり。"):
         assert misidentified(bad, other_names=[], own_names=own), bad  # measured: "Hi, Akari! …" from Akari
+    assert misidentified("Welcome, Akari!", other_names=[], own_names=own)  # measured from Akari
     for fine in ("やっほー、あかりだよ！", "Hi, Akari here!", "こんにちは！あかりです。", "Hi everyone!",
                  "あかり、がんばるね！", "Hi, Hina!"):
         assert not misidentified(fine, other_names=[], own_names=own), fine
@@ -394,6 +395,7 @@ def test_a_name_claimed_with_a_particle_slipped_in_is_still_a_claim() -> None:
     assert misidentified("こんにちは！私はひながです。あなたの質問は何ですか？", other_names=others)  # measured, Akari
     assert not misidentified("私はひなが好きです。", other_names=others)
     assert not misidentified("私はひながいいと思う。", other_names=others)
+    assert misidentified("(Step 2) 我がひなです。", other_names=others)  # measured, Souta
 
 
 def test_an_instruction_said_back_in_other_words_is_left_out() -> None:
