@@ -12,64 +12,24 @@ Run: ``python bench/card_import_memory.py [--cards 10000]`` (note ``uptime`` wit
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
-import struct
-import subprocess
-import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 from _report import REPO, report
 
-from companions.cards.png_text import solid_png
-
-ADDRESS_SPACE = 3 * 1024**3
-_MEASURED = """
-import pathlib, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-from app.main import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    status = pathlib.Path("/proc/self/status").read_text().splitlines()
-    peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    print(f"peak-rss-kib {{peak}}", file=sys.stderr)
-sys.exit(code)
-"""
-CARD = {"spec": "chara_card_v3", "spec_version": "3.0",
-        "data": {"name": "Hotaru", "description": "A firefly who likes summer nights.", "first_mes": "Hello!"}}
-
-
-def _chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-
-def bomb_png(chunks: int = 400) -> bytes:
-    """A picture with a real V3 card (``ccv3``), then ``chunks`` zTXt chunks of 16 MB of zeros each."""
-    bomb = zlib.compress(b"\0" * (16 * 1024 * 1024), 9)
-    picture = solid_png("#203040", 64)
-    card = base64.b64encode(json.dumps(CARD).encode()).decode("ascii")
-    texts = _chunk(b"tEXt", b"ccv3\0" + card.encode())
-    bombs = b"".join(_chunk(b"zTXt", f"comment{i}".encode() + b"\0\0" + bomb) for i in range(chunks))
-    return picture[:-12] + texts + bombs + picture[-12:]
+from tests.security.hostile_cards import bomb_png, measured_madoi
 
 
 def import_peak(home: Path, source: Path) -> tuple[float, float, int]:
-    """(peak resident MB, seconds, exit code) of ``madoi companions import SOURCE`` in a child."""
+    """(peak resident MB, seconds, exit code) of ``madoi companions import SOURCE`` in a capped child."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MADOI_")}
     env.update({"MADOI_HOME": str(home), "PYTHONPATH": str(REPO)})
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", _MEASURED.format(limit=ADDRESS_SPACE), "companions", "import",
-                           str(source)], cwd=REPO, env=env, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib ")]
-    if not peak:
-        raise SystemExit(f"the import of {source} printed no peak:\n{done.stderr[-2000:]}")
-    return int(peak[-1].split()[1]) / 1024, seconds, done.returncode
+    done, peak_kib = measured_madoi(env, "companions", "import", str(source))
+    return peak_kib / 1024, time.perf_counter() - started, done.returncode
 
 
 def main() -> None:
@@ -82,7 +42,7 @@ def main() -> None:
         one.write_text(json.dumps({"spec": "chara_card_v2", "data": {"name": "Firefly", "description": "x"}}),
                        encoding="utf-8")
         bomb = root / "hotaru.png"
-        bomb.write_bytes(bomb_png())
+        bomb.write_bytes(bomb_png("ccv3", [f"comment{i}" for i in range(400)]))
         folder = root / "cards"
         folder.mkdir()
         for i in range(args.cards):

@@ -127,13 +127,14 @@ def read_texts(data: bytes, keywords: Collection[str] = CARD_KEYWORDS) -> dict[s
     return texts
 
 
-def _chunk(kind: bytes, body: bytes) -> bytes:
+def png_chunk(kind: bytes, body: bytes) -> bytes:
+    """One PNG chunk: its length, ``kind``, ``body`` and their CRC."""
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
 def without_texts(data: bytes) -> bytes:
     """The PNG ``data`` without its text chunks (the picture alone)."""
-    return SIGNATURE + b"".join(_chunk(k, b) for k, b in chunks(data) if k not in TEXT_CHUNKS)
+    return SIGNATURE + b"".join(png_chunk(k, b) for k, b in chunks(data) if k not in TEXT_CHUNKS)
 
 
 def with_texts(data: bytes, texts: dict[str, str]) -> bytes:
@@ -145,9 +146,9 @@ def with_texts(data: bytes, texts: dict[str, str]) -> bytes:
         if kind in TEXT_CHUNKS and keyword_of(kind, body) in texts:
             continue
         if kind == b"IDAT" and not added:
-            out += [_chunk(b"tEXt", k.encode("latin-1") + b"\0" + v.encode("ascii")) for k, v in texts.items()]
+            out += [png_chunk(b"tEXt", k.encode("latin-1") + b"\0" + v.encode("ascii")) for k, v in texts.items()]
             added = True
-        out.append(_chunk(kind, body))
+        out.append(png_chunk(kind, body))
     return b"".join(out)
 
 
@@ -156,4 +157,5 @@ def solid_png(colour: str, size: int = 256) -> bytes:
     rgb = bytes.fromhex(colour.removeprefix("#"))
     row = b"\0" + rgb * size
     header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    return SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(row * size, 9)) + _chunk(b"IEND", b"")
+    return (SIGNATURE + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", zlib.compress(row * size, 9))
+            + png_chunk(b"IEND", b""))

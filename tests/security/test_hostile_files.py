@@ -5,15 +5,12 @@ capped, so a regression fails with MemoryError instead of taking the machine's m
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import os
-import struct
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import pytest
@@ -22,64 +19,24 @@ from app.main import main
 from app.memory import cli as memory_cli
 from app.search.cli import index_path
 from companions.cards.character_cards import CardImportError, read_character
-from companions.cards.png_text import SIGNATURE, PngError, chunks, solid_png
+from companions.cards.png_text import PngError, chunks, png_chunk, solid_png
 from companions.search.engine import SearchEngine
 from companions.tools.functions import tool
 from tests.companions.search_doubles import HashingEmbedder
-from tests.conftest import PYTHON, REPO, subprocess_env
+from tests.conftest import REPO, subprocess_env
+from tests.security.hostile_cards import bomb_png, measured_madoi
 
-ADDRESS_SPACE = 3 * 1024**3  # what the child may map: the zTXt bomb needed 5.6 GB before reads were bounded
 PEAK_RSS_LIMIT_KIB = 400 * 1024  # the command itself (Python, pydantic, the app's modules) peaks near 70 MB
-
-# The peak is the child's own (VmHWM of its memory map): ru_maxrss would include the parent's peak before exec.
-_MEASURED = """
-import pathlib, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-from app.main import main
-try:
-    code = main(sys.argv[1:])
-finally:
-    status = pathlib.Path("/proc/self/status").read_text().splitlines()
-    peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    print(f"peak-rss-kib {{peak}}", file=sys.stderr)
-sys.exit(code)
-"""
-
-CARD = {"spec": "chara_card_v3", "spec_version": "3.0",
-        "data": {"name": "Hotaru", "description": "A firefly who likes summer nights.", "first_mes": "Hello!"}}
 
 
 def _madoi(home: Path, *args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], int]:
-    """``madoi ARGS`` in a child whose address space is capped; the result and its peak resident memory (KiB)."""
-    done = subprocess.run([PYTHON, "-c", _MEASURED.format(limit=ADDRESS_SPACE), *args], cwd=REPO,
-                          env=subprocess_env(home, PYTHONPATH=str(REPO)), capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib ")]
-    assert peak, done.stderr[-2000:]
-    return done, int(peak[-1].split()[1])
-
-
-def _chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-
-def _bomb_png(card_keyword: str, bomb_keywords: list[str]) -> bytes:
-    """A picture carrying a real V3 card, then one zTXt chunk per keyword in ``bomb_keywords``, each 16 MB of
-    zeros squeezed into 16 KB."""
-    bomb = zlib.compress(b"\0" * (16 * 1024 * 1024), 9)
-    picture = solid_png("#203040", 64)
-    card = base64.b64encode(json.dumps(CARD).encode()).decode("ascii")
-    texts = _chunk(b"tEXt", card_keyword.encode() + b"\0" + card.encode())
-    bombs = b"".join(_chunk(b"zTXt", k.encode() + b"\0\0" + bomb) for k in bomb_keywords)
-    head, tail = picture[:-12], picture[-12:]  # IEND last
-    assert head.startswith(SIGNATURE)
-    assert tail[4:8] == b"IEND"
-    return head + texts + bombs + tail
+    """``madoi ARGS`` in a capped child (hostile_cards.measured_madoi) with ``home``."""
+    return measured_madoi(subprocess_env(home, PYTHONPATH=str(REPO)), *args, timeout=timeout)
 
 
 def test_a_card_picture_full_of_zip_bombs_imports_its_card_in_bounded_memory(tmp_path: Path) -> None:
     source = tmp_path / "hotaru.png"
-    source.write_bytes(_bomb_png("ccv3", [f"comment{i}" for i in range(400)]))
+    source.write_bytes(bomb_png("ccv3", [f"comment{i}" for i in range(400)]))
     assert 6_000_000 < source.stat().st_size < 7_000_000  # the size of the picture that took 5.6 GB
     home = tmp_path / "home"
     done, peak_kib = _madoi(home, "companions", "import", str(source))
@@ -91,7 +48,7 @@ def test_a_card_picture_full_of_zip_bombs_imports_its_card_in_bounded_memory(tmp
 
 def test_card_texts_that_unpack_beyond_their_bound_are_refused_quickly_with_the_reason() -> None:
     # The card's own keyword, over and over: each one is unpacked (the last one wins), so together they are bounded.
-    hostile = _bomb_png("ccv3", ["chara"] * 400)
+    hostile = bomb_png("ccv3", ["chara"] * 400)
     started = time.monotonic()
     with pytest.raises(CardImportError, match="chara/ccv3 texts unpack to more than 32 MB in all"):
         read_character(hostile, "hostile.png")
@@ -104,7 +61,7 @@ def test_a_folder_of_cards_imports_one_at_a_time_and_says_why_each_bad_one_was_s
     for i in range(30):
         card = {"spec": "chara_card_v2", "data": {"name": f"Firefly {i}", "description": "x" * 20_000}}
         (folder / f"firefly-{i}.json").write_text(json.dumps(card), encoding="utf-8")
-    (folder / "bombs.png").write_bytes(_bomb_png("chara", ["ccv3"] * 20))
+    (folder / "bombs.png").write_bytes(bomb_png("chara", ["ccv3"] * 20))
     (folder / "deep.json").write_text("[" * 100_000, encoding="utf-8")
     (folder / "notes.txt").write_text("not a card", encoding="utf-8")  # not a card file: left alone
     home = tmp_path / "home"
@@ -121,7 +78,7 @@ def test_a_folder_of_cards_imports_one_at_a_time_and_says_why_each_bad_one_was_s
 def test_a_picture_of_millions_of_tiny_chunks_is_given_up_on_in_bounded_time() -> None:
     # A 64 MB picture can hold 5.6 million empty chunks: walking them takes seconds, so the walk has a deadline.
     picture = solid_png("#203040", 8)
-    tiny = _chunk(b"tIME", b"\0" * 7) * 300_000
+    tiny = png_chunk(b"tIME", b"\0" * 7) * 300_000
     hostile = picture[:-12] + tiny + picture[-12:]
     started = time.monotonic()
     with pytest.raises(PngError, match=r"takes more than 0\.05 s to read"):
