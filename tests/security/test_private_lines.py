@@ -23,18 +23,15 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from app.runtime.runtime import Runtime
-from app.settings.model import load_settings
-from companions.cards.card import CompanionCard
 from companions.conversation.readmodel import ConversationChanged
-from companions.llm.scripted import ScriptedCast, ScriptedModel, call, last_message_mentions, reply_json, say
+from companions.llm.scripted import ScriptedCast, call, last_message_mentions, reply_json, say
 from companions.network.link import NetworkLink
 from companions.testing.scripted_consent import ScriptedUser
 from companions.trust.outbound import KEPT_TEXT
 from companions.trust.policy import Answer, Capability
 from companions.wire.protocol import CompanionMetadata
-from tests.app.media import write_test_video
 from tests.companions.network_doubles import RecordingPort
-from tests.conftest import free_port
+from tests.security.consenting_runtime import consenting_runtime
 
 PAGE = "http://localhost:5173"
 PEER = "12D3KooWSoutaPeerOnTheLan"
@@ -88,25 +85,8 @@ class App:
 
 @pytest.fixture
 async def app(madoi_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[App]:
-    monkeypatch.setenv("MADOI_BRIDGE_PORT", str(free_port()))
-    monkeypatch.setenv("MADOI_CAMERA", str(write_test_video(tmp_path / "webcam.avi", frames=30, face=True)))
-    cast = ScriptedCast("akari", "hina", "souta")
-    for model in cast.values():  # after the line a test scripts, everyone listens: the conversation ends
-        model.lane("vote").always(reply_json({"state": "listen", "importance": 0, "reason": ""}))
-
-    def make_model(card: CompanionCard) -> ScriptedModel:
-        return cast[card.id]
-
-    runtime = Runtime(load_settings(), make_model=make_model)
-    await runtime.start()
-    user = ScriptedUser()
-    runtime.asker.connect(user)  # the user at the window (the window's prompt connects here)
-    try:
+    async with consenting_runtime(monkeypatch, tmp_path) as (runtime, cast, user):
         yield App(runtime, cast, user)
-    finally:
-        await runtime.stop()
-    user.assert_used_up()
-    cast.assert_used_up()
 
 
 async def _greet(ws: ClientConnection) -> None:
