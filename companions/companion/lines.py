@@ -514,6 +514,10 @@ RECITED_LETTERS: Final = {2: (10, 6), 3: (24, 12)}  # (letters in all, the longe
 # said with other words before it (measured over 30 lines on the 0.5B model: "あかりは、私自身を日本語で言う。", from
 # "自分のセリフだけを日本語で言う。"); a companion's line is polite or casual, and shares a shorter ending at most.
 RECITED_ENDING: Final = 7
+# ... and as few letters when they hold a kanji, the instruction's own word ("矩短あなたの紹介をする。", from the card's
+# event "短く自己紹介をする。", measured over 30 lines on the 0.5B model). No sentence of JSQuAD's 7,852 (Wikipedia's
+# plain form, and the questions) ends as an instruction does in five letters with a kanji, nor any ordinary line.
+RECITED_WORD_ENDING: Final = 5
 RECITED_GAP: Final = 3
 
 
@@ -577,7 +581,7 @@ class Instructions:
     names: tuple[str, ...] = ()  # the companion's names, folded: each is NAME_MARK in a line compared
     together: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())  # every sentence's, in one
     endings: frozenset[str] = frozenset()  # how the Japanese sentences end: their last two letters (plain form)
-    tails: frozenset[str] = frozenset()  # ... and their last RECITED_ENDING letters
+    tails: frozenset[str] = frozenset()  # ... and their last RECITED_ENDING letters (RECITED_WORD_ENDING: a kanji)
     openings: frozenset[str] = frozenset()  # how the English sentences begin: their first word
 
     @staticmethod
@@ -598,8 +602,10 @@ class Instructions:
                     plains.append(plain)
                     if _gram_size(sentence) == 2:
                         endings.add(plain[-2:])
-                        if len(plain) >= RECITED_ENDING and plain[-2:] not in _POLITE_ENDINGS:
-                            tails.add(plain[-RECITED_ENDING:])
+                        if plain[-2:] not in _POLITE_ENDINGS:
+                            tails.update(tail for tail in (plain[-RECITED_ENDING:], plain[-RECITED_WORD_ENDING:])
+                                         if len(tail) == RECITED_ENDING
+                                         or (len(tail) == RECITED_WORD_ENDING and _KANJI.search(tail)))
                     elif word := _first_word(sentence):
                         openings.add(word)
         longest_first = sorted({folded(name) for name in names if folded(name)}, key=len, reverse=True)
@@ -631,7 +637,8 @@ class Instructions:
         (:data:`RECITED_LETTERS`)."""
         least, run = RECITED_LETTERS[_gram_size(sentence)]
         plain = self._folded(sentence)
-        if _gram_size(sentence) == 2 and plain[-RECITED_ENDING:] in self.tails:
+        if _gram_size(sentence) == 2 and not self.tails.isdisjoint((plain[-RECITED_ENDING:],
+                                                                     plain[-RECITED_WORD_ENDING:])):
             return True
         if len(plain) < least:
             return False

@@ -127,6 +127,18 @@ def test_a_line_that_copies_the_instructions_is_flawed(hina: Instructions, line:
     assert LineCheck(language, instructions=hina).flaw(line) == "prompt"
 
 
+@pytest.mark.parametrize(("line", "copied"), [
+    ("矩短あなたの紹介をする。", True),  # the event "短く自己紹介をする。" reworded: Akari's whole line (measured)
+    ("では、あなたの感想を言う。", True),  # "カメラで見てから感想を言う。" ending as it ends
+    ("じゃあ、自己紹介するね！", False),  # the event's words, said as a line is said
+    ("改めて自己紹介をしますね。", False),
+    ("見たら正直に感想を言うよ。", False),
+])
+def test_a_cards_event_instruction_said_with_other_words_before_its_ending_is_prompt_text(line: str,
+                                                                                           copied: bool) -> None:
+    assert instructions_for(_card("akari")).copied(line) is copied
+
+
 @pytest.mark.parametrize("line", ORDINARY)
 def test_an_ordinary_line_is_not_taken_for_instructions(hina: Instructions, line: str) -> None:
     assert not hina.copied(line)
