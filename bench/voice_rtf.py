@@ -24,23 +24,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
-import threading
-import time
-from dataclasses import replace
 from pathlib import Path
 
 from _report import report
+from _speech import LINE, PLAYER, LineTiming, medians, say_lines, timed_line, with_kokoro
 
 import app.devices.speaker as speaker_module
-from app.devices.kokoro_files import KOKORO_FILES, kokoro_paths
 from app.devices.speaker import Pyttsx3Speaker
 from companions.devices.ports import Utterance
 
-PLAYER = "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n"
-LINE = ("おはよう、今日はいい天気だね。午後から少し雲が出るみたいだけど、雨は降らないって。"
-        "散歩に行くなら、お昼ごはんの前がいいかもしれないね。")
 KOKORO = "Kokoro (jf_alpha)"
 
 SENTENCES = (
@@ -64,22 +57,6 @@ ENGINES = {
 }
 
 
-def with_kokoro(speaker: Pyttsx3Speaker, data_dir: Path) -> None:
-    """Kokoro's test files (scripts/kokoro_model.py) in place under ``data_dir``, as if downloaded."""
-    from scripts.script_modules import load_script
-
-    script = load_script("kokoro_model")
-    source = script.paths()
-    script.ensure(source)
-    files = replace(KOKORO_FILES, voices=replace(KOKORO_FILES.voices, size=script.VOICES_SIZE,
-                                                 sha256=script.VOICES_SHA256))
-    model, voices = kokoro_paths(data_dir, files)
-    model.parent.mkdir(parents=True, exist_ok=True)
-    model.symlink_to(source.model)
-    voices.symlink_to(source.voices)
-    speaker.data_dir, speaker.kokoro_files = data_dir, files
-
-
 async def measure(rounds: int, *, kokoro: bool) -> dict[str, tuple[list[float], list[float]]]:
     """Per engine: the real-time factors and the render times (s) of every line said."""
     engines = {name: voice for name, voice in ENGINES.items() if kokoro or name != KOKORO}
@@ -99,34 +76,21 @@ async def measure(rounds: int, *, kokoro: bool) -> dict[str, tuple[list[float], 
                     raise SystemExit(f"Kokoro does not speak here: {speaker.status.reason}")
             for round_ in range(rounds + 1):
                 for name, voice in engines.items():
-                    for sentence in SENTENCES:
-                        start = time.perf_counter()
-                        result = await speaker.speak(Utterance(sentence, voice=voice, speaker_id="bench"))
-                        took = time.perf_counter() - start
-                        if not result.success or result.skipped or not result.duration_s:
-                            raise SystemExit(f"{name} did not say {sentence!r}: {result.reason}")
-                        if round_ > 0:  # the first round warms up
-                            figures[name][0].append(took / result.duration_s)
-                            figures[name][1].append(took)
+                    said = await say_lines(speaker, SENTENCES, voice)
+                    if round_ > 0:  # the first round warms up
+                        figures[name][0].extend(line.rtf for line in said)
+                        figures[name][1].extend(line.took for line in said)
         finally:
             await speaker.stop()
     return figures
 
 
-async def first_audio(*, pipelined: bool) -> tuple[float, float, list[float]]:
-    """(line start -> first audio, -> end, silences between sentences) of :data:`LINE` said by Kokoro, in s."""
+async def first_audio(*, pipelined: bool) -> LineTiming:
+    """:data:`LINE` said by Kokoro, sentence by sentence or the whole line rendered first."""
     with tempfile.TemporaryDirectory(prefix="madoi-kokoro-first-") as tmp:
-        speaker = Pyttsx3Speaker(None, player=[sys.executable, "-c", PLAYER])
+        speaker = Pyttsx3Speaker(None, player=PLAYER)
         speaker.openjtalk_enabled = False
         with_kokoro(speaker, Path(tmp))
-        played: list[tuple[float, Path | None]] = []
-        lock = threading.Lock()
-
-        def listen(path: Path | None) -> None:
-            with lock:
-                played.append((time.monotonic(), path))
-
-        speaker.playback_listeners.append(listen)
         original, clause = speaker_module.sentences, speaker_module.first_clause
         if not pipelined:  # the whole line, rendered before it plays
             speaker_module.sentences = lambda text, _max: [text]
@@ -134,32 +98,24 @@ async def first_audio(*, pipelined: bool) -> tuple[float, float, list[float]]:
         try:
             await speaker.start()
             await speaker.speak(Utterance("あ。", voice=ENGINES[KOKORO]))  # Kokoro's load is not the line's
-            played.clear()
-            started = time.monotonic()
-            result = await speaker.speak(Utterance(LINE, voice=ENGINES[KOKORO], speaker_id="bench"))
-            ended = time.monotonic()
+            return await timed_line(speaker, Utterance(LINE, voice=ENGINES[KOKORO], speaker_id="bench"),
+                                    expect="kokoro:jf_alpha")
         finally:
             speaker_module.sentences, speaker_module.first_clause = original, clause
             await speaker.stop()
-    if result.voice != "kokoro:jf_alpha" or not result.success:
-        raise SystemExit(f"Kokoro did not say the line: {result}")
-    starts = [at for at, path in played if path is not None]
-    stops = [at for at, path in played if path is None]
-    return starts[0] - started, ended - started, [starts[i + 1] - stops[i] for i in range(len(starts) - 1)]
 
 
 def first_audio_main(runs: int) -> None:
-    cases: dict[bool, list[tuple[float, float, list[float]]]] = {True: [], False: []}
+    cases: dict[bool, list[LineTiming]] = {True: [], False: []}
     for _ in range(runs):
         for pipelined in (True, False):
             cases[pipelined].append(asyncio.run(first_audio(pipelined=pipelined)))
-    whole_first = statistics.median(c[0] for c in cases[False])
-    whole_end = statistics.median(c[1] for c in cases[False])
-    report(f"Kokoro, line start -> first audio, sentence by sentence, {runs} runs",
-           1000 * statistics.median(c[0] for c in cases[True]), "ms", "the whole line first", 1000 * whole_first)
-    report(f"Kokoro, line start -> its end, sentence by sentence, {runs} runs",
-           1000 * statistics.median(c[1] for c in cases[True]), "ms", "the whole line first", 1000 * whole_end)
-    gaps = [gap for c in cases[True] for gap in c[2]]
+    first, end, gaps = medians(cases[True])
+    whole_first, whole_end, _ = medians(cases[False])
+    report(f"Kokoro, line start -> first audio, sentence by sentence, {runs} runs", 1000 * first, "ms",
+           "the whole line first", 1000 * whole_first)
+    report(f"Kokoro, line start -> its end, sentence by sentence, {runs} runs", 1000 * end, "ms",
+           "the whole line first", 1000 * whole_end)
     report(f"Kokoro, silence between sentences, sentence by sentence, {len(gaps)} gaps",
            1000 * statistics.median(gaps), "ms")
 
