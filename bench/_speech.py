@@ -1,12 +1,10 @@
 """What the voice benchmarks share: the app's speaker (app/devices/speaker.py) saying lines into WAV files, each with
 its render time and audio length; Kokoro's test files put in place as if downloaded; and a line's first audio,
-heard through a stand-in player that lasts as long as its WAV (there is no sound card here)."""
+heard through the tests' stand-in player (tests/app/devices/stand_in_player.py: no sound card here)."""
 
 from __future__ import annotations
 
 import statistics
-import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -17,10 +15,19 @@ import _report  # noqa: F401 - puts the repository on sys.path
 from app.devices.kokoro_files import KOKORO_FILES, kokoro_paths
 from app.devices.speaker import Pyttsx3Speaker
 from companions.devices.ports import Utterance
+from tests.app.devices.stand_in_player import PLAYER, Played
 
-# A player that plays for the file's length: the speaker's playback listeners see each chunk start and end.
-PLAYER = (sys.executable, "-c",
-          "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n")
+__all__ = [
+    "LINE",
+    "PLAYER",
+    "LineTiming",
+    "Said",
+    "kokoro_prepared",
+    "medians",
+    "say_lines",
+    "timed_line",
+    "with_kokoro",
+]
 # A companion's line of three sentences: what the first audio waits for.
 LINE = ("おはよう、今日はいい天気だね。午後から少し雲が出るみたいだけど、雨は降らないって。"
         "散歩に行くなら、お昼ごはんの前がいいかもしれないね。")
@@ -94,26 +101,17 @@ class LineTiming:
 async def timed_line(speaker: Pyttsx3Speaker, utterance: Utterance, *, expect: str) -> LineTiming:
     """``utterance`` said by ``speaker`` (started, playing through :data:`PLAYER`); stops the benchmark when it is
     not said by a voice whose id starts with ``expect``."""
-    played: list[tuple[float, Path | None]] = []
-    lock = threading.Lock()
-
-    def listen(path: Path | None) -> None:
-        with lock:
-            played.append((time.monotonic(), path))
-
-    speaker.playback_listeners.append(listen)
+    played = Played()
+    speaker.playback_listeners.append(played)
     try:
         started = time.monotonic()
         result = await speaker.speak(utterance)
         ended = time.monotonic()
     finally:
-        speaker.playback_listeners.remove(listen)
+        speaker.playback_listeners.remove(played)
     if not result.success or not result.voice.startswith(expect):
         raise SystemExit(f"{expect} did not say the line: {result.voice} {result.reason}")
-    starts = [at for at, path in played if path is not None]
-    stops = [at for at, path in played if path is None]
-    return LineTiming(starts[0] - started, ended - started,
-                      tuple(starts[i + 1] - stops[i] for i in range(len(starts) - 1)))
+    return LineTiming(played.starts[0] - started, ended - started, tuple(played.gaps))
 
 
 def medians(timings: Sequence[LineTiming]) -> tuple[float, float, list[float]]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -27,8 +25,8 @@ from companions.cards.card import Voice
 from companions.devices.ports import DeviceStatus, SpeakingChanged, Utterance
 from companions.testing.voicevox_engine import VoicevoxTestEngine
 from companions.wire.bus import BusItem, InProcessBus
+from tests.app.devices.stand_in_player import PLAYER, Played
 
-PLAYER = "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n"
 LINE = "はい、わかりました。そうですね。いきましょう。"
 
 
@@ -48,16 +46,10 @@ async def test_a_card_picks_voicevox_and_each_sentence_is_synthesised_while_the_
         bus: InProcessBus) -> None:
     seen = _events(bus)
     async with VoicevoxTestEngine(synthesis_rtf=0.5) as engine:
-        speaker = Pyttsx3Speaker(bus, player=[sys.executable, "-c", PLAYER], engine_urls=[engine.base_url])
+        speaker = Pyttsx3Speaker(bus, player=PLAYER, engine_urls=[engine.base_url])
         speaker.openjtalk_enabled = False
-        played: list[tuple[float, Path | None]] = []
-        lock = threading.Lock()
-
-        def listen(path: Path | None) -> None:
-            with lock:
-                played.append((time.monotonic(), path))
-
-        speaker.playback_listeners.append(listen)
+        played = Played()
+        speaker.playback_listeners.append(played)
         await speaker.start()
         try:
             await _found(speaker)
@@ -74,8 +66,7 @@ async def test_a_card_picks_voicevox_and_each_sentence_is_synthesised_while_the_
     synthesis = [r for r in engine.requests if r.path == "/synthesis"]
     assert [r.params["speaker"] for r in synthesis] == ["3", "3", "3"]  # one request per sentence
     assert all(b'"speedScale": 2.0' in r.body for r in synthesis)  # the card's rate, as the engine's speed
-    starts = [at for at, path in played if path is not None]
-    ends = [at for at, path in played if path is None]
+    starts, ends = played.starts, played.ends
     assert len(starts) == 3
     # The second and third sentences were synthesised while the one before them played: no wait between them.
     assert engine.synthesized[1][1] < ends[0]
