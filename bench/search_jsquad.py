@@ -165,7 +165,7 @@ def main() -> int:
         lat["semantic"].append((time.perf_counter() - t) * 1000)
 
     print(f"query types (rule classifier): {types}")
-    labels = {"bigram": "fts5 bigram (baseline)", "keyword": "keyword channel (bigram+fugashi words)",
+    labels = {"bigram": "fts5 bigram (baseline)", "keyword": "keyword channel (bigram+MeCab words)",
               "semantic": "semantic channel (e5-small q4)", "graph": "graph channel (PPR)",
               "rrf": "fusion weighted RRF", "score": "fusion min-max score", "zscore": "fusion z-score",
               "evidence": "fusion z-score + sentence evidence (default)"}

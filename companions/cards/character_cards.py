@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from companions.cards.card import CompanionCard, LoreEntry, localized
 from companions.cards.png_text import PngError, read_texts, solid_png, with_texts, without_texts
+from companions.common import morphology
 from companions.common.atomic_write import write_atomically
 from companions.common.languages import Language
 from companions.common.private_files import private_dir
@@ -209,9 +210,7 @@ def derive_id(name: str) -> str:
     """A stable id from a name: ASCII letters and digits (Japanese as romaji), words joined by ``-``."""
     text = unicodedata.normalize("NFKC", name)
     if _JAPANESE.search(text):
-        import pykakasi  # only when a Japanese name is imported: its dictionary takes a moment to load
-
-        text = " ".join(item["hepburn"] for item in pykakasi.kakasi().convert(text))  # type: ignore[no-untyped-call]
+        text = morphology.romaji(text)
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     slug = _ID.sub("-", ascii_text.lower()).strip("-")[:48].strip("-")
     return slug or "companion"

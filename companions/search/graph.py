@@ -1,6 +1,6 @@
 """The graph channel: entity/relation extraction, personalized PageRank and communities.
 
-The heuristic extractor needs no model: Japanese noun phrases come from fugashi (runs of nouns that are proper nouns,
+The heuristic extractor needs no model: Japanese noun phrases come from MeCab (runs of nouns that are proper nouns,
 compounds or katakana words), English entities are capitalised phrases. Two entities mentioned in the same sentence
 are related ("co-occurs"). When a ChatModel is configured the engine asks it instead (see ``llm_extraction``).
 """

@@ -5,8 +5,8 @@ which cannot match two-character words. Text is therefore pre-tokenized in Pytho
 indexed with ``unicode61``. Two term families are produced:
 
 * character bigrams of every CJK run (robust to unknown words and segmentation errors), and
-* morphological words from fugashi + IPAdic when it is installed (companions/common/morphology.py; sharper
-  matches for longer words), with particles and punctuation dropped.
+* morphological words from MeCab over Open JTalk's dictionary when it is installed (companions/common/morphology.py;
+  sharper matches for longer words), with particles and punctuation dropped.
 
 Latin text is split on word boundaries and lower-cased. The same function tokenizes documents and queries.
 """
@@ -38,7 +38,7 @@ EN_STOPWORDS = frozenset({
 })
 
 def _tagger() -> object | None:
-    """This thread's MeCab tagger (its words in UniDic's categories); None when fugashi or IPAdic is unavailable."""
+    """This thread's MeCab tagger (its words in UniDic's categories); None when pyopenjtalk-plus is unavailable."""
     return morphology.tagger()
 
 
@@ -56,7 +56,7 @@ def _bigrams(run: str) -> Iterator[str]:
 
 
 def words(text: str) -> list[str]:
-    """Content words of ``text``: fugashi morphemes for Japanese (particles dropped), lower-cased Latin words."""
+    """Content words of ``text``: MeCab's words for Japanese (particles dropped), lower-cased Latin words."""
     text = normalize(text)
     tagger = _tagger()
     out: list[str] = []

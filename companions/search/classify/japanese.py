@@ -1,8 +1,8 @@
-"""Japanese analysis for the query classifier: fugashi's words, noun runs, and two things joined by the particle と.
+"""Japanese analysis for the query classifier: MeCab's words, noun runs, and two things joined by the particle と.
 
 Character patterns cannot tell the particle と (「AとB」) from a と inside a word (ひとこと, ざっと, とき, まとめると)
 or from と before a verb (「田中さんと行った店」), and a question about a whole collection (「アカリとの会話では…」)
-then looked like a comparison of two things. fugashi (MeCab with IPAdic, its words in UniDic's categories:
+then looked like a comparison of two things. MeCab (over Open JTalk's dictionary, its words in UniDic's categories:
 companions/common/morphology.py) tags the particle, so the two things it joins are nouns on both sides.
 """
 
@@ -18,7 +18,7 @@ _NOUN = "名詞"
 
 
 class Word(NamedTuple):
-    """One word as fugashi tagged it (copied out: fugashi's own nodes are overwritten by the tagger's next text)."""
+    """One word as MeCab tagged it."""
 
     surface: str
     white_space: str
@@ -40,7 +40,7 @@ class Tagger:
             return list(local.words)
         tagger = morphology.tagger()
         if tagger is None:
-            raise RuntimeError("Japanese analysis needs fugashi and ipadic")
+            raise RuntimeError("Japanese analysis needs pyopenjtalk-plus")
         words = [Word(w.surface, w.white_space, w.feature.pos1, w.feature.pos2, w.feature.lemma)
                  for w in tagger(text)]
         local.text, local.words = text, tuple(words)

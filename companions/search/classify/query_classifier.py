@@ -3,7 +3,7 @@
 The type picks the weights that fuse the keyword, semantic and graph channels (:func:`get_search_weights`).
 Two classifiers share the :class:`QueryClassifier` protocol:
 
-* :class:`RuleBasedClassifier` -- Japanese and English cue patterns, fugashi for Japanese nouns; instant, offline.
+* :class:`RuleBasedClassifier` -- Japanese and English cue patterns, MeCab for Japanese nouns; instant, offline.
 * :class:`LLMClassifier` -- asks a :class:`~companions.llm.types.ChatModel` for JSON and falls back to the rules
   when the model fails, times out or answers something unparsable; a confident-enough answer is kept, a
   low-confidence one becomes ``hybrid`` (equal weights) as the seed says.
@@ -132,7 +132,7 @@ class RuleBasedClassifier:
     collection noun with an aggregate word (「保存した記事はどんなジャンルに偏っている？」, "what do my notes keep
     coming back to"); scoped to the whole collection (全体, across, overall), a comparison of two named things is
     composite. Relations are recognised by kind (cause and effect, before and after, agreement, ties, two things in
-    one yes/no question: ``relations``), and 「AとB」 only where fugashi tags と as the particle between
+    one yes/no question: ``relations``), and 「AとB」 only where MeCab tags と as the particle between
     two nouns (``japanese``).
     """
 

@@ -7,8 +7,8 @@ Two rule sets live here:
 * Madoi's rules, which add the cues people actually use when they compare two things ("which of A and B ...",
   「AとB、どちらが…」, "is A older than B") and when they ask about a whole collection ("key themes", 「傾向」).
 
-Japanese is analysed with fugashi + unidic-lite (nouns and proper nouns become entities and keywords); English with
-plain word patterns. Everything here is pure and fast (well under a millisecond per query).
+Japanese is analysed with MeCab over Open JTalk's dictionary (nouns and proper nouns become entities and keywords);
+English with plain word patterns. Everything here is pure and fast (well under a millisecond per query).
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def extract_entities(query: str, pair: tuple[str, ...] = ()) -> list[str]:
 
 
 def extract_keywords(query: str) -> list[str]:
-    """Content words worth searching for: Japanese noun runs (via fugashi) and English words, minus stop words."""
+    """Content words worth searching for: Japanese noun runs (via MeCab) and English words, minus stop words."""
     keywords: list[str] = []
     if is_japanese(query):
         for run, _ in noun_runs(query):

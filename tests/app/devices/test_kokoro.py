@@ -51,12 +51,12 @@ def test_japanese_becomes_kokoro_s_phonemes_by_misaki_s_rules() -> None:
     assert phonemes("「本当？」") == "“hontoː?”"
 
 
-def test_without_open_jtalk_mecab_reads_for_kokoro(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The bundle leaves Open JTalk out: MeCab with IPAdic reads instead, numbers and Latin letters included."""
+def test_without_open_jtalk_nothing_reads_japanese_for_kokoro(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Open JTalk's dictionary is Madoi's one Japanese dictionary (search cuts words with it too, and the bundle has
+    it): without pyopenjtalk-plus there is no reading to give Kokoro, and it says so when it loads."""
     monkeypatch.setitem(sys.modules, "pyopenjtalk", None)
-    phonemes = JapanesePhonemes()
-    assert phonemes("今日は新聞を読んでから、散歩に行きます。") == "kʲoː βa ɕimbɯɴ o jonde kaɾa, sampo ɲi ikʲimasɨ."
-    assert phonemes("AIは2025年に。") == "eːai βa ɲiseɲɲiʥɨːɡoneɴ ɲi."
+    with pytest.raises(ImportError):
+        JapanesePhonemes()
     assert (number_kana(2025), number_kana(3600), number_kana(10**4)) == ("ニセンニジューゴ", "サンゼンロッピャク",
                                                                          "イチマン")
 
