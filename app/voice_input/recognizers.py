@@ -10,12 +10,19 @@ downloaded.
   (``recognizer_models.py``), for Japanese and English. Whisper decodes whole utterances, not streams: a partial
   result decodes what was heard so far, only while that keeps up (each costs one decoding), and the final one
   decodes the utterance once more.
-- :class:`FasterWhisperRecognizer`: Whisper base through faster-whisper (CTranslate2, int8), downloaded from the
+- :class:`FasterWhisperRecognizer`: Whisper through faster-whisper (CTranslate2, int8), downloaded from the
   settings. Each utterance is encoded once; Whisper's language detection on that encoding decides the language:
   speech in a language the settings do not accept (Japanese and English for "auto") is not decoded at all but
   reported "foreign", never decoded as another language. The companions' and the user's names go into the
-  decoder's prompt (``use_words``) in the script of the language heard. Whisper pads every utterance to 30 s, so a
-  decoding costs the same whatever its length: no partial results (each would delay the final words).
+  decoder's prompt (``use_words``) in the script of the language heard. The encoder sees the utterance and the
+  silence after it up to :func:`encoder_frames` (10 s at least), not Whisper's whole 30 s window: its cost grows
+  with the window (1.26 s for 30 s, 0.24 s for 10 s on this machine's 2 cores), and with less than a few seconds
+  of silence after the words Whisper repeats them to fill the window (``bench/hearing.py whisper``).
+
+Whisper decodes whole utterances: a partial result decodes what was heard so far, only while that keeps up, and the
+final one decodes the utterance once more, unless the user has paused (:meth:`_WhisperSession.pause`): what was
+heard up to the pause is decoded while the end-of-speech silence runs, and when that silence ends the utterance,
+nothing new came and that decoding is the final one.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -80,6 +87,9 @@ class _SphinxSession:
         hypothesis = self._decoder.hyp()
         return hypothesis.hypstr if hypothesis is not None else ""
 
+    def pause(self) -> None:
+        """Streaming: nothing is left to decode ahead (not called: the recognizer is ``streaming``)."""
+
     def finish(self) -> Recognized:
         self._decoder.end_utt()
         hypothesis = self._decoder.hyp()
@@ -116,6 +126,7 @@ class PocketSphinxRecognizer:
 
     name = "pocketsphinx"
     languages = ("en",)
+    streaming = True
 
     def __init__(self) -> None:
         self._decoder: Any = None
@@ -152,34 +163,51 @@ class PocketSphinxRecognizer:
         self._decoder = None
 
 
+class _WholeUtterances(Protocol):
+    keeps_up: bool
+
+    def recognize(self, pcm: bytes) -> Recognized: ...
+
+
 class _WhisperSession:
+    """An utterance for a recognizer that decodes whole buffers: each decoding is kept with the length it covered,
+    so the final words reuse it when no audio came since (a pause's decoding)."""
+
     PARTIAL_AFTER_S: Final = 1.0  # new audio before a partial result is decoded again
 
-    def __init__(self, recognizer: WhisperRecognizer) -> None:
+    def __init__(self, recognizer: _WholeUtterances) -> None:
         self._recognizer = recognizer
         self._chunks: list[bytes] = []
         self._samples = 0
-        self._decoded_at = 0
-        self._partial = ""
+        self._decoded: tuple[int, Recognized] | None = None  # (samples covered, what they said)
 
     def accept(self, pcm: bytes) -> None:
         self._chunks.append(pcm)
         self._samples += len(pcm) // 2
 
+    def _decode(self) -> Recognized:
+        if self._decoded is None or self._decoded[0] != self._samples:
+            self._decoded = (self._samples, self._recognizer.recognize(b"".join(self._chunks)))
+        return self._decoded[1]
+
     def partial(self) -> str:
-        recognizer = self._recognizer
-        if (self._samples - self._decoded_at) / SAMPLE_RATE >= self.PARTIAL_AFTER_S \
-                and recognizer.keeps_up:
-            self._decoded_at = self._samples
-            self._partial = recognizer.transcribe(b"".join(self._chunks))
-        return self._partial
+        done = self._decoded[0] if self._decoded is not None else 0
+        if (self._samples - done) / SAMPLE_RATE >= self.PARTIAL_AFTER_S and self._recognizer.keeps_up:
+            self._decode()
+        decoded = self._decoded[1] if self._decoded is not None else None
+        return decoded.text if decoded is not None and decoded.certainty != "foreign" else ""
+
+    def pause(self) -> None:
+        self._decode()
 
     def finish(self) -> Recognized:
-        return self._recognizer.recognize(b"".join(self._chunks))
+        return self._decode()
 
 
 class WhisperRecognizer:
     """whisper.cpp with a downloaded model; ``language`` "auto", "ja" or "en"."""
+
+    streaming = False
 
     def __init__(self, choice: RecognizerChoice, data_dir: Path, language: str = "auto", threads: int = 2) -> None:
         self.choice = choice
@@ -228,17 +256,17 @@ class WhisperRecognizer:
         return _WhisperSession(self)
 
     def transcribe(self, pcm: bytes) -> str:
+        return self.recognize(pcm).text
+
+    def recognize(self, pcm: bytes) -> Recognized:
         if not pcm:
-            return ""
+            return Recognized("")
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
         began = time.monotonic()
         with self._lock:
             segments = self._model.transcribe(audio, language=self.language)
         self.keeps_up = time.monotonic() - began < 0.5 * audio.size / SAMPLE_RATE
-        return " ".join(s.text.strip() for s in segments).strip()
-
-    def recognize(self, pcm: bytes) -> Recognized:
-        return Recognized(self.transcribe(pcm))
+        return Recognized(" ".join(s.text.strip() for s in segments).strip())
 
     def close(self) -> None:
         self._model = None
@@ -251,17 +279,29 @@ SURE_LOGPROB: Final = -1.0
 # A language Whisper gives at least this probability is the one spoken; below it, none stood out (short utterances).
 FOREIGN_FROM: Final = 0.5
 NO_SPEECH_FROM: Final = 0.6
+# The language heard is sure only at this many times the probability of any other language accepted: a short
+# utterance may sound as much Japanese as English ("how old are you": 0.24 each), and its words then wait in the
+# message box. The 37 sentences of bench/hearing.py whisper that were right had 6.8 or more.
+LANGUAGE_MARGIN: Final = 4.0
 _WINDOW_FRAMES: Final = 3000  # Whisper's 30 s window of 10 ms mel frames
+_LEAST_FRAMES: Final = 1000  # 10 s
+_SILENCE_AFTER_FRAMES: Final = 500  # 5 s
 
 
-class _FasterWhisperSession(_WhisperSession):
-    def partial(self) -> str:
-        return ""  # a 30 s window each time: the final words would wait for it
+def encoder_frames(frames: int) -> int:
+    """How many mel frames the encoder sees for an utterance of ``frames`` (10 ms each): the utterance and at least
+    5 s of silence after it, 10 s at least, 30 s at most. Measured on the 37 sentences of ``bench/hearing.py
+    whisper`` (1-4 s each): with 30 s, English WER 0.140, Japanese CER 0.118, the encoder 1.26 s at load 0.5; with
+    10 s, 0.093 and 0.129, 0.24 s; with the utterance and 1 s or 2 s after it, Whisper repeats the words until the
+    token limit (WER 18.4 and 9.7); with 6 s, 0.150 and 0.129 and two names lost."""
+    return min(_WINDOW_FRAMES, max(_LEAST_FRAMES, frames + _SILENCE_AFTER_FRAMES))
 
 
 class FasterWhisperRecognizer:
     """Whisper through faster-whisper with a downloaded model folder; ``language`` "auto" (Japanese and English),
     "ja" or "en": the languages accepted."""
+
+    streaming = False
 
     def __init__(self, choice: RecognizerChoice, data_dir: Path, language: str = "auto", threads: int = 2) -> None:
         self.choice = choice
@@ -272,7 +312,7 @@ class FasterWhisperRecognizer:
         self._model: Any = None
         self._lock = threading.Lock()
         self._words: tuple[str, ...] = ()
-        self.keeps_up = False
+        self.keeps_up = True  # the last decoding took less than half the audio's length
         self.heard: dict[str, float] = {}  # the last utterance's language probabilities (the bench reads them)
 
     @property
@@ -315,9 +355,13 @@ class FasterWhisperRecognizer:
             return "、".join(names) + "。"
         return ", ".join(w[:1].upper() + w[1:] if w.isascii() else w for w in self._words) + "."
 
+    def window(self, frames: int) -> int:
+        """The encoder's input for an utterance of ``frames`` mel frames (:func:`encoder_frames`)."""
+        return encoder_frames(frames)
+
     def begin(self) -> RecognitionSession:
         self.prepare()
-        return _FasterWhisperSession(self)  # type: ignore[arg-type]
+        return _WhisperSession(self)
 
     def transcribe(self, pcm: bytes) -> str:
         return self.recognize(pcm).text
@@ -330,8 +374,10 @@ class FasterWhisperRecognizer:
 
         model = self._model
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        began = time.monotonic()
         with self._lock:
-            features = pad_or_trim(model.feature_extractor(audio)[:, :_WINDOW_FRAMES], _WINDOW_FRAMES)
+            mel = model.feature_extractor(audio)[:, :_WINDOW_FRAMES]
+            features = pad_or_trim(mel, self.window(mel.shape[1]))
             encoded = model.encode(features)
             self.heard = {token[2:-2]: probability
                           for token, probability in model.model.detect_language(encoded)[0]}
@@ -341,6 +387,8 @@ class FasterWhisperRecognizer:
                 return Recognized(f"<{language}>", "foreign", round(self.heard[language], 3))
             if doubt:  # no language stood out (a short utterance): the likeliest accepted one, left in the box
                 language = max(self.languages, key=lambda code: self.heard.get(code, 0.0))
+            rival = max((self.heard.get(code, 0.0) for code in self.languages if code != language), default=0.0)
+            doubt = doubt or self.heard[language] < LANGUAGE_MARGIN * rival
             tokenizer = Tokenizer(model.hf_tokenizer, True, task="transcribe", language=language)
             prompt_text = self.prompt(language)
             previous = tokenizer.encode(" " + prompt_text) if prompt_text else []
@@ -348,6 +396,7 @@ class FasterWhisperRecognizer:
             result = model.model.generate(encoded, [prompt], beam_size=1, max_length=model.max_length,
                                           return_scores=True, return_no_speech_prob=True, suppress_blank=True,
                                           suppress_tokens=[-1])[0]
+        self.keeps_up = time.monotonic() - began < 0.5 * audio.size / SAMPLE_RATE
         tokens = result.sequences_ids[0]
         text = tokenizer.decode(tokens).strip()
         log_probability = result.scores[0] * len(tokens) / (len(tokens) + 1)

@@ -9,7 +9,10 @@ Flow (every step on the loop, except recognition, which runs on a thread of its 
    At that moment the companions are interrupted as Esc does (``interrupt``): speech stops and the turn in flight
    is cancelled (barge-in).
 4. Frames go to the recognizer as they come; about every 300 ms its partial result is published
-   (:class:`SpeechHeard`, ``final=False``) for the message box.
+   (:class:`SpeechHeard`, ``final=False``) for the message box. A recognizer that decodes whole utterances (not
+   ``streaming``) is told once the user has been silent for ``PAUSE_S`` (``pause``: it decodes what it has while
+   the end-of-speech silence runs) and the silent frames after it are held back: if the user speaks on they
+   follow in order, if the silence ends the utterance they are dropped, and that decoding is the final words.
 5. At the end of the utterance (the silence, or the key released) the final words are published and, when the
    settings say so and the recognizer is sure of them, sent as the user's message at once (``send``: the window
    installs its own, which sends from the message box to whom the user chose); otherwise they wait in the box.
@@ -30,7 +33,7 @@ from typing import Final, TypeVar
 
 from companions.common.tasks import TaskSet
 from companions.devices.ports import SpeakingChanged
-from companions.voice_input.audio import SILENT_DBFS, AudioFrame, Microphone, MicrophoneUnavailable
+from companions.voice_input.audio import FRAME_S, SILENT_DBFS, AudioFrame, Microphone, MicrophoneUnavailable
 from companions.voice_input.detection import Began, DetectionSettings, Ended, SpeechDetector, VoiceActivity
 from companions.voice_input.echo import EchoGuard, EchoHandling
 from companions.voice_input.events import (
@@ -48,6 +51,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PARTIAL_EVERY_S: Final = 0.3
+PAUSE_S: Final = 0.2  # silence before the recognizer is told the user paused
+_PAUSE_FRAMES: Final = round(PAUSE_S / FRAME_S)
 RECUT_AFTER_S: Final = 0.5  # while the user speaks on, a companion's new line is cut again at most this often
 Sender = Callable[[str], str]  # sends the words as the user's message; returns the message's id
 
@@ -70,6 +75,8 @@ class _Utterance:
     partial_asked: float = 0.0
     shown: str = ""
     ended: bool = False
+    silent: int = 0  # silent frames since the last voiced one
+    held: list[AudioFrame] = field(default_factory=list)  # silent frames after the pause, not yet recognized
 
 
 @dataclass(frozen=True)
@@ -284,7 +291,7 @@ class VoiceInput:
         elif isinstance(outcome, Ended):
             self._end(outcome)
         elif outcome is not None:
-            self._feed(outcome)
+            self._feed(outcome, voiced)
 
     def _voiced(self, frame: AudioFrame) -> bool:
         detection = self.settings.detection
@@ -316,10 +323,24 @@ class VoiceInput:
         for frame in began.frames:
             self._thread.submit(self._accept, utterance, frame.pcm)
 
-    def _feed(self, frame: AudioFrame) -> None:
+    def _feed(self, frame: AudioFrame, voiced: bool = True) -> None:
         utterance = self._utterance
         if utterance is None or utterance.ended:
             return
+        if voiced or self.recognizer.streaming:
+            utterance.silent = 0
+            for held in utterance.held:  # the user spoke on after a pause: nothing of it is lost
+                self._thread.submit(self._accept, utterance, held.pcm)
+            utterance.held.clear()
+        elif utterance.silent >= _PAUSE_FRAMES:
+            utterance.held.append(frame)
+            return
+        else:
+            utterance.silent += 1
+            if utterance.silent == _PAUSE_FRAMES:
+                self._thread.submit(self._accept, utterance, frame.pcm)
+                self._thread.submit(self._pause, utterance)
+                return
         self._thread.submit(self._accept, utterance, frame.pcm)
         if not utterance.partial_busy and frame.end - utterance.partial_asked >= PARTIAL_EVERY_S:
             utterance.partial_busy, utterance.partial_asked = True, frame.end  # every 300 ms of the user's audio
@@ -387,6 +408,13 @@ class VoiceInput:
     def _accept(self, utterance: _Utterance, pcm: bytes) -> None:
         if utterance.session is not None:
             utterance.session.accept(pcm)
+
+    def _pause(self, utterance: _Utterance) -> None:
+        if utterance.session is not None:
+            try:
+                utterance.session.pause()
+            except Exception:  # the final decoding will say it again
+                log.exception("speech recognition failed at a pause")
 
     def _partial_text(self, utterance: _Utterance) -> str:
         return utterance.session.partial() if utterance.session is not None else ""

@@ -43,6 +43,12 @@ class RecognitionSession(Protocol):
         """The words so far (may be revised by later audio); "" when nothing yet."""
         ...
 
+    def pause(self) -> None:
+        """The user paused: what was accepted so far may be the whole utterance. A recognizer that decodes whole
+        utterances decodes it now, during the end-of-speech silence, and :meth:`finish` with no audio accepted in
+        between returns that decoding; a streaming one has nothing to do."""
+        ...
+
     def finish(self) -> Recognized:
         """The final words of the utterance and how sure they are (no audio may follow)."""
         ...
@@ -53,6 +59,12 @@ class Recognizer(Protocol):
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def streaming(self) -> bool:
+        """True when it decodes the audio as it comes (a pause leaves it nothing to decode ahead, and it hears the
+        whole silence that ends an utterance); False when it decodes whole utterances (it is told of pauses)."""
+        ...
 
     @property
     def languages(self) -> tuple[str, ...]:

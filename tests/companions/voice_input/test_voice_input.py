@@ -168,9 +168,14 @@ class ScriptedSession:
         self.words = words
         self.certainty = certainty
         self.frames = 0
+        self.heard: list[str] = []  # what came, in order: "x" a voiced frame, "." a silent one, "|" a pause
 
     def accept(self, pcm: bytes) -> None:
         self.frames += 1
+        self.heard.append("." if pcm == SILENCE else "x")
+
+    def pause(self) -> None:
+        self.heard.append("|")
 
     def partial(self) -> str:
         return " ".join(self.words[: max(1, self.frames // 10)])
@@ -184,6 +189,7 @@ class ScriptedRecognizer:
 
     name = "scripted"
     languages = ("en",)
+    streaming = False  # told of pauses, as Whisper is
 
     def __init__(self, *texts: str, certainty: Certainty = "sure") -> None:
         self.script = [t.split() for t in texts]
@@ -397,3 +403,22 @@ async def test_in_pause_mode_nothing_counts_while_a_companion_speaks(bus: InProc
         assert not voice.barge_ins
     finally:
         await voice.stop()
+
+
+async def test_a_pause_is_recognized_while_the_silence_runs_and_speaking_on_loses_nothing(bus: InProcessBus) -> None:
+    recorder = Recorder(bus)
+    microphone, recognizer = FedMicrophone(), ScriptedRecognizer("one two three")
+    voice = VoiceInput(bus, microphone, LevelActivity(), recognizer,
+                       ListeningSettings(on=True, detection=DetectionSettings(end_silence_s=0.5, pre_roll_s=0.0)),
+                       send=lambda text: "m-1")
+    await voice.start()
+    try:
+        microphone.push(frames("." * 10 + "x" * 30 + "." * 15 + "x" * 20 + "." * 40))
+        await recorder.until(lambda: any(h.final for h in recorder.of(SpeechHeard)))
+    finally:
+        await voice.stop()
+    heard = "".join(recognizer.sessions[0].heard)
+    # told at 200 ms of silence; the 100 ms after it come once the user speaks on, in order; at the end the
+    # silence after the pause is never recognized: the pause's decoding is the final one
+    assert heard.lstrip("x") == "." * 10 + "|" + "." * 5 + "x" * 20 + "." * 10 + "|", heard
+    assert recorder.of(SpeechHeard)[-1].text == "one two three"
