@@ -2605,6 +2605,10 @@
         <translation>Whisper base：日本語か英語かを聞き分けます（{size} MB のダウンロード）</translation>
     </message>
     <message>
+        <source>Whisper small: Japanese or English, fewer mistakes, needs a fast computer ({size} MB download)</source>
+        <translation>Whisper small：日本語か英語か、間違いがより少なく、速いコンピューター向け（{size} MB のダウンロード）</translation>
+    </message>
+    <message>
         <source>Whisper base: Japanese and English, better ({size} MB download)</source>
         <translation>Whisper base：日本語と英語、より正確（{size} MB のダウンロード）</translation>
     </message>

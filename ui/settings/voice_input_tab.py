@@ -62,6 +62,9 @@ TEXTS: Final = Texts("settings_voice_input", {
     "recognizer.pocketsphinx": QT_TRANSLATE_NOOP("settings_voice_input", "Built in: English, offline, no download"),
     "recognizer.faster-whisper-base": QT_TRANSLATE_NOOP("settings_voice_input",
                                                         "Whisper base: hears Japanese or English ({size} MB download)"),
+    "recognizer.faster-whisper-small": QT_TRANSLATE_NOOP(
+        "settings_voice_input", "Whisper small: Japanese or English, fewer mistakes, needs a fast computer ({size} MB "
+        "download)"),
     "recognizer.whisper-tiny": QT_TRANSLATE_NOOP("settings_voice_input",
                                                  "Whisper tiny: Japanese and English ({size} MB download)"),
     "recognizer.whisper-base": QT_TRANSLATE_NOOP("settings_voice_input",
