@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from app.search.query_encoder.graph import EncoderGraph, Precision, outlier_channels
 from app.search.query_encoder.model_file import dequantize, parse
+from app.search.query_encoder.prebuilt import load
 from app.search.query_encoder.tokenizer import tokenize
 from companions.search.semantic import EmbedderClosed
 
@@ -61,18 +62,22 @@ class OnnxE5:
         self._type = m.f32("emb.type", m.H)
         self._norm_w, self._norm_b = m.f32("emb.ln.w", m.H), m.f32("emb.ln.b", m.H)
         self._threads = threads
-        self.outliers: dict[str, list[int]] = self._calibrate() if precision == "int8" else {}
-        self._session = self._open(EncoderGraph(m, precision, self.outliers))
+        ahead = load(model_file) if precision == "int8" else None  # the bundle's: no onnx, no calibration
+        self.outliers: dict[str, list[int]] = (
+            ahead.outliers if ahead is not None else self._calibrate() if precision == "int8" else {})
+        self._session = self._open(EncoderGraph(m, precision, self.outliers), ahead.model if ahead else None)
 
     def _check_stop(self) -> None:
         """Building ends here (EmbedderClosed) once ``stop`` is set: each onnxruntime step is short, the build not."""
         if self._stop is not None and self._stop.is_set():
             raise EmbedderClosed("the query encoder was closed while it was being built")
 
-    def _open(self, graph: EncoderGraph) -> Any:
+    def _open(self, graph: EncoderGraph, ahead: bytes | None = None) -> Any:
+        """A session of ``graph``: its weights recorded here, its ONNX model serialized now or ``ahead``."""
         import onnxruntime as ort  # type: ignore[import-untyped]
 
-        model = graph.build()
+        graph.record()
+        model = ahead if ahead is not None else graph.serialized()
         self._check_stop()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads

@@ -1,5 +1,9 @@
 """The twelve encoder layers as an ONNX graph, built in NumPy from the model file's weights: float32, or int8
-per output channel with the few outlier input channels multiplied in float32 beside the int8 product."""
+per output channel with the few outlier input channels multiplied in float32 beside the int8 product.
+
+The graph is recorded in plain values (nodes, constants, the large weights) and written out as ONNX by the ``onnx``
+package only when it is serialized: where it was serialized ahead (the PyInstaller bundle: prebuilt.py), the weights
+are recorded and handed to onnxruntime beside the file, and ``onnx`` is not needed."""
 
 from __future__ import annotations
 
@@ -32,34 +36,23 @@ class EncoderGraph:
 
     def __init__(self, model: ModelFile, precision: Precision, outliers: dict[str, list[int]] | None = None,
                  *, probe: bool = False) -> None:
-        import onnx
-        from onnx import helper, numpy_helper
-
-        self._onnx, self._helper, self._numpy_helper = onnx, helper, numpy_helper
         self.model, self.precision, self.outliers, self.probe = model, precision, outliers or {}, probe
-        self.initializers: list[Any] = []
+        self.constants: dict[str, npt.NDArray[Any]] = {}  # small ones, stored in the ONNX model
         self.weights: dict[str, npt.NDArray[Any]] = {}  # large constants, handed to onnxruntime beside the model
-        self.nodes: list[Any] = []
+        self.nodes: list[tuple[str, list[str], list[str], str, dict[str, Any]]] = []  # kind, in, out, domain, attrs
         self.probes: list[tuple[str, str, int]] = []  # (output name, layer key, channels)
+        self._recorded = False
 
     def const(self, name: str, value: npt.ArrayLike, dtype: Any = np.float32) -> str:
         array = np.ascontiguousarray(value, dtype=dtype)
-        if array.nbytes < INLINE_BYTES:
-            self.initializers.append(self._numpy_helper.from_array(array, name))
-            return name
         # A weight is declared as external data and its array given to the session as it is: copying 21 MB into
         # the model's protobuf and parsing it back held the GIL for up to 60 ms at a time (the UI's loop stalled).
-        tensor = self._onnx.TensorProto(name=name, data_type=self._helper.np_dtype_to_tensor_dtype(array.dtype),
-                                        dims=array.shape, data_location=self._onnx.TensorProto.EXTERNAL)
-        for entry, text in (("location", "in-memory"), ("length", str(array.nbytes))):
-            tensor.external_data.add(key=entry, value=text)
-        self.initializers.append(tensor)
-        self.weights[name] = array
+        (self.constants if array.nbytes < INLINE_BYTES else self.weights)[name] = array
         return name
 
     def op(self, kind: str, inputs: list[str], outputs: int = 1, domain: str = "", **attrs: Any) -> list[str]:
         names = [f"{kind}_{len(self.nodes)}_{i}" for i in range(outputs)]
-        self.nodes.append(self._helper.make_node(kind, inputs, names, domain=domain, **attrs))
+        self.nodes.append((kind, inputs, names, domain, attrs))
         return names
 
     def linear(self, key: str, weight: npt.NDArray[np.float32], bias: npt.NDArray[np.float32], inp: str) -> str:
@@ -87,7 +80,16 @@ class EncoderGraph:
         return y if side is None else self.op("Add", [y, side])[0]
 
     def build(self) -> bytes:
-        m, helper = self.model, self._helper
+        """The graph as an ONNX model (its large weights left out: :attr:`weights`)."""
+        self.record()
+        return self.serialized()
+
+    def record(self) -> None:
+        """Records the nodes and constants of the graph, and computes its weights (NumPy only; once)."""
+        if self._recorded:
+            return
+        self._recorded = True
+        m = self.model
         h, heads = m.H, m.heads
         head_dim = h // heads
         const, op = self.const, self.op
@@ -125,11 +127,28 @@ class EncoderGraph:
             erf = op("Erf", [op("Mul", [mid, inv_sqrt2])[0]])[0]
             gelu = op("Mul", [op("Mul", [mid, op("Add", [erf, one])[0]])[0], half])[0]
             x = norm(op("Add", [x, dense("fo", h, m.ff, gelu)])[0], "oln")
-        self.nodes.append(helper.make_node("ReduceMean", [x, "axis0"], ["y"], keepdims=0))
+        self.nodes.append(("ReduceMean", [x, "axis0"], ["y"], "", {"keepdims": 0}))
+
+    def serialized(self) -> bytes:
+        """The recorded graph written out by the ``onnx`` package."""
+        import onnx
+        from onnx import helper, numpy_helper
+
+        self.record()
+        initializers = [numpy_helper.from_array(array, name) for name, array in self.constants.items()]
+        for name, array in self.weights.items():
+            tensor = onnx.TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(array.dtype),
+                                      dims=array.shape, data_location=onnx.TensorProto.EXTERNAL)
+            for entry, text in (("location", "in-memory"), ("length", str(array.nbytes))):
+                tensor.external_data.add(key=entry, value=text)
+            initializers.append(tensor)
+        nodes = [helper.make_node(kind, inputs, outputs, domain=domain, **attrs)
+                 for kind, inputs, outputs, domain, attrs in self.nodes]
+        h = self.model.H
         outputs = [helper.make_tensor_value_info("y", 1, [h])]  # 1: TensorProto.FLOAT
         outputs += [helper.make_tensor_value_info(name, 1, [n]) for name, _, n in self.probes]
-        graph = helper.make_graph(self.nodes, "e5-encoder", [helper.make_tensor_value_info("x", 1, ["T", h])],
-                                  outputs, self.initializers)
+        graph = helper.make_graph(nodes, "e5-encoder", [helper.make_tensor_value_info("x", 1, ["T", h])],
+                                  outputs, initializers)
         opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
         return bytes(helper.make_model(graph, opset_imports=opsets).SerializeToString())
 
