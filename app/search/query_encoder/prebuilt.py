@@ -23,11 +23,8 @@ class Prebuilt:
 
 
 def digest(model_file: Path) -> str:
-    sha = hashlib.sha256()
     with model_file.open("rb") as file:
-        while chunk := file.read(1 << 22):
-            sha.update(chunk)
-    return sha.hexdigest()
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def load(model_file: Path, folder: Path = HERE) -> Prebuilt | None:
