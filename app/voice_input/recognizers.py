@@ -166,7 +166,7 @@ class PocketSphinxRecognizer:
 class _WholeUtterances(Protocol):
     keeps_up: bool
 
-    def recognize(self, pcm: bytes) -> Recognized: ...
+    def recognize(self, pcm: bytes, *, final: bool = True) -> Recognized: ...
 
 
 class _WhisperSession:
@@ -180,20 +180,22 @@ class _WhisperSession:
         self._chunks: list[bytes] = []
         self._samples = 0
         self._decoded: tuple[int, Recognized] | None = None  # (samples covered, what they said)
+        self._final = False  # the last decoding was a final one (not a partial's quicker one)
 
     def accept(self, pcm: bytes) -> None:
         self._chunks.append(pcm)
         self._samples += len(pcm) // 2
 
-    def _decode(self) -> Recognized:
-        if self._decoded is None or self._decoded[0] != self._samples:
-            self._decoded = (self._samples, self._recognizer.recognize(b"".join(self._chunks)))
+    def _decode(self, final: bool = True) -> Recognized:
+        if self._decoded is None or self._decoded[0] != self._samples or (final and not self._final):
+            self._decoded = (self._samples, self._recognizer.recognize(b"".join(self._chunks), final=final))
+            self._final = final
         return self._decoded[1]
 
     def partial(self) -> str:
         done = self._decoded[0] if self._decoded is not None else 0
         if (self._samples - done) / SAMPLE_RATE >= self.PARTIAL_AFTER_S and self._recognizer.keeps_up:
-            self._decode()
+            self._decode(final=False)
         decoded = self._decoded[1] if self._decoded is not None else None
         return decoded.text if decoded is not None and decoded.certainty != "foreign" else ""
 
@@ -258,7 +260,7 @@ class WhisperRecognizer:
     def transcribe(self, pcm: bytes) -> str:
         return self.recognize(pcm).text
 
-    def recognize(self, pcm: bytes) -> Recognized:
+    def recognize(self, pcm: bytes, *, final: bool = True) -> Recognized:
         if not pcm:
             return Recognized("")
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
@@ -286,14 +288,20 @@ LANGUAGE_MARGIN: Final = 4.0
 _WINDOW_FRAMES: Final = 3000  # Whisper's 30 s window of 10 ms mel frames
 _LEAST_FRAMES: Final = 1000  # 10 s
 _SILENCE_AFTER_FRAMES: Final = 500  # 5 s
+_WHOLE_BELOW_FRAMES: Final = 140  # 1.4 s: under 0.7 s of speech with the pre-roll and the pause's silence
 
 
 def encoder_frames(frames: int) -> int:
     """How many mel frames the encoder sees for an utterance of ``frames`` (10 ms each): the utterance and at least
     5 s of silence after it, 10 s at least, 30 s at most. Measured on the 37 sentences of ``bench/hearing.py
-    whisper`` (1-4 s each): with 30 s, English WER 0.140, Japanese CER 0.118, the encoder 1.26 s at load 0.5; with
-    10 s, 0.093 and 0.129, 0.24 s; with the utterance and 1 s or 2 s after it, Whisper repeats the words until the
-    token limit (WER 18.4 and 9.7); with 6 s, 0.150 and 0.129 and two names lost."""
+    whisper`` (1-4 s each), decoded alone: with 30 s, English WER 0.140, Japanese CER 0.118, the encoder 1.26 s at
+    load 0.5; with 10 s, 0.093 and 0.129, 0.24 s; with the utterance and 1 s or 2 s after it, Whisper repeats the
+    words until the token limit (WER 18.4 and 9.7); with 6 s, 0.150 and 0.129 and two names lost. A word or two
+    alone (under 1.4 s with the pre-roll: "あかりさん" before a pause, 0.5 s) gets the whole 30 s: in 10 s Whisper
+    took it for Indonesian (0.67) and "そうたくん" became "相達", in 30 s both were right (Japanese 0.43). Where
+    the language is in doubt after 10 s, :meth:`FasterWhisperRecognizer.recognize` hears it again in 30 s."""
+    if frames < _WHOLE_BELOW_FRAMES:
+        return _WINDOW_FRAMES
     return min(_WINDOW_FRAMES, max(_LEAST_FRAMES, frames + _SILENCE_AFTER_FRAMES))
 
 
@@ -366,7 +374,9 @@ class FasterWhisperRecognizer:
     def transcribe(self, pcm: bytes) -> str:
         return self.recognize(pcm).text
 
-    def recognize(self, pcm: bytes) -> Recognized:
+    def recognize(self, pcm: bytes, *, final: bool = True) -> Recognized:
+        """The words of ``pcm``; ``final`` False (a partial result while the user speaks): quicker, in the 10 s
+        window whatever the length, heard once."""
         if not pcm:
             return Recognized("")
         from faster_whisper.audio import pad_or_trim
@@ -377,18 +387,17 @@ class FasterWhisperRecognizer:
         began = time.monotonic()
         with self._lock:
             mel = model.feature_extractor(audio)[:, :_WINDOW_FRAMES]
-            features = pad_or_trim(mel, self.window(mel.shape[1]))
-            encoded = model.encode(features)
-            self.heard = {token[2:-2]: probability
-                          for token, probability in model.model.detect_language(encoded)[0]}
-            language = max(self.heard, key=self.heard.__getitem__)
-            doubt = language not in self.languages
-            if doubt and self.heard[language] >= FOREIGN_FROM:  # never decoded as another language
+            window = self.window(mel.shape[1]) if final else max(_LEAST_FRAMES, mel.shape[1] + _SILENCE_AFTER_FRAMES)
+            while True:
+                encoded = model.encode(pad_or_trim(mel, min(window, _WINDOW_FRAMES)))
+                self.heard = {token[2:-2]: probability
+                              for token, probability in model.model.detect_language(encoded)[0]}
+                language, doubt = self._language()
+                if not doubt or not final or window >= _WINDOW_FRAMES:
+                    break
+                window = _WINDOW_FRAMES  # a second hearing in the whole window before a doubt is kept
+            if language not in self.languages:  # never decoded as another language
                 return Recognized(f"<{language}>", "foreign", round(self.heard[language], 3))
-            if doubt:  # no language stood out (a short utterance): the likeliest accepted one, left in the box
-                language = max(self.languages, key=lambda code: self.heard.get(code, 0.0))
-            rival = max((self.heard.get(code, 0.0) for code in self.languages if code != language), default=0.0)
-            doubt = doubt or self.heard[language] < LANGUAGE_MARGIN * rival
             tokenizer = Tokenizer(model.hf_tokenizer, True, task="transcribe", language=language)
             prompt_text = self.prompt(language)
             previous = tokenizer.encode(" " + prompt_text) if prompt_text else []
@@ -402,6 +411,20 @@ class FasterWhisperRecognizer:
         log_probability = result.scores[0] * len(tokens) / (len(tokens) + 1)
         sure = log_probability >= SURE_LOGPROB and result.no_speech_prob < NO_SPEECH_FROM and not doubt
         return Recognized(text, "sure" if sure else "unsure", round(float(np.exp(log_probability)), 3))
+
+    def _language(self) -> tuple[str, bool]:
+        """The language to decode in from what Whisper heard (``heard``), and whether it is in doubt: one the
+        settings do not accept at ``FOREIGN_FROM`` or more is returned as it is (foreign); else the likeliest
+        accepted one, in doubt when another language was likelier or an accepted one came within
+        ``LANGUAGE_MARGIN``."""
+        heard = self.heard
+        language = max(heard, key=heard.__getitem__)
+        if language not in self.languages and heard[language] >= FOREIGN_FROM:
+            return language, True
+        doubt = language not in self.languages  # no language stood out (a short utterance): left in the box
+        language = max(self.languages, key=lambda code: heard.get(code, 0.0))
+        rival = max((heard.get(code, 0.0) for code in self.languages if code != language), default=0.0)
+        return language, doubt or heard[language] < LANGUAGE_MARGIN * rival
 
     def close(self) -> None:
         self._model = None

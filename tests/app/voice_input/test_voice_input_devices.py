@@ -144,21 +144,46 @@ def test_whisper_is_prompted_with_the_companions_and_the_user_s_names_in_the_lan
     assert spoken_names(["akari"], "user") == ["akari"]  # the default is no name
 
 
-def test_whisper_base_is_pinned_to_the_files_the_tests_assemble() -> None:
-    from tests.app.voice_input.whisper_files import whisper_model
+def test_whisper_is_pinned_to_the_host_s_files_and_the_test_copy_is_laid_out_as_the_host_lays_it_out() -> None:
+    from tests.app.voice_input.whisper_files import test_copy, whisper_model
 
-    model = recognizer_models.MODELS["faster-whisper-base"]
-    assert {f.file: (f.size, f.sha256) for f in model.files} == whisper_model.FILES
-    assert {f.url for f in model.files} == {f"https://huggingface.co/Systran/faster-whisper-base/resolve/main/{name}"
-                                            for name in whisper_model.FILES}
+    base, small = recognizer_models.MODELS["faster-whisper-base"], recognizer_models.MODELS["faster-whisper-small"]
+    names = ["model.bin", "config.json", "tokenizer.json", "vocabulary.txt"]
+    assert [f.file for f in base.files] == [f.file for f in small.files] == [f.file for f in test_copy().files] \
+        == names == list(whisper_model.FILES)
+    for model, revision in ((base, recognizer_models.FASTER_WHISPER_BASE_REVISION),
+                            (small, recognizer_models.FASTER_WHISPER_SMALL_REVISION)):
+        assert [f.url for f in model.files] \
+            == [f"https://huggingface.co/Systran/{model.folder}/resolve/{revision}/{name}" for name in names]
+    on_host = {f.file: (f.size, f.sha256) for f in base.files}
+    # the two small files of the test copy are the host's bytes; its model.bin is not, and the host's pins say so
+    assert {n: whisper_model.FILES[n] for n in ("config.json", "vocabulary.txt")} \
+        == {n: on_host[n] for n in ("config.json", "vocabulary.txt")}
+    assert on_host["model.bin"][0] != whisper_model.FILES["model.bin"][0]
+    assert (base.megabytes, small.megabytes) == (148, 486)
 
 
-def test_the_speed_probe_measures_one_core_and_chooses_small_only_where_it_is_offered(
+def test_bytes_other_than_the_host_s_are_refused_before_they_are_kept(tmp_path: Path) -> None:
+    from tests.app.voice_input.whisper_files import hosted_whisper_base
+
+    with hugging_face_like_host() as host:
+        hosted_whisper_base(host)  # the test copy: its model.bin is not Systran's
+        with pytest.raises(DownloadFailed):
+            download(recognizer_models.MODELS["faster-whisper-base"].on_host(host.url), tmp_path)
+    folder = model_path(tmp_path, recognizer_models.MODELS["faster-whisper-base"])
+    assert not (folder / "model.bin").exists()
+
+
+def test_the_speed_probe_measures_one_core_and_the_offer_is_small_only_on_a_fast_enough_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     reading = recognizer_models.speed_probe(seconds=0.12)
     assert reading > 1.0  # GFLOP/s of one core: even a slow one does more
+    readings = iter([recognizer_models.SMALL_FROM_GFLOPS, recognizer_models.SMALL_FROM_GFLOPS / 2])
+    monkeypatch.setattr(recognizer_models, "speed_probe", lambda: next(readings))
+    for expected in ("faster-whisper-small", "faster-whisper-base"):
+        recognizer_models.machine_speed.cache_clear()
+        assert recognizer_models.recommended().choice == expected
+        assert recognizer_models.recommended().choice == expected  # measured once a run, not at every offer
+    recognizer_models.machine_speed.cache_clear()
+    monkeypatch.delitem(recognizer_models.MODELS, "faster-whisper-small")  # where small is not offered
     assert recognizer_models.suggested_size(10 * recognizer_models.SMALL_FROM_GFLOPS) == "faster-whisper-base"
-    small = replace(recognizer_models.MODELS["faster-whisper-base"], choice="faster-whisper-small")
-    monkeypatch.setitem(recognizer_models.MODELS, "faster-whisper-small", small)
-    assert recognizer_models.suggested_size(recognizer_models.SMALL_FROM_GFLOPS) == "faster-whisper-small"
-    assert recognizer_models.suggested_size(recognizer_models.SMALL_FROM_GFLOPS / 2) == "faster-whisper-base"

