@@ -586,13 +586,13 @@ class Companion:
             return one is None or elapsed_s + one <= TIME_BUDGET_COMPLETIONS * one
 
         after = self.events_after_line(message)
-        line = await compose_line(attempt, language=language, max_chars=limit, recent=recent, answered=answered,
-                                  speaks_as_other=check.speaks_as_other,
+        # One check for the streamed sentences and the whole line: another's line said back is caught in both
+        # (measured over 30 lines on the 0.5B model: Hina said Souta's line of the conversation before, whole).
+        line = await compose_line(attempt, check=check, max_chars=limit,
                                   identity_note=identity_note(language, localized(self.card.metadata.name, language)),
                                   released=lambda: released.released if released is not None else "",
-                                  retry_fits=retry_fits, retry=shorter, instructions=instructions,
+                                  retry_fits=retry_fits, retry=shorter,
                                   spare_lines=sample_lines(localized(self.card.metadata.sample, language)),
-                                  said_before=self._own_lines(),
                                   answers_user=message is not None and message.params.from_ == self.builtins.user_id)
         if after and message is not None:
             self._fill_events_later(message, language)

@@ -42,6 +42,7 @@ from companions.companion.lines import (
     limit_length,
     made_of,
     only_a_date,
+    only_a_greeting,
     only_unspoken,
     quotes_whole,
     reads_like_recalled_entry,
@@ -358,8 +359,9 @@ class LineCheck:
     def _others(self) -> list[str]:
         """The other companions' lines heard lately, and their sentences long enough to be someone's own ("I see."
         is anyone's; "Would you like a cup of something warm?" is Hina's)."""
-        sentences = [s for line in self.others_before for s in sentences_of(line) if len(s) >= OTHERS_SENTENCE_MIN]
-        return [*self.others_before, *sentences]
+        lines = [line for line in self.others_before if not only_a_greeting(line)]  # anyone's words
+        sentences = [s for line in lines for s in sentences_of(line) if len(s) >= OTHERS_SENTENCE_MIN]
+        return [*lines, *sentences]
 
     @property
     def _parrot(self) -> list[str]:
@@ -424,18 +426,16 @@ def _own_sentences(text: str, instructions: Instructions) -> str:
                              written_in_chinese)
 
 
-async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, language: str,
-                       max_chars: int, recent: Sequence[str], answered: str = "",
-                       speaks_as_other: Callable[[str], bool] = lambda text: False,
-                       identity_note: str = "", released: Callable[[], str] = lambda: "",
+async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | None]], *, check: LineCheck,
+                       max_chars: int, identity_note: str = "", released: Callable[[], str] = lambda: "",
                        retry_fits: Callable[[float], bool] = lambda elapsed_s: True,
                        retry: Callable[[list[str]], Awaitable[PlannedSpeech | None]] | None = None,
-                       instructions: Instructions = NO_INSTRUCTIONS, spare_lines: Sequence[str] = (),
-                       said_before: Sequence[str] = (), answers_user: bool = False) -> PlannedSpeech | None:
-    """Runs ``attempt(extra_notes)`` once, or when the line is flawed (:class:`LineCheck`) ``retry(extra_notes)``
-    (``attempt`` by default: the companion's asks with a shorter prompt), then says one of ``spare_lines`` (the
-    card's own sample lines) that passes the checks and is not one of ``said_before`` (the companion's earlier
-    lines), and only then a stock filler (:class:`FillerLine`, marked with the reason).
+                       spare_lines: Sequence[str] = (), answers_user: bool = False) -> PlannedSpeech | None:
+    """Runs ``attempt(extra_notes)`` once, or when the line is flawed (``check``: the same checks as the sentences
+    released while it streamed) ``retry(extra_notes)`` (``attempt`` by default: the companion's asks with a shorter
+    prompt), then says one of ``spare_lines`` (the card's own sample lines) that passes the checks and is not one of
+    the companion's earlier lines (``check.own_before``), and only then a stock filler (:class:`FillerLine`, marked
+    with the reason).
 
     ``released()`` is what the attempt just made showed and voiced before it ended (speech_stream.CheckedSentences:
     checked sentences): the line said begins with it, whatever follows, and an attempt that released something is
@@ -445,7 +445,7 @@ async def compose_line(attempt: Callable[[list[str]], Awaitable[PlannedSpeech | 
     cleaned away) is asked for once more as itself; nothing twice passes the floor on (``None``), unless the line
     ``answers_user``: the user's own message is answered, by a spare line or the filler (measured over 30 real-model
     lines: twice the user's message went unanswered, "no candidate could say anything")."""
-    check = LineCheck(language, recent, answered, speaks_as_other, instructions, own_before=said_before)
+    language, recent, answered, said_before = check.language, check.recent, check.answered, check.own_before
     notes: list[str] = []
     reason: FillerReason = "empty"
     began = time.monotonic()

@@ -203,8 +203,8 @@ def _attempts(*lines: str, log: list[str]):  # type: ignore[no-untyped-def]
 async def test_a_copied_line_is_asked_for_again_with_a_shorter_prompt(hina: Instructions) -> None:
     log: list[str] = []
     make = _attempts("1〜2文、90文字以内。", "今日は寒いですね。", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina)
+    line = await compose_line(make("full"), retry=make("shorter"), check=LineCheck("ja", instructions=hina),
+                              max_chars=90)
     assert line is not None
     assert line.text == "今日は寒いですね。"
     assert not isinstance(line, FillerLine)
@@ -217,15 +217,15 @@ async def test_the_message_answered_said_back_is_left_out_wherever_it_comes() ->
     answered = "ただいま！今日は星がきれいだったよ。"
     reply = "うん、あかりだよ！ 今日は星がきれいだったよ。"
     make = _attempts(reply, log=[])
-    line = await compose_line(make("full"), language="ja", max_chars=90, recent=[], answered=answered)
+    line = await compose_line(make("full"), check=LineCheck("ja", answered=answered), max_chars=90)
     assert line is not None
     assert line.text == "うん、あかりだよ！"
     check = LineCheck("ja", answered=answered)
     gate = CheckedSentences(clean=lambda text: text, flaw=check.flaw, echo=check.echoes)
     assert gate.feed(reply) + gate.flush() == "うん、あかりだよ！"  # never shown or voiced while it streams
     kept = "好きな星座はオリオン座だよ！"  # the message's words in a line of its own are no echo
-    line = await compose_line(_attempts(kept, log=[])("full"), language="ja", max_chars=90, recent=[],
-                              answered="好きな星座は何？みんなの好きな星座を教えて！")
+    line = await compose_line(_attempts(kept, log=[])("full"), max_chars=90,
+                              check=LineCheck("ja", answered="好きな星座は何？みんなの好きな星座を教えて！"))
     assert line is not None
     assert line.text == kept
 
@@ -234,21 +234,21 @@ async def test_the_cards_sample_line_stands_in_before_a_stock_filler(hina: Instr
     sample = sample_lines("そうだったんですね。よかったら、温かいお茶でもいかがですか。")
     log: list[str] = []
     make = _attempts("1〜2文、90文字以内。", "日本語で、自分のセリフだけを言う", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=sample)
+    line = await compose_line(make("full"), retry=make("shorter"), check=LineCheck("ja", instructions=hina),
+                              max_chars=90, spare_lines=sample)
     assert line is not None
     assert not isinstance(line, FillerLine)
     assert line.text == "そうだったんですね。よかったら、温かいお茶でもいかがですか。"
 
     # said before: one of its sentences not said lately, then, when every piece of it was said, the stock filler
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=sample, said_before=["そうだったんですね。"])
+    line = await compose_line(make("full"), retry=make("shorter"), max_chars=90, spare_lines=sample,
+                              check=LineCheck("ja", instructions=hina, own_before=["そうだったんですね。"]))
     assert line is not None
     assert line.text == "よかったら、温かいお茶でもいかがですか。"
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="ja", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=sample, said_before=[sample[0]])
+    line = await compose_line(make("full"), retry=make("shorter"), max_chars=90, spare_lines=sample,
+                              check=LineCheck("ja", instructions=hina, own_before=[sample[0]]))
     assert isinstance(line, FillerLine)  # its sentences are pieces of the sample said whole
     assert line.reason == "prompt"
 
@@ -259,10 +259,10 @@ async def test_the_users_message_is_answered_even_when_nothing_of_the_companions
 
     sample = sample_lines("そうだったんですね。")
     for answers_user in (False, True):
-        line = await compose_line(nothing, language="ja", max_chars=90, recent=[], identity_note="あなたはひな。",
+        line = await compose_line(nothing, check=LineCheck("ja"), max_chars=90, identity_note="あなたはひな。",
                                   spare_lines=sample, answers_user=answers_user)
         assert (line.text if line is not None else None) == ("そうだったんですね。" if answers_user else None)
-    line = await compose_line(nothing, language="ja", max_chars=90, recent=[], answers_user=True)
+    line = await compose_line(nothing, check=LineCheck("ja"), max_chars=90, answers_user=True)
     assert isinstance(line, FillerLine)
     assert line.reason == "empty"
 
@@ -270,12 +270,13 @@ async def test_the_users_message_is_answered_even_when_nothing_of_the_companions
 async def test_a_sample_line_in_another_language_or_just_said_does_not_stand_in(hina: Instructions) -> None:
     log: list[str] = []
     make = _attempts("1〜2文、90文字以内。", "1〜2文、90文字以内。", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="en", max_chars=90, recent=[],
-                              instructions=hina, spare_lines=["そうだったんですね。"])
+    line = await compose_line(make("full"), retry=make("shorter"), check=LineCheck("en", instructions=hina),
+                              max_chars=90, spare_lines=["そうだったんですね。"])
     assert isinstance(line, FillerLine)
     make = _attempts("Reply in English.", "Reply in English.", log=log)
-    line = await compose_line(make("full"), retry=make("shorter"), language="en", max_chars=90,
-                              recent=["I see. Would you like a cup of something warm?"], instructions=hina,
+    line = await compose_line(make("full"), retry=make("shorter"), max_chars=90,
+                              check=LineCheck("en", ["I see. Would you like a cup of something warm?"],
+                                              instructions=hina),
                               spare_lines=["I see. Would you like a cup of something warm?"])
     assert isinstance(line, FillerLine)
     assert line.reason == "prompt"

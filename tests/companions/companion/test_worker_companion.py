@@ -284,6 +284,25 @@ async def test_a_line_that_repeats_the_previous_one_is_asked_again_then_replaced
     model.assert_used_up()
 
 
+async def test_another_companions_line_of_an_earlier_talk_said_back_whole_is_asked_again(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    """Measured over 30 lines on the 0.5B model: Hina said Souta's line of the talk before, word for word, through
+    ``speak`` (the whole line was checked without the other companions' lines)."""
+    bus, broker, _, _ = env
+    akari_said = "Maps of Kyoto show the old streets so well."
+    model = souta_model(say(akari_said), say("I like the hand-drawn ones best."))
+    companion = souta(bus, broker, model, language="en")
+    companion.roster = lambda: [CompanionMetadata(id="akari", name="Akari"), companion.metadata]
+    await companion.hear(Message.create(from_="akari", message=akari_said, to=[]))
+    question = Message.create(from_="user", message="Souta, which maps do you like?", to=["souta"])
+    await companion.hear(question)  # a new talk: Akari's line is no recent one
+    planned = await companion.compose(question)
+    assert planned is not None
+    assert planned.text == "I like the hand-drawn ones best."
+    model.assert_used_up()
+
+
 async def test_instructions_a_small_model_copies_into_its_line_are_left_out(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
@@ -388,26 +407,26 @@ def test_a_list_mark_opening_a_line_is_not_said() -> None:
 
 
 async def test_two_fallback_lines_in_a_row_are_worded_differently() -> None:
-    from companions.companion.composing import compose_line
+    from companions.companion.composing import LineCheck, compose_line
     from companions.tools.builtins import PlannedSpeech
 
     async def always(notes: list[str]) -> PlannedSpeech | None:
         return PlannedSpeech("Yes, I see.", (), "neutral")
 
-    line = await compose_line(always, language="en", max_chars=120, recent=["Yes, I see."])
+    line = await compose_line(always, check=LineCheck("en", ["Yes, I see."]), max_chars=120)
     assert line is not None
     assert line.text not in ("", "Yes, I see.")
 
 
 async def test_a_fallback_is_not_the_line_it_answers_even_before_that_line_is_remembered() -> None:
-    from companions.companion.composing import compose_line
+    from companions.companion.composing import LineCheck, compose_line
     from companions.tools.builtins import PlannedSpeech
 
     async def in_japanese(notes: list[str]) -> PlannedSpeech | None:
         return PlannedSpeech("うん、そうだね。", (), "neutral")  # the wrong language twice: a fallback follows
 
     # measured: Hina's fallback 'Yes, I see.' right after Akari's 'Yes, I see.', which Hina's memory did not hold yet
-    line = await compose_line(in_japanese, language="en", max_chars=120, recent=[], answered="Yes, I see.")
+    line = await compose_line(in_japanese, check=LineCheck("en", answered="Yes, I see."), max_chars=120)
     assert line is not None
     assert line.text not in ("", "Yes, I see.")
 
