@@ -26,8 +26,11 @@
    ``SENTENCES[25:41]`` and five with a companion's name; goal <= 0.15), Japanese CER (Open JTalk,
    ``JAPANESE_HELD_OUT`` and four with a name; goal <= 0.25; kana as hiragana, no punctuation), the names
    recognised (goal >= 80% of the sentences with one), messages in the wrong language (goal 0; also the Japanese
-   with English alone accepted), end of speech -> message p50 (goal <= 800 ms on 2 cores), the real-time factor,
-   and the speed probe that would choose Whisper small.
+   with English alone accepted), end of speech -> message p50/p95 (goal p50 <= 800 ms on 2 cores) and the
+   real-time factor, each against the baseline :class:`WholeWindowWhisper` (Whisper's whole 30 s window decoded
+   once the silence is over) sentence by sentence in turn, and the speed probe that would choose Whisper small.
+   ``whisper-latency``: the latency and the real-time factor alone; ``whisper-whole``: the accuracy figures of the
+   baseline.
 
 Run: ``.venv/bin/python bench/hearing.py`` (about ten minutes). Note the load average with every figure.
 """
