@@ -95,7 +95,7 @@ def line_tokens(max_chars: int, language: str, *, tools: bool) -> int:
     text = max_chars if language == "ja" else max_chars // 3
     return min(TURN_MAX_TOKENS, int(text * 1.25) + 16 + (TOOL_CALL_TOKENS if tools else 0))
 OWN_LINES_KEPT: Final = 40  # own lines heard lately, which a card's sample line must not repeat
-OTHERS_LINES_KEPT: Final = 30  # the remembered messages whose companions' lines a new line must not say back
+OTHERS_LINES_KEPT: Final = 30  # the remembered messages whose others' lines a new line must not say back
 BRIEF_MESSAGES: Final = 6  # the messages remembered that a line asked for again with a shorter prompt is given
 HEARD_KEPT: Final = 512  # message ids remembered as heard (a turn's history is at most a few dozen)
 
@@ -603,10 +603,10 @@ class Companion:
         return list(self._said_lately)
 
     def _others_lines(self) -> list[str]:
-        """The other companions' lines this companion remembers lately (a line of theirs said back is no line of its
-        own: measured over 30 lines on the 0.5B model, Souta saying Hina's line)."""
-        companions = {m.id for m in self.roster()} - {self.id}
-        return [e.text for e in self.memory.entries[-OTHERS_LINES_KEPT:] if e.speaker_id in companions]
+        """What the others said that this companion remembers lately, the user's messages too: a line of theirs
+        said back is no line of its own (measured over 30 lines on the 0.5B model: Souta saying Hina's line; Hina
+        saying the user's question of the talk before, "Hina, can you recommend a tea for a cold evening?")."""
+        return [e.text for e in self.memory.entries[-OTHERS_LINES_KEPT:] if e.speaker_id != self.id]
 
     def _recent_lines(self) -> list[str]:
         """The lines a new line must not repeat: the companions' lines since the user last spoke. Companions' lines

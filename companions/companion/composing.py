@@ -353,13 +353,14 @@ class LineCheck:
     speaks_as_other: Callable[[str], bool] = lambda text: False
     instructions: Instructions = NO_INSTRUCTIONS
     own_before: Sequence[str] = ()
-    others_before: Sequence[str] = ()  # the other companions' lines it heard, lately (not to be said back)
+    others_before: Sequence[str] = ()  # the others' lines it heard lately, the user's too (not to be said back)
 
     @property
     def _others(self) -> list[str]:
         """The other companions' lines heard lately, and their sentences long enough to be someone's own ("I see."
         is anyone's; "Would you like a cup of something warm?" is Hina's)."""
-        lines = [line for line in self.others_before if not only_a_greeting(line)]  # anyone's words
+        # A greeting alone is anyone's words; the message answered said back is parroting (its own note).
+        lines = [line for line in self.others_before if line != self.answered and not only_a_greeting(line)]
         sentences = [s for line in lines for s in sentences_of(line) if len(s) >= OTHERS_SENTENCE_MIN]
         return [*lines, *sentences]
 

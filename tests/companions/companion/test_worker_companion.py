@@ -303,6 +303,26 @@ async def test_another_companions_line_of_an_earlier_talk_said_back_whole_is_ask
     model.assert_used_up()
 
 
+async def test_the_users_message_of_an_earlier_talk_said_back_as_a_line_is_asked_again(
+    env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
+) -> None:
+    """Measured over 30 lines on the 0.5B model: Hina's line, answering "Hello everyone, how are you today?", was
+    the user's question of the talk before, "Hina, can you recommend a tea for a cold evening?"."""
+    bus, broker, _, _ = env
+    earlier = "Souta, which maps of Kyoto do you like best?"
+    model = ScriptedModel("souta")  # a message to everyone: the card's events are not asked
+    model.add(say(earlier), say("I'm well, thank you. And you?"))
+    companion = souta(bus, broker, model, language="en")
+    await companion.hear(Message.create(from_="user", message=earlier, to=["souta"]))
+    await companion.hear(Message.create(from_="souta", message="The hand-drawn ones.", to=[]))
+    greeting = Message.create(from_="user", message="Hello everyone, how are you today?", to=[])
+    await companion.hear(greeting)
+    planned = await companion.compose(greeting)
+    assert planned is not None
+    assert planned.text == "I'm well, thank you. And you?"
+    model.assert_used_up()
+
+
 async def test_instructions_a_small_model_copies_into_its_line_are_left_out(
     env: tuple[InProcessBus, QueryBroker, Voice, list[Message]],
 ) -> None:
