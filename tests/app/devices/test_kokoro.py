@@ -27,9 +27,8 @@ from app.settings.sections import CompanionSettings
 from companions.devices.ports import Utterance
 from companions.wire.bus import InProcessBus
 from tests.app.devices.kokoro_files import hosted_kokoro, kokoro_model
+from tests.app.devices.stand_in_player import PLAYER
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
-
-PLAYER = "import sys, time, wave\nw = wave.open(sys.argv[1])\ntime.sleep(w.getnframes() / w.getframerate())\n"
 
 
 @pytest.fixture
@@ -99,7 +98,7 @@ async def test_kokoro_downloads_with_consent_and_a_companion_is_heard_in_its_voi
         host: HuggingFaceLikeHost, bus: InProcessBus, tmp_path: Path) -> None:
     files = hosted_kokoro(host, tmp_path / "host")
     data_dir = tmp_path / "data"
-    speaker = Pyttsx3Speaker(bus, player=[sys.executable, "-c", PLAYER], data_dir=data_dir)
+    speaker = Pyttsx3Speaker(bus, player=PLAYER, data_dir=data_dir)
     speaker.kokoro_files = files
     played: list[tuple[float, Path | None, int]] = []
     lock = threading.Lock()
