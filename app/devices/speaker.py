@@ -28,10 +28,11 @@ audio. Not downloaded (or failing to load), its lines are said by the default vo
 it, once.
 
 Open JTalk loads just after the start (~0.4 s: not within the app's start; a first line waits for it) and renders on
-its own thread (``speaker-openjtalk``), in chunks of at most :data:`OPENJTALK_CHUNK_CHARS`: the next chunk of a line
-renders while the speaker thread plays the current one, and the first chunk of the utterance queued next while a
-line's last chunk plays (:meth:`Pyttsx3Speaker._look_ahead`): no silence between chunks, nor between the sentences
-of a line said as it is written.
+its own thread (``speaker-openjtalk``), sentence by sentence (the first cut after its first clause; at most
+:data:`OPENJTALK_CHUNK_CHARS` letters a chunk): the next chunk of a line renders while the speaker thread plays the
+current one, and the first chunk of the utterance queued next while a line's last chunk plays
+(:meth:`Pyttsx3Speaker._look_ahead`): no silence between chunks, nor between the sentences of a line said as it is
+written.
 
 What pyttsx3 2.99 with espeak-ng does here (and why this module is shaped the way it is):
 - ``pyttsx3.init()`` returns one engine per process (espeak can be initialised once), not thread-safe: only the
@@ -95,7 +96,7 @@ EMOTION_PROSODY: Final[dict[Emotion, tuple[float, float, int]]] = {
     "sad": (0.82, 0.7, 35),
     "angry": (1.18, 1.0, 42),
 }
-# Open JTalk renders a chunk whole before it plays (~0.1 s per second of speech): short chunks, an early first word.
+# Open JTalk renders a chunk whole before it plays (~0.1 s per second of speech): sentences, an early first word.
 OPENJTALK_CHUNK_CHARS: Final = 80
 RENDER_POLL_S: Final = 0.02  # how often a wait for Open JTalk's chunk looks for an interruption
 SEMITONES_PER_ESPEAK_PITCH: Final = 1 / 4  # espeak's pitch 0-99: about four steps to a semitone around 50
@@ -722,7 +723,9 @@ class Pyttsx3Speaker:
         tuning = {"speed": round(base_rate * rate_factor) / DEFAULT_RATE,
                   "volume": max(0.0, min(1.0, self.volume * volume_factor)), "all_pass": spec.all_pass,
                   "half_tone": spec.half_tone + EMOTION_HALF_TONE[utterance.emotion]}
-        return _Plan(split_for_speech(utterance.text, OPENJTALK_CHUNK_CHARS), tuning)
+        # Sentence by sentence, the first cut after its first clause: the first audio waits for a clause, not the
+        # line (a 67-letter line of three sentences: 82-105 ms against 587-669 ms in 80-letter chunks, same run).
+        return _Plan(first_clause(sentences(utterance.text, OPENJTALK_CHUNK_CHARS)), tuning)
 
     def _says_openjtalk(self, spec: VoiceSpec, text: str) -> bool:
         """Open JTalk says a Japanese line unless a system voice is named (an id, or ``engine=system``)."""
