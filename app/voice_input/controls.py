@@ -84,6 +84,10 @@ class RuntimeVoiceInput:
         this run)."""
         settings = self.runtime.settings
         settings.voice_input.on = on
+        if on and settings.voice_input.recognizer == "pocketsphinx":
+            from app.voice_input.recognizer_models import machine_speed
+
+            machine_speed.known()  # measured now, on its own thread: the offer of Whisper may come soon
         voice_input = self._voice_input()
         if voice_input is not None:
             await voice_input.switch(on)

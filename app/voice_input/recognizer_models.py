@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import os
 import shutil
@@ -134,17 +133,53 @@ def offered() -> dict[RecognizerChoice, SpeechModel]:
 
 def recommended() -> SpeechModel:
     """The model to offer for Japanese: faster-whisper's size chosen by the speed probe where it runs
-    (:func:`machine_speed`), else whisper.cpp's base."""
+    (:data:`machine_speed`; base while the probe has not answered yet), else whisper.cpp's base."""
     models = offered()
     if "faster-whisper-small" in models:
-        return models[suggested_size(machine_speed())]
+        speed = machine_speed.known()
+        return models[suggested_size(speed)] if speed is not None else models["faster-whisper-base"]
     return models.get("faster-whisper-base") or models["whisper-base"]
 
 
-@functools.cache
-def machine_speed() -> float:
-    """:func:`speed_probe`'s reading, measured once a run (the first call takes about a second)."""
-    return speed_probe()
+class SpeedReading:
+    """:func:`speed_probe`'s reading, measured once a run on a thread of its own (the probe takes about a second:
+    asked on the window's thread, the offer of a recognizer froze the window that long)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value: float | None = None
+        self._measuring: threading.Thread | None = None
+
+    def known(self) -> float | None:
+        """The reading, or None while it is measured (the measuring starts now if it has not)."""
+        with self._lock:
+            if self._value is None and self._measuring is None:
+                self._measuring = threading.Thread(target=self._measure, name="speed-probe", daemon=True)
+                self._measuring.start()
+            return self._value
+
+    def wait(self, timeout_s: float = 30.0) -> float | None:
+        """The reading, measured first if need be (at most ``timeout_s``): for a caller off the window's thread."""
+        self.known()
+        measuring = self._measuring
+        if measuring is not None:
+            measuring.join(timeout_s)
+        return self._value
+
+    def forget(self) -> None:
+        """The next :meth:`known` measures again (the tests' probe readings)."""
+        with self._lock:
+            if self._measuring is not None:
+                self._measuring.join()
+            self._value, self._measuring = None, None
+
+    def _measure(self) -> None:
+        reading = speed_probe()
+        with self._lock:
+            self._value = reading
+
+
+machine_speed: Final = SpeedReading()
 
 
 class DownloadFailed(Exception):
