@@ -12,9 +12,8 @@ own (unless it follows a verb) and every other token joins the one before it whe
 accent phrase (``chain_flag``), which keeps a number (二 千 二 十) or a verb and its ending (読ん で) together
 without that list: on four test sentences the phonemes equal misaki's but for the spaces inside a number.
 
-Where Open JTalk is not installed (the bundle leaves its 103 MB dictionary out), the readings come from MeCab with
-IPAdic (companions/common/morphology.py, already there for search and for the system voice's kana): the same table,
-its words joined by their parts of speech instead of accent phrases.
+Open JTalk's dictionary is Madoi's one Japanese dictionary (companions/common/morphology.py): without
+pyopenjtalk-plus nothing reads Japanese, and :class:`JapanesePhonemes` raises ImportError.
 """
 
 from __future__ import annotations
@@ -50,18 +49,6 @@ SYMBOLS: Final[dict[str, str]] = {
     "（": "(", "）": ")", "《": "(", "》": ")", "【": "(", "】": ")", "，": ",", "～": "—", "〜": "—", "—": "—",
     "«": "“", "»": "”", ".": ".", ",": ",", "?": "?", "!": "!", ":": ":", ";": ";", "・": " ", "…": "…",
 }
-# For MeCab, which leaves numbers and Latin letters unread (Open JTalk reads them itself).
-_DIGITS: Final = ("", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュー")
-_PLACES: Final[tuple[tuple[int, str, dict[int, str]], ...]] = (
-    (1000, "セン", {3: "サンゼン", 8: "ハッセン"}),
-    (100, "ヒャク", {3: "サンビャク", 6: "ロッピャク", 8: "ハッピャク"}),
-    (10, "ジュー", {}),
-)
-_LARGE: Final = ((10**8, "オク"), (10**4, "マン"))
-_LETTERS: Final = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
-    "エー", "ビー", "シー", "ディー", "イー", "エフ", "ジー", "エイチ", "アイ", "ジェー", "ケー", "エル", "エム",
-    "エヌ", "オー", "ピー", "キュー", "アール", "エス", "ティー", "ユー", "ブイ", "ダブリュー", "エックス", "ワイ",
-    "ゼット"), strict=True))
 _SMALL: Final = frozenset("ゃゅょぁぃぅぇぉ")
 _CLOSING: Final = frozenset("”).,?!:;…—")
 _SOKUON_SPACE: Final = re.compile(r"(?<![!\",.:;?»—…”]) (?=ʔ)|(?<=ʔ) (?![\"«“])")
@@ -70,27 +57,6 @@ _SOKUON_SPACE: Final = re.compile(r"(?<![!\",.:;?»—…”]) (?=ʔ)|(?<=ʔ) (?
 def _hiragana(text: str) -> str:
     """Katakana (Open JTalk's pronunciations) as hiragana; the long-vowel mark and the rest stay."""
     return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in text)
-
-
-def number_kana(number: int) -> str:
-    """How a whole number under 10**12 is read (2025: ニセンニジューゴ); 0 is ゼロ."""
-    if number == 0:
-        return "ゼロ"
-    out = ""
-    for size, name in _LARGE:
-        if number >= size:
-            out += _below_10000(number // size) + name
-            number %= size
-    return out + _below_10000(number)
-
-
-def _below_10000(number: int) -> str:
-    out = ""
-    for size, name, special in _PLACES:
-        digit, number = divmod(number, size)
-        if digit:
-            out += special.get(digit) or ("" if digit == 1 else _DIGITS[digit]) + name
-    return out + _DIGITS[number]
 
 
 def kana_phonemes(kana: str) -> str:
@@ -134,51 +100,17 @@ def _one(before: str, char: str, after: str) -> str:
 
 
 class JapanesePhonemes:
-    """Japanese text -> Kokoro's phoneme string, through Open JTalk's frontend (else MeCab's). Not thread-safe: one
-    owner."""
+    """Japanese text -> Kokoro's phoneme string, through Open JTalk's frontend. Not thread-safe: one owner. Raises
+    ImportError without pyopenjtalk-plus."""
 
     def __init__(self) -> None:
-        self._pyopenjtalk: Any = None
-        self._tagger: Any = None
-        try:
-            import pyopenjtalk
+        import pyopenjtalk
 
-            self._pyopenjtalk = pyopenjtalk
-        except ImportError:
-            from companions.common.morphology import Tagger
-
-            self._tagger = Tagger()
+        self._pyopenjtalk: Any = pyopenjtalk
 
     def __call__(self, text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
-        words = self._openjtalk_words(text) if self._pyopenjtalk is not None else self._mecab_words(text)
-        return _spaced([kana_phonemes(text) if reading else text for reading, text in words])
-
-    def _mecab_words(self, text: str) -> list[tuple[bool, str]]:
-        words: list[tuple[bool, str]] = []
-        previous = ""
-        for word in self._tagger(text):
-            pos = word.feature.pos1
-            said = "".join(SYMBOLS.get(c, "") for c in word.surface)
-            if pos == "記号" or (said and len(said) == len(word.surface)):
-                if said.strip():
-                    words.append((False, said))
-                previous = pos
-                continue
-            reading = None if word.is_unk else word.feature.pron or word.feature.kana
-            if word.surface.isdigit() and len(word.surface) <= 12:
-                reading = number_kana(int(word.surface))
-            elif word.surface.isascii() and word.surface.isalpha():
-                reading = "".join(_LETTERS.get(c.upper(), "") for c in word.surface)
-            if not reading:
-                continue
-            joins = pos == "接尾辞" or previous == "接頭辞" or (pos in ("助詞", "助動詞") and previous == "動詞")
-            previous = pos
-            if joins and words and words[-1][0]:
-                words[-1] = (True, words[-1][1] + reading)
-            else:
-                words.append((True, reading))
-        return words
+        return _spaced([kana_phonemes(text) if reading else text for reading, text in self._openjtalk_words(text)])
 
     def _openjtalk_words(self, text: str) -> list[tuple[bool, str]]:
         with warnings.catch_warnings():  # pyopenjtalk-plus warns of a deprecated argument on every call
