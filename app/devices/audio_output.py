@@ -1,4 +1,5 @@
-"""Playing a WAV file on the sound device, in a way that can be stopped at once.
+"""Speech as WAV files: written for the user's eyes only (:func:`write_speech_wav`), and played on the sound device
+in a way that can be stopped at once.
 
 pyttsx3's espeak driver plays through ``aplay`` inside its synthesis callback, where nothing can stop it; so the
 speaker renders WAV files and plays them here: with a player process (``pw-play``, ``paplay``, ``aplay``,
@@ -21,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from companions.common.private_files import private_file
+
 PLAYER_CANDIDATES: Final[tuple[tuple[str, ...], ...]] = (
     ("pw-play",), ("paplay",), ("aplay", "-q"), ("afplay",),
 )
@@ -38,6 +41,18 @@ def find_player() -> tuple[str, ...] | None:
         if shutil.which(candidate[0]) is not None:
             return candidate
     return None
+
+
+def write_speech_wav(path: Path, frames: bytes, rate: int) -> float:
+    """Writes 16-bit mono ``frames`` at ``rate`` to ``path`` (0600: what a companion said is the user's); returns
+    its duration in seconds."""
+    private_file(path)
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(frames)
+    return len(frames) / 2 / rate
 
 
 def wav_duration(path: Path) -> float:

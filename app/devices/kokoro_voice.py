@@ -24,13 +24,12 @@ from __future__ import annotations
 import logging
 import os
 import re
-import wave
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from app.devices.audio_output import write_speech_wav
 from app.devices.kokoro_phonemes import JapanesePhonemes
-from companions.common.private_files import private_file
 
 log = logging.getLogger(__name__)
 
@@ -153,13 +152,7 @@ class KokoroVoice:
     def write_wav(self, text: str, path: Path, *, voice: str, **tuning: Any) -> float:
         """Writes ``text`` said by ``voice`` to ``path`` (0600); returns its duration in seconds."""
         data, rate = self.synthesize(text, voice, **tuning)
-        private_file(path)
-        with wave.open(str(path), "wb") as wav:
-            wav.setnchannels(1)
-            wav.setsampwidth(2)
-            wav.setframerate(rate)
-            wav.writeframes(data)
-        return len(data) / 2 / rate
+        return write_speech_wav(path, data, rate)
 
 
 def _pieces(phonemes: str, limit: int = MAX_PHONEMES) -> Sequence[str]:

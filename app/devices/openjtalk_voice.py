@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import logging
 import re
-import wave
 from pathlib import Path
 from typing import Any, Final
 
-from companions.common.private_files import private_file
+from app.devices.audio_output import write_speech_wav
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +83,7 @@ class OpenJTalkVoice:
     def write_wav(self, text: str, path: Path, **tuning: Any) -> float:
         """Writes ``text`` said by Mei to ``path`` (0600); returns its duration in seconds."""
         data, rate = self.synthesize(text, **tuning)
-        private_file(path)
-        with wave.open(str(path), "wb") as wav:
-            wav.setnchannels(1)
-            wav.setsampwidth(2)
-            wav.setframerate(rate)
-            wav.writeframes(data)
-        return len(data) / 2 / rate
+        return write_speech_wav(path, data, rate)
 
     def _engine(self, all_pass: float) -> Any:
         engine = self._engines.get(all_pass)

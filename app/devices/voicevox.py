@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-from companions.common.private_files import private_file
+from app.devices.audio_output import write_speech_wav
 from companions.wire.bus import LocalEvent
 
 log = logging.getLogger(__name__)
@@ -421,12 +421,7 @@ class VoicevoxEngine:
         query["outputStereo"] = False
         moras, expected = mora_timings(query)
         frames, rate, count = read_wav(self.synthesis(query, style))
-        private_file(path)
-        with wave.open(str(path), "wb") as wav:
-            wav.setnchannels(1)
-            wav.setsampwidth(2)
-            wav.setframerate(rate)
-            wav.writeframes(frames)
+        write_speech_wav(path, frames, rate)
         duration = count / rate
         return Rendered(path, duration, fit_timings(moras, expected, duration))
 
