@@ -74,6 +74,7 @@ COPIES = (
     "Reply in English.",
     "Answer in English only.",
     "First acknowledge their feelings kindly.",  # the card's own event instruction, in English
+    "I'm curious to see what the other person said.",  # Souta's line, measured: 22 letters of an instruction as is
 )
 
 # Ordinary lines, in both languages: the companions' sample lines, lines of the real 0.5B model that passed
@@ -117,6 +118,7 @@ ORDINARY = (
     "それを日本語で言うと？",
     "Your turn! What's your favourite star?",
     "I was searching for my glasses all morning.",
+    "It made me realize how important it is to help veterans.",  # LoCoMo: 18 letters of the vote's "importance"
 )
 
 
