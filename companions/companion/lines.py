@@ -236,7 +236,7 @@ _ASSISTANT: Final = re.compile(
     r"|質問を(?:教えて|お聞かせ)|\bsorry,? but I (?:don'?t|do not) understand|\bunderstand (?:the|your) request\b"
     # an answer's introduction, its list never given (measured over 15 lines: "Sure! Here's a tea recommendation for
     # cold evening:", "…以下の星座が最も適切です:"): a sentence that ends with a colon is no line of a conversation
-    r"|[:：]\s*$"
+    r"|[:：][\s*_]*$"  # measured in a twelfth 30-line run: "Here's my answer:**", the colon in markdown's bold
     # measured in a sixth 30-line run: "Thank you for providing guidance. I will now proceed to the next
     # conversation.", "あなたの質問は何ですか？", "いいえ、何かご質問があるようお願い申し上げます。"
     r"|\bthank you for (?:providing |the |your )?(?:guidance|instructions?)\b"
@@ -308,7 +308,10 @@ _NOT_SPOKEN: Final = re.compile(
     # "そのターンの指示です。" from Hina; the heading is "このターンの指示")
     r"|ターンの指示|guidance for (?:this|the|that) turn"
     # a plan's numbered steps (measured in a tenth 30-line run: "(Step 1) あなたはひなです。わあ、すごい！")
-    r"|[(（]\s*step\s*\d+\s*[)）]", re.IGNORECASE)
+    r"|[(（]\s*step\s*\d+\s*[)）]"
+    # a document's heading in markdown, a whole line in bold or after "#" (measured in a twelfth 30-line run:
+    # "**Greetings and Welcome**" as Hina's whole line)
+    r"|^\s*\*\*[^*\n]{1,60}\*\*\s*$|^\s*#{1,6}\s", re.IGNORECASE)
 
 
 def not_spoken(sentence: str) -> bool:

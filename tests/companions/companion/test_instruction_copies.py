@@ -537,6 +537,10 @@ NOT_CONVERSATION = (
     ("(Step 1) あなたはひなです。", "prompt"),  # its "わあ、すごい！" after it is said
     ("(Step 1) 要求する tea を教えてください。\n(Step 2) その tea を日本語で返します。", "prompt"),
     ("すみません、私の能力では、あなたがどのように言いたいかを明確に記録することはできません。", "not-itself"),
+    # measured in a twelfth: markdown
+    ("**Greetings and Welcome**", "prompt"),
+    ("Here's my answer:**", "not-itself"),
+    ("## 週末の過ごし方", "prompt"),
 )
 
 
