@@ -91,7 +91,14 @@ def strip_tool_text(text: str) -> str:
     """
     if not _MARKER.search(text):
         return text.strip()
-    return _Scan(text, {}, plain_as_prose=True).result().text
+    prose = _Scan(text, {}, plain_as_prose=True).result().text
+    # Brackets that read as no JSON stay as prose; an object opening among them is no prose ("[[{" left "[{").
+    while (left := _OBJECT_OPENING.sub("", prose)) != prose:
+        prose = left
+    return prose.strip()
+
+
+_OBJECT_OPENING: Final = re.compile(r"\[\s*\{|\{\s*\"")
 
 
 @dataclass
