@@ -304,6 +304,9 @@ _NOT_SPOKEN: Final = re.compile(
     # the recall block's way of telling what was said, or a transcript's bold label (measured over 30 lines: "**週末**：
     # 「週末は何をして過ごすのが好き？」と言いました。")
     r"|[」』]と言いました|^\s*と言いました|^\s*\*\*[^*\n]{1,20}\*\*\s*[:：]"
+    # ... and a document's "it reads" (measured in an eleventh 30-line run: "私の質問は、「週末は何をして過ごすのが
+    # 好き？」とあります。", "とあります。" as a whole line)
+    r"|[」』]\s*とあります|^\s*とあります"
     # the turn's guidance heading with its first word changed (measured in a seventh 30-line run:
     # "そのターンの指示です。" from Hina; the heading is "このターンの指示")
     r"|ターンの指示|guidance for (?:this|the|that) turn"

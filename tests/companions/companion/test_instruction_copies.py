@@ -537,6 +537,9 @@ NOT_CONVERSATION = (
     ("(Step 1) あなたはひなです。", "prompt"),  # its "わあ、すごい！" after it is said
     ("(Step 1) 要求する tea を教えてください。\n(Step 2) その tea を日本語で返します。", "prompt"),
     ("すみません、私の能力では、あなたがどのように言いたいかを明確に記録することはできません。", "not-itself"),
+    # measured in an eleventh: a document's "it reads"
+    ("とあります。", "prompt"),  # after "…「週末は何をして過ごすのが好き？」" (a sentence of its own)
+    ("メモには「駅前で三時」とあります。", "prompt"),
     # measured in a twelfth: markdown
     ("**Greetings and Welcome**", "prompt"),
     ("Here's my answer:**", "not-itself"),
