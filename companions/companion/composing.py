@@ -33,6 +33,7 @@ from companions.companion.lines import (
     Instructions,
     card_sample_lines,
     contradicts_itself,
+    cut_off_quote,
     detect_language,
     every_sentence,
     fallback_line,
@@ -373,7 +374,7 @@ class LineCheck:
         if not has_words(text):
             return "empty"
         if (self.instructions.only_copies(text) or only_a_date(text) or reads_like_recalled_entry(text)
-                or only_unspoken(text)):
+                or only_unspoken(text) or cut_off_quote(text)):
             return "prompt"
         if contradicts_itself(text):
             return "contradiction"

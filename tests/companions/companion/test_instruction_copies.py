@@ -119,6 +119,7 @@ ORDINARY = (
     "Your turn! What's your favourite star?",
     "I was searching for my glasses all morning.",
     "It made me realize how important it is to help veterans.",  # LoCoMo: 18 letters of the vote's "importance"
+    "ひなが「すごい！きれい！」って言ってたよ。",  # a quote of two sentences, closed
 )
 
 
@@ -540,6 +541,9 @@ NOT_CONVERSATION = (
     # measured in an eleventh: a document's "it reads"
     ("とあります。", "prompt"),  # after "…「週末は何をして過ごすのが好き？」" (a sentence of its own)
     ("メモには「駅前で三時」とあります。", "prompt"),
+    # measured in a thirteenth: an information provider; a quote never closed
+    ("私は、あなたをサポートするための情報提供者であり、質問に応じて適切なアドバイスを提供します。", "not-itself"),
+    ("週末は、ひなが「I see.", "prompt"),
     # measured in a twelfth: markdown
     ("**Greetings and Welcome**", "prompt"),
     ("Here's my answer:**", "not-itself"),
