@@ -358,8 +358,8 @@ class LineCheck:
 
     @property
     def _others(self) -> list[str]:
-        """The other companions' lines heard lately, and their sentences long enough to be someone's own ("I see."
-        is anyone's; "Would you like a cup of something warm?" is Hina's)."""
+        """The others' lines heard lately (the user's too), and their sentences long enough to be someone's own ("I
+        see." is anyone's; "Would you like a cup of something warm?" is Hina's)."""
         # A greeting alone is anyone's words; the message answered said back is parroting (its own note).
         lines = [line for line in self.others_before if line != self.answered and not only_a_greeting(line)]
         sentences = [s for line in lines for s in sentences_of(line) if len(s) >= OTHERS_SENTENCE_MIN]
