@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import numpy.typing as npt
 
 from app.search.query_encoder.graph import EncoderGraph, Precision, outlier_channels
 from app.search.query_encoder.model_file import dequantize, parse
-from app.search.query_encoder.prebuilt import load
+from app.search.query_encoder.prebuilt import GRAPH, SPEC, digest, load
 from app.search.query_encoder.tokenizer import tokenize
 from companions.search.semantic import EmbedderClosed
 
@@ -127,3 +128,14 @@ class OnnxE5:
             y = self._session.run(["y"], {"x": self._embedded([m.bos, *window, m.eos])})[0]
             total += max(len(window), 1) * np.asarray(y, dtype=np.float64)
         return np.asarray(total / max(float(np.linalg.norm(total)), 1e-6), dtype=np.float32)
+
+
+def write_prebuilt(model_file: Path, folder: Path) -> list[Path]:
+    """Calibrates the int8 encoder on ``model_file`` and writes its graph and outlier channels into ``folder``
+    (what :func:`app.search.query_encoder.prebuilt.load` reads: the bundle's, written at build time)."""
+    encoder = OnnxE5(model_file, precision="int8")
+    folder.mkdir(parents=True, exist_ok=True)
+    graph, spec = folder / GRAPH, folder / SPEC
+    graph.write_bytes(EncoderGraph(encoder.model, "int8", encoder.outliers).build())
+    spec.write_text(json.dumps({"model_sha256": digest(model_file), "outliers": encoder.outliers}), encoding="utf-8")
+    return [graph, spec]

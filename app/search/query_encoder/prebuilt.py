@@ -1,7 +1,8 @@
 """The int8 encoder's graph serialized ahead, with its calibrated outlier channels: what the PyInstaller bundle ships
-(packaging/madoi.spec writes it at build time) so that neither the ``onnx`` package (9 MB with ml_dtypes) nor the
-calibration runs when the encoder loads. The weights are still computed from the model file at load time and
-handed to onnxruntime beside the graph; the graph serves only the model file it was built from (its SHA-256)."""
+(packaging/madoi.spec writes it at build time: encoder.write_prebuilt) so that neither the ``onnx`` package (9 MB
+with ml_dtypes) nor the calibration runs when the encoder loads. The weights are still computed from the model file
+at load time and handed to onnxruntime beside the graph; the graph serves only the model file it was built from (its
+SHA-256)."""
 
 from __future__ import annotations
 
@@ -38,16 +39,3 @@ def load(model_file: Path, folder: Path = HERE) -> Prebuilt | None:
         return None
     outliers = {str(key): [int(c) for c in channels] for key, channels in data["outliers"].items()}
     return Prebuilt((folder / GRAPH).read_bytes(), outliers)
-
-
-def write(model_file: Path, folder: Path) -> list[Path]:
-    """Calibrates the int8 encoder on ``model_file`` and writes its graph and outlier channels into ``folder``."""
-    from app.search.query_encoder.encoder import OnnxE5
-    from app.search.query_encoder.graph import EncoderGraph
-
-    encoder = OnnxE5(model_file, precision="int8")
-    folder.mkdir(parents=True, exist_ok=True)
-    graph, spec = folder / GRAPH, folder / SPEC
-    graph.write_bytes(EncoderGraph(encoder.model, "int8", encoder.outliers).build())
-    spec.write_text(json.dumps({"model_sha256": digest(model_file), "outliers": encoder.outliers}), encoding="utf-8")
-    return [graph, spec]

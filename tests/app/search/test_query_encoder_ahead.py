@@ -20,7 +20,7 @@ MODEL_FILE = model_file()
 def ahead(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert MODEL_FILE is not None
     folder = tmp_path_factory.mktemp("ahead")
-    assert [p.name for p in prebuilt.write(MODEL_FILE, folder)] == [prebuilt.GRAPH, prebuilt.SPEC]
+    assert [p.name for p in encoder.write_prebuilt(MODEL_FILE, folder)] == [prebuilt.GRAPH, prebuilt.SPEC]
     return folder
 
 
