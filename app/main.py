@@ -177,6 +177,11 @@ def _main(argv: list[str]) -> int:
         loaded.settings.bridge.port = 0
     only = [c.strip() for c in args.companions.split(",") if c.strip()] if args.companions else None
     if args.headless:
+        # The model client before the event loop runs: imported on the loop where a server is first asked, its
+        # 0.2-1 s held a SIGTERM until it was done (measured: 1.14 s to stop, 1.2 s into the start); here a SIGTERM
+        # ends it at once (Stopped), and the default model is found before a first message's votes.
+        import openai  # noqa: F401
+
         exit_now(run_until_complete(run_headless(loaded, only)))
     from ui.window.launch import run_window
 

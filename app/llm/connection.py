@@ -19,7 +19,6 @@ for the next start: the user's first turn pays for none of it.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -190,9 +189,6 @@ class ModelConnection:
     async def _resolve(self, settings: Settings, companions: Callable[[], Iterable[Companion]]) -> list[str]:
         problems: list[str] = []
         try:
-            # Off the event loop: imported where a server is first asked, the client's 0.2-1 s import held the loop,
-            # and with it a SIGTERM or the window, until it was done (measured: SIGTERM 1.2 s into the start).
-            await asyncio.to_thread(importlib.import_module, "openai")
             found = await resolve_default(settings, self.embedded)
             self.resolution, self._key = found.resolution, found.key
         except Exception as err:  # a bug must not leave the companions waiting: they say there is no model
