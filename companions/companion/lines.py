@@ -231,7 +231,7 @@ _ASSISTANT: Final = re.compile(
     r"|何か(?:お)?手伝(?:い|え)(?:でき|し|ま)"
     # measured in a thirteenth 30-line run: "私は、あなたをサポートするための情報提供者であり、…適切なアドバイスを提供
     # します。"
-    r"|情報提供者|アドバイスを提供|(?:あなた|ユーザー)を(?:サポート|支援)する"
+    r"|情報提供者|アドバイスを提供"  # (not "あなたをサポートする": a caring companion's words too)
     # measured on the 0.5B model (a grammar kept its script, tried and left out): "申し訳ありませんが、私はアかりと
     # しており、あなたの質問を返すことができません。", "ご質問をお聞かせください。", "Sorry, but I don't understand the
     # request.", "I'm sorry, but I don't have any background or knowledge about astronomy in mind."
