@@ -11,7 +11,6 @@ sha256 the bytes do not have, claim a size no disk has. A GitHub release's ``/<o
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import socket
 import time
@@ -21,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import BinaryIO
 
+from scripts.verified_files import sha256_of
 from tests.conftest import serving
 
 
@@ -126,7 +126,7 @@ class HuggingFaceLikeHost(ThreadingHTTPServer):
 
     def host(self, path: Path, *, sha256: str | None = None, **faults: object) -> HostedFile:
         """Serves ``path`` under its name (its real sha256 unless another is claimed)."""
-        digest = sha256 or _sha256(path)
+        digest = sha256 or sha256_of(path)
         hosted = self.files[path.name] = HostedFile(path, digest, **faults)  # type: ignore[arg-type]
         return hosted
 
@@ -148,14 +148,6 @@ def _send_slowly(connection: socket.socket, f: BinaryIO, start: int, count: int,
         connection.sendall(block)
         count -= len(block)
         time.sleep(len(block) / rate)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 @contextlib.contextmanager
