@@ -148,30 +148,15 @@ class SpeedReading:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._value: float | None = None
-        self._measuring: threading.Thread | None = None
+        self._started = False
 
     def known(self) -> float | None:
         """The reading, or None while it is measured (the measuring starts now if it has not)."""
         with self._lock:
-            if self._value is None and self._measuring is None:
-                self._measuring = threading.Thread(target=self._measure, name="speed-probe", daemon=True)
-                self._measuring.start()
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._measure, name="speed-probe", daemon=True).start()
             return self._value
-
-    def wait(self, timeout_s: float = 30.0) -> float | None:
-        """The reading, measured first if need be (at most ``timeout_s``): for a caller off the window's thread."""
-        self.known()
-        measuring = self._measuring
-        if measuring is not None:
-            measuring.join(timeout_s)
-        return self._value
-
-    def forget(self) -> None:
-        """The next :meth:`known` measures again (the tests' probe readings)."""
-        with self._lock:
-            if self._measuring is not None:
-                self._measuring.join()
-            self._value, self._measuring = None, None
 
     def _measure(self) -> None:
         reading = speed_probe()
@@ -179,7 +164,7 @@ class SpeedReading:
             self._value = reading
 
 
-machine_speed: Final = SpeedReading()
+machine_speed = SpeedReading()  # this run's
 
 
 class DownloadFailed(Exception):
