@@ -642,3 +642,30 @@ def test_the_persona_told_to_the_listener_as_theirs_is_prompt_text() -> None:
     english = system_prompt(_card("souta"), "en")
     line = "You're doing well, thank you! How about reading some old maps?"
     assert strip_prompt_copies(line, english) == line
+
+
+def test_the_companion_described_in_its_cards_words_for_its_personality_is_prompt_text() -> None:
+    """Measured in a fourteenth 30-line run on the 0.5B model: Akari's line ended "私は明るく好奇心旺盛です。"."""
+    prompt = system_prompt(_card("akari"), "ja")
+    line = "こんにちは！今日は、新しい宇宙飛行士を学び始めました。私は明るく好奇心旺盛です。"
+    assert strip_prompt_copies(line, prompt) == "こんにちは！今日は、新しい宇宙飛行士を学び始めました。"
+    assert strip_prompt_copies("わたしは、明るく好奇心旺盛！", prompt) == ""
+    # in her own words, of someone else, her story: hers to say
+    for own_words in ("私、ちょっとおっちょこちょいなんだ。", "私は星が大好きです！",
+                      "明るく好奇心旺盛な人っていいよね。", "私は天文部の高校二年生だよ。"):
+        assert strip_prompt_copies(own_words, prompt) == own_words
+    english = system_prompt(_card("akari"), "en")
+    assert strip_prompt_copies("Hi! I'm cheerful and endlessly curious.", english) == "Hi!"
+    assert strip_prompt_copies("I'm curious about that!", english) == "I'm curious about that!"
+    assert strip_prompt_copies("I am a little scatterbrained, sorry!", english) == ""  # the card's words
+    assert strip_prompt_copies("I'm a bit scatterbrained, sorry!", english) == "I'm a bit scatterbrained, sorry!"
+
+
+def test_a_markdown_label_opening_a_line_is_left_out_and_its_words_are_said() -> None:
+    """Measured in a fourteenth 30-line run on the 0.5B model: Hina's "Sure!\n**Tea Selection:** In order to …"."""
+    clean = functools.partial(clean_line, own_names=["ひな", "Hina"], other_names=["あかり", "Akari"])
+    line = "Sure!\n**Tea Selection:** In order to make your evening more enjoyable, I recommend a warm tea."
+    assert clean(line) == "Sure!\nIn order to make your evening more enjoyable, I recommend a warm tea."
+    assert clean("**Tea**: Try a warm genmaicha.") == "Try a warm genmaicha."
+    assert clean("I **love** tea: it warms you up.") == "I **love** tea: it warms you up."
+    assert clean("**Akari**: Hi there!") == ""  # a line for another goes whole
