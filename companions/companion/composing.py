@@ -223,12 +223,12 @@ def _personality_in(prompt: str) -> str:
     return ""
 
 
-# A sentence in which the companion tells what it is ("私は…", "I'm …") in its card's words for its personality: the
-# character sheet read out (measured in a fourteenth 30-line run on the 0.5B model: "…私は明るく好奇心旺盛です。"
-# from Akari, whose personality reads "明るく好奇心旺盛。…"). What it says of itself in its own words stays ("私、
-# ちょっとおっちょこちょいなんだ": one word of the card in a sentence of its own).
+# A sentence in which the companion tells what it is or does ("私は…", "I'm …", "I …") in its card's words for its
+# personality: the character sheet read out (measured in a fourteenth 30-line run on the 0.5B model: "…私は明るく
+# 好奇心旺盛です。" from Akari, whose personality reads "明るく好奇心旺盛。…"). What it says of itself in its own words
+# stays ("私、ちょっとおっちょこちょいなんだ": one word of the card in a sentence of its own).
 _SELF_DESCRIPTION: Final = re.compile(
-    r"^\s*(?:(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:は|って|も)[、,]?|I'm\b|I’m\b|I am\b)", re.IGNORECASE)
+    r"^\s*(?:(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち)(?:は|って|も)[、,]?|I(?:'m|’m| am)?\b)", re.IGNORECASE)
 PERSONA_READ_OUT: Final = {True: (6, 0.6), False: (18, 0.6)}  # Japanese, English: (longest stretch, share)
 # (English: one long word of the card is anyone's: "I'm a bit scatterbrained", 14 letters of it, stays)
 

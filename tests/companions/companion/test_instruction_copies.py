@@ -657,6 +657,7 @@ def test_the_companion_described_in_its_cards_words_for_its_personality_is_promp
     english = system_prompt(_card("akari"), "en")
     assert strip_prompt_copies("Hi! I'm cheerful and endlessly curious.", english) == "Hi!"
     assert strip_prompt_copies("I'm curious about that!", english) == "I'm curious about that!"
+    assert strip_prompt_copies("I react with honest surprise and ask questions back.", english) == ""
     assert strip_prompt_copies("I am a little scatterbrained, sorry!", english) == ""  # the card's words
     assert strip_prompt_copies("I'm a bit scatterbrained, sorry!", english) == "I'm a bit scatterbrained, sorry!"
 
