@@ -424,6 +424,8 @@ class LineCheck:
         if contradicts_itself(text):
             return "contradiction"
         written_in = detect_language(text)
+        if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
+            return "parrot"  # before the names: the message said back may name the one who answers it
         if self.speaks_as_other(text) or sounds_like_an_assistant(text):
             return "not-itself"
         if (written_in is not None and written_in != self.language) or every_sentence(text, written_in_chinese):
@@ -434,8 +436,6 @@ class LineCheck:
             return "repeat"
         if is_repeat(text, self._others, threshold=0.8):
             return "repeat"  # measured over 30 lines: Souta saying Hina's line, sentence by sentence too
-        if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
-            return "parrot"
         if quotes_whole(text, self.answered):
             return "parrot"
         return None

@@ -257,7 +257,11 @@ _ASSISTANT: Final = re.compile(
     # 提供できません。", "申し訳ありませんが、彼の役割をサポートするためには、情報を提供します。",
     # "Please provide me with the tea name so I can help you find it.", "あなたの質問を理解するためには、…"
     r"|役割をサポート|情報を提供(?:でき|します|いたし)|質問を理解|\bplease provide me with\b"
-    r"|\bso (?:that )?I can (?:help|assist) you\b",
+    r"|\bso (?:that )?I can (?:help|assist) you\b"
+    # the prompt's instructions spoken of, and what the model says it can do (measured in a fifteenth 30-line run:
+    # "すみませんが、その指示を達成できません。", "私は様々な言葉を用いて、あなたの質問を答えることができます。")
+    r"|指示を(?:達成|実行|遂行|完了|理解|守)|(?:この|その|あの)指示|質問(?:に|を)(?:お)?答え(?:ることができ|られます)"
+    r"|\b(?:follow|fulfil|fulfill|complete|carry out|understand) (?:the|your|these|those|that|this|my) instructions?\b",
     re.IGNORECASE)
 
 
@@ -282,8 +286,11 @@ def _greets_itself(text: str, own_names: Iterable[str]) -> bool:
     names = "|".join(re.escape(n) for n in sorted({n.strip() for n in own_names}, key=len, reverse=True) if n)
     if not names:
         return False
+    # ... or calls itself by its name with an honorific, as one calls another (measured in a fifteenth 30-line run:
+    # "あかりさん、昨日は天気が温かいですね。" from Akari; "あかり、がんばるね！" is her talking of herself)
     greeting = (rf"^\s*(?:{_GREETING_EN}[\s,]+(?:{names})\s*[!,.?]"
-                rf"|{_GREETING_JA}[、,！!\s]*(?:{names}){_HONORIFIC}\s*(?:[！!。、,?？]|$))")
+                rf"|{_GREETING_JA}[、,！!\s]*(?:{names}){_HONORIFIC}\s*(?:[！!。、,?？]|$)"
+                rf"|(?:{names})(?:さん|ちゃん|くん|君|様|さま)\s*[、,！!])")
     return re.search(greeting, text, re.IGNORECASE) is not None
 
 

@@ -260,6 +260,7 @@ def test_a_line_that_greets_its_own_speaker_is_recognised() -> None:
                 "こんばんは あかり。"):
         assert misidentified(bad, other_names=[], own_names=own), bad  # measured: "Hi, Akari! …" from Akari
     assert misidentified("Welcome, Akari!", other_names=[], own_names=own)  # measured from Akari
+    assert misidentified("あかりさん、昨日は天気が温かいですね。", other_names=[], own_names=own)  # measured
     for fine in ("やっほー、あかりだよ！", "Hi, Akari here!", "こんにちは！あかりです。", "Hi everyone!",
                  "あかり、がんばるね！", "Hi, Hina!"):
         assert not misidentified(fine, other_names=[], own_names=own), fine
@@ -268,11 +269,15 @@ def test_a_line_that_greets_its_own_speaker_is_recognised() -> None:
 def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
     for bad in ("I'm sorry, but I can't assist with that request.", "As an AI, I don't have weekends.",
                 "申し訳ありませんが、お手伝いできません。", "私はAIアシスタントです。",
-                "You are very welcome! I'm glad I could help you. How can I assist you today?"):
+                "You are very welcome! I'm glad I could help you. How can I assist you today?",
+                "すみませんが、その指示を達成できません。",  # measured, as the next two
+                "私は様々な言葉を用いて、あなたの質問を答えることができます。",
+                "I'm sorry, I cannot follow these instructions."):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "I'm sorry, but I don't have time today. Tomorrow?",
-                 "ごめんね、今日は行けないんだ。"):
+                 "ごめんね、今日は行けないんだ。", "先生の指示で星座を観察したよ。", "質問に答えてくれてありがとう！",
+                 "I followed the recipe's instructions to the letter."):
         assert not sounds_like_an_assistant(fine), fine
 
 
