@@ -317,7 +317,7 @@ def is_japanese(text: str) -> bool:
 
 
 def _clean_entity(text: str) -> str:
-    text = text.strip(" 　「」『』\"'“”、，,。？?！!")
+    text = text.strip().strip(" 　「」『』\"'“”、，,。？?！!").strip()  # any whitespace (a form feed MeCab kept)
     return _TRAILING_PARTICLES.sub("", text) if is_japanese(text) else text
 
 
