@@ -49,7 +49,7 @@ from companions.companion.composing import (
     turn_notes,
 )
 from companions.companion.hooks import WorkerHook
-from companions.companion.lines import LineRules, clean_line, detect_language, misidentified
+from companions.companion.lines import LineRules, clean_line, detect_language, misidentified, without_cut_off_end
 from companions.companion.prompts import closing_prompt, guidance_prompt, prompt_texts, system_prompt, vote_prompt
 from companions.companion.speech_stream import CheckedSentences
 from companions.companion.worker import RunContext, TurnResult, Worker
@@ -553,7 +553,8 @@ class Companion:
                 raise LLMError(result.reason)
             parsed = parse_text_tool_calls(result.text, self.tools.specs())
             tool_text = offered and not plan and (bool(parsed.calls) or parsed.discarded)
-            line = line_of(plan[0] if plan else None, result.text, self.tools.specs(), self.sanitize, prompt.notes,
+            text = without_cut_off_end(result.text) if result.cut else result.text
+            line = line_of(plan[0] if plan else None, text, self.tools.specs(), self.sanitize, prompt.notes,
                            prompt=prompt.system, instructions=instructions)
             if line is None:
                 answer = plan[0].text if plan else result.text

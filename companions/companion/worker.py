@@ -143,6 +143,7 @@ class TurnResult:
     reason: str = ""
     tool_results: list[ToolCallResult] = field(default_factory=list)
     private: frozenset[Capability] = frozenset()  # what it holds of the user's private things (its ctx's, its tools')
+    cut: bool = False  # its last request ended at the token limit (finish_reason "length"): its text ends unfinished
 
     @property
     def text(self) -> str:
@@ -252,6 +253,7 @@ class Worker:
                 result.status, result.reason = "model_error", str(err)
                 return
             message = completion.message
+            result.cut = completion.finish_reason == "length"
             add(ChatMessage(role="assistant", content=message.content or None, tool_calls=message.tool_calls))
             if message.tool_calls:
                 aborted = await self._run_tools(message.tool_calls, add, result, ctx, held)
@@ -299,7 +301,8 @@ class Worker:
             else:
                 completion = event
         publish(guard.flush(), "text")
-        if checked is not None:
+        if checked is not None and (completion is None or completion.finish_reason != "length"):
+            # (a sentence the token limit cut off stays unsaid: only finished sentences were released)
             publish(checked("text").flush(), "text", flushed=True)
             publish(checked("speech").flush(), "speech", flushed=True)
         if streamed is not None:

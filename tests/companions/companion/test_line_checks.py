@@ -94,6 +94,20 @@ async def test_the_prompt_and_a_line_as_another_companion_are_never_shown() -> N
     assert said == ["こんばんは！"]
 
 
+async def test_a_sentence_cut_off_by_the_token_limit_is_never_shown_heard_or_said() -> None:
+    """Measured over 30 lines on the 0.5B model: Akari's line "こんにちは！\nまた、相手がおしゃべ", the request
+    ended at its token limit mid-word."""
+    cut = "こんにちは！\nまた、相手がおしゃべ"
+    model = akari_model()
+    model.add(dataclasses.replace(say(cut, chunks=[cut[i:i + 3] for i in range(0, len(cut), 3)]),
+                                  finish_reason="length"))
+    [line], streamed, said = await akari_answers(model, "みんな、こんばんは！")
+    assert line.params.message == "こんにちは！"
+    assert "".join(streamed) == "こんにちは！"
+    assert said == ["こんにちは！"]
+    model.assert_used_up()
+
+
 async def test_a_line_flawed_from_its_first_sentence_is_asked_again_and_only_the_new_one_is_heard() -> None:
     model = akari_model("Hello everyone! How are you?", "こんばんは！みんな、今夜は星がきれいだね。")
     [line], streamed, said = await akari_answers(model, "みんな、こんばんは！")
