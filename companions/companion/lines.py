@@ -260,7 +260,9 @@ _ASSISTANT: Final = re.compile(
     r"|\bso (?:that )?I can (?:help|assist) you\b"
     # the prompt's instructions spoken of, and what the model says it can do (measured in a fifteenth 30-line run:
     # "すみませんが、その指示を達成できません。", "私は様々な言葉を用いて、あなたの質問を答えることができます。")
-    r"|指示を(?:達成|実行|遂行|完了|理解|守)|(?:この|その|あの)指示|質問(?:に|を)(?:お)?答え(?:ることができ|られます)"
+    # (in a sixteenth: "すみませんが、あなたは何か特定の指示を提供しているか？")
+    r"|指示を(?:達成|実行|遂行|完了|理解|守|提供)|(?:この|その|あの|特定の|具体的な)指示"
+    r"|質問(?:に|を)(?:お)?答え(?:ることができ|られます)"
     r"|\b(?:follow|fulfil|fulfill|complete|carry out|understand) (?:the|your|these|those|that|this|my) instructions?\b",
     re.IGNORECASE)
 
@@ -328,7 +330,9 @@ _NOT_SPOKEN: Final = re.compile(
     r"|[(（]\s*step\s*\d+\s*[)）]"
     # a document's heading in markdown, a whole line in bold or after "#" (measured in a twelfth 30-line run:
     # "**Greetings and Welcome**" as Hina's whole line)
-    r"|^\s*\*\*[^*\n]{1,60}\*\*\s*$|^\s*#{1,6}\s", re.IGNORECASE)
+    r"|^\s*\*\*[^*\n]{1,60}\*\*\s*$|^\s*#{1,6}\s"
+    # a form's blank left in (measured in a sixteenth 30-line run: "The tea for a cold evening is [your choice].")
+    r"|\[\s*(?:your|insert|enter|name of|topic|placeholder)\b[^\]\n]{0,30}\]", re.IGNORECASE)
 
 
 def cut_off_quote(text: str) -> bool:

@@ -548,6 +548,7 @@ NOT_CONVERSATION = (
     ("**Greetings and Welcome**", "prompt"),
     ("Here's my answer:**", "not-itself"),
     ("## 週末の過ごし方", "prompt"),
+    ("The tea for a cold evening is [your choice].", "prompt"),  # measured in a sixteenth 30-line run
 )
 
 
@@ -588,6 +589,7 @@ def test_the_tools_heading_written_back_is_left_out_of_a_line() -> None:
     "当然だよ、一緒に行こう！",  # 当然 is Japanese too
     "このラベル、かわいいね。",  # a label on a jar is no stage direction
     "没頭しちゃうくらい楽しい本だったよ。",
+    "[Souta] is my favourite name for a cat.",  # brackets round a word of the line, no blank of a form
 ])
 def test_a_line_with_brackets_or_about_itself_is_conversation(line: str) -> None:
     language = "ja" if any(ord(ch) > 0x3000 for ch in line) else "en"

@@ -272,7 +272,8 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
                 "You are very welcome! I'm glad I could help you. How can I assist you today?",
                 "すみませんが、その指示を達成できません。",  # measured, as the next two
                 "私は様々な言葉を用いて、あなたの質問を答えることができます。",
-                "I'm sorry, I cannot follow these instructions."):
+                "I'm sorry, I cannot follow these instructions.",
+                "すみませんが、あなたは何か特定の指示を提供しているか？"):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "I'm sorry, but I don't have time today. Tomorrow?",
