@@ -74,6 +74,7 @@ COPIES = (
     "Reply in English.",
     "Answer in English only.",
     "First acknowledge their feelings kindly.",  # the card's own event instruction, in English
+    "おしゃべり",  # Souta's whole line, measured: a word of the system prompt's first sentence
     "I'm curious to see what the other person said.",  # Souta's line, measured: 22 letters of an instruction as is
 )
 
