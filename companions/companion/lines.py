@@ -263,7 +263,10 @@ _ASSISTANT: Final = re.compile(
     # (in a sixteenth: "すみませんが、あなたは何か特定の指示を提供しているか？")
     r"|指示を(?:達成|実行|遂行|完了|理解|守|提供)|(?:この|その|あの|特定の|具体的な)指示"
     r"|質問(?:に|を)(?:お)?答え(?:ることができ|られます)"
-    r"|\b(?:follow|fulfil|fulfill|complete|carry out|understand) (?:the|your|these|those|that|this|my) instructions?\b",
+    r"|\b(?:follow|fulfil|fulfill|complete|carry out|understand) (?:the|your|these|those|that|this|my) instructions?\b"
+    # measured in a twentieth: "私は、料理や芸術の人気を学ぶための言語モデルです。", "何か特定の情報が必要であれば、
+    # 詳細を教えていただけますか？", "If you don't know how to do it, let me know and I'll help you with that."
+    r"|言語モデル|(?:特定|具体的)の情報が必要|\blet me know(?: and| if)? I(?:'ll| will| can) help\b",
     re.IGNORECASE)
 
 

@@ -273,12 +273,16 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
                 "すみませんが、その指示を達成できません。",  # measured, as the next two
                 "私は様々な言葉を用いて、あなたの質問を答えることができます。",
                 "I'm sorry, I cannot follow these instructions.",
-                "すみませんが、あなたは何か特定の指示を提供しているか？"):
+                "すみませんが、あなたは何か特定の指示を提供しているか？",
+                "こんにちは！私は、料理や芸術の人気を学ぶための言語モデルです。",  # measured, as the next two
+                "何か特定の情報が必要であれば、詳細を教えていただけますか？",
+                "If you don't know how to do it, let me know and I'll help you with that."):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "I'm sorry, but I don't have time today. Tomorrow?",
                  "ごめんね、今日は行けないんだ。", "先生の指示で星座を観察したよ。", "質問に答えてくれてありがとう！",
-                 "I followed the recipe's instructions to the letter."):
+                 "I followed the recipe's instructions to the letter.", "Let me know how it goes!",
+                 "モデルの話をしよう。"):
         assert not sounds_like_an_assistant(fine), fine
 
 
