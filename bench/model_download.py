@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import httpx
-from _report import report
+from _report import real_model_script, report
 
 from app.downloads import DownloadableModel, download, prepare_download
 from tests.app.llm.hf_host import HuggingFaceLikeHost, hugging_face_like_host
@@ -93,7 +93,7 @@ async def first_word_with(model_file: Path, floor_s: float) -> float:
 async def run() -> None:
     import first_word
 
-    script = first_word.load_real_model()
+    script = real_model_script()
     paths = script.paths()
     if not paths.model_ready():
         raise SystemExit(f"the test model is not assembled ({paths.model}): python3 scripts/real_model.py")
