@@ -235,7 +235,7 @@ PERSONA_READ_OUT: Final = {True: (6, 0.6), False: (18, 0.6)}  # Japanese, Englis
 
 def _reads_out_its_personality(sentence: str, personality: str) -> bool:
     """Whether ``sentence`` describes the companion mostly in the words of its card's ``personality`` (letters only):
-    after "私は" or "I'm", a stretch of it of :data:`PERSONA_READ_OUT` letters that is most of what follows."""
+    after "私は", "I'm" or "I", a stretch of it of :data:`PERSONA_READ_OUT` letters that is most of what follows."""
     opening = _SELF_DESCRIPTION.match(sentence)
     if opening is None:
         return False
