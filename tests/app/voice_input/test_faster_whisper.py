@@ -91,8 +91,11 @@ def test_words_in_a_language_that_did_not_stand_out_wait_in_the_box(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     recognizer = FasterWhisperRecognizer("faster-whisper-base", installed_whisper_base(tmp_path, monkeypatch))
     recognizer.prepare()
-    spoken = read_pcm16k(clip("let us play a game", tmp_path / "en.wav", before_s=0.5, after_s=0.2).path)
-    heard = recognizer.recognize(spoken)  # espeak's "let us play a game": English 0.45, Japanese 0.15 to Whisper
+    # Two languages in one breath: espeak's "let us play a game", then Mei's "はい". Whisper heard English 0.48 and
+    # Japanese 0.30 (espeak's English alone stood out on this machine's packages: 0.50 against 0.09).
+    english = read_pcm16k(clip("let us play a game", tmp_path / "en.wav", before_s=0.3, after_s=0.1).path)
+    spoken = english + read_pcm16k(japanese_clip("はい", tmp_path / "ja.wav", before_s=0.1, after_s=0.3).path)
+    heard = recognizer.recognize(spoken)
     assert heard.certainty == "unsure", (heard, recognizer.heard)
     ja, en = recognizer.heard["ja"], recognizer.heard["en"]
     assert max(ja, en) < recognizers.LANGUAGE_MARGIN * min(ja, en)  # neither stood out: nothing goes out
