@@ -235,12 +235,14 @@ PERSONA_READ_OUT: Final = {True: (6, 0.6), False: (18, 0.6)}  # Japanese, Englis
 
 def _reads_out_its_personality(sentence: str, personality: str) -> bool:
     """Whether ``sentence`` describes the companion mostly in the words of its card's ``personality`` (letters only):
-    after "私は", "I'm" or "I", a stretch of it of :data:`PERSONA_READ_OUT` letters that is most of what follows."""
+    after "私は", "I'm" or "I" (in Japanese, with or without "私は"), a stretch of it of :data:`PERSONA_READ_OUT`
+    letters that is most of what follows."""
+    japanese = written_in_japanese_script(sentence)
     opening = _SELF_DESCRIPTION.match(sentence)
-    if opening is None:
-        return False
-    rest = _plain(sentence[opening.end():])
-    longest, share = PERSONA_READ_OUT[written_in_japanese_script(sentence)]
+    if opening is None and not japanese:
+        return False  # (Japanese leaves the "私は" out: "明るく好奇心旺盛だよ！", measured in the window's first run)
+    rest = _plain(sentence[opening.end() if opening is not None else 0:])
+    longest, share = PERSONA_READ_OUT[japanese]
     if len(rest) < longest:
         return False
     blocks = difflib.SequenceMatcher(None, rest, personality, autojunk=False).get_matching_blocks()

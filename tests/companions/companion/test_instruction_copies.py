@@ -653,6 +653,7 @@ def test_the_companion_described_in_its_cards_words_for_its_personality_is_promp
     line = "こんにちは！今日は、新しい宇宙飛行士を学び始めました。私は明るく好奇心旺盛です。"
     assert strip_prompt_copies(line, prompt) == "こんにちは！今日は、新しい宇宙飛行士を学び始めました。"
     assert strip_prompt_copies("わたしは、明るく好奇心旺盛！", prompt) == ""
+    assert strip_prompt_copies("おはよう！明るく好奇心旺盛だよ！", prompt) == "おはよう！"  # the window's first run
     # in her own words, of someone else, her story: hers to say
     for own_words in ("私、ちょっとおっちょこちょいなんだ。", "私は星が大好きです！",
                       "明るく好奇心旺盛な人っていいよね。", "私は天文部の高校二年生だよ。"):
