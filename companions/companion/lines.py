@@ -32,7 +32,8 @@ _LABEL_ONLY: Final = re.compile(r"^[^:：。！？!?]{1,20}[:：]\s*$")
 # A document's label in markdown's bold opening a line, its colon inside or after the bold (measured in a fourteenth
 # 30-line run on the 0.5B model: "**Tea Selection:** In order to make your evening more enjoyable, I recommend …"):
 # the label goes, the words after it are the line (a name's label was handled before: a line for another goes whole).
-_BOLD_LABEL: Final = re.compile(r"^\s*\*\*[^*\n]{1,30}?(?:[:：]\s*\*\*|\*\*\s*[:：])\s*")
+# A list's mark before it goes with it (measured in a twenty-second run: "- **Find a tea that is cold**: The most …").
+_BOLD_LABEL: Final = re.compile(r"^\s*(?:[-・•]\s*|\d+[.)]\s*|\*\s+)?\*\*[^*\n]{1,30}?(?:[:：]\s*\*\*|\*\*\s*[:：])\s*")
 _SALUTATION: Final = re.compile(r"^[A-Z][A-Za-z'’-]{1,15},$")  # a name and a comma, as an English letter opens
 # A word opening a line before a colon ("Time: 3 pm", "おすすめ：…", or a speaker's label): a label only when it is a
 # name of someone here, if in a mix of scripts (measured over 30 lines on the 0.5B model: "Hiな : I see." from Akari).

@@ -672,5 +672,7 @@ def test_a_markdown_label_opening_a_line_is_left_out_and_its_words_are_said() ->
     line = "Sure!\n**Tea Selection:** In order to make your evening more enjoyable, I recommend a warm tea."
     assert clean(line) == "Sure!\nIn order to make your evening more enjoyable, I recommend a warm tea."
     assert clean("**Tea**: Try a warm genmaicha.") == "Try a warm genmaicha."
+    assert clean("- **Find a tea that is cold**: Try a warm genmaicha.") == "Try a warm genmaicha."  # measured
+    assert clean("* **Tea:** Try a warm genmaicha.") == "Try a warm genmaicha."
     assert clean("I **love** tea: it warms you up.") == "I **love** tea: it warms you up."
     assert clean("**Akari**: Hi there!") == ""  # a line for another goes whole
