@@ -426,7 +426,7 @@ class LineCheck:
         if contradicts_itself(text):
             return "contradiction"
         written_in = detect_language(text)
-        if is_repeat(text, self._parrot, threshold=0.8) or (self._parrot and made_of(text, self.answered)):
+        if self.echoes(text):
             return "parrot"  # before the names: the message said back may name the one who answers it
         if self.speaks_as_other(text) or sounds_like_an_assistant(text):
             return "not-itself"
