@@ -188,7 +188,8 @@ _ID_LEAK: Final = re.compile(r"(?<![A-Za-z])id\s*(?:[:：]\s*[A-Za-z_]|は|is\b)
 _SELF: Final = r"(?:私|わたし|あたし|僕|ぼく|俺|おれ|うち|我)(?:の名前)?(?:(?:は|が)[、,]?|[、,])\s*"  # 我が: measured
 _SELF_EN: Final = r"(?:i'm|i’m|i am|my name is|my name's)\s+"
 # an honorific a small model puts after the name it claims (measured: "こんにちは！私はHinaさんです。" from Akari)
-_HONORIFIC: Final = r"(?:さん|ちゃん|くん|君|様|さま)?"
+_HONORIFICS: Final = r"(?:さん|ちゃん|くん|君|様|さま)"
+_HONORIFIC: Final = _HONORIFICS + "?"
 _CLAIM_END: Final = r"(?:です|だよ|(?:だ|よ)?(?:[。！!？?、,\s]|$))"
 
 
@@ -296,7 +297,7 @@ def _greets_itself(text: str, own_names: Iterable[str]) -> bool:
     # "あかりさん、昨日は天気が温かいですね。" from Akari; "あかり、がんばるね！" is her talking of herself)
     greeting = (rf"^\s*(?:{_GREETING_EN}[\s,]+(?:{names})\s*[!,.?]"
                 rf"|{_GREETING_JA}[、,！!\s]*(?:{names}){_HONORIFIC}\s*(?:[！!。、,?？]|$)"
-                rf"|(?:{names})(?:さん|ちゃん|くん|君|様|さま)\s*[、,！!])")
+                rf"|(?:{names}){_HONORIFICS}\s*[、,！!])")
     return re.search(greeting, text, re.IGNORECASE) is not None
 
 
