@@ -138,11 +138,13 @@ def endpoint_of(model: ChatModel) -> tuple[Hashable, int | None]:
 def joint_voter_s(model: ChatModel) -> float | None:
     """How much one more member lengthens a joint vote on ``model``'s endpoint (its persona line read, its entry
     generated), as measured there; ``None`` until both the prompt and the generation speed are measured (a warm-up
-    of one token measures only the prompt's: an entry's generation is most of its cost)."""
+    of one token measures only the prompt's: an entry's generation is most of its cost). A persona line is new to
+    the server's prompt cache: read at the speed of new tokens, once that was measured."""
     capabilities = capabilities_of(model)
     if capabilities is None or capabilities.prompt_tps is None or capabilities.gen_tps is None:
         return None
-    return MEMBER_LINE_TOKENS / capabilities.prompt_tps + ENTRY_TOKENS / capabilities.gen_tps
+    reading = capabilities.cold_prompt_tps or capabilities.prompt_tps
+    return MEMBER_LINE_TOKENS / reading + ENTRY_TOKENS / capabilities.gen_tps
 
 
 def member_line(companion: Companion, language: str) -> str:

@@ -74,7 +74,8 @@ class CompanionParticipant(Participant):
             return None
         prompt = sum(estimate_tokens(m.text) for m in self.companion.context()) + VOTE_INSTRUCTION_TOKENS
         return Pace(capabilities.base_url, capabilities.slots, capabilities.estimate_s(prompt, VOTE_MAX_TOKENS),
-                    joint=self.joins_ballots, joint_voter_s=joint_voter_s(self.companion.model))
+                    capabilities.bound_s(prompt, VOTE_MAX_TOKENS), joint=self.joins_ballots,
+                    joint_voter_s=joint_voter_s(self.companion.model))
 
     async def warm(self) -> bool:
         """Has the companion's model server evaluate its prompt prefix (system prompt and memory: what its next

@@ -4,8 +4,10 @@ A vote round must not stall a turn, and it must not cut off a companion whose mo
 
 - **This app's companions** (and bridge guests and test doubles: every participant whose vote this node judges)
   share one deadline: the configured ``vote_deadline_s``, or longer when their model endpoints are measured (or
-  known) to need longer: one vote's estimated time, times how many votes queue on the same endpoint (the rounds of
-  its slots), with a margin of 1.5x plus a second, never above :data:`MAX_DEADLINE_S`. Where one request decides
+  known) to need longer: one vote's time with none of its prompt in the server's cache (``Pace.vote_bound_s``: a
+  prompt cache makes most requests faster than that, not the one after another companion's), times how many votes
+  queue on the same endpoint (the rounds of its slots), with a margin of 1.5x plus a second, never above
+  :data:`MAX_DEADLINE_S`. Where one request decides
   the votes of an endpoint's voters (a joint ballot: more voters there than slots, companions/companion/joint_vote.py)
   nothing queues: that one request, lengthened by each further voter's entry. An endpoint that runs one request at a
   time and was not measured yet counts :data:`UNMEASURED_SERIAL_VOTE_S` a vote (and
@@ -56,15 +58,17 @@ def _endpoint_s(group: Sequence[Pace], vote_s: float, voter_s: float) -> float:
     return (math.ceil(len(group) / slots) if slots else 1) * vote_s
 
 
-def vote_round_s(paces: Sequence[Pace]) -> float | None:
-    """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known)."""
+def vote_round_s(paces: Sequence[Pace], *, bound: bool = False) -> float | None:
+    """The estimated time of a vote round by these voters (``None`` if some endpoint's speed is not known);
+    ``bound``: the longest it may take, none of its prompts cached (``Pace.vote_bound_s``)."""
     longest = 0.0
     for group in _groups(paces):
         pace = group[0]
-        if pace.vote_s is None:
+        vote_s = pace.vote_bound_s if bound and pace.vote_bound_s is not None else pace.vote_s
+        if vote_s is None:
             return None
         voter_s = pace.joint_voter_s if pace.joint_voter_s is not None else UNMEASURED_JOINT_VOTER_S
-        longest = max(longest, _endpoint_s(group, pace.vote_s, voter_s))
+        longest = max(longest, _endpoint_s(group, vote_s, voter_s))
     return longest
 
 
@@ -77,7 +81,7 @@ def vote_deadline(paces: Sequence[Pace], base_s: float) -> float:
     """The vote deadline for these voters: ``base_s`` unless their endpoints are measured (or known) to need longer."""
     if not paces:
         return base_s
-    estimate = vote_round_s(paces)
+    estimate = vote_round_s(paces, bound=True)
     if estimate is None:
         if not serial(paces):
             return base_s

@@ -99,7 +99,9 @@ class ParticipantRoster(Protocol):
 @dataclass(frozen=True)
 class Pace:
     """What a participant's model endpoint is like: which endpoint (participants sharing one queue there), how many
-    requests it runs at once (``None``: as many as asked), and how long one vote takes (``None``: not measured).
+    requests it runs at once (``None``: as many as asked), how long one vote takes (``None``: not measured), and
+    how long it may take when the server has none of its prompt cached (``vote_bound_s``: a deadline's measure;
+    ``None``: ``vote_s``).
 
     ``joint``: where more of a round's voters share the endpoint than it has slots, their votes are decided by one
     request (a joint ballot: companions/companion/joint_vote.py), which each voter beyond the first lengthens by
@@ -108,6 +110,7 @@ class Pace:
     endpoint: str
     slots: int | None = None
     vote_s: float | None = None
+    vote_bound_s: float | None = None
     joint: bool = False
     joint_voter_s: float | None = None
 

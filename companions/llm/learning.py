@@ -67,6 +67,7 @@ class LearnedEndpoint(BaseModel):
     ttft_s: float | None = Field(default=None, ge=0)
     prompt_tps: float | None = Field(default=None, gt=0)
     gen_tps: float | None = Field(default=None, gt=0)
+    cold_prompt_tps: float | None = Field(default=None, gt=0)
     samples: int = Field(default=0, ge=0)
     learned_at: float = 0.0
 
@@ -78,7 +79,8 @@ class LearnedEndpoint(BaseModel):
         return cls(base_url=caps.base_url, model=caps.model, fingerprint=caps.identity.fingerprint,
                    server=caps.identity.kind, version=caps.identity.version, structured_mode=caps.structured_mode,
                    tools_as_text=caps.tools_as_text, ttft_s=caps.ttft_s, prompt_tps=caps.prompt_tps,
-                   gen_tps=caps.gen_tps, samples=caps.samples, learned_at=time.time())
+                   gen_tps=caps.gen_tps, cold_prompt_tps=caps.cold_prompt_tps, samples=caps.samples,
+                   learned_at=time.time())
 
 
 def _key(base_url: str, model: str) -> str:
@@ -168,7 +170,8 @@ async def learn_endpoint(model: OpenAIChatModel, store: LearnedEndpoints) -> str
     kept = store.get(caps.base_url, caps.model)
     if kept is not None and identity.same_server(kept.fingerprint):
         caps.restore(mode=kept.structured_mode, tools_as_text=kept.tools_as_text, ttft_s=kept.ttft_s,
-                     prompt_tps=kept.prompt_tps, gen_tps=kept.gen_tps, samples=kept.samples)
+                     prompt_tps=kept.prompt_tps, gen_tps=kept.gen_tps, samples=kept.samples,
+                     cold_prompt_tps=kept.cold_prompt_tps)
         return f"{identity.describe()}: known from an earlier start"
     asked: list[str] = []
     try:

@@ -268,6 +268,7 @@ class OpenAIChatModel:
                 ttft_s=assembler.first_token_at - started,
                 completion_tokens=usage.completion_tokens if usage else estimate_tokens(assembler.generated_text()),
                 generation_s=ended - assembler.first_token_at,
+                prompt_text=_prompt_text(request),
             )
         return assembler.completion()
 
@@ -418,6 +419,13 @@ def _retry_after(exc: Exception) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _prompt_text(request: ChatRequest) -> str:
+    """What the server reads of ``request``, in its order, as text: the tools offered (a chat template writes them
+    into the system prompt), then each message (what two requests share from the start, a prompt cache holds)."""
+    tools = " ".join(t.name for t in request.tools)
+    return "\n".join([f"tools: {tools}", *(f"{m.role}: {m.text}" for m in request.messages)])
 
 
 @dataclass

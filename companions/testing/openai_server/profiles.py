@@ -147,16 +147,6 @@ def prompt_text(body: Mapping[str, Any]) -> str:
     return "".join(parts) + "<|im_start|>assistant\n"
 
 
-def common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _llama_cpp_python_500(message: str) -> Refusal:
     return Refusal(500, {"error": {"message": message, "type": "internal_server_error", "param": None,
                                    "code": None}})

@@ -8,7 +8,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from companions.testing.openai_server.profiles import ServerProfile, common_prefix, estimate_tokens
+from companions.llm.capabilities import common_prefix
+from companions.testing.openai_server.profiles import ServerProfile, estimate_tokens
 
 
 @dataclass

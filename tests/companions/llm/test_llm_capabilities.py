@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from companions.llm.server_probe import ServerIdentity, probe_server
 from companions.llm.structured import generate_structured
 from companions.llm.types import ChatMessage, ChatRequest, complete
 from companions.testing.openai_server import OpenAITestServer, text_reply
+from companions.testing.openai_server.profiles import PROFILES
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.usefixtures("fresh_endpoints")
@@ -265,6 +267,29 @@ async def test_speed_is_measured_per_endpoint_and_gives_an_estimate(
     assert long is not None
     assert 0 < short < long
     assert server.chat_requests()[0].body["stream_options"] == {"include_usage": True}
+
+
+async def test_the_speed_of_reading_new_prompt_tokens_is_kept_apart_from_the_prompt_cache() -> None:
+    # llama-cpp-python's server caches the prompt before: a companion's second request reads only its new message.
+    profile = dataclasses.replace(PROFILES["llama-cpp-python"], time_scale=0.1)  # 1,700 new tokens/s
+    persona = ChatMessage.system("You are Akari, who loves the stars. " * 100)  # ~900 tokens
+    async with OpenAITestServer(profile=profile) as server:
+        model = build_chat_model(server.base_url, "test-model", retry=FAST, timeout_s=5)
+        server.script(*[text_reply("Yes!")] * 4)
+        for turn in range(4):
+            await complete(model, ChatRequest(messages=(persona, ChatMessage.user(f"Shall we look, {turn}?"))))
+        await model.aclose()
+    caps = model.capabilities
+    assert caps.samples == 4
+    assert caps.cold_prompt_tps is not None
+    assert caps.prompt_tps is not None
+    read = profile.prompt_tps / profile.time_scale  # type: ignore[operator]
+    assert 0.3 * read < caps.cold_prompt_tps < 1.2 * read  # the first request, read whole (and its fixed cost)
+    assert caps.prompt_tps > 2 * caps.cold_prompt_tps  # whole prompts, mostly cached: they look faster
+    bound, estimate = caps.bound_s(900, 0), caps.estimate_s(900, 0)
+    assert bound is not None
+    assert estimate is not None
+    assert bound > 2 * estimate  # a prompt the cache does not hold: the deadline's measure
 
 
 def test_models_without_an_endpoint_have_no_capabilities() -> None:

@@ -130,9 +130,12 @@ async def test_a_second_start_knows_at_once_and_a_changed_server_is_learned_agai
         server.script(text_reply("Hello!"))
         first = model_of(server, "m")
         await learn_endpoint(first, LearnedEndpoints(file))
-        first.capabilities.record(prompt_tokens=400, ttft_s=2.0, completion_tokens=41, generation_s=1.0)
+        first.capabilities.record(prompt_tokens=400, ttft_s=2.0, completion_tokens=41, generation_s=1.0,
+                                  prompt_text="user: the stars")
+        first.capabilities.record(prompt_tokens=400, ttft_s=0.5, completion_tokens=41, generation_s=1.0,
+                                  prompt_text="user: the stars!")  # cached but for its last token
         await keep_learned([first], LearnedEndpoints(file))
-        measured = first.capabilities.estimate_s(400, 40)
+        measured, bound = first.capabilities.estimate_s(400, 40), first.capabilities.bound_s(400, 40)
         await first.aclose()
         asked = len(server.chat_requests())
         forget_endpoints()  # a new process: nothing in memory, only the file
@@ -144,6 +147,10 @@ async def test_a_second_start_knows_at_once_and_a_changed_server_is_learned_agai
         caps = second.capabilities
         assert (caps.structured_mode, caps.tools_as_text) == ("json_object", True)
         assert caps.estimate_s(400, 40) == pytest.approx(measured)  # the speed, as measured last time
+        assert caps.bound_s(400, 40) == pytest.approx(bound)  # and of a prompt the cache does not hold
+        assert bound is not None
+        assert measured is not None
+        assert bound > measured
         port = server.port
     # The same address and model name, another server (a newer version of it): learned again.
     changed = dataclasses.replace(UNKNOWN, refuses={}, tools="native",
