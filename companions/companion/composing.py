@@ -576,10 +576,21 @@ def _without_echo(text: str, answered: str) -> str:
 
 
 def _without_echoed_sentences(text: str, echoes: Callable[[str], bool]) -> str:
-    """``text`` without its sentences that only say back the message it answers, wherever they come (measured on
-    the 0.5B model: "うん、あかりだよ！ 今日は星がきれいだったよ。" answering "ただいま！今日は星がきれいだったよ。");
-    ``text`` itself when it is nothing else (then :class:`LineCheck` judges the whole)."""
-    return without_sentences(text, echoes) or text
+    """``text`` without its sentences that only say back the message it answers, or make the line before them say
+    it back, wherever they come (measured on the 0.5B model: "うん、あかりだよ！ 今日は星がきれいだったよ。"
+    answering "ただいま！今日は星がきれいだったよ。"; "こんにちは！みんな元気ですか？…" answering "こんにちは！みんな
+    元気？"): what speech_stream.CheckedSentences releases of it; ``text`` itself when it is nothing else (then
+    :class:`LineCheck` judges the whole)."""
+    kept = ""
+
+    def echoed(sentence: str) -> bool:
+        nonlocal kept
+        if echoes(sentence) or echoes(kept + sentence):
+            return True
+        kept += sentence + (" " if sentence[-1].isascii() else "")
+        return False
+
+    return without_sentences(text, echoed) or text
 
 
 class EndAfterSpeech(WorkerHook):

@@ -261,8 +261,10 @@ class CheckedSentences:
     みんな元気ですか。", the user's own words; the prompt itself, "(Instructions) # このターンの指示 ...") and then
     replaced. Here a sentence is first ``clean``-ed as the whole line will be (tool syntax, labels, copied
     instructions removed: it may become empty and is then skipped); a sentence that only repeats the message being
-    answered (``echo``) is skipped wherever it comes (the line leaves it out too: composing.py); then the
-    line so far must pass ``flaw`` (None: no flaw) and stay within ``max_chars``. What was released is
+    answered (``echo``), or makes the line so far repeat it, is skipped wherever it comes (the line leaves it out
+    too: composing.py; measured on the 0.5B model: "こんにちは！みんな元気ですか？少しでも話すのが楽しいですね。"
+    answering "こんにちは！みんな元気？" was said as "こんにちは！" alone); then the line so far must pass ``flaw``
+    (None: no flaw) and stay within ``max_chars``. What was released is
     :attr:`released`: the line that is finally said must begin with it (composing.py), so nothing shown or heard is
     taken back.
     """
@@ -290,9 +292,9 @@ class CheckedSentences:
         if self.stopped:
             return ""
         cleaned = self._clean(sentence).strip()
-        if not cleaned or self._echo(cleaned):  # the message answered, said back: left out wherever it comes
-            return ""
         candidate = self.released + cleaned
+        if not cleaned or self._echo(cleaned) or self._echo(candidate):  # the message answered, said back
+            return ""
         if len(candidate) > self._max_chars or self._flaw(candidate) is not None:
             self.stopped = True
             return ""

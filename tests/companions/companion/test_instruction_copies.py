@@ -227,6 +227,13 @@ async def test_the_message_answered_said_back_is_left_out_wherever_it_comes() ->
     check = LineCheck("ja", answered=answered)
     gate = CheckedSentences(clean=lambda text: text, flaw=check.flaw, echo=check.echoes)
     assert gate.feed(reply) + gate.flush() == "うん、あかりだよ！"  # never shown or voiced while it streams
+    # A sentence that makes the line before it the message said back goes, and the line goes on after it
+    # (measured on the 0.5B model: Akari's whole first line was "こんにちは！").
+    answered, reply = "こんにちは！みんな元気？", "こんにちは！みんな元気ですか？少しでも話すのが楽しいですね。"
+    line = await compose_line(_attempts(reply, log=[])("full"), check=LineCheck("ja", answered=answered),
+                              max_chars=90)
+    assert line is not None
+    assert line.text == "こんにちは！少しでも話すのが楽しいですね。"
     kept = "好きな星座はオリオン座だよ！"  # the message's words in a line of its own are no echo
     line = await compose_line(_attempts(kept, log=[])("full"), max_chars=90,
                               check=LineCheck("ja", answered="好きな星座は何？みんなの好きな星座を教えて！"))

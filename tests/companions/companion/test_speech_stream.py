@@ -217,3 +217,12 @@ def test_a_line_longer_than_its_limit_stops_at_the_limit() -> None:
     long = "とても長いお話をするね。" * 8  # 96 characters, the limit is 60
     assert len(shown_by(stream, long)) <= 60
     assert stream.stopped
+
+
+@pytest.mark.parametrize("size", [1, 5, 100])
+def test_a_sentence_that_makes_the_line_say_the_message_back_is_skipped_and_the_next_shown(size: int) -> None:
+    # measured on the 0.5B model: Akari's whole first line was "こんにちは！"; the sentence after the echo was lost
+    stream = checked(answered="こんにちは！みんな元気？")
+    shown = shown_by(stream, "こんにちは！みんな元気ですか？少しでも話すのが楽しいですね。", size)
+    assert shown == "こんにちは！少しでも話すのが楽しいですね。"
+    assert stream.released == shown
