@@ -197,7 +197,7 @@ def strip_prompt_copies(text: str, prompt: str) -> str:
             continue
         if ((len(plain) >= PROMPT_COPY_CHARS and plain in whole) or any(s in plain for s in sentences)
                 or _recites(plain, unquoted, japanese) or (japanese and _persona_piece(plain, whole))
-                or (japanese and _tells_the_persona(plain, unquoted))):
+                or (japanese and (_tells_the_persona(plain, unquoted) or _tells_its_name(plain, examples)))):
             continue
         kept.append(line)
     personality = _personality_in(prompt)
@@ -284,6 +284,21 @@ def _tells_the_persona(plain: str, prompt: str) -> bool:
     return match.size >= PROMPT_PIECE_CHARS_JA
 
 
+NAME_CHARS: Final = 12  # a quoted piece of the prompt this short is a name, not a sample line
+COPULA_CHARS: Final = 3  # "です", "だよ", "でーす"
+
+
+def _tells_its_name(plain: str, quoted: Sequence[str]) -> bool:
+    """Whether ``plain`` is the prompt's first sentence told to the listener: "あなたは" and the companion's name
+    (a short piece the prompt quotes: ``quoted``) with no more than a copula after it (measured over 30 lines on the
+    0.5B model: "あなたは、あかりです。" from Akari, answering Hina)."""
+    rest = next((plain[len(you):] for you in _YOU_ARE if plain.startswith(you)), None)
+    if rest is None:
+        return False
+    return any(name and len(name) <= NAME_CHARS and rest.startswith(name) and len(rest) - len(name) <= COPULA_CHARS
+               for name in quoted)
+
+
 def _recites(plain: str, prompt: str, japanese: bool) -> bool:
     """Whether ``plain`` holds a long stretch of ``prompt`` with a word changed around it (measured: "あなたの仕事は
     会話を明るく盛り上げ、ユーザーや他のコンパニオンに積極的に話す。", the role with its verb changed)."""
@@ -304,9 +319,10 @@ def _unlisted(text: str) -> str:
 # line, "**あなたのセリフ:**").
 ECHOED_HEADINGS: Final = ("このターンの指示", "Guidance for this turn", "あなたのセリフ")
 # A line of the prompt's instructions or tools written back: its heading, or a label in brackets before a "#" heading
-# (measured on the 0.5B model: "(Tools) # これで返信する" as the second line of Akari's reply).
+# (measured on the 0.5B model: "(Tools) # これで返信する" as the second line of Akari's reply, "（Tool: Speak）" as
+# the second line of another).
 _INSTRUCTION_LINE: Final = re.compile(
-    r"^\s*(?:\(?\s*(?:instructions?|tools?)\b|（?\s*指示|#|[(（][^()（）\n]{1,16}[)）]\s*#)", re.IGNORECASE)
+    r"^\s*(?:[(（]?\s*(?:instructions?|tools?)\b|（?\s*指示|#|[(（][^()（）\n]{1,16}[)）]\s*#)", re.IGNORECASE)
 # A label of the system prompt's fields ("性格: {personality}"), in any language of the prompts.
 _FIELD_LABEL: Final = re.compile(r"^([^\n#:{}\-][^\n:{}]{0,30}):[^\n]*\{\w+\}", re.MULTILINE)
 

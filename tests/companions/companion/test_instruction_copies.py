@@ -583,6 +583,9 @@ def test_the_tools_heading_written_back_is_left_out_of_a_line() -> None:
                    instructions=instructions_for(_card("akari")))
     assert said is not None
     assert said.text == "こんにちは！あなたの話を聞かせてください。"
+    # measured in a 23rd 30-line run: Akari's whole line (the prompt's first sentence told back, then a tool label)
+    assert line_of(None, "あなたは、あかりです。\n（Tool: Speak）", [], lambda text: text,
+                   prompt=system_prompt(_card("akari"), "ja"), instructions=instructions_for(_card("akari"))) is None
 
 
 @pytest.mark.parametrize("line", [
@@ -649,6 +652,9 @@ def test_the_persona_told_to_the_listener_as_theirs_is_prompt_text() -> None:
     assert strip_prompt_copies("あなたは、天文部の高校二年生です。", prompt) == ""
     assert strip_prompt_copies("あなたは星が好きなんだね！", prompt) == "あなたは星が好きなんだね！"
     assert strip_prompt_copies("あなたは元気？", prompt) == "あなたは元気？"
+    # the prompt's first sentence, "あなたは「あかり」（id: akari）です。", told back (measured in a 23rd 30-line run)
+    assert strip_prompt_copies("あなたは、あかりです。\nねえ、星を見に行こう！", prompt) == "ねえ、星を見に行こう！"
+    assert strip_prompt_copies("あなたはあかりちゃんが好きなんだね！", prompt) == "あなたはあかりちゃんが好きなんだね！"
     english = system_prompt(_card("souta"), "en")
     line = "You're doing well, thank you! How about reading some old maps?"
     assert strip_prompt_copies(line, english) == line
