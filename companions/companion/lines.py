@@ -35,6 +35,11 @@ _LABEL_ONLY: Final = re.compile(r"^[^:：。！？!?]{1,20}[:：]\s*$")
 # A list's mark before it goes with it (measured in a twenty-second run: "- **Find a tea that is cold**: The most …").
 _BOLD_LABEL: Final = re.compile(r"^\s*(?:[-・•]\s*|\d+[.)]\s*|\*\s+)?\*\*[^*\n]{1,30}?(?:[:：]\s*\*\*|\*\*\s*[:：])\s*")
 _SALUTATION: Final = re.compile(r"^[A-Z][A-Za-z'’-]{1,15},$")  # a name and a comma, as an English letter opens
+# A Latin-letter word and a comma opening an English sentence: the companion's own name there is its speaker label
+# written with a comma (measured in a 23rd and a 24th 30-line run: Hina's "Hina, I see. Would you like a cup of
+# something warm?", her sample line); nobody calls themself by name in English. (In Japanese, a companion may: "あかり、
+# それ知ってる！")
+_OPENING_NAME: Final = re.compile(r"^\s*([A-Za-z][A-Za-z'’-]{1,15}),\s+(?=[A-Z])")
 # A word opening a line before a colon ("Time: 3 pm", "おすすめ：…", or a speaker's label): a label only when it is a
 # name of someone here, if in a mix of scripts (measured over 30 lines on the 0.5B model: "Hiな : I see." from Akari).
 _LEADING_WORD: Final = re.compile(r"^\s*([^\s:：。、，,！？!?「」『』()（）]{1,12})\s*[:：]\s*(?=\S)")
@@ -131,6 +136,14 @@ def _without_name_label(line: str, names: frozenset[str]) -> str:
     return line[match.end():] if word and any(_sounds_like(word, _sound(name)) for name in names) else line
 
 
+def _without_own_name_opening(line: str, own: frozenset[str]) -> str:
+    """``line`` without this companion's own name and a comma opening an English sentence (:data:`_OPENING_NAME`)."""
+    match = _OPENING_NAME.match(line)
+    if match is None or match.group(1).casefold() not in {name.casefold() for name in own}:
+        return line
+    return line[match.end():]
+
+
 def _sounds_like(word: str, name: str) -> bool:
     """Whether ``word`` is ``name`` as it sounds, or (four letters or more) one letter off it, changed, put in or
     left out: "Ahari" and "Ahかり" (ahkari) are Akari misspelt; "Hinata" is a word of its own, not Hina."""
@@ -168,7 +181,8 @@ def clean_line(text: str, *, own_names: Iterable[str], other_names: Iterable[str
         line = direction.sub("", line)
     # a label with nothing after it is no line of talk (measured: "読者本：" as a whole answer); a name's before words
     # is left out
-    lines = [_unquote(" ".join(_BOLD_LABEL.sub("", _without_name_label(part, own | others)).split()))
+    lines = [_unquote(" ".join(_without_own_name_opening(_BOLD_LABEL.sub("", _without_name_label(part, own | others)),
+                                                         own).split()))
              for part in line.splitlines() if not _LABEL_ONLY.match(part)]
     lines = [part for part in lines if part]
     if len(lines) > 1 and _SALUTATION.match(lines[0]):

@@ -64,6 +64,11 @@ def test_the_language_of_a_message(text: str, language: str | None) -> None:
         ("あかり：「星がきれい！」", "星がきれい！"),
         ("Akari: Akari (akari): Twice labelled.", "Twice labelled."),
         ("あかりちゃん：ねえねえ！", "ねえねえ！"),
+        # its name and a comma opening English (measured in two 30-line runs: "Hina, I see. Would you like…")
+        ("Akari, I see. Shall we look at the stars?", "I see. Shall we look at the stars?"),
+        ("Hina, I see.", "Hina, I see."),  # another's name: addressed
+        ("Akari, hina and I went out.", "Akari, hina and I went out."),  # not a sentence of its own after it
+        ("あかり、それ知ってる！", "あかり、それ知ってる！"),  # Japanese: a way of talking
     ],
 )
 def test_the_companions_own_label_is_removed(text: str, line: str) -> None:
