@@ -282,7 +282,11 @@ _ASSISTANT: Final = re.compile(
     r"|\b(?:follow|fulfil|fulfill|complete|carry out|understand) (?:the|your|these|those|that|this|my) instructions?\b"
     # measured in a twentieth: "私は、料理や芸術の人気を学ぶための言語モデルです。", "何か特定の情報が必要であれば、
     # 詳細を教えていただけますか？", "If you don't know how to do it, let me know and I'll help you with that."
-    r"|言語モデル|(?:特定|具体的)の情報が必要|\blet me know(?: and| if)? I(?:'ll| will| can) help\b",
+    r"|言語モデル|(?:特定|具体的)の情報が必要|\blet me know(?: and| if)? I(?:'ll| will| can) help\b"
+    # measured in a 25th: "私はあなたに話を促すのに役立つツールです。", "申し訳ありませんが、何を返すのか教えてくだ
+    # さい。" (what its answer should be, asked as of a task)
+    r"|(?:私|わたし)は[^。！？]{0,24}ツール(?:です|だよ|なの)|役(?:に)?立つツール|何を返す(?:の|べき)"
+    r"|\bI'm (?:just )?an? (?:helpful |useful )?tool(?:\s+(?:for|that|to)\b|\s*[.!]|$)",
     re.IGNORECASE)
 
 

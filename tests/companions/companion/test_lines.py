@@ -281,13 +281,16 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
                 "すみませんが、あなたは何か特定の指示を提供しているか？",
                 "こんにちは！私は、料理や芸術の人気を学ぶための言語モデルです。",  # measured, as the next two
                 "何か特定の情報が必要であれば、詳細を教えていただけますか？",
-                "If you don't know how to do it, let me know and I'll help you with that."):
+                "If you don't know how to do it, let me know and I'll help you with that.",
+                "私はあなたに話を促すのに役立つツールです。",  # measured, as the next
+                "ごめん。申し訳ありませんが、何を返すのか教えてください。", "I'm a helpful tool for chatting."):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "I'm sorry, but I don't have time today. Tomorrow?",
                  "ごめんね、今日は行けないんだ。", "先生の指示で星座を観察したよ。", "質問に答えてくれてありがとう！",
                  "I followed the recipe's instructions to the letter.", "Let me know how it goes!",
-                 "モデルの話をしよう。"):
+                 "モデルの話をしよう。", "この道具、便利なツールだね！", "何を返すか迷っちゃう、お土産の話？",
+                 "I'm a tool collector, you know."):
         assert not sounds_like_an_assistant(fine), fine
 
 
