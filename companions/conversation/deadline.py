@@ -7,11 +7,11 @@ A vote round must not stall a turn, and it must not cut off a companion whose mo
   known) to need longer: one vote's time with none of its prompt in the server's cache (``Pace.vote_bound_s``: a
   prompt cache makes most requests faster than that, not the one after another companion's), times how many votes
   queue on the same endpoint (the rounds of its slots), with a margin of 1.5x plus a second, never above
-  :data:`MAX_DEADLINE_S`. Where one request decides
-  the votes of an endpoint's voters (a joint ballot: more voters there than slots, companions/companion/joint_vote.py)
-  nothing queues: that one request, lengthened by each further voter's entry. An endpoint that runs one request at a
-  time and was not measured yet counts :data:`UNMEASURED_SERIAL_VOTE_S` a vote (and
-  :data:`UNMEASURED_JOINT_VOTER_S` a further voter's entry in a joint ballot).
+  :data:`MAX_DEADLINE_S`. Where one request decides the votes of an endpoint's voters (a joint ballot: more voters
+  there than slots, companions/companion/joint_vote.py) nothing queues: that one request, lengthened by each further
+  voter's entry. An endpoint that runs one request at a time and was not measured yet counts
+  :data:`UNMEASURED_SERIAL_VOTE_S` a vote (and :data:`UNMEASURED_JOINT_VOTER_S` a further voter's entry in a joint
+  ballot).
 - **A companion elsewhere** (companions/network) is judged by its own node, which publishes exactly one State per
   turn (vote_round.py): it is awaited until that State comes, or its peer leaves, bounded by ``remote_vote_wait_s``
   (the longest deadline any node may set, plus delivery) for a node that never votes at all.
