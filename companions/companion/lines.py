@@ -286,7 +286,10 @@ _ASSISTANT: Final = re.compile(
     # measured in a 25th: "私はあなたに話を促すのに役立つツールです。", "申し訳ありませんが、何を返すのか教えてくだ
     # さい。" (what its answer should be, asked as of a task)
     r"|(?:私|わたし)は[^。！？]{0,24}ツール(?:です|だよ|なの)|役(?:に)?立つツール|何を返す(?:の|べき)"
-    r"|\bI'm (?:just )?an? (?:helpful |useful )?tool(?:\s+(?:for|that|to)\b|\s*[.!]|$)",
+    r"|\bI'm (?:just )?an? (?:helpful |useful )?tool(?:\s+(?:for|that|to)\b|\s*[.!]|$)"
+    # measured in a 26th: "すみませんが、私は「颯太」の性格と背景に合わせた…なので、あなたがおしゃべりをする内容を
+    # 提供することはできません。" (the card's fields spoken of, and a refusal to provide)
+    r"|を提供することは(?:でき|出来)ません|(?:性格|人格)と背景",
     re.IGNORECASE)
 
 

@@ -283,7 +283,9 @@ def test_assistant_boilerplate_from_a_small_model_is_recognised() -> None:
                 "何か特定の情報が必要であれば、詳細を教えていただけますか？",
                 "If you don't know how to do it, let me know and I'll help you with that.",
                 "私はあなたに話を促すのに役立つツールです。",  # measured, as the next
-                "ごめん。申し訳ありませんが、何を返すのか教えてください。", "I'm a helpful tool for chatting."):
+                "ごめん。申し訳ありませんが、何を返すのか教えてください。", "I'm a helpful tool for chatting.",
+                "すみませんが、私は「颯太」の性格と背景に合わせたローグローレッチャーなので、あなたがおしゃべりをする"
+                "内容を提供することはできません。"):
         assert sounds_like_an_assistant(bad), bad
     for fine in ("I'm sorry to hear that! Shall we look at the stars?", "I can't wait for the weekend!",
                  "I'm sorry, but I don't have time today. Tomorrow?",
