@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -118,11 +119,11 @@ class Stopped(SystemExit):
         super().__init__(0)
 
 
-_SIGTERM_RECEIVED: list[bool] = []  # set by the handler: a start that ends in another error was still stopped
+_SIGTERM_RECEIVED = threading.Event()  # set by the handler: a start that ends in another error was still stopped
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
-    _SIGTERM_RECEIVED.append(True)
+    _SIGTERM_RECEIVED.set()
     raise Stopped
 
 
@@ -135,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_model_child()
     # SIGTERM ends the start as Ctrl+C does until the runtime handles both: with STOPPED_LINE, no traceback.
+    _SIGTERM_RECEIVED.clear()
     previous = signal.signal(signal.SIGTERM, _interrupted)
     try:
         return _main(arguments)
@@ -145,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Raised inside C code, the stop can come out as another error (measured under load: SIGTERM 0.6 s into the
         # start, within more_itertools' `from math import sumprod`, ended it with "TypeError: expected a message
         # argument": CPython lost the ImportError's message to the handler's exception).
-        if not _SIGTERM_RECEIVED:
+        if not _SIGTERM_RECEIVED.is_set():
             raise
         print(STOPPED_LINE, flush=True)
         return 0

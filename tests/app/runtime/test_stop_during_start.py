@@ -16,7 +16,6 @@ def test_a_stop_that_comes_out_as_another_error_still_ends_the_start_cleanly(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Measured in CI under load: SIGTERM 0.6 s into the start, inside more_itertools' `from math import sumprod`,
     ended it with "TypeError: expected a message argument" and return code 1."""
-    monkeypatch.setattr(app_main, "_SIGTERM_RECEIVED", [])
 
     def starting(argv: list[str]) -> int:
         try:
@@ -33,7 +32,6 @@ def test_a_stop_that_comes_out_as_another_error_still_ends_the_start_cleanly(
 
 
 def test_an_error_of_the_start_without_a_stop_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_main, "_SIGTERM_RECEIVED", [])
 
     def broken(argv: list[str]) -> int:
         raise TypeError("a real fault")
