@@ -60,6 +60,7 @@ from companions.companion.lines import (
     written_in_japanese_script,
 )
 from companions.companion.prompts import prompt_texts
+from companions.companion.speech_stream import joining, said_back
 from companions.conversation.early_speech import remainder
 from companions.llm.text_tools import parse_text_tool_calls, strip_tool_text
 from companions.llm.types import ToolSpec
@@ -601,9 +602,9 @@ def _without_echoed_sentences(text: str, echoes: Callable[[str], bool]) -> str:
 
     def echoed(sentence: str) -> bool:
         nonlocal kept
-        if echoes(sentence) or echoes(kept + sentence):
+        if said_back(kept, sentence, echoes):
             return True
-        kept += sentence + (" " if sentence[-1].isascii() else "")
+        kept += joining(sentence)
         return False
 
     return without_sentences(text, echoed) or text

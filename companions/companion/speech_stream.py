@@ -292,12 +292,24 @@ class CheckedSentences:
         if self.stopped:
             return ""
         cleaned = self._clean(sentence).strip()
-        candidate = self.released + cleaned
-        if not cleaned or self._echo(cleaned) or self._echo(candidate):  # the message answered, said back
+        if not cleaned or said_back(self.released, cleaned, self._echo):
             return ""
+        candidate = self.released + cleaned
         if len(candidate) > self._max_chars or self._flaw(candidate) is not None:
             self.stopped = True
             return ""
-        piece = cleaned + (" " if cleaned[-1].isascii() else "")
+        piece = joining(cleaned)
         self.released += piece
         return piece
+
+
+def said_back(said: str, sentence: str, echo: Callable[[str], bool]) -> bool:
+    """Whether ``sentence`` only repeats the message being answered (``echo``), or makes the line ``said`` before
+    it repeat it: left out wherever it comes, while the line streams (:class:`CheckedSentences`) and from the whole
+    line (composing.py)."""
+    return echo(sentence) or echo(said + sentence)
+
+
+def joining(sentence: str) -> str:
+    """``sentence`` as it joins the line before it: with a space after it when it ends in a Latin letter or mark."""
+    return sentence + (" " if sentence[-1].isascii() else "")
